@@ -1,0 +1,50 @@
+# outlierlab: `make run` serves the lab, `make test` runs every check.
+# Third-party browser files are fetched here, never committed: the Datastar
+# client from its Go module, ECharts from npm (versions pinned below and in
+# package-lock.json), into the git-ignored web/static/vendor/.
+
+GO       ?= go
+DATASTAR := github.com/starfederation/datastar@v1.0.0
+VENDOR   := web/static/vendor
+ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
+
+.PHONY: run test assets build bench templ conformance clean
+
+run: assets
+	$(GO) run . serve $(ARGS)
+
+# go vet, then the tests; the race detector runs on the packages that start
+# goroutines (the web server and its streams).
+test: assets
+	$(GO) vet ./...
+	$(GO) test $$($(GO) list ./... | grep -v '/web')
+	$(GO) test -race ./web/...
+
+build: assets
+	CGO_ENABLED=0 $(GO) build -o outlierlab .
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+
+conformance:
+	$(GO) run . replay -check ../shared/conformance/*.json
+
+templ:
+	$(GO) tool templ generate -include-version=false
+
+assets: $(ASSETS)
+
+$(VENDOR)/datastar.js:
+	@mkdir -p $(VENDOR)
+	$(GO) mod download $(DATASTAR)
+	cp "$$($(GO) env GOMODCACHE)/$(DATASTAR)/bundles/datastar.js" $@
+	chmod 644 $@
+
+$(VENDOR)/echarts.min.js: package.json package-lock.json
+	@mkdir -p $(VENDOR)
+	npm ci --no-audit --no-fund --silent
+	cp node_modules/echarts/dist/echarts.min.js $@
+	chmod 644 $@
+
+clean:
+	rm -rf $(VENDOR) node_modules outlierlab

@@ -1,0 +1,56 @@
+// Command outlierlab is an interactive lab for Envoy's passive outlier
+// detection: `serve` runs the web lab, `replay` checks the detector against
+// trace files, `run` prints a scenario's timeline, `lessons` checks the
+// lessons against the engine.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand. Each lives in its own cmd_*.go file and
+// registers itself in init, so main stays a dispatcher.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	name := "serve"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "outlierlab: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	return c.run(args, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: outlierlab <command> [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+}
