@@ -1,0 +1,173 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// conformanceDir holds the public traces next to the checkout (CI has it).
+const conformanceDir = "../../../shared/conformance"
+
+func conformanceFiles(t testing.TB) []string {
+	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	if len(files) == 0 {
+		t.Skipf("no conformance traces at %s (a bare clone outside the workspace); CI has them", conformanceDir)
+	}
+	return files
+}
+
+// Every public trace must replay to exactly its expected events and stats.
+func TestConformanceTraces(t *testing.T) {
+	for _, file := range conformanceFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := ParseBytes(b)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if tr.Expect == nil {
+				t.Fatal("trace has no expect")
+			}
+			out, err := Run(tr)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			for _, d := range Diff(tr.Expect, out) {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestMalformedTraces(t *testing.T) {
+	tests := []struct {
+		name, trace, want string
+	}{
+		{"not json", `{"name": `, "not valid JSON"},
+		{"unknown field", `{"name":"x","hosts":[],"steps":[],"bogus":1}`, `unknown field "bogus"`},
+		{"wrong type", `{"name":"x","hosts":"h0","steps":[]}`, `field "hosts"`},
+		{"two actions", `{"hosts":["h0"],"steps":[{"at_ms":0,"tick":true,"snapshot":"s"}]}`, "steps[0]: has 2 actions"},
+		{"no action", `{"hosts":["h0"],"steps":[{"at_ms":0}]}`, "steps[0]: has 0 actions"},
+		{"time goes back", `{"hosts":["h0"],"steps":[{"at_ms":5,"tick":true},{"at_ms":4,"tick":true}]}`, "steps[1].at_ms: 4 is before"},
+		{"negative time", `{"hosts":["h0"],"steps":[{"at_ms":-1,"tick":true}]}`, "steps[0].at_ms: -1 is negative"},
+		{"bad code", `{"hosts":["h0"],"steps":[{"at_ms":0,"http":{"host":"h0","code":42}}]}`, "steps[0].http.code: 42 is out of range (allowed 100–999)"},
+		{"bad times", `{"hosts":["h0"],"steps":[{"at_ms":0,"http":{"host":"h0","code":200,"times":0}}]}`, "steps[0].http.times: 0 is out of range"},
+		{"bad local result", `{"hosts":["h0"],"steps":[{"at_ms":0,"local":{"host":"h0","result":"boom"}}]}`, `steps[0].local.result: "boom" is not one of`},
+		{"duplicate host", `{"hosts":["h0","h0"],"steps":[]}`, `hosts[1]: duplicate host "h0"`},
+		{"trailing data", `{"hosts":[],"steps":[]} {}`, "trailing data"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseBytes([]byte(tc.trace))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunErrorsNameTheField(t *testing.T) {
+	tests := []struct {
+		name, trace, want string
+	}{
+		{"unknown host", `{"hosts":["h0"],"steps":[{"at_ms":0,"http":{"host":"h9","code":200}}]}`, `steps[0].http.host: unknown host "h9"`},
+		{"removed host", `{"hosts":["h0"],"steps":[{"at_ms":0,"remove_host":"h0"},{"at_ms":0,"ext":{"host":"h0","result":"request_failed"}}]}`, `steps[1].ext.host: unknown host "h0"`},
+		{"add twice", `{"hosts":["h0"],"steps":[{"at_ms":0,"add_host":"h0"}]}`, `steps[0].add_host: host "h0" is already`},
+		{"cap over 100", `{"config":{"max_ejection_percent":101},"hosts":[],"steps":[]}`, "max_ejection_percent"},
+		{"max below base", `{"config":{"base_ejection_time":"60s","max_ejection_time":"30s"},"hosts":[],"steps":[]}`, "max_ejection_time"},
+		{"unknown config field", `{"config":{"consecutive5xx_typo":1},"hosts":[],"steps":[]}`, "consecutive5xx_typo"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := ParseBytes([]byte(tc.trace))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			_, err = Run(tr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The replay output is the documented format: a snapshot lists every stat,
+// zeros included, and an uneject carries no detector.
+func TestOutputFormat(t *testing.T) {
+	tr, err := ParseBytes([]byte(`{"name":"n","config":{"max_ejection_percent":100},"hosts":["h0","h1"],"steps":[
+		{"at_ms":0,"http":{"host":"h0","code":503,"times":5}},
+		{"at_ms":40000,"tick":true},
+		{"at_ms":40000,"snapshot":"after"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Event{
+		{0, "h0", "detect", "consecutive_gateway_failure"},
+		{0, "h0", "eject", "consecutive_5xx"},
+		{40000, "h0", "uneject", ""},
+	}
+	if len(out.Events) != len(want) {
+		t.Fatalf("events %+v", out.Events)
+	}
+	for i := range want {
+		if out.Events[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, out.Events[i], want[i])
+		}
+	}
+	s := out.Snapshots[0]
+	if len(s.Stats) != 21 || s.Stats["ejections_enforced_total"] != 1 || s.Stats["ejections_overflow"] != 0 {
+		t.Errorf("stats %v", s.Stats)
+	}
+	if _, ok := s.Stats["ejections_overflow"]; !ok {
+		t.Error("zero stats must be listed")
+	}
+}
+
+func FuzzParseTrace(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"hosts":["h0"],"steps":[{"at_ms":0,"local":{"host":"h0","result":"timeout","times":5}},{"at_ms":10000,"tick":true}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := ParseBytes(b)
+		if err != nil {
+			return
+		}
+		total := 0
+		for _, s := range tr.Steps {
+			for _, p := range []*int{timesOf(s)} {
+				total += times(p)
+			}
+		}
+		if total > 100_000 {
+			return // valid but slow; not what the fuzzer is for
+		}
+		if _, err := Run(tr); err != nil && err.Error() == "" {
+			t.Fatal("empty error message")
+		}
+	})
+}
+
+func timesOf(s Step) *int {
+	switch {
+	case s.HTTP != nil:
+		return s.HTTP.Times
+	case s.Local != nil:
+		return s.Local.Times
+	case s.Ext != nil:
+		return s.Ext.Times
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+// Package replay runs the trace format of shared/spec/replay.md: a script of
+// results, ticks and membership changes fed to the detector one step at a
+// time, the way Envoy's own outlier_detection_impl_test.cc drives it.
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Trace is one replay file.
+type Trace struct {
+	Name   string          `json:"name"`
+	Source string          `json:"source,omitempty"`
+	Config json.RawMessage `json:"config"`
+	Hosts  []string        `json:"hosts"`
+	Random uint64          `json:"random"`
+	Steps  []Step          `json:"steps"`
+	Expect *Output         `json:"expect,omitempty"`
+}
+
+// Step is one line of the script; exactly one action is set.
+type Step struct {
+	AtMs       int64       `json:"at_ms"`
+	HTTP       *HTTPStep   `json:"http,omitempty"`
+	Local      *ResultStep `json:"local,omitempty"`
+	Ext        *ResultStep `json:"ext,omitempty"`
+	Tick       bool        `json:"tick,omitempty"`
+	ActiveHC   *HCStep     `json:"active_hc,omitempty"`
+	AddHost    *string     `json:"add_host,omitempty"`
+	RemoveHost *string     `json:"remove_host,omitempty"`
+	Snapshot   *string     `json:"snapshot,omitempty"`
+}
+
+type HTTPStep struct {
+	Host  string `json:"host"`
+	Code  int    `json:"code"`
+	Times *int   `json:"times,omitempty"`
+}
+
+type ResultStep struct {
+	Host   string `json:"host"`
+	Result string `json:"result"`
+	Times  *int   `json:"times,omitempty"`
+}
+
+type HCStep struct {
+	Host    string `json:"host"`
+	Healthy bool   `json:"healthy"`
+}
+
+// Output is what a replay prints for one trace, and what "expect" holds.
+type Output struct {
+	Name      string     `json:"name,omitempty"`
+	Events    []Event    `json:"events"`
+	Snapshots []Snapshot `json:"snapshots"`
+}
+
+// Event is one detector decision in the replay format.
+type Event struct {
+	AtMs     int64  `json:"at_ms"`
+	Host     string `json:"host"`
+	Event    string `json:"event"`
+	Detector string `json:"detector,omitempty"`
+}
+
+// Snapshot is the detector's state at a "snapshot" step.
+type Snapshot struct {
+	Label   string            `json:"label"`
+	AtMs    int64             `json:"at_ms"`
+	Ejected []string          `json:"ejected"`
+	Stats   map[string]uint64 `json:"stats"`
+}
+
+// maxTimes bounds "times" so a malformed trace cannot make replay spin for
+// hours; Envoy's tests never send more than a few hundred results per step.
+const maxTimes = 10_000_000
+
+var localResults = []string{"connect_failed", "timeout", "connect_success", "connect_success_final"}
+var extResults = []string{"request_failed", "request_success"}
+
+// Parse reads and checks one trace. Errors name the step and the field.
+func Parse(r io.Reader) (*Trace, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var t Trace
+	if err := dec.Decode(&t); err != nil {
+		return nil, describeJSONError(err)
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the trace object")
+	}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// ParseBytes is Parse over a byte slice.
+func ParseBytes(b []byte) (*Trace, error) { return Parse(bytes.NewReader(b)) }
+
+func describeJSONError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("not valid JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		return fmt.Errorf("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+	case errors.Is(err, io.EOF):
+		return errors.New("empty file: expected a trace object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not valid JSON: the document ends in the middle of a value")
+	}
+	// DisallowUnknownFields reports `json: unknown field "x"`.
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func (t *Trace) check() error {
+	if len(t.Config) == 0 || string(t.Config) == "null" {
+		t.Config = json.RawMessage("{}")
+	}
+	seen := map[string]bool{}
+	for i, h := range t.Hosts {
+		if h == "" {
+			return fmt.Errorf("hosts[%d]: empty host name", i)
+		}
+		if seen[h] {
+			return fmt.Errorf("hosts[%d]: duplicate host %q", i, h)
+		}
+		seen[h] = true
+	}
+	last := int64(0)
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		where := fmt.Sprintf("steps[%d]", i)
+		if s.AtMs < 0 {
+			return fmt.Errorf("%s.at_ms: %d is negative (allowed ≥ 0)", where, s.AtMs)
+		}
+		if s.AtMs < last {
+			return fmt.Errorf("%s.at_ms: %d is before the previous step's %d (steps must be in non-decreasing at_ms order)", where, s.AtMs, last)
+		}
+		last = s.AtMs
+		n := 0
+		for _, set := range []bool{s.HTTP != nil, s.Local != nil, s.Ext != nil, s.Tick, s.ActiveHC != nil, s.AddHost != nil, s.RemoveHost != nil, s.Snapshot != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s: has %d actions; exactly one of http, local, ext, tick, active_hc, add_host, remove_host, snapshot is allowed", where, n)
+		}
+		switch {
+		case s.HTTP != nil:
+			if s.HTTP.Code < 100 || s.HTTP.Code > 999 {
+				return fmt.Errorf("%s.http.code: %d is out of range (allowed 100–999)", where, s.HTTP.Code)
+			}
+			if err := checkTimes(where+".http.times", s.HTTP.Times); err != nil {
+				return err
+			}
+			if s.HTTP.Host == "" {
+				return fmt.Errorf("%s.http.host: missing", where)
+			}
+		case s.Local != nil:
+			if err := checkResult(where+".local", s.Local, localResults); err != nil {
+				return err
+			}
+		case s.Ext != nil:
+			if err := checkResult(where+".ext", s.Ext, extResults); err != nil {
+				return err
+			}
+		case s.ActiveHC != nil:
+			if s.ActiveHC.Host == "" {
+				return fmt.Errorf("%s.active_hc.host: missing", where)
+			}
+		case s.AddHost != nil:
+			if *s.AddHost == "" {
+				return fmt.Errorf("%s.add_host: empty host name", where)
+			}
+		case s.RemoveHost != nil:
+			if *s.RemoveHost == "" {
+				return fmt.Errorf("%s.remove_host: empty host name", where)
+			}
+		}
+	}
+	return nil
+}
+
+func checkTimes(field string, times *int) error {
+	if times == nil {
+		return nil
+	}
+	if *times < 1 || *times > maxTimes {
+		return fmt.Errorf("%s: %d is out of range (allowed 1–%d)", field, *times, maxTimes)
+	}
+	return nil
+}
+
+func checkResult(where string, r *ResultStep, allowed []string) error {
+	if r.Host == "" {
+		return fmt.Errorf("%s.host: missing", where)
+	}
+	ok := false
+	for _, a := range allowed {
+		ok = ok || a == r.Result
+	}
+	if !ok {
+		return fmt.Errorf("%s.result: %q is not one of %s", where, r.Result, strings.Join(allowed, ", "))
+	}
+	return checkTimes(where+".times", r.Times)
+}
+
+func times(p *int) int {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
