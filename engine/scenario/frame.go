@@ -1,6 +1,9 @@
 package scenario
 
-import "outlierlab/engine"
+import (
+	"outlierlab/engine"
+	"outlierlab/engine/sim"
+)
 
 // Frame is one detector interval of a run: what happened between the
 // previous tick and the tick at TMs, and the state right after that tick.
@@ -28,6 +31,22 @@ type Frame struct {
 	LbHealthyPanic uint64      `json:"lb_healthy_panic"`
 	Clients        ClientFrame `json:"clients"`
 	Healthy        int         `json:"healthy_hosts"`
+	// SuccessRate is the external-origin success-rate pass in short: the
+	// mean and threshold it compared with, or the gate that stopped it.
+	SuccessRate RateFrame `json:"success_rate"`
+	// Cluster holds the router and LB counters (cumulative).
+	Cluster sim.ClusterStats `json:"cluster"`
+}
+
+// RateFrame is one success-rate pass: Gate is "ran", "too_few_hosts" or
+// "too_few_hosts_with_volume"; Mean, StdDev and Threshold are -1 unless it ran.
+type RateFrame struct {
+	Gate            string  `json:"gate"`
+	HostsWithVolume int     `json:"hosts_with_volume"`
+	MinimumHosts    uint32  `json:"minimum_hosts"`
+	Mean            float64 `json:"mean"`
+	StdDev          float64 `json:"stdev"`
+	Threshold       float64 `json:"threshold"`
 }
 
 // HostFrame is one host in one interval.
@@ -56,6 +75,10 @@ type HostFrame struct {
 	// FailedActiveHC: the active health checker currently marks the host.
 	FailedActiveHC bool   `json:"failed_active_hc,omitempty"`
 	Consecutive5xx uint32 `json:"consecutive_5xx"`
+	// Attempts is how many attempts the load balancer sent the host in the
+	// interval (TrafficShare's numerator); Requests counts the completed
+	// ones the detector recorded.
+	Attempts uint64 `json:"attempts"`
 }
 
 // ClientFrame is what the cluster's downstream clients saw in the interval.
@@ -68,6 +91,9 @@ type ClientFrame struct {
 	BudgetRefusals uint64  `json:"retry_overflow"`
 	LatencyP50Ms   float64 `json:"latency_p50_ms"`
 	LatencyP99Ms   float64 `json:"latency_p99_ms"`
+	// NoHealthy: requests Envoy answered itself with 503 no healthy
+	// upstream (never reported to outlier detection).
+	NoHealthy uint64 `json:"no_healthy_upstream"`
 }
 
 // FailurePct is the clients' failure share in percent (0 with no requests).

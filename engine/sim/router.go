@@ -1,0 +1,371 @@
+package sim
+
+import (
+	"math"
+
+	"outlierlab/engine"
+)
+
+// connectFailUs is how long a refused connection takes to fail.
+const connectFailUs = 1000
+
+// arrive starts a downstream request at t.
+func (s *Sim) arrive(t int64) {
+	s.nextArrival = t + s.arrivalGap()
+	if s.nextArrival >= s.endUs {
+		s.nextArrival = math.MaxInt64
+	}
+	ri := s.alloc()
+	r := &s.reqs[ri]
+	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: math.MaxInt64, retryLeft: uint8(s.c.Retry.NumRetries)}
+	if s.routeUs > 0 {
+		r.deadlineUs = t + s.routeUs
+	}
+	s.nextID++
+	s.dispatch(ri, t)
+}
+
+// alloc takes a request slot from the free list; slots are reused so a run
+// allocates only while it reaches its peak concurrency.
+func (s *Sim) alloc() int32 {
+	if n := len(s.free); n > 0 {
+		ri := s.free[n-1]
+		s.free = s.free[:n-1]
+		return ri
+	}
+	s.reqs = append(s.reqs, request{})
+	return int32(len(s.reqs) - 1)
+}
+
+// dispatch picks a host for the request's next attempt and decides, from
+// the host's fault profile at t, how and when the attempt ends.
+func (s *Sim) dispatch(ri int32, t int64) {
+	r := &s.reqs[ri]
+	hi := s.lb.pick(s, r)
+	if hi < 0 {
+		// Envoy answers 503 "no healthy upstream" itself: no upstream
+		// request, nothing reported to outlier detection, no retry.
+		s.stats.UpstreamCxNoneHealthy++
+		s.clients.NoHealthy++
+		s.finish(ri, t, true)
+		return
+	}
+	r.attempts++
+	r.triedHosts[r.triedN] = int16(hi)
+	r.triedN++
+	r.host = hi
+	h := &s.hosts[hi]
+	h.active++
+	h.attempts++
+	s.inFlight++
+	s.stats.UpstreamRq++
+
+	seg := h.segmentAt(t)
+	fail := false
+	if seg.fault >= 0 {
+		if seg.pattern == Interleaved {
+			n := h.faultN[seg.fault]
+			h.faultN[seg.fault] = n + 1
+			fail = interleavedFails(n, seg.share)
+		} else {
+			fail = s.rng.Float64() < seg.share
+		}
+	}
+
+	var latency int64 // µs until the attempt ends on its own
+	r.outcome, r.code = outResponse, 200
+	if fail && seg.kind == ConnectFailure {
+		// onPoolFailure: no stream ever attaches.
+		r.outcome = outConnectFailed
+		latency = connectFailUs
+	} else {
+		// onPoolReady: the stream attaches to a (new or reused) connection
+		// before any response, so the router reports
+		// LocalOriginConnectSuccess first; in split mode that is a
+		// local-origin success that lands between other attempts' failures
+		// (§3.4), in non-split mode the detector ignores it.
+		s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
+		hang := fail && seg.kind == Timeout
+		lat := s.latencyUs.base + float64(seg.addedUs)
+		if s.latencyUs.jitter > 0 {
+			lat += s.rng.ExpFloat64() * s.latencyUs.jitter
+		}
+		if s.c.Latency.TailShare > 0 && s.rng.Float64() < s.c.Latency.TailShare {
+			lat += s.latencyUs.tail
+		}
+		shed := false
+		if seg.serviceUs > 0 && !hang {
+			// Capacity: one queue per host that serves capacity requests
+			// per second; the wait is how far behind the host is.
+			start := max(h.busyUntilUs, float64(t))
+			wait := start - float64(t)
+			if wait > s.queueUs {
+				shed = true
+			} else {
+				h.busyUntilUs = start + seg.serviceUs
+				lat += wait
+			}
+		}
+		latency = int64(lat)
+		switch {
+		case shed:
+			// Overloaded: the host sheds the request at once with a 503.
+			s.stats.QueueShed++
+			r.code = 503
+			latency = int64(s.latencyUs.base)
+		case hang:
+			latency = math.MaxInt64
+		case fail && seg.kind == Reset:
+			r.outcome = outReset
+		case fail:
+			r.code = int16(seg.kind.httpCode())
+		}
+	}
+	// The router's timers: the per-try timeout, and what is left of the
+	// route timeout (the earlier one wins; the route timeout ends the
+	// request, a per-try timeout may be retried).
+	limit, perTry := int64(math.MaxInt64), false
+	if s.perTryUs > 0 {
+		limit, perTry = s.perTryUs, true
+	}
+	if r.deadlineUs != math.MaxInt64 {
+		if rem := r.deadlineUs - t; rem <= limit {
+			limit, perTry = rem, false
+		}
+	}
+	if latency > limit {
+		latency = limit
+		if perTry {
+			r.outcome = outPerTryTimeout
+		} else {
+			r.outcome = outRouteTimeout
+		}
+	}
+	s.q.push(t+latency, classCompletion, ri)
+}
+
+// report is the router's updateOutlierDetection for one attempt of r on
+// host hi: it reaches the detector with the clock at t (whole ms).
+func (s *Sim) report(r *request, hi int32, res engine.Result, code int, t int64) {
+	s.clock.Ms = t / 1000
+	m := s.hosts[hi].mon
+	if code == 0 {
+		m.PutResult(res)
+	} else {
+		m.PutResultCode(res, code)
+	}
+	if s.OnReport != nil {
+		s.OnReport(Report{AtUs: t, Host: int(hi), Request: r.id, Attempt: int(r.attempts) - 1, Result: res, Code: code})
+	}
+}
+
+// complete ends the attempt in flight: report it to its own host's monitor
+// exactly as Envoy's router does (§3.4), then retry or answer the client.
+func (s *Sim) complete(ri int32, t int64) {
+	r := &s.reqs[ri]
+	hi := r.host
+	failed := true
+	switch r.outcome {
+	case outResponse:
+		if r.code >= 500 {
+			s.report(r, hi, engine.ExtOriginRequestFailed, int(r.code), t)
+		} else {
+			s.report(r, hi, engine.ExtOriginRequestSuccess, int(r.code), t)
+			failed = false
+		}
+	case outConnectFailed, outReset:
+		// Pool failures and resets of any kind: LocalOriginConnectFailed,
+		// which non-split mode records as a 503.
+		s.report(r, hi, engine.LocalOriginConnectFailed, 0, t)
+	case outPerTryTimeout:
+		s.stats.PerTryTimeout++
+		s.report(r, hi, engine.LocalOriginTimeout, 504, t)
+	case outRouteTimeout:
+		s.stats.RouteTimeout++
+		s.report(r, hi, engine.LocalOriginTimeout, 504, t)
+	}
+	if !failed {
+		if r.attempts > 1 {
+			s.stats.RetrySuccess++
+		}
+		s.endAttempt(hi)
+		s.finish(ri, t, false)
+		return
+	}
+	s.hosts[hi].failedAttempts++
+	if r.outcome == outRouteTimeout || !s.retriable(r) {
+		s.endAttempt(hi)
+		s.finish(ri, t, true)
+		return
+	}
+	// shouldRetry (§12.1): release the retry this request held, spend one
+	// of its retries (before the budget check, so an overflowed retry still
+	// uses one up), then ask the budget or the max_retries breaker.
+	if r.holdsRetry {
+		s.retries--
+		r.holdsRetry = false
+	}
+	if r.retryLeft == 0 {
+		s.stats.RetryLimitExceeded++
+		s.endAttempt(hi)
+		s.finish(ri, t, true)
+		return
+	}
+	r.retryLeft--
+	// The attempt being judged still counts as an active request here:
+	// Envoy decides on the retry while the upstream request exists.
+	if !s.canCreateRetry() {
+		s.stats.RetryOverflow++
+		s.clients.RetryOverflow++
+		s.endAttempt(hi)
+		s.finish(ri, t, true)
+		return
+	}
+	s.retries++
+	r.holdsRetry = true
+	s.stats.RetrySent++
+	s.clients.Retries++
+	s.endAttempt(hi)
+	at := t + s.backoffUs(int(r.attempts))
+	if at > r.deadlineUs {
+		at = r.deadlineUs
+	}
+	s.q.push(at, classRetry, ri)
+}
+
+func (s *Sim) endAttempt(hi int32) {
+	s.hosts[hi].active--
+	s.inFlight--
+}
+
+// retriable is the retry_on check for the attempt's outcome (Envoy's
+// wouldRetryFromHeaders / wouldRetryFromReset; a non-hedged per-try
+// timeout is retried under 5xx and gateway-error only).
+func (s *Sim) retriable(r *request) bool {
+	on := s.c.Retry.RetryOn
+	if s.c.Retry.NumRetries == 0 || on == 0 {
+		return false // no retry policy on the route
+	}
+	switch r.outcome {
+	case outResponse:
+		return on&RetryOn5xx != 0 || (on&RetryOnGatewayError != 0 && r.code >= 502 && r.code <= 504)
+	case outConnectFailed:
+		return on&(RetryOn5xx|RetryOnGatewayError|RetryOnReset|RetryOnConnectFailure) != 0
+	case outReset:
+		return on&(RetryOn5xx|RetryOnGatewayError|RetryOnReset) != 0
+	case outPerTryTimeout:
+		return on&(RetryOn5xx|RetryOnGatewayError) != 0
+	}
+	return false
+}
+
+// canCreateRetry is the cluster's retry admission: with a retry budget,
+// active retries must stay below max(budget_percent% of active requests,
+// min_retry_concurrency), recomputed at every check and truncated to an
+// integer (RetryBudgetImpl); without one, below the max_retries circuit
+// breaker. Pending requests are not modelled (no connection-pool queue).
+func (s *Sim) canCreateRetry() bool {
+	rp := &s.c.Retry
+	if !rp.Budget {
+		return s.retries < int64(rp.MaxRetries)
+	}
+	limit := uint64(rp.BudgetPercent / 100.0 * float64(s.inFlight))
+	limit = max(limit, uint64(rp.MinRetryConcurrency))
+	return uint64(s.retries) < limit
+}
+
+// backoffUs is the fully jittered backoff before retry n (1-based):
+// random % I_n ms with I_1 = base, doubling, capped at max.
+func (s *Sim) backoffUs(n int) int64 {
+	base := s.c.Retry.BackoffBase.Milliseconds()
+	maxMs := s.c.Retry.BackoffMax.Milliseconds()
+	interval := base
+	for i := 1; i < n && interval < maxMs; i++ {
+		interval *= 2
+	}
+	interval = min(interval, maxMs)
+	if interval <= 0 {
+		return 0
+	}
+	return int64(s.rng.Uint64()%uint64(interval)) * 1000
+}
+
+// retry dispatches a retry whose backoff has elapsed, unless the route
+// timeout fired first: then the client gets a 504 and, with no upstream
+// request in flight, nothing is reported.
+func (s *Sim) retry(ri int32, t int64) {
+	r := &s.reqs[ri]
+	if t >= r.deadlineUs {
+		s.stats.RouteTimeout++
+		s.finish(ri, t, true)
+		return
+	}
+	s.dispatch(ri, t)
+}
+
+// finish answers the client and frees the request's slot.
+func (s *Sim) finish(ri int32, t int64, failed bool) {
+	r := &s.reqs[ri]
+	if r.holdsRetry {
+		s.retries--
+		r.holdsRetry = false
+	}
+	lat := t - r.arrivalUs
+	s.hist.add(lat)
+	s.total.add(lat)
+	s.clients.Requests++
+	if failed {
+		s.clients.Failures++
+	}
+	s.free = append(s.free, ri)
+}
+
+// healthCheck runs one active health check of host hi, then the outlier
+// detector's callback (§8), and schedules the next check.
+func (s *Sim) healthCheck(hi int32, t int64) {
+	h := &s.hosts[hi]
+	seg := h.segmentFor(t)
+	healthy := true
+	if seg.hcFails {
+		if seg.hcPattern == Interleaved {
+			n := h.hcN[seg.hcFault]
+			h.hcN[seg.hcFault] = n + 1
+			healthy = !interleavedFails(n, seg.hcShare)
+		} else {
+			healthy = !(s.rng.Float64() < seg.hcShare)
+		}
+	}
+	hc := &s.c.HealthCheck
+	changed := false
+	// HealthCheckerImplBase::handleSuccess / handleFailure: a host turns
+	// FAILED_ACTIVE_HC after unhealthy_threshold failures in a row and
+	// back after healthy_threshold passes in a row.
+	if healthy {
+		h.hcFailures = 0
+		if h.failedHC {
+			h.hcSuccess++
+			if h.hcSuccess >= hc.HealthyThreshold {
+				h.failedHC, h.hcSuccess, changed = false, 0, true
+			}
+		}
+	} else {
+		h.hcSuccess = 0
+		if !h.failedHC {
+			h.hcFailures++
+			if h.hcFailures >= hc.UnhealthyThreshold {
+				h.failedHC, h.hcFailures, changed = true, 0, true
+			}
+		}
+	}
+	s.clock.Ms = t / 1000
+	if changed {
+		// The flag changes before the callbacks run, so the success that
+		// reaches healthy_threshold also unejects (§8).
+		h.mon.SetActiveHCFailed(h.failedHC)
+		s.healthChanged()
+	}
+	s.det.ActiveHealthCheck(h.mon, healthy)
+	if next := t + s.hcUs; next < s.endUs {
+		s.q.push(next, classHealthCheck, hi)
+	}
+}

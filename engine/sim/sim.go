@@ -1,0 +1,335 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"outlierlab/engine"
+)
+
+// maxRetriesPerRequest bounds num_retries so a request's tried-host list
+// is a fixed array (no allocation per request).
+const maxRetriesPerRequest = 10
+
+// Report is one call the router made into a host's outlier monitor.
+type Report struct {
+	AtUs    int64
+	Host    int
+	Request uint64
+	// Attempt is 0 for the first try, n for the n-th retry.
+	Attempt int
+	Result  engine.Result
+	// Code is the HTTP code passed along (0: none).
+	Code int
+}
+
+// ClusterStats are the cluster's router and LB counters, cumulative.
+type ClusterStats struct {
+	LbHealthyPanic        uint64 `json:"lb_healthy_panic"`
+	UpstreamCxNoneHealthy uint64 `json:"upstream_cx_none_healthy"`
+	UpstreamRq            uint64 `json:"upstream_rq_total"`
+	RetrySent             uint64 `json:"upstream_rq_retry"`
+	RetryOverflow         uint64 `json:"upstream_rq_retry_overflow"`
+	RetryLimitExceeded    uint64 `json:"upstream_rq_retry_limit_exceeded"`
+	RetrySuccess          uint64 `json:"upstream_rq_retry_success"`
+	PerTryTimeout         uint64 `json:"upstream_rq_per_try_timeout"`
+	RouteTimeout          uint64 `json:"upstream_rq_timeout"`
+	QueueShed             uint64 `json:"upstream_queue_shed"`
+}
+
+// HostInterval is what the simulator saw of one host in an interval.
+type HostInterval struct {
+	// Attempts dispatched to the host, and how many of them failed.
+	Attempts, Failed uint64
+	// InFlight at the end of the interval.
+	InFlight       int32
+	FailedActiveHC bool
+}
+
+// ClientInterval is what downstream clients saw of the requests that ended
+// in the interval.
+type ClientInterval struct {
+	Requests uint64
+	// Failures ended in an error after retries, 503 no healthy upstream
+	// and route timeouts included.
+	Failures      uint64
+	NoHealthy     uint64
+	Retries       uint64
+	RetryOverflow uint64
+	P50Ms, P99Ms  float64
+}
+
+// Interval is one detector interval: everything between the previous tick
+// and the tick at EndMs, and the state right after that tick. It is owned
+// by the Sim and overwritten by the next call to Next.
+type Interval struct {
+	StartMs, EndMs int64
+	Tick           *engine.TickReport
+	// Events are the detector's events of the interval, in order:
+	// consecutive detections and HC unejections as they happened, then the
+	// tick's.
+	Events  []engine.Event
+	Hosts   []HostInterval
+	Clients ClientInterval
+	// Panic: the cluster was in panic at some point of the interval;
+	// PanicAtEnd: after the tick.
+	Panic, PanicAtEnd bool
+	Healthy           int
+	Cluster           ClusterStats
+	Stats             engine.Stats
+}
+
+// request is one downstream request; it has at most one attempt in flight
+// (no hedging), so the attempt's fields live here too.
+type request struct {
+	id         uint64
+	arrivalUs  int64
+	deadlineUs int64 // route timeout; MaxInt64 for none
+	attempts   uint8 // attempts dispatched so far
+	retryLeft  uint8
+	holdsRetry bool // counts in the cluster's active retries
+	triedN     uint8
+	triedHosts [maxRetriesPerRequest + 1]int16
+
+	// the attempt in flight
+	host    int32
+	outcome outcome
+	code    int16
+}
+
+func (r *request) tried(h int32) bool {
+	for _, t := range r.triedHosts[:r.triedN] {
+		if int32(t) == h {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome is how an attempt ends.
+type outcome uint8
+
+const (
+	outResponse      outcome = iota // HTTP response with code
+	outConnectFailed                // pool failure, no stream
+	outReset                        // stream attached, then reset
+	outPerTryTimeout
+	outRouteTimeout
+)
+
+// Sim runs one cluster against one detector.
+type Sim struct {
+	c     Cluster
+	det   *engine.Detector
+	clock engine.ManualClock
+	rng   *rand.Rand
+	lb    balancer
+	hosts []host
+	byMon map[*engine.HostMonitor]int32
+
+	q        eventQueue
+	reqs     []request
+	free     []int32
+	nextID   uint64
+	inFlight int64 // the cluster's active upstream requests
+	retries  int64 // the cluster's active retries
+
+	intervalUs  int64
+	endUs       int64
+	tick        int64 // ticks done
+	nextArrival int64
+	rpsPerUs    float64
+	latencyUs   struct{ base, jitter, tail float64 }
+	perTryUs    int64
+	routeUs     int64
+	queueUs     float64
+	hcUs        int64
+
+	// interval accumulators, and the interval handed to the caller
+	clients   ClientInterval
+	panicSeen bool
+	out       Interval
+	hist      histogram
+	total     histogram
+	totals    ClientInterval
+	stats     ClusterStats
+	events    []engine.Event
+
+	// OnReport, when set, sees every report the router makes to a host's
+	// outlier monitor, in order (tests use it to check §3.4 attempt by
+	// attempt).
+	OnReport func(Report)
+}
+
+// New builds a simulation of cluster c with a detector configured by od.
+// seed fixes every random choice: arrivals, latencies, random failures, LB
+// picks, retry backoff, and (through a second stream) the detector's
+// enforcement and jitter draws.
+func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
+	c = c.Clone()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if od.IntervalMs <= 0 {
+		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
+	}
+	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273))}
+	s.det = engine.NewDetector(od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
+	s.intervalUs = od.IntervalMs * 1000
+	ticks := c.Duration.Microseconds() / s.intervalUs
+	if ticks < 1 {
+		ticks = 1
+	}
+	s.endUs = ticks * s.intervalUs
+	s.rpsPerUs = c.RPS / 1e6
+	s.latencyUs.base = float64(c.Latency.Base.Microseconds())
+	s.latencyUs.jitter = float64(c.Latency.Jitter.Microseconds())
+	s.latencyUs.tail = float64(c.Latency.Tail.Microseconds())
+	s.perTryUs = c.Retry.PerTryTimeout.Microseconds()
+	s.routeUs = c.Retry.RouteTimeout.Microseconds()
+	s.queueUs = float64(c.QueueLimit.Microseconds())
+	s.hcUs = c.HealthCheck.Interval.Microseconds()
+
+	s.hosts = make([]host, c.Hosts)
+	s.byMon = make(map[*engine.HostMonitor]int32, c.Hosts)
+	s.lb = balancer{policy: c.LB, panicThreshold: c.HealthyPanicThreshold}
+	for i := range s.hosts {
+		h := &s.hosts[i]
+		h.mon = s.det.AddHost(fmt.Sprintf("h%d", i))
+		h.segs = buildSegments(&s.c, i)
+		h.faultN = make([]uint64, len(c.Faults))
+		h.hcN = make([]uint64, len(c.Faults))
+		s.byMon[h.mon] = int32(i)
+		s.lb.all = append(s.lb.all, int32(i))
+	}
+	// Envoy seeds each round-robin index with a random number.
+	seedRR := s.rng.Uint64()
+	s.lb.rrHealthy, s.lb.rrAll = seedRR, seedRR
+	s.lb.recompute(s)
+	// Ejections and unejections change the LB's host sets at once, as
+	// Envoy's runChangedStateCallbacks → cluster host-set update does.
+	s.det.OnHostStateChange = func(*engine.HostMonitor) { s.healthChanged() }
+
+	if c.HealthCheck.Enabled {
+		// Checks are staggered over one interval (Envoy jitters them); a
+		// host starts healthy, as if its first check passed before t = 0.
+		for i := range s.hosts {
+			s.q.push(s.hcUs*int64(i)/int64(c.Hosts), classHealthCheck, int32(i))
+		}
+	}
+	s.out.Hosts = make([]HostInterval, c.Hosts)
+	s.panicSeen = s.lb.panic
+	s.nextArrival = s.arrivalGap()
+	if s.nextArrival >= s.endUs {
+		s.nextArrival = math.MaxInt64
+	}
+	return s, nil
+}
+
+// Detector is the detector the simulation drives.
+func (s *Sim) Detector() *engine.Detector { return s.det }
+
+// Cluster is the (validated) cluster being simulated.
+func (s *Sim) Cluster() Cluster { return s.c }
+
+// EndMs is when the last interval closes.
+func (s *Sim) EndMs() int64 { return s.endUs / 1000 }
+
+// Totals are the client figures over the whole run so far.
+func (s *Sim) Totals() ClientInterval {
+	t := s.totals
+	t.P50Ms, t.P99Ms = s.total.quantileMs(0.5), s.total.quantileMs(0.99)
+	return t
+}
+
+// ClusterStats are the cumulative router and LB counters.
+func (s *Sim) ClusterStats() ClusterStats {
+	st := s.stats
+	st.LbHealthyPanic = s.lb.lbHealthyPanic
+	return st
+}
+
+func (s *Sim) healthChanged() {
+	s.lb.recompute(s)
+	if s.lb.panic {
+		s.panicSeen = true
+	}
+}
+
+func (s *Sim) arrivalGap() int64 {
+	return int64(math.Round(s.rng.ExpFloat64() / s.rpsPerUs))
+}
+
+// Next runs the simulation to the next detector tick and returns that
+// interval, or false when the run is over.
+func (s *Sim) Next() (*Interval, bool) {
+	if (s.tick+1)*s.intervalUs > s.endUs {
+		return nil, false
+	}
+	tickAt := (s.tick + 1) * s.intervalUs
+	for {
+		// The next event is the earliest of the queue's head, the next
+		// arrival and the tick, with eventClass breaking ties.
+		qAt, qClass := int64(math.MaxInt64), classArrival
+		if s.q.len() > 0 {
+			e := s.q.top()
+			qAt, qClass = e.at, e.class()
+		}
+		if qAt < tickAt || (qAt == tickAt && qClass < classTick) {
+			if s.nextArrival < qAt {
+				s.arrive(s.nextArrival)
+				continue
+			}
+			e := s.q.pop()
+			switch e.class() {
+			case classCompletion:
+				s.complete(e.idx, e.at)
+			case classRetry:
+				s.retry(e.idx, e.at)
+			case classHealthCheck:
+				s.healthCheck(e.idx, e.at)
+			}
+			continue
+		}
+		if s.nextArrival < tickAt {
+			s.arrive(s.nextArrival)
+			continue
+		}
+		break
+	}
+	s.tick++
+	return s.closeInterval(tickAt), true
+}
+
+// closeInterval fires the detector's interval timer and collects the frame.
+func (s *Sim) closeInterval(at int64) *Interval {
+	s.clock.Ms = at / 1000
+	rep := s.det.Tick()
+	iv := &s.out
+	iv.StartMs, iv.EndMs = (at-s.intervalUs)/1000, at/1000
+	iv.Tick = rep
+	s.events = s.det.DrainEvents(s.events[:0])
+	iv.Events = s.events
+	for i := range s.hosts {
+		h := &s.hosts[i]
+		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC}
+		h.attempts, h.failedAttempts = 0, 0
+	}
+	iv.Clients = s.clients
+	s.totals.Requests += s.clients.Requests
+	s.totals.Failures += s.clients.Failures
+	s.totals.NoHealthy += s.clients.NoHealthy
+	s.totals.Retries += s.clients.Retries
+	s.totals.RetryOverflow += s.clients.RetryOverflow
+	iv.Clients.P50Ms, iv.Clients.P99Ms = s.hist.quantileMs(0.5), s.hist.quantileMs(0.99)
+	iv.Panic = s.panicSeen
+	iv.PanicAtEnd = s.lb.panic
+	iv.Healthy = len(s.lb.healthy)
+	iv.Cluster = s.ClusterStats()
+	iv.Stats = s.det.Stats()
+	s.clients = ClientInterval{}
+	s.hist.reset()
+	s.panicSeen = s.lb.panic
+	return iv
+}
