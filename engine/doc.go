@@ -1,0 +1,38 @@
+package engine
+
+// How outlierlab resolves the subtle cases of Envoy's detector
+// (shared/docs/envoy-semantics.md §11), each as the current code does:
+//
+//  1. Both consecutive detectors trip on one 503: gateway is processed first,
+//     then 5xx (PutHTTPResponseCode). If gateway ejects, the 5xx event finds
+//     the host ejected and is dropped without a stat or counter reset.
+//  2. An overflowed consecutive detection still counts detected_* and
+//     overflow and resets the counter (onConsecutive).
+//  3. Envoy posts consecutive events to the main thread; outlierlab, like
+//     Envoy's unit tests, runs them at once, so a queued event never races a
+//     tick. The "already ejected" branch still exists for case 1.
+//  4. A host failing one request in three never reaches consecutive_5xx;
+//     a 500 resets the gateway streak.
+//  5. All hosts ejected: SR skips every host, consecutive events are dropped,
+//     unejections proceed (panic routing lives in engine/sim).
+//  6. Removing an ejected host gives back its ejections_active slot; a
+//     re-added host is a new monitor with zeroed state (RemoveHost/AddHost).
+//  7. Zero hosts: the tick runs and finds nothing.
+//  8. Hosts added mid-interval start with empty buckets, raise N at once and
+//     are judged on their partial interval at the next tick.
+//  9–10. Runtime changes are not modelled: a config change rebuilds the run
+//     from t = 0, as a CDS update rebuilds the cluster.
+//  11. Success rate and failure percentage in one tick can eject one host
+//     twice (no "already ejected" check in ejectHost, as in Envoy release
+//     builds): ejections_active ends one too high after the uneject. This is
+//     reproduced, not fixed; the lab warns when both are enforced.
+//  12. A host unejected at a tick takes part in that tick's statistics with
+//     the bucket it filled while ejected (the uneject runs in the same pass
+//     as the bucket swap, before processRates).
+//  13. Active HC success unejects mid-interval (ActiveHealthCheck).
+//  15. σ = 0 (one valid host, or all equal) ejects nobody: the test is sr < thr.
+//  16. Jitter is drawn on every enforced ejection (and degradation) into one
+//     field, added after the max_ejection_time cap.
+//
+// Same-timestamp order: callers record completions before the tick of the
+// same millisecond (the replay format does steps in file order).
