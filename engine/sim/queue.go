@@ -6,7 +6,9 @@ package sim
 // then retries leaving their backoff, then active health checks, then the
 // detector's tick, then new requests. So every response that has arrived
 // by the tick's instant is in the interval the tick judges, and a request
-// arriving at the tick's instant already sees the tick's ejections.
+// arriving at the tick's instant already sees the tick's ejections. Events
+// of one class at the same microsecond run in an order the heap fixes:
+// deterministic, but not promised to be insertion order.
 type eventClass uint8
 
 const (
@@ -17,37 +19,36 @@ const (
 	classArrival
 )
 
+const classBits = 3
+
 // event is one pending event: a completion or retry of request idx, or a
-// health check of host idx. ord packs the class above a sequence number so
-// that one integer comparison gives (class, insertion order).
+// health check of host idx. key packs the time (µs) above the class so one
+// integer comparison orders events.
 type event struct {
-	at  int64 // µs
-	ord uint64
+	key uint64
 	idx int32
 }
 
-func (e event) class() eventClass { return eventClass(e.ord >> 56) }
+func (e event) at() int64         { return int64(e.key >> classBits) }
+func (e event) class() eventClass { return eventClass(e.key & (1<<classBits - 1)) }
 
-func (e event) before(o event) bool {
-	return e.at < o.at || (e.at == o.at && e.ord < o.ord)
-}
+func eventKey(at int64, c eventClass) uint64 { return uint64(at)<<classBits | uint64(c) }
 
 // eventQueue is a binary min-heap on a slice: no allocation per event once
 // the slice has grown to the run's peak number of pending events.
 type eventQueue struct {
 	items []event
-	seq   uint64
 }
 
+// push schedules an event; times beyond never (the end of any run) are
+// clamped so the key cannot overflow.
 func (q *eventQueue) push(at int64, c eventClass, idx int32) {
-	q.seq++
-	e := event{at: at, ord: uint64(c)<<56 | q.seq, idx: idx}
+	e := event{key: eventKey(min(at, never), c), idx: idx}
 	q.items = append(q.items, e)
-	// sift up
 	i := len(q.items) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !e.before(q.items[p]) {
+		if e.key >= q.items[p].key {
 			break
 		}
 		q.items[i] = q.items[p]
@@ -56,35 +57,44 @@ func (q *eventQueue) push(at int64, c eventClass, idx int32) {
 	q.items[i] = e
 }
 
+// never is later than any run ends (about 36 years in µs).
+const never = int64(1) << 60
+
 func (q *eventQueue) len() int { return len(q.items) }
 
-func (q *eventQueue) top() event { return q.items[0] }
+// topKey is the head's key, or the largest key when empty.
+func (q *eventQueue) topKey() uint64 {
+	if len(q.items) == 0 {
+		return ^uint64(0)
+	}
+	return q.items[0].key
+}
 
 func (q *eventQueue) pop() event {
-	top := q.items[0]
-	n := len(q.items) - 1
-	last := q.items[n]
-	q.items = q.items[:n]
+	items := q.items
+	top := items[0]
+	n := len(items) - 1
+	last := items[n]
+	items = items[:n]
+	q.items = items
 	if n == 0 {
 		return top
 	}
-	// sift down
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 2*i + 1
+		if c >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n && q.items[r].before(q.items[l]) {
+		if r := c + 1; r < n && items[r].key < items[c].key {
 			c = r
 		}
-		if !q.items[c].before(last) {
+		if last.key <= items[c].key {
 			break
 		}
-		q.items[i] = q.items[c]
+		items[i] = items[c]
 		i = c
 	}
-	q.items[i] = last
+	items[i] = last
 	return top
 }

@@ -1,10 +1,6 @@
 package sim
 
-import (
-	"math"
-
-	"outlierlab/engine"
-)
+import "outlierlab/engine"
 
 // connectFailUs is how long a refused connection takes to fail.
 const connectFailUs = 1000
@@ -13,11 +9,11 @@ const connectFailUs = 1000
 func (s *Sim) arrive(t int64) {
 	s.nextArrival = t + s.arrivalGap()
 	if s.nextArrival >= s.endUs {
-		s.nextArrival = math.MaxInt64
+		s.nextArrival = never
 	}
 	ri := s.alloc()
 	r := &s.reqs[ri]
-	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: math.MaxInt64, retryLeft: uint8(s.c.Retry.NumRetries)}
+	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
 	if s.routeUs > 0 {
 		r.deadlineUs = t + s.routeUs
 	}
@@ -86,11 +82,11 @@ func (s *Sim) dispatch(ri int32, t int64) {
 		// (§3.4), in non-split mode the detector ignores it.
 		s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
 		hang := fail && seg.kind == Timeout
-		lat := s.latencyUs.base + float64(seg.addedUs)
-		if s.latencyUs.jitter > 0 {
-			lat += s.rng.ExpFloat64() * s.latencyUs.jitter
-		}
-		if s.c.Latency.TailShare > 0 && s.rng.Float64() < s.c.Latency.TailShare {
+		// One random word per response: the high bits draw the
+		// exponential jitter, the low 22 bits decide the tail.
+		u := s.rng.Uint64()
+		lat := s.latencyUs.base + float64(seg.addedUs) + expVariate(u)*s.latencyUs.jitter
+		if u&(1<<22-1) < s.tailCut {
 			lat += s.latencyUs.tail
 		}
 		shed := false
@@ -114,7 +110,7 @@ func (s *Sim) dispatch(ri int32, t int64) {
 			r.code = 503
 			latency = int64(s.latencyUs.base)
 		case hang:
-			latency = math.MaxInt64
+			latency = never
 		case fail && seg.kind == Reset:
 			r.outcome = outReset
 		case fail:
@@ -124,11 +120,11 @@ func (s *Sim) dispatch(ri int32, t int64) {
 	// The router's timers: the per-try timeout, and what is left of the
 	// route timeout (the earlier one wins; the route timeout ends the
 	// request, a per-try timeout may be retried).
-	limit, perTry := int64(math.MaxInt64), false
+	limit, perTry := int64(never), false
 	if s.perTryUs > 0 {
 		limit, perTry = s.perTryUs, true
 	}
-	if r.deadlineUs != math.MaxInt64 {
+	if r.deadlineUs != never {
 		if rem := r.deadlineUs - t; rem <= limit {
 			limit, perTry = rem, false
 		}
@@ -214,7 +210,11 @@ func (s *Sim) complete(ri int32, t int64) {
 	r.retryLeft--
 	// The attempt being judged still counts as an active request here:
 	// Envoy decides on the retry while the upstream request exists.
-	if !s.canCreateRetry() {
+	admitted := s.canCreateRetry()
+	if s.onRetryAdmission != nil {
+		s.onRetryAdmission(s.inFlight, s.retries, admitted)
+	}
+	if !admitted {
 		s.stats.RetryOverflow++
 		s.clients.RetryOverflow++
 		s.endAttempt(hi)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"outlierlab/engine"
@@ -139,12 +138,13 @@ type Sim struct {
 	endUs       int64
 	tick        int64 // ticks done
 	nextArrival int64
-	rpsPerUs    float64
+	meanGapUs   float64
 	latencyUs   struct{ base, jitter, tail float64 }
 	perTryUs    int64
 	routeUs     int64
 	queueUs     float64
 	hcUs        int64
+	tailCut     uint64 // TailShare scaled to 22 bits
 
 	// interval accumulators, and the interval handed to the caller
 	clients   ClientInterval
@@ -160,6 +160,11 @@ type Sim struct {
 	// outlier monitor, in order (tests use it to check §3.4 attempt by
 	// attempt).
 	OnReport func(Report)
+
+	// onRetryAdmission, when set, sees every retry admission check: the
+	// cluster's active requests and active retries at the check, and the
+	// answer (tests check the budget arithmetic with it).
+	onRetryAdmission func(inFlight, retries int64, admitted bool)
 }
 
 // New builds a simulation of cluster c with a detector configured by od.
@@ -182,7 +187,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		ticks = 1
 	}
 	s.endUs = ticks * s.intervalUs
-	s.rpsPerUs = c.RPS / 1e6
+	s.meanGapUs = 1e6 / c.RPS
 	s.latencyUs.base = float64(c.Latency.Base.Microseconds())
 	s.latencyUs.jitter = float64(c.Latency.Jitter.Microseconds())
 	s.latencyUs.tail = float64(c.Latency.Tail.Microseconds())
@@ -190,6 +195,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	s.routeUs = c.Retry.RouteTimeout.Microseconds()
 	s.queueUs = float64(c.QueueLimit.Microseconds())
 	s.hcUs = c.HealthCheck.Interval.Microseconds()
+	s.tailCut = uint64(c.Latency.TailShare * (1 << 22))
 
 	s.hosts = make([]host, c.Hosts)
 	s.byMon = make(map[*engine.HostMonitor]int32, c.Hosts)
@@ -222,7 +228,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	s.panicSeen = s.lb.panic
 	s.nextArrival = s.arrivalGap()
 	if s.nextArrival >= s.endUs {
-		s.nextArrival = math.MaxInt64
+		s.nextArrival = never
 	}
 	return s, nil
 }
@@ -258,7 +264,7 @@ func (s *Sim) healthChanged() {
 }
 
 func (s *Sim) arrivalGap() int64 {
-	return int64(math.Round(s.rng.ExpFloat64() / s.rpsPerUs))
+	return int64(expVariate(s.rng.Uint64())*s.meanGapUs + 0.5)
 }
 
 // Next runs the simulation to the next detector tick and returns that
@@ -268,27 +274,24 @@ func (s *Sim) Next() (*Interval, bool) {
 		return nil, false
 	}
 	tickAt := (s.tick + 1) * s.intervalUs
+	tickKey := eventKey(tickAt, classTick)
 	for {
 		// The next event is the earliest of the queue's head, the next
 		// arrival and the tick, with eventClass breaking ties.
-		qAt, qClass := int64(math.MaxInt64), classArrival
-		if s.q.len() > 0 {
-			e := s.q.top()
-			qAt, qClass = e.at, e.class()
-		}
-		if qAt < tickAt || (qAt == tickAt && qClass < classTick) {
-			if s.nextArrival < qAt {
+		qKey := s.q.topKey()
+		if qKey < tickKey {
+			if eventKey(s.nextArrival, classArrival) < qKey {
 				s.arrive(s.nextArrival)
 				continue
 			}
 			e := s.q.pop()
 			switch e.class() {
 			case classCompletion:
-				s.complete(e.idx, e.at)
+				s.complete(e.idx, e.at())
 			case classRetry:
-				s.retry(e.idx, e.at)
+				s.retry(e.idx, e.at())
 			case classHealthCheck:
-				s.healthCheck(e.idx, e.at)
+				s.healthCheck(e.idx, e.at())
 			}
 			continue
 		}

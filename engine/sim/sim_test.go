@@ -1,0 +1,542 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"outlierlab/engine"
+)
+
+// quietCluster is a small cluster with a fixed 10 ms latency and no
+// jitter, so tests can reason about every attempt.
+func quietCluster(hosts int, rps float64, d time.Duration) Cluster {
+	c := DefaultCluster()
+	c.Hosts, c.RPS, c.Duration = hosts, rps, d
+	c.Latency = Latency{Base: 10 * time.Millisecond}
+	return c
+}
+
+// runAll runs a simulation to the end and keeps a deep copy of every interval.
+func runAll(t testing.TB, s *Sim) []Interval {
+	t.Helper()
+	var out []Interval
+	for {
+		iv, ok := s.Next()
+		if !ok {
+			return out
+		}
+		c := *iv
+		c.Hosts = append([]HostInterval(nil), iv.Hosts...)
+		c.Events = append([]engine.Event(nil), iv.Events...)
+		c.Tick = nil
+		out = append(out, c)
+	}
+}
+
+func newSim(t testing.TB, c Cluster, od engine.Config, seed uint64) *Sim {
+	t.Helper()
+	s, err := New(c, od, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func allEvents(ivs []Interval) []engine.Event {
+	var out []engine.Event
+	for _, iv := range ivs {
+		out = append(out, iv.Events...)
+	}
+	return out
+}
+
+type step struct {
+	res  engine.Result
+	code int
+}
+
+func (s step) String() string { return fmt.Sprintf("%d/%d", s.res, s.code) }
+
+// Every attempt reports to its host exactly as Envoy's router does
+// (envoy-semantics.md §3.4), and the detector reads each report the way
+// non-split mode maps it: a timeout is a 504 and a connect failure a 503
+// (both 5xx and gateway errors), a 500 is 5xx only.
+func TestRouterReportsPerAttempt(t *testing.T) {
+	cs := engine.LocalOriginConnectSuccess
+	cases := []struct {
+		kind FailureKind
+		// the reports of one failing attempt, in order
+		want []step
+		// the detector's first events for h0 (max_ejection_percent 100)
+		events []string
+	}{
+		{HTTP500, []step{{cs, 0}, {engine.ExtOriginRequestFailed, 500}}, []string{"eject consecutive_5xx"}},
+		{HTTP502, []step{{cs, 0}, {engine.ExtOriginRequestFailed, 502}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+		{HTTP503, []step{{cs, 0}, {engine.ExtOriginRequestFailed, 503}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+		{HTTP504, []step{{cs, 0}, {engine.ExtOriginRequestFailed, 504}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+		// A refused connection never attaches a stream.
+		{ConnectFailure, []step{{engine.LocalOriginConnectFailed, 0}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+		// A reset comes after the stream attached.
+		{Reset, []step{{cs, 0}, {engine.LocalOriginConnectFailed, 0}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+		// The per-try timeout reports a local-origin timeout with 504.
+		{Timeout, []step{{cs, 0}, {engine.LocalOriginTimeout, 504}}, []string{"detect consecutive_gateway_failure", "eject consecutive_5xx"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			c := quietCluster(5, 50, 10*time.Second)
+			c.Retry.PerTryTimeout = 200 * time.Millisecond
+			c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: tc.kind}}
+			od := engine.DefaultConfig()
+			od.MaxEjectionPercent = 100
+			s := newSim(t, c, od, 1)
+			byReq := map[uint64][]step{}
+			var order []uint64
+			var okOthers int
+			s.OnReport = func(r Report) {
+				if r.Host != 0 {
+					if r.Result == engine.ExtOriginRequestSuccess && r.Code == 200 {
+						okOthers++
+					}
+					return
+				}
+				if _, seen := byReq[r.Request]; !seen {
+					order = append(order, r.Request)
+				}
+				byReq[r.Request] = append(byReq[r.Request], step{r.Result, r.Code})
+				if tc.kind == Timeout && r.Result == engine.LocalOriginTimeout {
+					if got := s.ClusterStats().PerTryTimeout; got == 0 {
+						t.Errorf("per-try timeout not counted")
+					}
+				}
+			}
+			ivs := runAll(t, s)
+			if len(order) < 5 {
+				t.Fatalf("h0 served %d requests", len(order))
+			}
+			for _, id := range order[:5] {
+				if got := fmt.Sprint(byReq[id]); got != fmt.Sprint(tc.want) {
+					t.Fatalf("request %d on h0 reported %s, want %s", id, got, fmt.Sprint(tc.want))
+				}
+			}
+			if okOthers == 0 {
+				t.Fatal("healthy hosts reported no 200")
+			}
+			var got []string
+			for _, e := range allEvents(ivs) {
+				if e.Host == "h0" && e.Kind != engine.EventUneject && len(got) < len(tc.events) {
+					got = append(got, e.Kind.String()+" "+e.Detector.String())
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.events) {
+				t.Fatalf("events %v, want %v", got, tc.events)
+			}
+		})
+	}
+}
+
+// The timeout fires per_try_timeout after the stream attached.
+func TestTimeoutAtPerTryTimeout(t *testing.T) {
+	c := quietCluster(5, 50, 10*time.Second)
+	c.Retry.PerTryTimeout = 250 * time.Millisecond
+	c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: Timeout}}
+	s := newSim(t, c, engine.DefaultConfig(), 3)
+	attach := map[uint64]int64{}
+	n := 0
+	s.OnReport = func(r Report) {
+		if r.Host != 0 {
+			return
+		}
+		switch r.Result {
+		case engine.LocalOriginConnectSuccess:
+			attach[r.Request] = r.AtUs
+		case engine.LocalOriginTimeout:
+			n++
+			if d := r.AtUs - attach[r.Request]; d != 250000 {
+				t.Fatalf("timeout %d µs after attach, want 250000", d)
+			}
+		}
+	}
+	runAll(t, s)
+	if n == 0 {
+		t.Fatal("no timeouts")
+	}
+}
+
+// A retry reports to the host it went to, not to the host that failed:
+// with previous_hosts and round robin over three hosts the two picks are
+// consecutive, so a retry never returns to h0, and every retry reports a
+// success on the healthy host that served it.
+func TestRetryReportsToItsOwnHost(t *testing.T) {
+	c := quietCluster(3, 10, 20*time.Second)
+	c.Retry.NumRetries, c.Retry.RetryOn, c.Retry.PreviousHosts = 1, RetryOn5xx, true
+	c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: HTTP503}}
+	s := newSim(t, c, engine.DefaultConfig(), 1)
+	first := map[uint64]int{}
+	retries := 0
+	perHost := map[int]uint64{}
+	s.OnReport = func(r Report) {
+		if r.Result == engine.LocalOriginConnectSuccess {
+			return
+		}
+		perHost[r.Host]++
+		switch r.Attempt {
+		case 0:
+			first[r.Request] = r.Host
+		case 1:
+			retries++
+			if h, ok := first[r.Request]; !ok || h != 0 || r.Host == 0 {
+				t.Fatalf("request %d: first try on h%d, retry reported on h%d", r.Request, h, r.Host)
+			}
+			if r.Result != engine.ExtOriginRequestSuccess || r.Code != 200 {
+				t.Fatalf("retry on healthy h%d reported %d/%d", r.Host, r.Result, r.Code)
+			}
+		}
+	}
+	var requests [3]uint64
+	var failures uint64
+	for {
+		iv, ok := s.Next()
+		if !ok {
+			break
+		}
+		for i, h := range iv.Tick.Hosts {
+			requests[i] += h.Requests
+		}
+		failures += iv.Clients.Failures
+	}
+	st := s.ClusterStats()
+	if retries == 0 || st.RetrySent != uint64(retries) || st.RetrySuccess != uint64(retries) {
+		t.Fatalf("retries %d, stats %+v", retries, st)
+	}
+	// The detector counted exactly the reports each host got.
+	for i := range requests {
+		if requests[i] > perHost[i] || perHost[i]-requests[i] > 1 {
+			t.Errorf("h%d: detector counted %d, router reported %d", i, requests[i], perHost[i])
+		}
+	}
+	if failures != 0 {
+		t.Fatalf("%d client failures, retries should hide them all", failures)
+	}
+}
+
+// previous_hosts: with random LB over three hosts a retry lands on the host
+// that just failed with probability 1/3 without the predicate and 1/9 with
+// it (two picks, the last one wins); with a single host, the last pick is
+// used anyway.
+func TestPreviousHosts(t *testing.T) {
+	share := func(hosts int, predicate bool) (float64, int) {
+		c := quietCluster(hosts, 200, 60*time.Second)
+		c.LB = Random
+		c.Retry.NumRetries, c.Retry.RetryOn, c.Retry.PreviousHosts = 1, RetryOn5xx, predicate
+		c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: HTTP503}}
+		od := engine.DefaultConfig()
+		od.MaxEjectionPercent = 0
+		s := newSim(t, c, od, 5)
+		same, total := 0, 0
+		s.OnReport = func(r Report) {
+			if r.Attempt == 1 && r.Result != engine.LocalOriginConnectSuccess {
+				total++
+				if r.Host == 0 {
+					same++
+				}
+			}
+		}
+		runAll(t, s)
+		return float64(same) / float64(total), total
+	}
+	if p, n := share(3, false); n < 1000 || p < 0.28 || p > 0.39 {
+		t.Errorf("without previous_hosts: %.3f of %d retries back on h0, want ≈ 1/3", p, n)
+	}
+	if p, n := share(3, true); n < 1000 || p < 0.07 || p > 0.16 {
+		t.Errorf("with previous_hosts: %.3f of %d retries back on h0, want ≈ 1/9", p, n)
+	}
+	if p, n := share(1, true); n == 0 || p != 1 {
+		t.Errorf("one host: %.3f of %d retries on h0, want all (last pick wins)", p, n)
+	}
+}
+
+// The retry budget admits a retry only while active retries are below
+// max(budget_percent% of active requests, min_retry_concurrency), and
+// counts every refusal in upstream_rq_retry_overflow; without a budget the
+// max_retries breaker (3) does.
+func TestRetryAdmission(t *testing.T) {
+	for _, budget := range []bool{true, false} {
+		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
+			c := quietCluster(10, 3000, 20*time.Second)
+			c.Latency.Base = 40 * time.Millisecond
+			c.Retry.NumRetries, c.Retry.RetryOn = 3, RetryOn5xx
+			c.Retry.Budget, c.Retry.BudgetPercent, c.Retry.MinRetryConcurrency = budget, 20, 3
+			c.Faults = []Fault{{AllHosts: true, Share: 0.5, Pattern: Bernoulli, Kind: HTTP503}}
+			od := engine.DefaultConfig()
+			od.MaxEjectionPercent = 0
+			s := newSim(t, c, od, 9)
+			var admitted, refused uint64
+			s.onRetryAdmission = func(inFlight, retries int64, ok bool) {
+				limit := int64(3)
+				if budget {
+					limit = max(int64(0.2*float64(inFlight)), 3)
+				}
+				if ok != (retries < limit) {
+					t.Fatalf("inFlight %d retries %d: admitted %v", inFlight, retries, ok)
+				}
+				if ok {
+					admitted++
+				} else {
+					refused++
+				}
+			}
+			ivs := runAll(t, s)
+			st := s.ClusterStats()
+			if refused == 0 || admitted == 0 {
+				t.Fatalf("admitted %d refused %d: the test does not exercise the limit", admitted, refused)
+			}
+			var clientRefusals uint64
+			for _, iv := range ivs {
+				clientRefusals += iv.Clients.RetryOverflow
+			}
+			if st.RetryOverflow != refused || clientRefusals != refused || st.RetrySent != admitted {
+				t.Fatalf("stats %+v, clients' refusals %d, want overflow %d sent %d", st, clientRefusals, refused, admitted)
+			}
+		})
+	}
+}
+
+// Panic: with max_ejection_percent 100 and four of six hosts ejected,
+// fewer than half are healthy; the LB sends traffic to every host again,
+// ejected ones included, and counts lb_healthy_panic per pick.
+func TestPanicSendsTrafficToEjectedHosts(t *testing.T) {
+	c := quietCluster(6, 600, 60*time.Second)
+	c.Faults = []Fault{{Hosts: []int{0, 1, 2, 3}, From: 10 * time.Second, Share: 1, Kind: ConnectFailure}}
+	od := engine.DefaultConfig()
+	od.MaxEjectionPercent = 100
+	s := newSim(t, c, od, 2)
+	ivs := runAll(t, s)
+	sawPanicTraffic := false
+	var last uint64
+	for _, iv := range ivs {
+		if iv.Cluster.LbHealthyPanic < last {
+			t.Fatal("lb_healthy_panic went down")
+		}
+		last = iv.Cluster.LbHealthyPanic
+		if iv.PanicAtEnd && iv.Healthy*2 >= 6 {
+			t.Fatalf("%d ms: panic with %d healthy of 6", iv.EndMs, iv.Healthy)
+		}
+		if iv.Panic && iv.Hosts[0].Attempts > 100 && s.Detector().Hosts()[0].NumEjections() > 0 {
+			sawPanicTraffic = true
+		}
+	}
+	if !sawPanicTraffic || last == 0 {
+		t.Fatalf("panic traffic %v, lb_healthy_panic %d", sawPanicTraffic, last)
+	}
+	// Ejected hosts that still get traffic in panic keep failing, but their
+	// consecutive detections are ignored while they are ejected.
+	ej := 0
+	for _, iv := range ivs[1:2] {
+		for _, e := range iv.Events {
+			if e.Kind == engine.EventEject {
+				ej++
+			}
+		}
+	}
+	if ej != 4 {
+		t.Fatalf("%d ejections in the fault's first interval, want 4", ej)
+	}
+}
+
+// With healthy_panic_threshold 0 there is no panic: once every host is
+// ejected requests fail with 503 no healthy upstream, which is never
+// reported to outlier detection.
+func TestNoHealthyUpstreamIsNotReported(t *testing.T) {
+	c := quietCluster(2, 100, 30*time.Second)
+	c.HealthyPanicThreshold = 0
+	c.Faults = []Fault{{AllHosts: true, Share: 1, Kind: ConnectFailure}}
+	od := engine.DefaultConfig()
+	od.MaxEjectionPercent = 100
+	s := newSim(t, c, od, 4)
+	reports := uint64(0)
+	s.OnReport = func(Report) { reports++ }
+	ivs := runAll(t, s)
+	var requests, noHealthy uint64
+	for _, iv := range ivs {
+		requests += iv.Clients.Requests
+		noHealthy += iv.Clients.NoHealthy
+		if iv.Panic {
+			t.Fatal("panic with threshold 0")
+		}
+	}
+	st := s.ClusterStats()
+	if noHealthy == 0 || st.UpstreamCxNoneHealthy != noHealthy || st.LbHealthyPanic != 0 {
+		t.Fatalf("no healthy %d, stats %+v", noHealthy, st)
+	}
+	// One report per connect failure, none for the 503s Envoy made itself.
+	if reports != st.UpstreamRq || requests-noHealthy > st.UpstreamRq+1 {
+		t.Fatalf("%d reports, %d upstream attempts, %d requests, %d no healthy", reports, st.UpstreamRq, requests, noHealthy)
+	}
+}
+
+// Split mode: the stream attaches before the attempt ends, so a host that
+// times out every request records local success, failure, success, … and
+// sits near 50% local-origin success rate.
+func TestSplitModeAttachThenResult(t *testing.T) {
+	c := quietCluster(6, 600, 30*time.Second)
+	c.Retry.PerTryTimeout = 50 * time.Millisecond
+	c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: Timeout}}
+	od := engine.DefaultConfig()
+	od.SplitExternalLocalOriginErrors = true
+	od.MaxEjectionPercent = 0
+	s := newSim(t, c, od, 6)
+	attached := map[uint64]bool{}
+	s.OnReport = func(r Report) {
+		if r.Host != 0 {
+			return
+		}
+		switch r.Result {
+		case engine.LocalOriginConnectSuccess:
+			attached[r.Request] = true
+		case engine.LocalOriginTimeout:
+			if !attached[r.Request] {
+				t.Fatalf("request %d timed out before attaching", r.Request)
+			}
+		}
+	}
+	for {
+		iv, ok := s.Next()
+		if !ok {
+			break
+		}
+		h := iv.Tick.Hosts[0]
+		if iv.EndMs >= 20000 && (h.LocalRate < 45 || h.LocalRate > 55 || h.Requests != 0) {
+			t.Fatalf("%d ms: h0 local SR %.1f over %d, external requests %d", iv.EndMs, h.LocalRate, h.LocalRequests, h.Requests)
+		}
+	}
+}
+
+// Active health checks: a passing check unejects at once (§8); a host
+// whose health endpoint shares the fault turns FAILED_ACTIVE_HC, leaves
+// the LB's healthy set and is not unejected by checks.
+func TestActiveHealthChecks(t *testing.T) {
+	for _, shares := range []bool{false, true} {
+		t.Run(fmt.Sprint("shares=", shares), func(t *testing.T) {
+			c := quietCluster(6, 300, 60*time.Second)
+			c.HealthCheck = HealthCheck{Enabled: true, Interval: time.Second, UnhealthyThreshold: 2, HealthyThreshold: 2}
+			c.Faults = []Fault{{Hosts: []int{2}, From: 5 * time.Second, Share: 1, Kind: HTTP500, HealthCheckFails: shares}}
+			od := engine.DefaultConfig()
+			od.MaxEjectionPercent = 20
+			s := newSim(t, c, od, 8)
+			ivs := runAll(t, s)
+			hcUnejects := 0
+			for _, e := range allEvents(ivs) {
+				if e.Kind == engine.EventUneject && e.Cause == engine.UnejectActiveHealthCheck {
+					hcUnejects++
+					if e.EjectedMs > 1000 {
+						t.Errorf("HC uneject %d ms after the ejection, want within one HC interval", e.EjectedMs)
+					}
+				}
+			}
+			last := ivs[len(ivs)-1]
+			if shares {
+				if hcUnejects != 0 || !last.Hosts[2].FailedActiveHC || last.Hosts[2].Attempts != 0 {
+					t.Fatalf("HC unejects %d, failed HC %v, attempts %d", hcUnejects, last.Hosts[2].FailedActiveHC, last.Hosts[2].Attempts)
+				}
+			} else if hcUnejects < 10 {
+				t.Fatalf("%d HC unejections, want one per ejection", hcUnejects)
+			}
+		})
+	}
+}
+
+func TestSameSeedSameRun(t *testing.T) {
+	c := DefaultCluster()
+	c.LB = LeastRequest
+	c.Retry.NumRetries, c.Retry.PreviousHosts, c.Retry.Budget = 2, true, true
+	c.HealthCheck.Enabled = true
+	c.Faults = []Fault{{Hosts: []int{1}, From: 20 * time.Second, Share: 0.4, Pattern: Bernoulli, Kind: Reset, HealthCheckFails: true}}
+	run := func(seed uint64) []Interval { return runAll(t, newSim(t, c, engine.DefaultConfig(), seed)) }
+	a, b := run(11), run(11)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different runs")
+	}
+	if reflect.DeepEqual(a, run(12)) {
+		t.Fatal("different seeds, same run")
+	}
+}
+
+func TestInterleavedPattern(t *testing.T) {
+	for _, p := range []float64{1.0 / 3, 0.2, 0.5, 0.4, 1, 0} {
+		fails, streak, maxStreak := 0, 0, 0
+		const n = 30000
+		for i := range uint64(n) {
+			if interleavedFails(i, p) {
+				fails++
+				streak++
+				maxStreak = max(maxStreak, streak)
+			} else {
+				streak = 0
+			}
+		}
+		if want := int(math.Round(p * n)); fails != want {
+			t.Errorf("p=%.3f: %d failures in %d, want %d", p, fails, n, want)
+		}
+		if p <= 0.5 && maxStreak > 1 {
+			t.Errorf("p=%.3f: a streak of %d failures", p, maxStreak)
+		}
+	}
+	// One in three: the third, sixth, ninth … request fails.
+	for i := range uint64(9) {
+		if interleavedFails(i, 1.0/3) != (i%3 == 2) {
+			t.Fatalf("request %d", i)
+		}
+	}
+}
+
+// §7.3's table for ten hosts at the default threshold, and the
+// overprovisioning gate hiding panic at a threshold of 80.
+func TestPanicArithmetic(t *testing.T) {
+	cases := []struct {
+		healthy   int
+		threshold uint32
+		panic     bool
+	}{
+		{8, 50, false}, {7, 50, false}, {5, 50, false}, {4, 50, true}, {0, 50, true},
+		{8, 80, false}, {7, 80, true}, {0, 0, false},
+	}
+	for _, tc := range cases {
+		c := quietCluster(10, 10, 10*time.Second)
+		c.HealthyPanicThreshold = tc.threshold
+		s := newSim(t, c, engine.DefaultConfig(), 1)
+		for i := tc.healthy; i < 10; i++ {
+			s.hosts[i].failedHC = true
+		}
+		s.lb.recompute(s)
+		if s.lb.panic != tc.panic {
+			t.Errorf("%d/10 healthy, threshold %d: panic %v", tc.healthy, tc.threshold, s.lb.panic)
+		}
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	for v := int64(1); v <= 100000; v++ {
+		h.add(v)
+	}
+	for _, q := range []float64{0.5, 0.99} {
+		want := q * 100 // ms
+		if got := h.quantileMs(q); math.Abs(got-want)/want > 0.04 {
+			t.Errorf("q%.2f = %.2f ms, want ≈ %.2f", q, got, want)
+		}
+	}
+}
+
+func TestExpVariateMean(t *testing.T) {
+	var sum float64
+	const n = 1 << 20
+	for i := range uint64(n) {
+		sum += expVariate(i * 0x9e3779b97f4a7c15)
+	}
+	if m := sum / n; math.Abs(m-1) > 0.01 {
+		t.Fatalf("mean %.4f, want 1", m)
+	}
+}
