@@ -210,8 +210,8 @@ type Fault struct {
 	Primary bool
 }
 
-// appliesTo reports whether the fault covers host i of n.
-func (f *Fault) appliesTo(i, n int) bool {
+// AppliesTo reports whether the fault covers host i of n.
+func (f *Fault) AppliesTo(i, n int) bool {
 	if f.AllHosts {
 		return true
 	}

@@ -57,7 +57,7 @@ func buildSegments(c *Cluster, i int) []segment {
 	var mine []int
 	for fi := range c.Faults {
 		f := &c.Faults[fi]
-		if !f.appliesTo(i, n) {
+		if !f.AppliesTo(i, n) {
 			continue
 		}
 		mine = append(mine, fi)

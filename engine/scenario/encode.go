@@ -1,0 +1,281 @@
+package scenario
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"outlierlab/engine"
+)
+
+// EventLine is an engine event in the replay format's words
+// (shared/spec/replay.md): at_ms, host, event (eject|detect|overflow|
+// uneject), detector (omitted on uneject), plus the numbers behind the
+// decision.
+type EventLine struct {
+	AtMs     int64  `json:"at_ms"`
+	Host     string `json:"host"`
+	Event    string `json:"event"`
+	Detector string `json:"detector,omitempty"`
+	// Cap is the max_ejection_percent arithmetic (eject, detect, overflow).
+	Cap *CapLine `json:"cap,omitempty"`
+	// Enforcing is the enforcing_* percentage consulted (eject, detect).
+	Enforcing *uint32 `json:"enforcing,omitempty"`
+	// Success-rate and failure-percentage detections: the host's rate, and
+	// for success rate the cluster mean and threshold.
+	HostSuccessRate *float64 `json:"host_success_rate,omitempty"`
+	Mean            *float64 `json:"mean,omitempty"`
+	Threshold       *float64 `json:"threshold,omitempty"`
+	// Eject: the multiplier after it and how long the host stays out.
+	Multiplier uint32 `json:"multiplier,omitempty"`
+	EjectionMs int64  `json:"ejection_ms,omitempty"`
+	// Uneject: why ("time_elapsed" or "active_health_check") and how long
+	// the host was out.
+	Cause     string `json:"cause,omitempty"`
+	EjectedMs int64  `json:"ejected_ms,omitempty"`
+}
+
+// CapLine is engine.CapCheck in JSON.
+type CapLine struct {
+	Active           uint64  `json:"active"`
+	Hosts            int     `json:"hosts"`
+	Percent          float64 `json:"percent"`
+	MaxPercent       uint32  `json:"max_percent"`
+	Allowed          bool    `json:"allowed"`
+	ByAlwaysEjectOne bool    `json:"by_always_eject_one_host,omitempty"`
+}
+
+// NewEventLine converts an engine event.
+func NewEventLine(e engine.Event) EventLine {
+	l := EventLine{AtMs: e.AtMs, Host: e.Host, Event: e.Kind.String()}
+	switch e.Kind {
+	case engine.EventUneject, engine.EventUndegrade:
+		l.Cause = "time_elapsed"
+		if e.Cause == engine.UnejectActiveHealthCheck {
+			l.Cause = "active_health_check"
+		}
+		l.EjectedMs = e.EjectedMs
+		return l
+	}
+	l.Detector = e.Detector.String()
+	if e.Kind == engine.EventDegrade {
+		return l
+	}
+	c := e.Cap
+	l.Cap = &CapLine{Active: c.Active, Hosts: c.Hosts, Percent: round(c.Percent, 4), MaxPercent: c.MaxPercent, Allowed: c.Allowed, ByAlwaysEjectOne: c.ByAlwaysEjectOne}
+	if e.Kind != engine.EventOverflow {
+		en := e.Enforcing
+		l.Enforcing = &en
+	}
+	if e.HostSuccessRate >= 0 {
+		sr := round(e.HostSuccessRate, 4)
+		l.HostSuccessRate = &sr
+	}
+	if e.Detector == engine.SuccessRate || e.Detector == engine.SuccessRateLocalOrigin {
+		m, t := round(e.Mean, 4), round(e.Threshold, 4)
+		l.Mean, l.Threshold = &m, &t
+	}
+	if e.Kind == engine.EventEject {
+		l.Multiplier, l.EjectionMs = e.Backoff, e.DurationMs
+	}
+	return l
+}
+
+func round(f float64, digits int) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', digits, 64), 64)
+	return v
+}
+
+// statsJSON writes every outlier_detection stat by its short name, in
+// Envoy's order, zeros included.
+func statsJSON(st engine.Stats) json.RawMessage {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range engine.NumStats {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%d", engine.Stat(i).Name(), st[i])
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}
+
+// frameLine is a frame as one JSON line: the frame's own fields, its
+// events in the replay format and every detector stat.
+type frameLine struct {
+	Frame
+	Events []EventLine     `json:"events"`
+	Stats  json.RawMessage `json:"stats"`
+}
+
+type summaryLine struct {
+	Summary
+	Stats json.RawMessage `json:"stats"`
+}
+
+// WriteJSONLines writes one JSON object per frame per line, then
+// {"summary": {...}}.
+func WriteJSONLines(w io.Writer, res Result) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, f := range res.Frames {
+		l := frameLine{Frame: f, Events: make([]EventLine, len(f.Events)), Stats: statsJSON(f.Stats)}
+		for i, e := range f.Events {
+			l.Events[i] = NewEventLine(e)
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	if err := enc.Encode(map[string]summaryLine{"summary": {res.Summary, statsJSON(res.Summary.Stats)}}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteCSV writes one row per host per frame, with the frame's cluster and
+// client columns repeated on each of its rows.
+func WriteCSV(w io.Writer, res Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "t_ms,host,attempts,requests,successes,success_rate,ejected,multiplier,num_ejections,returns_in_ms,traffic_share,consecutive_5xx,failed_active_hc,sr_gate,sr_mean,sr_threshold,panic,healthy_hosts,client_requests,client_failures,client_failure_pct,retries,retry_overflow")
+	for _, f := range res.Frames {
+		for _, h := range f.Hosts {
+			fmt.Fprintf(bw, "%d,%s,%d,%d,%d,%s,%t,%d,%d,%d,%s,%d,%t,%s,%s,%s,%t,%d,%d,%d,%s,%d,%d\n",
+				f.TMs, h.Name, h.Attempts, h.Requests, h.Successes, ffmt(h.SuccessRate, 4), h.Ejected, h.Multiplier, h.NumEjections,
+				h.ReturnsInMs, ffmt(h.TrafficShare, 4), h.Consecutive5xx, h.FailedActiveHC,
+				f.SuccessRate.Gate, ffmt(f.SuccessRate.Mean, 4), ffmt(f.SuccessRate.Threshold, 4), f.Panic, f.Healthy,
+				f.Clients.Requests, f.Clients.Failures, ffmt(f.Clients.FailurePct(), 3), f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+		}
+	}
+	return bw.Flush()
+}
+
+func ffmt(f float64, digits int) string { return strconv.FormatFloat(f, 'f', digits, 64) }
+
+// WriteText writes a timeline a person can follow in a terminal: one line
+// per interval (the faulty hosts' success rates, the success-rate
+// threshold or why it did not run, who is ejected, what clients saw), and
+// each event as a short sentence under its interval.
+func WriteText(w io.Writer, res Result) error {
+	bw := bufio.NewWriter(w)
+	sc := &res.Scenario
+	fmt.Fprintf(bw, "%s: %s\n", sc.Name, sc.Description)
+	fmt.Fprintf(bw, "%d hosts, %s req/s, %s, seed %d; interval %s, max_ejection_percent %d\n\n",
+		sc.Cluster.Hosts, num(sc.Cluster.RPS), sc.Cluster.LB, res.Seed, secs(res.Config.IntervalMs), res.Config.MaxEjectionPercent)
+	watch := faultyHosts(res)
+	for _, f := range res.Frames {
+		fmt.Fprintf(bw, "%7s ", secs(f.TMs))
+		for _, i := range watch {
+			h := f.Hosts[i]
+			sr := "   -  "
+			if h.SuccessRate >= 0 {
+				sr = fmt.Sprintf("%5.1f%%", h.SuccessRate)
+			}
+			mark := " "
+			if h.Ejected {
+				mark = "*"
+			}
+			fmt.Fprintf(bw, " %s %s%s", h.Name, sr, mark)
+		}
+		if f.SuccessRate.Gate == "ran" {
+			fmt.Fprintf(bw, " | SR thr %5.1f%% (mean %5.1f)", f.SuccessRate.Threshold, f.SuccessRate.Mean)
+		} else {
+			fmt.Fprintf(bw, " | SR skipped: %d/%d hosts with volume", f.SuccessRate.HostsWithVolume, f.SuccessRate.MinimumHosts)
+		}
+		var ejected []string
+		for _, h := range f.Hosts {
+			if h.Ejected {
+				ejected = append(ejected, h.Name)
+			}
+		}
+		fmt.Fprintf(bw, " | ejected %d/%d", len(ejected), len(f.Hosts))
+		if len(ejected) > 0 && len(ejected) <= 6 {
+			fmt.Fprintf(bw, " %s", strings.Join(ejected, ","))
+		}
+		fmt.Fprintf(bw, " | clients %5.2f%% failed of %d", f.Clients.FailurePct(), f.Clients.Requests)
+		if f.Clients.RetriesSent > 0 || f.Clients.BudgetRefusals > 0 {
+			fmt.Fprintf(bw, ", %d retries, %d refused", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+		}
+		fmt.Fprintf(bw, ", p99 %.0f ms", f.Clients.LatencyP99Ms)
+		if f.Panic {
+			fmt.Fprint(bw, " | PANIC")
+		}
+		fmt.Fprintln(bw)
+		for _, e := range f.Events {
+			fmt.Fprintf(bw, "          %s\n", Sentence(e))
+		}
+	}
+	s := res.Summary
+	fmt.Fprintf(bw, "\n%d requests, %.2f%% failed", s.Requests, s.FailurePct)
+	if s.FaultStartMs >= 0 {
+		fmt.Fprintf(bw, " (%.2f%% from %s)", s.FailurePctSinceFault, secs(s.FaultStartMs))
+	}
+	fmt.Fprintf(bw, "; %d ejections, %d overflows, %d unenforced detections; most ejected at once %d; panic in %d intervals\n",
+		s.Ejections, s.Overflows, s.Detections, s.MaxEjected, s.PanicFrames)
+	return bw.Flush()
+}
+
+// faultyHosts are the hosts any fault touches (at most four), or h0.
+func faultyHosts(res Result) []int {
+	n := res.Scenario.Cluster.Hosts
+	var out []int
+	for i := 0; i < n && len(out) < 4; i++ {
+		for _, f := range res.Scenario.Cluster.Faults {
+			if f.AppliesTo(i, n) {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []int{0}
+	}
+	return out
+}
+
+func secs(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%.3gs", float64(ms)/1000)
+}
+
+// Sentence says what one event means, with its numbers.
+func Sentence(e engine.Event) string {
+	at := secs(e.AtMs)
+	c := e.Cap
+	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %.1f%%", c.Active, c.Hosts, c.Percent)
+	why := e.Detector.String()
+	switch e.Detector {
+	case engine.SuccessRate, engine.SuccessRateLocalOrigin:
+		why = fmt.Sprintf("%s %.1f%% below threshold %.1f%% (mean %.1f)", e.Detector, e.HostSuccessRate, e.Threshold, e.Mean)
+	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
+		why = fmt.Sprintf("%s: %.1f%% failed", e.Detector, 100-e.HostSuccessRate)
+	}
+	switch e.Kind {
+	case engine.EventEject:
+		extra := ""
+		if c.ByAlwaysEjectOne {
+			extra = ", let through by always_eject_one_host"
+		}
+		return fmt.Sprintf("%s %s ejected: %s; %s ≤ %d%%%s; out for %s (multiplier %d)", at, e.Host, why, capText, c.MaxPercent, extra, secs(e.DurationMs), e.Backoff)
+	case engine.EventDetect:
+		return fmt.Sprintf("%s %s detected, not enforced: %s; %s is %d%%", at, e.Host, why, e.Detector.EnforcingField(), e.Enforcing)
+	case engine.EventOverflow:
+		return fmt.Sprintf("%s %s detected: %s; %s > max_ejection_percent %d%%: refused (overflow)", at, e.Host, why, capText, c.MaxPercent)
+	case engine.EventUneject:
+		if e.Cause == engine.UnejectActiveHealthCheck {
+			return fmt.Sprintf("%s %s back in service: an active health check passed after %s out", at, e.Host, secs(e.EjectedMs))
+		}
+		return fmt.Sprintf("%s %s back in service after %s out", at, e.Host, secs(e.EjectedMs))
+	case engine.EventDegrade:
+		return fmt.Sprintf("%s %s degraded", at, e.Host)
+	case engine.EventUndegrade:
+		return fmt.Sprintf("%s %s no longer degraded", at, e.Host)
+	}
+	return at + " " + e.Host + " " + e.Kind.String()
+}
