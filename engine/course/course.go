@@ -1,0 +1,437 @@
+// Package course is the lessons' machinery: it loads the lesson files
+// (markdown with YAML front matter, package lessons), validates them
+// strictly, builds each lesson's run from its preset and settings, decides
+// its "Try this" checks against the engine's frames, and resolves the live
+// numbers in its prose.
+//
+// It is pure: it reads only the fs.FS it is given and renders no HTML (the
+// web layer turns the markdown into a page), so the same lessons and checks
+// run in the browser, in `go test` and in `outlierlab lessons -check`.
+package course
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/scenario"
+)
+
+// Lesson is one lesson file: its front matter and its markdown body.
+type Lesson struct {
+	// ID is the file name without .md; the page lives at /lessons/{ID}.
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Summary is one line for the index page.
+	Summary string `json:"summary"`
+	// Order is the lesson's place in the course (1, 2, ...); unique.
+	Order   int `json:"order"`
+	Minutes int `json:"minutes"`
+	// Goals are the learning goals, stated up front.
+	Goals []string `json:"goals"`
+	// Preset is the scenario the lesson loads (scenario.Lookup).
+	Preset string `json:"preset"`
+	// Seed fixes the run, so the numbers in the prose are the room's
+	// numbers. 0 in the file means 1.
+	Seed uint64 `json:"seed,omitempty"`
+	// Start are the settings the lesson opens with, over the preset:
+	// outlier_detection fields by Envoy name ("max_ejection_percent":
+	// "10") and scenario knobs ("hosts": "6"), values as typed.
+	Start map[string]string `json:"start,omitempty"`
+	// Controls are the settings the page shows as controls, by the same
+	// names.
+	Controls []string `json:"controls"`
+	Steps    []Step   `json:"steps"`
+	Predict  Predict  `json:"predict"`
+	Quiz     []Quiz   `json:"quiz"`
+
+	// File is the lesson's path in the file system it was loaded from.
+	File string `json:"-"`
+	// Markdown is the body after the front matter, placeholders unresolved.
+	Markdown string `json:"-"`
+}
+
+// Step is one "Try this": an instruction, the settings it leads to, and
+// the check that says it worked.
+type Step struct {
+	ID string `json:"id"`
+	// Text is the instruction (markdown, may hold placeholders).
+	Text string `json:"text"`
+	// Settings are what the learner is meant to end up with, laid over the
+	// lesson's Start (not over the previous step: each step stands alone,
+	// so the page can jump to it).
+	Settings map[string]string `json:"settings,omitempty"`
+	Check    Check             `json:"check"`
+	// FailsAtStart says the check must fail with the Start settings: the
+	// step is about a change the learner makes. False: the step is about
+	// looking (the check holds at Start too, or Start is not meaningful).
+	FailsAtStart *bool `json:"fails_at_start"`
+}
+
+// Fails reports FailsAtStart, which Load has made sure is set.
+func (s *Step) Fails() bool { return s.FailsAtStart != nil && *s.FailsAtStart }
+
+// Predict is a question asked before the lesson's key moment; the page
+// shows Reveal once the learner has answered (and stepped past PauseAt).
+type Predict struct {
+	// BeforeStep is the id of the step the question comes before.
+	BeforeStep string `json:"before_step"`
+	// PauseAt, if set, is where the page pauses playback to ask.
+	PauseAt  Ms       `json:"pause_at,omitempty"`
+	Question string   `json:"question"`
+	Choices  []string `json:"choices"`
+	// Answer is the index of the right choice.
+	Answer int    `json:"answer"`
+	Reveal string `json:"reveal"`
+}
+
+// Quiz is an end-of-lesson question.
+type Quiz struct {
+	Question string   `json:"question"`
+	Choices  []string `json:"choices"`
+	Answer   int      `json:"answer"`
+	Explain  string   `json:"explain"`
+}
+
+// SeedOrDefault is the seed the lesson's runs use.
+func (l *Lesson) SeedOrDefault() uint64 {
+	if l.Seed == 0 {
+		return 1
+	}
+	return l.Seed
+}
+
+// StepByID finds a step.
+func (l *Lesson) StepByID(id string) (*Step, bool) {
+	for i := range l.Steps {
+		if l.Steps[i].ID == id {
+			return &l.Steps[i], true
+		}
+	}
+	return nil, false
+}
+
+// LessonError is a malformed lesson file: which file, and what is wrong.
+type LessonError struct {
+	File    string
+	Problem string
+}
+
+func (e *LessonError) Error() string { return e.File + ": " + e.Problem }
+
+// Load reads every *.md file at the root of fsys as a lesson, validates
+// it, and returns the lessons in course order. Every malformed file is
+// reported (errors.Join of *LessonError), not only the first.
+func Load(fsys fs.FS) ([]Lesson, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no lesson files (*.md)")
+	}
+	sort.Strings(names)
+	var lessons []Lesson
+	var errs []error
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, &LessonError{File: name, Problem: err.Error()})
+			continue
+		}
+		l, err := Parse(name, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		lessons = append(lessons, l)
+	}
+	// Orders must be unique across files; the error names both.
+	byOrder := map[int]string{}
+	for _, l := range lessons {
+		if other, ok := byOrder[l.Order]; ok {
+			errs = append(errs, &LessonError{File: l.File, Problem: fmt.Sprintf("order %d is already used by %s", l.Order, other)})
+			continue
+		}
+		byOrder[l.Order] = l.File
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(lessons, func(a, b Lesson) int { return a.Order - b.Order })
+	return lessons, nil
+}
+
+// Parse reads and validates one lesson file. name is its path in the
+// lesson file system; the lesson's id must be its base name without .md.
+func Parse(name string, data []byte) (Lesson, error) {
+	fail := func(format string, args ...any) (Lesson, error) {
+		return Lesson{}, &LessonError{File: name, Problem: fmt.Sprintf(format, args...)}
+	}
+	front, body, err := splitFrontMatter(data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var l Lesson
+	if err := yaml.UnmarshalStrict(front, &l); err != nil {
+		return fail("front matter: %s", cleanYAMLError(err))
+	}
+	l.File = name
+	l.Markdown = body
+	if p := l.validate(); p != "" {
+		return fail("%s", p)
+	}
+	return l, nil
+}
+
+// splitFrontMatter cuts "---\n<yaml>\n---\n<body>".
+func splitFrontMatter(data []byte) (front []byte, body string, err error) {
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	rest, ok := bytes.CutPrefix(data, []byte("---\n"))
+	if !ok {
+		return nil, "", errors.New("does not start with a front matter block (a line \"---\")")
+	}
+	if f, b, ok := bytes.Cut(rest, []byte("\n---\n")); ok {
+		return f, string(b), nil
+	}
+	if f, ok := bytes.CutSuffix(rest, []byte("\n---")); ok {
+		return f, "", nil
+	}
+	return nil, "", errors.New("the front matter block is not closed (no line \"---\" after it)")
+}
+
+// cleanYAMLError drops the decoder's layers of prefixes, keeping the part
+// that names the key: `json: unknown field "foo"`.
+func cleanYAMLError(err error) string {
+	s := err.Error()
+	for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return strings.TrimPrefix(s, "json: ")
+}
+
+// validate returns the first problem with a parsed lesson, in words that
+// name the key.
+func (l *Lesson) validate() string {
+	id := strings.TrimSuffix(path.Base(l.File), ".md")
+	switch {
+	case l.ID == "":
+		return "missing id"
+	case l.ID != id:
+		return fmt.Sprintf("id %q does not match the file name (want %q)", l.ID, id)
+	case strings.TrimSpace(l.Title) == "":
+		return "missing title"
+	case strings.TrimSpace(l.Summary) == "":
+		return "missing summary"
+	case l.Order < 1:
+		return "missing order (1, 2, ...)"
+	case l.Minutes < 1:
+		return "missing minutes (the time the lesson takes)"
+	case len(l.Goals) == 0:
+		return "missing goals"
+	case l.Preset == "":
+		return "missing preset"
+	case len(l.Controls) == 0:
+		return "missing controls"
+	case len(l.Steps) == 0:
+		return "missing steps"
+	case len(l.Quiz) < 2 || len(l.Quiz) > 3:
+		return fmt.Sprintf("quiz has %d questions; want 2 or 3", len(l.Quiz))
+	case strings.TrimSpace(l.Markdown) == "":
+		return "the lesson has no body after its front matter"
+	}
+	for i, g := range l.Goals {
+		if strings.TrimSpace(g) == "" {
+			return fmt.Sprintf("goals[%d] is empty", i)
+		}
+	}
+	p, ok := scenario.Lookup(l.Preset)
+	if !ok {
+		var names []string
+		for _, p := range scenario.Presets() {
+			names = append(names, p.Name)
+		}
+		return fmt.Sprintf("unknown preset %q (presets: %s)", l.Preset, strings.Join(names, ", "))
+	}
+	if msg := checkSettingNames("start", l.Start); msg != "" {
+		return msg
+	}
+	if _, _, err := build(p, l.Start, nil); err != nil {
+		return "start: " + err.Error()
+	}
+	seen := map[string]bool{}
+	for i, c := range l.Controls {
+		if !isSetting(c) {
+			return fmt.Sprintf("controls[%d]: unknown setting %q (an outlier_detection field or a scenario knob)", i, c)
+		}
+		if seen[c] {
+			return fmt.Sprintf("controls[%d]: %q is listed twice", i, c)
+		}
+		seen[c] = true
+	}
+	if msg := l.validatePlaceholders("body", l.Markdown); msg != "" {
+		return msg
+	}
+	stepIDs := map[string]bool{}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		where := fmt.Sprintf("steps[%d]", i)
+		switch {
+		case s.ID == "":
+			return where + ": missing id"
+		case stepIDs[s.ID]:
+			return fmt.Sprintf("%s: id %q is used twice", where, s.ID)
+		case strings.TrimSpace(s.Text) == "":
+			return fmt.Sprintf("steps[%d] (%s): missing text", i, s.ID)
+		case s.FailsAtStart == nil:
+			return fmt.Sprintf("steps[%d] (%s): missing fails_at_start (true or false)", i, s.ID)
+		}
+		stepIDs[s.ID] = true
+		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)
+		if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
+			return msg
+		}
+		if _, _, err := build(p, l.Start, s.Settings); err != nil {
+			return where + ".settings: " + err.Error()
+		}
+		if err := s.Check.validate(where + ".check"); err != nil {
+			return err.Error()
+		}
+		if msg := l.validatePlaceholders(where+".text", s.Text); msg != "" {
+			return msg
+		}
+	}
+	pr := &l.Predict
+	switch {
+	case pr.Question == "":
+		return "predict: missing question"
+	case pr.Reveal == "":
+		return "predict: missing reveal"
+	case pr.BeforeStep == "":
+		return "predict: missing before_step (the id of the step it comes before)"
+	case !stepIDs[pr.BeforeStep]:
+		return fmt.Sprintf("predict: before_step %q is not a step id", pr.BeforeStep)
+	}
+	if msg := checkChoices("predict", pr.Choices, pr.Answer); msg != "" {
+		return msg
+	}
+	if msg := l.validatePlaceholders("predict.reveal", pr.Reveal); msg != "" {
+		return msg
+	}
+	for i, q := range l.Quiz {
+		where := fmt.Sprintf("quiz[%d]", i)
+		switch {
+		case q.Question == "":
+			return where + ": missing question"
+		case q.Explain == "":
+			return where + ": missing explain"
+		}
+		if msg := checkChoices(where, q.Choices, q.Answer); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+func checkChoices(where string, choices []string, answer int) string {
+	if len(choices) < 2 {
+		return fmt.Sprintf("%s: needs at least 2 choices, has %d", where, len(choices))
+	}
+	for i, c := range choices {
+		if strings.TrimSpace(c) == "" {
+			return fmt.Sprintf("%s: choices[%d] is empty", where, i)
+		}
+	}
+	if answer < 0 || answer >= len(choices) {
+		return fmt.Sprintf("%s: answer %d is not a choice index (0–%d)", where, answer, len(choices)-1)
+	}
+	return ""
+}
+
+func (l *Lesson) validatePlaceholders(where, text string) string {
+	for _, raw := range findPlaceholders(text) {
+		if _, err := ParsePlaceholder(raw); err != nil {
+			return fmt.Sprintf("%s: placeholder {{%s}}: %v", where, raw, err)
+		}
+	}
+	if strings.Count(text, "{{") != strings.Count(text, "}}") {
+		return where + ": unbalanced {{ }}"
+	}
+	return ""
+}
+
+// isSetting reports whether name is an outlier_detection field (by its
+// snake_case Envoy name) or a scenario knob.
+func isSetting(name string) bool { return isField(name) || scenario.IsKnob(name) }
+
+func isField(name string) bool {
+	f, ok := envoyconf.LookupField(name)
+	return ok && f.Name == name
+}
+
+// SettingNames lists every name a lesson may set or show: the
+// outlier_detection fields, then the scenario knobs.
+func SettingNames() []string {
+	out := envoyconf.FieldNames()
+	for _, k := range scenario.Knobs() {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+func checkSettingNames(where string, set map[string]string) string {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		if !isSetting(name) {
+			return fmt.Sprintf("%s: unknown setting %q (an outlier_detection field by its Envoy name, or a scenario knob)", where, name)
+		}
+	}
+	return ""
+}
+
+// build lays the settings over the preset: knobs through
+// scenario.ApplyKnobs, outlier_detection fields through
+// envoyconf.ApplyFields (Envoy's own validation). Later maps win.
+func build(p scenario.Preset, layers ...map[string]string) (scenario.Scenario, engine.Config, error) {
+	merged := Merge(layers...)
+	fields, knobs := map[string]string{}, map[string]string{}
+	for k, v := range merged {
+		if isField(k) {
+			fields[k] = v
+		} else if scenario.IsKnob(k) {
+			knobs[k] = v
+		} else {
+			return scenario.Scenario{}, engine.Config{}, fmt.Errorf("unknown setting %q", k)
+		}
+	}
+	sc, err := scenario.ApplyKnobs(p.Scenario(), knobs)
+	if err != nil {
+		return scenario.Scenario{}, engine.Config{}, err
+	}
+	cfg := sc.Outlier
+	if len(fields) > 0 {
+		if cfg, err = envoyconf.ApplyFields(sc.Outlier, fields); err != nil {
+			return scenario.Scenario{}, engine.Config{}, err
+		}
+	}
+	sc.Outlier = cfg
+	return sc, cfg, nil
+}
+
+// Merge lays maps over each other, later ones winning; nil maps are fine.
+func Merge(layers ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range layers {
+		maps.Copy(out, m)
+	}
+	return out
+}
