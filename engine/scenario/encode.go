@@ -181,9 +181,12 @@ func WriteText(w io.Writer, res Result) error {
 			}
 			fmt.Fprintf(bw, " %s %s%s", h.Name, sr, mark)
 		}
-		if f.SuccessRate.Gate == "ran" {
+		switch f.SuccessRate.Gate {
+		case "ran":
 			fmt.Fprintf(bw, " | SR thr %5.1f%% (mean %5.1f)", f.SuccessRate.Threshold, f.SuccessRate.Mean)
-		} else {
+		case "too_few_hosts":
+			fmt.Fprintf(bw, " | SR off: %d hosts < %d", len(f.Hosts), f.SuccessRate.MinimumHosts)
+		default:
 			fmt.Fprintf(bw, " | SR skipped: %d/%d hosts with volume", f.SuccessRate.HostsWithVolume, f.SuccessRate.MinimumHosts)
 		}
 		var ejected []string
@@ -219,22 +222,25 @@ func WriteText(w io.Writer, res Result) error {
 	return bw.Flush()
 }
 
-// faultyHosts are the hosts any fault touches (at most four), or h0.
+// faultyHosts are the hosts the primary faults touch (else any fault), at
+// most four, or h0.
 func faultyHosts(res Result) []int {
 	n := res.Scenario.Cluster.Hosts
-	var out []int
-	for i := 0; i < n && len(out) < 4; i++ {
-		for _, f := range res.Scenario.Cluster.Faults {
-			if f.AppliesTo(i, n) {
-				out = append(out, i)
-				break
+	for _, primaryOnly := range []bool{true, false} {
+		var out []int
+		for i := 0; i < n && len(out) < 4; i++ {
+			for _, f := range res.Scenario.Cluster.Faults {
+				if (f.Primary || !primaryOnly) && f.AppliesTo(i, n) {
+					out = append(out, i)
+					break
+				}
 			}
 		}
+		if len(out) > 0 {
+			return out
+		}
 	}
-	if len(out) == 0 {
-		out = []int{0}
-	}
-	return out
+	return []int{0}
 }
 
 func secs(ms int64) string {

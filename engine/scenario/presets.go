@@ -33,6 +33,183 @@ var SearchCache = Preset{
 	Outlier: engine.DefaultConfig(),
 }
 
+// DeadHost: a host dies outright (connections refused) at 20 s among ten;
+// consecutive_5xx ejects it after its fifth failed request, and again,
+// for longer, each time it returns.
+var DeadHost = Preset{
+	Name:        "dead-host",
+	Description: "one of ten hosts dies at 20 s; consecutive_5xx ejects it within five requests, for longer each time it returns",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 10, 500, 300*time.Second
+		c.Faults = []sim.Fault{{
+			Label: "host down", Hosts: []int{3}, From: 20 * time.Second,
+			Share: 1, Kind: sim.ConnectFailure, HealthCheckFails: true, Primary: true,
+		}}
+	}),
+	Outlier: engine.DefaultConfig(),
+}
+
+// SharedDependency: every host loses a shared dependency for two minutes
+// and fails one request in three. Nobody is an outlier: the success rates
+// are equal to a tenth of a point, the threshold sits on the mean, nothing
+// is ejected. (Success rate's strict "<" still flags a host that is a
+// hair below the others now and then; the cap refuses it.)
+var SharedDependency = Preset{
+	Name:        "shared-dependency",
+	Description: "every host fails a third of its requests for two minutes; nobody is an outlier, nothing is ejected (correct)",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 6, 600, 240*time.Second
+		c.Faults = []sim.Fault{{
+			Label: "dependency outage", AllHosts: true, From: 30 * time.Second, Until: 150 * time.Second,
+			Share: 1.0 / 3, Pattern: sim.Interleaved, Kind: sim.HTTP503, Primary: true,
+		}}
+	}),
+	Outlier: engine.DefaultConfig(),
+}
+
+// TwoBadHosts: two of five hosts at 80% mask each other (seeds/000): the
+// mean drops to 91.9, the deviation rises to 9.75, the threshold falls to
+// 73.4 and neither is ejected, although the cap would allow both.
+var TwoBadHosts = Preset{
+	Name:        "two-bad-hosts",
+	Description: "two of five hosts fail 20% and mask each other: the success-rate threshold falls below them",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 5, 600, 180*time.Second
+		c.Faults = []sim.Fault{
+			{Label: "bad hosts", Hosts: []int{-2, -1}, From: 30 * time.Second,
+				Share: 0.2, Pattern: sim.Interleaved, Kind: sim.HTTP503, Primary: true},
+			{Label: "background errors", AllHosts: true, Share: 0.001, Pattern: sim.Interleaved, Kind: sim.HTTP500},
+		}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 40 }),
+}
+
+// Burst: a ten-second dependency blip makes every host fail 30% of its
+// requests at random. With a generous cap (80%) consecutive_5xx ejects
+// most of the pool one host after another; the survivors take the load
+// beyond their capacity (1.3× their share) and queue; once fewer than half
+// are healthy the LB panics and sends traffic to the ejected hosts again.
+var Burst = Preset{
+	Name:        "burst",
+	Description: "ten seconds of cluster-wide 5xx with an 80% cap eject most of the pool; survivors saturate; panic",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 10, 1000, 180*time.Second
+		c.CapacityRPS = 130
+		c.Faults = []sim.Fault{{
+			Label: "dependency blip", AllHosts: true, From: 30 * time.Second, Until: 40 * time.Second,
+			Share: 0.3, Pattern: sim.Bernoulli, Kind: sim.HTTP503, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 80 }),
+}
+
+// AppErrors: one endpoint, three requests in ten, returns 500 on every host
+// (seeds/003). At 8 requests/s per host success rate never has volume, and
+// consecutive_5xx ejects healthy hosts in turn; counting gateway failures
+// only (consecutive_5xx 0, enforcing_consecutive_gateway_failure 100)
+// ignores the 500s.
+var AppErrors = Preset{
+	Name:        "app-errors",
+	Description: "a buggy endpoint returns 500 on every host; consecutive_5xx ejects healthy hosts in turn",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 10, 80, 300*time.Second
+		c.Faults = []sim.Fault{{
+			Label: "buggy endpoint", AllHosts: true, From: 30 * time.Second,
+			Share: 0.3, Pattern: sim.Bernoulli, Kind: sim.HTTP500, Primary: true,
+		}}
+	}),
+	Outlier: engine.DefaultConfig(),
+}
+
+// ActiveHCUndo: search-cache with max_ejection_percent 34 and an active
+// health check whose endpoint skips the cache: every ejection is undone at
+// the next passing check (successful_active_health_check_uneject_host).
+var ActiveHCUndo = Preset{
+	Name:        "active-hc-undo",
+	Description: "search-cache with active health checks that skip the cache: every ejection is undone within one check interval",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 6, 600, 300*time.Second
+		c.HealthCheck.Enabled = true
+		c.Faults = []sim.Fault{{
+			Label: "cache lost", Hosts: []int{-1}, From: 30 * time.Second,
+			Share: 1.0 / 3, Pattern: sim.Interleaved, Kind: sim.HTTP503, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 34 }),
+}
+
+// BadDeploy is the interview question (seeds/004): half of ten hosts fail
+// 40% after a deploy, three retries on any 5xx (retry circuit breaker
+// raised, as Istio does), a 50% cap, no health checks. Retries amplify the
+// load, consecutive_5xx ejects up to the cap, the survivors saturate.
+var BadDeploy = Preset{
+	Name:        "bad-deploy",
+	Description: "half the fleet fails 40%, three retries on any 5xx, 50% cap: amplification, ejection, saturation",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 10, 1000, 240*time.Second
+		c.CapacityRPS = 150
+		c.Retry.NumRetries, c.Retry.RetryOn, c.Retry.MaxRetries = 3, sim.RetryOn5xx, 1<<20
+		c.Faults = []sim.Fault{{
+			Label: "bad deploy", HostShare: 0.5, From: 30 * time.Second,
+			Share: 0.4, Pattern: sim.Bernoulli, Kind: sim.HTTP503, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 50 }),
+}
+
+// SlowHost: a host answers 400 ms slower from 30 s but never errors. Envoy
+// has no latency detector, so nothing is ejected; a per-try timeout turns
+// the slowness into local-origin timeouts (504) that consecutive_5xx sees.
+var SlowHost = Preset{
+	Name:        "slow-host",
+	Description: "a host turns 400 ms slow but never errors: no detector sees it until a per-try timeout makes it fail",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 6, 600, 180*time.Second
+		c.Faults = []sim.Fault{{
+			Label: "slow disk", Hosts: []int{2}, From: 30 * time.Second,
+			AddedLatency: 400 * time.Millisecond, Kind: sim.Timeout, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
+}
+
+// SmallFleet: four hosts, one dies; success rate can never run (fewer
+// hosts than success_rate_minimum_hosts), a 25% cap admits exactly one
+// ejection, and the three survivors absorb a quarter more load than they
+// can serve.
+var SmallFleet = Preset{
+	Name:        "small-fleet",
+	Description: "four hosts, one dies: one ejection is a quarter of capacity, and success rate never runs",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 4, 400, 180*time.Second
+		c.CapacityRPS = 120
+		c.Faults = []sim.Fault{{
+			Label: "host down", Hosts: []int{3}, From: 30 * time.Second,
+			Share: 1, Kind: sim.ConnectFailure, HealthCheckFails: true, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 25 }),
+}
+
+// Flapping: a host fails for 20 s out of every 30 s; each time it comes
+// back it fails again, and its ejections grow (30 s, 60 s, 90 s …) because
+// the backoff only decays while it stays healthy.
+var Flapping = Preset{
+	Name:        "flapping",
+	Description: "a host fails on and off; each return ends in a longer ejection",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration = 8, 800, 600*time.Second
+		for k := range 20 {
+			from := time.Duration(30+30*k) * time.Second
+			c.Faults = append(c.Faults, sim.Fault{
+				Label: "flapping", Hosts: []int{1}, From: from, Until: from + 20*time.Second,
+				Share: 1, Kind: sim.HTTP503, Primary: true,
+			})
+		}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
+}
+
 // cluster builds a cluster from the simulator's defaults.
 func cluster(edit func(*sim.Cluster)) sim.Cluster {
 	c := sim.DefaultCluster()
@@ -40,8 +217,18 @@ func cluster(edit func(*sim.Cluster)) sim.Cluster {
 	return c
 }
 
+// withOutlier is Envoy's default outlier_detection with some fields set.
+func withOutlier(edit func(*engine.Config)) engine.Config {
+	c := engine.DefaultConfig()
+	edit(&c)
+	return c
+}
+
 // all lists the presets in lesson order.
-var all = []*Preset{&SearchCache}
+var all = []*Preset{
+	&SearchCache, &DeadHost, &SharedDependency, &TwoBadHosts, &Burst, &AppErrors,
+	&ActiveHCUndo, &BadDeploy, &SlowHost, &SmallFleet, &Flapping,
+}
 
 // Presets returns every preset, in lesson order.
 func Presets() []Preset {
