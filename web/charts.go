@@ -1,0 +1,372 @@
+package web
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+// Chart options are built with go-echarts and sent as JSON to one
+// long-lived ECharts instance per chart, which applies them with setOption
+// (stack-notes §2: re-sending go-echarts' HTML snippet blanks the chart or
+// redeclares its script variable). Every chart shares one category x axis
+// holding every tick of the run, so the timeline never rescales while it
+// plays; series hold the frames up to the cursor only.
+
+// chart ids: the DOM ids of the chart boxes, and the keys of an update.
+const (
+	chartSuccessRate = "chart-sr"
+	chartLanes       = "chart-lanes"
+	chartClients     = "chart-clients"
+	chartShare       = "chart-share"
+	chartCounters    = "chart-counters"
+)
+
+// chartIDs lists the charts in page order.
+var chartIDs = []string{chartSuccessRate, chartLanes, chartClients, chartShare, chartCounters}
+
+// Colours. Hosts get the Okabe–Ito palette (distinguishable with the
+// common colour-vision deficiencies); states get fixed colours and, on
+// the swimlanes, a shape too, so colour is never the only cue.
+var hostColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#332288", "#88CCEE", "#117733", "#AA4499", "#44AA99"}
+
+const (
+	colorEjected   = "#D55E00"
+	colorOverflow  = "#8B0000"
+	colorDetect    = "#6A3D9A"
+	colorMean      = "#444444"
+	colorThreshold = "#C00000"
+	colorPanic     = "rgba(200, 0, 0, 0.10)"
+	colorText      = "#222222"
+	fontSize       = 14
+)
+
+func hostColor(i int) string { return hostColors[i%len(hostColors)] }
+
+// chartOptions builds every chart's option for the frames before cursor.
+func chartOptions(r *Run, cursor int) map[string]json.RawMessage {
+	cursor = min(max(cursor, 0), len(r.Frames))
+	frames := r.Frames[:cursor]
+	return map[string]json.RawMessage{
+		chartSuccessRate: optionJSON(successRateChart(r, frames)),
+		chartLanes:       optionJSON(lanesChart(r, frames)),
+		chartClients:     optionJSON(clientsChart(r, frames)),
+		chartShare:       optionJSON(shareChart(r, frames)),
+		chartCounters:    optionJSON(countersChart(r, frames)),
+	}
+}
+
+// jsonOption is what every go-echarts chart can give: its option object.
+type jsonOption interface {
+	Validate()
+	JSON() map[string]any
+}
+
+// optionJSON marshals an option with HTML escaping on: the JSON travels
+// inside a <script> element, where "</script>" must never appear.
+func optionJSON(c jsonOption) json.RawMessage {
+	c.Validate()
+	b, err := json.Marshal(c.JSON())
+	if err != nil {
+		// Options are plain numbers and strings; failing here is a bug.
+		panic("web: chart option: " + err.Error())
+	}
+	return b
+}
+
+// common are the options every chart shares: a fixed category x axis with
+// every tick, no animation (a frame every 60 ms would catch transitions
+// half-way), large type for a projector, axis tooltips, a one-line legend.
+// unit is appended to the y axis labels ("%", "").
+func common(r *Run, unit string) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		charts.WithAnimation(false),
+		charts.WithInitializationOpts(opts.Initialization{BackgroundColor: "#ffffff"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}),
+		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "34", Bottom: "4", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{
+			Type: "category", Data: r.Times,
+			AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, HideOverlap: opts.Bool(true)},
+		}),
+		charts.WithYAxisOpts(yAxis(unit, nil, nil)),
+		charts.WithAriaOpts(&opts.Aria{Enabled: opts.Bool(true)}),
+	}
+}
+
+// yAxis is a value axis whose labels carry the unit; min and max may be nil
+// (ECharts picks them).
+func yAxis(unit string, lo, hi any) opts.YAxis {
+	return opts.YAxis{
+		Type: "value", Min: lo, Max: hi,
+		AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, Formatter: types.FuncStr("{value}" + unit)},
+		SplitLine: &opts.SplitLine{Show: opts.Bool(true), LineStyle: &opts.LineStyle{Color: "#e5e5e5"}},
+	}
+}
+
+// rawData sets a series' data to plain values (null for a gap) instead of
+// go-echarts' {"value": …} objects: a third of the bytes on every frame.
+func rawData(data []any) charts.SeriesOpts {
+	return func(s *charts.SingleSeries) { s.Data = data }
+}
+
+func lineStyle(color string, width float32, dash string) charts.SeriesOpts {
+	return charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: width, Type: dash})
+}
+
+func seriesColor(color string) charts.SeriesOpts {
+	return charts.WithItemStyleOpts(opts.ItemStyle{Color: color})
+}
+
+func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
+
+// successRateChart: each host's success rate per interval (the detector's
+// own bucket), with the cluster mean and the mean − k·σ threshold the
+// detector compared them with. A host below success_rate_request_volume is
+// left out, as the detector leaves it out: a host that served 3 requests
+// while ejected has a meaningless rate.
+func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
+	c := charts.NewLine()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "%")...)
+	lo := 100.0
+	vol := uint64(r.Config.SuccessRateRequestVolume)
+	for hi, name := range r.Hosts {
+		data := make([]any, len(frames))
+		for i := range frames {
+			if hi < len(frames[i].Hosts) {
+				if h := &frames[i].Hosts[hi]; h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= vol {
+					v := h.SuccessRate
+					data[i] = round2(v)
+					lo = min(lo, v)
+				}
+			}
+		}
+		c.AddSeries(name, nil, rawData(data), seriesColor(hostColor(hi)), lineStyle(hostColor(hi), 2, ""),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
+	}
+	mean := make([]any, len(frames))
+	thr := make([]any, len(frames))
+	for i := range frames {
+		if p := frames[i].External; p.SRGate == engine.GateRan {
+			mean[i] = round2(p.Mean)
+			thr[i] = round2(max(p.Threshold, 0))
+			lo = min(lo, max(p.Threshold, 0))
+		}
+	}
+	c.AddSeries("mean", nil, rawData(mean), seriesColor(colorMean), lineStyle(colorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
+	c.AddSeries("threshold", nil, rawData(thr), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, "dashed"),
+		charts.WithSeriesOpts(noSymbol))
+	// Start the axis at the next 10 below the lowest value: success rates
+	// live near 100, and an axis from 0 would flatten the gap that matters.
+	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)),
+		// Hosts, mean and threshold: a wrapping legend, never a paged one.
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}))
+	return c
+}
+
+// lanesChart: one swimlane per host. A filled cell is an interval that
+// ended with the host ejected; triangles are detections the cap refused
+// (overflow), diamonds detections not enforced. Panic intervals are shaded.
+func lanesChart(r *Run, frames []scenario.Frame) *charts.HeatMap {
+	c := charts.NewHeatMap()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "")...)
+	c.SetGlobalOptions(
+		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "30", Bottom: "4", ContainLabel: opts.Bool(true)}),
+		charts.WithYAxisOpts(opts.YAxis{
+			Type: "category", Data: r.Hosts, Inverse: opts.Bool(true),
+			AxisLabel: &opts.AxisLabel{FontSize: fontSize, Color: colorText},
+			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
+		}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+		// ECharts colours heatmap cells through a visualMap; one piece: 1 = ejected.
+		charts.WithVisualMapOpts(opts.VisualMap{
+			Type: "piecewise", Show: opts.Bool(false), Calculable: opts.Bool(false),
+			Pieces: []opts.Piece{{Min: 0.5, Max: 1.5, Color: colorEjected}},
+		}),
+	)
+	var ejected, overflow, detect []any
+	var panicSpans []any
+	marked := map[[3]int]bool{}
+	for i := range frames {
+		f := &frames[i]
+		for hi := range f.Hosts {
+			if f.Hosts[hi].Ejected {
+				ejected = append(ejected, []int{i, hi, 1})
+			}
+		}
+		for _, e := range f.Events {
+			hi := r.hostIndex[e.Host]
+			kind := -1
+			switch e.Kind {
+			case engine.EventOverflow:
+				kind = 0
+			case engine.EventDetect:
+				kind = 1
+			}
+			if kind < 0 || marked[[3]int{i, hi, kind}] {
+				continue
+			}
+			marked[[3]int{i, hi, kind}] = true
+			if kind == 0 {
+				overflow = append(overflow, []int{i, hi})
+			} else {
+				detect = append(detect, []int{i, hi})
+			}
+		}
+	}
+	panicSpans = panicAreas(r, frames)
+	c.AddSeries("ejected", nil, rawData(ejected), seriesColor(colorEjected),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
+				ItemStyle: &opts.ItemStyle{Color: colorPanic},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorThreshold, FontSize: fontSize - 2},
+			}}
+		}))
+	sc := charts.NewScatter()
+	sc.AddSeries("overflow (refused by the cap)", nil, rawData(overflow), seriesColor(colorOverflow),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
+	sc.AddSeries("detected, not enforced", nil, rawData(detect), seriesColor(colorDetect),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
+	c.Overlap(sc)
+	return c
+}
+
+// panicAreas are mark areas over the intervals in which the cluster was in
+// panic (the balancer ignored health because too few hosts were healthy).
+func panicAreas(r *Run, frames []scenario.Frame) []any {
+	var out []any
+	for i := 0; i < len(frames); i++ {
+		if !frames[i].Panic {
+			continue
+		}
+		j := i
+		for j+1 < len(frames) && frames[j+1].Panic {
+			j++
+		}
+		out = append(out, []map[string]any{{"name": "panic", "xAxis": r.Times[i]}, {"xAxis": r.Times[j]}})
+		i = j
+	}
+	return out
+}
+
+// clientsChart: what the cluster's clients saw: the share of requests that
+// failed after retries, and the retries sent; panic intervals shaded.
+func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
+	c := charts.NewLine()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "%")...)
+	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, nil)))
+	retryAxis := yAxis("", 0, nil)
+	retryAxis.Position, retryAxis.SplitLine, retryAxis.MinInterval = "right", &opts.SplitLine{Show: opts.Bool(false)}, 1
+	c.ExtendYAxis(retryAxis)
+	fail := make([]any, len(frames))
+	retries := make([]any, len(frames))
+	for i := range frames {
+		fail[i] = round2(frames[i].Clients.FailurePct())
+		retries[i] = frames[i].Clients.RetriesSent
+	}
+	c.AddSeries("client requests failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
+		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorThreshold, Opacity: opts.Float(0.12)}),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+			s.SymbolSize = 5
+			s.MarkAreas = &opts.MarkAreas{Data: panicAreas(r, frames), MarkAreaStyle: opts.MarkAreaStyle{
+				ItemStyle: &opts.ItemStyle{Color: colorPanic},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorThreshold, FontSize: fontSize - 2},
+			}}
+		}))
+	b := charts.NewBar()
+	b.AddSeries("retries sent", nil, rawData(retries), seriesColor("#9DB9D3"),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
+	c.Overlap(b)
+	return c
+}
+
+// shareChart: each host's share of the attempts, stacked to 100%: an
+// ejected host's share drops to zero and the others pick it up.
+func shareChart(r *Run, frames []scenario.Frame) *charts.Line {
+	c := charts.NewLine()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "%")...)
+	// No legend: the hosts keep the colours of the success-rate chart.
+	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, 100)),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "12", Bottom: "4", ContainLabel: opts.Bool(true)}))
+	for hi, name := range r.Hosts {
+		data := make([]any, len(frames))
+		for i := range frames {
+			if hi < len(frames[i].Hosts) {
+				data[i] = round2(100 * frames[i].Hosts[hi].TrafficShare)
+			}
+		}
+		c.AddSeries(name, nil, rawData(data), seriesColor(hostColor(hi)), lineStyle(hostColor(hi), 1, ""),
+			charts.WithAreaStyleOpts(opts.AreaStyle{Color: hostColor(hi), Opacity: opts.Float(0.55)}),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Stack = "share"; s.ShowSymbol = opts.Bool(false) }))
+	}
+	return c
+}
+
+// countersChart: the detector's own counters, cumulative as Envoy keeps
+// them, and the ejections_active gauge.
+func countersChart(r *Run, frames []scenario.Frame) *charts.Line {
+	c := charts.NewLine()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "")...)
+	counts := yAxis("", 0, nil)
+	counts.MinInterval = 1
+	c.SetGlobalOptions(charts.WithYAxisOpts(counts),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
+		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "48", Bottom: "4", ContainLabel: opts.Bool(true)}))
+	series := []struct {
+		name, color, dash string
+		value             func(*engine.Stats) uint64
+	}{
+		{"detected", colorDetect, "", detectedTotal},
+		{"enforced", colorEjected, "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsEnforcedTotal] }},
+		{"overflow", colorOverflow, "dashed", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsOverflow] }},
+		{"active", "#0072B2", "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsActive] }},
+	}
+	for _, s := range series {
+		data := make([]any, len(frames))
+		for i := range frames {
+			data[i] = s.value(&frames[i].Stats)
+		}
+		c.AddSeries(s.name, nil, rawData(data), seriesColor(s.color), lineStyle(s.color, 3, s.dash),
+			charts.WithSeriesOpts(func(ss *charts.SingleSeries) { ss.Step = "end"; ss.SymbolSize = 5 }))
+	}
+	return c
+}
+
+// detectedTotal sums the ejections_detected_* counters of every detector
+// (degradation aside: it is not an ejection).
+func detectedTotal(s *engine.Stats) uint64 {
+	var n uint64
+	for _, st := range []engine.Stat{
+		engine.StatEjectionsDetectedConsecutive5xx,
+		engine.StatEjectionsDetectedConsecutiveGatewayFailure,
+		engine.StatEjectionsDetectedConsecutiveLocalOriginFailure,
+		engine.StatEjectionsDetectedSuccessRate,
+		engine.StatEjectionsDetectedLocalOriginSuccessRate,
+		engine.StatEjectionsDetectedFailurePercentage,
+		engine.StatEjectionsDetectedLocalOriginFailurePercentage,
+	} {
+		n += s[st]
+	}
+	return n
+}
+
+// chartHeights are the chart boxes whose height follows the run: the
+// swimlanes get a row per host.
+func chartHeights(r *Run) map[string]int {
+	return map[string]int{chartLanes: min(max(56+22*len(r.Hosts), 150), 640)}
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,278 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"outlierlab/engine/scenario"
+)
+
+// Commands are short POSTs that change a tab's session and return at once
+// (204); the tab's stream notices the change and redraws. A bad value is a
+// 4xx whose body names the field and the allowed range, and it is also
+// shown in the page (the stream renders the session's notice), since
+// Datastar drops the body of an error answer.
+
+// command handles POST /lab/cmd/{verb}.
+func (s *Server) command(w http.ResponseWriter, r *http.Request) {
+	verb := chi.URLParam(r, "verb")
+	apply, ok := verbs[verb]
+	if !ok {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", ")))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", s.maxBody))
+			return
+		}
+		httpError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	var sig tabSignals
+	if err := json.Unmarshal(body, &sig); err != nil {
+		httpError(w, http.StatusBadRequest, "body: not a JSON object of signals: "+err.Error())
+		return
+	}
+	if err := checkTab(sig.Tab); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sess, status, err := s.session(&sig)
+	if err != nil {
+		httpError(w, status, errorText(err))
+		return
+	}
+	if status, err := apply(s, sess, &sig); err != nil {
+		sess.mu.Lock()
+		sess.notice = errorText(err)
+		sess.touch()
+		sess.mu.Unlock()
+		httpError(w, status, errorText(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// session finds the tab's session, or rebuilds it from the signals the
+// request carries (a new tab, or one whose session expired or lived on a
+// server that restarted).
+func (s *Server) session(sig *tabSignals) (*Session, int, error) {
+	if sess := s.sessions.get(sig.Tab); sess != nil {
+		return sess, 0, nil
+	}
+	in := Inputs{Preset: sig.Preset}
+	if in.Preset == "" {
+		in.Preset = defaultPreset
+	}
+	vals, err := parseControlValues(sig.Cfg)
+	if err != nil {
+		return nil, http.StatusUnprocessableEntity, err
+	}
+	in = in.with(vals)
+	run, err := s.runs.get(in)
+	if err != nil {
+		return nil, runErrorStatus(err), err
+	}
+	now := s.now()
+	sess := newSession(sig.Tab, in, run, now)
+	sess.seq = sig.Seq
+	if sig.Cursor != nil {
+		sess.setCursor(int(*sig.Cursor), now)
+	}
+	if sp, ok := lookupSpeed(sig.Speed); ok {
+		sess.speed = sp
+	}
+	return s.sessions.put(sess, now), 0, nil
+}
+
+func runErrorStatus(err error) int {
+	if errors.Is(err, errUnknownPreset) {
+		return http.StatusNotFound
+	}
+	return http.StatusUnprocessableEntity
+}
+
+// verb applies one command to a session. It returns a 4xx status with the
+// error when the command's input is bad; the session is then unchanged.
+type verb func(s *Server, sess *Session, sig *tabSignals) (int, error)
+
+var verbs = map[string]verb{
+	"set":    cmdSet,
+	"play":   cmdPlay,
+	"pause":  cmdPause,
+	"step":   cmdStep,
+	"back":   cmdBack,
+	"scrub":  cmdScrub,
+	"speed":  cmdSpeed,
+	"reset":  cmdReset,
+	"preset": cmdPreset,
+}
+
+func verbNames() []string {
+	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset"}
+}
+
+// cmdSet changes settings: the run is redone from t = 0 with the new
+// inputs and the stream redraws up to the same cursor.
+func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	vals, err := parseControlValues(sig.Cfg)
+	if err != nil {
+		return http.StatusUnprocessableEntity, err
+	}
+	sess.mu.Lock()
+	if sig.Seq != 0 && sig.Seq < sess.seq {
+		sess.mu.Unlock()
+		return 0, nil // an older slider position that arrived late
+	}
+	sess.seq = sig.Seq
+	in := sess.in.with(vals)
+	sess.mu.Unlock()
+
+	// Run outside the lock: the stream keeps serving the old run meanwhile.
+	run, err := s.runs.get(in)
+	if err != nil {
+		return runErrorStatus(err), err
+	}
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sig.Seq != 0 && sig.Seq < sess.seq {
+		return 0, nil
+	}
+	c := sess.cursorAt(now)
+	sess.in, sess.run, sess.notice = in, run, ""
+	sess.setCursor(c, now)
+	sess.touch()
+	return 0, nil
+}
+
+func cmdPlay(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	c := sess.cursorAt(now)
+	if c >= len(sess.run.Frames) {
+		c = 0 // play at the end starts over
+	}
+	sess.setCursor(c, now)
+	sess.playing = true
+	sess.touch()
+	return 0, nil
+}
+
+func cmdPause(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	return moveCursor(s, sess, 0)
+}
+
+func cmdStep(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	return moveCursor(s, sess, 1)
+}
+
+func cmdBack(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	return moveCursor(s, sess, -1)
+}
+
+// moveCursor pauses and moves the cursor by delta frames.
+func moveCursor(s *Server, sess *Session, delta int) (int, error) {
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.setCursor(sess.cursorAt(now)+delta, now)
+	sess.playing = false
+	sess.touch()
+	return 0, nil
+}
+
+// cmdScrub pauses at the "cursor" signal: the number of frames shown.
+func cmdScrub(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	n := len(sess.run.Frames)
+	if sig.Cursor == nil {
+		return http.StatusUnprocessableEntity, &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
+	}
+	c := *sig.Cursor
+	if c < 0 || c > float64(n) || c != float64(int(c)) {
+		return http.StatusUnprocessableEntity, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", fmtNum(c), n)}
+	}
+	sess.setCursor(int(c), now)
+	sess.playing = false
+	sess.touch()
+	return 0, nil
+}
+
+// cmdSpeed changes the playback speed from the current frame on.
+func cmdSpeed(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	sp, ok := lookupSpeed(sig.Speed)
+	if !ok {
+		return http.StatusUnprocessableEntity, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
+	}
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	c := sess.cursorAt(now)
+	sess.speed = sp
+	sess.setCursor(c, now)
+	sess.touch()
+	return 0, nil
+}
+
+// cmdReset goes back to the preset's own settings, paused at t = 0.
+func cmdReset(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	sess.mu.Lock()
+	preset := sess.in.Preset
+	sess.mu.Unlock()
+	return loadPreset(s, sess, preset)
+}
+
+// cmdPreset switches the tab to another preset, with its own settings.
+func cmdPreset(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	if _, ok := scenario.Lookup(sig.Preset); !ok {
+		return http.StatusNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))}
+	}
+	return loadPreset(s, sess, sig.Preset)
+}
+
+func loadPreset(s *Server, sess *Session, preset string) (int, error) {
+	in := Inputs{Preset: preset}
+	run, err := s.runs.get(in)
+	if err != nil {
+		return runErrorStatus(err), err
+	}
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.in, sess.run, sess.notice = in, run, ""
+	sess.setCursor(0, now)
+	sess.playing = false
+	sess.inputsGen++
+	sess.touch()
+	return 0, nil
+}
+
+func presetNames() []string {
+	var names []string
+	for _, p := range scenario.Presets() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// httpError answers a bad request with plain text: the field and what is
+// allowed, one line per problem.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}

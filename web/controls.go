@@ -1,0 +1,262 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+// controlKind is how a control's number maps to what Envoy reads.
+type controlKind uint8
+
+const (
+	// kindCount is a whole number written as is (consecutive_5xx: 5).
+	kindCount controlKind = iota
+	// kindPercent is a whole percentage 0–100 (max_ejection_percent: 34).
+	kindPercent
+	// kindSeconds is a duration the slider holds in whole seconds and Envoy
+	// reads as "30s".
+	kindSeconds
+	// kindFactor is success_rate_stdev_factor: Envoy stores k × 1000, the
+	// slider holds the same integer and the label shows k.
+	kindFactor
+	// kindToggle is a bool.
+	kindToggle
+	// kindShare is a fraction 0–1 shown as a percentage (fault_rate).
+	kindShare
+)
+
+// controlTarget says where a control's value goes.
+type controlTarget uint8
+
+const (
+	// targetOutlier: a field of the cluster's outlier_detection block,
+	// applied with envoyconf.ApplyFields (Envoy's own validation).
+	targetOutlier controlTarget = iota
+	// targetScenario: a scenario knob (hosts, rate, the fault's share) or a
+	// cluster or route setting the simulator reads (healthy_panic_threshold,
+	// num_retries), applied with scenario.ApplyKnobs.
+	targetScenario
+)
+
+// control is one input of the lab. Name is the Envoy field name; it is the
+// input's name attribute, its signal key and the field an error names.
+// Min/Max are the lab's range: inside what Envoy accepts, and narrow enough
+// that a run stays a few milliseconds (an interval of 1 ms over a 10-minute
+// run would be 600 000 frames).
+type control struct {
+	Name   string
+	Label  string
+	Group  string
+	Unit   string
+	Kind   controlKind
+	Target controlTarget
+	Min    float64
+	Max    float64
+	Step   float64
+	Help   string
+	// outlier reads the control's value from a detector config
+	// (targetOutlier).
+	outlier func(engine.Config) float64
+	// Knob is the scenario knob a targetScenario control sets; its name is
+	// the knob's unless the knob stands for an Envoy field.
+	Knob string
+}
+
+// Control groups, in page order.
+const (
+	groupSuccessRate = "Success rate"
+	groupEjection    = "Ejection"
+	groupConsecutive = "Consecutive errors"
+	groupEnforcing   = "Enforcement (% of detections that eject)"
+	groupFailurePct  = "Failure percentage"
+	groupToggles     = "Switches"
+	groupCluster     = "Cluster and clients"
+	groupScenario    = "Scenario"
+)
+
+func ms(d int64) float64 { return float64(d) / 1000 }
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// controls lists every input of the lab, in page order.
+var controls = []control{
+	{Name: "success_rate_stdev_factor", Label: "Stdev factor", Group: groupSuccessRate, Kind: kindFactor, Min: 100, Max: 5000, Step: 100,
+		Help:    "k in the threshold mean − k·σ (Envoy stores k × 1000)",
+		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateStdevFactor) }},
+	{Name: "success_rate_request_volume", Label: "Request volume", Group: groupSuccessRate, Unit: "req", Kind: kindCount, Min: 0, Max: 2000, Step: 10,
+		Help:    "requests a host needs in one interval to be counted",
+		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateRequestVolume) }},
+	{Name: "success_rate_minimum_hosts", Label: "Minimum hosts", Group: groupSuccessRate, Unit: "hosts", Kind: kindCount, Min: 0, Max: 50, Step: 1,
+		Help:    "hosts with enough volume before success rate runs at all",
+		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateMinimumHosts) }},
+
+	{Name: "max_ejection_percent", Label: "Ejection cap", Group: groupEjection, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		Help:    "most hosts that may be ejected at once, as % of all hosts",
+		outlier: func(c engine.Config) float64 { return float64(c.MaxEjectionPercent) }},
+	{Name: "base_ejection_time", Label: "Base ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 600, Step: 1,
+		Help:    "an ejection lasts base × the host's ejection count",
+		outlier: func(c engine.Config) float64 { return ms(c.BaseEjectionTimeMs) }},
+	{Name: "max_ejection_time", Label: "Max ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 1800, Step: 1,
+		Help:    "longest single ejection (≥ base ejection time)",
+		outlier: func(c engine.Config) float64 { return ms(c.MaxEjectionTimeMs) }},
+	{Name: "interval", Label: "Interval", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 60, Step: 1,
+		Help:    "time between sweeps: success rate runs and hosts return only then",
+		outlier: func(c engine.Config) float64 { return ms(c.IntervalMs) }},
+
+	{Name: "consecutive_5xx", Label: "Consecutive 5xx", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
+		Help:    "5xx in a row that detect a host (0: off)",
+		outlier: func(c engine.Config) float64 { return float64(c.Consecutive5xx) }},
+	{Name: "consecutive_gateway_failure", Label: "Consecutive gateway failures", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
+		Help:    "502/503/504 in a row that detect a host (0: off)",
+		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveGatewayFailure) }},
+
+	{Name: "failure_percentage_threshold", Label: "Failure threshold", Group: groupFailurePct, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		Help:    "a host failing at least this share is detected (if enforced)",
+		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageThreshold) }},
+
+	{Name: "enforcing_success_rate", Label: "Success rate", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingSuccessRate) }},
+	{Name: "enforcing_consecutive_5xx", Label: "Consecutive 5xx", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutive5xx) }},
+	{Name: "enforcing_consecutive_gateway_failure", Label: "Gateway failures", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutiveGatewayFailure) }},
+	{Name: "enforcing_failure_percentage", Label: "Failure percentage", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingFailurePercentage) }},
+	{Name: "enforcing_consecutive_local_origin_failure", Label: "Local-origin consecutive", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutiveLocalOriginFailure) }},
+	{Name: "enforcing_local_origin_success_rate", Label: "Local-origin success rate", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingLocalOriginSuccessRate) }},
+	{Name: "enforcing_failure_percentage_local_origin", Label: "Local-origin failure %", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
+		outlier: func(c engine.Config) float64 { return float64(c.EnforcingFailurePercentageLocalOrigin) }},
+
+	{Name: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
+		Help:    "the cap may not refuse the first ejection",
+		outlier: func(c engine.Config) float64 { return b2f(c.AlwaysEjectOneHost) }},
+	{Name: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
+		Help:    "count connect failures and timeouts apart from upstream 5xx",
+		outlier: func(c engine.Config) float64 { return b2f(c.SplitExternalLocalOriginErrors) }},
+	{Name: "successful_active_health_check_uneject_host", Label: "Health check unejects", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
+		Help:    "a passing active health check returns an ejected host at once",
+		outlier: func(c engine.Config) float64 { return b2f(c.SuccessfulActiveHealthCheckUnejectHost) }},
+
+	{Name: "healthy_panic_threshold", Knob: "panic_threshold", Label: "Panic threshold", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
+		Help: "common_lb_config: below this share of healthy hosts the balancer ignores health (0: never)"},
+	{Name: "num_retries", Knob: "retries", Label: "Retries", Group: groupCluster, Unit: "per request", Kind: kindCount, Target: targetScenario, Min: 0, Max: 5, Step: 1,
+		Help: "retry_policy.num_retries of the route"},
+	{Name: "retry_budget_percent", Knob: "retry_budget_percent", Label: "Retry budget", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
+		Help: "retry_budget.budget_percent: retries as a share of active requests (0: no budget, the max_retries breaker applies)"},
+	{Name: "active_hc", Knob: "active_hc", Label: "Active health checks", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
+		Help: "an active HTTP health checker on the cluster"},
+
+	// The scenario's own knobs. The lab's ranges keep a run to a few
+	// milliseconds; the CLI accepts the knobs' full ranges.
+	{Name: "hosts", Knob: "hosts", Label: "Hosts", Group: groupScenario, Unit: "hosts", Kind: kindCount, Target: targetScenario, Min: 1, Max: 50, Step: 1,
+		Help: "upstream hosts in the cluster"},
+	{Name: "rps", Knob: "rps", Label: "Request rate", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 10, Max: 3000, Step: 10,
+		Help: "mean downstream requests per second"},
+	{Name: "fault_rate", Knob: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Kind: kindShare, Target: targetScenario, Min: 0, Max: 1, Step: 0.01,
+		Help: "share of the faulty host's requests that fail"},
+}
+
+var controlByName = func() map[string]*control {
+	m := make(map[string]*control, len(controls))
+	for i := range controls {
+		m[controls[i].Name] = &controls[i]
+	}
+	return m
+}()
+
+// envoyValue is the value as a user types it in Envoy YAML, the form
+// envoyconf.ApplyFields reads: "34", "30s", "true".
+func (c *control) envoyValue(v float64) string {
+	switch c.Kind {
+	case kindSeconds:
+		return strconv.FormatFloat(v, 'f', -1, 64) + "s"
+	case kindToggle:
+		return strconv.FormatBool(v != 0)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// scenarioValue reads a targetScenario control's value from a scenario; ok
+// is false when the scenario has no such setting (a fault knob on a preset
+// without a single faulty host).
+func (c *control) scenarioValue(sc scenario.Scenario) (float64, bool) {
+	s := scenario.KnobValue(sc, c.Knob)
+	switch s {
+	case "":
+		return 0, false
+	case "true":
+		return 1, true
+	case "false":
+		return 0, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// check reports a value outside the control's range or off its step.
+func (c *control) check(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
+		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", fmtNum(v), c.allowed())}
+	}
+	if c.Step >= 1 && v != math.Trunc(v) {
+		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", fmtNum(v), c.allowed())}
+	}
+	return nil
+}
+
+// allowed is the range in words, with the unit: "0–100 %", "1–60 s".
+func (c *control) allowed() string {
+	if c.Kind == kindToggle {
+		return "true or false"
+	}
+	s := fmtNum(c.Min) + "–" + fmtNum(c.Max)
+	if c.Kind == kindShare {
+		s += " (a fraction)"
+	} else if c.Unit != "" {
+		s += " " + c.Unit
+	}
+	return s
+}
+
+// display is the value as the page shows it next to the slider.
+func (c *control) display(v float64) string {
+	switch c.Kind {
+	case kindFactor:
+		return "k = " + strconv.FormatFloat(v/1000, 'f', -1, 64)
+	case kindToggle:
+		if v != 0 {
+			return "on"
+		}
+		return "off"
+	case kindSeconds:
+		return fmtDuration(time.Duration(v * float64(time.Second)))
+	case kindShare:
+		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+	}
+	if c.Unit == "" {
+		return fmtNum(v)
+	}
+	if c.Unit == "%" {
+		return fmtNum(v) + "%"
+	}
+	return fmtNum(v) + " " + c.Unit
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// fmtDuration writes a whole or fractional number of seconds the way the
+// log and the labels do: "30 s", "1.5 s".
+func fmtDuration(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}

@@ -1,0 +1,232 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+	"outlierlab/web/view"
+)
+
+// The decision log says, for every interval, what the detector decided and
+// why, with the numbers it compared and the setting that decided: the one
+// thing no chart can say. Sentences are built from the engine's events and
+// rate passes, never from text the engine wrote, so the wording lives here.
+
+// sentence collects the spans of one log entry.
+type sentence struct{ parts []view.Span }
+
+func (s *sentence) text(format string, args ...any) *sentence {
+	s.parts = append(s.parts, view.Span{Text: fmt.Sprintf(format, args...)})
+	return s
+}
+
+// field names an Envoy setting; the page renders it as code.
+func (s *sentence) field(name string) *sentence {
+	s.parts = append(s.parts, view.Span{Text: name, Field: true})
+	return s
+}
+
+func entry(atMs int64, tone, badge string, s *sentence) view.LogEntry {
+	return view.LogEntry{Time: fmtMs(atMs), Tone: tone, Badge: badge, Parts: s.parts}
+}
+
+// decisionsOf is every decision of one interval, oldest first: the events
+// in the order the detector made them, then what the tick's rate passes
+// decided without an event (skipped for volume, ran and found nobody).
+func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
+	var out []view.LogEntry
+	for i := range f.Events {
+		out = append(out, eventEntry(&f.Events[i], f, cfg))
+	}
+	out = append(out, passEntries(f, &f.External, cfg)...)
+	if cfg.SplitExternalLocalOriginErrors {
+		out = append(out, passEntries(f, &f.Local, cfg)...)
+	}
+	return out
+}
+
+// eventEntry is one engine.Event as a sentence.
+func eventEntry(e *engine.Event, f *scenario.Frame, cfg engine.Config) view.LogEntry {
+	s := &sentence{}
+	switch e.Kind {
+	case engine.EventUneject:
+		s.text("%s returns to service after %s out: ", e.Host, fmtMs(e.EjectedMs))
+		if e.Cause == engine.UnejectActiveHealthCheck {
+			s.text("an active health check passed (").field("successful_active_health_check_uneject_host").text(").")
+		} else {
+			s.text("its ejection time had elapsed at this sweep.")
+		}
+		return entry(e.AtMs, "return", "RETURNS", s)
+	case engine.EventDegrade:
+		s.text("%s is marked degraded (", e.Host).field("detect_degraded_hosts").text(").")
+		return entry(e.AtMs, "detect", "DEGRADED", s)
+	case engine.EventUndegrade:
+		s.text("%s is no longer degraded.", e.Host)
+		return entry(e.AtMs, "return", "RETURNS", s)
+	}
+
+	detection(s, e, f, cfg)
+	s.text(": detected; ")
+	capArithmetic(s, e.Cap)
+	switch e.Kind {
+	case engine.EventOverflow:
+		s.text(": refused (overflow).")
+		return entry(e.AtMs, "overflow", "OVERFLOW", s)
+	case engine.EventDetect:
+		s.text(": admitted; ").field(e.Detector.EnforcingField()).text(" %d%%: ", e.Enforcing)
+		if e.Enforcing == 0 {
+			s.text("not enforced, so not ejected (detect only).")
+		} else {
+			s.text("the draw said no, so not ejected (detect only).")
+		}
+		return entry(e.AtMs, "detect", "DETECT ONLY", s)
+	}
+	s.text(": ejected for %s", fmtMs(e.DurationMs))
+	ejectionTime(s, e, cfg)
+	s.text(".")
+	return entry(e.AtMs, "eject", "EJECTED", s)
+}
+
+// detection is the first half of a detection sentence: what crossed which
+// line, with the numbers and the field that draws the line.
+func detection(s *sentence, e *engine.Event, f *scenario.Frame, cfg engine.Config) {
+	switch e.Detector {
+	case engine.SuccessRate, engine.SuccessRateLocalOrigin:
+		what, pass := "success rate", &f.External
+		if e.Detector == engine.SuccessRateLocalOrigin {
+			what, pass = "local-origin success rate", &f.Local
+		}
+		s.text("%s %s %s%% is below the threshold %s%% (mean %s − %s × %s, ",
+			e.Host, what, pct1(e.HostSuccessRate), pct1(e.Threshold),
+			pct1(e.Mean), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), pct1(pass.StdDev))
+		s.field("success_rate_stdev_factor").text(")")
+	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
+		what := "failure percentage"
+		if e.Detector == engine.FailurePercentageLocalOrigin {
+			what = "local-origin failure percentage"
+		}
+		s.text("%s %s %s%% is at or above %d%% (", e.Host, what, pct1(100-e.HostSuccessRate), cfg.FailurePercentageThreshold)
+		s.field("failure_percentage_threshold").text(")")
+	case engine.Consecutive5xx:
+		s.text("%s returned %d errors in a row (", e.Host, cfg.Consecutive5xx).field("consecutive_5xx").text(")")
+	case engine.ConsecutiveGatewayFailure:
+		s.text("%s returned %d gateway failures (502/503/504) in a row (", e.Host, cfg.ConsecutiveGatewayFailure).field("consecutive_gateway_failure").text(")")
+	case engine.ConsecutiveLocalOriginFailure:
+		s.text("%s had %d local-origin failures in a row (", e.Host, cfg.ConsecutiveLocalOriginFailure).field("consecutive_local_origin_failure").text(")")
+	default:
+		s.text("%s: %s", e.Host, e.Detector)
+	}
+}
+
+// capArithmetic writes max_ejection_percent's check the way Envoy makes it:
+// the share of hosts ejected if this one were, against the cap.
+func capArithmetic(s *sentence, c engine.CapCheck) {
+	op := "≤"
+	if c.Percent > float64(c.MaxPercent) {
+		op = ">"
+	}
+	s.text("cap (%d+1)/%d = %s%% %s %d%% (", c.Active, c.Hosts, pct1(c.Percent), op, c.MaxPercent)
+	s.field("max_ejection_percent").text(")")
+	if c.ByAlwaysEjectOne {
+		s.text(", but no host is ejected yet (").field("always_eject_one_host").text(")")
+	}
+}
+
+// ejectionTime explains an ejection's length: base × the host's backoff,
+// capped by max_ejection_time, plus jitter.
+func ejectionTime(s *sentence, e *engine.Event, cfg engine.Config) {
+	raw := cfg.BaseEjectionTimeMs * int64(e.Backoff)
+	s.text(" (")
+	if raw > cfg.MaxEjectionTimeMs {
+		s.field("max_ejection_time").text(" %s; ", fmtMs(cfg.MaxEjectionTimeMs))
+		s.field("base_ejection_time").text(" %s × %d = %s", fmtMs(cfg.BaseEjectionTimeMs), e.Backoff, fmtMs(raw))
+	} else {
+		s.field("base_ejection_time").text(" %s × %d", fmtMs(cfg.BaseEjectionTimeMs), e.Backoff)
+	}
+	if e.JitterMs > 0 {
+		s.text(" + %s jitter", fmtMs(e.JitterMs))
+	}
+	s.text(")")
+}
+
+// passEntries are the sentences for a rate pass that decided without an
+// event: skipped (too few hosts, too little volume) or ran and found no
+// outlier. Passes that found outliers are told by their events.
+func passEntries(f *scenario.Frame, p *engine.RatePass, cfg engine.Config) []view.LogEntry {
+	var out []view.LogEntry
+	what := "success rate"
+	if p.Origin == engine.Local {
+		what = "local-origin success rate"
+	}
+	switch p.SRGate {
+	case engine.GateTooFewHosts:
+		s := (&sentence{}).text("%s skipped: the cluster has %d hosts, fewer than ", what, p.Hosts).
+			field("success_rate_minimum_hosts").text(" %d.", p.SRMinimumHosts)
+		out = append(out, entry(f.TMs, "skip", "SKIPPED", s))
+	case engine.GateTooFewHostsWithVolume:
+		s := (&sentence{}).text("%s skipped: %d %s ≥ %d requests (", what, p.SRHostsVolume, plural(p.SRHostsVolume, "host has", "hosts have"), p.SRRequestVolume).
+			field("success_rate_request_volume").text("), %d needed (", p.SRMinimumHosts).
+			field("success_rate_minimum_hosts").text(").")
+		out = append(out, entry(f.TMs, "skip", "SKIPPED", s))
+	case engine.GateRan:
+		if p.SROutliers == 0 {
+			s := (&sentence{}).text("%s: no host of %d below %s%% (mean %s − %s × %s).",
+				what, p.SRHostsVolume, pct1(p.Threshold), pct1(p.Mean), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), pct1(p.StdDev))
+			out = append(out, entry(f.TMs, "info", "NO OUTLIER", s))
+		}
+	}
+	if p.Origin == engine.External && p.SRGate != engine.GateTooFewHosts {
+		out = append(out, lowVolumeEntries(f, p)...)
+	}
+	// Failure percentage only matters to a reader when it can eject.
+	enforcing := cfg.EnforcingFailurePercentage
+	if p.Origin == engine.Local {
+		enforcing = cfg.EnforcingFailurePercentageLocalOrigin
+	}
+	if enforcing > 0 && p.FPGate == engine.GateTooFewHostsWithVolume {
+		s := (&sentence{}).text("failure percentage skipped: %d %s ≥ %d requests (", p.FPHostsVolume, plural(p.FPHostsVolume, "host has", "hosts have"), p.FPRequestVolume).
+			field("failure_percentage_request_volume").text("), %d needed (", p.FPMinimumHosts).
+			field("failure_percentage_minimum_hosts").text(").")
+		out = append(out, entry(f.TMs, "skip", "SKIPPED", s))
+	}
+	return out
+}
+
+// lowVolumeEntries name the hosts left out of success rate because they
+// served some requests, but fewer than the volume asks for.
+func lowVolumeEntries(f *scenario.Frame, p *engine.RatePass) []view.LogEntry {
+	var out []view.LogEntry
+	for _, h := range f.Hosts {
+		if h.Ejected || h.Requests == 0 || h.Requests >= uint64(p.SRRequestVolume) {
+			continue
+		}
+		s := (&sentence{}).text("%s not counted by success rate: %d requests < ", h.Name, h.Requests).
+			field("success_rate_request_volume").text(" %d.", p.SRRequestVolume)
+		out = append(out, entry(f.TMs, "skip", "NOT COUNTED", s))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// pct1 writes a percentage (or any rate) with one decimal.
+func pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// fmtMs writes milliseconds as seconds: "40 s", "23.4 s", "0.25 s".
+func fmtMs(ms int64) string {
+	s := float64(ms) / 1000
+	switch {
+	case ms%1000 == 0:
+		return strconv.FormatInt(ms/1000, 10) + " s"
+	case ms%100 == 0 || ms >= 10000:
+		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
+	}
+	return strconv.FormatFloat(s, 'f', -1, 64) + " s"
+}

@@ -1,0 +1,158 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"outlierlab/engine/envoyconf"
+)
+
+// Inputs is everything a run is a function of, besides the engine: the
+// preset and the value of every control the visitor moved. A session holds
+// nothing else that matters, so any session can be rebuilt from the inputs
+// (a tab's signals carry them) and identical inputs share one run.
+type Inputs struct {
+	Preset string
+	Seed   uint64
+	// Values holds the controls set away from the preset, by Envoy field
+	// name; a control not in the map keeps the preset's value.
+	Values map[string]float64
+}
+
+// key is a canonical string of the inputs: the run cache's key.
+func (in Inputs) key() string {
+	var b strings.Builder
+	b.WriteString(in.Preset)
+	b.WriteString("|")
+	b.WriteString(strconv.FormatUint(in.Seed, 10))
+	for _, name := range slices.Sorted(maps.Keys(in.Values)) {
+		b.WriteString("|")
+		b.WriteString(name)
+		b.WriteString("=")
+		b.WriteString(fmtNum(in.Values[name]))
+	}
+	return b.String()
+}
+
+// with returns a copy of in with vals set over its values.
+func (in Inputs) with(vals map[string]float64) Inputs {
+	out := in
+	out.Values = maps.Clone(in.Values)
+	if out.Values == nil {
+		out.Values = map[string]float64{}
+	}
+	maps.Copy(out.Values, vals)
+	return out
+}
+
+// inputError is a bad value from a request, named by its field. Its text is
+// what the 4xx body says: "max_ejection_percent: 101 is out of range
+// (allowed 0–100 %)".
+type inputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *inputError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// parseControlValues reads the "cfg" signal object: control name → number
+// (sliders) or bool (switches). Unknown names, wrong types and values outside
+// a control's range are errors naming the field; every error is reported.
+func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, error) {
+	out := make(map[string]float64, len(raw))
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		c := controlByName[name]
+		if c == nil {
+			errs = append(errs, &inputError{Field: name, Msg: "is not a setting of the lab"})
+			continue
+		}
+		var v float64
+		var err error
+		if c.Kind == kindToggle {
+			v, err = parseBool(name, raw[name])
+		} else {
+			v, err = parseNumber(name, raw[name])
+		}
+		if err == nil {
+			err = c.check(v)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[name] = v
+	}
+	return out, errors.Join(errs...)
+}
+
+func parseNumber(name string, raw json.RawMessage) (float64, error) {
+	var v float64
+	if err := json.Unmarshal(raw, &v); err == nil {
+		return v, nil
+	}
+	// A form post or a hand-written request may send "34".
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return f, nil
+		}
+	}
+	return 0, &inputError{Field: name, Msg: fmt.Sprintf("%s is not a number", compactJSON(raw))}
+}
+
+func parseBool(name string, raw json.RawMessage) (float64, error) {
+	var b bool
+	if err := json.Unmarshal(raw, &b); err == nil {
+		return b2f(b), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if b, err := strconv.ParseBool(s); err == nil {
+			return b2f(b), nil
+		}
+	}
+	return 0, &inputError{Field: name, Msg: fmt.Sprintf("%s is not true or false", compactJSON(raw))}
+}
+
+func compactJSON(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// errorText is the body of a 4xx answer: one line per field error, each
+// naming the field and, where there is one, the allowed range.
+func errorText(err error) string {
+	var lines []string
+	var collect func(error)
+	collect = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				collect(e)
+			}
+			return
+		}
+		if fes := envoyconf.FieldErrors(err); len(fes) > 0 {
+			for _, fe := range fes {
+				lines = append(lines, fe.Error())
+			}
+			return
+		}
+		lines = append(lines, err.Error())
+	}
+	collect(err)
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,184 @@
+package web
+
+import (
+	"container/list"
+	"errors"
+	"strconv"
+	"sync"
+
+	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/scenario"
+	"outlierlab/web/view"
+)
+
+// Run is one timeline: the engine's frames for a set of inputs, plus what
+// the page derives from them once (the decision log per frame, the YAML,
+// the axis labels). A Run is immutable, so tabs with the same inputs (a
+// room of laptops on the same preset) share one.
+type Run struct {
+	Inputs      Inputs
+	Preset      string
+	Description string
+	Cluster     string // the Envoy cluster name in stats and YAML
+	Scenario    scenario.Scenario
+	Config      engine.Config
+	Frames      []scenario.Frame
+	// Values is the effective value of every control: the preset's, with
+	// the visitor's changes applied.
+	Values map[string]float64
+	// Log holds each frame's decisions, oldest first.
+	Log   [][]view.LogEntry
+	YAML  string
+	Hosts []string
+	Times []string // x-axis labels, one per frame: "40 s"
+
+	hostIndex map[string]int
+}
+
+// errUnknownPreset is answered with a 404.
+var errUnknownPreset = errors.New("unknown preset")
+
+// defaultSeed makes a run reproducible: the same inputs give the same
+// frames on every machine, so a lesson's numbers are the room's numbers.
+const defaultSeed = 1
+
+// buildRun applies the inputs to their preset and runs the engine.
+func buildRun(in Inputs) (*Run, error) {
+	p, ok := scenario.Lookup(in.Preset)
+	if !ok {
+		return nil, errUnknownPreset
+	}
+	sc := p.Scenario()
+	fields, knobs := map[string]string{}, map[string]string{}
+	for name, v := range in.Values {
+		c := controlByName[name]
+		if c == nil {
+			return nil, &inputError{Field: name, Msg: "is not a setting of the lab"}
+		}
+		if err := c.check(v); err != nil {
+			return nil, err
+		}
+		if c.Target == targetOutlier {
+			fields[name] = c.envoyValue(v)
+		} else if _, ok := c.scenarioValue(sc); ok {
+			knobs[c.Knob] = c.envoyValue(v)
+		}
+		// A knob the preset has no use for (no faulty host to tune) is
+		// ignored: the page may still send the slider's value.
+	}
+	if len(knobs) > 0 {
+		var err error
+		if sc, err = scenario.ApplyKnobs(sc, knobs); err != nil {
+			return nil, &inputError{Msg: err.Error()}
+		}
+	}
+	cfg := sc.Outlier
+	if len(fields) > 0 {
+		var err error
+		// Envoy's own validation, field-named: max_ejection_time below
+		// base_ejection_time fails here as it would in Envoy.
+		if cfg, err = envoyconf.ApplyFields(sc.Outlier, fields); err != nil {
+			return nil, err
+		}
+	}
+	seed := in.Seed
+	if seed == 0 {
+		seed = defaultSeed
+	}
+	res, err := scenario.Run(sc, cfg, seed)
+	if err != nil {
+		return nil, &inputError{Msg: err.Error()}
+	}
+	r := &Run{
+		Inputs:      in,
+		Preset:      p.Name,
+		Description: p.Description,
+		Cluster:     p.Name,
+		Scenario:    sc,
+		Config:      cfg,
+		Frames:      res.Frames,
+		Values:      map[string]float64{},
+		hostIndex:   map[string]int{},
+	}
+	for i := range controls {
+		c := &controls[i]
+		if c.Target == targetOutlier {
+			r.Values[c.Name] = c.outlier(cfg)
+		} else if v, ok := c.scenarioValue(sc); ok {
+			r.Values[c.Name] = v
+		}
+	}
+	r.Log = make([][]view.LogEntry, len(r.Frames))
+	r.Times = make([]string, len(r.Frames))
+	for i := range r.Frames {
+		r.Log[i] = decisionsOf(&r.Frames[i], cfg)
+		r.Times[i] = fmtMs(r.Frames[i].TMs)
+	}
+	if len(r.Frames) > 0 {
+		for i, h := range r.Frames[0].Hosts {
+			r.Hosts = append(r.Hosts, h.Name)
+			r.hostIndex[h.Name] = i
+		}
+	}
+	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold))
+	return r, nil
+}
+
+// runCache keeps recent runs by their inputs' key. Runs are cheap to
+// rebuild (milliseconds), so a small LRU is enough; it spares the work
+// when a room of tabs plays the same preset, and keeps memory per tab small.
+type runCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front: most recent; values are *Run
+	byKey map[string]*list.Element
+}
+
+func newRunCache(max int) *runCache {
+	return &runCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// get returns the run for the inputs, building it on a miss.
+func (c *runCache) get(in Inputs) (*Run, error) {
+	key := in.key()
+	c.mu.Lock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*Run), nil
+	}
+	c.mu.Unlock()
+	// Build outside the lock: two tabs missing at once both build, which
+	// costs a few milliseconds and keeps every other tab unblocked.
+	r, err := buildRun(in)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		return el.Value.(*Run), nil
+	}
+	c.byKey[key] = c.order.PushFront(r)
+	for c.order.Len() > c.max {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.byKey, old.Value.(*Run).Inputs.key())
+	}
+	return r, nil
+}
+
+// frameTime is the tick time of the frame before the cursor ("0 s" at the
+// start).
+func (r *Run) frameTime(cursor int) string {
+	if cursor <= 0 || len(r.Frames) == 0 {
+		return "0 s"
+	}
+	return r.Times[min(cursor, len(r.Frames))-1]
+}
+
+// endTime is the last tick of the run.
+func (r *Run) endTime() string { return r.frameTime(len(r.Frames)) }
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,123 @@
+// Package web serves the lab: pages (templ), one Datastar stream per tab
+// that reveals a run's frames as charts and sentences, and short command
+// requests that change what the stream shows. Handlers are thin: parse the
+// request, ask the engine (through the run cache) or the session, render.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// Options configures a Server. Zero values pick the defaults.
+type Options struct {
+	// MaxSessions bounds the tabs held at once (default 2000); SessionIdle
+	// is how long an unused tab's session is kept (default 30 min).
+	MaxSessions int
+	SessionIdle time.Duration
+	// MaxBodyBytes bounds a command's body (default 64 KiB).
+	MaxBodyBytes int64
+	// Now is the clock of playback; tests replace it.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Server is the lab's HTTP side. It holds no state that matters beyond the
+// sessions' inputs and cursors; runs are a cache.
+type Server struct {
+	assets   *assets
+	runs     *runCache
+	sessions *sessionStore
+	now      func() time.Time
+	log      *slog.Logger
+	maxBody  int64
+
+	// closing is closed by Shutdown: open streams end so that an
+	// http.Server's graceful shutdown is not held up by them for ever.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// New builds a Server over the embedded assets.
+func New(o Options) (*Server, error) {
+	a, err := loadAssets(staticFiles)
+	if err != nil {
+		return nil, err
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 2000
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 30 * time.Minute
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 64 << 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Server{
+		assets:   a,
+		runs:     newRunCache(64),
+		sessions: newSessionStore(o.MaxSessions, o.SessionIdle),
+		now:      o.Now,
+		log:      o.Log,
+		maxBody:  o.MaxBodyBytes,
+		closing:  make(chan struct{}),
+	}, nil
+}
+
+// Handler is the router. Every route is here, in one place.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, securityHeaders)
+	r.Get("/", s.home)
+	r.Get("/lab", s.labPage)
+	r.Get("/lab/stream", s.stream)
+	r.Post("/lab/cmd/{verb}", s.command)
+	r.Get("/lessons/{id}", s.lessonPage)
+	r.Get("/healthz", healthz)
+	r.Handle("/static/*", s.assets)
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, r.Method+" is not allowed on "+r.URL.Path, http.StatusMethodNotAllowed)
+	})
+	return r
+}
+
+// Shutdown ends every open stream. Call it when the http.Server starts
+// shutting down (RegisterOnShutdown): streams never go idle by themselves.
+// Browsers reconnect to the next server and resume at their cursor.
+func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// securityHeaders keeps the offline promise in the browser too: the
+// content security policy lets a page load and connect only to its own
+// origin. Datastar evaluates its expressions with Function and runs the
+// scripts the stream sends inline, hence unsafe-eval and unsafe-inline
+// for scripts; ECharts sets inline styles.
+func securityHeaders(next http.Handler) http.Handler {
+	const csp = "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; " +
+		"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
+		"font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}

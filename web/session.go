@@ -1,0 +1,209 @@
+package web
+
+import (
+	"container/list"
+	"sync"
+	"time"
+)
+
+// A session is one browser tab's lab: its inputs, where its cursor is, and
+// whether it plays. Nothing else: the frames come from the shared run cache
+// and can always be rebuilt from the inputs, and the tab's own signals
+// carry the inputs and the cursor, so a lost session (expired, evicted, a
+// restarted server) is rebuilt from the next request the tab makes.
+//
+// Playback is arithmetic, not a goroutine: while playing, the cursor is
+// anchor + (now − anchorAt) × speed. A stream that reconnects, or a second
+// stream on the same tab, computes the same cursor; pausing freezes it.
+type Session struct {
+	tab string
+
+	mu       sync.Mutex
+	in       Inputs
+	run      *Run
+	anchor   int       // cursor when playback last (re)started or stopped
+	anchorAt time.Time // when playback started from anchor
+	playing  bool
+	speed    speed
+	// seq is the highest command sequence number seen: slider posts race
+	// each other over separate connections, and an older value must not
+	// win over a newer one.
+	seq int64
+	// notice is the last rejected input, shown in the page.
+	notice string
+	// gen counts changes that need a full redraw; inputsGen counts the ones
+	// where the server changed the inputs (preset, reset), which the page's
+	// signals must then follow.
+	gen, inputsGen uint64
+	// changed is closed and replaced at every change: streams wait on it.
+	changed  chan struct{}
+	lastSeen time.Time
+	streams  int
+}
+
+// speed is a playback speed in frames (detector intervals) per second;
+// 0 means instant: play jumps to the end.
+type speed struct {
+	Name string
+	FPS  float64
+}
+
+var speeds = []speed{
+	{"1", 1},
+	{"4", 4},
+	{"16", 16},
+	{"instant", 0},
+}
+
+func lookupSpeed(name string) (speed, bool) {
+	for _, s := range speeds {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return speed{}, false
+}
+
+func newSession(tab string, in Inputs, run *Run, now time.Time) *Session {
+	return &Session{tab: tab, in: in, run: run, speed: speeds[0], changed: make(chan struct{}), lastSeen: now}
+}
+
+// cursorAt is the number of frames revealed at now.
+func (s *Session) cursorAt(now time.Time) int {
+	n := len(s.run.Frames)
+	if !s.playing {
+		return min(s.anchor, n)
+	}
+	if s.speed.FPS == 0 {
+		return n
+	}
+	k := int(now.Sub(s.anchorAt).Seconds() * s.speed.FPS)
+	return min(n, s.anchor+max(k, 0))
+}
+
+// nextFrameAt is when the cursor moves next while playing.
+func (s *Session) nextFrameAt(now time.Time) time.Time {
+	k := int(now.Sub(s.anchorAt).Seconds()*s.speed.FPS) + 1
+	return s.anchorAt.Add(time.Duration(float64(k) / s.speed.FPS * float64(time.Second)))
+}
+
+// isPlaying is playing and not yet at the end.
+func (s *Session) isPlaying(now time.Time) bool {
+	return s.playing && s.cursorAt(now) < len(s.run.Frames)
+}
+
+// setCursor stops or re-anchors playback at c. Callers hold mu.
+func (s *Session) setCursor(c int, now time.Time) {
+	s.anchor = min(max(c, 0), len(s.run.Frames))
+	s.anchorAt = now
+}
+
+// touch marks a change: every stream on the tab wakes up and redraws.
+// Callers hold mu.
+func (s *Session) touch() {
+	s.gen++
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// snapshot is what a stream needs to render, read under the lock once.
+type snapshot struct {
+	run       *Run
+	in        Inputs
+	cursor    int
+	playing   bool
+	speed     speed
+	notice    string
+	gen       uint64
+	inputsGen uint64
+	changed   <-chan struct{}
+	next      time.Time // when the cursor moves next; zero when paused
+}
+
+func (s *Session) snapshot(now time.Time) snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastSeen = now
+	snap := snapshot{
+		run: s.run, in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
+		speed: s.speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
+	}
+	if snap.playing && s.speed.FPS > 0 {
+		snap.next = s.nextFrameAt(now)
+	}
+	return snap
+}
+
+// sessionStore holds the sessions, bounded in number and in idle time: a
+// room of fifty laptops is fine, a crawler opening a million tabs is not.
+type sessionStore struct {
+	mu    sync.Mutex
+	max   int
+	idle  time.Duration
+	order *list.List // front: most recently used; values are *Session
+	byTab map[string]*list.Element
+}
+
+func newSessionStore(max int, idle time.Duration) *sessionStore {
+	return &sessionStore{max: max, idle: idle, order: list.New(), byTab: map[string]*list.Element{}}
+}
+
+// get finds a tab's session and marks it used.
+func (st *sessionStore) get(tab string) *Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	el, ok := st.byTab[tab]
+	if !ok {
+		return nil
+	}
+	st.order.MoveToFront(el)
+	return el.Value.(*Session)
+}
+
+// put adds a session (or finds the one another request added first) and
+// evicts what is over the limits: sessions idle longer than the idle time,
+// then the least recently used ones. A stream still holding an evicted
+// session keeps working with it; the tab's next command rebuilds one.
+func (st *sessionStore) put(s *Session, now time.Time) *Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if el, ok := st.byTab[s.tab]; ok {
+		st.order.MoveToFront(el)
+		return el.Value.(*Session)
+	}
+	st.byTab[s.tab] = st.order.PushFront(s)
+	st.evict(now)
+	return s
+}
+
+// evict drops idle sessions, then, while over the limit, the least recently
+// used ones without an open stream, and only then any. Callers hold mu.
+func (st *sessionStore) evict(now time.Time) {
+	remove := func(el *list.Element) {
+		st.order.Remove(el)
+		delete(st.byTab, el.Value.(*Session).tab)
+	}
+	streaming := func(s *Session) (bool, time.Time) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.streams > 0, s.lastSeen
+	}
+	for el := st.order.Back(); el != nil; {
+		prev := el.Prev()
+		busy, seen := streaming(el.Value.(*Session))
+		if !busy && (now.Sub(seen) > st.idle || st.order.Len() > st.max) {
+			remove(el)
+		}
+		el = prev
+	}
+	for st.order.Len() > st.max {
+		remove(st.order.Back())
+	}
+}
+
+// len is the number of sessions held.
+func (st *sessionStore) len() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.order.Len()
+}

@@ -1,0 +1,82 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// tabSignals is what a lab page's Datastar signals hold, and so what every
+// stream and command request carries (Datastar sends all signals whose
+// name does not start with "_"): the tab id, the inputs, the cursor.
+// Together they are enough to rebuild the tab's session from nothing.
+type tabSignals struct {
+	Tab    string                     `json:"tab"`
+	Preset string                     `json:"preset"`
+	Cfg    map[string]json.RawMessage `json:"cfg"`
+	Cursor *float64                   `json:"cursor"`
+	Speed  string                     `json:"speed"`
+	// Seq numbers the page's slider posts; see Session.seq.
+	Seq int64 `json:"seq"`
+}
+
+// newTabID is a fresh random tab id. Each page load gets its own, so two
+// tabs (or two visitors) never share a session.
+func newTabID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// checkTab accepts the ids newTabID makes (and any similar token), nothing
+// that could be used to probe or bloat the session map.
+func checkTab(tab string) error {
+	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
+		return &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// pageSignals is the initial data-signals object of a lab page.
+func pageSignals(tab string, r *Run) string {
+	sig := map[string]any{
+		"tab":     tab,
+		"preset":  r.Preset,
+		"cursor":  0,
+		"frames":  len(r.Frames),
+		"playing": false,
+		"speed":   speeds[0].Name,
+		"seq":     0,
+		"cfg":     controlSignals(r),
+	}
+	b, _ := json.Marshal(sig)
+	return string(b)
+}
+
+// controlSignals is every control's effective value in the type its input
+// binds: numbers for sliders, booleans for switches.
+func controlSignals(r *Run) map[string]any {
+	out := make(map[string]any, len(controls))
+	for i := range controls {
+		c := &controls[i]
+		v, ok := r.Values[c.Name]
+		if !ok {
+			continue
+		}
+		if c.Kind == kindToggle {
+			out[c.Name] = v != 0
+		} else {
+			out[c.Name] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The lab serves every byte the browser needs from the binary: no CDN, no
+// web fonts, nothing leaves the machine (a workshop room may have no
+// internet at all).
+//
+// If the build fails here with "pattern static/vendor/…: no matching files
+// found", the third-party browser files have not been fetched:
+// no matching files → run `make assets` (it copies the Datastar client from
+// its Go module and ECharts from npm into the git-ignored static/vendor/).
+//
+//go:embed static/app.css static/app.js static/vendor/datastar.js static/vendor/echarts.min.js
+var staticFiles embed.FS
+
+// asset is one embedded file with what it takes to serve it well: a content
+// hash for cache-busting URLs and an ETag, and a gzip copy made on first use
+// (echarts.min.js is 1 MB raw, about 335 KB gzipped: it matters on a
+// crowded room's Wi-Fi).
+type asset struct {
+	name    string
+	body    []byte
+	hash    string // first 12 hex digits of the SHA-256 of body
+	ctype   string
+	gzOnce  sync.Once
+	gzipped []byte
+}
+
+// assets indexes the embedded files by their path under /static/.
+type assets struct {
+	byName map[string]*asset
+}
+
+func loadAssets(fsys fs.FS) (*assets, error) {
+	a := &assets{byName: map[string]*asset{}}
+	err := fs.WalkDir(fsys, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		name := strings.TrimPrefix(p, "static/")
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		a.byName[name] = &asset{name: name, body: body, hash: hex.EncodeToString(sum[:])[:12], ctype: ctype}
+		return nil
+	})
+	return a, err
+}
+
+// URL is the cache-busting address of a file: templates call it instead of
+// writing /static/ paths, so a new build never meets a stale cached copy.
+func (a *assets) URL(name string) string {
+	if f := a.byName[name]; f != nil {
+		return "/static/" + name + "?v=" + f.hash
+	}
+	return "/static/" + name
+}
+
+func (f *asset) gz() []byte {
+	f.gzOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		_, _ = zw.Write(f.body)
+		_ = zw.Close()
+		if b.Len() < len(f.body) {
+			f.gzipped = b.Bytes()
+		}
+	})
+	return f.gzipped
+}
+
+// ServeHTTP serves /static/{name}. A request carrying the current hash as
+// ?v= is cached for a year (the URL changes when the file does); any other
+// is revalidated with the ETag.
+func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	f := a.byName[name]
+	if f == nil {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", f.ctype)
+	h.Set("ETag", `"`+f.hash+`"`)
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Query().Get("v") == f.hash {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	body := f.body
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		if gz := f.gz(); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			body = gz
+		}
+	}
+	// ServeContent answers If-None-Match from the ETag set above.
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
+}

@@ -1,0 +1,247 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
+)
+
+// The stream is the page's one long-lived read channel (Datastar's CQRS
+// split): it never takes input, it shows the session. On connect, and
+// whenever a command changed the session, it redraws everything up to the
+// cursor; while playing it sends only what each new frame adds.
+
+// streamCheck is how often an idle stream makes sure its session is still
+// the tab's one (it may have been evicted and rebuilt by a command).
+const streamCheck = 10 * time.Second
+
+// stream handles GET /lab/stream. The tab's signals come in the query
+// (Datastar's @get sends them as ?datastar=…).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	var sig tabSignals
+	if err := datastar.ReadSignals(r, &sig); err != nil {
+		httpError(w, http.StatusBadRequest, "datastar: not a JSON object of signals: "+err.Error())
+		return
+	}
+	if err := checkTab(sig.Tab); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sess, status, err := s.session(&sig)
+	if err != nil {
+		httpError(w, status, errorText(err))
+		return
+	}
+	// http.Server's WriteTimeout would cut the stream after a few seconds
+	// (stack-notes §1); this response has no deadline.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	sse := datastar.NewSSE(w, r, datastar.WithCompression(
+		datastar.WithBrotli(datastar.WithBrotliLevel(4), datastar.WithBrotliLGWin(16)),
+		datastar.WithGzip(datastar.WithGzipLevel(5)),
+	))
+
+	hold := func(x *Session, d int) {
+		x.mu.Lock()
+		x.streams += d
+		x.mu.Unlock()
+	}
+	hold(sess, 1)
+	defer func() { hold(sess, -1) }()
+
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+	check := time.NewTicker(streamCheck)
+	defer check.Stop()
+	for {
+		snap := sess.snapshot(s.now())
+		if err := st.send(sse, snap); err != nil {
+			return // the browser went away
+		}
+		var wake <-chan time.Time
+		var timer *time.Timer
+		if !snap.next.IsZero() {
+			timer = time.NewTimer(max(snap.next.Sub(s.now()), time.Millisecond))
+			wake = timer.C
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			// Abort rather than end: Datastar retries a broken stream but
+			// not a finished one, so the tab reconnects to the next server.
+			panic(http.ErrAbortHandler)
+		case <-snap.changed:
+		case <-wake:
+		case <-check.C:
+			// An evicted session is put back; if a command already rebuilt
+			// the tab's session, the stream follows the new one.
+			switch cur := s.sessions.get(sess.tab); {
+			case cur == nil:
+				s.sessions.put(sess, s.now())
+			case cur != sess:
+				hold(sess, -1)
+				sess = cur
+				hold(sess, 1)
+				st.gen = ^uint64(0)
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// streamState is what one connection has already sent.
+type streamState struct {
+	gen, inputsGen uint64
+	cursor         int
+	run            *Run
+	bytes          int // payload bytes sent (before compression), for the benchmarks
+}
+
+// send brings the browser from what this connection sent last to snap.
+func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	switch {
+	case snap.gen != st.gen || snap.run != st.run:
+		return st.redraw(sse, snap)
+	case snap.cursor != st.cursor:
+		return st.advance(sse, snap)
+	}
+	return nil
+}
+
+// redraw sends everything: signals, every panel, every chart from scratch.
+func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	sig := map[string]any{
+		"cursor": snap.cursor, "frames": len(snap.run.Frames),
+		"playing": snap.playing, "speed": snap.speed.Name,
+	}
+	if snap.inputsGen != st.inputsGen {
+		// The server chose the inputs (first connect, preset, reset): the
+		// sliders follow. After a slider's own change they are left alone,
+		// or a late echo would pull a slider back while it is dragged.
+		sig["preset"] = snap.in.Preset
+		sig["cfg"] = controlSignals(snap.run)
+	}
+	if err := st.patchSignals(sse, sig); err != nil {
+		return err
+	}
+	if snap.inputsGen != st.inputsGen {
+		if err := st.patch(sse, templates.Controls(controlsView(snap.run))); err != nil {
+			return err
+		}
+		// The address follows the preset, so it can be shared or reloaded.
+		if st.inputsGen != ^uint64(0) {
+			if err := sse.ExecuteScript(replaceURL(snap.run.Preset)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
+		return err
+	}
+	if err := st.patch(sse, templates.Notice(snap.notice)); err != nil {
+		return err
+	}
+	p := panelsView(snap.run, snap.cursor)
+	for _, c := range []templ.Component{templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)} {
+		if err := st.patch(sse, c); err != nil {
+			return err
+		}
+	}
+	if snap.run != st.run {
+		if err := st.patch(sse, templates.EnvoyYAML(p)); err != nil {
+			return err
+		}
+	}
+	if err := st.charts(sse, snap, true); err != nil {
+		return err
+	}
+	st.gen, st.inputsGen, st.cursor, st.run = snap.gen, snap.inputsGen, snap.cursor, snap.run
+	return nil
+}
+
+// advance sends what the frames since the last send add: the new log
+// entries (prepended), the tables and status at the new cursor, and the
+// charts' new options merged into the old.
+func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	if snap.cursor < st.cursor {
+		return st.redraw(sse, snap)
+	}
+	if err := st.patchSignals(sse, map[string]any{"cursor": snap.cursor, "playing": snap.playing}); err != nil {
+		return err
+	}
+	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
+		return err
+	}
+	if entries := newestFirst(snap.run, st.cursor, snap.cursor); len(entries) > 0 {
+		var b bytes.Buffer
+		if err := templates.LogEntries(entries).Render(context.Background(), &b); err != nil {
+			return err
+		}
+		st.bytes += b.Len()
+		if err := sse.PatchElements(b.String(), datastar.WithSelectorID("log-list"), datastar.WithModePrepend()); err != nil {
+			return err
+		}
+	}
+	p := panelsView(snap.run, snap.cursor)
+	for _, c := range []templ.Component{templates.EnvoyStats(p), templates.EnvoyHosts(p)} {
+		if err := st.patch(sse, c); err != nil {
+			return err
+		}
+	}
+	if err := st.charts(sse, snap, false); err != nil {
+		return err
+	}
+	st.cursor = snap.cursor
+	return nil
+}
+
+func (st *streamState) patch(sse *datastar.ServerSentEventGenerator, c templ.Component) error {
+	var b bytes.Buffer
+	if err := c.Render(context.Background(), &b); err != nil {
+		return err
+	}
+	st.bytes += b.Len()
+	return sse.PatchElements(b.String())
+}
+
+func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	st.bytes += len(b)
+	return sse.PatchSignals(b)
+}
+
+// replaceURL is a script that points the free lab's address at a preset
+// (lesson pages keep theirs).
+func replaceURL(preset string) string {
+	q, _ := json.Marshal("/lab?preset=" + url.QueryEscape(preset))
+	return "if (location.pathname === '/lab') history.replaceState(null, '', " + string(q) + ")"
+}
+
+// charts calls the page's applyCharts helper with every chart's option.
+// replace drops the old option first (a new run may have other hosts);
+// otherwise ECharts merges, which is what a new frame needs.
+func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
+	b, err := json.Marshal(chartOptions(snap.run, snap.cursor))
+	if err != nil {
+		return err
+	}
+	js := "applyCharts(" + string(b) + ")"
+	if replace {
+		h, _ := json.Marshal(chartHeights(snap.run))
+		js = "applyCharts(" + string(b) + ",true," + string(h) + ")"
+	}
+	st.bytes += len(js)
+	return sse.ExecuteScript(js)
+}

@@ -1,0 +1,189 @@
+// Package view holds the view models the templates render: plain data,
+// already formatted, with no engine types. The web package builds them
+// from a run; templates only lay them out.
+package view
+
+import "strings"
+
+// Layout is what every page's frame needs.
+type Layout struct {
+	Title string
+	// Nav is the active section: "home", "lab", "lessons".
+	Nav string
+	// Asset URLs carry a content hash so they can be cached for good.
+	CSS, AppJS, Datastar, ECharts string
+}
+
+// Home is the front page: the free lab and its presets, then the lessons.
+type Home struct {
+	Layout
+	Presets []PresetLink
+	Lessons []LessonLink
+}
+
+// PresetLink is one scenario preset on the home page or in the lab's menu.
+type PresetLink struct {
+	Name, Description, URL string
+	Selected               bool
+}
+
+// LessonLink is one lesson on the home page.
+type LessonLink struct {
+	ID, Title, Summary, URL string
+}
+
+// NotFound is the 404 page: what was asked for and the way back.
+type NotFound struct {
+	Layout
+	What string
+}
+
+// Lesson is a lesson page: prose beside a lab. Until the lessons package
+// lands, only the frame exists.
+type Lesson struct {
+	Layout
+	ID, Heading string
+	Lab         Lab
+}
+
+// Lab is the lab panel: controls, transport, charts, decision log and
+// Envoy's view. Status and Panels are the parts the stream re-renders.
+type Lab struct {
+	Tab string
+	// Signals is the initial data-signals object (JSON): the tab id, the
+	// inputs, the cursor and the speed.
+	Signals   string
+	StreamURL string
+	Controls  Controls
+	Charts    []Chart
+	Speeds    []Speed
+	Status    Status
+	Panels    Panels
+}
+
+// Controls is the settings panel: the preset menu and every control. The
+// stream re-renders it when the preset changes (other presets have other
+// knobs).
+type Controls struct {
+	Preset      string
+	Description string
+	Presets     []PresetLink
+	Groups      []ControlGroup
+}
+
+// ControlGroup is a titled set of controls.
+type ControlGroup struct {
+	Title    string
+	Controls []Control
+	// Open groups are expanded when the page loads.
+	Open bool
+}
+
+// Control is one slider or switch. Name is the Envoy field name (the
+// input's name attribute); Signal is its Datastar signal path.
+type Control struct {
+	Name, Label, Help string
+	Toggle            bool
+	Min, Max, Step    string
+	Value             string
+	// Display is the value as shown ("34%", "k = 1.9", "30 s"); DisplayExpr
+	// is the same as a Datastar expression, so it follows the slider live.
+	Display, DisplayExpr string
+	Signal               string
+	// Range is the allowed range in words, for the accessible description.
+	Range string
+}
+
+// Chart is an empty chart box the stream fills with setOption calls.
+type Chart struct {
+	ID, Title, Caption string
+	// Size is the box's CSS class: "wide" charts take the row, "half"
+	// ones share it.
+	Size string
+}
+
+// Speed is one playback speed button.
+type Speed struct {
+	Value, Label, Title string
+}
+
+// Status is the transport bar's live part.
+type Status struct {
+	Cursor, Frames int
+	// Time is the current frame's tick ("40 s"), End the run's last.
+	Time, End string
+	Playing   bool
+	Speed     string
+	// SpeedLabel is the speed in words: "4 intervals/s", "instant".
+	SpeedLabel string
+	// Notice is the last rejected input, shown until the next change.
+	Notice string
+	// Summary is one line about the run so far (failures seen by clients,
+	// ejections, overflows).
+	Summary string
+}
+
+// Panels are the parts below the charts.
+type Panels struct {
+	Log     []LogEntry
+	Omitted int // older log entries not rendered
+	Stats   []StatRow
+	Hosts   []HostRow
+	YAML    string
+	Cluster string
+	// StatPrefix is what every stat name starts with:
+	// "cluster.search-cache.outlier_detection.".
+	StatPrefix string
+}
+
+// LogEntry is one decision of the detector (or one decision not taken) as
+// a sentence. Tone drives the badge and colour; Badge says the same in
+// words so colour is never the only cue.
+type LogEntry struct {
+	Time  string
+	Tone  string // eject, overflow, detect, return, skip, info
+	Badge string
+	Parts []Span
+}
+
+// Span is part of a sentence; Field spans name an Envoy setting and render
+// as code.
+type Span struct {
+	Text  string
+	Field bool
+}
+
+// Text is the sentence without its time.
+func (e LogEntry) Text() string {
+	var b strings.Builder
+	for _, p := range e.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// String is the sentence as the design notes write it: "40 s: h5 …".
+func (e LogEntry) String() string { return e.Time + ": " + e.Text() }
+
+// StatRow is one cluster.<name>.outlier_detection.* stat at the cursor.
+type StatRow struct {
+	Name  string // the part after the prefix: "ejections_active"
+	Value uint64
+	// Delta is the change in the current interval (0: unchanged).
+	Delta uint64
+	Gauge bool
+}
+
+// HostRow is one host as Envoy's admin /clusters page would print it.
+type HostRow struct {
+	Name        string
+	Prefix      string // "search-cache::h5::"
+	HealthFlags string // "healthy" or "/failed_outlier_check"
+	SuccessRate string // "66.7" or "-1" (not evaluated)
+	Requests    uint64
+	Ejections   uint32
+	Multiplier  uint32
+	ReturnsIn   string
+	Share       string
+	Ejected     bool
+}

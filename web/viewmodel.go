@@ -1,0 +1,214 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"outlierlab/engine"
+	"outlierlab/web/view"
+)
+
+// maxLogEntries bounds the decision log a redraw sends: a long run with a
+// short interval has thousands of sentences, and the newest matter most.
+const maxLogEntries = 400
+
+// statusView is the transport bar's live part.
+func statusView(snap snapshot) view.Status {
+	r := snap.run
+	return view.Status{
+		Cursor: snap.cursor, Frames: len(r.Frames),
+		Time: r.frameTime(snap.cursor), End: r.endTime(),
+		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
+		Notice:  snap.notice,
+		Summary: summaryLine(r, snap.cursor),
+	}
+}
+
+// summaryLine is the run so far in one line: what clients saw and what the
+// detector did.
+func summaryLine(r *Run, cursor int) string {
+	var req, fail uint64
+	ej, ov := 0, 0
+	for _, f := range r.Frames[:min(cursor, len(r.Frames))] {
+		req += f.Clients.Requests
+		fail += f.Clients.Failures
+		for _, e := range f.Events {
+			switch e.Kind {
+			case engine.EventEject:
+				ej++
+			case engine.EventOverflow:
+				ov++
+			}
+		}
+	}
+	if cursor == 0 {
+		return "Press play (space) or step (→) to run the detector."
+	}
+	pct := 0.0
+	if req > 0 {
+		pct = 100 * float64(fail) / float64(req)
+	}
+	return fmt.Sprintf("So far: clients saw %s%% of %s requests fail · %d %s · %d %s",
+		strconv.FormatFloat(pct, 'f', 2, 64), groupThousands(req), ej, plural(ej, "ejection", "ejections"), ov, plural(ov, "overflow", "overflows"))
+}
+
+func groupThousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "\u202f" + s[i:]
+	}
+	return s
+}
+
+// newestFirst is the decision log of frames [from, to), newest first.
+func newestFirst(r *Run, from, to int) []view.LogEntry {
+	from, to = max(from, 0), min(to, len(r.Log))
+	var out []view.LogEntry
+	for i := to - 1; i >= from; i-- {
+		for j := len(r.Log[i]) - 1; j >= 0; j-- {
+			out = append(out, r.Log[i][j])
+		}
+	}
+	return out
+}
+
+// panelsView is everything below the charts at a cursor.
+func panelsView(r *Run, cursor int) view.Panels {
+	cursor = min(max(cursor, 0), len(r.Frames))
+	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster, StatPrefix: "cluster." + r.Cluster + ".outlier_detection."}
+	p.Log = newestFirst(r, 0, cursor)
+	if len(p.Log) > maxLogEntries {
+		p.Omitted = len(p.Log) - maxLogEntries
+		p.Log = p.Log[:maxLogEntries]
+	}
+	var stats, prev engine.Stats
+	if cursor > 0 {
+		stats = r.Frames[cursor-1].Stats
+	}
+	if cursor > 1 {
+		prev = r.Frames[cursor-2].Stats
+	}
+	for i := engine.Stat(0); i < engine.NumStats; i++ {
+		row := view.StatRow{Name: i.Name(), Value: stats[i], Gauge: i.IsGauge()}
+		if stats[i] > prev[i] {
+			row.Delta = stats[i] - prev[i]
+		}
+		p.Stats = append(p.Stats, row)
+	}
+	p.Hosts = hostRows(r, cursor)
+	return p
+}
+
+// hostRows is the host table, like Envoy's admin /clusters: each host's
+// health flags and the success rate the detector computed for it.
+func hostRows(r *Run, cursor int) []view.HostRow {
+	if cursor == 0 {
+		rows := make([]view.HostRow, len(r.Hosts))
+		for i, h := range r.Hosts {
+			rows[i] = view.HostRow{Name: h, Prefix: r.Cluster + "::" + h + "::", HealthFlags: "healthy", SuccessRate: "-1", Share: "–"}
+		}
+		return rows
+	}
+	f := &r.Frames[cursor-1]
+	rows := make([]view.HostRow, len(f.Hosts))
+	for i, h := range f.Hosts {
+		row := view.HostRow{
+			Name: h.Name, Prefix: r.Cluster + "::" + h.Name + "::",
+			HealthFlags: "healthy", SuccessRate: "-1",
+			Requests: h.Requests, Ejections: h.NumEjections, Multiplier: h.Multiplier,
+			Share: pct1(100*h.TrafficShare) + "%", Ejected: h.Ejected,
+		}
+		var flags []string
+		if h.FailedActiveHC {
+			flags = append(flags, "/failed_active_hc")
+		}
+		if h.Ejected {
+			flags = append(flags, "/failed_outlier_check")
+			// The host returns at the first sweep once this has elapsed.
+			row.ReturnsIn = fmtMs(h.ReturnsInMs)
+			if h.ReturnsInMs == 0 {
+				row.ReturnsIn = "next sweep"
+			}
+		}
+		if h.Degraded {
+			flags = append(flags, "/degraded_eds_health")
+		}
+		if len(flags) > 0 {
+			row.HealthFlags = ""
+			for _, fl := range flags {
+				row.HealthFlags += fl
+			}
+		}
+		// Envoy prints the success rate the last sweep stored for the host:
+		// only hosts that took part (not ejected before the sweep, at least
+		// the smaller of the two request volumes) have one; others print -1.
+		vol := min(r.Config.SuccessRateRequestVolume, r.Config.FailurePercentageRequestVolume)
+		// A host ejected before this sweep was left out of it.
+		wasEjected := cursor > 1 && i < len(r.Frames[cursor-2].Hosts) && r.Frames[cursor-2].Hosts[i].Ejected
+		if h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= uint64(vol) && !wasEjected {
+			row.SuccessRate = pct1(h.SuccessRate)
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// controlsView is the settings panel for a run: its preset and the value
+// of every control the preset has.
+func controlsView(r *Run) view.Controls {
+	return view.Controls{Preset: r.Preset, Description: r.Description, Presets: presetLinks(r.Preset), Groups: controlGroups(r)}
+}
+
+// controlGroups builds the control groups for a run's values.
+func controlGroups(r *Run) []view.ControlGroup {
+	var groups []view.ControlGroup
+	for i := range controls {
+		c := &controls[i]
+		if _, ok := r.Values[c.Name]; !ok {
+			continue // the preset has no such setting
+		}
+		if len(groups) == 0 || groups[len(groups)-1].Title != c.Group {
+			groups = append(groups, view.ControlGroup{Title: c.Group})
+		}
+		g := &groups[len(groups)-1]
+		v := r.Values[c.Name]
+		g.Controls = append(g.Controls, view.Control{
+			Name: c.Name, Label: c.Label, Help: c.Help,
+			Toggle: c.Kind == kindToggle,
+			Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
+			Value:   fmtNum(v),
+			Display: c.display(v), DisplayExpr: c.displayExpr(),
+			Signal: "cfg." + c.Name,
+			Range:  c.allowed(),
+		})
+	}
+	// The groups a first visit needs are open; the rest fold away.
+	for i := range groups {
+		groups[i].Open = slices.Contains([]string{groupSuccessRate, groupEjection, groupScenario}, groups[i].Title)
+	}
+	return groups
+}
+
+// displayExpr is display() as a Datastar expression over the control's
+// signal, so the shown value follows the slider while it moves.
+func (c *control) displayExpr() string {
+	sig := "$cfg." + c.Name
+	switch c.Kind {
+	case kindFactor:
+		return "'k = ' + (" + sig + " / 1000)"
+	case kindToggle:
+		return sig + " ? 'on' : 'off'"
+	case kindSeconds:
+		return sig + " + ' s'"
+	case kindShare:
+		return "(" + sig + " * 100).toFixed(1) + '%'"
+	}
+	switch c.Unit {
+	case "":
+		return sig
+	case "%":
+		return sig + " + '%'"
+	}
+	return sig + " + ' " + c.Unit + "'"
+}
