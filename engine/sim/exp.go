@@ -19,6 +19,16 @@ var expQuantiles = func() [expSteps + 1]float64 {
 	return t
 }()
 
+// expSteps2 holds each step's start and slope side by side, so a draw
+// reads one pair.
+var expSteps2 = func() [expSteps][2]float64 {
+	var t [expSteps][2]float64
+	for k := range expSteps - 1 {
+		t[k] = [2]float64{expQuantiles[k], expQuantiles[k+1] - expQuantiles[k]}
+	}
+	return t
+}()
+
 // expVariate turns one random word into a unit exponential variate. The
 // top bits choose a table step, the next 32 interpolate within it; the last
 // step (u ≥ 1 − 1/1024) is computed exactly, so the tail is unbounded.
@@ -29,6 +39,6 @@ func expVariate(u uint64) float64 {
 		x := (float64(k) + frac) / expSteps
 		return -math.Log1p(-x)
 	}
-	lo := expQuantiles[k]
-	return lo + (expQuantiles[k+1]-lo)*frac
+	st := &expSteps2[k]
+	return st[0] + st[1]*frac
 }

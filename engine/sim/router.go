@@ -143,12 +143,18 @@ func (s *Sim) dispatch(ri int32, t int64) {
 // report is the router's updateOutlierDetection for one attempt of r on
 // host hi: it reaches the detector with the clock at t (whole ms).
 func (s *Sim) report(r *request, hi int32, res engine.Result, code int, t int64) {
-	s.clock.Ms = t / 1000
-	m := s.hosts[hi].mon
-	if code == 0 {
-		m.PutResult(res)
-	} else {
-		m.PutResultCode(res, code)
+	// In non-split mode the detector records nothing for
+	// LocalOriginConnectSuccess (putResultNoLocalExternalSplit), so the call
+	// is skipped there: it is the one report per attempt that changes
+	// nothing, and skipping it keeps the hot path short.
+	if res != engine.LocalOriginConnectSuccess || s.split {
+		s.clock.Ms = t / 1000
+		m := s.hosts[hi].mon
+		if code == 0 {
+			m.PutResult(res)
+		} else {
+			m.PutResultCode(res, code)
+		}
 	}
 	if s.OnReport != nil {
 		s.OnReport(Report{AtUs: t, Host: int(hi), Request: r.id, Attempt: int(r.attempts) - 1, Result: res, Code: code})

@@ -125,9 +125,8 @@ type Sim struct {
 	rng   *rand.Rand
 	lb    balancer
 	hosts []host
-	byMon map[*engine.HostMonitor]int32
 
-	q        eventQueue
+	q        *eventQueue
 	reqs     []request
 	free     []int32
 	nextID   uint64
@@ -145,6 +144,7 @@ type Sim struct {
 	queueUs     float64
 	hcUs        int64
 	tailCut     uint64 // TailShare scaled to 22 bits
+	split       bool   // split_external_local_origin_errors
 
 	// interval accumulators, and the interval handed to the caller
 	clients   ClientInterval
@@ -179,7 +179,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	if od.IntervalMs <= 0 {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
-	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273))}
+	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273)), q: newEventQueue()}
 	s.det = engine.NewDetector(od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
 	s.intervalUs = od.IntervalMs * 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
@@ -196,9 +196,9 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	s.queueUs = float64(c.QueueLimit.Microseconds())
 	s.hcUs = c.HealthCheck.Interval.Microseconds()
 	s.tailCut = uint64(c.Latency.TailShare * (1 << 22))
+	s.split = od.SplitExternalLocalOriginErrors
 
 	s.hosts = make([]host, c.Hosts)
-	s.byMon = make(map[*engine.HostMonitor]int32, c.Hosts)
 	s.lb = balancer{policy: c.LB, panicThreshold: c.HealthyPanicThreshold}
 	for i := range s.hosts {
 		h := &s.hosts[i]
@@ -206,7 +206,6 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		h.segs = buildSegments(&s.c, i)
 		h.faultN = make([]uint64, len(c.Faults))
 		h.hcN = make([]uint64, len(c.Faults))
-		s.byMon[h.mon] = int32(i)
 		s.lb.all = append(s.lb.all, int32(i))
 	}
 	// Envoy seeds each round-robin index with a random number.
