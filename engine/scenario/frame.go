@@ -75,6 +75,10 @@ type HostFrame struct {
 	// FailedActiveHC: the active health checker currently marks the host.
 	FailedActiveHC bool   `json:"failed_active_hc,omitempty"`
 	Consecutive5xx uint32 `json:"consecutive_5xx"`
+	// ConsecutiveGateway and ConsecutiveLocal are the other two consecutive
+	// counters after the tick.
+	ConsecutiveGateway uint32 `json:"consecutive_gateway_failure,omitempty"`
+	ConsecutiveLocal   uint32 `json:"consecutive_local_origin_failure,omitempty"`
 	// Attempts is how many attempts the load balancer sent the host in the
 	// interval (TrafficShare's numerator); Requests counts the completed
 	// ones the detector recorded.

@@ -123,19 +123,21 @@ func newFrame(iv *sim.Interval) Frame {
 	for i, hs := range rep.Hosts {
 		sh := iv.Hosts[i]
 		hf := HostFrame{
-			Name:           hs.Name,
-			Requests:       hs.Requests,
-			Successes:      hs.Successes,
-			SuccessRate:    hs.SuccessRate,
-			LocalRequests:  hs.LocalRequests,
-			LocalSuccesses: hs.LocalSuccesses,
-			Ejected:        hs.Ejected,
-			Degraded:       hs.Degraded,
-			Multiplier:     hs.Backoff,
-			NumEjections:   hs.NumEjections,
-			FailedActiveHC: sh.FailedActiveHC,
-			Consecutive5xx: hs.Consecutive5xx,
-			Attempts:       sh.Attempts,
+			Name:               hs.Name,
+			Requests:           hs.Requests,
+			Successes:          hs.Successes,
+			SuccessRate:        hs.SuccessRate,
+			LocalRequests:      hs.LocalRequests,
+			LocalSuccesses:     hs.LocalSuccesses,
+			Ejected:            hs.Ejected,
+			Degraded:           hs.Degraded,
+			Multiplier:         hs.Backoff,
+			NumEjections:       hs.NumEjections,
+			FailedActiveHC:     sh.FailedActiveHC,
+			Consecutive5xx:     hs.Consecutive5xx,
+			Attempts:           sh.Attempts,
+			ConsecutiveGateway: hs.ConsecutiveGW,
+			ConsecutiveLocal:   hs.ConsecutiveLocal,
 		}
 		if hs.LocalRequests > 0 {
 			hf.LocalRate = hs.LocalRate

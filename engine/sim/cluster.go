@@ -8,6 +8,14 @@
 // The package is pure: no goroutines, no I/O, no wall clock, no global
 // randomness. A run is a function of (Cluster, engine.Config, seed); the
 // same inputs give the same intervals, bit for bit.
+//
+// Time is kept in integer microseconds so that several requests can share
+// a millisecond at high rates; the detector's clock reads the time truncated
+// to whole milliseconds, as Envoy's detector does. Its interval timer fires
+// at t = interval, 2·interval, … At the same microsecond, attempt
+// completions come first, then retries leaving backoff, active health
+// checks, the detector's tick and new arrivals (see eventClass): Envoy
+// promises no order there (envoy-semantics.md §15), so outlierlab fixes one.
 package sim
 
 import (
@@ -185,8 +193,9 @@ type Fault struct {
 	// Label says what the fault stands for ("cache lost", "bad deploy").
 	Label string
 	// Which hosts: AllHosts, or the first ⌈HostShare·N⌉ hosts, or the
-	// listed indexes (a negative index counts from the end: -1 is the last
-	// host, so a preset's faulty host follows the host-count knob).
+	// listed indexes, taken modulo N: -1 is the last host, so a preset's
+	// faulty host follows the host-count knob, and an index past the end
+	// wraps round rather than silently dropping the fault.
 	AllHosts  bool
 	HostShare float64
 	Hosts     []int
@@ -219,10 +228,7 @@ func (f *Fault) AppliesTo(i, n int) bool {
 		return true
 	}
 	for _, h := range f.Hosts {
-		if h < 0 {
-			h += n
-		}
-		if h == i {
+		if (h%n+n)%n == i {
 			return true
 		}
 	}

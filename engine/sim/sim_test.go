@@ -540,3 +540,30 @@ func TestExpVariateMean(t *testing.T) {
 		t.Fatalf("mean %.4f, want 1", m)
 	}
 }
+
+func TestFaultHostSelection(t *testing.T) {
+	cases := []struct {
+		f    Fault
+		n    int
+		want []int
+	}{
+		{Fault{Hosts: []int{-1}}, 6, []int{5}},
+		{Fault{Hosts: []int{-2, -1}}, 5, []int{3, 4}},
+		{Fault{Hosts: []int{3}}, 10, []int{3}},
+		{Fault{Hosts: []int{3}}, 3, []int{0}}, // wraps rather than vanishing
+		{Fault{HostShare: 0.5}, 10, []int{0, 1, 2, 3, 4}},
+		{Fault{HostShare: 0.5}, 5, []int{0, 1, 2}},
+		{Fault{AllHosts: true}, 3, []int{0, 1, 2}},
+	}
+	for _, tc := range cases {
+		var got []int
+		for i := range tc.n {
+			if tc.f.AppliesTo(i, tc.n) {
+				got = append(got, i)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%+v over %d hosts: %v, want %v", tc.f, tc.n, got, tc.want)
+		}
+	}
+}
