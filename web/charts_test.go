@@ -1,0 +1,160 @@
+package web
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+type option struct {
+	XAxis []struct {
+		Type string   `json:"type"`
+		Data []string `json:"data"`
+	} `json:"xAxis"`
+	Series []struct {
+		Name     string            `json:"name"`
+		Type     string            `json:"type"`
+		Data     []json.RawMessage `json:"data"`
+		MarkArea *struct {
+			Data []json.RawMessage `json:"data"`
+		} `json:"markArea"`
+	} `json:"series"`
+	Animation *bool `json:"animation"`
+}
+
+func decodeOption(t *testing.T, raw json.RawMessage) option {
+	t.Helper()
+	var o option
+	if err := json.Unmarshal(raw, &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// Every chart: a category x axis with every tick of the run (the timeline
+// never rescales while playing), animation off, data up to the cursor.
+func TestChartOptionsShape(t *testing.T) {
+	r := testRun(t, -1)
+	opts := chartOptions(r, 12)
+	if len(opts) != len(chartIDs) {
+		t.Fatalf("%d charts, want %d", len(opts), len(chartIDs))
+	}
+	for _, id := range chartIDs {
+		o := decodeOption(t, opts[id])
+		if len(o.XAxis) == 0 || o.XAxis[0].Type != "category" || len(o.XAxis[0].Data) != len(r.Frames) || o.XAxis[0].Data[3] != "40 s" {
+			t.Errorf("%s: x axis %+v", id, o.XAxis)
+		}
+		if o.Animation == nil || *o.Animation {
+			t.Errorf("%s: animation not off", id)
+		}
+		if strings.Contains(string(opts[id]), "</") {
+			t.Errorf("%s: option JSON could close a script element", id)
+		}
+	}
+	sr := decodeOption(t, opts[chartSuccessRate])
+	if len(sr.Series) != len(r.Hosts)+2 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" {
+		t.Fatalf("success-rate series: %d", len(sr.Series))
+	}
+	for _, s := range sr.Series {
+		if len(s.Data) != 12 {
+			t.Errorf("series %s has %d points at cursor 12", s.Name, len(s.Data))
+		}
+	}
+	// h5 fails from 30 s: at 40 s (frame 3) it is below the threshold.
+	var h5, thr float64
+	json.Unmarshal(sr.Series[5].Data[3], &h5)
+	json.Unmarshal(sr.Series[7].Data[3], &thr)
+	if !(h5 < thr) || h5 < 60 || h5 > 70 {
+		t.Errorf("h5 at 40 s: %v, threshold %v", h5, thr)
+	}
+}
+
+// The swimlanes say what the detector did: overflow marks with the default
+// cap, ejected cells with cap 34.
+func TestLanesChart(t *testing.T) {
+	lanes := func(cap float64) option {
+		in := Inputs{Preset: defaultPreset}
+		if cap > 0 {
+			in = in.with(map[string]float64{"max_ejection_percent": cap})
+		}
+		r, err := buildRun(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeOption(t, chartOptions(r, len(r.Frames))[chartLanes])
+	}
+	count := func(o option, name string) int {
+		for _, s := range o.Series {
+			if s.Name == name {
+				return len(s.Data)
+			}
+		}
+		t.Fatalf("no series %q", name)
+		return 0
+	}
+	def := lanes(0)
+	if count(def, "ejected") != 0 || count(def, "overflow (refused by the cap)") == 0 {
+		t.Errorf("defaults: %d ejected, %d overflow", count(def, "ejected"), count(def, "overflow (refused by the cap)"))
+	}
+	c34 := lanes(34)
+	if count(c34, "ejected") == 0 || count(c34, "overflow (refused by the cap)") != 0 {
+		t.Errorf("cap 34: %d ejected, %d overflow", count(c34, "ejected"), count(c34, "overflow (refused by the cap)"))
+	}
+}
+
+func TestPanicShading(t *testing.T) {
+	r := &Run{Times: []string{"10 s", "20 s", "30 s", "40 s", "50 s"}}
+	frames := []scenario.Frame{{}, {Panic: true}, {Panic: true}, {}, {Panic: true}}
+	got, _ := json.Marshal(panicAreas(r, frames))
+	want := `[[{"name":"panic","xAxis":"20 s"},{"xAxis":"30 s"}],[{"name":"panic","xAxis":"50 s"},{"xAxis":"50 s"}]]`
+	if string(got) != want {
+		t.Errorf("panic areas\n got %s\nwant %s", got, want)
+	}
+}
+
+// The acceptance story, without a browser: cap 34 ejects h5 at 40, 80,
+// 150 and 250 s and clients see fewer failures than with the default cap.
+func TestSearchCacheStory(t *testing.T) {
+	def, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c34, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []int64
+	for _, f := range c34.Frames {
+		for _, e := range f.Events {
+			if e.Kind == engine.EventEject {
+				at = append(at, e.AtMs/1000)
+			}
+		}
+	}
+	if got := jsonString(at); got != "[40,80,150,250]" {
+		t.Errorf("ejections at %v s, want 40, 80, 150, 250", at)
+	}
+	fail := func(r *Run) (req, failed uint64) {
+		for _, f := range r.Frames[3:] { // from the fault on
+			req += f.Clients.Requests
+			failed += f.Clients.Failures
+		}
+		return
+	}
+	dr, df := fail(def)
+	cr, cf := fail(c34)
+	if float64(cf)/float64(cr) >= float64(df)/float64(dr)/2 {
+		t.Errorf("client failures: defaults %d/%d, cap 34 %d/%d: want far fewer", df, dr, cf, cr)
+	}
+	if !strings.Contains(summaryLine(c34, len(c34.Frames)), "4 ejections") {
+		t.Errorf("summary: %s", summaryLine(c34, len(c34.Frames)))
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

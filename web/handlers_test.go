@@ -1,0 +1,248 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testTab = "0123456789abcdef0123"
+
+// do sends one request to the router and returns the response.
+func do(t *testing.T, h http.Handler, method, target, body string, header ...string) *http.Response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Result()
+}
+
+func bodyOf(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPages(t *testing.T) {
+	h := newTestServer(t).Handler()
+	tests := []struct {
+		target string
+		status int
+		has    []string
+	}{
+		{"/", 200, []string{`href="/lab"`, "search-cache", "/lab?preset=dead-host"}},
+		{"/lab", 200, []string{"search-cache", `data-init="@get(`, `id="stream"`, `name="max_ejection_percent"`, `id="chart-lanes"`, "vendor/echarts.min.js?v="}},
+		{"/lab?preset=dead-host", 200, []string{`<option value="dead-host" selected>`}},
+		{"/lab?preset=no-such-preset", 404, []string{"no scenario preset", `href="/"`}},
+		{"/lessons/no-such-lesson", 404, []string{"no-such-lesson", `href="/"`, `href="/lab"`}},
+		{"/no/such/page", 404, []string{`href="/"`}},
+		{"/healthz", 200, []string{"ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			res := do(t, h, "GET", tt.target, "")
+			body := bodyOf(t, res)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, head(body, 400))
+			}
+			for _, s := range tt.has {
+				if !strings.Contains(body, s) {
+					t.Errorf("body lacks %q", s)
+				}
+			}
+			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+				t.Errorf("CSP = %q", csp)
+			}
+		})
+	}
+}
+
+// Every control is an input named after its Envoy field, with a label and
+// a visible value.
+func TestLabControlsNamedByField(t *testing.T) {
+	body := bodyOf(t, do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
+	for _, c := range controls {
+		if c.Knob == "fault_rate" || c.Knob == "retry_budget_percent" {
+			continue // not every preset has these; search-cache has fault_rate
+		}
+		for _, s := range []string{`name="` + c.Name + `"`, `for="c-` + c.Name + `"`} {
+			if !strings.Contains(body, s) {
+				t.Errorf("lab page lacks %s", s)
+			}
+		}
+	}
+	for _, s := range []string{`k = 1.9`, `>10%<`, `>30 s<`, `id="btn-play"`, `id="btn-step"`, `id="btn-back"`, `id="scrub"`, `aria-keyshortcuts="Space"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("lab page lacks %s", s)
+		}
+	}
+}
+
+func TestStaticAssets(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	for _, name := range []string{"app.css", "app.js", "vendor/datastar.js", "vendor/echarts.min.js"} {
+		u := s.assets.URL(name)
+		res := do(t, h, "GET", u, "", "Accept-Encoding", "gzip")
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: status %d", u, res.StatusCode)
+		}
+		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("%s: Cache-Control %q, want immutable for the hashed URL", u, cc)
+		}
+		etag := res.Header.Get("ETag")
+		if etag == "" {
+			t.Fatalf("%s: no ETag", u)
+		}
+		// The plain URL is revalidated, and a matching ETag answers 304.
+		plain := do(t, h, "GET", "/static/"+name, "", "If-None-Match", etag)
+		if plain.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match: status %d, want 304", name, plain.StatusCode)
+		}
+	}
+	res := do(t, h, "GET", s.assets.URL("vendor/echarts.min.js"), "", "Accept-Encoding", "gzip")
+	if res.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("echarts.min.js not gzipped for a client that accepts it")
+	}
+	if res := do(t, h, "GET", "/static/nope.js", ""); res.StatusCode != 404 {
+		t.Errorf("/static/nope.js: status %d, want 404", res.StatusCode)
+	}
+}
+
+// Bad commands get a 4xx whose body names the field and what is allowed;
+// the session survives them.
+func TestCommandErrors(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	sig := func(rest string) string { return `{"tab":"` + testTab + `","preset":"search-cache"` + rest + `}` }
+	tests := []struct {
+		name, verb, body string
+		status           int
+		has              []string
+	}{
+		{"cap above 100", "set", sig(`,"cfg":{"max_ejection_percent":101}`), 422, []string{"max_ejection_percent", "101", "allowed 0–100 %"}},
+		{"negative interval", "set", sig(`,"cfg":{"interval":-5}`), 422, []string{"interval", "allowed 1–60 s"}},
+		{"fractional count", "set", sig(`,"cfg":{"consecutive_5xx":2.5}`), 422, []string{"consecutive_5xx", "whole number"}},
+		{"not a number", "set", sig(`,"cfg":{"success_rate_stdev_factor":"lots"}`), 422, []string{"success_rate_stdev_factor", "not a number"}},
+		{"not a bool", "set", sig(`,"cfg":{"always_eject_one_host":3}`), 422, []string{"always_eject_one_host", "true or false"}},
+		{"unknown field", "set", sig(`,"cfg":{"max_ejection_percnet":10}`), 422, []string{"max_ejection_percnet", "not a setting"}},
+		{"two bad fields", "set", sig(`,"cfg":{"interval":0,"max_ejection_percent":300}`), 422, []string{"interval", "max_ejection_percent"}},
+		{"max below base (Envoy's rule)", "set", sig(`,"cfg":{"max_ejection_time":10}`), 422, []string{"max_ejection_time", "base_ejection_time"}},
+		{"hosts above the lab's range", "set", sig(`,"cfg":{"hosts":500}`), 422, []string{"hosts", "allowed 1–50 hosts"}},
+		{"scrub past the end", "scrub", sig(`,"cursor":31`), 422, []string{"cursor", "allowed 0–30"}},
+		{"scrub without a cursor", "scrub", sig(``), 422, []string{"cursor"}},
+		{"bad speed", "speed", sig(`,"speed":"warp"`), 422, []string{"speed", "1, 4, 16, instant"}},
+		{"unknown preset", "preset", sig(`,"preset":"nope"`), 404, []string{"preset", "nope", "search-cache"}},
+		{"unknown verb", "jump", sig(``), 404, []string{"jump", "set, play"}},
+		{"not JSON", "play", `{"tab":`, 400, []string{"JSON"}},
+		{"bad tab", "play", `{"tab":"x"}`, 400, []string{"tab"}},
+		{"no tab", "play", `{}`, 400, []string{"tab"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := do(t, h, "POST", "/lab/cmd/"+tt.verb, tt.body, "Content-Type", "application/json")
+			body := bodyOf(t, res)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.status, body)
+			}
+			for _, s := range tt.has {
+				if !strings.Contains(body, s) {
+					t.Errorf("body %q lacks %q", body, s)
+				}
+			}
+		})
+	}
+	// The session is intact: it still scrubs and steps.
+	if res := do(t, h, "POST", "/lab/cmd/scrub", sig(`,"cursor":5`)); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("scrub after errors: status %d", res.StatusCode)
+	}
+	if res := do(t, h, "POST", "/lab/cmd/step", sig(``)); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("step after errors: status %d", res.StatusCode)
+	}
+	sess := s.sessions.get(testTab)
+	if sess == nil {
+		t.Fatal("session lost")
+	}
+	if c := sess.snapshot(s.now()).cursor; c != 6 {
+		t.Errorf("cursor %d after scrub 5 and a step, want 6", c)
+	}
+}
+
+func TestCommandBodyLimit(t *testing.T) {
+	h := newTestServer(t).Handler()
+	big := `{"tab":"` + testTab + `","pad":"` + strings.Repeat("x", 70<<10) + `"}`
+	res := do(t, h, "POST", "/lab/cmd/play", big)
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", res.StatusCode)
+	}
+	if body := bodyOf(t, res); !strings.Contains(body, "larger than") {
+		t.Errorf("body %q", body)
+	}
+	if res := do(t, h, "GET", "/lab/cmd/play", ""); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET on a command: status %d, want 405", res.StatusCode)
+	}
+}
+
+// Commands move the cursor as the transport says.
+func TestCommandsMoveCursor(t *testing.T) {
+	s := newTestServer(t)
+	now := s.now()
+	s.now = func() time.Time { return now }
+	h := s.Handler()
+	post := func(verb, rest string) {
+		t.Helper()
+		res := do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+testTab+`","preset":"search-cache"`+rest+`}`)
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, bodyOf(t, res))
+		}
+	}
+	cursor := func() snapshot { return s.sessions.get(testTab).snapshot(now) }
+	post("step", "")
+	post("step", "")
+	post("back", "")
+	if c := cursor(); c.cursor != 1 || c.playing {
+		t.Fatalf("after step, step, back: cursor %d playing %v", c.cursor, c.playing)
+	}
+	post("speed", `,"speed":"4"`)
+	post("play", "")
+	now = now.Add(1500 * time.Millisecond) // 4 intervals a second: 6 more frames
+	if c := cursor(); c.cursor != 7 || !c.playing {
+		t.Fatalf("1.5 s at 4×: cursor %d playing %v, want 7 and playing", c.cursor, c.playing)
+	}
+	post("pause", "")
+	now = now.Add(10 * time.Second)
+	if c := cursor(); c.cursor != 7 || c.playing {
+		t.Fatalf("paused: cursor %d playing %v", c.cursor, c.playing)
+	}
+	post("scrub", `,"cursor":25`)
+	post("set", `,"cfg":{"max_ejection_percent":34}`)
+	if c := cursor(); c.cursor != 25 || c.run.Config.MaxEjectionPercent != 34 {
+		t.Fatalf("set keeps the cursor: cursor %d cap %d", c.cursor, c.run.Config.MaxEjectionPercent)
+	}
+	post("speed", `,"speed":"instant"`)
+	post("play", "")
+	if c := cursor(); c.cursor != 30 || c.playing {
+		t.Fatalf("instant play: cursor %d playing %v, want the end", c.cursor, c.playing)
+	}
+	post("reset", "")
+	if c := cursor(); c.cursor != 0 || c.run.Config.MaxEjectionPercent != 10 {
+		t.Fatalf("reset: cursor %d cap %d", c.cursor, c.run.Config.MaxEjectionPercent)
+	}
+	post("preset", `,"preset":"dead-host"`)
+	if c := cursor(); c.run.Preset != "dead-host" || c.cursor != 0 {
+		t.Fatalf("preset: %s at %d", c.run.Preset, c.cursor)
+	}
+}

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func testRun(t testing.TB, frames int) *Run {
+	t.Helper()
+	r, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames >= 0 && frames < len(r.Frames) {
+		cp := *r
+		cp.Frames = r.Frames[:frames]
+		return &cp
+	}
+	return r
+}
+
+// Playback is arithmetic over the clock: no goroutine per tab.
+func TestSessionCursorArithmetic(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newSession(testTab, Inputs{Preset: defaultPreset}, testRun(t, 30), t0)
+	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
+		t.Fatalf("paused cursor moved to %d", c)
+	}
+	s.speed, _ = lookupSpeed("4")
+	s.setCursor(3, t0)
+	s.playing = true
+	for _, tt := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 3}, {249 * time.Millisecond, 3}, {250 * time.Millisecond, 4}, {time.Second, 7}, {time.Hour, 30}} {
+		if c := s.cursorAt(t0.Add(tt.after)); c != tt.want {
+			t.Errorf("after %v: cursor %d, want %d", tt.after, c, tt.want)
+		}
+	}
+	if next := s.nextFrameAt(t0.Add(100 * time.Millisecond)); next != t0.Add(250*time.Millisecond) {
+		t.Errorf("next frame at %v, want +250ms", next.Sub(t0))
+	}
+	if s.isPlaying(t0.Add(time.Hour)) {
+		t.Error("still playing past the end")
+	}
+	s.speed, _ = lookupSpeed("instant")
+	if c := s.cursorAt(t0); c != 30 {
+		t.Errorf("instant: cursor %d, want 30", c)
+	}
+}
+
+// The store is bounded: idle sessions expire, and past the limit the least
+// recently used go first, sessions with an open stream last.
+func TestSessionStoreBounds(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := testRun(t, -1)
+	st := newSessionStore(3, time.Minute)
+	tab := func(i int) string { return fmt.Sprintf("tab-%016d", i) }
+	for i := range 3 {
+		st.put(newSession(tab(i), Inputs{}, run, t0), t0)
+	}
+	// tab 0 streams; tab 1 is used; adding tab 3 evicts tab 2.
+	st.get(tab(0)).streams = 1
+	st.get(tab(1))
+	st.put(newSession(tab(3), Inputs{}, run, t0), t0)
+	if st.get(tab(2)) != nil || st.get(tab(0)) == nil || st.len() != 3 {
+		t.Fatalf("LRU eviction: tab2 %v tab0 %v len %d", st.get(tab(2)) != nil, st.get(tab(0)) != nil, st.len())
+	}
+	// Two minutes later every session without a stream has expired.
+	later := t0.Add(2 * time.Minute)
+	st.put(newSession(tab(4), Inputs{}, run, later), later)
+	if st.len() != 2 || st.get(tab(0)) == nil || st.get(tab(4)) == nil {
+		t.Fatalf("expiry: len %d", st.len())
+	}
+	// put of a known tab returns the session already there.
+	if got := st.put(newSession(tab(4), Inputs{}, run, later), later); got != st.get(tab(4)) {
+		t.Error("put replaced a live session")
+	}
+}
+
+func TestRunCache(t *testing.T) {
+	c := newRunCache(2)
+	a, err := c.get(Inputs{Preset: defaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.get(Inputs{Preset: defaultPreset})
+	if a != b {
+		t.Error("same inputs, two runs")
+	}
+	in := Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34})
+	d, _ := c.get(in)
+	if d == a || d.Config.MaxEjectionPercent != 34 {
+		t.Errorf("cap 34 run: %d", d.Config.MaxEjectionPercent)
+	}
+	c.get(Inputs{Preset: "dead-host"})
+	if _, ok := c.byKey[Inputs{Preset: defaultPreset}.key()]; ok {
+		t.Error("least recently used run not evicted")
+	}
+	if _, err := c.get(Inputs{Preset: "nope"}); err != errUnknownPreset {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
