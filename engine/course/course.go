@@ -67,14 +67,19 @@ type Step struct {
 	ID string `json:"id"`
 	// Text is the instruction (markdown, may hold placeholders).
 	Text string `json:"text"`
+	// Preset, if set, is another scenario the step loads (the capstone's
+	// bad deploy after the search cluster). Such a step starts from that
+	// preset as it is: the lesson's Start does not apply to it.
+	Preset string `json:"preset,omitempty"`
 	// Settings are what the learner is meant to end up with, laid over the
 	// lesson's Start (not over the previous step: each step stands alone,
 	// so the page can jump to it).
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    Check             `json:"check"`
-	// FailsAtStart says the check must fail with the Start settings: the
-	// step is about a change the learner makes. False: the step is about
-	// looking (the check holds at Start too, or Start is not meaningful).
+	// FailsAtStart says the check must fail with the Start settings (for
+	// a step with its own Preset: with that preset as it is): the step is
+	// about a change the learner makes. False: the step is about looking,
+	// and the check may hold at the start too.
 	FailsAtStart *bool `json:"fails_at_start"`
 }
 
@@ -109,6 +114,15 @@ func (l *Lesson) SeedOrDefault() uint64 {
 		return 1
 	}
 	return l.Seed
+}
+
+// PresetFor is the preset a step loads: its own, or the lesson's (step ""
+// is the lesson's start).
+func (l *Lesson) PresetFor(step string) string {
+	if s, ok := l.StepByID(step); ok && s.Preset != "" {
+		return s.Preset
+	}
+	return l.Preset
 }
 
 // StepByID finds a step.
@@ -298,10 +312,17 @@ func (l *Lesson) validate() string {
 		}
 		stepIDs[s.ID] = true
 		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)
+		sp, start := p, l.Start
+		if s.Preset != "" {
+			if sp, ok = scenario.Lookup(s.Preset); !ok {
+				return fmt.Sprintf("%s: unknown preset %q", where, s.Preset)
+			}
+			start = nil
+		}
 		if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
 			return msg
 		}
-		if _, _, err := build(p, l.Start, s.Settings); err != nil {
+		if _, _, err := build(sp, start, s.Settings); err != nil {
 			return where + ".settings: " + err.Error()
 		}
 		if err := s.Check.validate(where + ".check"); err != nil {

@@ -26,8 +26,9 @@ import (
 // Names (see placeholderDefs): hosts, interval, k, cap_pct, cap_first,
 // cap_admits, sr_bound, sr_needed:N, setting:NAME; at a tick: threshold,
 // mean, stdev, gate, hosts_with_volume, ejected, ejected_count, cap_next,
-// panic, stat:NAME, rate:HOST, requests:HOST, multiplier:HOST,
-// returns_in:HOST; over a window: failures, retry_pct, share:HOST.
+// panic, healthy, healthy_pct, stat:NAME, rate:HOST, requests:HOST,
+// multiplier:HOST, returns_in:HOST; over a window: failures, retry_pct,
+// p99, share:HOST.
 //
 // A placeholder with a fixed time shows that time's value whatever the
 // cursor (prose may quote "the threshold at 40 s"); one without a time
@@ -86,6 +87,8 @@ var placeholderDefs = map[string]placeholderDef{
 	"ejected_count":     {argNone, whenTick},
 	"cap_next":          {argNone, whenTick},
 	"panic":             {argNone, whenTick},
+	"healthy":           {argNone, whenTick},
+	"healthy_pct":       {argNone, whenTick},
 	"stat":              {argStat, whenTick},
 	"rate":              {argHost, whenTick},
 	"requests":          {argHost, whenTick},
@@ -93,6 +96,7 @@ var placeholderDefs = map[string]placeholderDef{
 	"returns_in":        {argHost, whenTick},
 	"failures":          {argNone, whenWindow},
 	"retry_pct":         {argNone, whenWindow},
+	"p99":               {argNone, whenWindow},
 	"share":             {argHost, whenWindow},
 }
 
@@ -349,6 +353,13 @@ func (p Placeholder) resolveTick(res *scenario.Result, f *scenario.Frame) (strin
 		return fmtDec(capPercent(int(active), res.Scenario.Cluster.Hosts), 1), nil
 	case "panic":
 		return yesNo(f.Panic), nil
+	case "healthy":
+		return strconv.Itoa(f.Healthy), nil
+	case "healthy_pct":
+		if len(f.Hosts) == 0 {
+			return "", errors.New("no hosts")
+		}
+		return fmtDec(100*float64(f.Healthy)/float64(len(f.Hosts)), 1), nil
 	case "stat":
 		v, _ := statValue(f, p.Arg)
 		return strconv.FormatUint(v, 10), nil
@@ -406,8 +417,10 @@ func (p Placeholder) resolveWindow(res *scenario.Result, cursorMs int64) (string
 		return "", errors.New("no whole interval")
 	}
 	var req, fail, retries, mine, all uint64
+	var p99 float64
 	found := false
 	for _, f := range frames {
+		p99 = max(p99, f.Clients.LatencyP99Ms)
 		req += f.Clients.Requests
 		fail += f.Clients.Failures
 		retries += f.Clients.RetriesSent
@@ -424,6 +437,8 @@ func (p Placeholder) resolveWindow(res *scenario.Result, cursorMs int64) (string
 		return fmtDec(pct(fail, req), 2), nil
 	case "retry_pct":
 		return fmtDec(pct(retries, req), 1), nil
+	case "p99":
+		return fmtDec(p99, 0), nil
 	case "share":
 		if !found {
 			return "", fmt.Errorf("no host %s", p.Arg)

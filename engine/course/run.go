@@ -10,8 +10,9 @@ import (
 )
 
 // Settings are the settings a step is meant to end with: the lesson's
-// Start with the step's Settings laid over it. An empty step id means the
-// Start settings alone (what the page opens with).
+// Start with the step's Settings laid over it (a step with its own preset:
+// its Settings alone). An empty step id means the Start settings alone
+// (what the page opens with).
 func Settings(l Lesson, step string) (map[string]string, error) {
 	if step == "" {
 		return Merge(l.Start), nil
@@ -20,16 +21,29 @@ func Settings(l Lesson, step string) (map[string]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: no step %q", l.ID, step)
 	}
+	if s.Preset != "" {
+		return Merge(s.Settings), nil
+	}
 	return Merge(l.Start, s.Settings), nil
+}
+
+// StartSettings are what a step's check is compared against for
+// fails_at_start: the lesson's Start, or nothing over a step's own preset.
+func StartSettings(l Lesson, step string) map[string]string {
+	if s, ok := l.StepByID(step); ok && s.Preset != "" {
+		return map[string]string{}
+	}
+	return Merge(l.Start)
 }
 
 // Scenario builds the lesson's scenario and outlier_detection config for a
 // step (or the start, with step ""), with overlay (the learner's own
 // changes, by the same names) laid on top.
 func Scenario(l Lesson, step string, overlay map[string]string) (scenario.Scenario, error) {
-	p, ok := scenario.Lookup(l.Preset)
+	name := l.PresetFor(step)
+	p, ok := scenario.Lookup(name)
 	if !ok {
-		return scenario.Scenario{}, fmt.Errorf("%s: unknown preset %q", l.ID, l.Preset)
+		return scenario.Scenario{}, fmt.Errorf("%s: unknown preset %q", l.ID, name)
 	}
 	set, err := Settings(l, step)
 	if err != nil {
@@ -42,14 +56,33 @@ func Scenario(l Lesson, step string, overlay map[string]string) (scenario.Scenar
 	return sc, nil
 }
 
-// RunLesson runs the lesson's preset with its start settings, the step's
-// settings (step "" for none) and overlay, on the lesson's fixed seed. The
-// returned Result's Config is the outlier_detection block that ran.
+// RunLesson runs the lesson's preset (or the step's own) with its start
+// settings, the step's settings (step "" for none) and overlay, on the
+// lesson's fixed seed. The returned Result's Config is the
+// outlier_detection block that ran.
 func RunLesson(l Lesson, step string, overlay map[string]string) (scenario.Result, error) {
 	sc, err := Scenario(l, step, overlay)
 	if err != nil {
 		return scenario.Result{}, err
 	}
+	return scenario.Run(sc, sc.Outlier, l.SeedOrDefault())
+}
+
+// RunStart runs what a step's fails_at_start compares against: the
+// lesson's start, or a step's own preset as it is.
+func RunStart(l Lesson, step string) (scenario.Result, error) {
+	s, ok := l.StepByID(step)
+	if !ok {
+		return scenario.Result{}, fmt.Errorf("%s: no step %q", l.ID, step)
+	}
+	if s.Preset == "" {
+		return RunLesson(l, "", nil)
+	}
+	p, ok := scenario.Lookup(s.Preset)
+	if !ok {
+		return scenario.Result{}, fmt.Errorf("%s: unknown preset %q", l.ID, s.Preset)
+	}
+	sc := p.Scenario()
 	return scenario.Run(sc, sc.Outlier, l.SeedOrDefault())
 }
 
@@ -108,11 +141,18 @@ func (c CheckLine) String() string {
 func Report(lessons []Lesson) []CheckLine {
 	var out []CheckLine
 	for _, l := range lessons {
-		var start *scenario.Result
-		var startErr error
-		startDone := false
+		// Start runs are shared by the steps that compare against the same
+		// one (the lesson's start, or a step preset as it is).
+		type run struct {
+			res scenario.Result
+			err error
+		}
+		starts := map[string]run{}
 		for _, s := range l.Steps {
 			line := CheckLine{Lesson: l.ID, Step: s.ID, Settings: "intended", Values: fmtSettings(s.Settings), WantPass: true}
+			if s.Preset != "" {
+				line.Values = strings.TrimSpace("preset=" + s.Preset + " " + line.Values)
+			}
 			if res, err := RunLesson(l, s.ID, nil); err != nil {
 				line.Err = err.Error()
 			} else {
@@ -123,15 +163,21 @@ func Report(lessons []Lesson) []CheckLine {
 			if !s.Fails() {
 				continue
 			}
-			if !startDone {
-				res, err := RunLesson(l, "", nil)
-				start, startErr, startDone = &res, err, true
+			key := s.Preset
+			st, ok := starts[key]
+			if !ok {
+				res, err := RunStart(l, s.ID)
+				st = run{res, err}
+				starts[key] = st
 			}
-			line = CheckLine{Lesson: l.ID, Step: s.ID, Settings: "start", Values: fmtSettings(l.Start), WantPass: false}
-			if startErr != nil {
-				line.Err = startErr.Error()
+			line = CheckLine{Lesson: l.ID, Step: s.ID, Settings: "start", Values: fmtSettings(StartSettings(l, s.ID)), WantPass: false}
+			if s.Preset != "" {
+				line.Values = "preset=" + s.Preset
+			}
+			if st.err != nil {
+				line.Err = st.err.Error()
 			} else {
-				r := Evaluate(s.Check, start.Frames, WholeRun)
+				r := Evaluate(s.Check, st.res.Frames, WholeRun)
 				line.Pass, line.Detail = r.Pass, r.Detail
 			}
 			out = append(out, line)
