@@ -39,9 +39,8 @@ func eventKey(at int64, c eventClass) uint64 { return uint64(at)<<classBits | ui
 // never is later than any run ends (about 36 years in µs).
 const never = int64(1) << 60
 
-// eventQueue is a calendar queue: a ring of one-millisecond buckets
-// covering the next second, each an unsorted linked list of events in a
-// node pool, plus a binary heap for events further out (timeouts, health
+// eventQueue is a calendar queue: a ring of 256 µs buckets covering the
+// next half second, each an unsorted linked list of events in a node pool, plus a binary heap for events further out (timeouts, health
 // checks). Nearly every event is a response a few milliseconds away, so a
 // push is an O(1) link and a pop scans a bucket or two of one or two
 // events. Nothing is allocated per event once the pool has grown to the
@@ -68,8 +67,8 @@ type node struct {
 }
 
 const (
-	bucketShift = 10 // 1024 µs per bucket
-	ringSize    = 1024
+	bucketShift = 8 // 256 µs per bucket
+	ringSize    = 2048
 	ringMask    = ringSize - 1
 )
 
