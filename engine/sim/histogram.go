@@ -47,6 +47,14 @@ func (h *histogram) add(us int64) {
 
 func (h *histogram) reset() { *h = histogram{} }
 
+// merge adds o's samples to h.
+func (h *histogram) merge(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+}
+
 // quantileMs is the q-quantile (0 < q ≤ 1) in milliseconds: the midpoint of
 // the bucket holding the ⌈q·n⌉-th smallest sample; 0 when empty.
 func (h *histogram) quantileMs(q float64) float64 {

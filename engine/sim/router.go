@@ -318,7 +318,6 @@ func (s *Sim) finish(ri int32, t int64, failed bool) {
 	}
 	lat := t - r.arrivalUs
 	s.hist.add(lat)
-	s.total.add(lat)
 	s.clients.Requests++
 	if failed {
 		s.clients.Failures++

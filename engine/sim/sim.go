@@ -331,6 +331,7 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	iv.Cluster = s.ClusterStats()
 	iv.Stats = s.det.Stats()
 	s.clients = ClientInterval{}
+	s.total.merge(&s.hist)
 	s.hist.reset()
 	s.panicSeen = s.lb.panic
 	return iv
