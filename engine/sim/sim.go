@@ -39,7 +39,8 @@ type ClusterStats struct {
 
 // HostInterval is what the simulator saw of one host in an interval.
 type HostInterval struct {
-	// Attempts dispatched to the host, and how many of them failed.
+	// Attempts the LB sent the host in the interval, and attempts on it
+	// that ended in a failure in the interval.
 	Attempts, Failed uint64
 	// InFlight at the end of the interval.
 	InFlight       int32
