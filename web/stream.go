@@ -43,10 +43,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	// http.Server's WriteTimeout would cut the stream after a few seconds
 	// (stack-notes §1); this response has no deadline.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	sse := datastar.NewSSE(w, r, datastar.WithCompression(
-		datastar.WithBrotli(datastar.WithBrotliLevel(4), datastar.WithBrotliLGWin(16)),
-		datastar.WithGzip(datastar.WithGzipLevel(5)),
-	))
+	sse := datastar.NewSSE(w, r, streamCompression())
 
 	hold := func(x *Session, d int) {
 		x.mu.Lock()
@@ -96,6 +93,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			timer.Stop()
 		}
 	}
+}
+
+// streamCompression compresses a stream as the browser allows. Successive
+// frames repeat most of each other (axes, names, styles), so even a small
+// window shrinks them several times. The window and levels are kept modest:
+// every open tab holds its own compressor.
+func streamCompression() datastar.SSEOption {
+	return datastar.WithCompression(
+		datastar.WithBrotli(datastar.WithBrotliLevel(4), datastar.WithBrotliLGWin(16)),
+		datastar.WithGzip(datastar.WithGzipLevel(5)),
+	)
 }
 
 // streamState is what one connection has already sent.

@@ -1,0 +1,222 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/starfederation/datastar-go/datastar"
+)
+
+// BenchmarkSliderToRedraw is the lab's promise in one number: the time from
+// a slider command (POST /lab/cmd/set) to the last byte of the redraw the
+// tab's open stream sends, for search-cache at its last frame. Every
+// iteration sets another cap, so every one re-runs the scenario (the run
+// cache holds 64 runs; 101 values cycle through it). Goal: ≤ 30 ms.
+func BenchmarkSliderToRedraw(b *testing.B) {
+	lab := newTestServer(b)
+	ts := httptest.NewServer(lab.Handler())
+	b.Cleanup(ts.Close)
+	b.Cleanup(lab.Shutdown)
+	events := openStreamB(b, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":30}`)
+	waitRedraw(b, events)
+	client := &http.Client{}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		body := fmt.Sprintf(`{"tab":%q,"seq":%d,"cfg":{"max_ejection_percent":%d}}`, testTab, i+1, i%101)
+		res, err := client.Post(ts.URL+"/lab/cmd/set", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		res.Body.Close()
+		waitRedraw(b, events)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/redraw")
+}
+
+// BenchmarkRedrawServerSide is the server's part alone: re-run the
+// scenario and render the whole redraw (signals, panels, five chart
+// options) into a discarding stream.
+func BenchmarkRedrawServerSide(b *testing.B) {
+	for i := 0; b.Loop(); i++ {
+		run, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": float64(i % 101)}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sse, _ := recorderSSE("")
+		st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: speeds[0], gen: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBytesPerFrame plays search-cache frame by frame into a recorder
+// and reports what one played frame costs on the wire: uncompressed, and
+// with the gzip and brotli the stream negotiates with the browser.
+func BenchmarkBytesPerFrame(b *testing.B) {
+	run, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raw, gz, br, redraw int
+	for b.Loop() {
+		for _, enc := range []string{"", "gzip", "br"} {
+			sse, rec := recorderSSE(enc)
+			st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+			snap := snapshot{run: run, speed: speeds[0], gen: 1}
+			if err := st.redraw(sse, snap); err != nil {
+				b.Fatal(err)
+			}
+			first, firstRaw := rec.Body.Len(), st.bytes
+			for c := 1; c <= len(run.Frames); c++ {
+				snap.cursor = c
+				if err := st.advance(sse, snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perFrame := (rec.Body.Len() - first) / len(run.Frames)
+			switch enc {
+			case "":
+				raw, redraw = (st.bytes-firstRaw)/len(run.Frames), first
+			case "gzip":
+				gz = perFrame
+			case "br":
+				br = perFrame
+			}
+		}
+	}
+	b.ReportMetric(float64(raw), "B/frame")
+	b.ReportMetric(float64(gz), "gzip-B/frame")
+	b.ReportMetric(float64(br), "br-B/frame")
+	b.ReportMetric(float64(redraw), "B/redraw")
+}
+
+// BenchmarkMemoryPerTab opens many tabs' streams at once and reports the
+// heap each costs the server: its session, its stream goroutine and its
+// compressor. "shared" tabs play the same preset (a workshop: the run is
+// cached once); "own" tabs each have another cap, so each holds its own
+// run. Goal: ≤ 2 MB a tab.
+func BenchmarkMemoryPerTab(b *testing.B) {
+	for _, mode := range []string{"shared", "own", "shared-br", "shared-identity", "own-identity"} {
+		b.Run(mode, func(b *testing.B) {
+			const tabs = 40
+			var perTab float64
+			for b.Loop() {
+				lab := newTestServer(b)
+				h := lab.Handler()
+				settleHeap()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				for i := range tabs {
+					cfg := ""
+					enc := "gzip, deflate" // what Chromium sends over plain http
+					switch mode {
+					case "shared-br":
+						enc = "br"
+					case "shared-identity", "own-identity":
+						enc = ""
+					}
+					if strings.HasPrefix(mode, "own") {
+						cfg = fmt.Sprintf(`,"cfg":{"max_ejection_percent":%d}`, i+1)
+					}
+					sig := fmt.Sprintf(`{"tab":"tab-%016d","preset":"search-cache","cursor":30%s}`, i, cfg)
+					req := httptest.NewRequestWithContext(ctx, "GET", "/lab/stream?datastar="+url.QueryEscape(sig), nil)
+					req.Header.Set("Accept-Encoding", enc)
+					w := newSinkWriter()
+					wg.Go(func() { h.ServeHTTP(w, req) })
+					<-w.first
+				}
+				time.Sleep(50 * time.Millisecond) // let each stream settle into its wait
+				settleHeap()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				// Heap and goroutine stacks: each stream is a goroutine.
+				perTab = float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / tabs
+				cancel()
+				wg.Wait()
+			}
+			b.ReportMetric(perTab/1024, "KiB/tab")
+		})
+	}
+}
+
+// settleHeap collects twice: sync.Pool keeps a victim cache through one
+// collection, and pooled buffers must not count for or against a tab.
+func settleHeap() {
+	runtime.GC()
+	runtime.GC()
+}
+
+// recorderSSE is a Datastar stream into a recorder, compressed as a browser
+// sending Accept-Encoding: enc would get it.
+func recorderSSE(enc string) (*datastar.ServerSentEventGenerator, *httptest.ResponseRecorder) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/lab/stream", nil)
+	if enc != "" {
+		req.Header.Set("Accept-Encoding", enc)
+	}
+	return datastar.NewSSE(rec, req, streamCompression()), rec
+}
+
+// sinkWriter is a ResponseWriter that forgets what it is sent, and says
+// when the first bytes arrived.
+type sinkWriter struct {
+	h     http.Header
+	once  sync.Once
+	first chan struct{}
+}
+
+func newSinkWriter() *sinkWriter {
+	return &sinkWriter{h: http.Header{}, first: make(chan struct{})}
+}
+
+func (w *sinkWriter) Header() http.Header { return w.h }
+func (w *sinkWriter) WriteHeader(int)     {}
+func (w *sinkWriter) Flush()              {}
+func (w *sinkWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.first) })
+	return len(p), nil
+}
+
+func openStreamB(b *testing.B, base, signals string) <-chan sseEvent {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	res, err := http.DefaultClient.Do(req) // transparent gunzip
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := make(chan sseEvent, 1024)
+	go readEvents(res.Body, events)
+	return events
+}
+
+// waitRedraw waits for the last event of a redraw: the charts, replaced.
+func waitRedraw(b *testing.B, events <-chan sseEvent) {
+	b.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				b.Fatal("stream ended")
+			}
+			if strings.Contains(ev.Data, "applyCharts(") && strings.Contains(ev.Data, ",true,") {
+				return
+			}
+		case <-timeout:
+			b.Fatal("no redraw within 10 s")
+		}
+	}
+}
