@@ -1,0 +1,189 @@
+package course
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// minimal is a valid lesson; the malformed cases below each break one
+// thing in it.
+const minimal = `---
+id: tiny
+title: Tiny
+summary: A tiny lesson.
+order: 1
+minutes: 2
+goals: ["Know one thing."]
+preset: search-cache
+start:
+  max_ejection_percent: "10"
+controls: [max_ejection_percent, hosts]
+steps:
+  - id: look
+    text: "Step to 40 s."
+    check: {kind: event, event: overflow, host: h5, at: 40s}
+    fails_at_start: false
+  - id: raise
+    text: "Raise the cap to 34."
+    settings:
+      max_ejection_percent: "34"
+    check: {kind: ejected, host: h5, at: 40s}
+    fails_at_start: true
+predict:
+  before_step: raise
+  question: "Ejected?"
+  choices: ["yes", "no"]
+  answer: 0
+  reveal: "Yes."
+quiz:
+  - {question: "One?", choices: ["a", "b"], answer: 0, explain: "Because."}
+  - {question: "Two?", choices: ["a", "b"], answer: 1, explain: "Because."}
+---
+
+The threshold at 40 s was {{threshold@40s}}.
+`
+
+func TestLoadMinimal(t *testing.T) {
+	ls, err := Load(fstest.MapFS{"tiny.md": {Data: []byte(minimal)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ls[0]
+	if l.ID != "tiny" || l.File != "tiny.md" || len(l.Steps) != 2 || !l.Steps[1].Fails() || l.SeedOrDefault() != 1 {
+		t.Fatalf("parsed %+v", l)
+	}
+	if !strings.Contains(l.Markdown, "{{threshold@40s}}") {
+		t.Errorf("body: %q", l.Markdown)
+	}
+	set, err := Settings(l, "raise")
+	if err != nil || set["max_ejection_percent"] != "34" {
+		t.Errorf("Settings(raise) = %v, %v", set, err)
+	}
+	if _, err := Settings(l, "nope"); err == nil {
+		t.Error("Settings of an unknown step succeeded")
+	}
+	// The minimal lesson's own checks hold, the way the course's do.
+	for _, line := range Report(ls) {
+		if !line.OK() {
+			t.Errorf("%s", line)
+		}
+	}
+}
+
+// A malformed lesson fails Load with an error that names the file and the
+// problem.
+func TestLoadMalformed(t *testing.T) {
+	cases := []struct {
+		name   string
+		file   string // the file name to store it under
+		edit   func(string) string
+		wantIn string
+	}{
+		{"no front matter", "tiny.md", func(s string) string { return strings.TrimPrefix(s, "---\n") }, "does not start with a front matter block"},
+		{"unclosed front matter", "tiny.md", func(s string) string { return strings.Replace(s, "\n---\n", "\n", 1) }, "front matter block is not closed"},
+		{"unknown key", "tiny.md", func(s string) string { return strings.Replace(s, "minutes: 2", "minutes: 2\nduration: 5", 1) }, `unknown field "duration"`},
+		{"unknown key in a step", "tiny.md", func(s string) string {
+			return strings.Replace(s, "    text: \"Step to 40 s.\"", "    text: \"Step to 40 s.\"\n    hint: x", 1)
+		}, `unknown field "hint"`},
+		{"duplicate key", "tiny.md", func(s string) string { return strings.Replace(s, "minutes: 2", "minutes: 2\nminutes: 3", 1) }, `minutes`},
+		{"bad YAML", "tiny.md", func(s string) string {
+			return strings.Replace(s, "goals: [\"Know one thing.\"]", "goals: [\"Know one thing.\"", 1)
+		}, "front matter:"},
+		{"id does not match file", "other.md", func(s string) string { return s }, `id "tiny" does not match the file name (want "other")`},
+		{"missing id", "tiny.md", func(s string) string { return strings.Replace(s, "id: tiny\n", "", 1) }, "missing id"},
+		{"missing title", "tiny.md", func(s string) string { return strings.Replace(s, "title: Tiny\n", "", 1) }, "missing title"},
+		{"missing minutes", "tiny.md", func(s string) string { return strings.Replace(s, "minutes: 2\n", "", 1) }, "missing minutes"},
+		{"missing goals", "tiny.md", func(s string) string { return strings.Replace(s, "goals: [\"Know one thing.\"]\n", "", 1) }, "missing goals"},
+		{"unknown preset", "tiny.md", func(s string) string { return strings.Replace(s, "preset: search-cache", "preset: search-cash", 1) }, `unknown preset "search-cash" (presets: search-cache`},
+		{"unknown setting", "tiny.md", func(s string) string {
+			return strings.Replace(s, "  max_ejection_percent: \"10\"", "  max_ejection_pct: \"10\"", 1)
+		}, `start: unknown setting "max_ejection_pct"`},
+		{"bad setting value", "tiny.md", func(s string) string {
+			return strings.Replace(s, "max_ejection_percent: \"34\"", "max_ejection_percent: \"340\"", 1)
+		}, "steps[1] (raise).settings: max_ejection_percent"},
+		{"bad knob value", "tiny.md", func(s string) string {
+			return strings.Replace(s, "  max_ejection_percent: \"10\"", "  hosts: \"500\"", 1)
+		}, "start: hosts"},
+		{"unknown control", "tiny.md", func(s string) string {
+			return strings.Replace(s, "controls: [max_ejection_percent, hosts]", "controls: [max_ejection_percent, host]", 1)
+		}, `controls[1]: unknown setting "host"`},
+		{"malformed check", "tiny.md", func(s string) string {
+			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: ejected, at: 40s}", 1)
+		}, "steps[1] (raise).check (ejected): needs host"},
+		{"unknown check kind", "tiny.md", func(s string) string {
+			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: kicked, host: h5, at: 40s}", 1)
+		}, `unknown kind "kicked"`},
+		{"bare number time", "tiny.md", func(s string) string { return strings.Replace(s, "host: h5, at: 40s}", "host: h5, at: 40}", 1) }, `quoted duration like "40s"`},
+		{"missing fails_at_start", "tiny.md", func(s string) string { return strings.Replace(s, "    fails_at_start: true\n", "", 1) }, "steps[1] (raise): missing fails_at_start"},
+		{"duplicate step id", "tiny.md", func(s string) string { return strings.Replace(s, "id: raise", "id: look", 1) }, `steps[1]: id "look" is used twice`},
+		{"predict before an unknown step", "tiny.md", func(s string) string { return strings.Replace(s, "before_step: raise", "before_step: rise", 1) }, `predict: before_step "rise" is not a step id`},
+		{"predict answer out of range", "tiny.md", func(s string) string { return strings.Replace(s, "  answer: 0\n  reveal", "  answer: 2\n  reveal", 1) }, "predict: answer 2 is not a choice index (0–1)"},
+		{"one quiz question", "tiny.md", func(s string) string {
+			return strings.Replace(s, "  - {question: \"Two?\", choices: [\"a\", \"b\"], answer: 1, explain: \"Because.\"}\n", "", 1)
+		}, "quiz has 1 questions; want 2 or 3"},
+		{"quiz without explanation", "tiny.md", func(s string) string { return strings.Replace(s, "answer: 1, explain: \"Because.\"", "answer: 1", 1) }, "quiz[1]: missing explain"},
+		{"unknown placeholder", "tiny.md", func(s string) string { return strings.Replace(s, "{{threshold@40s}}", "{{treshold@40s}}", 1) }, `body: placeholder {{treshold@40s}}: unknown name "treshold"`},
+		{"placeholder with a bad time", "tiny.md", func(s string) string { return strings.Replace(s, "{{threshold@40s}}", "{{threshold@soon}}", 1) }, "threshold needs a tick time like @40s"},
+		{"placeholder in a step", "tiny.md", func(s string) string {
+			return strings.Replace(s, "Raise the cap to 34.", "Raise the cap from {{cap}}.", 1)
+		}, `steps[1] (raise).text: placeholder {{cap}}`},
+		{"empty body", "tiny.md", func(s string) string { return s[:strings.LastIndex(s, "---\n")+4] }, "no body after its front matter"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(fstest.MapFS{tc.file: {Data: []byte(tc.edit(minimal))}})
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			var le *LessonError
+			if !errors.As(err, &le) || le.File != tc.file {
+				t.Errorf("error %v does not name the file %s", err, tc.file)
+			}
+			if !strings.HasPrefix(err.Error(), tc.file+": ") || !strings.Contains(err.Error(), tc.wantIn) {
+				t.Errorf("got  %q\nwant %q prefixed by the file name", err, tc.wantIn)
+			}
+		})
+	}
+}
+
+// Two files with the same order: the error names both; every malformed
+// file is reported, not only the first.
+func TestLoadAcrossFiles(t *testing.T) {
+	second := strings.Replace(minimal, "id: tiny", "id: second", 1)
+	_, err := Load(fstest.MapFS{"tiny.md": {Data: []byte(minimal)}, "second.md": {Data: []byte(second)}})
+	if err == nil || !strings.Contains(err.Error(), "tiny.md: order 1 is already used by second.md") {
+		t.Errorf("order collision: %v", err)
+	}
+	bad1 := strings.Replace(minimal, "title: Tiny\n", "", 1)
+	bad2 := strings.Replace(second, "minutes: 2\n", "", 1)
+	_, err = Load(fstest.MapFS{"tiny.md": {Data: []byte(bad1)}, "second.md": {Data: []byte(bad2)}})
+	if err == nil || !strings.Contains(err.Error(), "tiny.md: missing title") || !strings.Contains(err.Error(), "second.md: missing minutes") {
+		t.Errorf("two bad files: %v", err)
+	}
+	if _, err := Load(fstest.MapFS{"README.txt": {Data: []byte("x")}}); err == nil {
+		t.Error("an FS without lessons loaded")
+	}
+}
+
+// engine/course is engine code: it must not reach the web stack or
+// markdown rendering (the web layer renders lessons).
+func TestImportBoundary(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", "outlierlab/engine/course").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{"net/http", "github.com/a-h/templ", "github.com/go-chi/", "github.com/starfederation/", "github.com/yuin/goldmark", "github.com/go-echarts/", "outlierlab/web"}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f) {
+				t.Errorf("engine/course depends on %s", dep)
+			}
+		}
+	}
+}
