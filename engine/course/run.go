@@ -110,28 +110,33 @@ type CheckLine struct {
 // OK reports whether the engine did what the lesson claims.
 func (c CheckLine) OK() bool { return c.Err == "" && c.Pass == c.WantPass }
 
+// String is the report's line: verdict, lesson/step, which settings, what
+// the engine did against what the lesson claims, and the numbers compared:
+//
+//	ok   cap/cap-34 intended(max_ejection_percent=34): pass, claimed pass: h5 eject …
+//	ok   cap/cap-34 start: fail, claimed fail: h5 eject (success_rate) at 40 s: 0 …
 func (c CheckLine) String() string {
 	verdict := "ok  "
 	if !c.OK() {
 		verdict = "FAIL"
 	}
-	claim := "passes"
-	if !c.WantPass {
-		claim = "fails"
+	word := func(b bool) string {
+		if b {
+			return "pass"
+		}
+		return "fail"
 	}
-	got := "pass"
-	if !c.Pass {
-		got = "fail"
+	settings := c.Settings
+	switch {
+	case c.Settings == "intended" && c.Values == "":
+		settings += "(as start)"
+	case c.Settings == "intended" || strings.HasPrefix(c.Values, "preset="):
+		settings += "(" + c.Values + ")"
 	}
-	values := c.Values
-	if values == "" {
-		values = "-"
-	}
-	detail := c.Detail
 	if c.Err != "" {
-		detail, got = "error: "+c.Err, "error"
+		return fmt.Sprintf("%s %s/%s %s: error, claimed %s: %s", verdict, c.Lesson, c.Step, settings, word(c.WantPass), c.Err)
 	}
-	return fmt.Sprintf("%s %s/%s [%s: %s] %s (should %s): %s", verdict, c.Lesson, c.Step, c.Settings, values, got, claim, detail)
+	return fmt.Sprintf("%s %s/%s %s: %s, claimed %s: %s", verdict, c.Lesson, c.Step, settings, word(c.Pass), word(c.WantPass), c.Detail)
 }
 
 // Report runs every step of every lesson with its intended settings (the
