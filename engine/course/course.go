@@ -1,12 +1,3 @@
-// Package course is the lessons' machinery: it loads the lesson files
-// (markdown with YAML front matter, package lessons), validates them
-// strictly, builds each lesson's run from its preset and settings, decides
-// its "Try this" checks against the engine's frames, and resolves the live
-// numbers in its prose.
-//
-// It is pure: it reads only the fs.FS it is given and renders no HTML (the
-// web layer turns the markdown into a page), so the same lessons and checks
-// run in the browser, in `go test` and in `outlierlab lessons -check`.
 package course
 
 import (
@@ -231,6 +222,7 @@ func cleanYAMLError(err error) string {
 	for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: "} {
 		s = strings.ReplaceAll(s, p, "")
 	}
+	s = strings.Join(strings.Fields(s), " ") // one line: the YAML decoder lists problems on several
 	return strings.TrimPrefix(s, "json: ")
 }
 

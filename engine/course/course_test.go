@@ -88,7 +88,7 @@ func TestLoadMalformed(t *testing.T) {
 		{"unknown key in a step", "tiny.md", func(s string) string {
 			return strings.Replace(s, "    text: \"Step to 40 s.\"", "    text: \"Step to 40 s.\"\n    hint: x", 1)
 		}, `unknown field "hint"`},
-		{"duplicate key", "tiny.md", func(s string) string { return strings.Replace(s, "minutes: 2", "minutes: 2\nminutes: 3", 1) }, `minutes`},
+		{"duplicate key", "tiny.md", func(s string) string { return strings.Replace(s, "minutes: 2", "minutes: 2\nminutes: 3", 1) }, `key "minutes" already set in map`},
 		{"bad YAML", "tiny.md", func(s string) string {
 			return strings.Replace(s, "goals: [\"Know one thing.\"]", "goals: [\"Know one thing.\"", 1)
 		}, "front matter:"},

@@ -1,0 +1,105 @@
+/*
+Package course is the lessons' machinery: it loads the lesson files
+(markdown with YAML front matter, package lessons), validates them
+strictly, builds each lesson's run from its preset and settings, decides
+its "Try this" checks against the engine's frames, and resolves the live
+numbers in its prose.
+
+It is pure: it reads only the fs.FS it is given and renders no HTML (the
+web layer turns the markdown into a page), so the same lessons and checks
+run in the browser, in `go test` and in `outlierlab lessons -check`.
+
+A lesson file is markdown with YAML front matter, read strictly (an unknown
+or repeated key is an error naming the file):
+
+	---
+	id: cap                      # = the file name without .md; the page is /lessons/cap
+	title: "The cap that ejects nothing"
+	summary: "One line for the index page."
+	order: 3                     # unique across files
+	minutes: 10
+	goals: ["…", "…"]            # learning goals, stated up front
+	preset: search-cache         # a scenario.Presets() name
+	seed: 1                      # optional; 0 or absent means 1
+	start:                       # settings the lesson opens with, over the preset:
+	  max_ejection_percent: "10" #   outlier_detection fields by Envoy name, and
+	  hosts: "6"                 #   scenario knobs (scenario.Knobs()), values as typed
+	controls: [max_ejection_percent, always_eject_one_host, hosts]
+	steps:                       # "Try this", in order
+	  - id: cap-34
+	    text: "Drag the cap to 34 and step to 80 s."   # markdown; placeholders allowed
+	    preset: bad-deploy       # optional: the step loads another preset, and
+	                             #   its settings lie over that preset alone
+	    settings:                # what the learner should end up with, over start
+	      max_ejection_percent: "34"
+	    check: {kind: ejected, host: h5, at: 40s}      # see Check
+	    fails_at_start: true     # required: the check must fail with the start settings
+	predict:                     # asked before the key moment
+	  before_step: cap-34        # a step id
+	  pause_at: 30s              # optional: where the page pauses to ask
+	  question: "…"
+	  choices: ["…", "…"]
+	  answer: 1                  # index into choices
+	  reveal: "…"                # placeholders allowed
+	quiz:                        # 2 or 3 questions
+	  - {question: "…", choices: ["…", "…"], answer: 0, explain: "…"}
+	---
+	Markdown body, with {{placeholders}}.
+
+Every step stands alone: its settings are the lesson's start with the
+step's settings laid over it, never the previous step's, so the page can
+jump to any step (Settings, Scenario, RunLesson). A step with its own preset
+starts from that preset as it is (StartSettings, RunStart).
+
+# Checks
+
+A Check is data: either {all: [...]} / {any: [...]} of other checks, or a
+kind with its parameters. Times are durations ("40s", "1m30s") or "end".
+
+	ejected        host, at                  host ejected after the tick at `at`
+	not_ejected    [host], at | from/to      not ejected (any host if none named) at the tick(s)
+	ejected_hosts  at, min/max               how many hosts are ejected after the tick
+	event          event, [host], [detector], at | from/to, [min/max]
+	                                         events (eject|detect|overflow|uneject) at the exact
+	                                         time or with from ≤ time ≤ to; default "at least one"
+	stat           name, at | from/to, min/max
+	                                         an outlier_detection stat (ejections_overflow…) or a
+	                                         cluster stat (lb_healthy_panic, upstream_rq_retry…),
+	                                         its value at a tick or its increase over a window
+	clients        name, [at | from/to], min/max
+	                                         failure_pct, retry_pct, requests, failures, retries,
+	                                         retry_overflow, no_healthy, p99_ms, p50_ms over the
+	                                         intervals inside the window (default: the whole run)
+	success_rate   is | name+min/max, at | from/to
+	                                         the gate (ran, too_few_hosts, too_few_hosts_with_volume)
+	                                         or mean/threshold/stdev/hosts_with_volume, at a tick or
+	                                         at every tick of a window
+	host           host, name, at, min/max   success_rate, requests, multiplier, num_ejections,
+	                                         returns_in_s, consecutive_5xx, attempts,
+	                                         local_success_rate, local_requests
+	share          host, at | from/to, min/max
+	                                         the host's share of attempts, in percent
+	panic          at | from/to              the cluster was in panic in the interval(s)
+	no_panic       at | from/to              … and was not
+
+Evaluate(check, frames, cursorMs) reads only the frames up to the cursor: a
+check that needs a later frame is "not yet" (Decided false) and
+NeedsCursorMs says where the learner must step.
+
+# Placeholders
+
+	{{name}} {{name:arg}} {{name@40s}} {{name:arg@40s}} {{name@30s-300s}} {{name@30s-end}}
+
+Without a time a placeholder follows the cursor (the last tick shown, or the
+intervals shown so far); with one it shows that time whatever the cursor.
+
+	hosts interval k cap_pct cap_first cap_admits sr_bound sr_needed:N setting:NAME
+	at a tick:      threshold mean stdev gate hosts_with_volume ejected ejected_count
+	                cap_next panic healthy healthy_pct stat:NAME rate:HOST requests:HOST
+	                multiplier:HOST returns_in:HOST
+	over intervals: failures retry_pct p99 share:HOST
+
+Body, Expand and ExpandFunc resolve them; what cannot be resolved (before the
+first tick, a host the host count removed) shows as Dash.
+*/
+package course
