@@ -121,7 +121,7 @@ true`
 	step("speed 16×", chromedp.Click(chromedp.CSS(`button.speed[title="16 intervals/s"]`)))
 	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 	poll("the run to end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
-	poll("the overflow marks", `t_lanes('overflow (refused by the cap)') > 0`)
+	poll("the overflow marks", `t_lanes('overflow') > 0`)
 	if n := eval(`String(t_lanes('ejected'))`); n != "0" {
 		t.Errorf("with the default cap, %s ejected cells; want none", n)
 	}

@@ -82,15 +82,19 @@ func optionJSON(c jsonOption) json.RawMessage {
 
 // common are the options every chart shares: a fixed category x axis with
 // every tick, no animation (a frame every 60 ms would catch transitions
-// half-way), large type for a projector, axis tooltips, a one-line legend.
-// unit is appended to the y axis labels ("%", "").
+// half-way), large type for a projector, axis tooltips, and the legend in
+// a column on the right (it holds six hosts or fifty, scrolling, without
+// covering the plot). The wide charts share fixed margins, so one tick
+// sits at the same x in all of them, one above the other. unit is
+// appended to the y axis labels ("%", "").
 func common(r *Run, unit string) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
 		charts.WithInitializationOpts(opts.Initialization{BackgroundColor: "#ffffff"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}),
-		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "34", Bottom: "4", ContainLabel: opts.Bool(true)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Orient: "vertical", Right: "0", Top: "8",
+			ItemWidth: 18, ItemHeight: 10, TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}),
+		wideGrid,
 		charts.WithXAxisOpts(opts.XAxis{
 			Type: "category", Data: r.Times,
 			AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, HideOverlap: opts.Bool(true)},
@@ -98,6 +102,21 @@ func common(r *Run, unit string) []charts.GlobalOpts {
 		charts.WithYAxisOpts(yAxis(unit, nil, nil)),
 		charts.WithAriaOpts(&opts.Aria{Enabled: opts.Bool(true)}),
 	}
+}
+
+// wideGrid is the wide charts' plot area: fixed margins (labels outside
+// the plot, room for the legend on the right).
+var wideGrid = setGrid(opts.Grid{Left: "52", Right: "112", Top: "10", Bottom: "26", ContainLabel: opts.Bool(false)})
+
+// grid is a small chart's plot area: labels contained, legend on top.
+func grid(right, top int) charts.GlobalOpts {
+	return setGrid(opts.Grid{Left: "8", Right: itoa(right), Top: itoa(top), Bottom: "4", ContainLabel: opts.Bool(true)})
+}
+
+// setGrid replaces the grid: go-echarts' WithGridOpts adds one more, and
+// series draw on the first.
+func setGrid(g opts.Grid) charts.GlobalOpts {
+	return func(bc *charts.BaseConfiguration) { bc.GridList = []opts.Grid{g} }
 }
 
 // yAxis is a value axis whose labels carry the unit; min and max may be nil
@@ -165,32 +184,24 @@ func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
 		charts.WithSeriesOpts(noSymbol))
 	// Start the axis at the next 10 below the lowest value: success rates
 	// live near 100, and an axis from 0 would flatten the gap that matters.
-	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)),
-		// Hosts, mean and threshold: a wrapping legend, never a paged one.
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}))
+	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)))
 	return c
 }
 
 // lanesChart: one swimlane per host. A filled cell is an interval that
 // ended with the host ejected; triangles are detections the cap refused
 // (overflow), diamonds detections not enforced. Panic intervals are shaded.
-func lanesChart(r *Run, frames []scenario.Frame) *charts.HeatMap {
+func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "")...)
 	c.SetGlobalOptions(
-		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "30", Bottom: "4", ContainLabel: opts.Bool(true)}),
 		charts.WithYAxisOpts(opts.YAxis{
 			Type: "category", Data: r.Hosts, Inverse: opts.Bool(true),
 			AxisLabel: &opts.AxisLabel{FontSize: fontSize, Color: colorText},
 			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
 		}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		// ECharts colours heatmap cells through a visualMap; one piece: 1 = ejected.
-		charts.WithVisualMapOpts(opts.VisualMap{
-			Type: "piecewise", Show: opts.Bool(false), Calculable: opts.Bool(false),
-			Pieces: []opts.Piece{{Min: 0.5, Max: 1.5, Color: colorEjected}},
-		}),
 	)
 	var ejected, overflow, detect []any
 	var panicSpans []any
@@ -232,12 +243,34 @@ func lanesChart(r *Run, frames []scenario.Frame) *charts.HeatMap {
 			}}
 		}))
 	sc := charts.NewScatter()
-	sc.AddSeries("overflow (refused by the cap)", nil, rawData(overflow), seriesColor(colorOverflow),
+	sc.AddSeries("overflow", nil, rawData(overflow), seriesColor(colorOverflow),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
-	sc.AddSeries("detected, not enforced", nil, rawData(detect), seriesColor(colorDetect),
+	sc.AddSeries("detect only", nil, rawData(detect), seriesColor(colorDetect),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
 	c.Overlap(sc)
-	return c
+	// ECharts colours heatmap cells through a visualMap (one piece: 1 is
+	// ejected). It must be tied to the heatmap alone, or it would also
+	// recolour, and hide, the marks of the other series; go-echarts'
+	// VisualMap has no seriesIndex, so it is set on the option itself.
+	return patched{c, func(o map[string]any) {
+		o["visualMap"] = []any{map[string]any{
+			"type": "piecewise", "show": false, "seriesIndex": 0,
+			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": colorEjected}},
+		}}
+	}}
+}
+
+// patched is a go-echarts chart with a last change to its option, for the
+// few settings go-echarts has no field for.
+type patched struct {
+	jsonOption
+	patch func(map[string]any)
+}
+
+func (p patched) JSON() map[string]any {
+	o := p.jsonOption.JSON()
+	p.patch(o)
+	return o
 }
 
 // panicAreas are mark areas over the intervals in which the cluster was in
@@ -267,6 +300,7 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, nil)))
 	retryAxis := yAxis("", 0, nil)
 	retryAxis.Position, retryAxis.SplitLine, retryAxis.MinInterval = "right", &opts.SplitLine{Show: opts.Bool(false)}, 1
+	retryAxis.AxisLabel.Inside = opts.Bool(true) // inside the plot: the margins stay those of the other charts
 	c.ExtendYAxis(retryAxis)
 	fail := make([]any, len(frames))
 	retries := make([]any, len(frames))
@@ -274,7 +308,7 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 		fail[i] = round2(frames[i].Clients.FailurePct())
 		retries[i] = frames[i].Clients.RetriesSent
 	}
-	c.AddSeries("client requests failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
+	c.AddSeries("failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
 		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorThreshold, Opacity: opts.Float(0.12)}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.SymbolSize = 5
@@ -284,7 +318,7 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 			}}
 		}))
 	b := charts.NewBar()
-	b.AddSeries("retries sent", nil, rawData(retries), seriesColor("#9DB9D3"),
+	b.AddSeries("retries", nil, rawData(retries), seriesColor("#9DB9D3"),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	c.Overlap(b)
 	return c
@@ -299,7 +333,7 @@ func shareChart(r *Run, frames []scenario.Frame) *charts.Line {
 	// No legend: the hosts keep the colours of the success-rate chart.
 	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, 100)),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "12", Bottom: "4", ContainLabel: opts.Bool(true)}))
+		grid(16, 12))
 	for hi, name := range r.Hosts {
 		data := make([]any, len(frames))
 		for i := range frames {
@@ -324,7 +358,7 @@ func countersChart(r *Run, frames []scenario.Frame) *charts.Line {
 	counts.MinInterval = 1
 	c.SetGlobalOptions(charts.WithYAxisOpts(counts),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
-		charts.WithGridOpts(opts.Grid{Left: "8", Right: "16", Top: "48", Bottom: "4", ContainLabel: opts.Bool(true)}))
+		grid(16, 48))
 	series := []struct {
 		name, color, dash string
 		value             func(*engine.Stats) uint64

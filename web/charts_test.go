@@ -96,12 +96,12 @@ func TestLanesChart(t *testing.T) {
 		return 0
 	}
 	def := lanes(0)
-	if count(def, "ejected") != 0 || count(def, "overflow (refused by the cap)") == 0 {
-		t.Errorf("defaults: %d ejected, %d overflow", count(def, "ejected"), count(def, "overflow (refused by the cap)"))
+	if count(def, "ejected") != 0 || count(def, "overflow") == 0 {
+		t.Errorf("defaults: %d ejected, %d overflow", count(def, "ejected"), count(def, "overflow"))
 	}
 	c34 := lanes(34)
-	if count(c34, "ejected") == 0 || count(c34, "overflow (refused by the cap)") != 0 {
-		t.Errorf("cap 34: %d ejected, %d overflow", count(c34, "ejected"), count(c34, "overflow (refused by the cap)"))
+	if count(c34, "ejected") == 0 || count(c34, "overflow") != 0 {
+		t.Errorf("cap 34: %d ejected, %d overflow", count(c34, "ejected"), count(c34, "overflow"))
 	}
 }
 

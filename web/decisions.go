@@ -37,12 +37,59 @@ func entry(atMs int64, tone, badge string, s *sentence) view.LogEntry {
 // decided without an event (skipped for volume, ran and found nobody).
 func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	var out []view.LogEntry
-	for i := range f.Events {
-		out = append(out, eventEntry(&f.Events[i], f, cfg))
+	for _, g := range groupRepeats(f.Events) {
+		e := eventEntry(g.first, f, cfg)
+		if g.count > 1 {
+			e.Parts = append(e.Parts, view.Span{Text: fmt.Sprintf(" The same, %d times in all, until %s.", g.count, fmtMs(g.lastMs))})
+		}
+		out = append(out, e)
 	}
 	out = append(out, passEntries(f, &f.External, cfg)...)
 	if cfg.SplitExternalLocalOriginErrors {
 		out = append(out, passEntries(f, &f.Local, cfg)...)
+	}
+	return out
+}
+
+// repeat is one event and how many identical ones followed it.
+type repeat struct {
+	first  *engine.Event
+	count  int
+	lastMs int64
+}
+
+// groupRepeats folds the decisions that repeat within an interval into one
+// entry: a host failing hard trips consecutive_5xx every five requests, and
+// with the cap full each trip is the same refusal, thousands of times. Two
+// events are the same when they differ only in time: same host, detector,
+// outcome and cap arithmetic.
+func groupRepeats(events []engine.Event) []repeat {
+	type key struct {
+		host      string
+		kind      engine.EventKind
+		det       engine.EjectionType
+		active    uint64
+		hosts     int
+		enforcing uint32
+	}
+	var out []repeat
+	at := map[key]int{}
+	for i := range events {
+		e := &events[i]
+		repeatable := (e.Kind == engine.EventOverflow || e.Kind == engine.EventDetect) &&
+			(e.Detector == engine.Consecutive5xx || e.Detector == engine.ConsecutiveGatewayFailure || e.Detector == engine.ConsecutiveLocalOriginFailure)
+		if !repeatable {
+			out = append(out, repeat{first: e, count: 1, lastMs: e.AtMs})
+			continue
+		}
+		k := key{e.Host, e.Kind, e.Detector, e.Cap.Active, e.Cap.Hosts, e.Enforcing}
+		if j, ok := at[k]; ok {
+			out[j].count++
+			out[j].lastMs = e.AtMs
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, repeat{first: e, count: 1, lastMs: e.AtMs})
 	}
 	return out
 }
@@ -220,13 +267,15 @@ func plural(n int, one, many string) string {
 func pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // fmtMs writes milliseconds as seconds: "40 s", "23.4 s", "0.25 s".
+// Past 10 s a tenth is enough, cut rather than rounded, so 239.96 s (just
+// before the 240 s sweep) never reads as the sweep itself.
 func fmtMs(ms int64) string {
-	s := float64(ms) / 1000
 	switch {
 	case ms%1000 == 0:
 		return strconv.FormatInt(ms/1000, 10) + " s"
-	case ms%100 == 0 || ms >= 10000:
-		return strconv.FormatFloat(s, 'f', 1, 64) + " s"
+	case ms >= 10000:
+		ms -= ms % 100
+		return strconv.FormatInt(ms/1000, 10) + "." + strconv.FormatInt(ms%1000/100, 10) + " s"
 	}
-	return strconv.FormatFloat(s, 'f', -1, 64) + " s"
+	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + " s"
 }

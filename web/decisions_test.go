@@ -51,7 +51,7 @@ func TestDecisionSentences(t *testing.T) {
 			cfg:  func(c *engine.Config) { c.MaxEjectionPercent = 50 },
 			ev: engine.Event{AtMs: 123456, Host: "h1", Kind: engine.EventEject, Detector: engine.Consecutive5xx,
 				Cap: capAt(1, 4, 50, false), Enforcing: 100, Backoff: 11, JitterMs: 1500, DurationMs: 301500},
-			want: "123.5 s: h1 returned 5 errors in a row (consecutive_5xx): detected; cap (1+1)/4 = 50.0% ≤ 50% (max_ejection_percent): " +
+			want: "123.4 s: h1 returned 5 errors in a row (consecutive_5xx): detected; cap (1+1)/4 = 50.0% ≤ 50% (max_ejection_percent): " +
 				"ejected for 301.5 s (max_ejection_time 300 s; base_ejection_time 30 s × 11 = 330 s + 1.5 s jitter).",
 			tone: "eject",
 		},
@@ -163,9 +163,30 @@ func TestDecisionFieldsAreMarked(t *testing.T) {
 }
 
 func TestFmtMs(t *testing.T) {
-	for ms, want := range map[int64]string{0: "0 s", 40000: "40 s", 1500: "1.5 s", 250: "0.25 s", 23417: "23.4 s", 300000: "300 s"} {
+	for ms, want := range map[int64]string{0: "0 s", 40000: "40 s", 1500: "1.5 s", 250: "0.25 s", 23417: "23.4 s", 300000: "300 s", 239960: "239.9 s", 123050: "123.0 s"} {
 		if got := fmtMs(ms); got != want {
 			t.Errorf("fmtMs(%d) = %q, want %q", ms, got, want)
 		}
+	}
+}
+
+// A refusal repeated thousands of times in an interval is one entry.
+func TestDecisionRepeatsFolded(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	var f scenario.Frame
+	f.TMs = 240000
+	f.External = engine.RatePass{Origin: engine.External, SRGate: engine.GateRan, SROutliers: 1}
+	for i := range 1000 {
+		f.Events = append(f.Events, engine.Event{AtMs: 230000 + int64(i)*9, Host: "h3", Kind: engine.EventOverflow,
+			Detector: engine.Consecutive5xx, Cap: engine.CapAdmits(5, 10, 50, false)})
+	}
+	f.Events = append(f.Events, engine.Event{AtMs: 239000, Host: "h4", Kind: engine.EventOverflow,
+		Detector: engine.Consecutive5xx, Cap: engine.CapAdmits(5, 10, 50, false)})
+	got := decisionsOf(&f, cfg)
+	if len(got) != 2 {
+		t.Fatalf("%d entries, want 2", len(got))
+	}
+	if want := "230 s: h3 returned 5 errors in a row (consecutive_5xx): detected; cap (5+1)/10 = 60.0% > 50% (max_ejection_percent): refused (overflow). The same, 1000 times in all, until 238.9 s."; got[0].String() != want {
+		t.Errorf("\n got: %s\nwant: %s", got[0], want)
 	}
 }

@@ -163,7 +163,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 	if n := seriesLen(t, opts[chartLanes], "ejected"); n != 0 {
 		t.Errorf("default cap: %d ejected cells, want 0", n)
 	}
-	if n := seriesLen(t, opts[chartLanes], "overflow (refused by the cap)"); n == 0 {
+	if n := seriesLen(t, opts[chartLanes], "overflow"); n == 0 {
 		t.Error("default cap: no overflow marks")
 	}
 	text := joinData(evs)
@@ -209,7 +209,7 @@ func TestStreamPlays(t *testing.T) {
 	t.Cleanup(lab.Shutdown)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":2,"speed":"16"}`)
 	opts, _ := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "client requests failed %"); n != 2 {
+	if n := seriesLen(t, opts[chartClients], "failed %"); n != 2 {
 		t.Fatalf("resumed at cursor 2 with %d points", n)
 	}
 	res, err := http.Post(ts.URL+"/lab/cmd/play", "application/json", strings.NewReader(`{"tab":"`+testTab+`"}`))
@@ -219,7 +219,7 @@ func TestStreamPlays(t *testing.T) {
 	res.Body.Close()
 	nextCharts(t, events) // the redraw for the command
 	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "client requests failed %"); n != 3 {
+	if n := seriesLen(t, opts[chartClients], "failed %"); n != 3 {
 		t.Errorf("first frame of play: %d points, want 3", n)
 	}
 	text := joinData(evs)

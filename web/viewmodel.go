@@ -49,8 +49,9 @@ func summaryLine(r *Run, cursor int) string {
 	if req > 0 {
 		pct = 100 * float64(fail) / float64(req)
 	}
-	return fmt.Sprintf("So far: clients saw %s%% of %s requests fail · %d %s · %d %s",
-		strconv.FormatFloat(pct, 'f', 2, 64), groupThousands(req), ej, plural(ej, "ejection", "ejections"), ov, plural(ov, "overflow", "overflows"))
+	return fmt.Sprintf("So far: clients saw %s%% of %s requests fail · %s %s · %s %s",
+		strconv.FormatFloat(pct, 'f', 2, 64), groupThousands(req), groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
+		groupThousands(uint64(ov)), plural(ov, "overflow", "overflows"))
 }
 
 func groupThousands(n uint64) string {
