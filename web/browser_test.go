@@ -158,7 +158,11 @@ true`
 	step("press ←", chromedp.KeyEvent(kb.ArrowLeft))
 	poll("the cursor to move back", `document.getElementById('scrub').value !== '`+before+`'`)
 
-	step("scroll to top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	// Space plays (at 16×, from the cursor): the clock moves on.
+	step("focus the page", chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+	step("press space", chromedp.KeyEvent(" "))
+	poll("playing after space", `document.querySelector('#status .state.playing') !== null || document.getElementById('scrub').value === '30'`)
+
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -170,6 +174,13 @@ true`
 	// A copy where people can look at it after the run.
 	_ = os.WriteFile(filepath.Join(os.TempDir(), "outlierlab-lab.png"), png, 0o644)
 	t.Logf("screenshot: %s (and %s)", shot, filepath.Join(os.TempDir(), "outlierlab-lab.png"))
+
+	// Another preset: the controls follow it (burst has ten hosts), and so
+	// do the swimlanes and the address.
+	eval(`(() => { const el = document.getElementById('preset'); el.value = 'burst';
+		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
+	poll("the burst preset", `location.search === '?preset=burst' && document.getElementById('c-hosts').value === '10' &&
+		t_opt('chart-lanes').yAxis[0].data.length === 10 && document.querySelector('#controls .description').textContent.includes('cluster-wide')`)
 
 	mu.Lock()
 	defer mu.Unlock()
