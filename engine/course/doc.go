@@ -88,10 +88,11 @@ NeedsCursorMs says where the learner must step.
 
 # Placeholders
 
-	{{name}} {{name:arg}} {{name@40s}} {{name:arg@40s}} {{name@30s-300s}} {{name@30s-end}}
+	{{name}} {{name:arg}} {{name@40s}} {{name:arg@40s}} {{name@30s-300s}} {{name@30s-end}} {{name@30s-now}}
 
 Without a time a placeholder follows the cursor (the last tick shown, or the
-intervals shown so far); with one it shows that time whatever the cursor.
+intervals shown so far), and so does a window ending in "now"; with a fixed
+time it shows that time whatever the cursor.
 
 	hosts interval k cap_pct cap_first cap_admits sr_bound sr_needed:N setting:NAME
 	at a tick:      threshold mean stdev gate hosts_with_volume ejected ejected_count

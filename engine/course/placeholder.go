@@ -21,7 +21,8 @@ import (
 //	{{name:arg}}          with an argument: a host, a stat, a setting
 //	{{name@40s}}          at the tick at 40 s
 //	{{name:h5@40s}}
-//	{{name@30s-300s}}     over a window ("30s-end" runs to the last frame)
+//	{{name@30s-300s}}     over a window ("30s-end" runs to the last frame,
+//	                      "30s-now" to the cursor)
 //
 // Names (see placeholderDefs): hosts, interval, k, cap_pct, cap_first,
 // cap_admits, sr_bound, sr_needed:N, setting:NAME; at a tick: threshold,
@@ -39,10 +40,12 @@ type Placeholder struct {
 	Name string
 	Arg  string
 	// At is a tick, or for a window placeholder one interval (0: the
-	// cursor). From/To is a window when Window is set (To may be End).
+	// cursor). From/To is a window when Window is set (To may be End);
+	// ToCursor ("@30s-now") ends it at the cursor instead.
 	At       Ms
 	From, To Ms
 	Window   bool
+	ToCursor bool
 }
 
 type argKind uint8
@@ -186,9 +189,13 @@ func ParsePlaceholder(raw string) (Placeholder, error) {
 			p.At = from
 			return p, nil
 		}
+		if b == "now" {
+			p.From, p.Window, p.ToCursor = from, true, true
+			return p, nil
+		}
 		to, err := ParseMs(b)
 		if err != nil || to <= from {
-			return p, fmt.Errorf("%s needs a window like @30s-300s or @30s-end", p.Name)
+			return p, fmt.Errorf("%s needs a window like @30s-300s, @30s-end or @30s-now", p.Name)
 		}
 		p.From, p.To, p.Window = from, to, true
 	}
@@ -407,6 +414,8 @@ func (p Placeholder) resolveWindow(res *scenario.Result, cursorMs int64) (string
 			return "", fmt.Errorf("no tick at %s", p.At)
 		}
 		frames = []*scenario.Frame{f}
+	case p.ToCursor:
+		frames = e.intervals(int64(p.From), min(e.lastMs(), cursorMs))
 	case p.Window:
 		from, to, _ := e.window(&Check{From: p.From, To: p.To})
 		frames = e.intervals(from, to)

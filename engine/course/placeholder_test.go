@@ -81,6 +81,8 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"threshold", 25000, "50.8"},
 		{"failures", 20000, "1.5"},
 		{"failures", WholeRun, "3.5"},
+		{"failures@20s-now", 40000, "3.5"},
+		{"failures@20s-now", 30000, "3"},
 		{"stat:ejections_overflow", 10000, "0"},
 		// A fixed time ignores the cursor: prose may quote "at 40 s".
 		{"ejected@40s", 0, "h2"},
@@ -149,6 +151,7 @@ func TestParsePlaceholderErrors(t *testing.T) {
 		{"threshold@end", "threshold needs a tick time like @40s"},
 		{"threshold@0s", "threshold needs a tick time"},
 		{"failures@40s-30s", "failures needs a window like @30s-300s"},
+		{"failures@40s-later", "failures needs a window like @30s-300s, @30s-end or @30s-now"},
 		{"failures@soon", "failures needs a window"},
 		{"failures@0s", "failures@0s is not an interval"},
 	} {
