@@ -179,6 +179,10 @@ func TestCommandErrors(t *testing.T) {
 	if c := sess.snapshot(s.now()).cursor; c != 6 {
 		t.Errorf("cursor %d after scrub 5 and a step, want 6", c)
 	}
+	// The page shows the last rejected input (Datastar drops 4xx bodies).
+	if n := sess.snapshot(s.now()).notice; !strings.Contains(n, `preset: "nope" is not a preset`) {
+		t.Errorf("notice = %q", n)
+	}
 }
 
 func TestCommandBodyLimit(t *testing.T) {

@@ -259,3 +259,39 @@ func gunzipStream(t *testing.T, r io.Reader) io.Reader {
 	}
 	return zr
 }
+
+// A tab whose stream drops (a hidden tab, a flaky network) resumes at its
+// session's cursor, whatever its reconnecting request still says.
+func TestStreamReconnectResumes(t *testing.T) {
+	lab := newTestServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	sig := `{"tab":"` + testTab + `","preset":"search-cache","cursor":0}`
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan sseEvent, 256)
+	go readEvents(res.Body, first)
+	nextCharts(t, first)
+	r, err := http.Post(ts.URL+"/lab/cmd/scrub", "application/json", strings.NewReader(`{"tab":"`+testTab+`","cursor":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	nextCharts(t, first)
+	cancel() // the stream drops
+
+	events := openStream(t, ts.URL, sig) // same stale signals: cursor 0
+	opts, evs := nextCharts(t, events)
+	if n := seriesLen(t, opts[chartClients], "failed %"); n != 7 {
+		t.Errorf("reconnected at %d frames, want the session's 7", n)
+	}
+	if !strings.Contains(joinData(evs), `"cursor":7`) {
+		t.Error("the reconnect does not put the page's cursor back to 7")
+	}
+}
