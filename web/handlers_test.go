@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,29 @@ func TestCommandsMoveCursor(t *testing.T) {
 	if c := cursor(); c.run.Preset != "dead-host" || c.cursor != 0 {
 		t.Fatalf("preset: %s at %d", c.run.Preset, c.cursor)
 	}
+}
+
+// No body, however odd, makes a command fail with a 5xx or a panic.
+func FuzzCommand(f *testing.F) {
+	for _, seed := range []string{
+		`{"tab":"0123456789abcdef0123","cfg":{"max_ejection_percent":34}}`,
+		`{"tab":"0123456789abcdef0123","cursor":1e300}`,
+		`{"tab":"0123456789abcdef0123","cursor":-1,"speed":"16"}`,
+		`{"tab":"0123456789abcdef0123","preset":"burst","cfg":{"hosts":50,"rps":3000}}`,
+		`{"tab":"0123456789abcdef0123","cfg":{"interval":1,"base_ejection_time":600}}`,
+		`[]`, `null`, `{"cfg":null}`,
+	} {
+		f.Add("set", seed)
+		f.Add("scrub", seed)
+	}
+	s := newTestServer(f)
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, verb, body string) {
+		req := httptest.NewRequest("POST", "/lab/cmd/"+url.PathEscape(verb), strings.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("%s %q: status %d: %s", verb, body, w.Code, w.Body.String())
+		}
+	})
 }

@@ -34,6 +34,8 @@ type Run struct {
 	Times []string // x-axis labels, one per frame: "40 s"
 
 	hostIndex map[string]int
+	// size estimates the run's memory, for the cache's byte bound.
+	size int
 }
 
 // errUnknownPreset is answered with a 404.
@@ -122,21 +124,39 @@ func buildRun(in Inputs) (*Run, error) {
 		}
 	}
 	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold))
+	r.size = r.estimateSize()
 	return r, nil
+}
+
+// estimateSize is a rough byte count of a run: frames × hosts dominate
+// (fifty hosts over six hundred one-second intervals is some 5 MB).
+func (r *Run) estimateSize() int {
+	n := 4096
+	for i := range r.Frames {
+		n += 400 + 160*len(r.Frames[i].Hosts) + 120*len(r.Frames[i].Events) + 250*len(r.Log[i])
+	}
+	return n
 }
 
 // runCache keeps recent runs by their inputs' key. Runs are cheap to
 // rebuild (milliseconds), so a small LRU is enough; it spares the work
 // when a room of tabs plays the same preset, and keeps memory per tab small.
+// It is bounded in runs and in (estimated) bytes: the largest settings
+// make runs of megabytes.
 type runCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front: most recent; values are *Run
-	byKey map[string]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	bytes    int
+	order    *list.List // front: most recent; values are *Run
+	byKey    map[string]*list.Element
 }
 
+// runCacheBytes bounds the cache's estimated memory.
+const runCacheBytes = 64 << 20
+
 func newRunCache(max int) *runCache {
-	return &runCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+	return &runCache{max: max, maxBytes: runCacheBytes, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
 // get returns the run for the inputs, building it on a miss.
@@ -161,10 +181,12 @@ func (c *runCache) get(in Inputs) (*Run, error) {
 		return el.Value.(*Run), nil
 	}
 	c.byKey[key] = c.order.PushFront(r)
-	for c.order.Len() > c.max {
+	c.bytes += r.size
+	for c.order.Len() > 1 && (c.order.Len() > c.max || c.bytes > c.maxBytes) {
 		old := c.order.Back()
 		c.order.Remove(old)
 		delete(c.byKey, old.Value.(*Run).Inputs.key())
+		c.bytes -= old.Value.(*Run).size
 	}
 	return r, nil
 }

@@ -101,4 +101,12 @@ func TestRunCache(t *testing.T) {
 	if _, err := c.get(Inputs{Preset: "nope"}); err != errUnknownPreset {
 		t.Errorf("unknown preset: %v", err)
 	}
+	// The byte bound: a cache that holds one run's worth keeps the newest.
+	c = newRunCache(10)
+	c.maxBytes = a.size
+	c.get(Inputs{Preset: defaultPreset})
+	c.get(in)
+	if c.order.Len() != 1 || c.bytes != d.size {
+		t.Errorf("byte bound: %d runs, %d bytes", c.order.Len(), c.bytes)
+	}
 }
