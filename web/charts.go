@@ -147,9 +147,9 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 
 // successRateChart: each host's success rate per interval (the detector's
 // own bucket), with the cluster mean and the mean − k·σ threshold the
-// detector compared them with. A host below success_rate_request_volume is
-// left out, as the detector leaves it out: a host that served 3 requests
-// while ejected has a meaningless rate.
+// detector compared them with. A host below success_rate_request_volume, or
+// ejected before the sweep, is left out, as the detector leaves it out: a
+// host that served 3 requests while ejected has a meaningless rate.
 func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
@@ -160,7 +160,10 @@ func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
 		data := make([]any, len(frames))
 		for i := range frames {
 			if hi < len(frames[i].Hosts) {
-				if h := &frames[i].Hosts[hi]; h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= vol {
+				// Ejected at the previous sweep: out of the statistics, even
+				// if panic sent it traffic.
+				wasEjected := i > 0 && hi < len(frames[i-1].Hosts) && frames[i-1].Hosts[hi].Ejected
+				if h := &frames[i].Hosts[hi]; h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= vol && !wasEjected {
 					v := h.SuccessRate
 					data[i] = round2(v)
 					lo = min(lo, v)
