@@ -163,6 +163,9 @@ true`
 	step("press space", chromedp.KeyEvent(" "))
 	poll("playing after space", `document.querySelector('#status .state.playing') !== null || document.getElementById('scrub').value === '30'`)
 
+	// The sidebar is sticky: scroll to the top, or a full-page shot shows
+	// it wherever the last key left the page.
+	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
