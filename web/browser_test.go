@@ -153,18 +153,8 @@ true`
 		t.Errorf("client failures did not drop after the fault: defaults %s, cap 34 %s", failDefaults, failCap)
 	}
 
-	// Keyboard: ← steps back one interval.
-	before := eval(`document.getElementById('scrub').value`)
-	step("press ←", chromedp.KeyEvent(kb.ArrowLeft))
-	poll("the cursor to move back", `document.getElementById('scrub').value !== '`+before+`'`)
-
-	// Space plays (at 16×, from the cursor): the clock moves on.
-	step("focus the page", chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
-	step("press space", chromedp.KeyEvent(" "))
-	poll("playing after space", `document.querySelector('#status .state.playing') !== null || document.getElementById('scrub').value === '30'`)
-
-	// The sidebar is sticky: scroll to the top, or a full-page shot shows
-	// it wherever the last key left the page.
+	// The sidebar is sticky: the full-page shot is taken at the top, before
+	// the keys below scroll anything.
 	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -177,6 +167,16 @@ true`
 	// A copy where people can look at it after the run.
 	_ = os.WriteFile(filepath.Join(os.TempDir(), "outlierlab-lab.png"), png, 0o644)
 	t.Logf("screenshot: %s (and %s)", shot, filepath.Join(os.TempDir(), "outlierlab-lab.png"))
+
+	// Keyboard: ← steps back one interval.
+	before := eval(`document.getElementById('scrub').value`)
+	step("press ←", chromedp.KeyEvent(kb.ArrowLeft))
+	poll("the cursor to move back", `document.getElementById('scrub').value !== '`+before+`'`)
+
+	// Space plays (at 16×, from the cursor): the clock moves on.
+	step("focus the page", chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+	step("press space", chromedp.KeyEvent(" "))
+	poll("playing after space", `document.querySelector('#status .state.playing') !== null || document.getElementById('scrub').value === '30'`)
 
 	// Another preset: the controls follow it (burst has ten hosts), and so
 	// do the swimlanes and the address.
