@@ -556,6 +556,25 @@ func (e *evaluator) window(c *Check) (from, to int64, label string) {
 }
 
 // ticks are the frames whose tick falls in [from, to].
+// framesFor is the frames a check reads: the one at c.At, or every tick of
+// its window; when describes them with the given prefixes, and fail is set
+// when there is nothing to read yet.
+func (e *evaluator) framesFor(c *Check, atPrefix, windowPrefix string) (frames []*scenario.Frame, when, fail string) {
+	if c.At != 0 {
+		f := e.frameAt(c.At)
+		if f == nil {
+			return nil, "", e.noFrame(c.At)
+		}
+		return []*scenario.Frame{f}, atPrefix + c.At.String(), ""
+	}
+	from, to, label := e.window(c)
+	frames = e.ticks(from, to)
+	if len(frames) == 0 {
+		return nil, "", "no tick in " + label
+	}
+	return frames, windowPrefix + label, ""
+}
+
 func (e *evaluator) ticks(from, to int64) []*scenario.Frame {
 	var out []*scenario.Frame
 	for i := range e.frames {
@@ -585,20 +604,9 @@ func (e *evaluator) notEjected(c *Check) (bool, string) {
 	if who == "" {
 		who = "no host"
 	}
-	var frames []*scenario.Frame
-	var when string
-	if c.At != 0 {
-		f := e.frameAt(c.At)
-		if f == nil {
-			return false, e.noFrame(c.At)
-		}
-		frames, when = []*scenario.Frame{f}, "at "+c.At.String()
-	} else {
-		from, to, label := e.window(c)
-		frames, when = e.ticks(from, to), "at any tick "+label
-		if len(frames) == 0 {
-			return false, "no tick in " + label
-		}
+	frames, when, fail := e.framesFor(c, "at ", "at any tick ")
+	if fail != "" {
+		return false, fail
 	}
 	for _, f := range frames {
 		found := c.Host == ""
@@ -769,20 +777,9 @@ func (e *evaluator) clients(c *Check) (bool, string) {
 }
 
 func (e *evaluator) successRate(c *Check) (bool, string) {
-	var frames []*scenario.Frame
-	var when string
-	if c.At != 0 {
-		f := e.frameAt(c.At)
-		if f == nil {
-			return false, e.noFrame(c.At)
-		}
-		frames, when = []*scenario.Frame{f}, "at "+c.At.String()
-	} else {
-		from, to, label := e.window(c)
-		frames, when = e.ticks(from, to), "at every tick "+label
-		if len(frames) == 0 {
-			return false, "no tick in " + label
-		}
+	frames, when, fail := e.framesFor(c, "at ", "at every tick ")
+	if fail != "" {
+		return false, fail
 	}
 	for _, f := range frames {
 		sr := f.SuccessRate
@@ -903,20 +900,9 @@ func (e *evaluator) share(c *Check) (bool, string) {
 }
 
 func (e *evaluator) panic(c *Check) (bool, string) {
-	var frames []*scenario.Frame
-	var when string
-	if c.At != 0 {
-		f := e.frameAt(c.At)
-		if f == nil {
-			return false, e.noFrame(c.At)
-		}
-		frames, when = []*scenario.Frame{f}, "in the interval to "+c.At.String()
-	} else {
-		from, to, label := e.window(c)
-		frames, when = e.ticks(from, to), "in intervals to "+label
-		if len(frames) == 0 {
-			return false, "no tick in " + label
-		}
+	frames, when, fail := e.framesFor(c, "in the interval to ", "in intervals to ")
+	if fail != "" {
+		return false, fail
 	}
 	var at []string
 	for _, f := range frames {
