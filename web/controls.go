@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"outlierlab/engine"
@@ -28,6 +29,9 @@ const (
 	kindToggle
 	// kindShare is a fraction 0–1 shown as a percentage (fault_rate).
 	kindShare
+	// kindChoice is one of Choices (lb_policy, fault_kind): the number is
+	// the choice's index, the page's select and the signal hold its name.
+	kindChoice
 )
 
 // controlTarget says where a control's value goes.
@@ -39,7 +43,7 @@ const (
 	targetOutlier controlTarget = iota
 	// targetScenario: a scenario knob (hosts, rate, the fault's share) or a
 	// cluster or route setting the simulator reads (healthy_panic_threshold,
-	// num_retries), applied with scenario.ApplyKnobs.
+	// num_retries, lb_policy), applied with scenario.ApplyKnobs.
 	targetScenario
 )
 
@@ -63,8 +67,12 @@ type control struct {
 	// (targetOutlier).
 	outlier func(engine.Config) float64
 	// Knob is the scenario knob a targetScenario control sets; its name is
-	// the knob's unless the knob stands for an Envoy field.
+	// the knob's unless the knob stands for an Envoy field. Lessons name
+	// such controls by their knob (panic_threshold, retries):
+	// lookupControl accepts both.
 	Knob string
+	// Choices are a kindChoice control's values, as the knob reads them.
+	Choices []string
 }
 
 // Control groups, in page order.
@@ -111,6 +119,9 @@ var controls = []control{
 	{Name: "interval", Label: "Interval", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 60, Step: 1,
 		Help:    "time between sweeps: success rate runs and hosts return only then",
 		outlier: func(c engine.Config) float64 { return ms(c.IntervalMs) }},
+	{Name: "max_ejection_time_jitter", Label: "Ejection time jitter", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 0, Max: 60, Step: 1,
+		Help:    "a random extra of up to this much is added to each ejection",
+		outlier: func(c engine.Config) float64 { return ms(c.MaxEjectionTimeJitterMs) }},
 
 	{Name: "consecutive_5xx", Label: "Consecutive 5xx", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
 		Help:    "5xx in a row that detect a host (0: off)",
@@ -118,10 +129,19 @@ var controls = []control{
 	{Name: "consecutive_gateway_failure", Label: "Consecutive gateway failures", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
 		Help:    "502/503/504 in a row that detect a host (0: off)",
 		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveGatewayFailure) }},
+	{Name: "consecutive_local_origin_failure", Label: "Consecutive local-origin failures", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
+		Help:    "connect failures, resets and timeouts in a row that detect a host (with split local-origin errors)",
+		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveLocalOriginFailure) }},
 
 	{Name: "failure_percentage_threshold", Label: "Failure threshold", Group: groupFailurePct, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
 		Help:    "a host failing at least this share is detected (if enforced)",
 		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageThreshold) }},
+	{Name: "failure_percentage_request_volume", Label: "Request volume", Group: groupFailurePct, Unit: "req", Kind: kindCount, Min: 0, Max: 2000, Step: 10,
+		Help:    "requests a host needs in one interval to be judged",
+		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageRequestVolume) }},
+	{Name: "failure_percentage_minimum_hosts", Label: "Minimum hosts", Group: groupFailurePct, Unit: "hosts", Kind: kindCount, Min: 0, Max: 50, Step: 1,
+		Help:    "hosts with enough volume before failure percentage runs at all",
+		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageMinimumHosts) }},
 
 	{Name: "enforcing_success_rate", Label: "Success rate", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
 		outlier: func(c engine.Config) float64 { return float64(c.EnforcingSuccessRate) }},
@@ -150,12 +170,26 @@ var controls = []control{
 
 	{Name: "healthy_panic_threshold", Knob: "panic_threshold", Label: "Panic threshold", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
 		Help: "common_lb_config: below this share of healthy hosts the balancer ignores health (0: never)"},
+	{Name: "lb_policy", Knob: "lb", Label: "Load balancer", Group: groupCluster, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 2, Step: 1,
+		Choices: []string{"round_robin", "least_request", "random"},
+		Help:    "how the cluster picks a host for each attempt"},
 	{Name: "num_retries", Knob: "retries", Label: "Retries", Group: groupCluster, Unit: "per request", Kind: kindCount, Target: targetScenario, Min: 0, Max: 5, Step: 1,
 		Help: "retry_policy.num_retries of the route"},
+	{Name: "retry_on", Knob: "retry_on", Label: "Retry on", Group: groupCluster, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 5, Step: 1,
+		Choices: []string{"5xx", "gateway-error", "connect-failure", "reset", "connect-failure,reset", "5xx,connect-failure,reset"},
+		Help:    "retry_policy.retry_on: which failed attempts are retried"},
+	{Name: "previous_hosts", Knob: "previous_hosts", Label: "Retry elsewhere", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
+		Help: "retry_host_predicate previous_hosts: a retry avoids the hosts already tried (one re-pick)"},
+	{Name: "per_try_timeout", Knob: "per_try_timeout", Label: "Per-try timeout", Group: groupCluster, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 0, Max: 5, Step: 0.05,
+		Help: "retry_policy.per_try_timeout: a slower attempt becomes a local-origin timeout (0: none)"},
 	{Name: "retry_budget_percent", Knob: "retry_budget_percent", Label: "Retry budget", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
 		Help: "retry_budget.budget_percent: retries as a share of active requests (0: no budget, the max_retries breaker applies)"},
 	{Name: "active_hc", Knob: "active_hc", Label: "Active health checks", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
 		Help: "an active HTTP health checker on the cluster"},
+	{Name: "hc_interval", Knob: "hc_interval", Label: "Health check interval", Group: groupCluster, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 1, Max: 60, Step: 1,
+		Help: "health_checks[0].interval: time between two checks of a host"},
+	{Name: "hc_shares_fault", Knob: "hc_shares_fault", Label: "Health check sees the fault", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
+		Help: "whether the health endpoint fails with the faulty host (off: /healthz passes while requests fail)"},
 
 	// The scenario's own knobs. The lab's ranges keep a run to a few
 	// milliseconds; the CLI accepts the knobs' full ranges.
@@ -163,8 +197,15 @@ var controls = []control{
 		Help: "upstream hosts in the cluster"},
 	{Name: "rps", Knob: "rps", Label: "Request rate", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 10, Max: 3000, Step: 10,
 		Help: "mean downstream requests per second"},
+	{Name: "capacity_rps", Knob: "capacity_rps", Label: "Host capacity", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 0, Max: 2000, Step: 10,
+		Help: "what one host serves per second; beyond it requests queue and are shed with 503 (0: unlimited)"},
 	{Name: "fault_rate", Knob: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Kind: kindShare, Target: targetScenario, Min: 0, Max: 1, Step: 0.01,
 		Help: "share of the faulty host's requests that fail"},
+	{Name: "fault_kind", Knob: "fault_kind", Label: "How it fails", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 6, Step: 1,
+		Choices: []string{"500", "502", "503", "504", "connect_failure", "reset", "timeout"},
+		Help:    "an HTTP status, a refused connection, a reset, or a hang that times out"},
+	{Name: "fault_duration", Knob: "fault_duration", Label: "Fault lasts", Group: groupScenario, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 0, Max: 600, Step: 10,
+		Help: "how long the fault lasts (0: to the end of the run)"},
 }
 
 var controlByName = func() map[string]*control {
@@ -175,6 +216,81 @@ var controlByName = func() map[string]*control {
 	return m
 }()
 
+// controlByKnob holds the controls whose scenario knob has another name
+// (panic_threshold is healthy_panic_threshold, retries is num_retries,
+// lb is lb_policy): lessons and the CLI use the knob's name.
+var controlByKnob = func() map[string]*control {
+	m := map[string]*control{}
+	for i := range controls {
+		if c := &controls[i]; c.Target == targetScenario && c.Knob != c.Name {
+			m[c.Knob] = c
+		}
+	}
+	return m
+}()
+
+// lookupControl finds a control by its Envoy field name or by its scenario
+// knob's name.
+func lookupControl(name string) *control {
+	if c := controlByName[name]; c != nil {
+		return c
+	}
+	return controlByKnob[name]
+}
+
+// choiceIndex is the index of a kindChoice control's value; ok is false for
+// a value the control does not offer.
+func (c *control) choiceIndex(v string) (int, bool) {
+	for i, ch := range c.Choices {
+		if ch == v {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// choice is a kindChoice value's name ("" if the index is out of range).
+func (c *control) choice(v float64) string {
+	if i := int(v); i >= 0 && i < len(c.Choices) && float64(i) == v {
+		return c.Choices[i]
+	}
+	return ""
+}
+
+// parseSetting reads a value as lessons and Envoy YAML write it ("34",
+// "250ms", "true", "connect_failure") into the control's number.
+func (c *control) parseSetting(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	bad := func() error {
+		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%q is not a value of this setting (allowed %s)", truncate(s, 40), c.allowed())}
+	}
+	switch c.Kind {
+	case kindSeconds:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, bad()
+		}
+		return d.Seconds(), nil
+	case kindToggle:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return 0, bad()
+		}
+		return b2f(b), nil
+	case kindChoice:
+		i, ok := c.choiceIndex(s)
+		if !ok {
+			return 0, bad()
+		}
+		return float64(i), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, bad()
+	}
+	return v, nil
+}
+
 // envoyValue is the value as a user types it in Envoy YAML, the form
 // envoyconf.ApplyFields reads: "34", "30s", "true".
 func (c *control) envoyValue(v float64) string {
@@ -183,6 +299,8 @@ func (c *control) envoyValue(v float64) string {
 		return strconv.FormatFloat(v, 'f', -1, 64) + "s"
 	case kindToggle:
 		return strconv.FormatBool(v != 0)
+	case kindChoice:
+		return c.choice(v)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
@@ -199,6 +317,14 @@ func (c *control) scenarioValue(sc scenario.Scenario) (float64, bool) {
 		return 1, true
 	case "false":
 		return 0, true
+	}
+	switch c.Kind {
+	case kindChoice:
+		i, ok := c.choiceIndex(s)
+		return float64(i), ok
+	case kindSeconds:
+		d, err := time.ParseDuration(s)
+		return d.Seconds(), err == nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	return v, err == nil
@@ -217,8 +343,11 @@ func (c *control) check(v float64) error {
 
 // allowed is the range in words, with the unit: "0–100 %", "1–60 s".
 func (c *control) allowed() string {
-	if c.Kind == kindToggle {
+	switch c.Kind {
+	case kindToggle:
 		return "true or false"
+	case kindChoice:
+		return strings.Join(c.Choices, ", ")
 	}
 	s := fmtNum(c.Min) + "–" + fmtNum(c.Max)
 	if c.Kind == kindShare {
@@ -243,6 +372,8 @@ func (c *control) display(v float64) string {
 		return fmtDuration(time.Duration(v * float64(time.Second)))
 	case kindShare:
 		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+	case kindChoice:
+		return c.choice(v)
 	}
 	if c.Unit == "" {
 		return fmtNum(v)

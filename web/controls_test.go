@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"outlierlab/engine"
@@ -48,6 +49,23 @@ func TestControlsMatchTheirFields(t *testing.T) {
 				t.Errorf("%s: knob %q does not exist", c.Name, c.Knob)
 				continue
 			}
+			if c.Kind == kindChoice {
+				// Every choice is a value the knob takes and reads back
+				// as written, so the select shows what the run uses.
+				if c.Min != 0 || c.Max != float64(len(c.Choices)-1) {
+					t.Errorf("%s: range %v–%v for %d choices", c.Name, c.Min, c.Max, len(c.Choices))
+				}
+				sc := scenario.SearchCache.Scenario()
+				for _, ch := range c.Choices {
+					got, err := scenario.ApplyKnobs(sc, map[string]string{c.Knob: ch})
+					if err != nil {
+						t.Errorf("%s: choice %q: %v", c.Name, ch, err)
+					} else if back := scenario.KnobValue(got, c.Knob); back != ch {
+						t.Errorf("%s: choice %q reads back as %q", c.Name, ch, back)
+					}
+				}
+				continue
+			}
 			if k.Kind != scenario.KnobBool && (c.Min < k.Min || c.Max > k.Max) {
 				t.Errorf("%s: lab range %v–%v outside the knob's %s", c.Name, c.Min, c.Max, k.Allowed())
 			}
@@ -91,5 +109,40 @@ func TestPresetsFitTheControls(t *testing.T) {
 		if again.Config != r.Config || len(again.Frames) != len(r.Frames) {
 			t.Errorf("%s: sending the shown values back changed the run", p.Name)
 		}
+	}
+}
+
+// Lessons name some controls by their scenario knob; the lab accepts both
+// names, and a select's value by name.
+func TestControlAliasesAndChoices(t *testing.T) {
+	raw := map[string]json.RawMessage{
+		"retries":         json.RawMessage(`2`),
+		"panic_threshold": json.RawMessage(`0`),
+		"lb_policy":       json.RawMessage(`"random"`),
+		"fault_kind":      json.RawMessage(`"connect_failure"`),
+		"per_try_timeout": json.RawMessage(`0.25`),
+	}
+	vals, err := parseControlValues(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"num_retries": 2, "healthy_panic_threshold": 0, "lb_policy": 2, "fault_kind": 4, "per_try_timeout": 0.25}
+	for k, v := range want {
+		if vals[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, vals[k], v, vals)
+		}
+	}
+	r, err := buildRun(Inputs{Preset: "search-cache"}.with(vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for knob, want := range map[string]string{"retries": "2", "panic_threshold": "0", "lb": "random", "fault_kind": "connect_failure", "per_try_timeout": "250ms"} {
+		if got := scenario.KnobValue(r.Scenario, knob); got != want {
+			t.Errorf("knob %s = %q, want %q", knob, got, want)
+		}
+	}
+	if _, err := parseControlValues(map[string]json.RawMessage{"lb_policy": json.RawMessage(`"fastest"`)}); err == nil ||
+		!strings.Contains(err.Error(), "lb_policy") || !strings.Contains(err.Error(), "round_robin") {
+		t.Errorf("a bad choice: %v", err)
 	}
 }

@@ -66,22 +66,27 @@ func (e *inputError) Error() string {
 }
 
 // parseControlValues reads the "cfg" signal object: control name → number
-// (sliders) or bool (switches). Unknown names, wrong types and values outside
-// a control's range are errors naming the field; every error is reported.
+// (sliders), bool (switches) or string (selects). A control may also be
+// named by its scenario knob (retries for num_retries). Unknown names,
+// wrong types and values outside a control's range are errors naming the
+// field; every error is reported.
 func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, error) {
 	out := make(map[string]float64, len(raw))
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		c := controlByName[name]
+		c := lookupControl(name)
 		if c == nil {
 			errs = append(errs, &inputError{Field: name, Msg: "is not a setting of the lab"})
 			continue
 		}
 		var v float64
 		var err error
-		if c.Kind == kindToggle {
+		switch c.Kind {
+		case kindToggle:
 			v, err = parseBool(name, raw[name])
-		} else {
+		case kindChoice:
+			v, err = parseChoice(c, raw[name])
+		default:
 			v, err = parseNumber(name, raw[name])
 		}
 		if err == nil {
@@ -91,9 +96,22 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 			errs = append(errs, err)
 			continue
 		}
-		out[name] = v
+		out[c.Name] = v
 	}
 	return out, errors.Join(errs...)
+}
+
+// parseChoice reads a select's value: one of the control's choices.
+func parseChoice(c *control, raw json.RawMessage) (float64, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a string (allowed %s)", compactJSON(raw), c.allowed())}
+	}
+	i, ok := c.choiceIndex(s)
+	if !ok {
+		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%q is not allowed (allowed %s)", truncate(s, 40), c.allowed())}
+	}
+	return float64(i), nil
 }
 
 func parseNumber(name string, raw json.RawMessage) (float64, error) {

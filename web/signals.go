@@ -72,9 +72,12 @@ func controlSignals(r *Run) map[string]any {
 		if !ok {
 			continue
 		}
-		if c.Kind == kindToggle {
+		switch c.Kind {
+		case kindToggle:
 			out[c.Name] = v != 0
-		} else {
+		case kindChoice:
+			out[c.Name] = c.choice(v)
+		default:
 			out[c.Name] = v
 		}
 	}

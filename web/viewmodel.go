@@ -174,14 +174,19 @@ func controlGroups(r *Run) []view.ControlGroup {
 		}
 		g := &groups[len(groups)-1]
 		v := r.Values[c.Name]
+		var opts []view.Option
+		for i, ch := range c.Choices {
+			opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
+		}
 		g.Controls = append(g.Controls, view.Control{
 			Name: c.Name, Label: c.Label, Help: c.Help,
 			Toggle: c.Kind == kindToggle,
 			Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
 			Value:   fmtNum(v),
 			Display: c.display(v), DisplayExpr: c.displayExpr(),
-			Signal: "cfg." + c.Name,
-			Range:  c.allowed(),
+			Signal:  "cfg." + c.Name,
+			Range:   c.allowed(),
+			Options: opts,
 		})
 	}
 	// The groups a first visit needs are open; the rest fold away.
@@ -204,6 +209,8 @@ func (c *control) displayExpr() string {
 		return sig + " + ' s'"
 	case kindShare:
 		return "(" + sig + " * 100).toFixed(1) + '%'"
+	case kindChoice:
+		return sig
 	}
 	switch c.Unit {
 	case "":

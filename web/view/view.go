@@ -79,19 +79,27 @@ type ControlGroup struct {
 	Open bool
 }
 
-// Control is one slider or switch. Name is the Envoy field name (the
-// input's name attribute); Signal is its Datastar signal path.
+// Control is one slider, switch or select. Name is the Envoy field name
+// (the input's name attribute); Signal is its Datastar signal path.
 type Control struct {
 	Name, Label, Help string
 	Toggle            bool
-	Min, Max, Step    string
-	Value             string
+	// Options make the control a select (lb_policy, fault_kind).
+	Options        []Option
+	Min, Max, Step string
+	Value          string
 	// Display is the value as shown ("34%", "k = 1.9", "30 s"); DisplayExpr
 	// is the same as a Datastar expression, so it follows the slider live.
 	Display, DisplayExpr string
 	Signal               string
 	// Range is the allowed range in words, for the accessible description.
 	Range string
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value    string
+	Selected bool
 }
 
 // Chart is an empty chart box the stream fills with setOption calls.
