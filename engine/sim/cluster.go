@@ -247,8 +247,9 @@ const (
 	RetryOnGatewayError
 	// RetryOnConnectFailure: connection failures only.
 	RetryOnConnectFailure
-	// RetryOnReset: any reset, connection failures included (not per-try
-	// timeouts).
+	// RetryOnReset: any reset, connection failures and per-try timeouts
+	// included (Envoy resets the stream on a per-try timeout and asks
+	// wouldRetryFromReset).
 	RetryOnReset
 )
 

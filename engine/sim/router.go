@@ -187,7 +187,7 @@ func (s *Sim) complete(ri int32, t int64) {
 		s.report(r, hi, engine.LocalOriginTimeout, 504, t)
 	}
 	if !failed {
-		if r.attempts > 1 {
+		if r.holdsRetry {
 			s.stats.RetrySuccess++
 		}
 		s.endAttempt(hi)
@@ -195,7 +195,19 @@ func (s *Sim) complete(ri int32, t int64) {
 		return
 	}
 	s.hosts[hi].failedAttempts++
-	if r.outcome == outRouteTimeout || !s.retriable(r) {
+	if r.outcome == outRouteTimeout {
+		// onResponseTimeout ends the request without asking the retry state.
+		s.endAttempt(hi)
+		s.finish(ri, t, true)
+		return
+	}
+	if !s.retriable(r) {
+		// RetryStateImpl::shouldRetry counts upstream_rq_retry_success when
+		// a retry was armed and this outcome is not retried, whatever it is:
+		// a non-retriable 5xx after a retry counts too.
+		if r.holdsRetry {
+			s.stats.RetrySuccess++
+		}
 		s.endAttempt(hi)
 		s.finish(ri, t, true)
 		return
@@ -245,8 +257,10 @@ func (s *Sim) endAttempt(hi int32) {
 }
 
 // retriable is the retry_on check for the attempt's outcome (Envoy's
-// wouldRetryFromHeaders / wouldRetryFromReset; a non-hedged per-try
-// timeout is retried under 5xx and gateway-error only).
+// wouldRetryFromHeaders / wouldRetryFromReset). A non-hedged per-try
+// timeout reaches the retry state as a LocalReset (router.cc
+// onPerTryTimeoutCommon → maybeRetryReset), so it is retried like any
+// other reset: under reset, 5xx and gateway-error, not connect-failure.
 func (s *Sim) retriable(r *request) bool {
 	on := s.c.Retry.RetryOn
 	if s.c.Retry.NumRetries == 0 || on == 0 {
@@ -257,10 +271,8 @@ func (s *Sim) retriable(r *request) bool {
 		return on&RetryOn5xx != 0 || (on&RetryOnGatewayError != 0 && r.code >= 502 && r.code <= 504)
 	case outConnectFailed:
 		return on&(RetryOn5xx|RetryOnGatewayError|RetryOnReset|RetryOnConnectFailure) != 0
-	case outReset:
+	case outReset, outPerTryTimeout:
 		return on&(RetryOn5xx|RetryOnGatewayError|RetryOnReset) != 0
-	case outPerTryTimeout:
-		return on&(RetryOn5xx|RetryOnGatewayError) != 0
 	}
 	return false
 }
@@ -343,8 +355,9 @@ func (s *Sim) healthCheck(hi int32, t int64) {
 	hc := &s.c.HealthCheck
 	changed := false
 	// HealthCheckerImplBase::handleSuccess / handleFailure: a host turns
-	// FAILED_ACTIVE_HC after unhealthy_threshold failures in a row and
-	// back after healthy_threshold passes in a row.
+	// FAILED_ACTIVE_HC after unhealthy_threshold network failures in a row
+	// (or at once on a failed HTTP status) and back after healthy_threshold
+	// passes in a row.
 	if healthy {
 		h.hcFailures = 0
 		if h.failedHC {
@@ -357,7 +370,12 @@ func (s *Sim) healthCheck(hi int32, t int64) {
 		h.hcSuccess = 0
 		if !h.failedHC {
 			h.hcFailures++
-			if h.hcFailures >= hc.UnhealthyThreshold {
+			// setUnhealthy: a failed HTTP check (a response outside
+			// expected_statuses: handleFailure(ACTIVE, retriable=false))
+			// marks the host at once; unhealthy_threshold only counts
+			// network failures and timeouts (refused, reset, hung).
+			httpFailure := s.c.Faults[seg.hcFault].Kind.httpCode() != 0
+			if httpFailure || h.hcFailures >= hc.UnhealthyThreshold {
 				h.failedHC, h.hcFailures, changed = true, 0, true
 			}
 		}
