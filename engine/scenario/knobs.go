@@ -186,7 +186,7 @@ var knobDefs = []knobDef{
 		func(s *Scenario) string { return dur(s.Cluster.HealthCheck.Interval) },
 		func(s *Scenario, v string) error { s.Cluster.HealthCheck.Interval = pdur(v); return nil }},
 	{Knob{Name: "hc_unhealthy_threshold", Kind: KnobInt, Min: 1, Max: 10, Step: 1, Default: "3",
-		Help: "Failed checks in a row that mark a host FAILED_ACTIVE_HC."},
+		Help: "Failed checks in a row that mark a host FAILED_ACTIVE_HC when they fail at the network level (refused, reset, timed out); a check answered with an HTTP error marks it at once."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.HealthCheck.UnhealthyThreshold)) },
 		func(s *Scenario, v string) error {
 			s.Cluster.HealthCheck.UnhealthyThreshold = uint32(atoi(v))
