@@ -19,6 +19,11 @@ import (
 type Inputs struct {
 	Preset string
 	Seed   uint64
+	// Base are settings laid over the preset before Values, as a lesson
+	// writes them (course.StartSettings): outlier_detection fields by Envoy
+	// name and scenario knobs by their own, values as typed ("10", "250ms",
+	// "connect_failure"). The free lab has none.
+	Base map[string]string
 	// Values holds the controls set away from the preset, by Envoy field
 	// name; a control not in the map keeps the preset's value.
 	Values map[string]float64
@@ -30,6 +35,12 @@ func (in Inputs) key() string {
 	b.WriteString(in.Preset)
 	b.WriteString("|")
 	b.WriteString(strconv.FormatUint(in.Seed, 10))
+	for _, name := range slices.Sorted(maps.Keys(in.Base)) {
+		b.WriteString("|base:")
+		b.WriteString(name)
+		b.WriteString("=")
+		b.WriteString(in.Base[name])
+	}
 	for _, name := range slices.Sorted(maps.Keys(in.Values)) {
 		b.WriteString("|")
 		b.WriteString(name)

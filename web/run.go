@@ -24,6 +24,9 @@ type Run struct {
 	Scenario    scenario.Scenario
 	Config      engine.Config
 	Frames      []scenario.Frame
+	// Result is the whole run as the engine returned it (Frames is its
+	// frames): lesson checks and placeholders read it.
+	Result *scenario.Result
 	// Values is the effective value of every control: the preset's, with
 	// the visitor's changes applied.
 	Values map[string]float64
@@ -53,6 +56,17 @@ func buildRun(in Inputs) (*Run, error) {
 	}
 	sc := p.Scenario()
 	fields, knobs := map[string]string{}, map[string]string{}
+	// A lesson's settings first, by Envoy field or knob name, as typed;
+	// the learner's controls on top.
+	for name, v := range in.Base {
+		if _, ok := envoyconf.LookupField(name); ok {
+			fields[name] = v
+		} else if scenario.IsKnob(name) {
+			knobs[name] = v
+		} else {
+			return nil, &inputError{Field: name, Msg: "is not a setting of the lab"}
+		}
+	}
 	for name, v := range in.Values {
 		c := controlByName[name]
 		if c == nil {
@@ -88,6 +102,9 @@ func buildRun(in Inputs) (*Run, error) {
 	if seed == 0 {
 		seed = defaultSeed
 	}
+	// The run's scenario carries the config that ran, as a lesson's run
+	// does (course.RunLesson): placeholders read either.
+	sc.Outlier = cfg
 	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
 		return nil, &inputError{Msg: err.Error()}
@@ -100,6 +117,7 @@ func buildRun(in Inputs) (*Run, error) {
 		Scenario:    sc,
 		Config:      cfg,
 		Frames:      res.Frames,
+		Result:      &res,
 		Values:      map[string]float64{},
 		hostIndex:   map[string]int{},
 	}
