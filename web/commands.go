@@ -51,6 +51,12 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		httpError(w, status, errorText(err))
 		return
 	}
+	if sig.Predicted {
+		// The page remembers an answer from an earlier visit.
+		sess.mu.Lock()
+		sess.notePredicted(s.now())
+		sess.mu.Unlock()
+	}
 	if status, err := apply(s, sess, &sig); err != nil {
 		sess.mu.Lock()
 		sess.notice = errorText(err)
@@ -73,6 +79,16 @@ func (s *Server) session(sig *tabSignals) (*Session, int, error) {
 	if in.Preset == "" {
 		in.Preset = defaultPreset
 	}
+	var lesson *lessonDoc
+	if sig.Lesson != "" {
+		if lesson = s.lessons.byID[sig.Lesson]; lesson == nil {
+			return nil, http.StatusNotFound, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(sig.Lesson, 40))}
+		}
+		if !lesson.hasStep(sig.Step) {
+			return nil, http.StatusNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), lesson.ID)}
+		}
+		in = lesson.inputs(sig.Step)
+	}
 	vals, err := parseControlValues(sig.Cfg)
 	if err != nil {
 		return nil, http.StatusUnprocessableEntity, err
@@ -90,6 +106,10 @@ func (s *Server) session(sig *tabSignals) (*Session, int, error) {
 	}
 	if sp, ok := lookupSpeed(sig.Speed); ok {
 		sess.speed = sp
+	}
+	if lesson != nil {
+		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
+		sess.rehold()
 	}
 	return s.sessions.put(sess, now), 0, nil
 }
@@ -115,10 +135,12 @@ var verbs = map[string]verb{
 	"speed":  cmdSpeed,
 	"reset":  cmdReset,
 	"preset": cmdPreset,
+	"lesson": cmdLesson,
+	"answer": cmdAnswer,
 }
 
 func verbNames() []string {
-	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset"}
+	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset", "lesson", "answer"}
 }
 
 // cmdSet changes settings: the run is redone from t = 0 with the new
@@ -151,6 +173,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	c := sess.cursorAt(now)
 	sess.in, sess.run, sess.notice = in, run, ""
 	sess.setCursor(c, now)
+	sess.rehold()
 	sess.touch()
 	return 0, nil
 }
@@ -227,24 +250,61 @@ func cmdSpeed(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	return 0, nil
 }
 
-// cmdReset goes back to the preset's own settings, paused at t = 0.
+// cmdReset goes back to the starting settings, paused at t = 0: the
+// preset's own, or on a lesson page what the lesson (or the loaded step)
+// starts from.
 func cmdReset(s *Server, sess *Session, _ *tabSignals) (int, error) {
 	sess.mu.Lock()
-	preset := sess.in.Preset
+	in := Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
+	step := sess.step
 	sess.mu.Unlock()
-	return loadPreset(s, sess, preset)
+	return loadInputs(s, sess, in, step)
 }
 
-// cmdPreset switches the tab to another preset, with its own settings.
+// cmdPreset switches the tab to another preset, with its own settings. A
+// lesson page loads its scenarios through its steps instead.
 func cmdPreset(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	if sess.lessonOf() != nil {
+		return http.StatusConflict, &inputError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"}
+	}
 	if _, ok := scenario.Lookup(sig.Preset); !ok {
 		return http.StatusNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))}
 	}
-	return loadPreset(s, sess, sig.Preset)
+	return loadInputs(s, sess, Inputs{Preset: sig.Preset}, "")
 }
 
-func loadPreset(s *Server, sess *Session, preset string) (int, error) {
-	in := Inputs{Preset: preset}
+// cmdLesson loads what a lesson's step starts from (the "step" signal; ""
+// is the lesson's own start): the step's scenario, or the lesson's with
+// its start settings, paused at t = 0.
+func cmdLesson(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	d := sess.lessonOf()
+	if d == nil {
+		return http.StatusConflict, &inputError{Field: "lesson", Msg: "this tab is not a lesson page"}
+	}
+	if !d.hasStep(sig.Step) {
+		return http.StatusNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), d.ID)}
+	}
+	return loadInputs(s, sess, d.inputs(sig.Step), sig.Step)
+}
+
+// cmdAnswer records that the learner answered the lesson's prediction
+// (the command handler already did, from the "predicted" signal): playback
+// held for it goes on.
+func cmdAnswer(s *Server, sess *Session, _ *tabSignals) (int, error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.notePredicted(s.now())
+	return 0, nil
+}
+
+func (s *Session) lessonOf() *lessonDoc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lesson
+}
+
+// loadInputs replaces the tab's inputs; the page's controls follow.
+func loadInputs(s *Server, sess *Session, in Inputs, step string) (int, error) {
 	run, err := s.runs.get(in)
 	if err != nil {
 		return runErrorStatus(err), err
@@ -252,9 +312,10 @@ func loadPreset(s *Server, sess *Session, preset string) (int, error) {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.in, sess.run, sess.notice = in, run, ""
+	sess.in, sess.run, sess.notice, sess.step = in, run, "", step
 	sess.setCursor(0, now)
 	sess.playing = false
+	sess.rehold()
 	sess.inputsGen++
 	sess.touch()
 	return 0, nil

@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	"github.com/a-h/templ"
-	"github.com/go-chi/chi/v5"
 
 	"outlierlab/engine/scenario"
 	"outlierlab/web/templates"
@@ -43,7 +42,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 
 // home handles GET /.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	h := view.Home{Layout: s.layout("Home", "home", false), Presets: presetLinks("")}
+	h := view.Home{Layout: s.layout("Lessons", "home", false), Presets: presetLinks(""), Lessons: s.lessonLinks()}
 	s.render(w, r, http.StatusOK, templates.Home(h))
 }
 
@@ -131,19 +130,11 @@ func speedLabel(sp speed, short bool) string {
 	return sp.Name + " intervals/s"
 }
 
-// lessonPage handles GET /lessons/{id}. The lessons arrive in a later
-// issue; until then every id is unknown and the answer is a 404 page that
-// leads back.
-func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	s.notFoundPage(w, r, fmt.Sprintf("There is no lesson %q (yet).", truncate(id, 60)))
-}
-
 // notFound handles every unknown path.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.notFoundPage(w, r, fmt.Sprintf("Nothing lives at %s.", truncate(r.URL.Path, 80)))
 }
 
 func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {
-	s.render(w, r, http.StatusNotFound, templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what}))
+	s.render(w, r, http.StatusNotFound, templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
 }

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"outlierlab/lessons"
 )
 
 // Options configures a Server. Zero values pick the defaults.
@@ -25,6 +28,8 @@ type Options struct {
 	// Now is the clock of playback; tests replace it.
 	Now func() time.Time
 	Log *slog.Logger
+	// Lessons holds the lesson files (default: the course, lessons.FS).
+	Lessons fs.FS
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -33,6 +38,7 @@ type Server struct {
 	assets   *assets
 	runs     *runCache
 	sessions *sessionStore
+	lessons  *lessonBook
 	now      func() time.Time
 	log      *slog.Logger
 	maxBody  int64
@@ -64,8 +70,16 @@ func New(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.Lessons == nil {
+		o.Lessons = lessons.FS
+	}
+	book, err := loadLessonBook(o.Lessons)
+	if err != nil {
+		return nil, err
+	}
 	return &Server{
 		assets:   a,
+		lessons:  book,
 		runs:     newRunCache(64),
 		sessions: newSessionStore(o.MaxSessions, o.SessionIdle),
 		now:      o.Now,
@@ -83,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
 	r.Post("/lab/cmd/{verb}", s.command)
+	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", healthz)
 	r.Handle("/static/*", s.assets)

@@ -39,6 +39,15 @@ type Session struct {
 	changed  chan struct{}
 	lastSeen time.Time
 	streams  int
+
+	// A lesson tab also knows its lesson, the step whose scenario it has
+	// loaded ("" for the lesson's own), and whether the learner has
+	// answered the prediction. Until then playback holds at the frame
+	// count hold (0: no hold), where the lesson's pause_at is.
+	lesson    *lessonDoc
+	step      string
+	predicted bool
+	hold      int
 }
 
 // speed is a playback speed in frames (detector intervals) per second;
@@ -68,17 +77,64 @@ func newSession(tab string, in Inputs, run *Run, now time.Time) *Session {
 	return &Session{tab: tab, in: in, run: run, speed: speeds[0], changed: make(chan struct{}), lastSeen: now}
 }
 
-// cursorAt is the number of frames revealed at now.
+// cursorAt is the number of frames revealed at now. Playback that started
+// at or before the prediction's hold stops there.
 func (s *Session) cursorAt(now time.Time) int {
 	n := len(s.run.Frames)
 	if !s.playing {
 		return min(s.anchor, n)
 	}
-	if s.speed.FPS == 0 {
-		return n
+	c := n
+	if s.speed.FPS > 0 {
+		k := int(now.Sub(s.anchorAt).Seconds() * s.speed.FPS)
+		c = min(n, s.anchor+max(k, 0))
 	}
-	k := int(now.Sub(s.anchorAt).Seconds() * s.speed.FPS)
-	return min(n, s.anchor+max(k, 0))
+	if s.holding() {
+		c = min(c, s.hold)
+	}
+	return c
+}
+
+// holding reports whether playback from the anchor stops at the hold.
+func (s *Session) holding() bool { return s.hold > 0 && s.anchor <= s.hold }
+
+// held reports whether playback is waiting at the hold for the learner's
+// prediction.
+func (s *Session) held(now time.Time) bool {
+	return s.playing && s.holding() && s.cursorAt(now) >= s.hold
+}
+
+// rehold places the hold for the current run: at the lesson's pause_at,
+// on the scenario its prediction is about, until the learner answers.
+// Callers hold mu.
+func (s *Session) rehold() {
+	s.hold = 0
+	if s.lesson == nil || s.predicted {
+		return
+	}
+	p := s.lesson.Predict
+	if p.PauseAt <= 0 || p.Question == "" || s.run.Preset != s.lesson.PresetFor(p.BeforeStep) {
+		return
+	}
+	for i, f := range s.run.Frames {
+		if f.TMs >= int64(p.PauseAt) {
+			s.hold = i + 1
+			return
+		}
+	}
+}
+
+// notePredicted records the learner's answer: the hold goes, and playback
+// held there goes on. Callers hold mu.
+func (s *Session) notePredicted(now time.Time) {
+	if s.predicted {
+		return
+	}
+	c := s.cursorAt(now)
+	s.predicted = true
+	s.rehold()
+	s.setCursor(c, now)
+	s.touch()
 }
 
 // nextFrameAt is when the cursor moves next while playing.
@@ -87,9 +143,9 @@ func (s *Session) nextFrameAt(now time.Time) time.Time {
 	return s.anchorAt.Add(time.Duration(float64(k) / s.speed.FPS * float64(time.Second)))
 }
 
-// isPlaying is playing and not yet at the end.
+// isPlaying is playing, not yet at the end and not held.
 func (s *Session) isPlaying(now time.Time) bool {
-	return s.playing && s.cursorAt(now) < len(s.run.Frames)
+	return s.playing && s.cursorAt(now) < len(s.run.Frames) && !s.held(now)
 }
 
 // setCursor stops or re-anchors playback at c. Callers hold mu.
@@ -118,6 +174,11 @@ type snapshot struct {
 	inputsGen uint64
 	changed   <-chan struct{}
 	next      time.Time // when the cursor moves next; zero when paused
+	// lesson is the tab's lesson (nil in the free lab), step the step whose
+	// scenario is loaded, held whether playback waits for the prediction.
+	lesson *lessonDoc
+	step   string
+	held   bool
 }
 
 func (s *Session) snapshot(now time.Time) snapshot {
@@ -127,6 +188,7 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	snap := snapshot{
 		run: s.run, in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
 		speed: s.speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
+		lesson: s.lesson, step: s.step, held: s.held(now),
 	}
 	if snap.playing && s.speed.FPS > 0 {
 		snap.next = s.nextFrameAt(now)

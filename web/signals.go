@@ -20,6 +20,12 @@ type tabSignals struct {
 	Speed  string                     `json:"speed"`
 	// Seq numbers the page's slider posts; see Session.seq.
 	Seq int64 `json:"seq"`
+	// A lesson page's tab also carries its lesson, the step whose scenario
+	// it loaded ("" for the lesson's own), and whether the learner has
+	// answered the prediction.
+	Lesson    string `json:"lesson"`
+	Step      string `json:"step"`
+	Predicted bool   `json:"predicted"`
 }
 
 // newTabID is a fresh random tab id. Each page load gets its own, so two
@@ -56,18 +62,22 @@ func pageSignals(tab string, r *Run) string {
 		"playing": false,
 		"speed":   speeds[0].Name,
 		"seq":     0,
-		"cfg":     controlSignals(r),
+		"cfg":     controlSignals(r, nil),
 	}
 	b, _ := json.Marshal(sig)
 	return string(b)
 }
 
 // controlSignals is every control's effective value in the type its input
-// binds: numbers for sliders, booleans for switches.
-func controlSignals(r *Run) map[string]any {
+// binds: numbers for sliders, booleans for switches, names for selects. A
+// lesson page has only its own controls.
+func controlSignals(r *Run, d *lessonDoc) map[string]any {
 	out := make(map[string]any, len(controls))
 	for i := range controls {
 		c := &controls[i]
+		if d != nil && !d.shows(c) {
+			continue
+		}
 		v, ok := r.Values[c.Name]
 		if !ok {
 			continue

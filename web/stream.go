@@ -12,6 +12,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/templates"
+	"outlierlab/web/view"
 )
 
 // The stream is the page's one long-lived read channel (Datastar's CQRS
@@ -112,6 +113,9 @@ type streamState struct {
 	cursor         int
 	run            *Run
 	bytes          int // payload bytes sent (before compression), for the benchmarks
+	// A lesson page's live numbers and step statuses as last sent.
+	ph    []string
+	steps []view.StepStatus
 }
 
 // send brings the browser from what this connection sent last to snap.
@@ -131,18 +135,25 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 		"cursor": snap.cursor, "frames": len(snap.run.Frames),
 		"playing": snap.playing, "speed": snap.speed.Name,
 	}
+	if snap.lesson != nil {
+		sig["held"] = snap.held
+	}
 	if snap.inputsGen != st.inputsGen {
-		// The server chose the inputs (first connect, preset, reset): the
-		// sliders follow. After a slider's own change they are left alone,
-		// or a late echo would pull a slider back while it is dragged.
+		// The server chose the inputs (first connect, preset, reset, a
+		// lesson step's scenario): the sliders follow. After a slider's own
+		// change they are left alone, or a late echo would pull a slider
+		// back while it is dragged.
 		sig["preset"] = snap.in.Preset
-		sig["cfg"] = controlSignals(snap.run)
+		sig["cfg"] = controlSignals(snap.run, snap.lesson)
+		if snap.lesson != nil {
+			sig["step"] = snap.step
+		}
 	}
 	if err := st.patchSignals(sse, sig); err != nil {
 		return err
 	}
 	if snap.inputsGen != st.inputsGen {
-		if err := st.patch(sse, templates.Controls(controlsView(snap.run))); err != nil {
+		if err := st.patch(sse, templates.Controls(controlsFor(snap.run, snap.lesson))); err != nil {
 			return err
 		}
 		// The address follows the preset, so it can be shared or reloaded.
@@ -169,10 +180,41 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 			return err
 		}
 	}
+	if err := st.lessonLive(sse, snap); err != nil {
+		return err
+	}
 	if err := st.charts(sse, snap, true); err != nil {
 		return err
 	}
 	st.gen, st.inputsGen, st.cursor, st.run = snap.gen, snap.inputsGen, snap.cursor, snap.run
+	return nil
+}
+
+// lessonLive brings a lesson page's live parts to the cursor: the numbers
+// in the prose (the _ph signals) and each step's status, sending only what
+// changed since this connection's last send.
+func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	d := snap.lesson
+	if d == nil {
+		return nil
+	}
+	vals := d.values(snap.run, snap.cursor)
+	if diff := slotSignals(vals, st.ph); len(diff) > 0 {
+		if err := st.patchSignals(sse, map[string]any{"_ph": diff}); err != nil {
+			return err
+		}
+	}
+	st.ph = vals
+	statuses := d.statuses(snap.run, snap.cursor)
+	for i, s := range statuses {
+		if i < len(st.steps) && st.steps[i] == s {
+			continue
+		}
+		if err := st.patch(sse, templates.StepStatus(s)); err != nil {
+			return err
+		}
+	}
+	st.steps = statuses
 	return nil
 }
 
@@ -183,7 +225,11 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 	if snap.cursor < st.cursor {
 		return st.redraw(sse, snap)
 	}
-	if err := st.patchSignals(sse, map[string]any{"cursor": snap.cursor, "playing": snap.playing}); err != nil {
+	sig := map[string]any{"cursor": snap.cursor, "playing": snap.playing}
+	if snap.lesson != nil {
+		sig["held"] = snap.held
+	}
+	if err := st.patchSignals(sse, sig); err != nil {
 		return err
 	}
 	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
@@ -204,6 +250,9 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 		if err := st.patch(sse, c); err != nil {
 			return err
 		}
+	}
+	if err := st.lessonLive(sse, snap); err != nil {
+		return err
 	}
 	if err := st.charts(sse, snap, false); err != nil {
 		return err

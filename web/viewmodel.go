@@ -20,7 +20,7 @@ func statusView(snap snapshot) view.Status {
 		Cursor: snap.cursor, Frames: len(r.Frames),
 		Time: r.frameTime(snap.cursor), End: r.endTime(),
 		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
-		Notice:  snap.notice,
+		Notice: snap.notice, Held: snap.held,
 		Summary: summaryLine(r, snap.cursor),
 	}
 }
@@ -173,27 +173,31 @@ func controlGroups(r *Run) []view.ControlGroup {
 			groups = append(groups, view.ControlGroup{Title: c.Group})
 		}
 		g := &groups[len(groups)-1]
-		v := r.Values[c.Name]
-		var opts []view.Option
-		for i, ch := range c.Choices {
-			opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
-		}
-		g.Controls = append(g.Controls, view.Control{
-			Name: c.Name, Label: c.Label, Help: c.Help,
-			Toggle: c.Kind == kindToggle,
-			Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
-			Value:   fmtNum(v),
-			Display: c.display(v), DisplayExpr: c.displayExpr(),
-			Signal:  "cfg." + c.Name,
-			Range:   c.allowed(),
-			Options: opts,
-		})
+		g.Controls = append(g.Controls, controlView(c, r.Values[c.Name]))
 	}
 	// The groups a first visit needs are open; the rest fold away.
 	for i := range groups {
 		groups[i].Open = slices.Contains([]string{groupSuccessRate, groupEjection, groupScenario}, groups[i].Title)
 	}
 	return groups
+}
+
+// controlView is one control at value v.
+func controlView(c *control, v float64) view.Control {
+	var opts []view.Option
+	for i, ch := range c.Choices {
+		opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
+	}
+	return view.Control{
+		Name: c.Name, Label: c.Label, Help: c.Help,
+		Toggle: c.Kind == kindToggle,
+		Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
+		Value:   fmtNum(v),
+		Display: c.display(v), DisplayExpr: c.displayExpr(),
+		Signal:  "cfg." + c.Name,
+		Range:   c.allowed(),
+		Options: opts,
+	}
 }
 
 // displayExpr is display() as a Datastar expression over the control's

@@ -1,6 +1,7 @@
 // outlierlab's own browser code, kept small: the server builds every chart
-// option and every sentence; this file only hands options to ECharts,
-// keeps the charts sized, and maps keys to the transport buttons.
+// option and every sentence, and decides every lesson step; this file only
+// hands options to ECharts, keeps the charts sized, maps keys to the
+// transport buttons, and keeps a learner's lesson progress in this browser.
 'use strict';
 
 // applyCharts is what the stream calls: {chartId: option}. Each chart has
@@ -77,4 +78,133 @@ document.addEventListener('click', (ev) => {
   sel.removeAllRanges();
   sel.addRange(range);
   try { if (document.execCommand('copy')) done(); } catch (_) { /* selected: the reader can copy by hand */ }
+});
+
+// ---- Lessons: progress kept in this browser only ----
+// localStorage["outlierlab.progress"] = {lessonId: {steps: {stepId: true},
+// predict: choice, quiz: {questionIndex: choice}}}. The server never sees
+// it; it only decides, run by run, whether a step's check holds now.
+const progress = {
+  key: 'outlierlab.progress',
+  all() {
+    try { return JSON.parse(localStorage.getItem(this.key)) || {}; } catch (_) { return {}; }
+  },
+  lesson(id) {
+    const p = this.all()[id] || {};
+    p.steps = p.steps || {};
+    p.quiz = p.quiz || {};
+    return p;
+  },
+  update(id, fn) {
+    const all = this.all();
+    const p = this.lesson(id);
+    fn(p);
+    all[id] = p;
+    try { localStorage.setItem(this.key, JSON.stringify(all)); } catch (_) { /* private mode: progress is not kept */ }
+  },
+};
+
+// A prediction answered on an earlier visit: tell the server with the first
+// request (the "predicted" signal), so playback does not pause for it again.
+// This runs before Datastar reads data-signals (deferred scripts run in
+// document order, and the Datastar module comes after this file).
+(function restorePrediction() {
+  const page = document.querySelector('.lesson-page');
+  const lab = page && page.querySelector('.lab[data-signals]');
+  if (!lab || progress.lesson(page.dataset.lesson).predict === undefined) return;
+  try {
+    const sig = JSON.parse(lab.getAttribute('data-signals'));
+    sig.predicted = true;
+    lab.setAttribute('data-signals', JSON.stringify(sig));
+  } catch (_) { /* leave the page as served */ }
+})();
+
+// answer shows what a choice means: the choice picked, the right one, the
+// verdict and the explanation (a prediction's reveal, a quiz answer).
+function answer(box, choice) {
+  const right = Number(box.dataset.answer);
+  box.querySelectorAll('.choice').forEach((b) => {
+    const i = Number(b.dataset.choice);
+    b.classList.toggle('picked', i === choice);
+    b.classList.toggle('right', i === right);
+    b.classList.toggle('wrong', i === choice && i !== right);
+    b.setAttribute('aria-pressed', i === choice ? 'true' : 'false');
+  });
+  const letter = String.fromCharCode(65 + right);
+  const verdict = box.querySelector('.verdict');
+  if (verdict) verdict.textContent = choice === right ? 'Right.' : 'Not quite: the answer is ' + letter + '.';
+  box.classList.add('answered');
+  const reveal = box.querySelector('.reveal');
+  if (reveal) reveal.hidden = false;
+}
+
+document.addEventListener('click', (ev) => {
+  const btn = ev.target.closest && ev.target.closest('.choice[data-choice]');
+  const box = btn && btn.closest('[data-kind]');
+  const page = document.querySelector('.lesson-page');
+  if (!box || !page) return;
+  const choice = Number(btn.dataset.choice);
+  answer(box, choice);
+  progress.update(page.dataset.lesson, (p) => {
+    if (box.dataset.kind === 'predict') p.predict = choice;
+    else p.quiz[box.dataset.index] = choice;
+  });
+  showLessonProgress();
+});
+
+// Steps: the stream re-renders a step's status; once a step is done it is
+// remembered, and shown as done before on later visits.
+function noteDoneSteps() {
+  const page = document.querySelector('.lesson-page');
+  if (!page) return;
+  const done = [...page.querySelectorAll('.step-status[data-done="true"]')].map((el) => el.id.replace(/^st-/, ''));
+  const p = progress.lesson(page.dataset.lesson);
+  if (done.some((id) => !p.steps[id])) {
+    progress.update(page.dataset.lesson, (q) => done.forEach((id) => { q.steps[id] = true; }));
+  }
+  showLessonProgress();
+}
+
+function showLessonProgress() {
+  const page = document.querySelector('.lesson-page');
+  if (!page) return;
+  const p = progress.lesson(page.dataset.lesson);
+  const ids = page.dataset.steps.split(' ').filter(Boolean);
+  page.querySelectorAll('.step').forEach((li) => li.classList.toggle('was-done', !!p.steps[li.dataset.step]));
+  const n = ids.filter((id) => p.steps[id]).length;
+  const note = page.querySelector('[data-lesson-progress]');
+  if (note) note.textContent = n + ' of ' + ids.length + ' done';
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  const page = document.querySelector('.lesson-page');
+  if (page) {
+    const p = progress.lesson(page.dataset.lesson);
+    const predict = page.querySelector('[data-kind="predict"]');
+    if (predict && p.predict !== undefined) answer(predict, p.predict);
+    page.querySelectorAll('[data-kind="quiz"]').forEach((q) => {
+      if (p.quiz[q.dataset.index] !== undefined) answer(q, p.quiz[q.dataset.index]);
+    });
+    const steps = page.querySelector('.steps');
+    if (steps && window.MutationObserver) {
+      new MutationObserver(noteDoneSteps).observe(steps, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-done'] });
+    }
+    noteDoneSteps();
+  }
+
+  // The course list: each lesson's progress in words.
+  const all = progress.all();
+  document.querySelectorAll('.lesson-card[data-lesson]').forEach((card) => {
+    const p = all[card.dataset.lesson];
+    const out = card.querySelector('[data-progress]');
+    if (!p || !out) return;
+    const ids = card.dataset.steps.split(' ').filter(Boolean);
+    const steps = ids.filter((id) => p.steps && p.steps[id]).length;
+    const quiz = Object.keys(p.quiz || {}).length;
+    const total = Number(card.dataset.quiz);
+    const complete = steps === ids.length && quiz >= total;
+    out.textContent = complete ? '✓ done' : steps + ' of ' + ids.length + ' steps' + (total ? ', quiz ' + quiz + ' of ' + total : '');
+    card.classList.toggle('complete', complete);
+    card.classList.toggle('started', !complete && (steps > 0 || quiz > 0));
+  });
 });

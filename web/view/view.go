@@ -27,23 +27,91 @@ type PresetLink struct {
 	Selected               bool
 }
 
-// LessonLink is one lesson on the home page.
+// LessonLink is one lesson in the course list, or a previous/next link.
 type LessonLink struct {
 	ID, Title, Summary, URL string
+	Number, Minutes         int
+	// StepIDs and Quiz let the page show the progress the browser keeps:
+	// which steps are done, how many quiz questions answered.
+	StepIDs []string
+	Quiz    int
 }
 
 // NotFound is the 404 page: what was asked for and the way back.
 type NotFound struct {
 	Layout
-	What string
+	What    string
+	Lessons []LessonLink
 }
 
-// Lesson is a lesson page: prose beside a lab. Until the lessons package
-// lands, only the frame exists.
+// HTML is markup the server rendered from a lesson's markdown (raw HTML in
+// the source is dropped): templates write it as it is.
+type HTML string
+
+// Lesson is a lesson page: the prose on one side, its "Try this" steps and
+// the lab on the other.
 type Lesson struct {
 	Layout
-	ID, Heading string
-	Lab         Lab
+	ID, Title, Summary     string
+	Number, Total, Minutes int
+	Goals                  []HTML
+	Body                   HTML
+	Steps                  []Step
+	// Predict is asked before the step BeforeStep; nil if the lesson has
+	// none.
+	Predict *Predict
+	Quiz    []Question
+	// Prev and Next are the neighbouring lessons (nil at either end).
+	Prev, Next *LessonLink
+	// Scenario is the preset the lesson starts from.
+	Scenario string
+	Lab      Lab
+}
+
+// Step is one "Try this": its instruction and its live status. A step with
+// a scenario of its own (Preset) has a button that loads it.
+type Step struct {
+	ID     string
+	Number int
+	Text   HTML
+	Preset string
+	Status StepStatus
+	// PredictFirst: the lesson's prediction is asked just before this step.
+	PredictFirst bool
+}
+
+// StepStatus is what the stream re-renders as the run and the cursor
+// change: done or not yet, and what to do next.
+type StepStatus struct {
+	ID   string
+	Done bool
+	// Hint says what the learner still has to do ("step to 80 s").
+	Hint string
+	// Detail is what the check compared, with the numbers.
+	Detail string
+	// Back is set when the step is about another scenario than the one
+	// loaded: the preset the button goes back to.
+	Back string
+}
+
+// Predict is a predict-then-reveal question.
+type Predict struct {
+	BeforeStep string
+	Question   HTML
+	Choices    []HTML
+	Answer     int
+	Reveal     HTML
+	// PauseAt is where playback waits for the answer ("30 s"; "" none).
+	PauseAt string
+}
+
+// Question is one end-of-lesson quiz question.
+type Question struct {
+	Number   int
+	Question HTML
+	Choices  []HTML
+	Answer   int
+	Explain  HTML
 }
 
 // Lab is the lab panel: controls, transport, charts, decision log and
@@ -69,6 +137,9 @@ type Controls struct {
 	Description string
 	Presets     []PresetLink
 	Groups      []ControlGroup
+	// Fixed: a lesson page, whose steps load the scenarios; there is no
+	// preset menu.
+	Fixed bool
 }
 
 // ControlGroup is a titled set of controls.
@@ -126,6 +197,8 @@ type Status struct {
 	SpeedLabel string
 	// Notice is the last rejected input, shown until the next change.
 	Notice string
+	// Held: playback waits at the lesson's pause for the prediction.
+	Held bool
 	// Summary is one line about the run so far (failures seen by clients,
 	// ejections, overflows).
 	Summary string

@@ -1,0 +1,243 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io/fs"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/goldmark"
+
+	"outlierlab/engine/course"
+)
+
+// The lessons come from engine/course, which knows the files, the checks
+// and the placeholders but renders no HTML. This file turns each lesson
+// into what its page needs, once, when the server starts: its markdown as
+// HTML (goldmark, CommonMark, raw HTML in a lesson is dropped, never passed
+// through) with every live number left as a slot, the controls it shows,
+// and the inputs of its runs.
+
+// lessonBook is the course, in order.
+type lessonBook struct {
+	list []*lessonDoc
+	byID map[string]*lessonDoc
+}
+
+func loadLessonBook(fsys fs.FS) (*lessonBook, error) {
+	ls, err := course.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	b := &lessonBook{byID: map[string]*lessonDoc{}}
+	for i := range ls {
+		d, err := compileLesson(ls[i], i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ls[i].File, err)
+		}
+		b.list = append(b.list, d)
+		b.byID[d.ID] = d
+	}
+	return b, nil
+}
+
+// lessonDoc is a lesson ready to render.
+type lessonDoc struct {
+	course.Lesson
+	index int // place in the course, from 0
+
+	body, reveal, question richText
+	steps                  []richText
+	predictChoices         []richText
+	quiz                   []quizText
+	goals                  []richText
+
+	// slots are the lesson's distinct placeholders; slot i is the signal
+	// _ph.p{i} and every span showing it.
+	slots []course.Placeholder
+	// controls are the lab controls the page shows: the lesson's own, then
+	// any setting a step asks for that they miss (a step that says "set the
+	// cap to 50" needs the cap), in that order.
+	controls []*control
+}
+
+type quizText struct {
+	question, explain richText
+	choices           []richText
+}
+
+func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
+	d := &lessonDoc{Lesson: l, index: index}
+	slotOf := map[string]int{}
+	md := func(text string, inline bool) richText {
+		return renderMarkdown(text, inline, func(p course.Placeholder) int {
+			i, ok := slotOf[p.Raw]
+			if !ok {
+				i = len(d.slots)
+				slotOf[p.Raw] = i
+				d.slots = append(d.slots, p)
+			}
+			return i
+		})
+	}
+	d.body = md(l.Markdown, false)
+	for _, g := range l.Goals {
+		d.goals = append(d.goals, md(g, true))
+	}
+	for _, s := range l.Steps {
+		d.steps = append(d.steps, md(s.Text, true))
+	}
+	d.question = md(l.Predict.Question, true)
+	d.reveal = md(l.Predict.Reveal, true)
+	for _, c := range l.Predict.Choices {
+		d.predictChoices = append(d.predictChoices, md(c, true))
+	}
+	for _, q := range l.Quiz {
+		qt := quizText{question: md(q.Question, true), explain: md(q.Explain, true)}
+		for _, c := range q.Choices {
+			qt.choices = append(qt.choices, md(c, true))
+		}
+		d.quiz = append(d.quiz, qt)
+	}
+
+	names := slices.Clone(l.Controls)
+	for _, s := range l.Steps {
+		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
+			names = append(names, k)
+		}
+	}
+	for _, name := range names {
+		c := lookupControl(name)
+		if c == nil {
+			return nil, fmt.Errorf("the lab has no control for %q", name)
+		}
+		if !slices.Contains(d.controls, c) {
+			d.controls = append(d.controls, c)
+		}
+	}
+	return d, nil
+}
+
+// inputs are what a step's button loads (step "": the lesson's start): the
+// step's preset, or the lesson's, with course.StartSettings over it.
+func (d *lessonDoc) inputs(step string) Inputs {
+	return Inputs{Preset: d.PresetFor(step), Seed: d.SeedOrDefault(), Base: course.StartSettings(d.Lesson, step)}
+}
+
+// hasStep reports whether step is "" (the start) or one of the lesson's.
+func (d *lessonDoc) hasStep(step string) bool {
+	if step == "" {
+		return true
+	}
+	_, ok := d.StepByID(step)
+	return ok
+}
+
+// shows reports whether the page shows a control.
+func (d *lessonDoc) shows(c *control) bool { return slices.Contains(d.controls, c) }
+
+// cursorMs is the time of the last frame shown: what checks and
+// placeholders read up to (0 before the first tick).
+func cursorMs(r *Run, cursor int) int64 {
+	if cursor <= 0 || len(r.Frames) == 0 {
+		return 0
+	}
+	return r.Frames[min(cursor, len(r.Frames))-1].TMs
+}
+
+// values are the slots' values in a run at a cursor.
+func (d *lessonDoc) values(r *Run, cursor int) []string {
+	ms := cursorMs(r, cursor)
+	out := make([]string, len(d.slots))
+	for i, p := range d.slots {
+		v, err := p.Resolve(r.Result, ms)
+		if err != nil || v == "" {
+			v = course.Dash
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// richText is rendered HTML with slots for live numbers.
+type richText []richPart
+
+// richPart is literal HTML, or (slot ≥ 0) a live number.
+type richPart struct {
+	html string
+	slot int
+}
+
+// slotSignal is the Datastar signal that holds a slot's value. Its name
+// starts with "_" so the page never sends it back with a command.
+func slotSignal(i int) string { return "_ph.p" + strconv.Itoa(i) }
+
+// HTML fills the slots with vals: each becomes a span whose text follows
+// its signal, so the stream can update it as the cursor moves.
+func (rt richText) HTML(vals []string) string {
+	var b strings.Builder
+	for _, p := range rt {
+		if p.slot < 0 {
+			b.WriteString(p.html)
+			continue
+		}
+		v := course.Dash
+		if p.slot < len(vals) {
+			v = vals[p.slot]
+		}
+		fmt.Fprintf(&b, `<span class="live" data-text="$%s">%s</span>`, slotSignal(p.slot), html.EscapeString(v))
+	}
+	return b.String()
+}
+
+// Slot markers survive markdown rendering untouched: private-use
+// characters that no lesson contains and goldmark does not escape.
+const slotOpen, slotClose = "\uE000", "\uE001"
+
+var markdown = goldmark.New() // CommonMark; raw HTML is omitted (no WithUnsafe)
+
+// renderMarkdown renders text (inline: one paragraph, without its <p>),
+// with each placeholder as a slot numbered by slot.
+func renderMarkdown(text string, inline bool, slot func(course.Placeholder) int) richText {
+	marked := course.ExpandFunc(text, func(p course.Placeholder) string {
+		return slotOpen + strconv.Itoa(slot(p)) + slotClose
+	})
+	var buf bytes.Buffer
+	if err := markdown.Convert([]byte(marked), &buf); err != nil {
+		// goldmark fails only on a failing writer; keep the text readable.
+		buf.Reset()
+		buf.WriteString(html.EscapeString(marked))
+	}
+	out := strings.TrimSpace(buf.String())
+	if inline && strings.Count(out, "<p>") == 1 && strings.HasPrefix(out, "<p>") && strings.HasSuffix(out, "</p>") {
+		out = strings.TrimSuffix(strings.TrimPrefix(out, "<p>"), "</p>")
+	}
+	var rt richText
+	for {
+		i := strings.Index(out, slotOpen)
+		if i < 0 {
+			break
+		}
+		j := strings.Index(out[i:], slotClose)
+		if j < 0 {
+			break
+		}
+		n, err := strconv.Atoi(out[i+len(slotOpen) : i+j])
+		if err != nil {
+			break
+		}
+		if i > 0 {
+			rt = append(rt, richPart{html: out[:i], slot: -1})
+		}
+		rt = append(rt, richPart{slot: n})
+		out = out[i+j+len(slotClose):]
+	}
+	if out != "" {
+		rt = append(rt, richPart{html: out, slot: -1})
+	}
+	return rt
+}

@@ -1,0 +1,215 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"outlierlab/engine/course"
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// lessonIndex handles GET /lessons: the course list is the home page.
+func (s *Server) lessonIndex(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/", http.StatusFound)
+}
+
+// lessonPage handles GET /lessons/{id}: the lesson's prose beside a lab
+// on its preset and start settings, in a fresh tab session.
+func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	d := s.lessons.byID[id]
+	if d == nil {
+		s.notFoundPage(w, r, "There is no lesson "+quoteShort(id)+".")
+		return
+	}
+	v, err := s.lessonView(d)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.LessonPage(v))
+}
+
+func quoteShort(s string) string {
+	b, _ := json.Marshal(truncate(s, 60))
+	return string(b)
+}
+
+// lessonLinks is the course in order.
+func (s *Server) lessonLinks() []view.LessonLink {
+	out := make([]view.LessonLink, len(s.lessons.list))
+	for i, d := range s.lessons.list {
+		out[i] = lessonLink(d)
+	}
+	return out
+}
+
+func lessonLink(d *lessonDoc) view.LessonLink {
+	l := view.LessonLink{
+		ID: d.ID, Title: d.Title, Summary: d.Summary, URL: "/lessons/" + d.ID,
+		Number: d.index + 1, Minutes: d.Minutes, Quiz: len(d.Quiz),
+	}
+	for _, st := range d.Steps {
+		l.StepIDs = append(l.StepIDs, st.ID)
+	}
+	return l
+}
+
+// lessonView is a lesson page for a new tab, at t = 0 on the lesson's
+// start: complete and readable before the stream connects.
+func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
+	run, err := s.runs.get(d.inputs(""))
+	if err != nil {
+		return view.Lesson{}, err
+	}
+	tab := newTabID()
+	snap := snapshot{run: run, speed: speeds[0], lesson: d}
+	vals := d.values(run, 0)
+	v := view.Lesson{
+		Layout: s.layout(d.Title, "lessons", true),
+		ID:     d.ID, Title: d.Title, Summary: d.Summary,
+		Number: d.index + 1, Total: len(s.lessons.list), Minutes: d.Minutes,
+		Body:     view.HTML(d.body.HTML(vals)),
+		Scenario: d.Preset,
+		Lab: view.Lab{
+			Tab:       tab,
+			Signals:   lessonSignals(tab, run, d, vals),
+			StreamURL: "/lab/stream",
+			Controls:  controlsFor(run, d),
+			Charts:    chartBoxes(),
+			Speeds:    speedButtons(),
+			Status:    statusView(snap),
+			Panels:    panelsView(run, 0),
+		},
+	}
+	for _, g := range d.goals {
+		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
+	}
+	statuses := d.statuses(run, 0)
+	for i, st := range d.Steps {
+		v.Steps = append(v.Steps, view.Step{
+			ID: st.ID, Number: i + 1, Text: view.HTML(d.steps[i].HTML(vals)),
+			Preset: st.Preset, Status: statuses[i],
+			PredictFirst: d.Predict.Question != "" && d.Predict.BeforeStep == st.ID,
+		})
+	}
+	if p := d.Predict; p.Question != "" {
+		v.Predict = &view.Predict{
+			BeforeStep: p.BeforeStep, Question: view.HTML(d.question.HTML(vals)),
+			Answer: p.Answer, Reveal: view.HTML(d.reveal.HTML(vals)),
+		}
+		for _, c := range d.predictChoices {
+			v.Predict.Choices = append(v.Predict.Choices, view.HTML(c.HTML(vals)))
+		}
+		if p.PauseAt > 0 {
+			v.Predict.PauseAt = p.PauseAt.String()
+		}
+	}
+	for i, q := range d.Quiz {
+		qv := view.Question{
+			Number: i + 1, Question: view.HTML(d.quiz[i].question.HTML(vals)),
+			Answer: q.Answer, Explain: view.HTML(d.quiz[i].explain.HTML(vals)),
+		}
+		for _, c := range d.quiz[i].choices {
+			qv.Choices = append(qv.Choices, view.HTML(c.HTML(vals)))
+		}
+		v.Quiz = append(v.Quiz, qv)
+	}
+	if d.index > 0 {
+		p := lessonLink(s.lessons.list[d.index-1])
+		v.Prev = &p
+	}
+	if d.index+1 < len(s.lessons.list) {
+		n := lessonLink(s.lessons.list[d.index+1])
+		v.Next = &n
+	}
+	return v, nil
+}
+
+// lessonSignals is a lesson page's initial data-signals: the lab's, plus
+// the lesson, the loaded step, the prediction and the live numbers.
+func lessonSignals(tab string, r *Run, d *lessonDoc, vals []string) string {
+	sig := map[string]any{
+		"tab":       tab,
+		"preset":    r.Preset,
+		"lesson":    d.ID,
+		"step":      "",
+		"predicted": false,
+		"held":      false,
+		"cursor":    0,
+		"frames":    len(r.Frames),
+		"playing":   false,
+		"speed":     speeds[0].Name,
+		"seq":       0,
+		"cfg":       controlSignals(r, d),
+		"_ph":       slotSignals(vals, nil),
+	}
+	b, _ := json.Marshal(sig)
+	return string(b)
+}
+
+// slotSignals is the _ph signal object for vals: every slot, or with prev
+// (what the page has) only the slots whose value changed.
+func slotSignals(vals, prev []string) map[string]string {
+	out := map[string]string{}
+	for i, v := range vals {
+		if prev != nil && i < len(prev) && prev[i] == v {
+			continue
+		}
+		out["p"+itoa(i)] = v
+	}
+	return out
+}
+
+// statuses evaluates every step's check against the run as far as the
+// cursor: done, or not yet and what is missing. A step about another
+// scenario than the one loaded is not yet, and says which to load.
+func (d *lessonDoc) statuses(r *Run, cursor int) []view.StepStatus {
+	ms := cursorMs(r, cursor)
+	last := int64(0)
+	if n := len(r.Frames); n > 0 {
+		last = r.Frames[n-1].TMs
+	}
+	out := make([]view.StepStatus, len(d.Steps))
+	for i := range d.Steps {
+		st := &d.Steps[i]
+		out[i] = view.StepStatus{ID: st.ID}
+		if want := d.PresetFor(st.ID); r.Preset != want {
+			out[i].Hint = "on the " + want + " scenario"
+			if st.Preset == "" {
+				out[i].Back = want
+			}
+			continue
+		}
+		res := course.Evaluate(st.Check, r.Frames, ms)
+		out[i].Done, out[i].Detail = res.Pass, res.Detail
+		switch {
+		case res.Pass:
+		case !res.Decided && res.NeedsCursorMs >= last:
+			out[i].Hint = "play to the end"
+		case !res.Decided:
+			out[i].Hint = "step to " + course.Ms(res.NeedsCursorMs).String()
+		default:
+			out[i].Hint = "not with these settings"
+		}
+	}
+	return out
+}
+
+// controlsFor is the settings panel of a tab: the free lab's, or a
+// lesson's own controls with no preset menu.
+func controlsFor(r *Run, d *lessonDoc) view.Controls {
+	if d == nil {
+		return controlsView(r)
+	}
+	g := view.ControlGroup{Title: "Settings in this lesson", Open: true}
+	for _, c := range d.controls {
+		if _, ok := r.Values[c.Name]; ok {
+			g.Controls = append(g.Controls, controlView(c, r.Values[c.Name]))
+		}
+	}
+	return view.Controls{Preset: r.Preset, Description: r.Description, Fixed: true, Groups: []view.ControlGroup{g}}
+}
