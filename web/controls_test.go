@@ -93,7 +93,7 @@ func TestPresetsFitTheControls(t *testing.T) {
 		}
 		// Sending back every value the page shows changes nothing.
 		raw := map[string]json.RawMessage{}
-		for name, v := range controlSignals(r) {
+		for name, v := range controlSignals(r, nil) {
 			raw[name], _ = json.Marshal(v)
 		}
 		vals, err := parseControlValues(raw)

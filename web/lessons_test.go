@@ -1,0 +1,512 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"outlierlab/engine/course"
+	"outlierlab/lessons"
+)
+
+// courseLessons is the course as engine/course loads it.
+func courseLessons(t *testing.T) []course.Lesson {
+	t.Helper()
+	ls, err := course.Load(lessons.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 12 {
+		t.Fatalf("%d lessons, want 12", len(ls))
+	}
+	return ls
+}
+
+// Every lesson renders at /lessons/{id} on its preset, with its own
+// controls (and no preset menu), every step with a status, its prediction,
+// its quiz, and links to its neighbours.
+func TestLessonPages(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	ls := courseLessons(t)
+	for i, l := range ls {
+		t.Run(l.ID, func(t *testing.T) {
+			res := do(t, h, "GET", "/lessons/"+l.ID, "")
+			body := bodyOf(t, res)
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d\n%s", res.StatusCode, head(body, 400))
+			}
+			c := lookupControl(l.Controls[0])
+			if c == nil {
+				t.Fatalf("no lab control for %s", l.Controls[0])
+			}
+			has := []string{
+				`<h1 id="lesson-title">` + templEscape(l.Title) + `</h1>`,
+				`id="scenario-name">` + l.Preset + `</b>`,
+				`name="` + c.Name + `"`,
+				`&#34;lesson&#34;:&#34;` + l.ID + `&#34;`,
+				`id="predict"`,
+				`class="quiz"`,
+				`href="/"`,
+			}
+			for _, st := range l.Steps {
+				has = append(has, `id="st-`+st.ID+`"`)
+				if st.Preset != "" {
+					has = append(has, "Load "+st.Preset+"</button>")
+				}
+			}
+			if i > 0 {
+				has = append(has, `rel="prev" href="/lessons/`+ls[i-1].ID+`"`)
+			}
+			if i+1 < len(ls) {
+				has = append(has, `rel="next" href="/lessons/`+ls[i+1].ID+`"`)
+			}
+			for _, want := range has {
+				if !strings.Contains(body, want) {
+					t.Errorf("page lacks %s", want)
+				}
+			}
+			if strings.Contains(body, `id="preset"`) {
+				t.Error("a lesson page has the free lab's preset menu")
+			}
+			if n := strings.Count(body, `data-kind="quiz"`); n != len(l.Quiz) {
+				t.Errorf("%d quiz questions, want %d", n, len(l.Quiz))
+			}
+			// The page shows only the lesson's controls (and those its
+			// steps ask for).
+			d := s.lessons.byID[l.ID]
+			for _, m := range regexp.MustCompile(`<(?:input|select) [^>]*name="([a-z_0-9]+)"`).FindAllStringSubmatch(body, -1) {
+				if m[1] == "cursor" {
+					continue
+				}
+				if !d.shows(controlByName[m[1]]) {
+					t.Errorf("the page shows %s, which the lesson does not list", m[1])
+				}
+			}
+		})
+	}
+}
+
+// templEscape is how templ writes text.
+func templEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// The home page lists the twelve lessons in course order, with their
+// minutes, and the free lab; /lessons leads there.
+func TestCourseIndex(t *testing.T) {
+	h := newTestServer(t).Handler()
+	body := bodyOf(t, do(t, h, "GET", "/", ""))
+	last := -1
+	for _, l := range courseLessons(t) {
+		i := strings.Index(body, `href="/lessons/`+l.ID+`"`)
+		if i < 0 {
+			t.Errorf("%s is not listed", l.ID)
+			continue
+		}
+		if i < last {
+			t.Errorf("%s is listed out of order", l.ID)
+		}
+		last = i
+		card := body[strings.LastIndex(body[:i], `<li class="lesson-card"`):]
+		card = card[:strings.Index(card, "</li>")]
+		for _, want := range []string{templEscape(l.Title), templEscape(l.Summary), itoa(l.Minutes) + " min", `data-progress`, `data-steps="` + l.Steps[0].ID} {
+			if !strings.Contains(card, want) {
+				t.Errorf("%s: card lacks %s", l.ID, want)
+			}
+		}
+	}
+	if !strings.Contains(body, `href="/lab"`) {
+		t.Error("the home page has no link to the free lab")
+	}
+	res := do(t, h, "GET", "/lessons", "")
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/" {
+		t.Errorf("/lessons: %d to %q, want a redirect to /", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestUnknownLesson(t *testing.T) {
+	res := do(t, newTestServer(t).Handler(), "GET", "/lessons/no-such-lesson", "")
+	body := bodyOf(t, res)
+	if res.StatusCode != 404 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	for _, want := range []string{`no-such-lesson`, `href="/"`, `href="/lessons/cap"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("404 page lacks %s", want)
+		}
+	}
+}
+
+// The lab the page runs is the lesson's: what course.RunLesson runs, frame
+// for frame. And every step can be done in the page: loading its scenario
+// (its button, or the lesson's start), setting its settings with the
+// controls the page shows, inside their ranges, makes its status done; the
+// start makes it not yet where the lesson says the check must fail there.
+func TestLessonStepsWorkInTheLab(t *testing.T) {
+	s := newTestServer(t)
+	for _, l := range courseLessons(t) {
+		d := s.lessons.byID[l.ID]
+		start, err := s.runs.get(d.inputs(""))
+		if err != nil {
+			t.Fatalf("%s: %v", l.ID, err)
+		}
+		want, err := course.RunLesson(l, "", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", l.ID, err)
+		}
+		if len(want.Frames) != len(start.Frames) || !reflect.DeepEqual(want.Frames[len(want.Frames)-1].Stats, start.Frames[len(start.Frames)-1].Stats) ||
+			want.Config != start.Config {
+			t.Errorf("%s: the page's run is not the lesson's", l.ID)
+		}
+		// The start fits the sliders.
+		for name, v := range controlSignals(start, d) {
+			c := controlByName[name]
+			if f, ok := v.(float64); ok {
+				if err := c.check(f); err != nil {
+					t.Errorf("%s: start: %v", l.ID, err)
+				}
+			}
+		}
+		for i, st := range l.Steps {
+			in := d.inputs("")
+			if st.Preset != "" {
+				in = d.inputs(st.ID)
+			}
+			vals := map[string]float64{}
+			for name, v := range st.Settings {
+				c := lookupControl(name)
+				if c == nil || !d.shows(c) {
+					t.Errorf("%s/%s: the page has no control for %s", l.ID, st.ID, name)
+					continue
+				}
+				f, err := c.parseSetting(v)
+				if err == nil {
+					err = c.check(f)
+				}
+				if err != nil {
+					t.Errorf("%s/%s: %v", l.ID, st.ID, err)
+					continue
+				}
+				vals[c.Name] = f
+			}
+			run, err := s.runs.get(in.with(vals))
+			if err != nil {
+				t.Errorf("%s/%s: %v", l.ID, st.ID, err)
+				continue
+			}
+			if got := d.statuses(run, len(run.Frames))[i]; !got.Done {
+				t.Errorf("%s/%s: not done with its settings: %s %s", l.ID, st.ID, got.Hint, got.Detail)
+			}
+			if st.Fails() {
+				startRun, err := s.runs.get(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := d.statuses(startRun, len(startRun.Frames))[i]; got.Done {
+					t.Errorf("%s/%s: done at the start, which the lesson says it is not", l.ID, st.ID)
+				}
+			}
+		}
+	}
+}
+
+// A status never throws: every step's check against every lesson's runs,
+// at every cursor, on scenarios it was not written for.
+func TestLessonStatusesOnAnyRun(t *testing.T) {
+	s := newTestServer(t)
+	for _, d := range s.lessons.list {
+		for _, other := range []string{"search-cache", "burst", "small-fleet"} {
+			run, err := s.runs.get(Inputs{Preset: other})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := 0; c <= len(run.Frames); c += 7 {
+				sts := d.statuses(run, c)
+				vals := d.values(run, c)
+				if len(sts) != len(d.Steps) || len(vals) != len(d.slots) {
+					t.Fatalf("%s on %s: %d statuses, %d values", d.ID, other, len(sts), len(vals))
+				}
+			}
+		}
+	}
+}
+
+// Markdown is rendered without passing raw HTML through, and a
+// placeholder becomes a span bound to its signal, wherever it stands.
+func TestLessonMarkdown(t *testing.T) {
+	const file = `---
+id: demo
+title: "Demo"
+summary: "A demo."
+order: 1
+minutes: 1
+goals: ["Know {{hosts}}."]
+preset: search-cache
+controls: [max_ejection_percent]
+steps:
+  - id: look
+    text: "Step to {{threshold@40s}} **now**."
+    check: {kind: panic, at: 40s}
+    fails_at_start: false
+predict:
+  before_step: look
+  question: "Q?"
+  choices: ["a", "b"]
+  answer: 0
+  reveal: "The cap is {{cap_pct}}%."
+quiz:
+  - {question: "Q1", choices: ["x", "y"], answer: 1, explain: "Because."}
+  - {question: "Q2", choices: ["x", "y"], answer: 0, explain: "Because."}
+---
+# Heading
+
+<script>alert(1)</script>
+
+Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x()">bold</b>.
+`
+	b, err := loadLessonBook(fstest.MapFS{"demo.md": {Data: []byte(file)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.byID["demo"]
+	if got := len(d.slots); got != 3 {
+		t.Errorf("%d slots, want 3 (hosts, cap_pct, threshold@40s)", got)
+	}
+	vals := make([]string, len(d.slots))
+	for i := range vals {
+		vals[i] = "V" + itoa(i) + "<&>"
+	}
+	html := d.body.HTML(vals)
+	for _, bad := range []string{"<script", "onclick", "<b "} {
+		if strings.Contains(html, bad) {
+			t.Errorf("raw HTML passed through (%s):\n%s", bad, html)
+		}
+	}
+	for _, want := range []string{"<h1>Heading</h1>", `<span class="live" data-text="$_ph.p0">V0&lt;&amp;&gt;</span>`, `<code><span class="live" data-text="$_ph.p0">`, `data-text="$_ph.p1"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("body lacks %s:\n%s", want, html)
+		}
+	}
+	if got := d.steps[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
+		t.Errorf("step text = %s", got)
+	}
+	if got := d.reveal.HTML(vals); !strings.Contains(got, `data-text="$_ph.p1"`) {
+		t.Errorf("reveal = %s", got)
+	}
+}
+
+// The prediction holds playback at its pause_at until answered, and only
+// on the scenario it is about.
+func TestLessonPredictionHolds(t *testing.T) {
+	s := newTestServer(t)
+	d := s.lessons.byID["cap"]
+	run, err := s.runs.get(d.inputs(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1000, 0)
+	sess := newSession(testTab, d.inputs(""), run, t0)
+	sess.lesson = d
+	sess.rehold()
+	if sess.hold != 3 {
+		t.Fatalf("hold = %d, want 3 (30 s)", sess.hold)
+	}
+	sess.playing, sess.anchorAt = true, t0
+	if c := sess.cursorAt(t0.Add(2 * time.Second)); c != 2 || !sess.isPlaying(t0.Add(2*time.Second)) {
+		t.Errorf("before the pause: cursor %d", c)
+	}
+	at := t0.Add(10 * time.Second)
+	if c := sess.cursorAt(at); c != 3 || sess.isPlaying(at) || !sess.held(at) {
+		t.Errorf("at the pause: cursor %d, playing %v, held %v", c, sess.isPlaying(at), sess.held(at))
+	}
+	// Play again without answering: still held.
+	sess.setCursor(sess.cursorAt(at), at)
+	if c := sess.cursorAt(at.Add(5 * time.Second)); c != 3 {
+		t.Errorf("play at the pause without an answer moved to %d", c)
+	}
+	// Answering lets it go on.
+	sess.notePredicted(at)
+	if c := sess.cursorAt(at.Add(2 * time.Second)); c != 5 || !sess.isPlaying(at.Add(2*time.Second)) {
+		t.Errorf("after the answer: cursor %d", c)
+	}
+	// A step's other scenario has no pause.
+	burst, err := s.runs.get(d.inputs("safety"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newSession(testTab, d.inputs("safety"), burst, t0)
+	other.lesson = d
+	other.rehold()
+	if other.hold != 0 {
+		t.Errorf("hold %d on the burst scenario", other.hold)
+	}
+}
+
+// The lesson commands: a step's button loads its scenario; bad steps and
+// commands that do not fit the tab are 4xx naming the field.
+func TestLessonCommands(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	post := func(verb, body string) (int, string) {
+		res := do(t, h, "POST", "/lab/cmd/"+verb, body, "Content-Type", "application/json")
+		return res.StatusCode, bodyOf(t, res)
+	}
+	lessonTab := `"tab":"` + testTab + `","lesson":"cap"`
+	if st, body := post("lesson", `{`+lessonTab+`,"step":"safety"}`); st != 204 {
+		t.Fatalf("load step: %d %s", st, body)
+	}
+	sess := s.sessions.get(testTab)
+	if sess.run.Preset != "burst" || sess.step != "safety" || sess.in.Base == nil {
+		t.Errorf("after loading safety: preset %s, step %q", sess.run.Preset, sess.step)
+	}
+	if st, body := post("lesson", `{`+lessonTab+`,"step":"nope"}`); st != 404 || !strings.HasPrefix(body, "step:") {
+		t.Errorf("unknown step: %d %s", st, body)
+	}
+	if st, body := post("preset", `{`+lessonTab+`,"preset":"dead-host"}`); st != 409 || !strings.HasPrefix(body, "preset:") {
+		t.Errorf("preset on a lesson tab: %d %s", st, body)
+	}
+	if st, _ := post("lesson", `{"tab":"`+testTab+`","lesson":"cap","step":""}`); st != 204 {
+		t.Errorf("back to the start: %d", st)
+	}
+	if sess := s.sessions.get(testTab); sess.run.Preset != "search-cache" || sess.run.Values["max_ejection_percent"] != 10 {
+		t.Errorf("back to the start: preset %s, cap %v", sess.run.Preset, sess.run.Values["max_ejection_percent"])
+	}
+	free := `"tab":"` + strings.Repeat("f", 20) + `"`
+	if st, body := post("lesson", `{`+free+`,"step":""}`); st != 409 || !strings.HasPrefix(body, "lesson:") {
+		t.Errorf("lesson command on a free-lab tab: %d %s", st, body)
+	}
+	if st, body := post("play", `{"tab":"`+strings.Repeat("e", 20)+`","lesson":"nope"}`); st != 404 || !strings.HasPrefix(body, "lesson:") {
+		t.Errorf("unknown lesson: %d %s", st, body)
+	}
+	// Reset on a lesson tab goes back to the lesson's settings, not the
+	// preset's (the cap lesson starts at hosts 6, cap 10, as search-cache
+	// does; the consecutive lesson changes the fault).
+	tab := `"tab":"` + strings.Repeat("c", 20) + `","lesson":"consecutive"`
+	if st, body := post("set", `{`+tab+`,"seq":1,"cfg":{"consecutive_5xx":7}}`); st != 204 {
+		t.Fatalf("set: %d %s", st, body)
+	}
+	if st, _ := post("reset", `{`+tab+`}`); st != 204 {
+		t.Fatal("reset")
+	}
+	r := s.sessions.get(strings.Repeat("c", 20)).run
+	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(controlByName["fault_kind"].Choices, "connect_failure")) {
+		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
+	}
+}
+
+// The stream pushes each step's status as the run and the cursor change:
+// in the cap lesson, cap-34 is not yet with the cap at 10 at 300 s, and
+// done once the cap is 34; the live numbers in the prose follow the
+// cursor.
+func TestStreamLessonStatus(t *testing.T) {
+	lab := newTestServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	d := lab.lessons.byID["cap"]
+	slot := func(raw string) string {
+		for i, p := range d.slots {
+			if p.Raw == raw {
+				return "p" + itoa(i)
+			}
+		}
+		t.Fatalf("the cap lesson has no placeholder %s", raw)
+		return ""
+	}
+	overflows, failures := slot("stat:ejections_overflow"), slot("failures@30s-now")
+
+	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":0,"predicted":true}`)
+	_, evs := nextCharts(t, events)
+	first := joinData(evs)
+	for _, want := range []string{`id="st-cap-34"`, `data-done="false"`, `"_ph":{`, `"step":""`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first redraw lacks %s", want)
+		}
+	}
+	post := func(verb, rest string) {
+		t.Helper()
+		res, err := http.Post(ts.URL+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+testTab+`"`+rest+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("%s: status %d", verb, res.StatusCode)
+		}
+	}
+	ph := func(evs []sseEvent) map[string]string {
+		out := map[string]string{}
+		for _, e := range evs {
+			if !strings.HasPrefix(e.Data, "signals ") {
+				continue
+			}
+			var v struct {
+				Ph map[string]string `json:"_ph"`
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(e.Data, "signals ")), &v) == nil {
+				for k, x := range v.Ph {
+					out[k] = x
+				}
+			}
+		}
+		return out
+	}
+	status := func(evs []sseEvent, id string) string {
+		re := regexp.MustCompile(`id="st-` + id + `" class="[^"]*" data-done="(true|false)"`)
+		got := ""
+		for _, e := range evs {
+			if m := re.FindStringSubmatch(e.Data); m != nil {
+				got = m[1]
+			}
+		}
+		return got
+	}
+
+	// At 40 s with the cap at 10: one overflow so far.
+	post("scrub", `,"cursor":4`)
+	_, evs = nextCharts(t, events)
+	at40 := ph(evs)
+	if at40[overflows] != "1" {
+		t.Errorf("overflows at 40 s = %q, want 1", at40[overflows])
+	}
+	// At 300 s: the overflow step is done, cap-34 is not; the numbers moved.
+	post("scrub", `,"cursor":30`)
+	_, evs = nextCharts(t, events)
+	at300 := ph(evs)
+	if at300[overflows] == "" || at300[overflows] == at40[overflows] || at300[failures] == "" {
+		t.Errorf("live numbers did not follow the cursor: at 40 s %v, at 300 s %v", at40, at300)
+	}
+	if got := status(evs, "overflow"); got != "true" {
+		t.Errorf("overflow step at 300 s, cap 10: done=%q, want true", got)
+	}
+	if got := status(evs, "cap-34"); got == "true" {
+		t.Error("cap-34 is done with the cap at 10")
+	}
+	// The cap to 34: the run is redone, and cap-34 flips to done.
+	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
+	_, evs = nextCharts(t, events)
+	if got := status(evs, "cap-34"); got != "true" {
+		t.Errorf("cap-34 at 300 s with the cap at 34: done=%q, want true\n%s", got, head(joinData(evs), 2000))
+	}
+	if got := status(evs, "overflow"); got != "false" {
+		t.Errorf("overflow step with the cap at 34: done=%q, want false", got)
+	}
+	if v := ph(evs)[overflows]; v != "0" {
+		t.Errorf("overflows with the cap at 34 = %q, want 0", v)
+	}
+	// Back to 80 s: cap-34's check reads to the end of the run, so it is
+	// not yet, and says how far to go.
+	post("scrub", `,"cursor":8`)
+	_, evs = nextCharts(t, events)
+	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(joinData(evs), "play to the end") {
+		t.Errorf("cap-34 at 80 s: done=%q, want false with a hint", got)
+	}
+}
