@@ -24,83 +24,9 @@ import (
 // log change and that clients see fewer failures. Every request the page
 // makes must go to the test server: the lab works offline.
 func TestBrowserLab(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
-	}
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	// Cleanups run last-registered first: the browser goes, then the
-	// streams end, then the server closes. The other order hangs Close on
-	// the open stream (stack-notes §5).
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
-	origin, _ := url.Parse(ts.URL)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
-
-	var mu sync.Mutex
-	var foreign, consoleErrors []string
-	if err := chromedp.Listen(bctx, func(ev any) {
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			u, err := url.Parse(e.Request.URL)
-			if err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != origin.Host) {
-				mu.Lock()
-				foreign = append(foreign, e.Request.URL)
-				mu.Unlock()
-			}
-		case *runtime.EventExceptionThrown:
-			mu.Lock()
-			consoleErrors = append(consoleErrors, e.ExceptionDetails.Text)
-			mu.Unlock()
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				mu.Lock()
-				consoleErrors = append(consoleErrors, strings.Join(parts, " "))
-				mu.Unlock()
-			}
-		}
-	}); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	defer cancel()
-
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", js, err)
-		}
-		return v
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v", what, js, err)
-		}
-	}
+	b := startBrowser(t, 1440, 1000)
+	ctx, ts := b.ctx, b.url
+	step, eval, poll := b.step, b.eval, b.poll
 	// Helpers in the page: what the charts hold and what the log says.
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
@@ -109,7 +35,7 @@ window.t_log = () => document.getElementById('log-list').innerText;
 window.t_fail = () => t_opt('chart-clients').series[0].data;
 true`
 
-	step("open /lab", chromedp.Navigate(ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("open /lab", chromedp.Navigate(ts+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 		t.Fatalf("helpers: %v", err)
 	}
@@ -185,13 +111,117 @@ true`
 	poll("the burst preset", `location.search === '?preset=burst' && document.getElementById('c-hosts').value === '10' &&
 		t_opt('chart-lanes').yAxis[0].data.length === 10 && document.querySelector('#controls .description').textContent.includes('cluster-wide')`)
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(foreign) > 0 {
-		t.Errorf("the page made requests to other hosts: %v", foreign)
+	b.checkOffline()
+}
+
+// browser is a headless Chromium on a fresh test server, with helpers
+// that fail the test with what they were waiting for.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	url string
+
+	mu                     sync.Mutex
+	foreign, consoleErrors []string
+}
+
+// startBrowser starts a test server and Chromium, or skips the test (in
+// -short mode, or without Chromium).
+func startBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
 	}
-	if len(consoleErrors) > 0 {
-		t.Errorf("console errors: %v", consoleErrors)
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
+	}
+	lab := newTestServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	// Cleanups run last-registered first: the browser goes, then the
+	// streams end, then the server closes. The other order hangs Close on
+	// the open stream (stack-notes §5).
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	origin, _ := url.Parse(ts.URL)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+
+	b := &browser{t: t, url: ts.URL}
+	if err := chromedp.Listen(bctx, func(ev any) {
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			u, err := url.Parse(e.Request.URL)
+			if err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != origin.Host) {
+				b.mu.Lock()
+				b.foreign = append(b.foreign, e.Request.URL)
+				b.mu.Unlock()
+			}
+		case *runtime.EventExceptionThrown:
+			b.mu.Lock()
+			b.consoleErrors = append(b.consoleErrors, e.ExceptionDetails.Text)
+			b.mu.Unlock()
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				b.mu.Lock()
+				b.consoleErrors = append(b.consoleErrors, strings.Join(parts, " "))
+				b.mu.Unlock()
+			}
+		}
+	}); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(cancel)
+	b.ctx = ctx
+	return b
+}
+
+func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b *browser) eval(js string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+func (b *browser) poll(what, js string) {
+	b.t.Helper()
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		b.t.Fatalf("waiting for %s (%s): %v", what, js, err)
+	}
+}
+
+// checkOffline fails the test if the page asked another host for anything
+// or logged an error.
+func (b *browser) checkOffline() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.foreign) > 0 {
+		b.t.Errorf("the page made requests to other hosts: %v", b.foreign)
+	}
+	if len(b.consoleErrors) > 0 {
+		b.t.Errorf("console errors: %v", b.consoleErrors)
 	}
 }
 

@@ -1,0 +1,117 @@
+package web
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestBrowserLesson drives the cap lesson in headless Chromium: the page
+// opens on the lesson's scenario with only its controls; playback pauses at
+// 30 s for the prediction and goes on once it is answered; with the cap at
+// 34 the cap-34 step turns done when the run gets there; the live numbers
+// in the prose follow; progress lands in localStorage; and nothing is asked
+// of any other host.
+func TestBrowserLesson(t *testing.T) {
+	b := startBrowser(t, 1600, 1000)
+	step, eval, poll := b.step, b.eval, b.poll
+
+	step("open /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	if got := eval(`document.getElementById('scenario-name').textContent`); got != "search-cache" {
+		t.Fatalf("scenario = %q, want search-cache", got)
+	}
+	if got := eval(`[...document.querySelectorAll('#controls [name]')].map(e => e.name).join(',')`); got != "max_ejection_percent,always_eject_one_host,hosts" {
+		t.Errorf("controls = %s, want the lesson's three", got)
+	}
+	if got := eval(`document.getElementById('c-max_ejection_percent').value`); got != "10" {
+		t.Errorf("cap slider starts at %s, want the lesson's 10", got)
+	}
+	scrub := `Number(document.getElementById('scrub').value)`
+
+	// Play before answering: the run pauses at 30 s for the prediction.
+	step("speed 16×", chromedp.Click(chromedp.CSS(`button.speed[title="16 intervals/s"]`)))
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	poll("the pause at 30 s", `document.querySelector('#status .state.held') !== null && `+scrub+` === 3`)
+	if cls := eval(`document.getElementById('predict').className`); !strings.Contains(cls, "asking") {
+		t.Errorf("the prediction is not highlighted while playback waits: class %q", cls)
+	}
+	if eval(`String(document.querySelector('#predict .reveal').hidden)`) != "true" {
+		t.Error("the reveal shows before the learner answers")
+	}
+
+	// Answer: the reveal appears, and playback goes on to the end.
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	poll("the reveal", `!document.querySelector('#predict .reveal').hidden && document.querySelector('#predict .verdict').textContent === 'Right.'`)
+	poll("playback to the end", scrub+` === 30`)
+	poll("the overflow step done", `document.querySelector('#st-overflow').dataset.done === 'true'`)
+	if eval(`document.querySelector('#st-cap-34').dataset.done`) != "false" {
+		t.Error("cap-34 is done with the cap at 10")
+	}
+	overflows := eval(`document.querySelector('[data-text="$_ph.p7"]').textContent`)
+
+	// Back to t = 0, the cap to 34, play: cap-34 is not yet until the run
+	// has been played to its end, then done.
+	eval(`(() => { const el = document.getElementById('scrub');
+		el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("the cursor at 0", scrub+` === 0 && document.querySelector('#st-overflow').dataset.done === 'false'`)
+	eval(`(() => { const el = document.getElementById('c-max_ejection_percent');
+		el.value = '34'; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("the cap display", `document.querySelector('output[for=c-max_ejection_percent]').textContent === '34%'`)
+	poll("the cap arithmetic in the prose", `[...document.querySelectorAll('.prose .live')].some(e => e.textContent === '34')`)
+	if eval(`document.querySelector('#st-cap-34').dataset.done`) != "false" {
+		t.Error("cap-34 is done at t = 0")
+	}
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	poll("playback", scrub+` > 0`)
+	poll("cap-34 done", `document.querySelector('#st-cap-34').dataset.done === 'true'`)
+	if got := eval(`String(` + scrub + `)`); got != "30" {
+		t.Errorf("cap-34 done at interval %s; its check reads the whole run (30 intervals)", got)
+	}
+	if got := eval(`document.querySelector('#st-cap-34 .word').textContent`); got != "done" {
+		t.Errorf("cap-34 status says %q", got)
+	}
+	if got := eval(`document.querySelector('[data-text="$_ph.p7"]').textContent`); got == overflows {
+		t.Errorf("the live overflow count in the prose did not change with the cap: %s", got)
+	}
+	stored := eval(`localStorage.getItem('outlierlab.progress') || ''`)
+	if !strings.Contains(stored, `"cap-34":true`) || !strings.Contains(stored, `"predict":1`) {
+		t.Errorf("progress in localStorage = %s", stored)
+	}
+
+	// A quiz answer shows its explanation.
+	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-choice="1"]`)))
+	poll("the explanation", `!document.querySelector('.quiz .question[data-index="2"] .reveal').hidden`)
+
+	// The screenshot: the lab at the top, the prose at its "Try this".
+	step("scroll", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0);
+		const prose = document.querySelector('.prose');
+		prose.scrollTop = document.getElementById('try').offsetTop - prose.offsetTop - 8`))
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	shot := filepath.Join(t.TempDir(), "lesson.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(os.TempDir(), "outlierlab-lesson.png"), png, 0o644)
+	t.Logf("screenshot: %s (and %s)", shot, filepath.Join(os.TempDir(), "outlierlab-lesson.png"))
+
+	// Keyboard as in the lab: ← steps back.
+	step("focus the page", chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+	step("press ←", chromedp.KeyEvent(kb.ArrowLeft))
+	poll("the cursor to move back", scrub+` === 29`)
+
+	// The course list shows the progress.
+	step("open /", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS(".course-list")))
+	poll("the cap lesson's progress", `document.querySelector('.lesson-card[data-lesson="cap"] [data-progress]').textContent.includes('steps')`)
+	if got := eval(`document.querySelector('.lesson-card[data-lesson="consecutive"] [data-progress]').textContent`); got != "not started" {
+		t.Errorf("an untouched lesson says %q", got)
+	}
+
+	b.checkOffline()
+}
