@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -208,7 +209,12 @@ func controlsFor(r *Run, d *lessonDoc) view.Controls {
 	g := view.ControlGroup{Title: "Settings in this lesson", Open: true}
 	for _, c := range d.controls {
 		if _, ok := r.Values[c.Name]; ok {
-			g.Controls = append(g.Controls, controlView(c, r.Values[c.Name]))
+			v := controlView(c, r.Values[c.Name])
+			if c.Group == groupEnforcing {
+				// Out of its group, "Gateway failures" needs saying what.
+				v.Label = "Enforce " + strings.ToLower(v.Label[:1]) + v.Label[1:]
+			}
+			g.Controls = append(g.Controls, v)
 		}
 	}
 	return view.Controls{Preset: r.Preset, Description: r.Description, Fixed: true, Groups: []view.ControlGroup{g}}
