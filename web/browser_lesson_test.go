@@ -113,5 +113,17 @@ func TestBrowserLesson(t *testing.T) {
 		t.Errorf("an untouched lesson says %q", got)
 	}
 
+	// A second visit: the answered prediction is restored from storage and
+	// playback no longer pauses for it; cap-34 shows it was done before.
+	step("reopen /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	poll("the restored answer", `document.getElementById('predict').classList.contains('answered') && !document.querySelector('#predict .reveal').hidden`)
+	poll("the step done before", `document.getElementById('step-cap-34').classList.contains('was-done')`)
+	step("speed instant", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	poll("playback past 30 s", scrub+` === 30`)
+	if eval(`String(document.querySelector('#status .state.held') !== null)`) != "false" {
+		t.Error("playback paused for a prediction answered on an earlier visit")
+	}
+
 	b.checkOffline()
 }
