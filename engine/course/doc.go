@@ -92,7 +92,9 @@ NeedsCursorMs says where the learner must step.
 
 Without a time a placeholder follows the cursor (the last tick shown, or the
 intervals shown so far), and so does a window ending in "now"; with a fixed
-time it shows that time whatever the cursor.
+time (or a window with a fixed end) it shows Dash until the cursor reaches
+that time, so a number never gives away what the learner has not played
+yet, and that time's value from then on.
 
 	hosts interval k cap_pct cap_first cap_admits sr_bound sr_needed:N setting:NAME
 	at a tick:      threshold mean stdev gate hosts_with_volume ejected ejected_count

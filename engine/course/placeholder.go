@@ -31,9 +31,10 @@ import (
 // multiplier:HOST, returns_in:HOST; over a window: failures, retry_pct,
 // p99, share:HOST.
 //
-// A placeholder with a fixed time shows that time's value whatever the
-// cursor (prose may quote "the threshold at 40 s"); one without a time
-// follows the cursor, so the number moves as the learner steps.
+// A placeholder with a fixed time shows that time's value once the cursor
+// has reached it (prose may quote "the threshold at 40 s") and Dash before;
+// one without a time follows the cursor, so the number moves as the
+// learner steps.
 type Placeholder struct {
 	// Raw is the text between the braces, trimmed.
 	Raw  string
@@ -206,6 +207,9 @@ func ParsePlaceholder(raw string) (Placeholder, error) {
 // a host that the learner's host count removed, success rate not run.
 const Dash = "—"
 
+// errNotYet: the placeholder reads a time after the cursor.
+var errNotYet = errors.New("not yet: after the cursor")
+
 // Expand replaces every placeholder in text with its value in res at the
 // cursor; one that cannot be resolved becomes Dash. A nil res resolves
 // everything to Dash.
@@ -276,6 +280,9 @@ func (p Placeholder) Resolve(res *scenario.Result, cursorMs int64) (string, erro
 			return settingValue(res, p.Arg)
 		}
 	case whenTick:
+		if p.At != 0 && int64(p.At) > cursorMs {
+			return "", errNotYet
+		}
 		f, err := p.tick(res, cursorMs)
 		if err != nil {
 			return "", err
@@ -406,6 +413,17 @@ func (p Placeholder) resolveWindow(res *scenario.Result, cursorMs int64) (string
 	// A fixed interval or window reads the same frames whatever the
 	// cursor, like a fixed tick; without a time the sum covers the run so
 	// far and grows as the learner steps.
+	// A fixed time the learner has not reached yet would give the answer
+	// away before the predict-then-reveal moment: show it once the cursor
+	// gets there.
+	switch {
+	case p.At != 0 && int64(p.At) > cursorMs:
+		return "", errNotYet
+	case p.Window && !p.ToCursor:
+		if _, to, _ := e.window(&Check{From: p.From, To: p.To}); to > cursorMs {
+			return "", errNotYet
+		}
+	}
 	var frames []*scenario.Frame
 	switch {
 	case p.At != 0:

@@ -84,9 +84,22 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"failures@20s-now", 40000, "3.5"},
 		{"failures@20s-now", 30000, "3"},
 		{"stat:ejections_overflow", 10000, "0"},
-		// A fixed time ignores the cursor: prose may quote "at 40 s".
-		{"ejected@40s", 0, "h2"},
-		{"failures@20s-40s", 0, "3.5"},
+		// A fixed time is shown once the cursor reaches it, and then
+		// stays put whatever the cursor does.
+		{"ejected@40s", 40000, "h2"},
+		{"ejected@40s", 90000, "h2"},
+		{"failures@20s-40s", 40000, "3.5"},
+	}
+	// Before the cursor reaches a fixed time the value would give away
+	// what the learner is about to see: it does not resolve.
+	for _, ph := range []string{"ejected@40s", "failures@20s-40s", "retry_pct@0s-end"} {
+		p, err := ParsePlaceholder(ph)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p.Resolve(res, 30000); err == nil {
+			t.Errorf("{{%s}} at cursor 30000 = %q, want not yet", ph, got)
+		}
 	}
 	for _, tc := range cases {
 		p, err := ParsePlaceholder(tc.ph)
