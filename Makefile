@@ -23,8 +23,8 @@ test: assets
 build: assets
 	CGO_ENABLED=0 $(GO) build -o outlierlab .
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+bench: assets
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/
 
 conformance:
 	$(GO) run . replay -check ../shared/conformance/*.json
