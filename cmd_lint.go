@@ -1,0 +1,86 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/lint"
+)
+
+func init() {
+	commands["lint"] = command{
+		summary: "read an Envoy cluster's outlier_detection against its size and traffic",
+		run:     runLint,
+	}
+}
+
+// runLint exits 0 when the config can do its job on the cluster, 1 when a
+// finding is a problem (e.g. a cap that refuses every ejection), 2 on bad
+// input.
+func runLint(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hosts := fs.Int("hosts", 0, "number of hosts in the cluster (1–10000, required)")
+	rps := fs.Float64("rps", 0, "the cluster's requests per second (0: unknown)")
+	panicPct := fs.Float64("panic-threshold", -1, "healthy_panic_threshold in percent, 0–100 (default: the YAML's, else 50)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: outlierlab lint -hosts N [-rps R] [-panic-threshold P] FILE.yaml|-")
+		fmt.Fprintln(stderr, "FILE is an Envoy cluster (or just its outlier_detection block), YAML or JSON; - reads stdin.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	if *hosts < 1 || *hosts > 10000 {
+		fmt.Fprintf(stderr, "outlierlab lint: -hosts: %d is out of range (allowed 1–10000)\n", *hosts)
+		return 2
+	}
+	if *rps < 0 || *rps > 1e9 {
+		fmt.Fprintf(stderr, "outlierlab lint: -rps: %g is out of range (allowed 0–1e9)\n", *rps)
+		return 2
+	}
+	if *panicPct != -1 && (*panicPct < 0 || *panicPct > 100) {
+		fmt.Fprintf(stderr, "outlierlab lint: -panic-threshold: %g is out of range (allowed 0–100)\n", *panicPct)
+		return 2
+	}
+	name := fs.Arg(0)
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "outlierlab lint: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "outlierlab lint: %s: %v\n", name, err)
+		return 2
+	}
+	cfg, panicThreshold, err := envoyconf.ParseClusterYAML(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "outlierlab lint: %s: %v\n", name, err)
+		return 2
+	}
+	if *panicPct != -1 {
+		panicThreshold = *panicPct
+	}
+	findings := lint.Check(cfg, lint.Cluster{Hosts: *hosts, RPS: *rps, PanicThreshold: panicThreshold})
+	code := 0
+	for _, f := range findings {
+		fmt.Fprintf(stdout, "%-8s %s: %s\n", f.Severity, f.Field, f.Message)
+		if f.Severity == lint.Problem {
+			code = 1
+		}
+	}
+	return code
+}
