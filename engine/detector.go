@@ -393,10 +393,8 @@ func (d *Detector) ejectHost(m *HostMonitor, t EjectionType, now int64, hostSR, 
 	m.ejected = true
 	m.numEjections++
 	m.lastEjection = now
-	m.jitterMs = int64(d.rng.Uint64() % uint64(d.cfg.MaxEjectionTimeJitterMs+1))
-	if int64(m.backoff)*d.cfg.BaseEjectionTimeMs < d.cfg.MaxEjectionTimeMs+d.cfg.BaseEjectionTimeMs {
-		m.backoff++
-	}
+	m.jitterMs = d.drawJitter()
+	d.bumpBackoff(&m.backoff)
 	ev.Kind = EventEject
 	ev.Backoff = m.backoff
 	ev.NumEjections = m.numEjections
@@ -405,6 +403,21 @@ func (d *Detector) ejectHost(m *HostMonitor, t EjectionType, now int64, hostSR, 
 	d.events = append(d.events, ev)
 	if d.OnHostStateChange != nil {
 		d.OnHostStateChange(m)
+	}
+}
+
+// drawJitter is random % (max_ejection_time_jitter_ms + 1), drawn on every
+// enforced ejection and degradation, even when the jitter is 0.
+func (d *Detector) drawJitter() int64 {
+	return int64(d.rng.Uint64() % uint64(d.cfg.MaxEjectionTimeJitterMs+1))
+}
+
+// bumpBackoff grows an ejection (or degradation) multiplier while
+// backoff·base < max + base: it saturates at ceil(max/base)+1, one step of
+// "memory" past the point where the duration is already max (§6.2).
+func (d *Detector) bumpBackoff(b *uint32) {
+	if int64(*b)*d.cfg.BaseEjectionTimeMs < d.cfg.MaxEjectionTimeMs+d.cfg.BaseEjectionTimeMs {
+		*b++
 	}
 }
 
@@ -457,10 +470,8 @@ func (d *Detector) requestDegrade(m *HostMonitor) {
 	m.lastDegraded = now
 	// The same jitter field as ejections: a degrade overwrites an ejected
 	// host's jitter (§11 case 16).
-	m.jitterMs = int64(d.rng.Uint64() % uint64(d.cfg.MaxEjectionTimeJitterMs+1))
-	if int64(m.degradeBackoff)*d.cfg.BaseEjectionTimeMs < d.cfg.MaxEjectionTimeMs+d.cfg.BaseEjectionTimeMs {
-		m.degradeBackoff++
-	}
+	m.jitterMs = d.drawJitter()
+	d.bumpBackoff(&m.degradeBackoff)
 	d.events = append(d.events, Event{AtMs: now, Host: m.name, Kind: EventDegrade, Detector: Degraded,
 		Backoff: m.degradeBackoff, JitterMs: m.jitterMs, DurationMs: d.ejectionDuration(m.degradeBackoff, m.jitterMs)})
 	if d.OnHostStateChange != nil {

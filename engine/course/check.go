@@ -556,6 +556,24 @@ func (e *evaluator) window(c *Check) (from, to int64, label string) {
 }
 
 // ticks are the frames whose tick falls in [from, to].
+// intervalsFor is the intervals a totals check reads: the one ending at
+// c.At, or every whole interval of its window.
+func (e *evaluator) intervalsFor(c *Check) (frames []*scenario.Frame, label, fail string) {
+	if c.At != 0 {
+		f := e.frameAt(c.At)
+		if f == nil {
+			return nil, "", e.noFrame(c.At)
+		}
+		return []*scenario.Frame{f}, "interval to " + c.At.String(), ""
+	}
+	from, to, label := e.window(c)
+	frames = e.intervals(from, to)
+	if len(frames) == 0 {
+		return nil, "", "no whole interval in " + label
+	}
+	return frames, label, ""
+}
+
 // framesFor is the frames a check reads: the one at c.At, or every tick of
 // its window; when describes them with the given prefixes, and fail is set
 // when there is nothing to read yet.
@@ -724,21 +742,9 @@ func (e *evaluator) stat(c *Check) (bool, string) {
 }
 
 func (e *evaluator) clients(c *Check) (bool, string) {
-	var frames []*scenario.Frame
-	var label string
-	if c.At != 0 {
-		f := e.frameAt(c.At)
-		if f == nil {
-			return false, e.noFrame(c.At)
-		}
-		frames, label = []*scenario.Frame{f}, "interval to "+c.At.String()
-	} else {
-		var from, to int64
-		from, to, label = e.window(c)
-		frames = e.intervals(from, to)
-	}
-	if len(frames) == 0 {
-		return false, "no whole interval in " + label
+	frames, label, none := e.intervalsFor(c)
+	if none != "" {
+		return false, none
 	}
 	var req, fail, retries, overflow, noHealthy uint64
 	var p99, p50 float64
@@ -865,21 +871,9 @@ func (e *evaluator) host(c *Check) (bool, string) {
 }
 
 func (e *evaluator) share(c *Check) (bool, string) {
-	var frames []*scenario.Frame
-	var label string
-	if c.At != 0 {
-		f := e.frameAt(c.At)
-		if f == nil {
-			return false, e.noFrame(c.At)
-		}
-		frames, label = []*scenario.Frame{f}, "interval to "+c.At.String()
-	} else {
-		var from, to int64
-		from, to, label = e.window(c)
-		frames = e.intervals(from, to)
-	}
-	if len(frames) == 0 {
-		return false, "no whole interval in " + label
+	frames, label, none := e.intervalsFor(c)
+	if none != "" {
+		return false, none
 	}
 	var mine, all uint64
 	found := false
