@@ -42,13 +42,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "body: not a JSON object of signals: "+err.Error())
 		return
 	}
-	if err := checkTab(sig.Tab); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	sess, status, err := s.session(&sig)
-	if err != nil {
-		httpError(w, status, errorText(err))
+	sess, ok := s.tabSession(w, &sig)
+	if !ok {
 		return
 	}
 	if sig.Predicted {
@@ -66,6 +61,22 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// tabSession checks the tab id and finds or rebuilds its session; on bad
+// input it answers the request itself (4xx naming the problem) and
+// returns false.
+func (s *Server) tabSession(w http.ResponseWriter, sig *tabSignals) (*Session, bool) {
+	if err := checkTab(sig.Tab); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	sess, status, err := s.session(sig)
+	if err != nil {
+		httpError(w, status, errorText(err))
+		return nil, false
+	}
+	return sess, true
 }
 
 // session finds the tab's session, or rebuilds it from the signals the

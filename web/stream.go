@@ -32,13 +32,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "datastar: not a JSON object of signals: "+err.Error())
 		return
 	}
-	if err := checkTab(sig.Tab); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	sess, status, err := s.session(&sig)
-	if err != nil {
-		httpError(w, status, errorText(err))
+	sess, ok := s.tabSession(w, &sig)
+	if !ok {
 		return
 	}
 	// http.Server's WriteTimeout would cut the stream after a few seconds
