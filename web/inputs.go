@@ -94,11 +94,11 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 		var err error
 		switch c.Kind {
 		case kindToggle:
-			v, err = parseBool(name, raw[name])
+			v, err = parseBool(c, raw[name])
 		case kindChoice:
 			v, err = parseChoice(c, raw[name])
 		default:
-			v, err = parseNumber(name, raw[name])
+			v, err = parseNumber(c, raw[name])
 		}
 		if err == nil {
 			err = c.check(v)
@@ -125,7 +125,7 @@ func parseChoice(c *control, raw json.RawMessage) (float64, error) {
 	return float64(i), nil
 }
 
-func parseNumber(name string, raw json.RawMessage) (float64, error) {
+func parseNumber(c *control, raw json.RawMessage) (float64, error) {
 	var v float64
 	if err := json.Unmarshal(raw, &v); err == nil {
 		return v, nil
@@ -137,10 +137,10 @@ func parseNumber(name string, raw json.RawMessage) (float64, error) {
 			return f, nil
 		}
 	}
-	return 0, &inputError{Field: name, Msg: fmt.Sprintf("%s is not a number", compactJSON(raw))}
+	return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a number (allowed %s)", compactJSON(raw), c.allowed())}
 }
 
-func parseBool(name string, raw json.RawMessage) (float64, error) {
+func parseBool(c *control, raw json.RawMessage) (float64, error) {
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
 		return b2f(b), nil
@@ -151,7 +151,7 @@ func parseBool(name string, raw json.RawMessage) (float64, error) {
 			return b2f(b), nil
 		}
 	}
-	return 0, &inputError{Field: name, Msg: fmt.Sprintf("%s is not true or false", compactJSON(raw))}
+	return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not true or false", compactJSON(raw))}
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -118,17 +118,9 @@ func buildRun(in Inputs) (*Run, error) {
 		Config:      cfg,
 		Frames:      res.Frames,
 		Result:      &res,
-		Values:      map[string]float64{},
 		hostIndex:   map[string]int{},
 	}
-	for i := range controls {
-		c := &controls[i]
-		if c.Target == targetOutlier {
-			r.Values[c.Name] = c.outlier(cfg)
-		} else if v, ok := c.scenarioValue(sc); ok {
-			r.Values[c.Name] = v
-		}
-	}
+	r.Values = controlValues(sc, cfg)
 	r.Log = make([][]view.LogEntry, len(r.Frames))
 	r.Times = make([]string, len(r.Frames))
 	for i := range r.Frames {
@@ -144,6 +136,33 @@ func buildRun(in Inputs) (*Run, error) {
 	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold))
 	r.size = r.estimateSize()
 	return r, nil
+}
+
+// controlValues is the value of every control a scenario has, with cfg as
+// its detector config.
+func controlValues(sc scenario.Scenario, cfg engine.Config) map[string]float64 {
+	vals := make(map[string]float64, len(controls))
+	for i := range controls {
+		c := &controls[i]
+		if c.Target == targetOutlier {
+			vals[c.Name] = c.outlier(cfg)
+		} else if v, ok := c.scenarioValue(sc); ok {
+			vals[c.Name] = v
+		}
+	}
+	return vals
+}
+
+// presetValues is every control's value in a preset as it ships: what a
+// permalink leaves out. It runs nothing (no engine run, only the preset's
+// scenario), so the stream can call it at each change.
+func presetValues(preset string) map[string]float64 {
+	p, ok := scenario.Lookup(preset)
+	if !ok {
+		return nil
+	}
+	sc := p.Scenario()
+	return controlValues(sc, sc.Outlier)
 }
 
 // estimateSize is a rough byte count of a run: frames × hosts dominate
