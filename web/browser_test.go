@@ -65,6 +65,12 @@ true`
 	if got := eval(`document.querySelector('output[for=c-max_ejection_percent]').textContent`); got != "34%" {
 		t.Errorf("cap display = %q, want 34%%", got)
 	}
+	// The address follows: it is the permalink of the tab, cap and all.
+	poll("the cap in the address", `location.search.includes('max_ejection_percent=34')`)
+	link := eval(`location.href`)
+	if strings.Contains(link, "tab") {
+		t.Errorf("the address carries the tab id: %s", link)
+	}
 	logCap := eval(`t_log()`)
 	for _, at := range []string{"40 s", "80 s", "150 s", "250 s"} {
 		if !containsEjectionAt(logCap, at) {
@@ -110,6 +116,24 @@ true`
 		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
 	poll("the burst preset", `location.search === '?preset=burst' && document.getElementById('c-hosts').value === '10' &&
 		t_opt('chart-lanes').yAxis[0].data.length === 10 && document.querySelector('#controls .description').textContent.includes('cluster-wide')`)
+
+	// Copy link: copied, or shown selected for a manual copy; either way
+	// the page says so.
+	step("copy the link", chromedp.Click(chromedp.CSS("#btn-copy-link")))
+	poll("the copy to be confirmed", `document.getElementById('copy-link-status').textContent !== ''`)
+
+	// The permalink in a fresh page: the cap at 34, paused where it was.
+	step("open the permalink", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+		t.Fatalf("helpers: %v", err)
+	}
+	if got := eval(`document.getElementById('c-max_ejection_percent').value + ' ' + document.querySelector('output[for=c-max_ejection_percent]').textContent`); got != "34 34%" {
+		t.Errorf("cap in the fresh page = %q, want 34 34%%", got)
+	}
+	poll("the ejections at the link's cursor", `document.getElementById('scrub').value === '30' && t_lanes('ejected') > 0`)
+	if got := eval(`location.href`); got != link {
+		t.Errorf("the fresh page's address = %s, want the link %s", got, link)
+	}
 
 	b.checkOffline()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/a-h/templ"
 
@@ -58,44 +59,67 @@ func presetLinks(selected string) []view.PresetLink {
 	return out
 }
 
-// labPage handles GET /lab?preset=NAME: the free lab on a preset (the
-// opening story by default), in a fresh tab session.
+// labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
+// a fresh tab, on a preset (the opening story by default) with the
+// address's settings, paused at its cursor (permalink.go). A bad address is
+// a 400 page naming every bad field and its range, never a lab with some of
+// the settings silently dropped: a room following the projector must see
+// what the instructor sees, or be told why not.
 func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
-	preset := r.URL.Query().Get("preset")
-	if preset == "" {
-		preset = defaultPreset
+	link, err := parseLabQuery(r.URL.RawQuery)
+	if err == nil {
+		var lab view.Lab
+		lab, err = s.labView(link)
+		if err == nil {
+			s.render(w, r, http.StatusOK, templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab))
+			return
+		}
 	}
-	lab, err := s.labView(preset)
-	if errors.Is(err, errUnknownPreset) {
-		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(preset, 60)))
-		return
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errUnknownPreset):
+		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(link.Preset, 60)))
+	case errors.Is(err, errQueryTooLong):
+		s.badRequestPage(w, r, http.StatusRequestURITooLong, "/lab", err.Error())
+	case len(link.Values) == 0 && link.TMs == 0 && isInternal(err):
 		httpError(w, http.StatusInternalServerError, "cannot run the preset: "+err.Error())
-		return
+	default:
+		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", errorText(err))
 	}
-	s.render(w, r, http.StatusOK, templates.LabPage(s.layout("Lab: "+preset, "lab", true), lab))
 }
 
-// labView is a lab panel at t = 0 for a new tab: the page is complete and
-// readable before the stream connects, and the stream's first redraw
-// replaces its live parts.
-func (s *Server) labView(preset string) (view.Lab, error) {
-	run, err := s.runs.get(Inputs{Preset: preset})
+// isInternal reports an error that no address could cause: a preset that
+// fails to run with its own settings.
+func isInternal(err error) bool {
+	var ie *inputError
+	return !errors.As(err, &ie)
+}
+
+// labView is a lab panel for a new tab at the link's settings and cursor:
+// the page is complete and readable before the stream connects, and the
+// stream's first redraw replaces its live parts. The tab's session is
+// built from the page's signals (inputs and cursor) by its first request,
+// as any session is rebuilt: a page view alone keeps nothing on the server.
+func (s *Server) labView(link labLink) (view.Lab, error) {
+	run, err := s.runs.get(link.inputs())
+	if err != nil {
+		return view.Lab{}, err
+	}
+	cursor, err := link.cursor(run)
 	if err != nil {
 		return view.Lab{}, err
 	}
 	tab := newTabID()
-	snap := snapshot{run: run, speed: speeds[0]}
+	snap := snapshot{run: run, speed: speeds[0], cursor: cursor}
 	return view.Lab{
 		Tab:       tab,
-		Signals:   pageSignals(tab, run),
+		Signals:   pageSignals(tab, run, cursor),
 		StreamURL: "/lab/stream",
 		Controls:  controlsView(run),
 		Charts:    chartBoxes(),
 		Speeds:    speedButtons(),
 		Status:    statusView(snap),
-		Panels:    panelsView(run, 0),
+		Panels:    panelsView(run, cursor),
+		Link:      true,
 	}, nil
 }
 
@@ -133,6 +157,14 @@ func speedLabel(sp speed, short bool) string {
 // notFound handles every unknown path.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.notFoundPage(w, r, fmt.Sprintf("Nothing lives at %s.", truncate(r.URL.Path, 80)))
+}
+
+// badRequestPage says what is wrong with an address, one line per field
+// with its allowed range, and links to the plain page (plain) instead.
+func (s *Server) badRequestPage(w http.ResponseWriter, r *http.Request, status int, plain, problems string) {
+	s.render(w, r, status, templates.BadRequest(view.BadRequest{
+		Layout: s.layout("Bad link", "", false), Problems: strings.Split(problems, "\n"), Plain: plain,
+	}))
 }
 
 func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {

@@ -52,12 +52,13 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// pageSignals is the initial data-signals object of a lab page.
-func pageSignals(tab string, r *Run) string {
+// pageSignals is the initial data-signals object of a lab page, paused at
+// cursor.
+func pageSignals(tab string, r *Run, cursor int) string {
 	sig := map[string]any{
 		"tab":     tab,
 		"preset":  r.Preset,
-		"cursor":  0,
+		"cursor":  cursor,
 		"frames":  len(r.Frames),
 		"playing": false,
 		"speed":   speeds[0].Name,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
@@ -108,6 +107,8 @@ type streamState struct {
 	cursor         int
 	run            *Run
 	bytes          int // payload bytes sent (before compression), for the benchmarks
+	// url is the address last sent (free lab only).
+	url string
 	// A lesson page's live numbers and step statuses as last sent.
 	ph    []string
 	steps []view.StepStatus
@@ -151,12 +152,9 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 		if err := st.patch(sse, templates.Controls(controlsFor(snap.run, snap.lesson))); err != nil {
 			return err
 		}
-		// The address follows the preset, so it can be shared or reloaded.
-		if st.inputsGen != ^uint64(0) {
-			if err := sse.ExecuteScript(replaceURL(snap.run.Preset)); err != nil {
-				return err
-			}
-		}
+	}
+	if err := st.address(sse, snap); err != nil {
+		return err
 	}
 	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
 		return err
@@ -246,6 +244,14 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 			return err
 		}
 	}
+	if !snap.playing {
+		// Playback ended (or reached a hold): the address gets its cursor.
+		// While playing it is left alone: browsers throttle replaceState,
+		// and a link is shared from a paused tab.
+		if err := st.address(sse, snap); err != nil {
+			return err
+		}
+	}
 	if err := st.lessonLive(sse, snap); err != nil {
 		return err
 	}
@@ -274,11 +280,38 @@ func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v an
 	return sse.PatchSignals(b)
 }
 
-// replaceURL is a script that points the free lab's address at a preset
-// (lesson pages keep theirs).
-func replaceURL(preset string) string {
-	q, _ := json.Marshal("/lab?preset=" + url.QueryEscape(preset))
-	return "if (location.pathname === '/lab') history.replaceState(null, '', " + string(q) + ")"
+// address keeps a free-lab tab's address bar on the permalink of what it
+// shows (permalink.go): settings, preset and cursor, never the tab id, so
+// the address can be shared, bookmarked or reloaded. It is sent at each
+// redraw (a command: settings, preset, a cursor move) when it changed since
+// this connection's last one; while playing, frames do not move it. Lesson
+// pages keep their address.
+func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	if snap.lesson != nil {
+		return nil
+	}
+	u := labURL(snap.run, snap.cursor)
+	if u == st.url {
+		return nil
+	}
+	js := replaceURL(u)
+	st.bytes += len(js)
+	if err := sse.ExecuteScript(js); err != nil {
+		return err
+	}
+	st.url = u
+	return nil
+}
+
+// replaceURL is a script that points the free lab's address at u without
+// a new history entry (lesson pages keep theirs). It does nothing when the
+// address is already u, as after opening a permalink. A browser that
+// refuses too many replaceState calls in a row (a long slider drag) keeps
+// the previous address until the next change.
+func replaceURL(u string) string {
+	q, _ := json.Marshal(u)
+	return "if (location.pathname === '/lab' && location.pathname + location.search !== " + string(q) + ") " +
+		"try { history.replaceState(history.state, '', " + string(q) + ") } catch (_) {}"
 }
 
 // charts calls the page's applyCharts helper with every chart's option.

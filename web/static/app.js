@@ -80,6 +80,43 @@ document.addEventListener('click', (ev) => {
   try { if (document.execCommand('copy')) done(); } catch (_) { /* selected: the reader can copy by hand */ }
 });
 
+// Copy link: the stream keeps the address bar on the tab's permalink
+// (inputs plus cursor), so the link is location.href at the click. Without
+// the clipboard API (plain http on a room's LAN) the link is shown selected
+// in a field beside the button, and the old copy command is tried; if it
+// fails too, the reader copies the selection by hand.
+document.addEventListener('click', (ev) => {
+  const btn = ev.target.closest && ev.target.closest('[data-copy-link]');
+  if (!btn) return;
+  const url = location.href;
+  const status = document.getElementById('copy-link-status');
+  const field = document.getElementById('copy-link-field');
+  const say = (msg) => {
+    if (!status) return;
+    status.textContent = msg;
+    clearTimeout(say.timer);
+    say.timer = setTimeout(() => { status.textContent = ''; }, 4000);
+  };
+  const fallback = () => {
+    if (!field) return;
+    field.value = url;
+    field.hidden = false;
+    field.focus();
+    field.select();
+    let ok = false;
+    try { ok = document.execCommand('copy'); } catch (_) { /* selected: copy by hand */ }
+    say(ok ? 'Link copied' : 'Press Ctrl+C to copy the link');
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(url).then(() => say('Link copied'), fallback);
+  } else {
+    fallback();
+  }
+});
+document.addEventListener('focusout', (ev) => {
+  if (ev.target.id === 'copy-link-field') ev.target.hidden = true;
+});
+
 // ---- Lessons: progress kept in this browser only ----
 // localStorage["outlierlab.progress"] = {lessonId: {steps: {stepId: true},
 // predict: choice, quiz: {questionIndex: choice}}}. The server never sees

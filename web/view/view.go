@@ -44,6 +44,15 @@ type NotFound struct {
 	Lessons []LessonLink
 }
 
+// BadRequest is the page for an address the lab cannot open: every
+// problem, one line each naming its field and what is allowed, and the
+// plain page to open instead.
+type BadRequest struct {
+	Layout
+	Problems []string
+	Plain    string
+}
+
 // HTML is markup the server rendered from a lesson's markdown (raw HTML in
 // the source is dropped): templates write it as it is.
 type HTML string
@@ -127,6 +136,9 @@ type Lab struct {
 	Speeds    []Speed
 	Status    Status
 	Panels    Panels
+	// Link: the address bar holds the tab's permalink (the free lab), so
+	// the transport offers to copy it.
+	Link bool
 }
 
 // Controls is the settings panel: the preset menu and every control. The
