@@ -161,18 +161,18 @@ func TestPermalinkRoundTrip(t *testing.T) {
 		}
 	}
 	// The stdev factor set to its default is not written.
-	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34,"hosts":8,"per_try_timeout":0.25,"retry_on":"connect-failure,reset","always_eject_one_host":true,"success_rate_stdev_factor":1900}`)
+	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34,"hosts":8,"per_try_timeout":0.25,"retry_on":"connect-failure,reset","always_eject_one_host":true,"success_rate_stdev_factor":1900,"fault_rate":0.29,"fault_kind":"reset","interval":7}`)
 	nextCharts(t, events)
 	post("scrub", `,"cursor":12`)
 	_, evs := nextCharts(t, events)
 	u := pushedURL(t, evs)
-	if !strings.HasPrefix(u, "/lab?preset=search-cache&max_ejection_percent=34&always_eject_one_host=true") ||
+	// Controls in page order, values as Envoy YAML writes them, t last.
+	if !strings.HasPrefix(u, "/lab?preset=search-cache&max_ejection_percent=34&interval=7s&always_eject_one_host=true&") ||
 		!strings.Contains(u, "&per_try_timeout=0.25s") || !strings.Contains(u, "&retry_on=connect-failure%2Creset") ||
-		!strings.Contains(u, "&hosts=8") || !strings.HasSuffix(u, "&t=120") || strings.Contains(u, "stdev") || strings.Contains(u, "tab") {
+		!strings.Contains(u, "&hosts=8") || !strings.Contains(u, "&fault_rate=0.29&fault_kind=reset") || !strings.Contains(u, "&interval=7s") || !strings.HasSuffix(u, "&t=84") || strings.Contains(u, "stdev") || strings.Contains(u, "tab") {
 		t.Errorf("pushed address = %q", u)
 	}
 
-	t.Logf("pushed %s", u)
 	pu, err := url.Parse(u)
 	if err != nil {
 		t.Fatal(err)
@@ -224,4 +224,27 @@ func manyUnknown(n int) string {
 		fmt.Fprintf(&b, "u%03d=1&", i)
 	}
 	return b.String()
+}
+
+// No address makes the lab panic: whatever the query, the answer is a
+// page or a field-named error.
+func FuzzLabQuery(f *testing.F) {
+	for _, q := range []string{"", "preset=burst&t=40", "max_ejection_percent=34&base_ejection_time=30s&hosts=8&t=80",
+		"t=1e308", "t=NaN", "hosts=Inf", "retries=1&retries=2", "%", "a=%zz&t=-0", "interval=0.5s&t=0.25"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		link, err := parseLabQuery(q)
+		if err != nil {
+			if errorText(err) == "" {
+				t.Errorf("%q: an error with no text", q)
+			}
+			return
+		}
+		for name, v := range link.Values {
+			if c := controlByName[name]; c == nil || c.check(v) != nil {
+				t.Errorf("%q: %s = %v passed unchecked", q, name, v)
+			}
+		}
+	})
 }
