@@ -111,7 +111,7 @@ var controls = []control{
 		Help:    "most hosts that may be ejected at once, as % of all hosts",
 		outlier: func(c engine.Config) float64 { return float64(c.MaxEjectionPercent) }},
 	{Name: "base_ejection_time", Label: "Base ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 600, Step: 1,
-		Help:    "an ejection lasts base × the host's ejection count",
+		Help:    "an ejection lasts base × the host's multiplier (+1 per ejection, −1 per tick back in service), at most max",
 		outlier: func(c engine.Config) float64 { return ms(c.BaseEjectionTimeMs) }},
 	{Name: "max_ejection_time", Label: "Max ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 1800, Step: 1,
 		Help:    "longest single ejection (≥ base ejection time)",
@@ -134,7 +134,7 @@ var controls = []control{
 		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveLocalOriginFailure) }},
 
 	{Name: "failure_percentage_threshold", Label: "Failure threshold", Group: groupFailurePct, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "a host failing at least this share is detected (if enforced)",
+		Help:    "a host failing at least this % is detected; enforcing_failure_percentage decides whether it is ejected",
 		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageThreshold) }},
 	{Name: "failure_percentage_request_volume", Label: "Request volume", Group: groupFailurePct, Unit: "req", Kind: kindCount, Min: 0, Max: 2000, Step: 10,
 		Help:    "requests a host needs in one interval to be judged",
@@ -166,7 +166,7 @@ var controls = []control{
 		outlier: func(c engine.Config) float64 { return float64(c.EnforcingFailurePercentageLocalOrigin) }},
 
 	{Name: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
-		Help:    "the cap may not refuse the first ejection",
+		Help:    "an ejection is allowed whenever no host is ejected, whatever the cap says",
 		outlier: func(c engine.Config) float64 { return b2f(c.AlwaysEjectOneHost) }},
 	{Name: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
 		Help:    "count connect failures and timeouts apart from upstream 5xx",

@@ -84,7 +84,7 @@ var help = map[string]string{
 	"failure_percentage_threshold":                "Failure % at or above which a host with enough volume is a failure-percentage outlier.",
 	"enforcing_failure_percentage":                "% chance that a failure-percentage detection actually ejects (default 0: detect only).",
 	"enforcing_failure_percentage_local_origin":   "% chance that a local-origin failure-percentage detection actually ejects (default 0: detect only).",
-	"failure_percentage_minimum_hosts":            "Hosts in the cluster needed before failure-percentage detection runs.",
+	"failure_percentage_minimum_hosts":            "Hosts with enough request volume (failure_percentage_request_volume) needed before failure-percentage detection runs.",
 	"failure_percentage_request_volume":           "Requests a host needs in one interval to take part in failure-percentage detection.",
 	"max_ejection_time":                           "Cap on base_ejection_time × backoff. Default max(300s, base_ejection_time); must not be below base_ejection_time.",
 	"max_ejection_time_jitter":                    "Upper bound of a random extra ejection time, drawn at each ejection (may push past max_ejection_time).",
