@@ -50,6 +50,28 @@ func (in Inputs) key() string {
 	return b.String()
 }
 
+// canonical drops the free lab's values that equal the preset's own, so a
+// page (which knows only the preset) and its stream (whose signals carry
+// every control's value) find the same cached run instead of running the
+// engine twice. A lesson's inputs (with Base) are left as they are.
+func (in Inputs) canonical() Inputs {
+	if len(in.Base) > 0 || len(in.Values) == 0 {
+		return in
+	}
+	def := presetValues(in.Preset)
+	if def == nil {
+		return in
+	}
+	out := in
+	out.Values = make(map[string]float64, len(in.Values))
+	for name, v := range in.Values {
+		if d, ok := def[name]; !ok || d != v {
+			out.Values[name] = v
+		}
+	}
+	return out
+}
+
 // with returns a copy of in with vals set over its values.
 func (in Inputs) with(vals map[string]float64) Inputs {
 	out := in

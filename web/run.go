@@ -198,6 +198,7 @@ func newRunCache(max int) *runCache {
 
 // get returns the run for the inputs, building it on a miss.
 func (c *runCache) get(in Inputs) (*Run, error) {
+	in = in.canonical()
 	key := in.key()
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {

@@ -89,6 +89,11 @@ func TestRunCache(t *testing.T) {
 	if a != b {
 		t.Error("same inputs, two runs")
 	}
+	// A stream's signals carry every control's value; where they equal the
+	// preset's, the page's run is the stream's run.
+	if all, _ := c.get(Inputs{Preset: defaultPreset}.with(presetValues(defaultPreset))); all != a {
+		t.Error("the preset's own values made a second run")
+	}
 	in := Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34})
 	d, _ := c.get(in)
 	if d == a || d.Config.MaxEjectionPercent != 34 {
