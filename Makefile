@@ -7,6 +7,8 @@ GO       ?= go
 DATASTAR := github.com/starfederation/datastar@v1.0.0
 VENDOR   := web/static/vendor
 ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
+# The stamp is embedded first: a build without assets fails naming it.
+STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
 .PHONY: run test assets build bench templ conformance clean
 
@@ -32,7 +34,10 @@ conformance:
 templ:
 	$(GO) tool templ generate -include-version=false
 
-assets: $(ASSETS)
+assets: $(STAMP)
+
+$(STAMP): $(ASSETS)
+	echo "fetched by make assets: Datastar $(DATASTAR), ECharts from package-lock.json" > $@
 
 $(VENDOR)/datastar.js:
 	@mkdir -p $(VENDOR)

@@ -19,12 +19,14 @@ import (
 // web fonts, nothing leaves the machine (a workshop room may have no
 // internet at all).
 //
-// If the build fails here with "pattern static/vendor/…: no matching files
-// found", the third-party browser files have not been fetched:
-// no matching files → run `make assets` (it copies the Datastar client from
-// its Go module and ECharts from npm into the git-ignored static/vendor/).
+// If the build fails here with "pattern static/vendor/FETCH-WITH-make-assets.stamp:
+// no matching files found", the third-party browser files have not been
+// fetched: run `make assets` (it copies the Datastar client from its Go
+// module and ECharts from npm into the git-ignored static/vendor/, then
+// writes the stamp). The stamp comes first so the compiler's message says
+// what to do.
 //
-//go:embed static/app.css static/app.js static/vendor/datastar.js static/vendor/echarts.min.js
+//go:embed static/vendor/FETCH-WITH-make-assets.stamp static/app.css static/app.js static/vendor/datastar.js static/vendor/echarts.min.js
 var staticFiles embed.FS
 
 // asset is one embedded file with what it takes to serve it well: a content
