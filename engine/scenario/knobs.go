@@ -21,6 +21,9 @@ const (
 	KnobBool     KnobKind = "bool"
 	KnobEnum     KnobKind = "enum" // one of Choices
 	KnobList     KnobKind = "list" // comma-separated subset of Choices
+	// KnobEvents is a comma-separated list of HOST@TIME user events (the
+	// inject knob); hosts and times are checked against the cluster.
+	KnobEvents KnobKind = "events"
 )
 
 // Knob describes one scenario setting that the CLI (-set name=value) and
@@ -47,6 +50,8 @@ func (k Knob) Allowed() string {
 		return strings.Join(k.Choices, "|")
 	case KnobList:
 		return "a comma-separated list of " + strings.Join(k.Choices, ",")
+	case KnobEvents:
+		return fmt.Sprintf("a comma-separated list of HOST@TIME such as h3@60s, hosts h0…h(N-1), times 0s…duration, one entry per host, at most %d", MaxInjections)
 	case KnobDuration:
 		return fmt.Sprintf("%ss–%ss", num(k.Min), num(k.Max))
 	}
@@ -177,6 +182,10 @@ var knobDefs = []knobDef{
 		Help: "Whether the health endpoint shares the primary fault (active checks then fail too)."},
 		primaryGet(func(f *sim.Fault) string { return strconv.FormatBool(f.HealthCheckFails) }),
 		primarySet(func(f *sim.Fault, v string) error { f.HealthCheckFails = v == "true"; return nil })},
+	{Knob{Name: injectKnob, Kind: KnobEvents, Default: "",
+		Help: "Live faults: h3@60s makes h3 fail from 60 s to the end of the run the way the scenario's own fault does (fault_rate, fault_kind, fault_pattern, hc_shares_fault as set now; with no fault in the scenario: 1 in 3, 503, interleaved). Empty: none."},
+		func(s *Scenario) string { return FormatInjections(s.Injections) },
+		setInjections},
 	{Knob{Name: "active_hc", Kind: KnobBool, Default: "false",
 		Help: "An active HTTP health checker on the cluster; with successful_active_health_check_uneject_host a passing check unejects at once."},
 		func(s *Scenario) string { return strconv.FormatBool(s.Cluster.HealthCheck.Enabled) },
@@ -272,7 +281,18 @@ func ApplyKnobs(sc Scenario, knobs map[string]string) (Scenario, error) {
 	for n := range knobs {
 		names = append(names, n)
 	}
-	slices.Sort(names)
+	// inject goes last, whatever its name: it checks its hosts and times
+	// against the cluster's final size and length and copies its final
+	// fault.
+	slices.SortFunc(names, func(a, b string) int {
+		if (a == injectKnob) != (b == injectKnob) {
+			if a == injectKnob {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
 	for _, name := range names {
 		d := findKnob(name)
 		if d == nil {
@@ -284,6 +304,9 @@ func ApplyKnobs(sc Scenario, knobs map[string]string) (Scenario, error) {
 			return sc, err
 		}
 		if err := d.set(&sc, norm); err != nil {
+			if d.Kind == KnobEvents {
+				return sc, err // already names the knob and the entry
+			}
 			return sc, fmt.Errorf("%s: %v", name, err)
 		}
 	}
@@ -356,6 +379,12 @@ func (d *knobDef) check(v string) (string, error) {
 			}
 		}
 		return v, nil
+	case KnobEvents:
+		ins, err := ParseInjections(v)
+		if err != nil {
+			return "", err
+		}
+		return FormatInjections(ins), nil
 	}
 	return v, nil
 }

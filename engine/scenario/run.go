@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"slices"
+
 	"outlierlab/engine"
 	"outlierlab/engine/sim"
 )
@@ -14,11 +16,18 @@ type Scenario struct {
 	// Outlier is the scenario's starting outlier_detection config; callers
 	// change it (sliders, -set) and pass the result to Run.
 	Outlier engine.Config
+	// Injections are the faults the inject knob added (a user's live
+	// events), oldest first; their windows are in Cluster.Faults.
+	Injections []Injection
 }
 
 // Clone returns a copy sharing no slices with sc.
 func (sc Scenario) Clone() Scenario {
 	sc.Cluster = sc.Cluster.Clone()
+	sc.Injections = slices.Clone(sc.Injections)
+	for i := range sc.Injections {
+		sc.Injections[i].Fault.Hosts = slices.Clone(sc.Injections[i].Fault.Hosts)
+	}
 	return sc
 }
 
