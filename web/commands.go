@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -105,6 +107,11 @@ func (s *Server) session(sig *tabSignals) (*Session, int, error) {
 		return nil, http.StatusUnprocessableEntity, err
 	}
 	in = in.with(vals)
+	if sig.Inject != "" {
+		if in.Inject, err = normalInject(sig.Inject); err != nil {
+			return nil, http.StatusUnprocessableEntity, err
+		}
+	}
 	run, err := s.runs.get(in)
 	if err != nil {
 		return nil, runErrorStatus(err), err
@@ -137,21 +144,23 @@ func runErrorStatus(err error) int {
 type verb func(s *Server, sess *Session, sig *tabSignals) (int, error)
 
 var verbs = map[string]verb{
-	"set":    cmdSet,
-	"play":   cmdPlay,
-	"pause":  cmdPause,
-	"step":   cmdStep,
-	"back":   cmdBack,
-	"scrub":  cmdScrub,
-	"speed":  cmdSpeed,
-	"reset":  cmdReset,
-	"preset": cmdPreset,
-	"lesson": cmdLesson,
-	"answer": cmdAnswer,
+	"set":      cmdSet,
+	"play":     cmdPlay,
+	"pause":    cmdPause,
+	"step":     cmdStep,
+	"back":     cmdBack,
+	"scrub":    cmdScrub,
+	"speed":    cmdSpeed,
+	"reset":    cmdReset,
+	"preset":   cmdPreset,
+	"lesson":   cmdLesson,
+	"answer":   cmdAnswer,
+	"inject":   cmdInject,
+	"uninject": cmdUninject,
 }
 
 func verbNames() []string {
-	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset", "lesson", "answer"}
+	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset", "lesson", "answer", "inject", "uninject"}
 }
 
 // cmdSet changes settings: the run is redone from t = 0 with the new
@@ -187,6 +196,80 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	sess.rehold()
 	sess.touch()
 	return 0, nil
+}
+
+// cmdInject makes the host the page chose (the injectHost signal) fail
+// from the cursor's time to the end of the run, the scenario's own way: one
+// more entry in the tab's inject input, the run redone from t = 0 and the
+// cursor left where it is, so the next step shows what the detector makes
+// of it (design.md: inject a fault live, predict the next tick).
+func cmdInject(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	now := s.now()
+	sess.mu.Lock()
+	in, atMs := sess.in, cursorMs(sess.run, sess.cursorAt(now))
+	sess.mu.Unlock()
+	host := strings.TrimSpace(sig.InjectHost)
+	one, err := scenario.ParseInjections(host + "@0s")
+	if err != nil || len(one) != 1 || strings.ContainsAny(host, ",@") {
+		return http.StatusUnprocessableEntity, &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not a host (allowed h0–h%d)", truncate(host, 20), len(sess.runOf().Hosts)-1)}
+	}
+	one[0].At = time.Duration(atMs) * time.Millisecond
+	list := one[0].String()
+	if in.Inject != "" {
+		list = in.Inject + "," + list
+	}
+	if in.Inject, err = normalInject(list); err != nil {
+		return http.StatusUnprocessableEntity, err
+	}
+	return rerun(s, sess, in)
+}
+
+// cmdUninject removes one injected fault (the injectDrop signal names its
+// entry, "h3@60s") and redoes the run, the cursor kept.
+func cmdUninject(s *Server, sess *Session, sig *tabSignals) (int, error) {
+	sess.mu.Lock()
+	in := sess.in
+	sess.mu.Unlock()
+	ins, _ := scenario.ParseInjections(in.Inject) // normalised when it was set
+	drop, err := scenario.ParseInjections(sig.InjectDrop)
+	k := -1
+	if err == nil && len(drop) == 1 {
+		k = slices.IndexFunc(ins, func(x scenario.Injection) bool { return x.String() == drop[0].String() })
+	}
+	if k < 0 {
+		active := in.Inject
+		if active == "" {
+			active = "none"
+		}
+		return http.StatusUnprocessableEntity, &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", truncate(sig.InjectDrop, 40), active)}
+	}
+	in.Inject = scenario.FormatInjections(slices.Delete(ins, k, k+1))
+	return rerun(s, sess, in)
+}
+
+// rerun replaces the tab's inputs with in, redone from t = 0, and keeps
+// the cursor (and playback) where it is. The page's inject signal follows
+// at the stream's redraw.
+func rerun(s *Server, sess *Session, in Inputs) (int, error) {
+	run, err := s.runs.get(in)
+	if err != nil {
+		return runErrorStatus(err), err
+	}
+	now := s.now()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	c := sess.cursorAt(now)
+	sess.in, sess.run, sess.notice = in, run, ""
+	sess.setCursor(c, now)
+	sess.rehold()
+	sess.touch()
+	return 0, nil
+}
+
+func (s *Session) runOf() *Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
 }
 
 func cmdPlay(s *Server, sess *Session, _ *tabSignals) (int, error) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/scenario"
 )
 
 // Inputs is everything a run is a function of, besides the engine: the
@@ -27,6 +28,11 @@ type Inputs struct {
 	// Values holds the controls set away from the preset, by Envoy field
 	// name; a control not in the map keeps the preset's value.
 	Values map[string]float64
+	// Inject is the scenario's inject knob: the faults injected live, as
+	// "h3@60s,h1@120s" (normalised by scenario.ParseInjections). They are
+	// inputs like any slider: a run, a permalink and a rebuilt session
+	// carry them.
+	Inject string
 }
 
 // key is a canonical string of the inputs: the run cache's key.
@@ -46,6 +52,10 @@ func (in Inputs) key() string {
 		b.WriteString(name)
 		b.WriteString("=")
 		b.WriteString(fmtNum(in.Values[name]))
+	}
+	if in.Inject != "" {
+		b.WriteString("|inject=")
+		b.WriteString(in.Inject)
 	}
 	return b.String()
 }
@@ -81,6 +91,17 @@ func (in Inputs) with(vals map[string]float64) Inputs {
 	}
 	maps.Copy(out.Values, vals)
 	return out
+}
+
+// normalInject reads an inject list as a page or an address sends it and
+// writes it the way the knob does, so equal lists share a run and a link;
+// hosts and times are checked when the run is built, against its cluster.
+func normalInject(v string) (string, error) {
+	ins, err := scenario.ParseInjections(v)
+	if err != nil {
+		return "", &inputError{Msg: err.Error()} // already names the knob
+	}
+	return scenario.FormatInjections(ins), nil
 }
 
 // inputError is a bad value from a request, named by its field. Its text is

@@ -120,6 +120,7 @@ func (s *Server) labView(link labLink) (view.Lab, error) {
 		Status:    statusView(snap),
 		Panels:    panelsView(run, cursor),
 		Link:      true,
+		Inject:    injectView(run),
 	}, nil
 }
 

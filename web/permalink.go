@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outlierlab/engine/scenario"
 )
 
 // A permalink is the inputs plus the cursor (design.md): since a timeline
@@ -22,7 +24,7 @@ import (
 //
 // preset, then every control whose value differs from the preset's own (by
 // the names the page's inputs use, in page order, values as Envoy YAML
-// writes them), then t: the time of the last interval shown, in seconds
+// writes them), then the faults injected live (inject=h3@60s,h1@120s), then t: the time of the last interval shown, in seconds
 // (left out at t = 0). Opening it gives a fresh tab with those settings,
 // paused there; the stream keeps the address bar on the permalink of the
 // tab's state, so what an instructor shows is what a learner bookmarks.
@@ -43,6 +45,8 @@ type labLink struct {
 	Values map[string]float64
 	// TMs is the cursor as a time: the frames at or before it are shown.
 	TMs int64
+	// Inject is the inject knob's list, normalised ("h3@60s").
+	Inject string
 }
 
 // errQueryTooLong is answered with 414.
@@ -84,6 +88,12 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 				errs = append(errs, err)
 			}
 			continue
+		case "inject":
+			// Checked against the cluster when the run is built.
+			if link.Inject, err = normalInject(v); err != nil {
+				errs = append(errs, err)
+			}
+			continue
 		}
 		c := lookupControl(name)
 		if c == nil {
@@ -102,7 +112,7 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 			errs = append(errs, &inputError{Msg: fmt.Sprintf("and %d more parameters that are not settings of the lab", len(unknown)-i)})
 			break
 		}
-		errs = append(errs, &inputError{Field: truncate(name, 40), Msg: "is not a setting of the lab (allowed preset, t and the controls' names)"})
+		errs = append(errs, &inputError{Field: truncate(name, 40), Msg: "is not a setting of the lab (allowed preset, t, inject and the controls' names)"})
 	}
 	vals, err := parseControlValues(raw)
 	if err != nil {
@@ -145,7 +155,9 @@ func parseSeconds(v string) (int64, error) {
 }
 
 // inputs are the run's inputs: the preset with the address's controls.
-func (l labLink) inputs() Inputs { return Inputs{Preset: l.Preset}.with(l.Values) }
+func (l labLink) inputs() Inputs {
+	return Inputs{Preset: l.Preset, Inject: l.Inject}.with(l.Values)
+}
 
 // cursor is the number of frames shown at the link's time: every frame at
 // or before it (a time between two sweeps shows the earlier one).
@@ -175,6 +187,12 @@ func labURL(r *Run, cursor int) string {
 		b.WriteString(c.Name)
 		b.WriteString("=")
 		b.WriteString(url.QueryEscape(c.envoyValue(v)))
+	}
+	if len(r.Scenario.Injections) > 0 {
+		// "@" and "," may stand in a query as they are (RFC 3986), and a
+		// link that reads inject=h3@60s says what it does.
+		b.WriteString("&inject=")
+		b.WriteString(strings.NewReplacer("%40", "@", "%2C", ",").Replace(url.QueryEscape(scenario.FormatInjections(r.Scenario.Injections))))
 	}
 	if cursor > 0 {
 		b.WriteString("&t=")

@@ -3,6 +3,8 @@ package web
 import (
 	"container/list"
 	"errors"
+	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -83,6 +85,9 @@ func buildRun(in Inputs) (*Run, error) {
 		// A knob the preset has no use for (no faulty host to tune) is
 		// ignored: the page may still send the slider's value.
 	}
+	if in.Inject != "" {
+		knobs["inject"] = in.Inject
+	}
 	if len(knobs) > 0 {
 		var err error
 		if sc, err = scenario.ApplyKnobs(sc, knobs); err != nil {
@@ -127,6 +132,7 @@ func buildRun(in Inputs) (*Run, error) {
 		r.Log[i] = decisionsOf(&r.Frames[i], cfg)
 		r.Times[i] = fmtMs(r.Frames[i].TMs)
 	}
+	r.logInjections()
 	if len(r.Frames) > 0 {
 		for i, h := range r.Frames[0].Hosts {
 			r.Hosts = append(r.Hosts, h.Name)
@@ -136,6 +142,31 @@ func buildRun(in Inputs) (*Run, error) {
 	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold))
 	r.size = r.estimateSize()
 	return r, nil
+}
+
+// logInjections puts a line in the decision log where each injected fault
+// starts: first in the interval that holds its start, since injections are
+// made at a sweep (the lab's cursor) and the detector's events follow.
+func (r *Run) logInjections() {
+	for _, in := range r.Scenario.Injections {
+		ms := in.At.Milliseconds()
+		k := sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > ms })
+		if k == len(r.Frames) {
+			continue // after the last sweep: nothing to show
+		}
+		s := (&sentence{}).text("fault injected on h%d (%s): it fails from now to the end of the run.", in.Host, in.Describe())
+		r.Log[k] = append([]view.LogEntry{entry(ms, "info", "INJECTED", s)}, r.Log[k]...)
+	}
+}
+
+// injectView is the inject control for a run: its hosts, and its
+// injections with the entry each remove button names.
+func injectView(r *Run) *view.Inject {
+	v := &view.Inject{Hosts: r.Hosts}
+	for _, in := range r.Scenario.Injections {
+		v.Active = append(v.Active, view.Injection{Entry: in.String(), Host: fmt.Sprintf("h%d", in.Host), Time: fmtMs(in.At.Milliseconds()), How: in.Describe()})
+	}
+	return v
 }
 
 // controlValues is the value of every control a scenario has, with cfg as

@@ -26,6 +26,12 @@ type tabSignals struct {
 	Lesson    string `json:"lesson"`
 	Step      string `json:"step"`
 	Predicted bool   `json:"predicted"`
+	// Inject is the tab's inject list ("h3@60s,h1@120s"), an input like
+	// cfg; InjectHost is the host the inject command fails, InjectDrop the
+	// entry the uninject command removes.
+	Inject     string `json:"inject"`
+	InjectHost string `json:"injectHost"`
+	InjectDrop string `json:"injectDrop"`
 }
 
 // newTabID is a fresh random tab id. Each page load gets its own, so two
@@ -64,6 +70,11 @@ func pageSignals(tab string, r *Run, cursor int) string {
 		"speed":   speeds[0].Name,
 		"seq":     0,
 		"cfg":     controlSignals(r, nil),
+		// The inject control's: the list in force (an input), the host
+		// menu's choice and the entry a remove button names.
+		"inject":     r.Inputs.Inject,
+		"injectHost": "h0",
+		"injectDrop": "",
 	}
 	b, _ := json.Marshal(sig)
 	return string(b)

@@ -109,6 +109,8 @@ type streamState struct {
 	bytes          int // payload bytes sent (before compression), for the benchmarks
 	// url is the address last sent (free lab only).
 	url string
+	// injectHosts is how many hosts the inject menu last listed.
+	injectHosts int
 	// A lesson page's live numbers and step statuses as last sent.
 	ph    []string
 	steps []view.StepStatus
@@ -133,6 +135,10 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	if snap.lesson != nil {
 		sig["held"] = snap.held
+	} else {
+		// Only the server changes the inject list (inject, remove, reset,
+		// preset), so the page's copy always follows it.
+		sig["inject"] = snap.in.Inject
 	}
 	if snap.inputsGen != st.inputsGen {
 		// The server chose the inputs (first connect, preset, reset, a
@@ -152,6 +158,9 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 		if err := st.patch(sse, templates.Controls(controlsFor(snap.run, snap.lesson))); err != nil {
 			return err
 		}
+	}
+	if err := st.inject(sse, snap); err != nil {
+		return err
 	}
 	if err := st.address(sse, snap); err != nil {
 		return err
@@ -260,6 +269,30 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 	}
 	st.cursor = snap.cursor
 	return nil
+}
+
+// inject re-renders the free lab's list of injected faults, and its host
+// menu when the host count changed: an unchanged menu is left alone so
+// that it keeps the host the visitor picked.
+func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+	if snap.lesson != nil {
+		return nil
+	}
+	v := injectView(snap.run)
+	if err := st.patch(sse, templates.InjectList(v)); err != nil {
+		return err
+	}
+	if len(v.Hosts) == st.injectHosts {
+		return nil
+	}
+	if st.injectHosts != 0 {
+		// The menu's hosts changed under it: it shows h0 again.
+		if err := st.patchSignals(sse, map[string]any{"injectHost": "h0"}); err != nil {
+			return err
+		}
+	}
+	st.injectHosts = len(v.Hosts)
+	return st.patch(sse, templates.InjectHosts(v))
 }
 
 func (st *streamState) patch(sse *datastar.ServerSentEventGenerator, c templ.Component) error {

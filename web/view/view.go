@@ -139,6 +139,22 @@ type Lab struct {
 	// Link: the address bar holds the tab's permalink (the free lab), so
 	// the transport offers to copy it.
 	Link bool
+	// Inject is the free lab's live fault injection (nil on a lesson page).
+	Inject *Inject
+}
+
+// Inject is the "Inject a fault" control: a host menu, a button that makes
+// the chosen host fail from the cursor on, and the injections in force,
+// each with a remove button. The stream re-renders it with every run.
+type Inject struct {
+	Hosts  []string
+	Active []Injection
+}
+
+// Injection is one injected fault: Entry is how the inject knob writes it
+// ("h3@60s"), which the remove command names.
+type Injection struct {
+	Entry, Host, Time, How string
 }
 
 // Controls is the settings panel: the preset menu and every control. The
