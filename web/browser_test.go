@@ -135,6 +135,23 @@ true`
 		t.Errorf("the fresh page's address = %s, want the link %s", got, link)
 	}
 
+	// Inject a fault live: at 60 s, fail h2; one step later the log says
+	// so and the host table shows h2 at about 66.7% (one request in three).
+	eval(`(() => { const el = document.getElementById('scrub'); el.value = '6';
+		el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("the cursor at 60 s", `document.querySelector('#status .clock').textContent.includes('t = 60 s')`)
+	eval(`(() => { const el = document.getElementById('inject-host'); el.value = 'h2';
+		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
+	poll("the button to name h2", `document.getElementById('btn-inject').textContent === 'Fail h2 from now'`)
+	step("fail h2 from now", chromedp.Click(chromedp.CSS("#btn-inject")))
+	poll("the injection listed and linked", `document.querySelector('#inject-list [data-inject="h2@60s"]') !== null && location.search.includes('inject=h2@60s')`)
+	if log := eval(`t_log()`); strings.Contains(log, "fault injected") {
+		t.Errorf("the log tells the injection before the step:\n%s", head(log, 400))
+	}
+	step("step", chromedp.Click(chromedp.CSS("#btn-step")))
+	poll("the injection in the log", `t_log().includes('fault injected on h2 (503, 1 in 3)')`)
+	poll("h2 failing in the host table", `[...document.querySelectorAll('#envoy-hosts tbody tr')].some(r => r.cells[0].textContent === 'h2' && /^66\./.test(r.cells[2].textContent))`)
+
 	b.checkOffline()
 }
 
