@@ -179,23 +179,8 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	in := sess.in.with(vals)
 	sess.mu.Unlock()
 
-	// Run outside the lock: the stream keeps serving the old run meanwhile.
-	run, err := s.runs.get(in)
-	if err != nil {
-		return runErrorStatus(err), err
-	}
-	now := s.now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sig.Seq != 0 && sig.Seq < sess.seq {
-		return 0, nil
-	}
-	c := sess.cursorAt(now)
-	sess.in, sess.run, sess.notice = in, run, ""
-	sess.setCursor(c, now)
-	sess.rehold()
-	sess.touch()
-	return 0, nil
+	// A slider post overtaken while its run was built is dropped.
+	return rerunUnless(s, sess, in, func() bool { return sig.Seq != 0 && sig.Seq < sess.seq })
 }
 
 // cmdInject makes the host the page chose (the injectHost signal) fail
@@ -251,6 +236,13 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) (int, error) {
 // the cursor (and playback) where it is. The page's inject signal follows
 // at the stream's redraw.
 func rerun(s *Server, sess *Session, in Inputs) (int, error) {
+	return rerunUnless(s, sess, in, nil)
+}
+
+// rerunUnless is rerun, skipped if stale (checked under the session's lock
+// once the run is built) says a newer command has won meanwhile.
+func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) (int, error) {
+	// Run outside the lock: the stream keeps serving the old run meanwhile.
 	run, err := s.runs.get(in)
 	if err != nil {
 		return runErrorStatus(err), err
@@ -258,6 +250,9 @@ func rerun(s *Server, sess *Session, in Inputs) (int, error) {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if stale != nil && stale() {
+		return 0, nil
+	}
 	c := sess.cursorAt(now)
 	sess.in, sess.run, sess.notice = in, run, ""
 	sess.setCursor(c, now)

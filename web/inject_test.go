@@ -118,17 +118,7 @@ func TestStreamInject(t *testing.T) {
 	if text := joinData(first); !strings.Contains(text, `id="inject-list"`) || !strings.Contains(text, `<option value="h5">`) {
 		t.Fatalf("first redraw lacks the inject control:\n%s", head(text, 600))
 	}
-	post := func(verb, rest string) {
-		t.Helper()
-		res, err := http.Post(ts.URL+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+testTab+`"`+rest+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d", verb, res.StatusCode)
-		}
-	}
+	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
 	post("inject", `,"injectHost":"h1"`)
 	_, evs := nextCharts(t, events)
 	text := joinData(evs)

@@ -431,17 +431,7 @@ func TestStreamLessonStatus(t *testing.T) {
 			t.Errorf("first redraw lacks %s", want)
 		}
 	}
-	post := func(verb, rest string) {
-		t.Helper()
-		res, err := http.Post(ts.URL+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+testTab+`"`+rest+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d", verb, res.StatusCode)
-		}
-	}
+	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
 	ph := func(evs []sseEvent) map[string]string {
 		out := map[string]string{}
 		for _, e := range evs {

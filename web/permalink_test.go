@@ -149,17 +149,7 @@ func TestPermalinkRoundTrip(t *testing.T) {
 		t.Errorf("first address = %q, want the bare preset", u)
 	}
 
-	post := func(verb, rest string) {
-		t.Helper()
-		res, err := http.Post(ts.URL+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+testTab+`"`+rest+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d", verb, res.StatusCode)
-		}
-	}
+	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
 	// The stdev factor set to its default is not written.
 	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34,"hosts":8,"per_try_timeout":0.25,"retry_on":"connect-failure,reset","always_eject_one_host":true,"success_rate_stdev_factor":1900,"fault_rate":0.29,"fault_kind":"reset","interval":7}`)
 	nextCharts(t, events)

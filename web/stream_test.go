@@ -145,17 +145,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 		t.Errorf("first redraw lacks the frame count:\n%s", head(joinData(first), 500))
 	}
 
-	post := func(verb, rest string) {
-		t.Helper()
-		res, err := http.Post(ts.URL+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+testTab+`"`+rest+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d", verb, res.StatusCode)
-		}
-	}
+	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
 
 	// Defaults, to the end: overflows, no ejection.
 	post("scrub", `,"cursor":30`)
