@@ -22,7 +22,7 @@ func (p Preset) Scenario() Scenario { return Scenario(p).Clone() }
 // max_ejection_percent 34 it is ejected at 40 s for 30, 60, then 90 s.
 var SearchCache = Preset{
 	Name:        "search-cache",
-	Description: "six hosts, one loses its cache at 30 s and fails one request in three; the 10% cap refuses the ejection",
+	Description: "six hosts, one loses its cache at 30 s and fails every third request (evenly spaced, as in the article); the 10% cap refuses the ejection",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 6, 600, 300*time.Second
 		c.Faults = []sim.Fault{{
@@ -38,7 +38,7 @@ var SearchCache = Preset{
 // for longer, each time it returns.
 var DeadHost = Preset{
 	Name:        "dead-host",
-	Description: "one of ten hosts dies at 20 s; consecutive_5xx ejects it within five requests, for longer each time it returns",
+	Description: "one of ten hosts dies at 20 s (every connection refused); consecutive_5xx ejects it within five requests, for longer each time it returns",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 500, 300*time.Second
 		c.Faults = []sim.Fault{{
@@ -50,18 +50,19 @@ var DeadHost = Preset{
 }
 
 // SharedDependency: every host loses a shared dependency for two minutes
-// and fails one request in three. Nobody is an outlier: the success rates
-// are equal to a tenth of a point, the threshold sits on the mean, nothing
-// is ejected. (Success rate's strict "<" still flags a host that is a
-// hair below the others now and then; the cap refuses it.)
+// and fails one request in three, each request independently (a real
+// outage is not evenly spaced). Nobody is an outlier, but at about 1000
+// requests per host and interval the success rates scatter by a point or
+// two, so success rate flags whichever host is noisiest now and then; the
+// default cap refuses every flag on six hosts, a generous one does not.
 var SharedDependency = Preset{
 	Name:        "shared-dependency",
-	Description: "every host fails a third of its requests for two minutes; nobody is an outlier, nothing is ejected (correct)",
+	Description: "every host fails a third of its requests at random for two minutes; nobody is an outlier, yet noise flags hosts and only the cap keeps them in",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 6, 600, 240*time.Second
 		c.Faults = []sim.Fault{{
 			Label: "dependency outage", AllHosts: true, From: 30 * time.Second, Until: 150 * time.Second,
-			Share: 1.0 / 3, Pattern: sim.Interleaved, Kind: sim.HTTP503, Primary: true,
+			Share: 1.0 / 3, Pattern: sim.Bernoulli, Kind: sim.HTTP503, Primary: true,
 		}}
 	}),
 	Outlier: engine.DefaultConfig(),
@@ -72,7 +73,7 @@ var SharedDependency = Preset{
 // 73.4 and neither is ejected, although the cap would allow both.
 var TwoBadHosts = Preset{
 	Name:        "two-bad-hosts",
-	Description: "two of five hosts fail 20% and mask each other: the success-rate threshold falls below them",
+	Description: "two of five hosts fail every fifth request (evenly spaced, the article's arithmetic) and mask each other: the success-rate threshold falls below them",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 5, 600, 180*time.Second
 		c.Faults = []sim.Fault{
@@ -91,7 +92,7 @@ var TwoBadHosts = Preset{
 // are healthy the LB panics and sends traffic to the ejected hosts again.
 var Burst = Preset{
 	Name:        "burst",
-	Description: "ten seconds of cluster-wide 5xx with an 80% cap eject most of the pool; survivors saturate; panic",
+	Description: "ten seconds of cluster-wide 5xx at random (30% of requests) with an 80% cap eject most of the pool; survivors saturate; panic",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 1000, 180*time.Second
 		c.CapacityRPS = 130
@@ -110,7 +111,7 @@ var Burst = Preset{
 // ignores the 500s.
 var AppErrors = Preset{
 	Name:        "app-errors",
-	Description: "a buggy endpoint returns 500 on every host; consecutive_5xx ejects healthy hosts in turn",
+	Description: "a buggy endpoint returns 500 on every host for 30% of requests at random; consecutive_5xx ejects healthy hosts in turn",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 80, 300*time.Second
 		c.Faults = []sim.Fault{{
@@ -126,7 +127,7 @@ var AppErrors = Preset{
 // the next passing check (successful_active_health_check_uneject_host).
 var ActiveHCUndo = Preset{
 	Name:        "active-hc-undo",
-	Description: "search-cache with active health checks that skip the cache: every ejection is undone within one check interval",
+	Description: "search-cache (every third request fails, evenly spaced) with active health checks that skip the cache: every ejection is undone within one check interval",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 6, 600, 300*time.Second
 		c.HealthCheck.Enabled = true
@@ -139,16 +140,18 @@ var ActiveHCUndo = Preset{
 }
 
 // BadDeploy is the interview question (seeds/004): half of ten hosts fail
-// 40% after a deploy, three retries on any 5xx (retry circuit breaker
-// raised, as Istio does), a 50% cap, no health checks. Retries amplify the
-// load, consecutive_5xx ejects up to the cap, the survivors saturate.
+// 40% at random after a deploy, three retries on any 5xx, a 50% cap, no
+// health checks. Envoy's default max_retries circuit breaker (3 concurrent
+// retries per cluster, circuit_breaker.proto) bounds the retries; lifting it
+// (max_retries=4294967295, as Istio's generated clusters do) lets them
+// amplify the load. consecutive_5xx ejects up to the cap.
 var BadDeploy = Preset{
 	Name:        "bad-deploy",
-	Description: "half the fleet fails 40%, three retries on any 5xx, 50% cap: amplification, ejection, saturation",
+	Description: "half the fleet fails 40% at random, three retries on any 5xx under Envoy's default max_retries breaker (3 concurrent), 50% cap: ejection up to the cap; lift the breaker to see the retry storm",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 1000, 240*time.Second
 		c.CapacityRPS = 150
-		c.Retry.NumRetries, c.Retry.RetryOn, c.Retry.MaxRetries = 3, sim.RetryOn5xx, 1<<20
+		c.Retry.NumRetries, c.Retry.RetryOn = 3, sim.RetryOn5xx
 		c.Faults = []sim.Fault{{
 			Label: "bad deploy", HostShare: 0.5, From: 30 * time.Second,
 			Share: 0.4, Pattern: sim.Bernoulli, Kind: sim.HTTP503, Primary: true,
@@ -196,7 +199,7 @@ var SmallFleet = Preset{
 // the backoff only decays while it stays healthy.
 var Flapping = Preset{
 	Name:        "flapping",
-	Description: "a host fails on and off; each return ends in a longer ejection",
+	Description: "a host fails every request for 20 s out of every 30 s; each return ends in a longer ejection",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 8, 800, 600*time.Second
 		for k := range 20 {

@@ -122,13 +122,16 @@ func TestPresetDeadHost(t *testing.T) {
 	}
 }
 
-// shared-dependency: every host fails one request in three; the success
-// rates agree to a few tenths of a point, the threshold sits on the mean,
-// nothing is ejected, clients see a third of requests fail.
+// shared-dependency: every host fails one request in three, each request
+// independently. Nobody is an outlier, but the success rates scatter (σ of
+// one to two points at ~1000 requests per host and interval), success rate
+// and consecutive_5xx flag hosts by chance, and the default cap refuses
+// every flag on six hosts; clients see a third of requests fail. With a
+// 50% cap the same noise ejects healthy hosts.
 func TestPresetSharedDependency(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		res := mustRun(t, SharedDependency.Scenario(), SharedDependency.Outlier, seed)
-		if res.Summary.Ejections != 0 || res.Summary.Overflows > 3 {
+		if res.Summary.Ejections != 0 || res.Summary.Overflows < 100 {
 			t.Fatalf("seed %d: %d ejections, %d overflows", seed, res.Summary.Ejections, res.Summary.Overflows)
 		}
 		for _, f := range res.Frames {
@@ -136,17 +139,17 @@ func TestPresetSharedDependency(t *testing.T) {
 				continue
 			}
 			sr := f.SuccessRate
-			if sr.Gate != "ran" || sr.Mean-sr.Threshold > 0.2 || sr.Mean < 66.4 || sr.Mean > 66.9 {
+			if sr.Gate != "ran" || sr.StdDev < 0.3 || sr.StdDev > 3.5 || sr.Mean < 64.5 || sr.Mean > 69 {
 				t.Errorf("seed %d, %d ms: success rate %+v", seed, f.TMs, sr)
 			}
-			for _, h := range f.Hosts {
-				if d := h.SuccessRate - sr.Mean; d < -0.3 || d > 0.3 {
-					t.Errorf("seed %d, %d ms: %s at %.2f, mean %.2f", seed, f.TMs, h.Name, h.SuccessRate, sr.Mean)
-				}
-			}
-			if p := f.Clients.FailurePct(); p < 33.0 || p > 33.7 {
+			if p := f.Clients.FailurePct(); p < 30.5 || p > 36 {
 				t.Errorf("seed %d, %d ms: clients %.2f%%", seed, f.TMs, p)
 			}
+		}
+		cfg := SharedDependency.Outlier
+		cfg.MaxEjectionPercent = 50
+		if wide := mustRun(t, SharedDependency.Scenario(), cfg, seed); wide.Summary.Ejections == 0 {
+			t.Errorf("seed %d: a 50%% cap ejected nobody during a shared outage", seed)
 		}
 	}
 }
@@ -297,12 +300,15 @@ func TestPresetActiveHCUndo(t *testing.T) {
 }
 
 // bad-deploy, the interview question: five of ten hosts fail 40%, three
-// retries on any 5xx with the retry breaker raised, a 50% cap. Retries
-// nearly double the load, five hosts are ejected at once (never more), the
-// survivors saturate (shedding, p99 ≥ 1 s) and later get ejected
-// themselves; a quarter or more of requests fail. Panic never comes: a
-// 50% cap always leaves half the hosts healthy, and panic needs fewer than
-// half. With a 20% retry budget and a 10% cap, failures drop to ~10%.
+// retries on any 5xx, a 50% cap. Under Envoy's default max_retries breaker
+// (3 concurrent retries) retries stay a fraction of a percent of requests
+// and most are refused (upstream_rq_retry_overflow). With the breaker lifted
+// (4294967295, as Istio generates) retries nearly double the load, five
+// hosts are ejected at once (never more), the survivors saturate (shedding,
+// p99 ≥ 1 s) and later get ejected themselves; a quarter or more of
+// requests fail. Panic never comes: a 50% cap always leaves half the hosts
+// healthy, and panic needs fewer than half. With a 20% retry budget and a
+// 10% cap, failures drop to ~10%.
 func TestPresetBadDeploy(t *testing.T) {
 	sum := func(res Result, from int64) (req, retries uint64, p99 float64) {
 		for _, f := range res.Frames {
@@ -314,8 +320,15 @@ func TestPresetBadDeploy(t *testing.T) {
 		}
 		return
 	}
+	lifted := retune(t, BadDeploy, map[string]string{"max_retries": "4294967295"})
 	for seed := uint64(1); seed <= 3; seed++ {
-		res := mustRun(t, BadDeploy.Scenario(), BadDeploy.Outlier, seed)
+		bounded := mustRun(t, BadDeploy.Scenario(), BadDeploy.Outlier, seed)
+		breq, bretries, _ := sum(bounded, 30000)
+		if float64(bretries) > 0.02*float64(breq) || bounded.Summary.RetryOverflow < 10*bretries {
+			t.Errorf("seed %d: default breaker: %d retries for %d requests, %d refused", seed, bretries, breq, bounded.Summary.RetryOverflow)
+		}
+
+		res := mustRun(t, lifted, BadDeploy.Outlier, seed)
 		req, retries, p99 := sum(res, 30000)
 		s := res.Summary
 		if float64(retries) < 0.8*float64(req) {
@@ -340,11 +353,11 @@ func TestPresetBadDeploy(t *testing.T) {
 			t.Errorf("seed %d: no saturated survivor was ejected", seed)
 		}
 
-		better := retune(t, BadDeploy, map[string]string{"retry_budget_percent": "20"})
+		better := retune(t, BadDeploy, map[string]string{"max_retries": "4294967295", "retry_budget_percent": "20"})
 		cfg := BadDeploy.Outlier
 		cfg.MaxEjectionPercent = 10
 		b := mustRun(t, better, cfg, seed)
-		breq, bretries, _ := sum(b, 30000)
+		breq, bretries, _ = sum(b, 30000)
 		if p := b.Summary.FailurePctSinceFault; p > 12 || p > s.FailurePctSinceFault/2 {
 			t.Errorf("seed %d: budget and 10%% cap: %.1f%% failures (interview config %.1f%%)", seed, p, s.FailurePctSinceFault)
 		}
