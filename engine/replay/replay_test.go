@@ -7,15 +7,51 @@ import (
 	"testing"
 )
 
-// conformanceDir holds the public traces next to the checkout (CI has it).
-const conformanceDir = "../../../shared/conformance"
+// The public traces: a copy in the repository (so a clean clone never skips
+// them) and the shared folder next to the checkout when it is there (it may
+// hold traces newer than the copy). A trace in both places runs from the
+// shared folder only.
+const (
+	ownConformanceDir    = "testdata/conformance"
+	sharedConformanceDir = "../../../shared/conformance"
+)
 
 func conformanceFiles(t testing.TB) []string {
-	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
-	if len(files) == 0 {
-		t.Skipf("no conformance traces at %s (a bare clone outside the workspace); CI has them", conformanceDir)
+	shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, "*.json"))
+	own, _ := filepath.Glob(filepath.Join(ownConformanceDir, "*.json"))
+	seen := map[string]bool{}
+	for _, f := range shared {
+		seen[filepath.Base(f)] = true
+	}
+	files := shared
+	for _, f := range own {
+		if !seen[filepath.Base(f)] {
+			files = append(files, f)
+		}
+	}
+	if len(own) == 0 {
+		t.Fatalf("no conformance traces in %s: the repository's copy is missing", ownConformanceDir)
 	}
 	return files
+}
+
+// The repository's copy must match the shared traces where both exist, so
+// a clean clone tests what CI tests.
+func TestConformanceCopyIsCurrent(t *testing.T) {
+	shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, "*.json"))
+	if len(shared) == 0 {
+		t.Skipf("no shared traces at %s to compare the copy with", sharedConformanceDir)
+	}
+	for _, f := range shared {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(ownConformanceDir, filepath.Base(f)))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s: the copy in %s is missing or differs; cp %s %s/", filepath.Base(f), ownConformanceDir, f, ownConformanceDir)
+		}
+	}
 }
 
 // Every public trace must replay to exactly its expected events and stats.
@@ -133,7 +169,7 @@ func TestOutputFormat(t *testing.T) {
 }
 
 func FuzzParseTrace(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(ownConformanceDir, "*.json"))
 	for _, file := range files {
 		if b, err := os.ReadFile(file); err == nil {
 			f.Add(b)
