@@ -1,7 +1,3 @@
-// Package engine is a re-implementation of Envoy's passive outlier detector
-// (source/common/upstream/outlier_detection_impl.cc). It is pure: time comes
-// from a Clock, randomness from a Random, and nothing here does I/O or starts
-// goroutines, so every run is reproducible from its inputs.
 package engine
 
 // Config holds every field of Envoy's config.cluster.v3.OutlierDetection with
@@ -104,5 +100,3 @@ func (c *Config) enforcing(t EjectionType) uint32 {
 	return 0
 }
 
-// EnforcingFor is the exported form of the per-type enforcement percentage.
-func (c Config) EnforcingFor(t EjectionType) uint32 { return c.enforcing(t) }

@@ -173,8 +173,6 @@ func (m *HostMonitor) NumEjections() uint32 { return m.numEjections }
 // Backoff is the ejection-time multiplier (ejectTimeBackoff).
 func (m *HostMonitor) Backoff() uint32 { return m.backoff }
 
-func (m *HostMonitor) LastEjectionMs() int64 { return m.lastEjection }
-
 // Consecutive returns the consecutive 5xx, gateway and local-origin counters.
 func (m *HostMonitor) Consecutive() (c5xx, gateway, local uint32) {
 	return m.c5xx, m.cGateway, m.cLocal

@@ -1,5 +1,8 @@
-package engine
-
+// Package engine is a re-implementation of Envoy's passive outlier detector
+// (source/common/upstream/outlier_detection_impl.cc). It is pure: time comes
+// from a Clock, randomness from a Random, and nothing here does I/O or starts
+// goroutines, so every run is reproducible from its inputs.
+//
 // How outlierlab resolves the subtle cases of Envoy's detector
 // (shared/docs/envoy-semantics.md §11), each as the current code does:
 //
@@ -11,8 +14,10 @@ package engine
 //  3. Envoy posts consecutive events to the main thread; outlierlab, like
 //     Envoy's unit tests, runs them at once, so a queued event never races a
 //     tick. The "already ejected" branch still exists for case 1.
-//  4. A host failing one request in three never reaches consecutive_5xx;
-//     a 500 resets the gateway streak.
+//  4. A host failing every third request, evenly spaced, never reaches
+//     consecutive_5xx (each success resets the counter); the same share of
+//     independent failures does, within seconds at a few hundred requests a
+//     second. A 500 resets the gateway streak.
 //  5. All hosts ejected: SR skips every host, consecutive events are dropped,
 //     unejections proceed (panic routing lives in engine/sim).
 //  6. Removing an ejected host gives back its ejections_active slot; a
@@ -36,3 +41,4 @@ package engine
 //
 // Same-timestamp order: callers record completions before the tick of the
 // same millisecond (the replay format does steps in file order).
+package engine
