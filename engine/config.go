@@ -99,4 +99,3 @@ func (c *Config) enforcing(t EjectionType) uint32 {
 	}
 	return 0
 }
-

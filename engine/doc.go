@@ -25,7 +25,7 @@
 //  7. Zero hosts: the tick runs and finds nothing.
 //  8. Hosts added mid-interval start with empty buckets, raise N at once and
 //     are judged on their partial interval at the next tick.
-//  9–10. Runtime changes are not modelled: a config change rebuilds the run
+//     9–10. Runtime changes are not modelled: a config change rebuilds the run
 //     from t = 0, as a CDS update rebuilds the cluster.
 //  11. Success rate and failure percentage in one tick can eject one host
 //     twice (no "already ejected" check in ejectHost, as in Envoy release
