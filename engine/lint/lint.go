@@ -79,12 +79,11 @@ func enforcement(p uint32) string {
 	return fmt.Sprintf("enforced on %d%% of detections", p)
 }
 
-// ejects reports whether a detector with this threshold (0 for the rate
-// detectors, which have none) and enforcement can ever eject: a consecutive
-// threshold of 0 never fires, because putHttpResponseCode and
+// consecutiveEjects reports whether a consecutive detector can ever eject:
+// a threshold of 0 never fires, because putHttpResponseCode and
 // localOriginFailure compare the streak with == after counting the failure.
-func ejects(consecutive bool, threshold, enforcing uint32) bool {
-	return enforcing > 0 && (!consecutive || threshold > 0)
+func consecutiveEjects(threshold, enforcing uint32) bool {
+	return enforcing > 0 && threshold > 0
 }
 
 // listJoin writes "a", "a and b", "a, b and c".
@@ -176,11 +175,11 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 	}
 
 	// Who can eject at all, by detector.
-	c5xxEjects := ejects(true, cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
-	gwEjects := ejects(true, cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure)
+	c5xxEjects := consecutiveEjects(cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
+	gwEjects := consecutiveEjects(cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure)
 	srEjects := cfg.EnforcingSuccessRate > 0
 	fpEjects := cfg.EnforcingFailurePercentage > 0
-	localEjects := split && ejects(true, cfg.ConsecutiveLocalOriginFailure, cfg.EnforcingConsecutiveLocalOriginFailure)
+	localEjects := split && consecutiveEjects(cfg.ConsecutiveLocalOriginFailure, cfg.EnforcingConsecutiveLocalOriginFailure)
 	localSREjects := split && cfg.EnforcingLocalOriginSuccessRate > 0
 	localFPEjects := split && cfg.EnforcingFailurePercentageLocalOrigin > 0
 	// Failure percentage can run once enough hosts have its volume.
@@ -265,6 +264,10 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 	if !srEnforced {
 		gateSev, verb = Info, "flag"
 	}
+	// Istio's applyOutlierDetection (istio/istio pilot/pkg/networking/core/
+	// cluster_traffic_policy.go) writes enforcing_success_rate 0 for every
+	// DestinationRule, and enforcing_local_origin_success_rate 0 in split
+	// mode.
 	switch {
 	case cfg.EnforcingSuccessRate == 0:
 		add(Info, "enforcing_success_rate",
