@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/lint"
+
+	"sigs.k8s.io/yaml"
 )
 
 func init() {
@@ -42,11 +45,12 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outlierlab lint: -hosts: %d is out of range (allowed 1–10000)\n", *hosts)
 		return 2
 	}
-	if *rps < 0 || *rps > 1e9 {
+	// Written so that NaN, which fails every comparison, is refused too.
+	if !(*rps >= 0 && *rps <= 1e9) {
 		fmt.Fprintf(stderr, "outlierlab lint: -rps: %g is out of range (allowed 0–1e9)\n", *rps)
 		return 2
 	}
-	if *panicPct != -1 && (*panicPct < 0 || *panicPct > 100) {
+	if *panicPct != -1 && !(*panicPct >= 0 && *panicPct <= 100) {
 		fmt.Fprintf(stderr, "outlierlab lint: -panic-threshold: %g is out of range (allowed 0–100)\n", *panicPct)
 		return 2
 	}
@@ -64,6 +68,13 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		fmt.Fprintf(stderr, "outlierlab lint: %s: %v\n", name, err)
+		return 2
+	}
+	// An empty or comment-only file parses as null, which envoyconf reads
+	// as an empty outlier_detection: linting Envoy's defaults would then
+	// answer a question nobody asked (a wrong path, a truncated paste).
+	if doc, err := yaml.YAMLToJSON(data); err == nil && bytes.Equal(bytes.TrimSpace(doc), []byte("null")) {
+		fmt.Fprintf(stderr, "outlierlab lint: %s: no outlier_detection settings found: the file is empty or only comments (write \"outlier_detection: {}\" to lint Envoy's defaults)\n", name)
 		return 2
 	}
 	cfg, panicThreshold, err := envoyconf.ParseClusterYAML(data)

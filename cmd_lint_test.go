@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
 
 func TestLintCommand(t *testing.T) {
 	cluster := "name: search\noutlier_detection:\n  interval: 10s\ncommon_lb_config:\n  healthy_panic_threshold: {value: 50}\n"
+	istio, err := os.ReadFile("testdata/lint/istio-destination-rule.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -20,6 +25,21 @@ func TestLintCommand(t *testing.T) {
 		{"malformed yaml", []string{"-hosts", "6"}, "outlier_detection: {max_ejection_percent: 101}\n", 2, "", "max_ejection_percent: 101 is out of range (allowed 0–100)"},
 		{"hosts out of range", []string{"-hosts", "0"}, cluster, 2, "", "-hosts: 0 is out of range (allowed 1–10000)"},
 		{"panic threshold out of range", []string{"-hosts", "6", "-panic-threshold", "120"}, cluster, 2, "", "-panic-threshold: 120 is out of range"},
+		{"rps NaN", []string{"-hosts", "6", "-rps", "NaN"}, cluster, 2, "", "-rps: NaN is out of range (allowed 0–1e9)"},
+		{"rps infinite", []string{"-hosts", "6", "-rps", "+Inf"}, cluster, 2, "", "-rps: +Inf is out of range (allowed 0–1e9)"},
+		{"panic threshold NaN", []string{"-hosts", "6", "-panic-threshold", "NaN"}, cluster, 2, "", "-panic-threshold: NaN is out of range (allowed 0–100)"},
+		{"empty file", []string{"-hosts", "6"}, "", 2, "", ": no outlier_detection settings found"},
+		{"blank file", []string{"-hosts", "6"}, "\n  \n", 2, "", ": no outlier_detection settings found"},
+		{"comments only", []string{"-hosts", "6"}, "# outlier_detection:\n#   max_ejection_percent: 50\n", 2, "", ": no outlier_detection settings found"},
+		{"explicit defaults are linted", []string{"-hosts", "10"}, "outlier_detection: {}\n", 0, "admits 1 of 10", ""},
+		// Istio's cluster: success rate detects only, panic is off, and a 100%
+		// cap can take every host out.
+		{"istio cluster", []string{"-hosts", "6", "-rps", "600"}, string(istio), 0, "info     enforcing_success_rate: success rate is detection-only", ""},
+		{"istio cluster: no healthy upstream", []string{"-hosts", "6", "-rps", "600"}, string(istio), 0, `warning  healthy_panic_threshold: panic is disabled (healthy_panic_threshold 0`, ""},
+		// Success rate cannot run on 4 hosts, but Istio never enforces it:
+		// that is information, not a problem (exit 0, not 1).
+		{"istio cluster of four hosts", []string{"-hosts", "4", "-rps", "600"}, string(istio), 0, "info     success_rate_minimum_hosts: success rate never runs", ""},
+		{"panic threshold flag overrides the file", []string{"-hosts", "6", "-rps", "600", "-panic-threshold", "50"}, string(istio), 0, "warning  max_ejection_percent: ejecting 4 of 6 hosts puts the cluster in panic", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ package lint
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"outlierlab/engine"
 )
@@ -65,13 +66,66 @@ func MaxSuccessRateOutliers(cfg engine.Config, validHosts int) int {
 	return max(k, 0)
 }
 
-// Check returns the findings, most severe first within each topic.
+// enforcement says what an enforcing_* percentage does to a detection:
+// SnapshotImpl::featureEnabled returns false at 0 and true at 100 without a
+// draw, otherwise it ejects on rng() % 100 < p (§4.1).
+func enforcement(p uint32) string {
+	switch {
+	case p == 0:
+		return "detection-only, enforcing 0%"
+	case p >= 100:
+		return "enforced 100%"
+	}
+	return fmt.Sprintf("enforced on %d%% of detections", p)
+}
+
+// consecutiveEjects reports whether a consecutive detector can ever eject:
+// a threshold of 0 never fires, because putHttpResponseCode and
+// localOriginFailure compare the streak with == after counting the failure.
+func consecutiveEjects(threshold, enforcing uint32) bool {
+	return enforcing > 0 && threshold > 0
+}
+
+// listJoin writes "a", "a and b", "a, b and c".
+func listJoin(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// withDefault is enforcement(p) naming Envoy's default for the field.
+func withDefault(p, def uint32) string {
+	if p == def {
+		return enforcement(p) + ", Envoy's default"
+	}
+	return enforcement(p) + "; Envoy's default is " + enforcement(def)
+}
+
+func secs(ms int64) string { return fmt.Sprintf("%gs", float64(ms)/1000) }
+
+// Check returns the findings, topic by topic: the cap, panic, the
+// consecutive detectors, success rate, failure percentage, split mode,
+// ejection time.
 func Check(cfg engine.Config, c Cluster) []Finding {
 	var out []Finding
 	add := func(s Severity, field, format string, args ...any) {
 		out = append(out, Finding{s, field, fmt.Sprintf(format, args...)})
 	}
 	n := c.Hosts
+	intervalS := float64(cfg.IntervalMs) / 1000
+	split := cfg.SplitExternalLocalOriginErrors
+
+	// Requests per host per interval, the unit of both volume gates; the
+	// gates are judged only when the rate is known.
+	volKnown := c.RPS > 0 && n > 0
+	vol := 0.0
+	if volKnown {
+		vol = c.RPS / float64(n) * intervalS
+	}
 
 	// The cap.
 	admitted := MaxAdmitted(cfg, n)
@@ -91,7 +145,8 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 
 	// Panic: ejections past the panic threshold send traffic back to
 	// ejected hosts (§7.3; no panic while 140·healthy/N >= 100).
-	if c.PanicThreshold > 0 && n > 0 {
+	switch {
+	case c.PanicThreshold > 0 && n > 0:
 		for k := 1; k <= admitted; k++ {
 			healthy := n - k
 			if 140*healthy/n >= 100 {
@@ -104,64 +159,281 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 				break
 			}
 		}
+	case n > 0 && admitted >= n:
+		// Threshold 0 with nothing healthy: recalculatePerPriorityPanic gives
+		// P0 all the load without panic, the healthy list is empty, the pick
+		// returns no host and the router answers 503 "no healthy upstream"
+		// (upstream_cx_none_healthy), reported to no detector (§7.3, §7.4,
+		// §11.5). The hosts come back only as their ejections end.
+		add(Warning, "healthy_panic_threshold",
+			"panic is disabled (healthy_panic_threshold 0, what Istio writes unless min_health_percent is set) and the cap lets all %d hosts be ejected: with every host out clients get 503 \"no healthy upstream\" until the first ejection ends at a detector tick. Lower max_ejection_percent, or set a panic threshold so ejected hosts keep serving.",
+			n)
+	case admitted > 0:
+		add(Info, "healthy_panic_threshold",
+			"panic is disabled (healthy_panic_threshold 0): ejected hosts never get traffic back early; with the cap's %d ejections, the %d hosts left in service take all the traffic.",
+			admitted, n-admitted)
 	}
 
-	// Success rate.
-	intervalS := float64(cfg.IntervalMs) / 1000
-	switch {
-	case n < int(cfg.SuccessRateMinimumHosts):
-		add(Problem, "success_rate_minimum_hosts",
-			"success rate never runs: the cluster has %d hosts and it needs %d with enough volume; only the consecutive detectors can eject.",
-			n, cfg.SuccessRateMinimumHosts)
-	default:
-		need := float64(cfg.SuccessRateRequestVolume) / intervalS
-		if c.RPS > 0 {
-			per := c.RPS / float64(n)
-			if per*intervalS < float64(cfg.SuccessRateRequestVolume) {
-				add(Problem, "success_rate_request_volume",
-					"success rate never runs: each host gets about %.1f requests per %gs interval, %d needed (%.1f req/s per host).",
-					per*intervalS, intervalS, cfg.SuccessRateRequestVolume, need)
-			} else {
-				add(Info, "success_rate_request_volume", "each host gets about %.0f requests per interval; success rate needs %d.", per*intervalS, cfg.SuccessRateRequestVolume)
+	// Who can eject at all, by detector.
+	c5xxEjects := consecutiveEjects(cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
+	gwEjects := consecutiveEjects(cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure)
+	srEjects := cfg.EnforcingSuccessRate > 0
+	fpEjects := cfg.EnforcingFailurePercentage > 0
+	localEjects := split && consecutiveEjects(cfg.ConsecutiveLocalOriginFailure, cfg.EnforcingConsecutiveLocalOriginFailure)
+	localSREjects := split && cfg.EnforcingLocalOriginSuccessRate > 0
+	localFPEjects := split && cfg.EnforcingFailurePercentageLocalOrigin > 0
+	// Failure percentage can run once enough hosts have its volume.
+	fpRuns := n >= max(int(cfg.FailurePercentageMinimumHosts), 1) &&
+		(!volKnown || vol >= float64(cfg.FailurePercentageRequestVolume))
+	// ejectors lists the detectors whose settings let them eject; the rate
+	// detectors only if they can run here when withGates is set.
+	ejectors := func(withSR, withGates bool) []string {
+		fpOK := !withGates || fpRuns
+		var l []string
+		for _, d := range []struct {
+			name string
+			on   bool
+		}{
+			{"consecutive_5xx", c5xxEjects}, {"consecutive_gateway_failure", gwEjects},
+			{"success rate", srEjects && withSR}, {"failure percentage", fpEjects && fpOK},
+			{"consecutive_local_origin_failure", localEjects}, {"local-origin success rate", localSREjects && withSR},
+			{"local-origin failure percentage", localFPEjects && fpOK},
+		} {
+			if d.on {
+				l = append(l, d.name)
 			}
-		} else {
+		}
+		return l
+	}
+	if len(ejectors(true, false)) == 0 {
+		add(Warning, "outlier_detection",
+			"no detector can eject: every one is off or detection-only, so outlier detection counts detections (ejections_detected_*) and never takes a host out.")
+	}
+
+	// consecutive_5xx.
+	switch {
+	case cfg.Consecutive5xx == 0:
+		var still []string
+		if cfg.ConsecutiveGatewayFailure > 0 {
+			still = append(still, fmt.Sprintf("consecutive_gateway_failure (502/503/504 only, %s)", enforcement(cfg.EnforcingConsecutiveGatewayFailure)))
+		}
+		still = append(still,
+			fmt.Sprintf("success rate (%s)", enforcement(cfg.EnforcingSuccessRate)),
+			fmt.Sprintf("failure percentage (%s)", enforcement(cfg.EnforcingFailurePercentage)))
+		tail := ""
+		if !gwEjects && !srEjects && !fpEjects {
+			tail = " None of them ejects, so no 5xx response ever takes a host out."
+		}
+		add(Info, "consecutive_5xx",
+			"consecutive_5xx is off (threshold 0 never fires). 5xx responses still count toward %s.%s",
+			listJoin(still), tail)
+	case cfg.EnforcingConsecutive5xx == 0:
+		add(Info, "enforcing_consecutive_5xx",
+			"consecutive_5xx detects %d 5xx in a row but never ejects (enforcing_consecutive_5xx 0).", cfg.Consecutive5xx)
+	case cfg.EnforcingConsecutive5xx < 100:
+		add(Info, "enforcing_consecutive_5xx",
+			"consecutive_5xx ejects on %d%% of its detections; the streak restarts after each detection, ejected or not (onConsecutiveErrorWorker).", cfg.EnforcingConsecutive5xx)
+	}
+
+	// consecutive_gateway_failure: every 502/503/504 is also a 5xx, so a
+	// gateway streak is a 5xx streak too (putHttpResponseCode).
+	switch {
+	case cfg.ConsecutiveGatewayFailure == 0:
+		add(Info, "consecutive_gateway_failure", "consecutive_gateway_failure is off (threshold 0 never fires).")
+	case cfg.EnforcingConsecutiveGatewayFailure == 0:
+		tail := fmt.Sprintf("they are 5xx too, so %d in a row eject through consecutive_5xx (%s).", cfg.Consecutive5xx, enforcement(cfg.EnforcingConsecutive5xx))
+		if !c5xxEjects {
+			why := "off"
+			if cfg.Consecutive5xx > 0 {
+				why = "detection-only"
+			}
+			tail = fmt.Sprintf("consecutive_5xx does not eject either (%s), so no streak ejects.", why)
+		}
+		add(Info, "enforcing_consecutive_gateway_failure",
+			"consecutive_gateway_failure detects %d 502/503/504 in a row but never ejects (enforcing 0%%, Envoy's default); %s",
+			cfg.ConsecutiveGatewayFailure, tail)
+	case cfg.EnforcingConsecutiveGatewayFailure < 100:
+		add(Info, "enforcing_consecutive_gateway_failure",
+			"consecutive_gateway_failure ejects on %d%% of its detections.", cfg.EnforcingConsecutiveGatewayFailure)
+	}
+
+	// Success rate. Its gates are problems only when a success-rate
+	// detector (external, or local-origin in split mode) is enforced.
+	srEnforced := srEjects || localSREjects
+	gateSev, verb := Problem, "single out"
+	if !srEnforced {
+		gateSev, verb = Info, "flag"
+	}
+	// Istio's applyOutlierDetection (istio/istio pilot/pkg/networking/core/
+	// cluster_traffic_policy.go) writes enforcing_success_rate 0 for every
+	// DestinationRule, and enforcing_local_origin_success_rate 0 in split
+	// mode.
+	switch {
+	case cfg.EnforcingSuccessRate == 0:
+		add(Info, "enforcing_success_rate",
+			"success rate is detection-only (enforcing_success_rate 0, which Istio writes for every DestinationRule): its outliers are counted (ejections_detected_success_rate) but never ejected.")
+	case cfg.EnforcingSuccessRate < 100:
+		add(Info, "enforcing_success_rate", "success rate ejects on %d%% of its detections.", cfg.EnforcingSuccessRate)
+	}
+	srRuns := n >= int(cfg.SuccessRateMinimumHosts)
+	if !srRuns {
+		tail := " (it would only detect anyway)."
+		if srEnforced {
+			if others := ejectors(false, true); len(others) > 0 {
+				tail = "; ejections can come only from " + listJoin(others) + "."
+			} else {
+				tail = "; no other detector ejects."
+			}
+		}
+		add(gateSev, "success_rate_minimum_hosts",
+			"success rate never runs: the cluster has %d hosts and it needs %d with enough volume%s",
+			n, cfg.SuccessRateMinimumHosts, tail)
+	} else {
+		need := float64(cfg.SuccessRateRequestVolume) / intervalS
+		switch {
+		case volKnown && vol < float64(cfg.SuccessRateRequestVolume):
+			srRuns = false
+			add(gateSev, "success_rate_request_volume",
+				"success rate never runs: each host gets about %.1f requests per %gs interval, %d needed (%.1f req/s per host).",
+				vol, intervalS, cfg.SuccessRateRequestVolume, need)
+		case volKnown:
+			add(Info, "success_rate_request_volume", "each host gets about %.0f requests per interval; success rate needs %d.", vol, cfg.SuccessRateRequestVolume)
+		default:
 			add(Info, "success_rate_request_volume", "success rate needs %.1f req/s per host (%d requests per %gs interval).", need, cfg.SuccessRateRequestVolume, intervalS)
 		}
 		k := MaxSuccessRateOutliers(cfg, n)
 		if k == 0 {
-			add(Problem, "success_rate_stdev_factor",
+			srRuns = false
+			add(gateSev, "success_rate_stdev_factor",
 				"with %d hosts and k = %.2f no host can ever fall below mean − k·σ: one outlier needs more than %.2f valid hosts.",
 				n, cfg.StdevFactor(), 1+cfg.StdevFactor()*cfg.StdevFactor())
 		} else {
 			add(Info, "success_rate_stdev_factor",
-				"success rate can single out at most %d equally bad host(s) at once among %d (k bad hosts need more than %.2f·k valid hosts); more mask each other.",
-				k, n, 1+cfg.StdevFactor()*cfg.StdevFactor())
+				"success rate can %s at most %d equally bad host(s) at once among %d (k bad hosts need more than %.2f·k valid hosts); more mask each other.",
+				verb, k, n, 1+cfg.StdevFactor()*cfg.StdevFactor())
 		}
 	}
 
-	// Detect-only settings.
-	if cfg.EnforcingConsecutiveGatewayFailure == 0 && cfg.ConsecutiveGatewayFailure > 0 {
-		add(Info, "enforcing_consecutive_gateway_failure", "consecutive gateway failures are detected but never ejected (enforcing 0%%, Envoy's default); 502/503/504 streaks still count toward consecutive_5xx.")
+	// Failure percentage: its own gates, judged when it is enforced.
+	if !fpEjects {
+		add(Info, "enforcing_failure_percentage", "failure percentage is detection-only (enforcing_failure_percentage 0, Envoy's default).")
 	}
-	if cfg.EnforcingFailurePercentage == 0 {
-		add(Info, "enforcing_failure_percentage", "failure percentage is detection-only (enforcing 0%%, Envoy's default).")
-	}
-	if cfg.EnforcingConsecutive5xx == 0 || cfg.Consecutive5xx == 0 {
-		add(Info, "consecutive_5xx", "consecutive_5xx never ejects (threshold or enforcement 0).")
-	}
-	if cfg.EnforcingSuccessRate > 0 && cfg.EnforcingFailurePercentage > 0 {
-		add(Warning, "enforcing_failure_percentage",
-			"success rate and failure percentage are both enforced: Envoy can eject one host twice in one tick, and ejections_active then stays one too high for the cluster's life (§5.2).")
+	if fpEjects || localFPEjects {
+		switch {
+		case n < int(cfg.FailurePercentageMinimumHosts):
+			add(Problem, "failure_percentage_minimum_hosts",
+				"failure percentage never runs: the cluster has %d hosts and it needs %d with enough volume.", n, cfg.FailurePercentageMinimumHosts)
+		case volKnown && vol < float64(cfg.FailurePercentageRequestVolume):
+			add(Problem, "failure_percentage_request_volume",
+				"failure percentage never runs: each host gets about %.1f requests per %gs interval, %d needed.", vol, intervalS, cfg.FailurePercentageRequestVolume)
+		default:
+			add(Info, "failure_percentage_threshold",
+				"failure percentage (%s) ejects a host that fails at least %d%% of at least %d requests in one interval, when at least %d hosts have that volume.",
+				enforcement(max(cfg.EnforcingFailurePercentage, cfg.EnforcingFailurePercentageLocalOrigin)),
+				cfg.FailurePercentageThreshold, cfg.FailurePercentageRequestVolume, max(cfg.FailurePercentageMinimumHosts, 1))
+		}
 	}
 
-	// Ejection time.
-	b := uint32(0)
-	for int64(b)*cfg.BaseEjectionTimeMs < cfg.MaxEjectionTimeMs+cfg.BaseEjectionTimeMs {
-		b++
+	// Split mode: putResultWithLocalExternalSplit sends connect failures,
+	// resets and timeouts to the local-origin counters only (§3.3, §3.4).
+	if split {
+		add(Info, "split_external_local_origin_errors",
+			"split mode: connect failures, resets and timeouts are local-origin errors; they no longer count toward consecutive_5xx, consecutive_gateway_failure, success rate or failure percentage, only toward the local-origin detectors. HTTP responses, 502/503/504 included, still feed the others.")
+		switch {
+		case cfg.ConsecutiveLocalOriginFailure == 0:
+			add(Info, "consecutive_local_origin_failure", "consecutive_local_origin_failure is off (threshold 0 never fires).")
+		default:
+			what := "eject a host"
+			if cfg.EnforcingConsecutiveLocalOriginFailure == 0 {
+				what = "are detected but never ejected"
+			}
+			// The router reports LocalOriginConnectSuccess when a request
+			// gets a stream (onPoolReady), which resets the streak (§3.4).
+			add(Info, "consecutive_local_origin_failure",
+				"%d local-origin failures in a row %s (%s). With HTTP every request that gets a stream first records a local-origin success, which restarts the streak: failed connects build it, a host that accepts connections and then times out or resets rarely does.",
+				cfg.ConsecutiveLocalOriginFailure, what, withDefault(cfg.EnforcingConsecutiveLocalOriginFailure, 100))
+		}
+		istio := ""
+		if cfg.EnforcingLocalOriginSuccessRate == 0 {
+			istio = "; Istio writes 0 here in split mode"
+		}
+		add(Info, "enforcing_local_origin_success_rate",
+			"the local-origin success rate runs too, on those connection-level results, with the same success_rate_* gates (%s%s).",
+			withDefault(cfg.EnforcingLocalOriginSuccessRate, 100), istio)
+		if cfg.EnforcingFailurePercentageLocalOrigin == 0 {
+			add(Info, "enforcing_failure_percentage_local_origin", "local-origin failure percentage is detection-only (enforcing 0%%, Envoy's default).")
+		}
+	} else {
+		def := engine.DefaultConfig()
+		if cfg.ConsecutiveLocalOriginFailure != def.ConsecutiveLocalOriginFailure ||
+			cfg.EnforcingConsecutiveLocalOriginFailure != def.EnforcingConsecutiveLocalOriginFailure ||
+			cfg.EnforcingLocalOriginSuccessRate != def.EnforcingLocalOriginSuccessRate ||
+			cfg.EnforcingFailurePercentageLocalOrigin != def.EnforcingFailurePercentageLocalOrigin {
+			add(Info, "split_external_local_origin_errors",
+				"the local-origin fields are ignored: split_external_local_origin_errors is false, so connect failures and timeouts are counted as 503/504 by consecutive_5xx, consecutive_gateway_failure, success rate and failure percentage.")
+		}
 	}
-	add(Info, "max_ejection_time",
-		"ejections last %gs, then longer by %gs per repeat up to %gs (multiplier saturates at %d; it decays one step per clean interval); unejection happens only at %gs ticks.",
-		float64(cfg.BaseEjectionTimeMs)/1000, float64(cfg.BaseEjectionTimeMs)/1000, float64(cfg.MaxEjectionTimeMs)/1000, b, intervalS)
+
+	// One host ejected twice in one tick (§5.2): processSuccessRateEjections
+	// lists the failure-percentage candidates before success rate ejects,
+	// and ejectHost does not check whether the host is already out. It takes
+	// both detectors enforced and able to run, and room under the cap for a
+	// second ejection while the first is active.
+	if srRuns && fpRuns && admitted >= 2 {
+		where := "here"
+		if !volKnown {
+			where = fmt.Sprintf("on %d hosts given enough traffic", n)
+		}
+		for _, p := range []struct {
+			on          bool
+			field, kind string
+		}{
+			{srEjects && fpEjects, "enforcing_failure_percentage", ""},
+			{localSREjects && localFPEjects, "enforcing_failure_percentage_local_origin", "local-origin "},
+		} {
+			if p.on {
+				add(Info, p.field,
+					"%[1]ssuccess rate and %[1]sfailure percentage are both enforced and both can run %[3]s, so the code lets both flag the same host in one tick (processSuccessRateEjections lists failure-percentage candidates before success rate ejects, and ejectHost does not check the host is already out). A host failing at least %[2]d%% that no consecutive detector took out first would then be ejected twice, and in release builds ejections_active stays one too high for the cluster's life.",
+					p.kind, cfg.FailurePercentageThreshold, where)
+			}
+		}
+	}
+
+	// Ejection time. ejectHost raises the host's multiplier by one per
+	// enforced ejection while multiplier·base < max + base, and the ejection
+	// lasts min(multiplier·base, max) + jitter (checkHostForUneject).
+	// DetectorImpl::onIntervalTimer lowers it by one at every tick for each
+	// host not ejected whose last uneject is at least one interval old:
+	// time back in service decays it, whatever the host does (§6.2).
+	if base, maxT := cfg.BaseEjectionTimeMs, cfg.MaxEjectionTimeMs; base > 0 {
+		sat := uint32(0)
+		for int64(sat)*base < maxT+base {
+			sat++
+		}
+		var steps []string
+		for m := int64(1); ; m++ {
+			steps = append(steps, secs(min(m*base, maxT)))
+			if m*base >= maxT {
+				break
+			}
+		}
+		var growth string
+		switch {
+		case len(steps) == 1 && maxT == base:
+			growth = fmt.Sprintf("every ejection lasts %s: max_ejection_time equals base_ejection_time, so repeats do not grow (the multiplier still counts up to %d)", secs(base), sat)
+		case len(steps) == 1:
+			growth = fmt.Sprintf("every ejection lasts %s, the max_ejection_time cap", secs(maxT))
+		default:
+			if len(steps) > 4 {
+				steps = []string{steps[0], steps[1], steps[2], "…", steps[len(steps)-1]}
+			}
+			growth = fmt.Sprintf("each enforced ejection raises the host's multiplier by one and lasts min(multiplier × %s, %s): %s as it rises (the multiplier saturates at %d)",
+				secs(base), secs(maxT), strings.Join(steps, ", "), sat)
+		}
+		add(Info, "max_ejection_time",
+			"%s. The multiplier falls by one at every detector tick (%gs) while the host is back in service, from one full interval after its uneject, whatever the host does meanwhile: from %d it is back at 0 about %gs after the uneject. Unejection happens only at those ticks (or on a passing active health check).",
+			growth, intervalS, sat, float64(sat)*intervalS)
+	}
 	if cfg.MaxEjectionTimeJitterMs > 0 {
 		add(Info, "max_ejection_time_jitter", "up to %gs of jitter is added after the max_ejection_time cap.", float64(cfg.MaxEjectionTimeJitterMs)/1000)
 	}

@@ -61,8 +61,7 @@ func TestCheck(t *testing.T) {
 		{"four hosts: SR never runs", func(c *engine.Config) { c.MaxEjectionPercent = 25 }, Cluster{Hosts: 4, PanicThreshold: 50}, "success_rate_minimum_hosts", Problem, "4 hosts and it needs 5"},
 		{"quiet cluster: volume gate", func(c *engine.Config) { c.MaxEjectionPercent = 20 }, Cluster{Hosts: 10, RPS: 50, PanicThreshold: 50}, "success_rate_request_volume", Problem, "about 50.0 requests per 10s interval, 100 needed"},
 		{"panic from a generous cap", func(c *engine.Config) { c.MaxEjectionPercent = 80 }, Cluster{Hosts: 10, PanicThreshold: 50}, "max_ejection_percent", Warning, "ejecting 6 of 10 hosts puts the cluster in panic"},
-		{"double ejection", func(c *engine.Config) { c.EnforcingFailurePercentage = 100 }, Cluster{Hosts: 10, PanicThreshold: 50}, "enforcing_failure_percentage", Warning, "eject one host twice"},
-		{"gateway detect only", nil, Cluster{Hosts: 10, PanicThreshold: 50}, "enforcing_consecutive_gateway_failure", Info, "never ejected"},
+		{"gateway detect only", nil, Cluster{Hosts: 10, PanicThreshold: 50}, "enforcing_consecutive_gateway_failure", Info, "never ejects"},
 		{"backoff saturation", nil, Cluster{Hosts: 10, PanicThreshold: 50}, "max_ejection_time", Info, "saturates at 11"},
 	}
 	for _, tc := range tests {
@@ -85,4 +84,384 @@ func TestCheck(t *testing.T) {
 			t.Errorf("unexpected problem: %+v", f)
 		}
 	}
+}
+
+// want is one finding a config must (or must not) produce: Field and
+// Severity match exactly, Contains is a substring of the message ("" in a
+// "not" list means any message).
+type want struct {
+	Field    string
+	Severity Severity
+	Contains string
+}
+
+func match(fs []Finding, w want) bool {
+	for _, f := range fs {
+		if f.Field == w.Field && f.Severity == w.Severity && strings.Contains(f.Message, w.Contains) {
+			return true
+		}
+	}
+	return false
+}
+
+type findingCase struct {
+	name    string
+	edit    func(*engine.Config)
+	cluster Cluster
+	want    []want
+	not     []want
+	notText []string // substrings no finding may contain
+}
+
+func runFindingCases(t *testing.T, tests []findingCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := engine.DefaultConfig()
+			if tc.edit != nil {
+				tc.edit(&cfg)
+			}
+			fs := Check(cfg, tc.cluster)
+			for _, w := range tc.want {
+				if !match(fs, w) {
+					t.Errorf("missing %s/%s containing %q", w.Field, w.Severity, w.Contains)
+				}
+			}
+			for _, w := range tc.not {
+				if match(fs, w) {
+					t.Errorf("unexpected %s/%s containing %q", w.Field, w.Severity, w.Contains)
+				}
+			}
+			for _, s := range tc.notText {
+				for _, f := range fs {
+					if strings.Contains(f.Message, s) {
+						t.Errorf("%s: %q must not say %q", f.Field, f.Message, s)
+					}
+				}
+			}
+			if t.Failed() {
+				for _, f := range fs {
+					t.Logf("%s %s: %s", f.Severity, f.Field, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// Istio's applyOutlierDetection (pilot/pkg/networking/core/
+// cluster_traffic_policy.go) always writes enforcing_success_rate: 0, and
+// enforcing_local_origin_success_rate: 0 in split mode; an enforcing_* of 0
+// makes ejectHost log the detection and return (§4.1).
+func TestCheckEnforcement(t *testing.T) {
+	big := Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50}
+	runFindingCases(t, []findingCase{
+		{
+			name:    "istio: success rate detects only",
+			edit:    func(c *engine.Config) { c.EnforcingSuccessRate = 0 },
+			cluster: big,
+			want: []want{
+				{"enforcing_success_rate", Info, "success rate is detection-only (enforcing_success_rate 0"},
+				{"success_rate_stdev_factor", Info, "can flag at most 2"},
+			},
+			notText: []string{"can single out"},
+		},
+		{
+			name:    "istio on a small cluster: a success rate that never runs is no problem",
+			edit:    func(c *engine.Config) { c.EnforcingSuccessRate = 0; c.MaxEjectionPercent = 100 },
+			cluster: Cluster{Hosts: 4, RPS: 50, PanicThreshold: 0},
+			want:    []want{{"success_rate_minimum_hosts", Info, "success rate never runs"}},
+			not: []want{
+				{"success_rate_minimum_hosts", Problem, ""},
+				{"success_rate_stdev_factor", Problem, ""},
+			},
+		},
+		{
+			name:    "enforced success rate on a small cluster is a problem naming who can still eject",
+			edit:    func(c *engine.Config) { c.MaxEjectionPercent = 25 },
+			cluster: Cluster{Hosts: 4, PanicThreshold: 50},
+			want:    []want{{"success_rate_minimum_hosts", Problem, "ejections can come only from consecutive_5xx."}},
+		},
+		{
+			name: "the list of who can still eject leaves out a failure percentage that cannot run either",
+			edit: func(c *engine.Config) {
+				c.MaxEjectionPercent, c.EnforcingFailurePercentage = 25, 100
+				c.SplitExternalLocalOriginErrors = true
+			},
+			cluster: Cluster{Hosts: 4, PanicThreshold: 50},
+			want:    []want{{"success_rate_minimum_hosts", Problem, "ejections can come only from consecutive_5xx and consecutive_local_origin_failure."}},
+		},
+		{
+			name:    "partial success-rate enforcement",
+			edit:    func(c *engine.Config) { c.EnforcingSuccessRate = 30 },
+			cluster: big,
+			want:    []want{{"enforcing_success_rate", Info, "ejects on 30% of its detections"}},
+		},
+		{
+			name:    "consecutive_5xx detects only",
+			edit:    func(c *engine.Config) { c.EnforcingConsecutive5xx = 0 },
+			cluster: big,
+			want:    []want{{"enforcing_consecutive_5xx", Info, "consecutive_5xx detects 5 5xx in a row but never ejects (enforcing_consecutive_5xx 0)"}},
+		},
+		{
+			name: "every detector detects only",
+			edit: func(c *engine.Config) {
+				c.EnforcingConsecutive5xx, c.EnforcingSuccessRate = 0, 0
+			},
+			cluster: big,
+			want:    []want{{"outlier_detection", Warning, "no detector can eject"}},
+		},
+		{
+			name:    "defaults eject",
+			cluster: big,
+			not:     []want{{"outlier_detection", Warning, ""}, {"enforcing_success_rate", Info, ""}},
+		},
+	})
+}
+
+// With healthy_panic_threshold 0 the load balancer never panics: with no
+// healthy host left it has nothing to pick and the router answers 503 "no
+// healthy upstream" (§7.3, §7.4, §11.5).
+func TestCheckPanicDisabled(t *testing.T) {
+	const noHealthy = `503 "no healthy upstream"`
+	runFindingCases(t, []findingCase{
+		{
+			name:    "100% cap, panic 0",
+			edit:    func(c *engine.Config) { c.MaxEjectionPercent = 100 },
+			cluster: Cluster{Hosts: 6, RPS: 600, PanicThreshold: 0},
+			want:    []want{{"healthy_panic_threshold", Warning, "the cap lets all 6 hosts be ejected: with every host out clients get " + noHealthy}},
+		},
+		{
+			name:    "one host, always_eject_one_host, panic 0",
+			edit:    func(c *engine.Config) { c.AlwaysEjectOneHost = true },
+			cluster: Cluster{Hosts: 1, PanicThreshold: 0},
+			want:    []want{{"healthy_panic_threshold", Warning, "all 1 hosts be ejected"}},
+		},
+		{
+			name:    "50% cap, panic 0: survivors take it all",
+			edit:    func(c *engine.Config) { c.MaxEjectionPercent = 50 },
+			cluster: Cluster{Hosts: 6, RPS: 600, PanicThreshold: 0},
+			want:    []want{{"healthy_panic_threshold", Info, "the 3 hosts left in service take all the traffic"}},
+			not:     []want{{"healthy_panic_threshold", Warning, ""}},
+		},
+		{
+			name:    "100% cap, panic 50: panic, not 503",
+			edit:    func(c *engine.Config) { c.MaxEjectionPercent = 100 },
+			cluster: Cluster{Hosts: 6, RPS: 600, PanicThreshold: 50},
+			want:    []want{{"max_ejection_percent", Warning, "puts the cluster in panic"}},
+			not:     []want{{"healthy_panic_threshold", Warning, ""}},
+		},
+	})
+}
+
+// Split mode (putResultWithLocalExternalSplit): connect failures, resets and
+// timeouts feed consecutive_local_origin_failure and the local-origin
+// success rate, both enforced 100% by default (§1 rows 13–15).
+func TestCheckSplitMode(t *testing.T) {
+	big := Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50}
+	runFindingCases(t, []findingCase{
+		{
+			name:    "split mode defaults",
+			edit:    func(c *engine.Config) { c.SplitExternalLocalOriginErrors = true },
+			cluster: big,
+			want: []want{
+				{"split_external_local_origin_errors", Info, "no longer count toward consecutive_5xx"},
+				{"consecutive_local_origin_failure", Info, "5 local-origin failures in a row eject a host (enforced 100%"},
+				{"enforcing_local_origin_success_rate", Info, "local-origin success rate runs too"},
+				{"enforcing_local_origin_success_rate", Info, "enforced 100%"},
+				{"enforcing_failure_percentage_local_origin", Info, "detection-only"},
+			},
+		},
+		{
+			name: "istio split mode",
+			edit: func(c *engine.Config) {
+				c.SplitExternalLocalOriginErrors = true
+				c.EnforcingSuccessRate, c.EnforcingLocalOriginSuccessRate = 0, 0
+			},
+			cluster: big,
+			want: []want{
+				{"enforcing_local_origin_success_rate", Info, "detection-only"},
+				{"consecutive_local_origin_failure", Info, "eject a host"},
+			},
+			not: []want{{"outlier_detection", Warning, ""}},
+		},
+		{
+			name: "split mode, local-origin consecutive detects only",
+			edit: func(c *engine.Config) {
+				c.SplitExternalLocalOriginErrors = true
+				c.EnforcingConsecutiveLocalOriginFailure = 0
+			},
+			cluster: big,
+			want:    []want{{"consecutive_local_origin_failure", Info, "detected but never ejected"}},
+		},
+		{
+			name:    "local-origin fields without split mode",
+			edit:    func(c *engine.Config) { c.ConsecutiveLocalOriginFailure = 3 },
+			cluster: big,
+			want:    []want{{"split_external_local_origin_errors", Info, "are ignored"}},
+			not:     []want{{"consecutive_local_origin_failure", Info, ""}},
+		},
+	})
+}
+
+// putHttpResponseCode fires a consecutive detector when the streak, just
+// incremented, equals the threshold: a threshold of 0 never fires (§1).
+func TestCheckConsecutive(t *testing.T) {
+	big := Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50}
+	runFindingCases(t, []findingCase{
+		{
+			name:    "consecutive_5xx 0",
+			edit:    func(c *engine.Config) { c.Consecutive5xx = 0 },
+			cluster: big,
+			want: []want{{"consecutive_5xx", Info,
+				"consecutive_5xx is off (threshold 0 never fires). 5xx responses still count toward consecutive_gateway_failure (502/503/504 only, detection-only, enforcing 0%), success rate (enforced 100%) and failure percentage (detection-only, enforcing 0%)."}},
+			notText: []string{"count toward consecutive_5xx", "still count toward consecutive_5xx"},
+		},
+		{
+			name: "consecutive_5xx 0, nothing else ejects 5xx",
+			edit: func(c *engine.Config) {
+				c.Consecutive5xx, c.EnforcingSuccessRate = 0, 0
+			},
+			cluster: big,
+			want:    []want{{"consecutive_5xx", Info, "None of them ejects, so no 5xx response ever takes a host out"}},
+		},
+		{
+			name:    "gateway detects only, consecutive_5xx ejects the streak",
+			cluster: big,
+			want: []want{{"enforcing_consecutive_gateway_failure", Info,
+				"consecutive_gateway_failure detects 5 502/503/504 in a row but never ejects (enforcing 0%, Envoy's default); they are 5xx too, so 5 in a row eject through consecutive_5xx"}},
+		},
+		{
+			name:    "gateway detects only, consecutive_5xx off",
+			edit:    func(c *engine.Config) { c.Consecutive5xx = 0 },
+			cluster: big,
+			want:    []want{{"enforcing_consecutive_gateway_failure", Info, "consecutive_5xx does not eject either (off), so no streak ejects"}},
+		},
+		{
+			name:    "gateway off",
+			edit:    func(c *engine.Config) { c.ConsecutiveGatewayFailure = 0 },
+			cluster: big,
+			want:    []want{{"consecutive_gateway_failure", Info, "consecutive_gateway_failure is off (threshold 0"}},
+			not:     []want{{"enforcing_consecutive_gateway_failure", Info, ""}},
+		},
+	})
+}
+
+// The backoff multiplier rises at each enforced ejection (ejectHost) and
+// falls by one at every tick the host spends back in service from one full
+// interval after its uneject (DetectorImpl::onIntervalTimer; §6.2).
+func TestCheckEjectionTime(t *testing.T) {
+	big := Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50}
+	runFindingCases(t, []findingCase{
+		{
+			name:    "defaults",
+			cluster: big,
+			want: []want{
+				{"max_ejection_time", Info, "30s, 60s, 90s, …, 300s"},
+				{"max_ejection_time", Info, "saturates at 11"},
+				{"max_ejection_time", Info, "falls by one at every detector tick (10s) while the host is back in service"},
+				{"max_ejection_time", Info, "whatever the host does"},
+				{"max_ejection_time", Info, "back at 0 about 110s after the uneject"},
+			},
+			notText: []string{"clean interval", "longer by"},
+		},
+		{
+			name:    "max equals base",
+			edit:    func(c *engine.Config) { c.BaseEjectionTimeMs, c.MaxEjectionTimeMs = 400000, 400000 },
+			cluster: big,
+			want:    []want{{"max_ejection_time", Info, "every ejection lasts 400s: max_ejection_time equals base_ejection_time, so repeats do not grow"}},
+			notText: []string{"longer by", "per repeat"},
+		},
+		{
+			name:    "max not a multiple of base",
+			edit:    func(c *engine.Config) { c.MaxEjectionTimeMs = 100000 },
+			cluster: big,
+			want: []want{
+				{"max_ejection_time", Info, "30s, 60s, 90s, 100s"},
+				{"max_ejection_time", Info, "saturates at 5"},
+			},
+		},
+		{
+			name:    "max just above base",
+			edit:    func(c *engine.Config) { c.MaxEjectionTimeMs = 45000 },
+			cluster: big,
+			want:    []want{{"max_ejection_time", Info, "30s, 45s"}},
+		},
+	})
+}
+
+// processSuccessRateEjections builds the failure-percentage list before
+// success rate ejects, and ejectHost does not check the host's flag, so one
+// host can be ejected by both in one tick (§5.2). That needs both enforced,
+// both able to run, and room under the cap for the second ejection.
+func TestCheckDoubleEjection(t *testing.T) {
+	const double = "both flag the same host in one tick"
+	fp := func(c *engine.Config) { c.EnforcingFailurePercentage = 100 }
+	runFindingCases(t, []findingCase{
+		{
+			name:    "cap 20% on 10 hosts",
+			edit:    func(c *engine.Config) { fp(c); c.MaxEjectionPercent = 20 },
+			cluster: Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50},
+			want:    []want{{"enforcing_failure_percentage", Info, double}},
+			not:     []want{{"enforcing_failure_percentage", Warning, ""}},
+		},
+		{
+			name:    "the default cap leaves no room for a second ejection",
+			edit:    fp,
+			cluster: Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50},
+			notText: []string{double, "eject one host twice"},
+		},
+		{
+			name:    "success rate not enforced",
+			edit:    func(c *engine.Config) { fp(c); c.MaxEjectionPercent = 50; c.EnforcingSuccessRate = 0 },
+			cluster: Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50},
+			notText: []string{double, "eject one host twice"},
+		},
+		{
+			name:    "success rate cannot run on 4 hosts",
+			edit:    func(c *engine.Config) { fp(c); c.MaxEjectionPercent = 50; c.FailurePercentageMinimumHosts = 1 },
+			cluster: Cluster{Hosts: 4, RPS: 2000, PanicThreshold: 50},
+			notText: []string{double, "eject one host twice"},
+		},
+		{
+			name:    "too little traffic for success rate",
+			edit:    func(c *engine.Config) { fp(c); c.MaxEjectionPercent = 50 },
+			cluster: Cluster{Hosts: 10, RPS: 80, PanicThreshold: 50},
+			notText: []string{double, "eject one host twice"},
+		},
+		{
+			name: "split mode: the local-origin pair",
+			edit: func(c *engine.Config) {
+				c.SplitExternalLocalOriginErrors = true
+				c.EnforcingFailurePercentageLocalOrigin = 100
+				c.MaxEjectionPercent = 20
+			},
+			cluster: Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50},
+			want:    []want{{"enforcing_failure_percentage_local_origin", Info, double}},
+		},
+	})
+}
+
+// Failure percentage, once enforced, has gates of its own (§5.2).
+func TestCheckFailurePercentageGates(t *testing.T) {
+	fp := func(c *engine.Config) { c.EnforcingFailurePercentage = 100; c.MaxEjectionPercent = 50 }
+	runFindingCases(t, []findingCase{
+		{
+			name:    "too few hosts",
+			edit:    fp,
+			cluster: Cluster{Hosts: 4, PanicThreshold: 50},
+			want:    []want{{"failure_percentage_minimum_hosts", Problem, "failure percentage never runs: the cluster has 4 hosts and it needs 5"}},
+		},
+		{
+			name:    "too little traffic",
+			edit:    fp,
+			cluster: Cluster{Hosts: 10, RPS: 40, PanicThreshold: 50},
+			want:    []want{{"failure_percentage_request_volume", Problem, "about 40.0 requests per 10s interval, 50 needed"}},
+		},
+		{
+			name:    "runs",
+			edit:    fp,
+			cluster: Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50},
+			want:    []want{{"failure_percentage_threshold", Info, "ejects a host that fails at least 85% of at least 50 requests in one interval"}},
+		},
+	})
 }
