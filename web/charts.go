@@ -295,7 +295,10 @@ func panicAreas(r *Run, frames []scenario.Frame) []any {
 }
 
 // clientsChart: what the cluster's clients saw: the share of requests that
-// failed after retries, and the retries sent; panic intervals shaded.
+// failed after retries, the retries sent, and the retries refused
+// (upstream_rq_retry_overflow: the max_retries breaker, or the retry
+// budget that replaces it, said no, and the failure went to the client);
+// panic intervals shaded.
 func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
@@ -307,9 +310,11 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c.ExtendYAxis(retryAxis)
 	fail := make([]any, len(frames))
 	retries := make([]any, len(frames))
+	overflow := make([]any, len(frames))
 	for i := range frames {
 		fail[i] = round2(frames[i].Clients.FailurePct())
 		retries[i] = frames[i].Clients.RetriesSent
+		overflow[i] = frames[i].Clients.BudgetRefusals
 	}
 	c.AddSeries("failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
 		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorThreshold, Opacity: opts.Float(0.12)}),
@@ -322,6 +327,11 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 		}))
 	b := charts.NewBar()
 	b.AddSeries("retries", nil, rawData(retries), seriesColor("#9DB9D3"),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
+	// Dark red beside the pale retries: a refusal is a failure the client
+	// got. The legend names both, so colour is not the only cue.
+	b.AddSeries("retry overflow", nil, rawData(overflow), seriesColor(colorOverflow),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOverflow, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	c.Overlap(b)
 	return c

@@ -158,3 +158,63 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The clients chart shows the retries refused (upstream_rq_retry_overflow)
+// beside the retries sent, interval by interval, and the stats table has
+// the same count under the cluster's own prefix: bad-deploy under Envoy's
+// default breaker (3) refuses retries from the fault on.
+func TestRetryOverflowShown(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: "bad-deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decodeOption(t, chartOptions(r, len(r.Frames))[chartClients])
+	var overflow []uint64
+	for _, s := range o.Series {
+		if s.Name == "retry overflow" {
+			for _, d := range s.Data {
+				var v uint64
+				if err := json.Unmarshal(d, &v); err != nil {
+					t.Fatal(err)
+				}
+				overflow = append(overflow, v)
+			}
+		}
+	}
+	if len(overflow) != len(r.Frames) {
+		t.Fatalf("retry overflow series: %d points for %d frames (series %+v)", len(overflow), len(r.Frames), o.Series)
+	}
+	var sum uint64
+	for i, f := range r.Frames {
+		if overflow[i] != f.Clients.BudgetRefusals {
+			t.Errorf("%d ms: chart %d, frame %d", f.TMs, overflow[i], f.Clients.BudgetRefusals)
+		}
+		sum += overflow[i]
+	}
+	if sum == 0 || sum != r.Result.Summary.Cluster.RetryOverflow {
+		t.Errorf("overflows charted %d, upstream_rq_retry_overflow %d", sum, r.Result.Summary.Cluster.RetryOverflow)
+	}
+
+	p := panelsView(r, len(r.Frames))
+	if len(p.Stats) != 2 || p.Stats[0].Prefix != "cluster.bad-deploy.outlier_detection." || p.Stats[1].Prefix != "cluster.bad-deploy." {
+		t.Fatalf("stat sections: %+v", p.Stats)
+	}
+	var found bool
+	for _, row := range p.Stats[1].Rows {
+		if row.Name == "upstream_rq_retry_overflow" {
+			found = true
+			last, prev := r.Frames[len(r.Frames)-1].Cluster.RetryOverflow, r.Frames[len(r.Frames)-2].Cluster.RetryOverflow
+			if row.Value != sum || row.Delta != last-prev || row.Gauge {
+				t.Errorf("row %+v, want %d (+%d)", row, sum, last-prev)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no upstream_rq_retry_overflow row: %+v", p.Stats[1].Rows)
+	}
+	for _, row := range p.Stats[0].Rows {
+		if strings.HasPrefix(row.Name, "upstream_") || row.Name == "lb_healthy_panic" {
+			t.Errorf("cluster stat %s under outlier_detection", row.Name)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"outlierlab/engine"
+	"outlierlab/engine/sim"
 	"outlierlab/web/view"
 )
 
@@ -77,28 +78,58 @@ func newestFirst(r *Run, from, to int) []view.LogEntry {
 // panelsView is everything below the charts at a cursor.
 func panelsView(r *Run, cursor int) view.Panels {
 	cursor = min(max(cursor, 0), len(r.Frames))
-	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster, StatPrefix: "cluster." + r.Cluster + ".outlier_detection."}
+	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster}
 	p.Log = newestFirst(r, 0, cursor)
 	if len(p.Log) > maxLogEntries {
 		p.Omitted = len(p.Log) - maxLogEntries
 		p.Log = p.Log[:maxLogEntries]
 	}
 	var stats, prev engine.Stats
+	var cl, clPrev sim.ClusterStats
 	if cursor > 0 {
-		stats = r.Frames[cursor-1].Stats
+		stats, cl = r.Frames[cursor-1].Stats, r.Frames[cursor-1].Cluster
 	}
 	if cursor > 1 {
-		prev = r.Frames[cursor-2].Stats
+		prev, clPrev = r.Frames[cursor-2].Stats, r.Frames[cursor-2].Cluster
 	}
-	for i := engine.Stat(0); i < engine.NumStats; i++ {
-		row := view.StatRow{Name: i.Name(), Value: stats[i], Gauge: i.IsGauge()}
-		if stats[i] > prev[i] {
-			row.Delta = stats[i] - prev[i]
+	row := func(name string, v, was uint64, gauge bool) view.StatRow {
+		row := view.StatRow{Name: name, Value: v, Gauge: gauge}
+		if v > was {
+			row.Delta = v - was
 		}
-		p.Stats = append(p.Stats, row)
+		return row
 	}
+	cluster := view.StatSection{Prefix: "cluster." + r.Cluster + ".", Title: "the cluster's router and load balancer"}
+	for _, st := range clusterStats {
+		cluster.Rows = append(cluster.Rows, row(st.name, st.get(&cl), st.get(&clPrev), false))
+	}
+	outlier := view.StatSection{Prefix: "cluster." + r.Cluster + ".outlier_detection.", Title: "the cluster's outlier detector"}
+	for i := engine.Stat(0); i < engine.NumStats; i++ {
+		outlier.Rows = append(outlier.Rows, row(i.Name(), stats[i], prev[i], i.IsGauge()))
+	}
+	p.Stats = []view.StatSection{outlier, cluster}
 	p.Hosts = hostRows(r, cursor)
 	return p
+}
+
+// clusterStats are the cluster stats (Envoy's cluster.<name>.*, outside
+// outlier_detection) the stats table shows: the retries and their refusals
+// (the router's RetryStateImpl counts them on the cluster), the timeouts,
+// and the load balancer's answers without healthy hosts. All are counters.
+// The simulator's own tallies (hosts shedding load) are not Envoy stats
+// and are left out.
+var clusterStats = []struct {
+	name string
+	get  func(*sim.ClusterStats) uint64
+}{
+	{"upstream_rq_total", func(s *sim.ClusterStats) uint64 { return s.UpstreamRq }},
+	{"upstream_rq_retry", func(s *sim.ClusterStats) uint64 { return s.RetrySent }},
+	{"upstream_rq_retry_overflow", func(s *sim.ClusterStats) uint64 { return s.RetryOverflow }},
+	{"upstream_rq_retry_limit_exceeded", func(s *sim.ClusterStats) uint64 { return s.RetryLimitExceeded }},
+	{"upstream_rq_retry_success", func(s *sim.ClusterStats) uint64 { return s.RetrySuccess }},
+	{"upstream_rq_per_try_timeout", func(s *sim.ClusterStats) uint64 { return s.PerTryTimeout }},
+	{"upstream_rq_timeout", func(s *sim.ClusterStats) uint64 { return s.RouteTimeout }},
+	{"upstream_cx_none_healthy", func(s *sim.ClusterStats) uint64 { return s.UpstreamCxNoneHealthy }},
 }
 
 // hostRows is the host table, like Envoy's admin /clusters: each host's
@@ -188,7 +219,7 @@ func controlView(c *control, v float64) view.Control {
 	for i, ch := range c.Choices {
 		opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
 	}
-	return view.Control{
+	vc := view.Control{
 		Name: c.Name, Label: c.Label, Help: c.Help,
 		Toggle: c.Kind == kindToggle,
 		Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
@@ -197,7 +228,43 @@ func controlView(c *control, v float64) view.Control {
 		Signal:  "cfg." + c.Name,
 		Range:   c.allowed(),
 		Options: opts,
+		Field:   c.Name,
 	}
+	if c.Field != "" {
+		vc.Field = c.Field
+	}
+	switch c.inputOf() {
+	case inputNumber:
+		vc.NumberOnly = true
+	case inputSliderNumber:
+		vc.Number = true
+		vc.NumLabel = c.Label + ", typed"
+		if c.Unit != "" {
+			vc.NumLabel += " (" + c.Unit + ")"
+		} else if c.Kind == kindShare {
+			vc.NumLabel += " (a fraction, 0–1)"
+		}
+	}
+	if vc.Number || vc.NumberOnly {
+		vc.NumStep = vc.Step
+		if c.NumStep > 0 {
+			vc.NumStep = fmtNum(c.NumStep)
+		}
+		vc.NumSet = c.numberSet()
+	}
+	return vc
+}
+
+// numberSet is the number field's change handler. The field is not bound
+// to the signal (Datastar's binding would turn an emptied field into 0 at
+// every keystroke, and the next post of any control would carry it): on a
+// committed change (Enter, leaving the field, the spin buttons) it sets
+// the signal, a number, or the text as typed when the browser cannot read
+// it as one, and posts it; the server checks it like any other value and
+// answers a bad one with the field-named message.
+func (c *control) numberSet() string {
+	sig := "$cfg." + c.Name
+	return sig + " = (el.value === '' || isNaN(+el.value)) ? el.value : +el.value; $seq++; @post('/lab/cmd/set')"
 }
 
 // displayExpr is display() as a Datastar expression over the control's

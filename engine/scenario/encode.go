@@ -201,7 +201,7 @@ func WriteText(w io.Writer, res Result) error {
 		}
 		fmt.Fprintf(bw, " | clients %5.2f%% failed of %d", f.Clients.FailurePct(), f.Clients.Requests)
 		if f.Clients.RetriesSent > 0 || f.Clients.BudgetRefusals > 0 {
-			fmt.Fprintf(bw, ", %d retries, %d refused", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+			fmt.Fprintf(bw, ", %d retries, %d retry overflows", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
 		}
 		fmt.Fprintf(bw, ", p99 %.0f ms", f.Clients.LatencyP99Ms)
 		if f.Panic {
