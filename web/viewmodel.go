@@ -115,7 +115,8 @@ func panelsView(r *Run, cursor int) view.Panels {
 // clusterStats are the cluster stats (Envoy's cluster.<name>.*, outside
 // outlier_detection) the stats table shows: the retries and their refusals
 // (the router's RetryStateImpl counts them on the cluster), the timeouts,
-// and the load balancer's answers without healthy hosts. All are counters.
+// and the load balancer's answers without healthy hosts and in panic. All
+// are counters.
 // The simulator's own tallies (hosts shedding load) are not Envoy stats
 // and are left out.
 var clusterStats = []struct {
@@ -130,6 +131,10 @@ var clusterStats = []struct {
 	{"upstream_rq_per_try_timeout", func(s *sim.ClusterStats) uint64 { return s.PerTryTimeout }},
 	{"upstream_rq_timeout", func(s *sim.ClusterStats) uint64 { return s.RouteTimeout }},
 	{"upstream_cx_none_healthy", func(s *sim.ClusterStats) uint64 { return s.UpstreamCxNoneHealthy }},
+	// A cluster stat, not an outlier one: the load balancer counts each
+	// host choice it makes in panic (ZoneAwareLoadBalancerBase::
+	// hostSourceToUse, load_balancer_impl.cc, on the cluster's lb stats).
+	{"lb_healthy_panic", func(s *sim.ClusterStats) uint64 { return s.LbHealthyPanic }},
 }
 
 // hostRows is the host table, like Envoy's admin /clusters: each host's
