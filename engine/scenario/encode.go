@@ -243,22 +243,26 @@ func faultyHosts(res Result) []int {
 	return []int{0}
 }
 
-func secs(ms int64) string {
-	if ms%1000 == 0 {
-		return fmt.Sprintf("%ds", ms/1000)
-	}
-	return fmt.Sprintf("%.3gs", float64(ms)/1000)
-}
+// secs is a time as the text output prints it: "40s", "20.1s" (Seconds'
+// rounding).
+func secs(ms int64) string { return Seconds(ms) + "s" }
 
 // Sentence says what one event means, with its numbers.
 func Sentence(e engine.Event) string {
 	at := secs(e.AtMs)
 	c := e.Cap
-	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %.1f%%", c.Active, c.Hosts, c.Percent)
+	share := fmt.Sprintf("%.1f", c.Percent)
+	if c.Percent != float64(c.MaxPercent) {
+		// Enough digits to show the share on its side of the cap.
+		share, _ = Distinct(c.Percent, float64(c.MaxPercent))
+	}
+	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %s%%", c.Active, c.Hosts, share)
 	why := e.Detector.String()
 	switch e.Detector {
 	case engine.SuccessRate, engine.SuccessRateLocalOrigin:
-		why = fmt.Sprintf("%s %.1f%% below threshold %.1f%% (mean %.1f)", e.Detector, e.HostSuccessRate, e.Threshold, e.Mean)
+		rate, thr := Distinct(e.HostSuccessRate, e.Threshold)
+		mean := strconv.FormatFloat(e.Mean, 'f', len(thr)-strings.IndexByte(thr, '.')-1, 64)
+		why = fmt.Sprintf("%s %s%% below threshold %s%% (mean %s)", e.Detector, rate, thr, mean)
 	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
 		why = fmt.Sprintf("%s: %.1f%% failed", e.Detector, 100-e.HostSuccessRate)
 	}
