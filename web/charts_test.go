@@ -256,3 +256,46 @@ func TestLbHealthyPanicStat(t *testing.T) {
 		t.Fatal("burst never panics: the test shows nothing")
 	}
 }
+
+// The status line says the window of every failure share it prints: the
+// run so far, since the fault (the lessons' "from 30 s"), the last
+// interval; each number is the frames' own.
+func TestSummaryLineWindows(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := func(from, to int) string {
+		var req, fail uint64
+		for _, f := range r.Frames[from:to] {
+			req += f.Clients.Requests
+			fail += f.Clients.Failures
+		}
+		return pct2(fail, req)
+	}
+	for _, tc := range []struct {
+		cursor int
+		has    []string
+		hasNot []string
+	}{
+		{0, []string{"Press play"}, []string{"%"}},
+		// Before the fault (30 s): no fault window yet.
+		{2, []string{share(0, 2) + "% of ", " requests since 0 s", share(1, 2) + "% in the last interval (10–20 s)", "0 ejections, 0 refused by the cap"}, []string{"the fault"}},
+		{8, []string{share(0, 8) + "% of ", " requests since 0 s", share(3, 8) + "% since 30 s (the fault)", share(7, 8) + "% in the last interval (70–80 s)", "refused by the cap"}, nil},
+	} {
+		got := summaryLine(r, tc.cursor)
+		for _, s := range tc.has {
+			if !strings.Contains(got, s) {
+				t.Errorf("cursor %d: %q lacks %q", tc.cursor, got, s)
+			}
+		}
+		for _, s := range tc.hasNot {
+			if strings.Contains(got, s) {
+				t.Errorf("cursor %d: %q has %q", tc.cursor, got, s)
+			}
+		}
+	}
+	if share(3, 8) == share(0, 8) || share(3, 8) == share(7, 8) {
+		t.Errorf("the windows give the same share (%s, %s, %s): the test cannot tell them apart", share(0, 8), share(3, 8), share(7, 8))
+	}
+}

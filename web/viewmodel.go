@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"outlierlab/engine"
+	"outlierlab/engine/scenario"
 	"outlierlab/engine/sim"
 	"outlierlab/web/view"
 )
@@ -27,13 +29,33 @@ func statusView(snap snapshot) view.Status {
 }
 
 // summaryLine is the run so far in one line: what clients saw and what the
-// detector did.
+// detector did. Every failure share says its window in words, since the
+// lessons quote more than one: the whole run so far (since 0 s), the time
+// since the fault began (the lessons' "from 30 s"), and the last interval
+// alone (what the clients chart shows at the cursor).
 func summaryLine(r *Run, cursor int) string {
-	var req, fail uint64
+	if cursor == 0 {
+		return "Press play (space) or step (→) to run the detector."
+	}
+	frames := r.Frames[:min(cursor, len(r.Frames))]
+	var req, fail, freq, ffail uint64
 	ej, ov := 0, 0
-	for _, f := range r.Frames[:min(cursor, len(r.Frames))] {
+	// The fault window counts whole intervals from the first one that
+	// starts at or after the fault, as the run's summary does.
+	faultMs, faultFrom := int64(-1), int64(-1)
+	if r.Result != nil {
+		faultMs = r.Result.Summary.FaultStartMs
+	}
+	for _, f := range frames {
 		req += f.Clients.Requests
 		fail += f.Clients.Failures
+		if start := f.TMs - r.Config.IntervalMs; faultMs > 0 && start >= faultMs {
+			if faultFrom < 0 {
+				faultFrom = start
+			}
+			freq += f.Clients.Requests
+			ffail += f.Clients.Failures
+		}
 		for _, e := range f.Events {
 			switch e.Kind {
 			case engine.EventEject:
@@ -43,16 +65,25 @@ func summaryLine(r *Run, cursor int) string {
 			}
 		}
 	}
-	if cursor == 0 {
-		return "Press play (space) or step (→) to run the detector."
+	last := frames[len(frames)-1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(fail, req), groupThousands(req))
+	if faultFrom > 0 {
+		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(ffail, freq), fmtMs(faultFrom))
 	}
-	pct := 0.0
-	if req > 0 {
-		pct = 100 * float64(fail) / float64(req)
+	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", pct2(last.Clients.Failures, last.Clients.Requests),
+		scenario.Seconds(last.TMs-r.Config.IntervalMs), fmtMs(last.TMs))
+	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
+		groupThousands(uint64(ov)))
+	return b.String()
+}
+
+// pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
+func pct2(a, b uint64) string {
+	if b == 0 {
+		return "0.00"
 	}
-	return fmt.Sprintf("So far: clients saw %s%% of %s requests fail · %s %s · %s %s",
-		strconv.FormatFloat(pct, 'f', 2, 64), groupThousands(req), groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
-		groupThousands(uint64(ov)), plural(ov, "overflow", "overflows"))
+	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 2, 64)
 }
 
 func groupThousands(n uint64) string {
