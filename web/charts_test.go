@@ -299,3 +299,81 @@ func TestSummaryLineWindows(t *testing.T) {
 		t.Errorf("the windows give the same share (%s, %s, %s): the test cannot tell them apart", share(0, 8), share(3, 8), share(7, 8))
 	}
 }
+
+// The multiplier and num_ejections are on the swimlanes, not only in the
+// host table: the lane label carries the multiplier at the cursor, an
+// ejected cell's tooltip both. search-cache with the cap at 34 ejects h5
+// at 40 s (×1), 80 s (×2), 150 s (×3) and 250 s.
+func TestLanesShowMultiplier(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lanes struct {
+		YAxis []struct {
+			Data []string `json:"data"`
+		} `json:"yAxis"`
+		Series []struct {
+			Name    string            `json:"name"`
+			Data    []json.RawMessage `json:"data"`
+			Tooltip *struct {
+				Formatter string `json:"formatter"`
+			} `json:"tooltip"`
+		} `json:"series"`
+	}
+	at := func(cursor int) lanes {
+		var l lanes
+		if err := json.Unmarshal(chartOptions(r, cursor)[chartLanes], &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		cursor int
+		h5     string
+	}{
+		{0, "h5"},
+		{3, "h5"},    // 30 s: not ejected yet
+		{4, "h5 ×1"}, // 40 s: ejected for 30 s
+		{8, "h5 ×2"}, // 80 s: again, for 60 s
+		{15, "h5 ×3"},
+	} {
+		l := at(tc.cursor)
+		if len(l.YAxis) == 0 || len(l.YAxis[0].Data) != 6 || l.YAxis[0].Data[5] != tc.h5 || l.YAxis[0].Data[0] != "h0" {
+			t.Errorf("cursor %d: lane labels %+v, want h5 as %q", tc.cursor, l.YAxis, tc.h5)
+		}
+	}
+	l := at(9)
+	if l.Series[0].Name != "ejected" || l.Series[0].Tooltip == nil || l.Series[0].Tooltip.Formatter != "{b}" {
+		t.Fatalf("ejected series: %+v", l.Series[0])
+	}
+	var cells []struct {
+		Value []int  `json:"value"`
+		Name  string `json:"name"`
+	}
+	for _, d := range l.Series[0].Data {
+		var c struct {
+			Value []int  `json:"value"`
+			Name  string `json:"name"`
+		}
+		if err := json.Unmarshal(d, &c); err != nil {
+			t.Fatal(err)
+		}
+		cells = append(cells, c)
+	}
+	want := []string{
+		"h5 ejected after 40 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 50 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 60 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 80 s · multiplier ×2 · num_ejections 2",
+		"h5 ejected after 90 s · multiplier ×2 · num_ejections 2",
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("%d ejected cells at 90 s, want %d: %+v", len(cells), len(want), cells)
+	}
+	for i, c := range cells {
+		if c.Name != want[i] || len(c.Value) != 3 || c.Value[1] != 5 {
+			t.Errorf("cell %d: %+v, want %q on h5's lane", i, c, want[i])
+		}
+	}
+}
