@@ -217,6 +217,11 @@ func WriteText(w io.Writer, res Result) error {
 	if s.FaultStartMs >= 0 {
 		fmt.Fprintf(bw, " (%.2f%% from %s)", s.FailurePctSinceFault, secs(s.FaultStartMs))
 	}
+	if s.Retries > 0 || s.RetryOverflow > 0 {
+		// Retries as a share of the clients' requests (the lessons' "retry
+		// pct"), and the retries refused: upstream_rq_retry_overflow.
+		fmt.Fprintf(bw, "; %d retries (%.2f%% of requests), %d retry overflows", s.Retries, pct(s.Retries, s.Requests), s.RetryOverflow)
+	}
 	fmt.Fprintf(bw, "; %d ejections, %d overflows, %d unenforced detections; most ejected at once %d; panic in %d intervals\n",
 		s.Ejections, s.Overflows, s.Detections, s.MaxEjected, s.PanicFrames)
 	return bw.Flush()
