@@ -293,3 +293,77 @@ func head(s string, n int) string {
 	}
 	return s
 }
+
+// TestBrowserLabNumbers drives the controls a slider cannot set and the
+// displays issue 8 asked for, in bad-deploy: max_retries is a number field
+// typed with the keyboard (Envoy's default 3, lifted to 4294967295, a bad
+// value refused with the field named); retry overflows show in the clients
+// chart and under the cluster's own stat prefix beside lb_healthy_panic;
+// long-range and fine-grained sliders have a number field that follows
+// them both ways; the lanes carry the multiplier; the status line names
+// its windows.
+func TestBrowserLabNumbers(t *testing.T) {
+	b := startBrowser(t, 1440, 1000)
+	ctx, ts := b.ctx, b.url
+	step, eval, poll := b.step, b.eval, b.poll
+	const helpers = `
+window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
+window.t_sum = name => (t_opt('chart-clients').series.find(s => s.name === name).data || []).reduce((a, b) => a + (+b || 0), 0);
+window.t_stat = name => { const r = document.querySelector('[data-stat="cluster.bad-deploy.' + name + '"]'); return r ? +r.cells[1].textContent : -1; };
+window.t_change = (id, v) => { const el = document.getElementById(id); el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok'; };
+true`
+	step("open bad-deploy", chromedp.Navigate(ts+"/lab?preset=bad-deploy&t=100"), chromedp.WaitVisible(chromedp.CSS("#chart-clients canvas")))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+		t.Fatalf("helpers: %v", err)
+	}
+	if got := eval(`(() => { const el = document.getElementById('c-max_retries');
+		return el.type + ' ' + el.value + ' ' + document.querySelector('label[for=c-max_retries]').textContent + ' ' + el.closest('.control').querySelector('code.field').textContent })()`); got != "number 3 Max concurrent retries circuit_breakers.thresholds.max_retries" {
+		t.Errorf("max_retries field: %q", got)
+	}
+	// Envoy's default breaker: most retries refused, in the chart and the
+	// cluster's stats.
+	poll("retry overflows in the chart", `t_sum('retry overflow') > t_sum('retries')`)
+	if got := eval(`String(t_stat('upstream_rq_retry_overflow') === t_sum('retry overflow') && t_stat('lb_healthy_panic') === 0 && t_stat('upstream_rq_retry') > 0)`); got != "true" {
+		t.Errorf("cluster stats: overflow %s (chart %s), lb_healthy_panic %s", eval(`String(t_stat('upstream_rq_retry_overflow'))`), eval(`String(t_sum('retry overflow'))`), eval(`String(t_stat('lb_healthy_panic'))`))
+	}
+	if got := eval(`document.querySelector('#envoy-stats').innerText`); !strings.Contains(got, "cluster.bad-deploy.outlier_detection.") || !strings.Contains(got, "cluster.bad-deploy.…") {
+		t.Errorf("stat prefixes:\n%s", head(got, 600))
+	}
+	// The lanes: h0–h4 are out by 40 s, with their multiplier.
+	poll("the multiplier on the lanes", `t_opt('chart-lanes').yAxis[0].data.some(l => / ×\d+$/.test(l))`)
+	// The status line names its windows.
+	if got := eval(`document.querySelector('#status .summary').textContent`); !strings.Contains(got, "since 0 s") || !strings.Contains(got, "since 30 s (the fault)") || !strings.Contains(got, "in the last interval (90–100 s)") {
+		t.Errorf("status line: %q", got)
+	}
+
+	// Lift the breaker with the keyboard, as Istio does (the field is in
+	// the folded "Cluster and clients" group: open it first).
+	step("open the cluster group", chromedp.Evaluate[chromedp.Void](`document.getElementById('c-max_retries').closest('details').querySelector('summary').click()`))
+	step("type 4294967295 into max_retries",
+		chromedp.Focus(chromedp.CSS("#c-max_retries")),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('c-max_retries').select()`),
+		chromedp.SendKeys(chromedp.CSS("#c-max_retries"), "4294967295"+kb.Enter))
+	poll("the breaker lifted", `location.search.includes('max_retries=4294967295') && t_sum('retry overflow') === 0 && t_sum('retries') > 1000`)
+	if got := eval(`String(t_stat('upstream_rq_retry_overflow'))`); got != "0" {
+		t.Errorf("upstream_rq_retry_overflow with the breaker lifted: %s", got)
+	}
+	// Past Envoy's uint32: refused, the field named with its range.
+	eval(`t_change('c-max_retries', '5000000000')`)
+	poll("the notice", `!document.getElementById('notice').hidden && document.getElementById('notice').textContent.includes('max_retries: 5000000000 is out of range (allowed 0–4294967295 retries)')`)
+	eval(`t_change('c-max_retries', '3')`)
+	poll("the default breaker back", `document.getElementById('notice').hidden && !location.search.includes('max_retries') && t_sum('retry overflow') > 0`)
+
+	// fault_rate takes a third to the thousandth; the slider's label follows.
+	eval(`t_change('n-fault_rate', '0.333')`)
+	poll("fault_rate 0.333", `location.search.includes('fault_rate=0.333') && document.querySelector('output[for=c-fault_rate]').textContent === '33.3%'`)
+	// max_ejection_time: typed, the slider follows; slid, the field follows.
+	eval(`t_change('n-max_ejection_time', '437')`)
+	poll("max_ejection_time 437", `location.search.includes('max_ejection_time=437') && document.getElementById('c-max_ejection_time').value === '437' && document.querySelector('output[for=c-max_ejection_time]').textContent === '437 s'`)
+	eval(`(() => { const el = document.getElementById('c-max_ejection_time'); el.value = '600';
+		el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("the field following the slider", `document.getElementById('n-max_ejection_time').value === '600' && location.search.includes('max_ejection_time=600')`)
+	if got := eval(`document.getElementById('n-max_ejection_time').getAttribute('aria-label')`); got != "Max ejection time, typed (s)" {
+		t.Errorf("number field label: %q", got)
+	}
+	b.checkOffline()
+}

@@ -2,7 +2,9 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -106,7 +108,7 @@ func common(r *Run, unit string) []charts.GlobalOpts {
 
 // wideGrid is the wide charts' plot area: fixed margins (labels outside
 // the plot, room for the legend on the right).
-var wideGrid = setGrid(opts.Grid{Left: "52", Right: "112", Top: "10", Bottom: "26", ContainLabel: opts.Bool(false)})
+var wideGrid = setGrid(opts.Grid{Left: "66", Right: "112", Top: "10", Bottom: "26", ContainLabel: opts.Bool(false)})
 
 // grid is a small chart's plot area: labels contained, legend on top.
 func grid(right, top int) charts.GlobalOpts {
@@ -194,13 +196,17 @@ func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
 // lanesChart: one swimlane per host. A filled cell is an interval that
 // ended with the host ejected; triangles are detections the cap refused
 // (overflow), diamonds detections not enforced. Panic intervals are shaded.
+// Each lane's label carries the host's ejection multiplier at the cursor
+// ("h5 ×2"), and an ejected cell's tooltip the multiplier and
+// num_ejections after that sweep: what base_ejection_time is multiplied by
+// next, visible without opening the host table.
 func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "")...)
 	c.SetGlobalOptions(
 		charts.WithYAxisOpts(opts.YAxis{
-			Type: "category", Data: r.Hosts, Inverse: opts.Bool(true),
+			Type: "category", Data: laneLabels(r, frames), Inverse: opts.Bool(true),
 			AxisLabel: &opts.AxisLabel{FontSize: fontSize, Color: colorText},
 			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
 		}),
@@ -212,8 +218,9 @@ func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 	for i := range frames {
 		f := &frames[i]
 		for hi := range f.Hosts {
-			if f.Hosts[hi].Ejected {
-				ejected = append(ejected, []int{i, hi, 1})
+			if h := &f.Hosts[hi]; h.Ejected {
+				ejected = append(ejected, map[string]any{"value": []int{i, hi, 1},
+					"name": fmt.Sprintf("%s ejected after %s · multiplier ×%d · num_ejections %d", h.Name, r.Times[i], h.Multiplier, h.NumEjections)})
 			}
 		}
 		for _, e := range f.Events {
@@ -237,7 +244,10 @@ func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 		}
 	}
 	panicSpans = panicAreas(r, frames)
+	// The ejected cells' tooltip is their name (a string template: options
+	// travel as JSON, where no formatter function survives).
 	c.AddSeries("ejected", nil, rawData(ejected), seriesColor(colorEjected),
+		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
@@ -261,6 +271,25 @@ func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": colorEjected}},
 		}}
 	}}
+}
+
+// laneLabels are the swimlanes' labels at the cursor: the host, and its
+// ejection multiplier when it has one ("h5 ×2"). An ejection raises it by
+// one (up to where base × it passes max_ejection_time) and lasts
+// base_ejection_time × it; each sweep the host spends back in service
+// lowers it by one (ejectHost and the interval timer's decay in
+// outlier_detection_impl.cc; envoy-semantics.md §6.2).
+func laneLabels(r *Run, frames []scenario.Frame) []string {
+	labels := slices.Clone(r.Hosts)
+	if len(frames) == 0 {
+		return labels
+	}
+	for hi, h := range frames[len(frames)-1].Hosts {
+		if hi < len(labels) && h.Multiplier > 0 {
+			labels[hi] = fmt.Sprintf("%s ×%d", h.Name, h.Multiplier)
+		}
+	}
+	return labels
 }
 
 // patched is a go-echarts chart with a last change to its option, for the
@@ -295,7 +324,10 @@ func panicAreas(r *Run, frames []scenario.Frame) []any {
 }
 
 // clientsChart: what the cluster's clients saw: the share of requests that
-// failed after retries, and the retries sent; panic intervals shaded.
+// failed after retries, the retries sent, and the retries refused
+// (upstream_rq_retry_overflow: the max_retries breaker, or the retry
+// budget that replaces it, said no, and the failure went to the client);
+// panic intervals shaded.
 func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
@@ -307,9 +339,11 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 	c.ExtendYAxis(retryAxis)
 	fail := make([]any, len(frames))
 	retries := make([]any, len(frames))
+	overflow := make([]any, len(frames))
 	for i := range frames {
 		fail[i] = round2(frames[i].Clients.FailurePct())
 		retries[i] = frames[i].Clients.RetriesSent
+		overflow[i] = frames[i].Clients.BudgetRefusals
 	}
 	c.AddSeries("failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
 		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorThreshold, Opacity: opts.Float(0.12)}),
@@ -322,6 +356,11 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 		}))
 	b := charts.NewBar()
 	b.AddSeries("retries", nil, rawData(retries), seriesColor("#9DB9D3"),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
+	// Dark red beside the pale retries: a refusal is a failure the client
+	// got. The legend names both, so colour is not the only cue.
+	b.AddSeries("retry overflow", nil, rawData(overflow), seriesColor(colorOverflow),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOverflow, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	c.Overlap(b)
 	return c

@@ -158,3 +158,222 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The clients chart shows the retries refused (upstream_rq_retry_overflow)
+// beside the retries sent, interval by interval, and the stats table has
+// the same count under the cluster's own prefix: bad-deploy under Envoy's
+// default breaker (3) refuses retries from the fault on.
+func TestRetryOverflowShown(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: "bad-deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decodeOption(t, chartOptions(r, len(r.Frames))[chartClients])
+	var overflow []uint64
+	for _, s := range o.Series {
+		if s.Name == "retry overflow" {
+			for _, d := range s.Data {
+				var v uint64
+				if err := json.Unmarshal(d, &v); err != nil {
+					t.Fatal(err)
+				}
+				overflow = append(overflow, v)
+			}
+		}
+	}
+	if len(overflow) != len(r.Frames) {
+		t.Fatalf("retry overflow series: %d points for %d frames (series %+v)", len(overflow), len(r.Frames), o.Series)
+	}
+	var sum uint64
+	for i, f := range r.Frames {
+		if overflow[i] != f.Clients.BudgetRefusals {
+			t.Errorf("%d ms: chart %d, frame %d", f.TMs, overflow[i], f.Clients.BudgetRefusals)
+		}
+		sum += overflow[i]
+	}
+	if sum == 0 || sum != r.Result.Summary.Cluster.RetryOverflow {
+		t.Errorf("overflows charted %d, upstream_rq_retry_overflow %d", sum, r.Result.Summary.Cluster.RetryOverflow)
+	}
+
+	p := panelsView(r, len(r.Frames))
+	if len(p.Stats) != 2 || p.Stats[0].Prefix != "cluster.bad-deploy.outlier_detection." || p.Stats[1].Prefix != "cluster.bad-deploy." {
+		t.Fatalf("stat sections: %+v", p.Stats)
+	}
+	var found bool
+	for _, row := range p.Stats[1].Rows {
+		if row.Name == "upstream_rq_retry_overflow" {
+			found = true
+			last, prev := r.Frames[len(r.Frames)-1].Cluster.RetryOverflow, r.Frames[len(r.Frames)-2].Cluster.RetryOverflow
+			if row.Value != sum || row.Delta != last-prev || row.Gauge {
+				t.Errorf("row %+v, want %d (+%d)", row, sum, last-prev)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no upstream_rq_retry_overflow row: %+v", p.Stats[1].Rows)
+	}
+	for _, row := range p.Stats[0].Rows {
+		if strings.HasPrefix(row.Name, "upstream_") || row.Name == "lb_healthy_panic" {
+			t.Errorf("cluster stat %s under outlier_detection", row.Name)
+		}
+	}
+}
+
+// lb_healthy_panic is a cluster stat: the table shows it under
+// cluster.<name>., with the load balancer's count, never under
+// outlier_detection. burst sends most hosts out at once, into panic.
+func TestLbHealthyPanicStat(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: "burst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cursor := range len(r.Frames) + 1 {
+		p := panelsView(r, cursor)
+		var want, prev uint64
+		if cursor > 0 {
+			want = r.Frames[cursor-1].Cluster.LbHealthyPanic
+		}
+		if cursor > 1 {
+			prev = r.Frames[cursor-2].Cluster.LbHealthyPanic
+		}
+		found := 0
+		for _, sec := range p.Stats {
+			for _, row := range sec.Rows {
+				if row.Name != "lb_healthy_panic" {
+					continue
+				}
+				found++
+				if sec.Prefix != "cluster.burst." || row.Value != want || row.Delta != want-prev {
+					t.Fatalf("cursor %d: %s%s = %d (+%d), want cluster.burst.lb_healthy_panic = %d (+%d)", cursor, sec.Prefix, row.Name, row.Value, row.Delta, want, want-prev)
+				}
+			}
+		}
+		if found != 1 {
+			t.Fatalf("cursor %d: lb_healthy_panic in %d rows", cursor, found)
+		}
+	}
+	if r.Result.Summary.LbHealthyPanic == 0 {
+		t.Fatal("burst never panics: the test shows nothing")
+	}
+}
+
+// The status line says the window of every failure share it prints: the
+// run so far, since the fault (the lessons' "from 30 s"), the last
+// interval; each number is the frames' own.
+func TestSummaryLineWindows(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := func(from, to int) string {
+		var req, fail uint64
+		for _, f := range r.Frames[from:to] {
+			req += f.Clients.Requests
+			fail += f.Clients.Failures
+		}
+		return pct2(fail, req)
+	}
+	for _, tc := range []struct {
+		cursor int
+		has    []string
+		hasNot []string
+	}{
+		{0, []string{"Press play"}, []string{"%"}},
+		// Before the fault (30 s): no fault window yet.
+		{2, []string{share(0, 2) + "% of ", " requests since 0 s", share(1, 2) + "% in the last interval (10–20 s)", "0 ejections, 0 refused by the cap"}, []string{"the fault"}},
+		{8, []string{share(0, 8) + "% of ", " requests since 0 s", share(3, 8) + "% since 30 s (the fault)", share(7, 8) + "% in the last interval (70–80 s)", "refused by the cap"}, nil},
+	} {
+		got := summaryLine(r, tc.cursor)
+		for _, s := range tc.has {
+			if !strings.Contains(got, s) {
+				t.Errorf("cursor %d: %q lacks %q", tc.cursor, got, s)
+			}
+		}
+		for _, s := range tc.hasNot {
+			if strings.Contains(got, s) {
+				t.Errorf("cursor %d: %q has %q", tc.cursor, got, s)
+			}
+		}
+	}
+	if share(3, 8) == share(0, 8) || share(3, 8) == share(7, 8) {
+		t.Errorf("the windows give the same share (%s, %s, %s): the test cannot tell them apart", share(0, 8), share(3, 8), share(7, 8))
+	}
+}
+
+// The multiplier and num_ejections are on the swimlanes, not only in the
+// host table: the lane label carries the multiplier at the cursor, an
+// ejected cell's tooltip both. search-cache with the cap at 34 ejects h5
+// at 40 s (×1), 80 s (×2), 150 s (×3) and 250 s.
+func TestLanesShowMultiplier(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lanes struct {
+		YAxis []struct {
+			Data []string `json:"data"`
+		} `json:"yAxis"`
+		Series []struct {
+			Name    string            `json:"name"`
+			Data    []json.RawMessage `json:"data"`
+			Tooltip *struct {
+				Formatter string `json:"formatter"`
+			} `json:"tooltip"`
+		} `json:"series"`
+	}
+	at := func(cursor int) lanes {
+		var l lanes
+		if err := json.Unmarshal(chartOptions(r, cursor)[chartLanes], &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		cursor int
+		h5     string
+	}{
+		{0, "h5"},
+		{3, "h5"},    // 30 s: not ejected yet
+		{4, "h5 ×1"}, // 40 s: ejected for 30 s
+		{8, "h5 ×2"}, // 80 s: again, for 60 s
+		{15, "h5 ×3"},
+	} {
+		l := at(tc.cursor)
+		if len(l.YAxis) == 0 || len(l.YAxis[0].Data) != 6 || l.YAxis[0].Data[5] != tc.h5 || l.YAxis[0].Data[0] != "h0" {
+			t.Errorf("cursor %d: lane labels %+v, want h5 as %q", tc.cursor, l.YAxis, tc.h5)
+		}
+	}
+	l := at(9)
+	if l.Series[0].Name != "ejected" || l.Series[0].Tooltip == nil || l.Series[0].Tooltip.Formatter != "{b}" {
+		t.Fatalf("ejected series: %+v", l.Series[0])
+	}
+	var cells []struct {
+		Value []int  `json:"value"`
+		Name  string `json:"name"`
+	}
+	for _, d := range l.Series[0].Data {
+		var c struct {
+			Value []int  `json:"value"`
+			Name  string `json:"name"`
+		}
+		if err := json.Unmarshal(d, &c); err != nil {
+			t.Fatal(err)
+		}
+		cells = append(cells, c)
+	}
+	want := []string{
+		"h5 ejected after 40 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 50 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 60 s · multiplier ×1 · num_ejections 1",
+		"h5 ejected after 80 s · multiplier ×2 · num_ejections 2",
+		"h5 ejected after 90 s · multiplier ×2 · num_ejections 2",
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("%d ejected cells at 90 s, want %d: %+v", len(cells), len(want), cells)
+	}
+	for i, c := range cells {
+		if c.Name != want[i] || len(c.Value) != 3 || c.Value[1] != 5 {
+			t.Errorf("cell %d: %+v, want %q on h5's lane", i, c, want[i])
+		}
+	}
+}

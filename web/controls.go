@@ -73,6 +73,47 @@ type control struct {
 	Knob string
 	// Choices are a kindChoice control's values, as the knob reads them.
 	Choices []string
+	// Entry is how the page takes the value (inputAuto: decided by the
+	// range, see inputOf).
+	Entry inputKind
+	// NumStep is the number field's step when it must be finer than the
+	// slider's: fault_rate's slider moves by 0.01, a typed 0.333 ("one in
+	// three") must be accepted. 0: the slider's step.
+	NumStep float64
+	// Field is the Envoy path the page prints under the control when it is
+	// not Name itself (circuit_breakers.thresholds.max_retries).
+	Field string
+}
+
+// inputKind is the kind of input a numeric control gets on the page.
+type inputKind uint8
+
+const (
+	// inputAuto: a slider, with a number field beside it when the range
+	// has more steps than a slider can set one by one (see sliderSteps).
+	inputAuto inputKind = iota
+	// inputSliderNumber: a slider and a number field bound to one value.
+	inputSliderNumber
+	// inputNumber: a number field alone, for a range no slider can hold
+	// (max_retries: 0–4294967295).
+	inputNumber
+)
+
+// sliderSteps is the most steps a slider alone may have: a sidebar slider
+// is some 300 px wide, and past about one step per 1.25 px a learner can
+// no longer land on a value with the mouse (max_ejection_time's 1800 steps
+// were ≈ 5 s a pixel).
+const sliderSteps = 240
+
+// inputOf is the input the page gives c.
+func (c *control) inputOf() inputKind {
+	if c.Entry != inputAuto || c.Kind == kindToggle || c.Kind == kindChoice {
+		return c.Entry
+	}
+	if c.Step > 0 && (c.Max-c.Min)/c.Step > sliderSteps {
+		return inputSliderNumber
+	}
+	return inputAuto
 }
 
 // Control groups, in page order.
@@ -191,6 +232,9 @@ var controls = []control{
 		Help: "retry_policy.per_try_timeout: a slower attempt becomes a local-origin timeout (0: none)"},
 	{Name: "retry_budget_percent", Knob: "retry_budget_percent", Label: "Retry budget", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
 		Help: "retry_budget.budget_percent: retries as a share of active requests (0: no budget, the max_retries breaker applies)"},
+	{Name: "max_retries", Knob: "max_retries", Label: "Max concurrent retries", Group: groupCluster, Unit: "retries", Kind: kindCount, Target: targetScenario, Min: 0, Max: 4294967295, Step: 1,
+		Entry: inputNumber, Field: "circuit_breakers.thresholds.max_retries",
+		Help: "the cluster's retry circuit breaker: retries in flight at once, all requests together (Envoy's default 3; Istio sets 4294967295). A retry past it is not sent; it counts in upstream_rq_retry_overflow and the client gets the failure. A retry budget replaces it"},
 	{Name: "active_hc", Knob: "active_hc", Label: "Active health checks", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
 		Help: "an active HTTP health checker on the cluster"},
 	{Name: "hc_interval", Knob: "hc_interval", Label: "Health check interval", Group: groupCluster, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 1, Max: 60, Step: 1,
@@ -207,7 +251,8 @@ var controls = []control{
 	{Name: "capacity_rps", Knob: "capacity_rps", Label: "Host capacity", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 0, Max: 2000, Step: 10,
 		Help: "what one host serves per second; beyond it requests queue and are shed with 503 (0: unlimited)"},
 	{Name: "fault_rate", Knob: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Kind: kindShare, Target: targetScenario, Min: 0, Max: 1, Step: 0.01,
-		Help: "share of the faulty host's requests that fail"},
+		Entry: inputSliderNumber, NumStep: 0.001,
+		Help: "share of the faulty host's requests that fail, as a fraction: type 0.333 for one in three"},
 	{Name: "fault_kind", Knob: "fault_kind", Label: "How it fails", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 6, Step: 1,
 		Choices: []string{"500", "502", "503", "504", "connect_failure", "reset", "timeout"},
 		Help:    "an HTTP status, a refused connection, a reset, or a hang that times out"},

@@ -146,3 +146,80 @@ func TestControlAliasesAndChoices(t *testing.T) {
 		t.Errorf("a bad choice: %v", err)
 	}
 }
+
+// max_retries (circuit_breakers.thresholds.max_retries) takes its whole
+// range, 0–4294967295, and the run follows it: bad-deploy with Envoy's
+// default 3 refuses most retries (upstream_rq_retry_overflow), the breaker
+// lifted as Istio lifts it lets them all through.
+func TestMaxRetriesControl(t *testing.T) {
+	c := lookupControl("max_retries")
+	if c == nil || c.Knob != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.inputOf() != inputNumber {
+		t.Fatalf("max_retries control: %+v", c)
+	}
+	def, err := buildRun(Inputs{Preset: "bad-deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Values["max_retries"] != 3 {
+		t.Fatalf("bad-deploy's max_retries = %v, want Envoy's default 3", def.Values["max_retries"])
+	}
+	vals, err := parseControlValues(map[string]json.RawMessage{"max_retries": json.RawMessage(`4294967295`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifted, err := buildRun(Inputs{Preset: "bad-deploy"}.with(vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scenario.KnobValue(lifted.Scenario, "max_retries"); got != "4294967295" {
+		t.Fatalf("knob max_retries = %q", got)
+	}
+	d, l := def.Result.Summary, lifted.Result.Summary
+	if d.RetryOverflow <= d.Retries || l.RetryOverflow != 0 || l.Retries <= 10*d.Retries {
+		t.Errorf("breaker 3: %d retries, %d overflows; lifted: %d retries, %d overflows", d.Retries, d.RetryOverflow, l.Retries, l.RetryOverflow)
+	}
+	// The page: a number field alone, with the field's whole range and
+	// Envoy's path under it; no slider.
+	v := controlView(c, 3)
+	if !v.NumberOnly || v.Number || v.Max != "4294967295" || v.NumStep != "1" || v.Field != "circuit_breakers.thresholds.max_retries" {
+		t.Errorf("view: %+v", v)
+	}
+}
+
+// Long-range sliders get a number field beside them; fault_rate's takes a
+// third to the thousandth; short ranges stay sliders alone.
+func TestNumberFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, step string
+		number     bool
+	}{
+		{"max_ejection_time", "1", true},
+		{"base_ejection_time", "1", true},
+		{"fault_rate", "0.001", true},
+		{"rps", "10", true},
+		{"max_ejection_percent", "", false},
+		{"interval", "", false},
+		{"consecutive_5xx", "", false},
+		{"per_try_timeout", "", false},
+	} {
+		c := lookupControl(tc.name)
+		v := controlView(c, c.Min)
+		if v.Number != tc.number || v.NumberOnly || v.NumStep != tc.step || (tc.number && v.NumLabel == "") {
+			t.Errorf("%s: number field %v step %q label %q; want %v step %q", tc.name, v.Number, v.NumStep, v.NumLabel, tc.number, tc.step)
+		}
+	}
+	vals, err := parseControlValues(map[string]json.RawMessage{"fault_rate": json.RawMessage(`0.333`), "max_ejection_time": json.RawMessage(`"437"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := buildRun(Inputs{Preset: "search-cache"}.with(vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scenario.KnobValue(r.Scenario, "fault_rate"); got != "0.333" {
+		t.Errorf("fault_rate = %q, want 0.333", got)
+	}
+	if r.Config.MaxEjectionTimeMs != 437000 {
+		t.Errorf("max_ejection_time = %d ms, want 437000", r.Config.MaxEjectionTimeMs)
+	}
+}

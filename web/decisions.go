@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
@@ -145,15 +146,21 @@ func detection(s *sentence, e *engine.Event, f *scenario.Frame, cfg engine.Confi
 		if e.Detector == engine.SuccessRateLocalOrigin {
 			what, pass = "local-origin success rate", &f.Local
 		}
+		// As many digits as it takes to show the host below the line, and
+		// as many for the mean and σ that draw it.
+		rate, thr := scenario.Distinct(e.HostSuccessRate, e.Threshold)
+		d := decimals(thr)
 		s.text("%s %s %s%% is below the threshold %s%% (mean %s − %s × %s, ",
-			e.Host, what, pct1(e.HostSuccessRate), pct1(e.Threshold),
-			pct1(e.Mean), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), pct1(pass.StdDev))
+			e.Host, what, rate, thr,
+			strconv.FormatFloat(e.Mean, 'f', d, 64), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), sigma(pass.StdDev, d))
 		s.field("success_rate_stdev_factor").text(")")
 	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
 		what := "failure percentage"
 		if e.Detector == engine.FailurePercentageLocalOrigin {
 			what = "local-origin failure percentage"
 		}
+		// "At or above" holds for equal numbers: one decimal never
+		// contradicts it (a rate that rounds up to the threshold is in it).
 		s.text("%s %s %s%% is at or above %d%% (", e.Host, what, pct1(100-e.HostSuccessRate), cfg.FailurePercentageThreshold)
 		s.field("failure_percentage_threshold").text(")")
 	case engine.Consecutive5xx:
@@ -174,7 +181,13 @@ func capArithmetic(s *sentence, c engine.CapCheck) {
 	if c.Percent > float64(c.MaxPercent) {
 		op = ">"
 	}
-	s.text("cap (%d+1)/%d = %s%% %s %d%% (", c.Active, c.Hosts, pct1(c.Percent), op, c.MaxPercent)
+	// A share just over the cap (10.005% of 2000 hosts) keeps the digits
+	// that show it over.
+	share, _ := scenario.Distinct(c.Percent, float64(c.MaxPercent))
+	if c.Percent == float64(c.MaxPercent) {
+		share = pct1(c.Percent)
+	}
+	s.text("cap (%d+1)/%d = %s%% %s %d%% (", c.Active, c.Hosts, share, op, c.MaxPercent)
 	s.field("max_ejection_percent").text(")")
 	if c.ByAlwaysEjectOne {
 		s.text(", but no host is ejected yet (").field("always_eject_one_host").text(")")
@@ -220,7 +233,7 @@ func passEntries(f *scenario.Frame, p *engine.RatePass, cfg engine.Config) []vie
 	case engine.GateRan:
 		if p.SROutliers == 0 {
 			s := (&sentence{}).text("%s: no host of %d below %s%% (mean %s − %s × %s).",
-				what, p.SRHostsVolume, pct1(p.Threshold), pct1(p.Mean), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), pct1(p.StdDev))
+				what, p.SRHostsVolume, pct1(p.Threshold), pct1(p.Mean), strconv.FormatFloat(cfg.StdevFactor(), 'f', -1, 64), sigma(p.StdDev, 1))
 			out = append(out, entry(f.TMs, "info", "NO OUTLIER", s))
 		}
 	}
@@ -263,19 +276,30 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// decimals is how many digits a formatted number has after its point.
+func decimals(s string) int {
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
+}
+
+// sigma writes a standard deviation with d decimals, or more (up to four)
+// until it shows two significant digits: a σ of 0.037 points is what puts
+// the threshold a few hundredths under the mean, and "0.0" would hide it.
+func sigma(sd float64, d int) string {
+	for ; ; d++ {
+		s := strconv.FormatFloat(sd, 'f', d, 64)
+		if d >= 4 || sd == 0 || sd >= 1 || len(strings.TrimLeft(strings.ReplaceAll(s, ".", ""), "0")) >= 2 {
+			return s
+		}
+	}
+}
+
 // pct1 writes a percentage (or any rate) with one decimal.
 func pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// fmtMs writes milliseconds as seconds: "40 s", "23.4 s", "0.25 s".
-// Past 10 s a tenth is enough, cut rather than rounded, so 239.96 s (just
-// before the 240 s sweep) never reads as the sweep itself.
-func fmtMs(ms int64) string {
-	switch {
-	case ms%1000 == 0:
-		return strconv.FormatInt(ms/1000, 10) + " s"
-	case ms >= 10000:
-		ms -= ms % 100
-		return strconv.FormatInt(ms/1000, 10) + "." + strconv.FormatInt(ms%1000/100, 10) + " s"
-	}
-	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + " s"
-}
+// fmtMs writes milliseconds as seconds: "40 s", "20.1 s", "0.25 s",
+// rounded the way scenario.Seconds rounds (the text output's times read
+// the same).
+func fmtMs(ms int64) string { return scenario.Seconds(ms) + " s" }

@@ -51,7 +51,7 @@ func TestDecisionSentences(t *testing.T) {
 			cfg:  func(c *engine.Config) { c.MaxEjectionPercent = 50 },
 			ev: engine.Event{AtMs: 123456, Host: "h1", Kind: engine.EventEject, Detector: engine.Consecutive5xx,
 				Cap: capAt(1, 4, 50, false), Enforcing: 100, Backoff: 11, JitterMs: 1500, DurationMs: 301500},
-			want: "123.4 s: h1 returned 5 errors in a row (consecutive_5xx): detected; cap (1+1)/4 = 50.0% ≤ 50% (max_ejection_percent): " +
+			want: "123.5 s: h1 returned 5 errors in a row (consecutive_5xx): detected; cap (1+1)/4 = 50.0% ≤ 50% (max_ejection_percent): " +
 				"ejected for 301.5 s (max_ejection_time 300 s; base_ejection_time 30 s × 11 = 330 s + 1.5 s jitter).",
 			tone: "eject",
 		},
@@ -162,11 +162,84 @@ func TestDecisionFieldsAreMarked(t *testing.T) {
 	}
 }
 
+// Times round to the tenth past 10 s (a lesson quoting an event at
+// 20.1 s finds 20.1 s in the log), keeping more digits only where the
+// tenth would read as a whole second, a sweep, the time is not.
 func TestFmtMs(t *testing.T) {
-	for ms, want := range map[int64]string{0: "0 s", 40000: "40 s", 1500: "1.5 s", 250: "0.25 s", 23417: "23.4 s", 300000: "300 s", 239960: "239.9 s", 123050: "123.0 s"} {
-		if got := fmtMs(ms); got != want {
-			t.Errorf("fmtMs(%d) = %q, want %q", ms, got, want)
+	for _, tc := range []struct {
+		ms   int64
+		want string
+	}{
+		{0, "0 s"},
+		{40000, "40 s"},
+		{1500, "1.5 s"},
+		{250, "0.25 s"},
+		{23417, "23.4 s"},
+		{20090, "20.1 s"}, // was cut to 20.0 s
+		{20150, "20.2 s"},
+		{300000, "300 s"},
+		{123050, "123.1 s"},
+		{239960, "239.96 s"}, // not the 240 s sweep
+		{238990, "238.99 s"},
+		{239999, "239.999 s"},
+	} {
+		if got := fmtMs(tc.ms); got != tc.want {
+			t.Errorf("fmtMs(%d) = %q, want %q", tc.ms, got, tc.want)
 		}
+	}
+}
+
+// A sentence that says one number is below another prints both with the
+// digits it takes to see it: the burst preset's hosts sit a few
+// hundredths below a 99.9% threshold.
+func TestDecisionDigitsShowTheInequality(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	for _, tc := range []struct {
+		name string
+		ev   engine.Event
+		pass engine.RatePass
+		want string
+	}{
+		{
+			name: "success rate a few hundredths below",
+			ev: engine.Event{AtMs: 20000, Host: "h2", Kind: engine.EventOverflow, Detector: engine.SuccessRate,
+				Cap: engine.CapAdmits(0, 6, 10, false), HostSuccessRate: 99.8667, Mean: 99.97, Threshold: 99.8991},
+			pass: srPass(99.97, 0.0373, 99.8991, 6),
+			want: "h2 success rate 99.87% is below the threshold 99.90% (mean 99.97 − 1.9 × 0.037,",
+		},
+		{
+			name: "success rate a ten-thousandth below",
+			ev: engine.Event{AtMs: 20000, Host: "h2", Kind: engine.EventOverflow, Detector: engine.SuccessRate,
+				Cap: engine.CapAdmits(0, 6, 10, false), HostSuccessRate: 99.90001, Mean: 99.95, Threshold: 99.90049},
+			pass: srPass(99.95, 0.0263, 99.90049, 6),
+			want: "h2 success rate 99.9000% is below the threshold 99.9005%",
+		},
+		{
+			name: "one decimal when it shows",
+			ev: engine.Event{AtMs: 40000, Host: "h5", Kind: engine.EventOverflow, Detector: engine.SuccessRate,
+				Cap: engine.CapAdmits(0, 6, 10, false), HostSuccessRate: 66.7, Mean: 94.4, Threshold: 70.8},
+			pass: srPass(94.4, 12.4, 70.8, 6),
+			want: "h5 success rate 66.7% is below the threshold 70.8%",
+		},
+		{
+			name: "a cap share just over the cap",
+			ev: engine.Event{AtMs: 40000, Host: "h0", Kind: engine.EventOverflow, Detector: engine.Consecutive5xx,
+				Cap: engine.CapCheck{Active: 200, Hosts: 2009, Percent: 100 * 201.0 / 2009, MaxPercent: 10}},
+			want: "cap (200+1)/2009 = 10.005% > 10%",
+		},
+		{
+			name: "a cap share exactly at the cap",
+			ev: engine.Event{AtMs: 40000, Host: "h0", Kind: engine.EventOverflow, Detector: engine.Consecutive5xx,
+				Cap: engine.CapCheck{Active: 0, Hosts: 10, Percent: 10, MaxPercent: 10, Allowed: true}},
+			want: "cap (0+1)/10 = 10.0% ≤ 10%",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := scenario.Frame{TMs: tc.ev.AtMs, External: tc.pass}
+			if got := eventEntry(&tc.ev, &f, cfg).String(); !strings.Contains(got, tc.want) {
+				t.Errorf("\n got: %s\nwant it to contain: %s", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -186,7 +259,28 @@ func TestDecisionRepeatsFolded(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d entries, want 2", len(got))
 	}
-	if want := "230 s: h3 returned 5 errors in a row (consecutive_5xx): detected; cap (5+1)/10 = 60.0% > 50% (max_ejection_percent): refused (overflow). The same, 1000 times in all, until 238.9 s."; got[0].String() != want {
+	if want := "230 s: h3 returned 5 errors in a row (consecutive_5xx): detected; cap (5+1)/10 = 60.0% > 50% (max_ejection_percent): refused (overflow). The same, 1000 times in all, until 238.99 s."; got[0].String() != want {
 		t.Errorf("\n got: %s\nwant: %s", got[0], want)
+	}
+}
+
+// σ keeps two significant digits however small it is.
+func TestSigmaDigits(t *testing.T) {
+	for _, tc := range []struct {
+		sd   float64
+		d    int
+		want string
+	}{
+		{12.4, 1, "12.4"},
+		{1.0, 1, "1.0"},
+		{0.0373, 2, "0.037"},
+		{0.0373, 1, "0.037"},
+		{0.5, 1, "0.50"},
+		{0.00001, 1, "0.0000"},
+		{0, 1, "0.0"},
+	} {
+		if got := sigma(tc.sd, tc.d); got != tc.want {
+			t.Errorf("sigma(%v, %d) = %q, want %q", tc.sd, tc.d, got, tc.want)
+		}
 	}
 }

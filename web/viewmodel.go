@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+	"outlierlab/engine/sim"
 	"outlierlab/web/view"
 )
 
@@ -26,13 +29,33 @@ func statusView(snap snapshot) view.Status {
 }
 
 // summaryLine is the run so far in one line: what clients saw and what the
-// detector did.
+// detector did. Every failure share says its window in words, since the
+// lessons quote more than one: the whole run so far (since 0 s), the time
+// since the fault began (the lessons' "from 30 s"), and the last interval
+// alone (what the clients chart shows at the cursor).
 func summaryLine(r *Run, cursor int) string {
-	var req, fail uint64
+	if cursor == 0 {
+		return "Press play (space) or step (→) to run the detector."
+	}
+	frames := r.Frames[:min(cursor, len(r.Frames))]
+	var req, fail, freq, ffail uint64
 	ej, ov := 0, 0
-	for _, f := range r.Frames[:min(cursor, len(r.Frames))] {
+	// The fault window counts whole intervals from the first one that
+	// starts at or after the fault, as the run's summary does.
+	faultMs, faultFrom := int64(-1), int64(-1)
+	if r.Result != nil {
+		faultMs = r.Result.Summary.FaultStartMs
+	}
+	for _, f := range frames {
 		req += f.Clients.Requests
 		fail += f.Clients.Failures
+		if start := f.TMs - r.Config.IntervalMs; faultMs > 0 && start >= faultMs {
+			if faultFrom < 0 {
+				faultFrom = start
+			}
+			freq += f.Clients.Requests
+			ffail += f.Clients.Failures
+		}
 		for _, e := range f.Events {
 			switch e.Kind {
 			case engine.EventEject:
@@ -42,16 +65,25 @@ func summaryLine(r *Run, cursor int) string {
 			}
 		}
 	}
-	if cursor == 0 {
-		return "Press play (space) or step (→) to run the detector."
+	last := frames[len(frames)-1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(fail, req), groupThousands(req))
+	if faultFrom > 0 {
+		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(ffail, freq), fmtMs(faultFrom))
 	}
-	pct := 0.0
-	if req > 0 {
-		pct = 100 * float64(fail) / float64(req)
+	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", pct2(last.Clients.Failures, last.Clients.Requests),
+		scenario.Seconds(last.TMs-r.Config.IntervalMs), fmtMs(last.TMs))
+	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
+		groupThousands(uint64(ov)))
+	return b.String()
+}
+
+// pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
+func pct2(a, b uint64) string {
+	if b == 0 {
+		return "0.00"
 	}
-	return fmt.Sprintf("So far: clients saw %s%% of %s requests fail · %s %s · %s %s",
-		strconv.FormatFloat(pct, 'f', 2, 64), groupThousands(req), groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
-		groupThousands(uint64(ov)), plural(ov, "overflow", "overflows"))
+	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 2, 64)
 }
 
 func groupThousands(n uint64) string {
@@ -77,28 +109,63 @@ func newestFirst(r *Run, from, to int) []view.LogEntry {
 // panelsView is everything below the charts at a cursor.
 func panelsView(r *Run, cursor int) view.Panels {
 	cursor = min(max(cursor, 0), len(r.Frames))
-	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster, StatPrefix: "cluster." + r.Cluster + ".outlier_detection."}
+	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster}
 	p.Log = newestFirst(r, 0, cursor)
 	if len(p.Log) > maxLogEntries {
 		p.Omitted = len(p.Log) - maxLogEntries
 		p.Log = p.Log[:maxLogEntries]
 	}
 	var stats, prev engine.Stats
+	var cl, clPrev sim.ClusterStats
 	if cursor > 0 {
-		stats = r.Frames[cursor-1].Stats
+		stats, cl = r.Frames[cursor-1].Stats, r.Frames[cursor-1].Cluster
 	}
 	if cursor > 1 {
-		prev = r.Frames[cursor-2].Stats
+		prev, clPrev = r.Frames[cursor-2].Stats, r.Frames[cursor-2].Cluster
 	}
-	for i := engine.Stat(0); i < engine.NumStats; i++ {
-		row := view.StatRow{Name: i.Name(), Value: stats[i], Gauge: i.IsGauge()}
-		if stats[i] > prev[i] {
-			row.Delta = stats[i] - prev[i]
+	row := func(name string, v, was uint64, gauge bool) view.StatRow {
+		row := view.StatRow{Name: name, Value: v, Gauge: gauge}
+		if v > was {
+			row.Delta = v - was
 		}
-		p.Stats = append(p.Stats, row)
+		return row
 	}
+	cluster := view.StatSection{Prefix: "cluster." + r.Cluster + ".", Title: "the cluster's router and load balancer"}
+	for _, st := range clusterStats {
+		cluster.Rows = append(cluster.Rows, row(st.name, st.get(&cl), st.get(&clPrev), false))
+	}
+	outlier := view.StatSection{Prefix: "cluster." + r.Cluster + ".outlier_detection.", Title: "the cluster's outlier detector"}
+	for i := engine.Stat(0); i < engine.NumStats; i++ {
+		outlier.Rows = append(outlier.Rows, row(i.Name(), stats[i], prev[i], i.IsGauge()))
+	}
+	p.Stats = []view.StatSection{outlier, cluster}
 	p.Hosts = hostRows(r, cursor)
 	return p
+}
+
+// clusterStats are the cluster stats (Envoy's cluster.<name>.*, outside
+// outlier_detection) the stats table shows: the retries and their refusals
+// (the router's RetryStateImpl counts them on the cluster), the timeouts,
+// and the load balancer's answers without healthy hosts and in panic. All
+// are counters.
+// The simulator's own tallies (hosts shedding load) are not Envoy stats
+// and are left out.
+var clusterStats = []struct {
+	name string
+	get  func(*sim.ClusterStats) uint64
+}{
+	{"upstream_rq_total", func(s *sim.ClusterStats) uint64 { return s.UpstreamRq }},
+	{"upstream_rq_retry", func(s *sim.ClusterStats) uint64 { return s.RetrySent }},
+	{"upstream_rq_retry_overflow", func(s *sim.ClusterStats) uint64 { return s.RetryOverflow }},
+	{"upstream_rq_retry_limit_exceeded", func(s *sim.ClusterStats) uint64 { return s.RetryLimitExceeded }},
+	{"upstream_rq_retry_success", func(s *sim.ClusterStats) uint64 { return s.RetrySuccess }},
+	{"upstream_rq_per_try_timeout", func(s *sim.ClusterStats) uint64 { return s.PerTryTimeout }},
+	{"upstream_rq_timeout", func(s *sim.ClusterStats) uint64 { return s.RouteTimeout }},
+	{"upstream_cx_none_healthy", func(s *sim.ClusterStats) uint64 { return s.UpstreamCxNoneHealthy }},
+	// A cluster stat, not an outlier one: the load balancer counts each
+	// host choice it makes in panic (ZoneAwareLoadBalancerBase::
+	// hostSourceToUse, load_balancer_impl.cc, on the cluster's lb stats).
+	{"lb_healthy_panic", func(s *sim.ClusterStats) uint64 { return s.LbHealthyPanic }},
 }
 
 // hostRows is the host table, like Envoy's admin /clusters: each host's
@@ -188,7 +255,7 @@ func controlView(c *control, v float64) view.Control {
 	for i, ch := range c.Choices {
 		opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
 	}
-	return view.Control{
+	vc := view.Control{
 		Name: c.Name, Label: c.Label, Help: c.Help,
 		Toggle: c.Kind == kindToggle,
 		Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
@@ -197,7 +264,43 @@ func controlView(c *control, v float64) view.Control {
 		Signal:  "cfg." + c.Name,
 		Range:   c.allowed(),
 		Options: opts,
+		Field:   c.Name,
 	}
+	if c.Field != "" {
+		vc.Field = c.Field
+	}
+	switch c.inputOf() {
+	case inputNumber:
+		vc.NumberOnly = true
+	case inputSliderNumber:
+		vc.Number = true
+		vc.NumLabel = c.Label + ", typed"
+		if c.Unit != "" {
+			vc.NumLabel += " (" + c.Unit + ")"
+		} else if c.Kind == kindShare {
+			vc.NumLabel += " (a fraction, 0–1)"
+		}
+	}
+	if vc.Number || vc.NumberOnly {
+		vc.NumStep = vc.Step
+		if c.NumStep > 0 {
+			vc.NumStep = fmtNum(c.NumStep)
+		}
+		vc.NumSet = c.numberSet()
+	}
+	return vc
+}
+
+// numberSet is the number field's change handler. The field is not bound
+// to the signal (Datastar's binding would turn an emptied field into 0 at
+// every keystroke, and the next post of any control would carry it): on a
+// committed change (Enter, leaving the field, the spin buttons) it sets
+// the signal, a number, or the text as typed when the browser cannot read
+// it as one, and posts it; the server checks it like any other value and
+// answers a bad one with the field-named message.
+func (c *control) numberSet() string {
+	sig := "$cfg." + c.Name
+	return sig + " = (el.value === '' || isNaN(+el.value)) ? el.value : +el.value; $seq++; @post('/lab/cmd/set')"
 }
 
 // displayExpr is display() as a Datastar expression over the control's

@@ -201,7 +201,7 @@ func WriteText(w io.Writer, res Result) error {
 		}
 		fmt.Fprintf(bw, " | clients %5.2f%% failed of %d", f.Clients.FailurePct(), f.Clients.Requests)
 		if f.Clients.RetriesSent > 0 || f.Clients.BudgetRefusals > 0 {
-			fmt.Fprintf(bw, ", %d retries, %d refused", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+			fmt.Fprintf(bw, ", %d retries, %d retry overflows", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
 		}
 		fmt.Fprintf(bw, ", p99 %.0f ms", f.Clients.LatencyP99Ms)
 		if f.Panic {
@@ -216,6 +216,11 @@ func WriteText(w io.Writer, res Result) error {
 	fmt.Fprintf(bw, "\n%d requests, %.2f%% failed", s.Requests, s.FailurePct)
 	if s.FaultStartMs >= 0 {
 		fmt.Fprintf(bw, " (%.2f%% from %s)", s.FailurePctSinceFault, secs(s.FaultStartMs))
+	}
+	if s.Retries > 0 || s.RetryOverflow > 0 {
+		// Retries as a share of the clients' requests (the lessons' "retry
+		// pct"), and the retries refused: upstream_rq_retry_overflow.
+		fmt.Fprintf(bw, "; %d retries (%.2f%% of requests), %d retry overflows", s.Retries, pct(s.Retries, s.Requests), s.RetryOverflow)
 	}
 	fmt.Fprintf(bw, "; %d ejections, %d overflows, %d unenforced detections; most ejected at once %d; panic in %d intervals\n",
 		s.Ejections, s.Overflows, s.Detections, s.MaxEjected, s.PanicFrames)
@@ -243,22 +248,26 @@ func faultyHosts(res Result) []int {
 	return []int{0}
 }
 
-func secs(ms int64) string {
-	if ms%1000 == 0 {
-		return fmt.Sprintf("%ds", ms/1000)
-	}
-	return fmt.Sprintf("%.3gs", float64(ms)/1000)
-}
+// secs is a time as the text output prints it: "40s", "20.1s" (Seconds'
+// rounding).
+func secs(ms int64) string { return Seconds(ms) + "s" }
 
 // Sentence says what one event means, with its numbers.
 func Sentence(e engine.Event) string {
 	at := secs(e.AtMs)
 	c := e.Cap
-	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %.1f%%", c.Active, c.Hosts, c.Percent)
+	share := fmt.Sprintf("%.1f", c.Percent)
+	if c.Percent != float64(c.MaxPercent) {
+		// Enough digits to show the share on its side of the cap.
+		share, _ = Distinct(c.Percent, float64(c.MaxPercent))
+	}
+	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %s%%", c.Active, c.Hosts, share)
 	why := e.Detector.String()
 	switch e.Detector {
 	case engine.SuccessRate, engine.SuccessRateLocalOrigin:
-		why = fmt.Sprintf("%s %.1f%% below threshold %.1f%% (mean %.1f)", e.Detector, e.HostSuccessRate, e.Threshold, e.Mean)
+		rate, thr := Distinct(e.HostSuccessRate, e.Threshold)
+		mean := strconv.FormatFloat(e.Mean, 'f', len(thr)-strings.IndexByte(thr, '.')-1, 64)
+		why = fmt.Sprintf("%s %s%% below threshold %s%% (mean %s)", e.Detector, rate, thr, mean)
 	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
 		why = fmt.Sprintf("%s: %.1f%% failed", e.Detector, 100-e.HostSuccessRate)
 	}

@@ -90,8 +90,12 @@ type ClientFrame struct {
 	Requests uint64 `json:"requests"`
 	// Failures are requests that failed after retries (including 503 no
 	// healthy upstream).
-	Failures       uint64  `json:"failures"`
-	RetriesSent    uint64  `json:"retries"`
+	Failures    uint64 `json:"failures"`
+	RetriesSent uint64 `json:"retries"`
+	// BudgetRefusals are the interval's upstream_rq_retry_overflow: retries
+	// not sent because the max_retries circuit breaker, or the retry budget
+	// that replaces it, refused them (RetryStateImpl::shouldRetry). The
+	// name is kept for its readers; it counts both.
 	BudgetRefusals uint64  `json:"retry_overflow"`
 	LatencyP50Ms   float64 `json:"latency_p50_ms"`
 	LatencyP99Ms   float64 `json:"latency_p99_ms"`

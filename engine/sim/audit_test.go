@@ -245,3 +245,64 @@ func TestAuditRouteTimeoutReports(t *testing.T) {
 		t.Fatalf("%d timeout reports, %d route timeouts", timeouts, st.RouteTimeout)
 	}
 }
+
+// §12.1: RetryStateImpl::shouldRetry (retry_state_impl.cc) decides a
+// retriable failure in this order: retries_remaining_ == 0 counts
+// upstream_rq_retry_limit_exceeded; otherwise one retry is spent and the
+// cluster's retries resource (the max_retries breaker, or the budget that
+// replaces it) is asked with canCreate(); a refusal counts
+// upstream_rq_retry_overflow, a cluster stat (cluster_.stats(), one
+// resource manager per cluster and priority), and the failure goes to the
+// client. The breaker is asked when the retry would be scheduled, before
+// the backoff, and never for a request whose retries are used up. Every
+// attempt below fails with a 503, so each count is exact.
+func TestAuditRetryOverflowOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		numRetries, maxRetries uint32
+		// per request: retries sent, overflows, limits exceeded
+		sent, overflow, limit uint64
+	}{
+		// The breaker at 0 refuses the first retry: an overflow, not a
+		// limit exceeded, although the request had a retry left.
+		{"breaker 0, one retry", 1, 0, 0, 1, 0},
+		{"breaker 0, three retries", 3, 0, 0, 1, 0},
+		// An open breaker: the retry is sent, its failure finds no retry
+		// left (limit exceeded) and the breaker is not asked again.
+		{"breaker open, one retry", 1, 4294967295, 1, 0, 1},
+		{"breaker open, two retries", 2, 4294967295, 2, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 1 request/s at 10 ms: never two at once, so the breaker sees
+			// at most this request's own retry.
+			c := quietCluster(3, 1, 60*time.Second)
+			c.Retry.NumRetries, c.Retry.RetryOn, c.Retry.MaxRetries = tc.numRetries, RetryOn5xx, tc.maxRetries
+			c.Faults = []Fault{{AllHosts: true, Share: 1, Kind: HTTP503}}
+			od := engine.DefaultConfig()
+			od.MaxEjectionPercent = 0 // nobody ejected, no panic
+			s := newSim(t, c, od, 5)
+			ivs := runAll(t, s)
+			var req, fail, clientOverflow, clientRetries uint64
+			for _, iv := range ivs {
+				req += iv.Clients.Requests
+				fail += iv.Clients.Failures
+				clientOverflow += iv.Clients.RetryOverflow
+				clientRetries += iv.Clients.Retries
+			}
+			st := s.ClusterStats()
+			if req < 30 || fail != req {
+				t.Fatalf("%d requests, %d failed: want every one failed", req, fail)
+			}
+			if st.RetrySent != tc.sent*req || st.RetryOverflow != tc.overflow*req || st.RetryLimitExceeded != tc.limit*req {
+				t.Fatalf("%d requests: upstream_rq_retry %d, _overflow %d, _limit_exceeded %d; want %d, %d, %d each",
+					req, st.RetrySent, st.RetryOverflow, st.RetryLimitExceeded, tc.sent, tc.overflow, tc.limit)
+			}
+			if clientOverflow != st.RetryOverflow || clientRetries != st.RetrySent {
+				t.Fatalf("clients' intervals: %d overflows, %d retries; cluster stats %d, %d", clientOverflow, clientRetries, st.RetryOverflow, st.RetrySent)
+			}
+			if st.UpstreamRq != req*(1+tc.sent) {
+				t.Fatalf("upstream_rq_total %d, want %d", st.UpstreamRq, req*(1+tc.sent))
+			}
+		})
+	}
+}

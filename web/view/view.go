@@ -193,6 +193,18 @@ type Control struct {
 	Signal               string
 	// Range is the allowed range in words, for the accessible description.
 	Range string
+	// Field is the Envoy field the control sets, as printed under it
+	// (Name, or a longer path such as circuit_breakers.thresholds.max_retries).
+	Field string
+	// Number: a number field beside the slider, for a value a slider
+	// cannot land on (a long range, a finer step); NumberOnly: the number
+	// field alone (a range no slider can hold). NumStep is its step;
+	// NumSet is the Datastar expression that sets the signal from the
+	// field and posts it; NumLabel names the field for assistive
+	// technology when the slider has the visible label.
+	Number, NumberOnly bool
+	NumStep            string
+	NumSet, NumLabel   string
 }
 
 // Option is one choice of a select.
@@ -236,13 +248,23 @@ type Status struct {
 type Panels struct {
 	Log     []LogEntry
 	Omitted int // older log entries not rendered
-	Stats   []StatRow
+	// Stats are the stat table's sections, each under the prefix Envoy
+	// prints: the cluster's own stats (cluster.<name>.) and its outlier
+	// detector's (cluster.<name>.outlier_detection.).
+	Stats   []StatSection
 	Hosts   []HostRow
 	YAML    string
 	Cluster string
-	// StatPrefix is what every stat name starts with:
+}
+
+// StatSection is the stats that share one prefix.
+type StatSection struct {
+	// Prefix is what every name in the section starts with:
 	// "cluster.search-cache.outlier_detection.".
-	StatPrefix string
+	Prefix string
+	// Title says in words whose stats they are.
+	Title string
+	Rows  []StatRow
 }
 
 // LogEntry is one decision of the detector (or one decision not taken) as
@@ -274,7 +296,7 @@ func (e LogEntry) Text() string {
 // String is the sentence as the design notes write it: "40 s: h5 …".
 func (e LogEntry) String() string { return e.Time + ": " + e.Text() }
 
-// StatRow is one cluster.<name>.outlier_detection.* stat at the cursor.
+// StatRow is one stat at the cursor.
 type StatRow struct {
 	Name  string // the part after the prefix: "ejections_active"
 	Value uint64
