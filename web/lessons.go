@@ -61,7 +61,7 @@ type lessonDoc struct {
 	slots []course.Placeholder
 	// controls are the lab controls the page shows: the lesson's own, then
 	// any setting a step asks for that they miss (a step that says "set the
-	// cap to 50" needs the cap), in that order.
+	// cap to 50" needs the cap; so does a setting check), in that order.
 	controls []*control
 }
 
@@ -109,6 +109,8 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
 			names = append(names, k)
 		}
+		// A step that checks a setting asks the learner to change it.
+		names = append(names, s.Check.SettingNames()...)
 	}
 	for _, name := range names {
 		c := lookupControl(name)

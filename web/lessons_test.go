@@ -205,7 +205,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 			if got := d.statuses(run, len(run.Frames))[i]; !got.Done {
 				t.Errorf("%s/%s: not done with its settings: %s %s", l.ID, st.ID, got.Hint, got.Detail)
 			}
-			if st.Fails() {
+			if st.MustFailBefore() {
 				startRun, err := s.runs.get(in)
 				if err != nil {
 					t.Fatal(err)
@@ -255,7 +255,7 @@ steps:
   - id: look
     text: "Step to {{threshold@40s}} **now**."
     check: {kind: panic, at: 40s}
-    fails_at_start: false
+    passes_before: "a test of rendering"
 predict:
   before_step: look
   question: "Q?"

@@ -47,10 +47,11 @@ type Check struct {
 	// name in lower case (success_rate, consecutive_5xx, ...).
 	Detector string `json:"detector,omitempty"`
 	// Name is the quantity: a stat (KindStat), a client metric
-	// (KindClients), a success-rate figure (KindSuccessRate) or a host
-	// figure (KindHost).
+	// (KindClients), a success-rate figure (KindSuccessRate), a host
+	// figure (KindHost) or a setting (KindSetting).
 	Name string `json:"name,omitempty"`
-	// Is is the success-rate gate the pass must have stopped at (or "ran").
+	// Is is the success-rate gate the pass must have stopped at (or
+	// "ran"), or the value a setting check wants ("true", "random").
 	Is  string   `json:"is,omitempty"`
 	Min *float64 `json:"min,omitempty"`
 	Max *float64 `json:"max,omitempty"`
@@ -92,10 +93,18 @@ const (
 	// [From, To].
 	KindPanic   = "panic"
 	KindNoPanic = "no_panic"
+	// KindSetting: a setting in effect in the run, by the name lessons
+	// use in start and settings (an outlier_detection field or a scenario
+	// knob): a number within Min/Max (durations in seconds), or any other
+	// value equal to Is. It reads no frame, so it is decided at once: it
+	// is how a step asks for the learner's own action ("set the cap to
+	// 17"), which the run's outcome alone may not tell apart from another
+	// step's.
+	KindSetting = "setting"
 )
 
 // Kinds lists every check kind, for error messages and documentation.
-var Kinds = []string{KindEjected, KindNotEjected, KindEjectedHosts, KindEvent, KindStat, KindClients, KindSuccessRate, KindHost, KindShare, KindPanic, KindNoPanic}
+var Kinds = []string{KindEjected, KindNotEjected, KindEjectedHosts, KindEvent, KindStat, KindClients, KindSuccessRate, KindHost, KindShare, KindPanic, KindNoPanic, KindSetting}
 
 // ClientMetrics are the names a clients check reads: failure_pct
 // (failures / requests), retry_pct (retries sent / requests), the sums
@@ -353,6 +362,9 @@ func (c *Check) validate(path string) error {
 		if err = when(false); err == nil {
 			err = need("at or from/to", hasAt || hasWindow)
 		}
+	case KindSetting:
+		allowed = []string{"name", "is", "min", "max"}
+		err = c.validateSetting(p, band)
 	}
 	if err != nil {
 		return err
@@ -370,14 +382,15 @@ func (c *Check) validate(path string) error {
 	return nil
 }
 
-// Evaluate decides a check against a run's frames as far as the learner has
-// stepped (cursorMs: the time of the last frame shown; WholeRun for all).
-// Frames after the cursor are never read, so the page cannot give away
-// what has not happened yet. A check that reads a frame beyond the cursor
-// is "not yet": Pass false, Decided false, and NeedsCursorMs says where to
-// step.
-func Evaluate(c Check, frames []scenario.Frame, cursorMs int64) CheckResult {
-	e := evaluator{frames: frames}
+// Evaluate decides a check against a run as far as the learner has stepped
+// (cursorMs: the time of the last frame shown; WholeRun for all). The run
+// is the learner's own: its Scenario and Config are the settings in effect
+// (what setting checks read), its Frames what happened. Frames after the
+// cursor are never read, so the page cannot give away what has not
+// happened yet. A check that reads a frame beyond the cursor is "not yet":
+// Pass false, Decided false, and NeedsCursorMs says where to step.
+func Evaluate(c Check, run *scenario.Result, cursorMs int64) CheckResult {
+	e := evaluator{run: run, frames: run.Frames}
 	needs := e.needs(&c)
 	res := CheckResult{NeedsCursorMs: needs}
 	if cursorMs < needs {
@@ -390,6 +403,7 @@ func Evaluate(c Check, frames []scenario.Frame, cursorMs int64) CheckResult {
 }
 
 type evaluator struct {
+	run    *scenario.Result
 	frames []scenario.Frame
 }
 
@@ -424,7 +438,7 @@ func (e *evaluator) needs(c *Check) int64 {
 	for i := range c.Any {
 		n = max(n, e.needs(&c.Any[i]))
 	}
-	if c.Kind == "" {
+	if c.Kind == "" || c.Kind == KindSetting {
 		return n
 	}
 	if c.At != 0 {
@@ -498,6 +512,8 @@ func (e *evaluator) eval(c *Check) (bool, string) {
 		return e.share(c)
 	case KindPanic, KindNoPanic:
 		return e.panic(c)
+	case KindSetting:
+		return e.setting(c)
 	}
 	return false, fmt.Sprintf("unknown check kind %q", c.Kind)
 }

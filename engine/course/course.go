@@ -67,15 +67,28 @@ type Step struct {
 	// so the page can jump to it).
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    Check             `json:"check"`
-	// FailsAtStart says the check must fail with the Start settings (for
-	// a step with its own Preset: with that preset as it is): the step is
-	// about a change the learner makes. False: the step is about looking,
-	// and the check may hold at the start too.
-	FailsAtStart *bool `json:"fails_at_start"`
+	// PassesBefore is set on a step whose check may already hold before
+	// the learner does anything (a step about looking: "play to the end
+	// and watch the log"), and says why. Without it the check must fail
+	// in every state the learner can be in before the step, on the step's
+	// scenario: the lesson's start, the scenario a step's button loads,
+	// and what each previous step leads to (Before). That is what keeps a
+	// step from ticking before its own action. A reason is required.
+	PassesBefore *string `json:"passes_before,omitempty"`
+	// FailsAtStart is the old form of PassesBefore ("fails_at_start:
+	// false" is a passes_before without a reason), read until the lesson
+	// files are converted.
+	FailsAtStart *bool `json:"fails_at_start,omitempty"`
 }
 
-// Fails reports FailsAtStart, which Load has made sure is set.
-func (s *Step) Fails() bool { return s.FailsAtStart != nil && *s.FailsAtStart }
+// MustFailBefore reports whether the step's check must fail before the
+// step is done (no passes_before).
+func (s *Step) MustFailBefore() bool {
+	if s.FailsAtStart != nil {
+		return *s.FailsAtStart
+	}
+	return s.PassesBefore == nil
+}
 
 // Predict is a question asked before the lesson's key moment; the page
 // shows Reveal once the learner has answered (and stepped past PauseAt).
@@ -299,8 +312,10 @@ func (l *Lesson) validate() string {
 			return fmt.Sprintf("%s: id %q is used twice", where, s.ID)
 		case strings.TrimSpace(s.Text) == "":
 			return fmt.Sprintf("steps[%d] (%s): missing text", i, s.ID)
-		case s.FailsAtStart == nil:
-			return fmt.Sprintf("steps[%d] (%s): missing fails_at_start (true or false)", i, s.ID)
+		case s.PassesBefore != nil && strings.TrimSpace(*s.PassesBefore) == "":
+			return fmt.Sprintf("steps[%d] (%s): passes_before needs a reason (why the check may hold before the step is done), or leave it out", i, s.ID)
+		case s.PassesBefore != nil && s.FailsAtStart != nil:
+			return fmt.Sprintf("steps[%d] (%s): fails_at_start is replaced by passes_before; delete fails_at_start", i, s.ID)
 		}
 		stepIDs[s.ID] = true
 		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)
