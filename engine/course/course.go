@@ -75,20 +75,14 @@ type Step struct {
 	// and what each previous step leads to (Before). That is what keeps a
 	// step from ticking before its own action. A reason is required.
 	PassesBefore *string `json:"passes_before,omitempty"`
-	// FailsAtStart is the old form of PassesBefore ("fails_at_start:
-	// false" is a passes_before without a reason), read until the lesson
-	// files are converted.
+	// FailsAtStart is the old form, refused with a message that says how
+	// to convert it.
 	FailsAtStart *bool `json:"fails_at_start,omitempty"`
 }
 
 // MustFailBefore reports whether the step's check must fail before the
 // step is done (no passes_before).
-func (s *Step) MustFailBefore() bool {
-	if s.FailsAtStart != nil {
-		return *s.FailsAtStart
-	}
-	return s.PassesBefore == nil
-}
+func (s *Step) MustFailBefore() bool { return s.PassesBefore == nil }
 
 // Predict is a question asked before the lesson's key moment; the page
 // shows Reveal once the learner has answered (and stepped past PauseAt).
@@ -314,8 +308,8 @@ func (l *Lesson) validate() string {
 			return fmt.Sprintf("steps[%d] (%s): missing text", i, s.ID)
 		case s.PassesBefore != nil && strings.TrimSpace(*s.PassesBefore) == "":
 			return fmt.Sprintf("steps[%d] (%s): passes_before needs a reason (why the check may hold before the step is done), or leave it out", i, s.ID)
-		case s.PassesBefore != nil && s.FailsAtStart != nil:
-			return fmt.Sprintf("steps[%d] (%s): fails_at_start is replaced by passes_before; delete fails_at_start", i, s.ID)
+		case s.FailsAtStart != nil:
+			return fmt.Sprintf("steps[%d] (%s): fails_at_start is gone: delete it (a check must now fail before its step, not only at the start), and for a step about looking whose check holds before it write passes_before: \"<why>\"", i, s.ID)
 		}
 		stepIDs[s.ID] = true
 		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)

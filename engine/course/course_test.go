@@ -119,6 +119,9 @@ func TestLoadMalformed(t *testing.T) {
 		{"passes_before without a reason", "tiny.md", func(s string) string {
 			return strings.Replace(s, `passes_before: "looking step: the overflow is there from the start"`, `passes_before: " "`, 1)
 		}, "steps[0] (look): passes_before needs a reason"},
+		{"the old fails_at_start", "tiny.md", func(s string) string {
+			return strings.Replace(s, "    check: {kind: ejected, host: h5, at: 40s}\n", "    check: {kind: ejected, host: h5, at: 40s}\n    fails_at_start: true\n", 1)
+		}, `steps[1] (raise): fails_at_start is gone: delete it`},
 		{"setting check on an unknown setting", "tiny.md", func(s string) string {
 			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: setting, name: cap, min: 34}", 1)
 		}, `steps[1] (raise).check (setting): unknown setting "cap"`},

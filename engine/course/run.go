@@ -310,11 +310,7 @@ func reportLesson(l Lesson, seed uint64) []CheckLine {
 		}
 		out = append(out, line(st, true))
 		if !s.MustFailBefore() {
-			reason := "(fails_at_start: false)"
-			if s.PassesBefore != nil {
-				reason = *s.PassesBefore
-			}
-			out = append(out, CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: "before", PassesBefore: reason})
+			out = append(out, CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: "before", PassesBefore: *s.PassesBefore})
 			continue
 		}
 		before, err := Before(l, s.ID)
