@@ -49,7 +49,16 @@ type Lesson struct {
 	// File is the lesson's path in the file system it was loaded from.
 	File string `json:"-"`
 	// Markdown is the body after the front matter, placeholders unresolved.
+	// Prose that would give the prediction's answer away goes between a
+	// line "::: after-prediction" and a line ":::": the page renders it
+	// hidden (not shown, not read out) until the learner has answered the
+	// prediction, and shows it at once to a learner who answered on an
+	// earlier visit or whose browser runs no script. Blocks do not nest;
+	// markers inside fenced code are text. BodyParts splits the body.
 	Markdown string `json:"-"`
+
+	// bodyLine is the file line the body starts on, for error messages.
+	bodyLine int
 }
 
 // Step is one "Try this": an instruction, the settings it leads to, and
@@ -200,6 +209,10 @@ func Parse(name string, data []byte) (Lesson, error) {
 	}
 	l.File = name
 	l.Markdown = body
+	// The body is the tail of the file (line ends normalised): its first
+	// line follows every line break before it.
+	norm := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	l.bodyLine = bytes.Count(norm[:len(norm)-len(body)], []byte("\n")) + 1
 	if p := l.validate(); p != "" {
 		return fail("%s", p)
 	}
@@ -294,6 +307,9 @@ func (l *Lesson) validate() string {
 	}
 	if msg := l.validatePlaceholders("body", l.Markdown); msg != "" {
 		return msg
+	}
+	if _, err := splitBody(l.Markdown, l.bodyLine); err != nil {
+		return err.Error()
 	}
 	stepIDs := map[string]bool{}
 	for i := range l.Steps {

@@ -2,6 +2,7 @@ package course
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -137,6 +138,13 @@ func TestLoadMalformed(t *testing.T) {
 		{"placeholder in a step", "tiny.md", func(s string) string {
 			return strings.Replace(s, "Raise the cap to 34.", "Raise the cap from {{cap}}.", 1)
 		}, `steps[1] (raise).text: placeholder {{cap}}`},
+		{"an after-prediction block never closed", "tiny.md", func(s string) string { return s + "\n::: after-prediction\nThe answer.\n" }, `line 35: "::: after-prediction" is never closed (a line ":::" ends it)`},
+		{"a stray block close", "tiny.md", func(s string) string { return s + "\n:::\n" }, `line 35: ":::" closes no block`},
+		{"nested after-prediction blocks", "tiny.md", func(s string) string {
+			return s + "\n::: after-prediction\nA.\n::: after-prediction\nB.\n:::\n:::\n"
+		}, `line 37: "::: after-prediction" inside the block opened at line 35`},
+		{"an unknown block", "tiny.md", func(s string) string { return s + "\n::: spoiler\nA.\n:::\n" }, `line 35: unknown block "::: spoiler"`},
+		{"an empty after-prediction block", "tiny.md", func(s string) string { return s + "\n::: after-prediction\n\n:::\n" }, `line 35: the "::: after-prediction" block is empty`},
 		{"empty body", "tiny.md", func(s string) string { return s[:strings.LastIndex(s, "---\n")+4] }, "no body after its front matter"},
 	}
 	for _, tc := range cases {
@@ -259,5 +267,26 @@ func TestReportBeforeStates(t *testing.T) {
 		if !line.OK() {
 			t.Errorf("%s", line)
 		}
+	}
+}
+
+// The body's after-prediction blocks: cut out in order, their markers
+// dropped; markers in fenced code are text.
+func TestBodyParts(t *testing.T) {
+	body := "Before.\n\n::: after-prediction\nThe answer: {{threshold@40s}}.\n:::\n\nMiddle.\n\n```\n:::\n```\n\n  ::: after-prediction\nMore.\n  :::\n"
+	ls, err := Load(fstest.MapFS{"tiny.md": {Data: []byte(strings.SplitAfter(minimal, "\n---\n")[0] + body)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ls[0].BodyParts() {
+		got = append(got, fmt.Sprintf("%v:%q", p.AfterPrediction, strings.TrimSpace(p.Markdown)))
+	}
+	want := []string{`false:"Before."`, `true:"The answer: {{threshold@40s}}."`, "false:\"Middle.\\n\\n```\\n:::\\n```\"", `true:"More."`}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("parts\n got %v\nwant %v", got, want)
+	}
+	if parts := (&Lesson{Markdown: "Plain."}).BodyParts(); len(parts) != 1 || parts[0].AfterPrediction {
+		t.Errorf("a body without blocks: %+v", parts)
 	}
 }

@@ -51,6 +51,11 @@ or repeated key is an error naming the file):
 	---
 	Markdown body, with {{placeholders}}.
 
+	::: after-prediction
+	Prose that gives the prediction's answer away: hidden until the learner
+	has answered (Lesson.Markdown says how it shows).
+	:::
+
 Every step stands alone: its settings are the lesson's start with the
 step's settings laid over it, never the previous step's, so the page can
 jump to any step (Settings, Scenario, RunLesson). A step with its own preset
