@@ -84,7 +84,16 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 			return i
 		})
 	}
-	d.body = md(l.Markdown, false)
+	for _, part := range l.BodyParts() {
+		text := md(part.Markdown, false)
+		if part.AfterPrediction {
+			// Hidden, so neither shown nor read out, until the prediction
+			// is answered (app.js); the page's noscript style shows it to
+			// a browser without scripts.
+			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden>`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
+		}
+		d.body = append(d.body, text...)
+	}
 	for _, g := range l.Goals {
 		d.goals = append(d.goals, md(g, true))
 	}

@@ -55,6 +55,7 @@ func TestLessonPages(t *testing.T) {
 				`id="predict"`,
 				`class="quiz"`,
 				`href="/"`,
+				`<noscript><style>.after-prediction[hidden] { display: block; }</style></noscript>`,
 			}
 			for _, st := range l.Steps {
 				has = append(has, `id="st-`+st.ID+`"`)
@@ -271,6 +272,10 @@ quiz:
 <script>alert(1)</script>
 
 Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x()">bold</b>.
+
+::: after-prediction
+The answer: **{{cap_pct}}**.
+:::
 `
 	b, err := loadLessonBook(fstest.MapFS{"demo.md": {Data: []byte(file)}})
 	if err != nil {
@@ -294,6 +299,11 @@ Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x
 		if !strings.Contains(html, want) {
 			t.Errorf("body lacks %s:\n%s", want, html)
 		}
+	}
+	// The prose after the prediction: hidden in its own block, its live
+	// numbers still bound.
+	if want := `<div class="after-prediction" hidden><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
+		t.Errorf("body does not end with the hidden block %s:\n%s", want, html)
 	}
 	if got := d.steps[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
 		t.Errorf("step text = %s", got)

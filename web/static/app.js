@@ -173,6 +173,10 @@ function answer(box, choice) {
   box.classList.add('answered');
   const reveal = box.querySelector('.reveal');
   if (reveal) reveal.hidden = false;
+  // The prose kept back until the prediction is answered.
+  if (box.dataset.kind === 'predict') {
+    document.querySelectorAll('.after-prediction[hidden]').forEach((el) => { el.hidden = false; });
+  }
 }
 
 document.addEventListener('click', (ev) => {
