@@ -394,12 +394,39 @@ func Evaluate(c Check, run *scenario.Result, cursorMs int64) CheckResult {
 	needs := e.needs(&c)
 	res := CheckResult{NeedsCursorMs: needs}
 	if cursorMs < needs {
+		// A part already shown may settle it: one failed part of an all
+		// (a setting not made, an ejection that did not happen) fails it,
+		// one passed part of an any passes it.
+		if ok, pass, detail := e.early(&c, cursorMs); ok {
+			res.Pass, res.Detail, res.Decided = pass, detail, true
+			return res
+		}
 		res.Detail = "not yet: step to " + fmtSeconds(needs)
 		return res
 	}
 	res.Pass, res.Detail = e.eval(&c)
 	res.Decided = true
 	return res
+}
+
+// early decides a check from the parts the cursor has reached, if they
+// settle it; it reads no frame past the cursor.
+func (e *evaluator) early(c *Check, cursorMs int64) (decided, pass bool, detail string) {
+	if e.needs(c) <= cursorMs {
+		pass, detail = e.eval(c)
+		return true, pass, detail
+	}
+	for i := range c.All {
+		if ok, p, d := e.early(&c.All[i], cursorMs); ok && !p {
+			return true, false, d
+		}
+	}
+	for i := range c.Any {
+		if ok, p, d := e.early(&c.Any[i], cursorMs); ok && p {
+			return true, true, d
+		}
+	}
+	return false, false, ""
 }
 
 type evaluator struct {

@@ -168,6 +168,19 @@ func TestEvaluateCursor(t *testing.T) {
 			t.Errorf("cursor %d: got %+v, want pass=%v decided=%v detail %q", tc.cursor, r, tc.pass, tc.decided, tc.detail)
 		}
 	}
+	// A part already shown can settle it: an all with a failed part fails,
+	// an any with a passed part passes, before the cursor reaches the rest.
+	c = mustCheck(t, `{all: [{kind: ejected, host: h2, at: 20s}, {kind: event, event: uneject, host: h2, at: 60s}]}`)
+	if r := Evaluate(c, run, 10000); r.Decided {
+		t.Errorf("all, failed part not shown yet: %+v", r)
+	}
+	if r := Evaluate(c, run, 20000); !r.Decided || r.Pass || r.NeedsCursorMs != 60000 || r.Detail != "h2 ejected at 20 s: no" {
+		t.Errorf("all with a failed part at 20 s: %+v", r)
+	}
+	c = mustCheck(t, `{any: [{kind: ejected, host: h2, at: 30s}, {kind: event, event: uneject, host: h2, at: 60s}]}`)
+	if r := Evaluate(c, run, 30000); !r.Decided || !r.Pass || r.Detail != "h2 ejected at 30 s: yes" {
+		t.Errorf("any with a passed part at 30 s: %+v", r)
+	}
 	// A window that ends mid-interval needs the tick that closes it.
 	c = mustCheck(t, `{kind: event, event: overflow, from: 25s, to: 26s}`)
 	if r := Evaluate(c, run, 29999); r.Decided || r.NeedsCursorMs != 30000 {
