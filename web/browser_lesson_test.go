@@ -12,8 +12,8 @@ import (
 )
 
 // TestBrowserLesson drives the cap lesson in headless Chromium: the page
-// opens on the lesson's scenario with only its controls; playback pauses at
-// 30 s for the prediction and goes on once it is answered; with the cap at
+// opens on the lesson's scenario with only its controls; stepping and
+// playback stop at 30 s for the prediction and go on once it is answered; with the cap at
 // 34 the cap-34 step turns done when the run gets there; the live numbers
 // in the prose follow; progress lands in localStorage; and nothing is asked
 // of any other host.
