@@ -18,7 +18,11 @@ import (
 	"outlierlab/engine/scenario"
 )
 
-// Lesson is one lesson file: its front matter and its markdown body.
+// Lesson is one lesson file: its front matter and its markdown body. The
+// file format, for authors, is the package documentation (doc.go): the
+// front matter keys, the check kinds (setting among them), passes_before,
+// the placeholders, and the "::: after-prediction" blocks of the body
+// (see Markdown below).
 type Lesson struct {
 	// ID is the file name without .md; the page lives at /lessons/{ID}.
 	ID    string `json:"id"`
