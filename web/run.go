@@ -139,7 +139,7 @@ func buildRun(in Inputs) (*Run, error) {
 			r.hostIndex[h.Name] = i
 		}
 	}
-	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold))
+	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold), sc.Cluster.Retry.MaxRetries)
 	r.size = r.estimateSize()
 	return r, nil
 }

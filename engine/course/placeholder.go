@@ -515,7 +515,7 @@ func settingValue(res *scenario.Result, name string) (string, error) {
 	}
 	// ClusterYAML writes every field explicitly, one "  name: value" line
 	// each, in exactly the form Envoy reads: the one source of that form.
-	y := envoyconf.ClusterYAML(res.Config, "lesson", float64(res.Scenario.Cluster.HealthyPanicThreshold))
+	y := envoyconf.ClusterYAML(res.Config, "lesson", float64(res.Scenario.Cluster.HealthyPanicThreshold), res.Scenario.Cluster.Retry.MaxRetries)
 	for line := range strings.SplitSeq(y, "\n") {
 		if v, ok := strings.CutPrefix(line, "  "+name+": "); ok {
 			return v, nil

@@ -105,17 +105,21 @@ func memberObject(members []member) []byte {
 
 // ClusterYAML renders a copyable Envoy cluster snippet: name,
 // outlier_detection with every field written explicitly (so it means the
-// same in any Envoy version, whatever its defaults), and
-// common_lb_config.healthy_panic_threshold. Fields and blocks follow the
-// protos' field order (Cluster: name 1, outlier_detection 19,
-// common_lb_config 27). Values come from protojson, so they are exactly
-// what Envoy reads; durations are written like "30s" or "1.5s".
-func ClusterYAML(cfg engine.Config, clusterName string, panicThreshold float64) string {
+// same in any Envoy version, whatever its defaults), the retry circuit
+// breaker (circuit_breakers.thresholds[DEFAULT priority].max_retries: a
+// lifted breaker is what turns retries into a storm, so the snippet must
+// show it) and common_lb_config.healthy_panic_threshold. Fields and blocks
+// follow the protos' field order (Cluster: name 1, circuit_breakers 10,
+// outlier_detection 19, common_lb_config 27). Values come from protojson,
+// so they are exactly what Envoy reads; durations are written like "30s"
+// or "1.5s".
+func ClusterYAML(cfg engine.Config, clusterName string, panicThreshold float64, maxRetries uint32) string {
 	if clusterName == "" {
 		clusterName = "outlierlab"
 	}
 	var b strings.Builder
 	b.WriteString("name: " + yamlScalar(clusterName) + "\n")
+	b.WriteString("circuit_breakers:\n  thresholds:\n  - max_retries: " + strconv.FormatUint(uint64(maxRetries), 10) + "\n")
 	b.WriteString("outlier_detection:\n")
 	members, err := protoJSONMembers(ToProto(cfg))
 	if err != nil {

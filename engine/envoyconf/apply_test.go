@@ -117,6 +117,9 @@ func TestToProtoFromProtoRoundTrip(t *testing.T) {
 }
 
 const defaultClusterYAML = `name: outlierlab
+circuit_breakers:
+  thresholds:
+  - max_retries: 3
 outlier_detection:
   consecutive_5xx: 5
   interval: 10s
@@ -149,7 +152,7 @@ common_lb_config:
 `
 
 func TestClusterYAML(t *testing.T) {
-	if got := ClusterYAML(engine.DefaultConfig(), "", 50); got != defaultClusterYAML {
+	if got := ClusterYAML(engine.DefaultConfig(), "", 50, 3); got != defaultClusterYAML {
 		t.Errorf("ClusterYAML(defaults):\n%s\nwant:\n%s", got, defaultClusterYAML)
 	}
 	odd := engine.DefaultConfig()
@@ -166,7 +169,7 @@ func TestClusterYAML(t *testing.T) {
 		{odd, "my cluster: with colon", 33.3},
 		{odd, "123", 100},
 	} {
-		text := ClusterYAML(tc.cfg, tc.name, tc.threshold)
+		text := ClusterYAML(tc.cfg, tc.name, tc.threshold, 3)
 		if !strings.Contains(text, "interval: "+formatMs(tc.cfg.IntervalMs)+"\n") {
 			t.Errorf("interval not written as seconds:\n%s", text)
 		}

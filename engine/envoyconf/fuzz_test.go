@@ -41,7 +41,7 @@ func FuzzParseYAML(f *testing.F) {
 			}
 			return
 		}
-		text := ClusterYAML(cfg, "fuzz", 50)
+		text := ClusterYAML(cfg, "fuzz", 50, 3)
 		again, threshold, err := ParseClusterYAML([]byte(text))
 		if err != nil {
 			t.Fatalf("ClusterYAML output does not parse: %v\n%s", err, text)
