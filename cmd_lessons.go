@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
@@ -24,11 +26,12 @@ func init() {
 func runLessons(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("lessons", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	check := fl.Bool("check", false, "run every step's check with its intended settings (must pass) and, where the step says fails_at_start, with the lesson's start settings (must fail)")
+	check := fl.Bool("check", false, "run every step's check with its intended settings (must pass) and in every state the learner can be in before the step: the lesson's start, a step button's scenario, what each earlier step leads to (must fail, unless the step says passes_before)")
+	seedList := fl.String("seeds", "", "with -check: the seeds to check, as N, A-B or A,B,C (default: each lesson's own seed, normally 1)")
 	dir := fl.String("dir", "", "read lesson files from this directory instead of the built-in ones (for authors)")
 	only := fl.String("lesson", "", "only this lesson id")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab lessons [-check] [-lesson ID] [-dir DIR]")
+		fmt.Fprintln(stderr, "usage: outlierlab lessons [-check [-seeds 1-5]] [-lesson ID] [-dir DIR]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -37,6 +40,14 @@ func runLessons(args []string, stdout, stderr io.Writer) int {
 	if fl.NArg() > 0 {
 		fl.Usage()
 		return 2
+	}
+	var seeds []uint64
+	if *seedList != "" {
+		var err error
+		if seeds, err = parseSeeds(*seedList); err != nil {
+			fmt.Fprintf(stderr, "outlierlab lessons: -seeds: %v\n", err)
+			return 2
+		}
 	}
 	var fsys fs.FS = lessons.FS
 	if *dir != "" {
@@ -69,7 +80,7 @@ func runLessons(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d lessons, %d min\n", len(ls), total)
 		return 0
 	}
-	lines := course.Report(ls)
+	lines := course.Report(ls, seeds)
 	failed := 0
 	for _, line := range lines {
 		fmt.Fprintln(stdout, line)
@@ -82,4 +93,56 @@ func runLessons(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// maxSeeds bounds -seeds: each seed is a run of every lesson state.
+const maxSeeds = 1000
+
+// parseSeeds reads "3", "1-5" or "1,4,9" (parts may mix: "1-3,7"), in
+// order, each seed once.
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	seen := map[uint64]bool{}
+	add := func(n uint64) error {
+		if !seen[n] {
+			if len(out) == maxSeeds {
+				return fmt.Errorf("more than %d seeds", maxSeeds)
+			}
+			seen[n] = true
+			out = append(out, n)
+		}
+		return nil
+	}
+	one := func(p string) (uint64, error) {
+		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("%q is not a seed (a whole number from 1; write N, A-B or A,B,C)", strings.TrimSpace(p))
+		}
+		return n, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := one(lo)
+		if err != nil {
+			return nil, err
+		}
+		b := a
+		if isRange {
+			if b, err = one(hi); err != nil {
+				return nil, err
+			}
+			if b < a {
+				return nil, fmt.Errorf("%q: the range ends before it starts", strings.TrimSpace(part))
+			}
+		}
+		for n := a; ; n++ {
+			if err := add(n); err != nil {
+				return nil, err
+			}
+			if n == b {
+				break
+			}
+		}
+	}
+	return out, nil
 }

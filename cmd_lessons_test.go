@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,6 @@ steps:
     text: "Raise the cap to 34."
     settings: {max_ejection_percent: "34"}
     check: {kind: ejected, host: h5, at: 40s}
-    fails_at_start: true
 predict: {before_step: raise, question: "Ejected?", choices: ["yes", "no"], answer: 0, reveal: "Yes."}
 quiz:
   - {question: "One?", choices: ["a", "b"], answer: 0, explain: "Because."}
@@ -49,6 +49,15 @@ quiz:
 
 Body.
 `
+
+// lowerCap is a second step whose check is only the ejection: the cap of
+// 34 the step before it leads to already ejects h5, so it would tick
+// before the learner lowers the cap.
+const lowerCap = `  - id: lower
+    text: "Lower the cap to 17."
+    settings: {max_ejection_percent: "17"}
+    check: {kind: ejected, host: h5, at: 40s}
+predict:`
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -69,24 +78,17 @@ func TestLessonsList(t *testing.T) {
 	}
 }
 
-// The built-in lessons: one line per check, every one as claimed, exit 0.
+// The built-in lessons: one line per step and state, every one as
+// claimed, exit 0.
 func TestLessonsCheck(t *testing.T) {
 	ls, err := course.Load(lessons.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 0
-	for _, l := range ls {
-		for _, s := range l.Steps {
-			want++
-			if s.Fails() {
-				want++
-			}
-		}
-	}
+	want := len(course.Report(ls, nil))
 	code, out, errb := runCmd(t, "-check")
 	if code != 0 {
-		t.Fatalf("exit %d: %s\n%s", code, errb, out)
+		t.Errorf("exit %d: %s (the lines not ok follow)", code, errb)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != want+1 {
@@ -97,9 +99,48 @@ func TestLessonsCheck(t *testing.T) {
 			t.Errorf("not ok: %s", line)
 		}
 	}
-	if !strings.Contains(out, "ok   cap/cap-34 intended(max_ejection_percent=34): pass, claimed pass: h5 eject (success_rate) at 40 s: 1") ||
-		!strings.Contains(out, "ok   cap/cap-34 start: fail, claimed fail: h5 eject (success_rate) at 40 s: 0") {
+	if !strings.Contains(out, "ok   cap/cap-34 seed 1 intended(max_ejection_percent=34): pass, claimed pass: h5 eject (success_rate) at 40 s: 1") ||
+		!strings.Contains(out, "ok   cap/cap-34 seed 1 start: fail, claimed fail: h5 eject (success_rate) at 40 s: 0") {
 		t.Errorf("the cap lesson's lines are missing or changed:\n%s", out)
+	}
+}
+
+// -seeds checks every lesson on each seed given; the seeds are checked
+// before anything runs.
+func TestLessonsCheckSeeds(t *testing.T) {
+	dir := lessonDir(t, map[string]string{"tiny.md": tinyLesson})
+	code, out, errb := runCmd(t, "-check", "-dir", dir, "-seeds", "2-4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errb, out)
+	}
+	for _, want := range []string{"tiny/raise seed 2 intended", "tiny/raise seed 3 start", "tiny/raise seed 4 start", "6 checks, 6 ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "seed 1 ") || strings.Contains(out, "seed 5 ") {
+		t.Errorf("seeds outside 2-4 checked:\n%s", out)
+	}
+	for _, tc := range []struct{ arg, err string }{
+		{"0", `-seeds: "0" is not a seed`},
+		{"5-2", `-seeds: "5-2": the range ends before it starts`},
+		{"1,x", `-seeds: "x" is not a seed`},
+		{"1-", `-seeds: "" is not a seed`},
+		{"1-5000", "-seeds: more than 1000 seeds"},
+	} {
+		code, _, errb := runCmd(t, "-check", "-dir", dir, "-seeds", tc.arg)
+		if code != 2 || !strings.Contains(errb, tc.err) {
+			t.Errorf("-seeds %s: exit %d, stderr %q; want 2 and %q", tc.arg, code, errb, tc.err)
+		}
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	for in, want := range map[string]string{"1": "[1]", "1-5": "[1 2 3 4 5]", "3,1,3": "[3 1]", "1-3,7, 9": "[1 2 3 7 9]"} {
+		got, err := parseSeeds(in)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("parseSeeds(%q) = %v, %v; want %s", in, got, err, want)
+		}
 	}
 }
 
@@ -116,19 +157,22 @@ func TestLessonsCheckExitCodes(t *testing.T) {
 		{"claims hold", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": tinyLesson})}
 		}, 0, "2 checks, 2 ok, 0 not as the lessons claim", ""},
+		{"a later step's check already holds: exit 1", func(t *testing.T) []string {
+			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": strings.Replace(tinyLesson, "predict:", lowerCap, 1)})}
+		}, 1, "FAIL tiny/lower seed 1 after raise(max_ejection_percent=34): pass, claimed fail: h5 ejected at 40 s: yes", ""},
 		{"intended settings fail: exit 1", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": wrongClaim})}
-		}, 1, "FAIL tiny/raise intended(max_ejection_percent=16): fail, claimed pass: h5 ejected at 40 s: no", ""},
-		{"fails_at_start check passes at start: exit 1", func(t *testing.T) []string {
+		}, 1, "FAIL tiny/raise seed 1 intended(max_ejection_percent=16): fail, claimed pass: h5 ejected at 40 s: no", ""},
+		{"the check passes at the start: exit 1", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": startPasses})}
-		}, 1, "FAIL tiny/raise start: pass, claimed fail: h5 ejected at 40 s: yes", ""},
+		}, 1, "FAIL tiny/raise seed 1 start: pass, claimed fail: h5 ejected at 40 s: yes", ""},
 		{"malformed lesson: exit 2 naming the file", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": malformed})}
 		}, 2, "", "tiny.md: missing minutes"},
 		{"malformed lesson fails the listing too", func(t *testing.T) []string {
 			return []string{"-dir", lessonDir(t, map[string]string{"tiny.md": malformed})}
 		}, 2, "", "tiny.md: missing minutes"},
-		{"one lesson", func(t *testing.T) []string { return []string{"-check", "-lesson", "cap"} }, 0, "ok   cap/overflow", ""},
+		{"one lesson", func(t *testing.T) []string { return []string{"-check", "-lesson", "consecutive"} }, -1, "ok   consecutive/gateway-detected seed 1", ""},
 		{"unknown lesson", func(t *testing.T) []string { return []string{"-lesson", "nope"} }, 2, "", `no lesson "nope"`},
 		{"stray argument", func(t *testing.T) []string { return []string{"cap"} }, 2, "", "usage: outlierlab lessons"},
 		{"bad flag", func(t *testing.T) []string { return []string{"-chek"} }, 2, "", "flag provided but not defined"},
@@ -136,7 +180,7 @@ func TestLessonsCheckExitCodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errb := runCmd(t, tc.args(t)...)
-			if code != tc.code {
+			if tc.code >= 0 && code != tc.code {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out, errb)
 			}
 			if !strings.Contains(out, tc.out) || !strings.Contains(errb, tc.err) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,8 @@ import (
 )
 
 // TestBrowserLesson drives the cap lesson in headless Chromium: the page
-// opens on the lesson's scenario with only its controls; playback pauses at
-// 30 s for the prediction and goes on once it is answered; with the cap at
+// opens on the lesson's scenario with only its controls; stepping and
+// playback stop at 30 s for the prediction and go on once it is answered; with the cap at
 // 34 the cap-34 step turns done when the run gets there; the live numbers
 // in the prose follow; progress lands in localStorage; and nothing is asked
 // of any other host.
@@ -31,6 +32,21 @@ func TestBrowserLesson(t *testing.T) {
 		t.Errorf("cap slider starts at %s, want the lesson's 10", got)
 	}
 	scrub := `Number(document.getElementById('scrub').value)`
+
+	// Step before answering: the cursor stops at 30 s for the prediction,
+	// however often the learner steps, and the log stops there too.
+	for i := range 5 {
+		step("step "+itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
+		if i < 3 {
+			poll("the step to "+itoa((i+1)*10)+" s", scrub+` === `+itoa(i+1))
+		}
+	}
+	poll("the pause at 30 s on step", `document.querySelector('#status .state.held') !== null && `+scrub+` === 3`)
+	if got := eval(`document.querySelector('#log-list .entry time').textContent`); got != "30 s" {
+		t.Errorf("the newest log entry while held is at %q, want 30 s", got)
+	}
+	step("back", chromedp.Click(chromedp.CSS("#btn-back")))
+	poll("one step back", scrub+` === 2 && document.querySelector('#status .state.held') === null`)
 
 	// Play before answering: the run pauses at 30 s for the prediction.
 	step("speed 16×", chromedp.Click(chromedp.CSS(`button.speed[title="16 intervals/s"]`)))
@@ -126,4 +142,74 @@ func TestBrowserLesson(t *testing.T) {
 	}
 
 	b.checkOffline()
+}
+
+// TestBrowserLessonChecks drives the test lesson in testdata/lessons (its
+// own server, so the course's prose can change without touching it): the
+// prose kept back for the prediction is hidden until it is answered; a
+// step's check does not tick before its own action (the cap at 34 ejects
+// h5 as the cap-17 step wants, but cap-17 waits for the cap at 17); and a
+// lesson is done when its steps are, the quiz a score beside it, never
+// "done" for answering it.
+func TestBrowserLessonChecks(t *testing.T) {
+	b := startBrowser(t, 1400, 1000)
+	lab := fixtureServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	step, eval, poll := b.step, b.eval, b.poll
+	note := `document.querySelector('[data-lesson-progress]').textContent`
+	done := func(id string) string { return `document.querySelector('#st-` + id + `').dataset.done` }
+	setCap := func(v string) {
+		t.Helper()
+		eval(`(() => { const el = document.getElementById('c-max_ejection_percent');
+			el.value = '` + v + `'; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+		poll("the cap at "+v, `document.querySelector('output[for=c-max_ejection_percent]').textContent === '`+v+`%'`)
+	}
+
+	step("open the test lesson", chromedp.Navigate(ts.URL+"/lessons/fixture"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	if eval(`String(document.querySelector('.after-prediction').hidden && document.querySelector('.after-prediction').offsetParent === null)`) != "true" {
+		t.Error("the prose after the prediction shows before it is answered")
+	}
+	if got := eval(`document.querySelector('.prose .body').innerText`); strings.Contains(got, "this sentence is the answer") {
+		t.Errorf("the answer is in the page's text before the prediction:\n%s", got)
+	}
+
+	// The quiz answered, one right and one wrong, no step done: not done.
+	step("quiz 1, right", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="0"]`)))
+	step("quiz 2, wrong", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="1"] .choice[data-choice="1"]`)))
+	poll("the progress with the quiz score", note+` === '0 of 2 steps done · quiz 1/2'`)
+
+	// The prediction answered: the prose kept back shows.
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	poll("the prose after the prediction", `!document.querySelector('.after-prediction').hidden && document.querySelector('.after-prediction').offsetParent !== null`)
+
+	// The cap at 34, played to the end: cap-34 is done; cap-17's outcome
+	// is there too (h5 ejected at 40 s), but not its action.
+	setCap("34")
+	step("speed instant", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	poll("cap-34 done", done("cap-34")+` === 'true'`)
+	if got := eval(done("cap-17")); got != "false" {
+		t.Error("cap-17 is done with the cap at 34: the check ticked before its action")
+	}
+	if got := eval(`document.querySelector('#st-cap-17 .hint').textContent`); got != "not with these settings" {
+		t.Errorf("cap-17's hint with the cap at 34: %q", got)
+	}
+	poll("one step done", note+` === '1 of 2 steps done · quiz 1/2'`)
+
+	// The cap at 17: cap-17 is done, and so is the lesson, quiz 1/2.
+	setCap("17")
+	poll("cap-17 done", done("cap-17")+` === 'true'`)
+	poll("the lesson done", note+` === '✓ done · quiz 1/2'`)
+
+	// Reopened: the answer is remembered, the prose shows at once.
+	step("reopen", chromedp.Navigate(ts.URL+"/lessons/fixture"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	poll("the prose after the prediction, remembered", `!document.querySelector('.after-prediction').hidden`)
+	poll("the progress, remembered", note+` === '✓ done · quiz 1/2'`)
+
+	// The course list says the same.
+	step("open /", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".course-list")))
+	poll("the card's progress", `document.querySelector('.lesson-card[data-lesson="fixture"] [data-progress]').textContent === '✓ done · quiz 1/2'`)
+	step("leave", chromedp.Navigate("about:blank"))
 }

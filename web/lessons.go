@@ -61,7 +61,7 @@ type lessonDoc struct {
 	slots []course.Placeholder
 	// controls are the lab controls the page shows: the lesson's own, then
 	// any setting a step asks for that they miss (a step that says "set the
-	// cap to 50" needs the cap), in that order.
+	// cap to 50" needs the cap; so does a setting check), in that order.
 	controls []*control
 }
 
@@ -84,7 +84,16 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 			return i
 		})
 	}
-	d.body = md(l.Markdown, false)
+	for _, part := range l.BodyParts() {
+		text := md(part.Markdown, false)
+		if part.AfterPrediction {
+			// Hidden, so neither shown nor read out, until the prediction
+			// is answered (app.js); the page's noscript style shows it to
+			// a browser without scripts.
+			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden>`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
+		}
+		d.body = append(d.body, text...)
+	}
 	for _, g := range l.Goals {
 		d.goals = append(d.goals, md(g, true))
 	}
@@ -109,6 +118,8 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
 			names = append(names, k)
 		}
+		// A step that checks a setting asks the learner to change it.
+		names = append(names, s.Check.SettingNames()...)
 	}
 	for _, name := range names {
 		c := lookupControl(name)

@@ -2,8 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -55,6 +58,7 @@ func TestLessonPages(t *testing.T) {
 				`id="predict"`,
 				`class="quiz"`,
 				`href="/"`,
+				`<noscript><style>.after-prediction[hidden] { display: block; }</style></noscript>`,
 			}
 			for _, st := range l.Steps {
 				has = append(has, `id="st-`+st.ID+`"`)
@@ -148,8 +152,8 @@ func TestUnknownLesson(t *testing.T) {
 // The lab the page runs is the lesson's: what course.RunLesson runs, frame
 // for frame. And every step can be done in the page: loading its scenario
 // (its button, or the lesson's start), setting its settings with the
-// controls the page shows, inside their ranges, makes its status done; the
-// start makes it not yet where the lesson says the check must fail there.
+// controls the page shows, inside their ranges, makes its status done; and
+// unless it says passes_before it is not done in any state before it.
 func TestLessonStepsWorkInTheLab(t *testing.T) {
 	s := newTestServer(t)
 	for _, l := range courseLessons(t) {
@@ -205,16 +209,76 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 			if got := d.statuses(run, len(run.Frames))[i]; !got.Done {
 				t.Errorf("%s/%s: not done with its settings: %s %s", l.ID, st.ID, got.Hint, got.Detail)
 			}
-			if st.Fails() {
-				startRun, err := s.runs.get(in)
+			if !st.MustFailBefore() {
+				continue
+			}
+			// Not done in any state the learner can be in before it, as
+			// the page evaluates it (course.Before).
+			before, err := course.Before(l, st.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range before {
+				run, err := s.runs.get(Inputs{Preset: b.Preset, Seed: d.SeedOrDefault(), Base: b.Settings})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := d.statuses(startRun, len(startRun.Frames))[i]; got.Done {
-					t.Errorf("%s/%s: done at the start, which the lesson says it is not", l.ID, st.ID)
+				if got := d.statuses(run, len(run.Frames))[i]; got.Done {
+					t.Errorf("%s/%s: done %s, before its action: %s", l.ID, st.ID, b.Name, got.Detail)
 				}
 			}
 		}
+	}
+}
+
+// fixtureServer serves the test lesson in testdata/lessons: two cap
+// steps, the second checking the learner's own setting.
+func fixtureServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Lessons: os.DirFS("testdata/lessons")})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+// A step's check is evaluated with the learner's own settings: with the
+// cap at 34, h5 is ejected at 40 s as the cap-17 step wants, yet cap-17
+// is not done until the cap is 17. The fixture keeps the course's rule.
+func TestLessonCheckNeedsItsAction(t *testing.T) {
+	s := fixtureServer(t)
+	d := s.lessons.byID["fixture"]
+	if lines := course.Report([]course.Lesson{d.Lesson}, []uint64{1, 2, 3}); len(lines) != 15 {
+		t.Errorf("%d report lines, want 15", len(lines))
+	} else {
+		for _, l := range lines {
+			if !l.OK() {
+				t.Error(l)
+			}
+		}
+	}
+	done := func(cap float64) (bool, bool) {
+		t.Helper()
+		run, err := s.runs.get(d.inputs("").with(map[string]float64{"max_ejection_percent": cap}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := d.statuses(run, len(run.Frames))
+		return st[0].Done, st[1].Done
+	}
+	for _, tc := range []struct {
+		cap          float64
+		cap34, cap17 bool
+	}{{10, false, false}, {34, true, false}, {17, true, true}} {
+		if a, b := done(tc.cap); a != tc.cap34 || b != tc.cap17 {
+			t.Errorf("cap %v: cap-34 done %v, cap-17 done %v; want %v, %v", tc.cap, a, b, tc.cap34, tc.cap17)
+		}
+	}
+	// The setting part is decided at once: at t = 0 with the cap at 34,
+	// cap-17 says it is not these settings, not "play on".
+	run, _ := s.runs.get(d.inputs("").with(map[string]float64{"max_ejection_percent": 34}))
+	if st := d.statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
+		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
 }
 
@@ -255,7 +319,7 @@ steps:
   - id: look
     text: "Step to {{threshold@40s}} **now**."
     check: {kind: panic, at: 40s}
-    fails_at_start: false
+    passes_before: "a test of rendering"
 predict:
   before_step: look
   question: "Q?"
@@ -271,6 +335,10 @@ quiz:
 <script>alert(1)</script>
 
 Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x()">bold</b>.
+
+::: after-prediction
+The answer: **{{cap_pct}}**.
+:::
 `
 	b, err := loadLessonBook(fstest.MapFS{"demo.md": {Data: []byte(file)}})
 	if err != nil {
@@ -294,6 +362,11 @@ Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x
 		if !strings.Contains(html, want) {
 			t.Errorf("body lacks %s:\n%s", want, html)
 		}
+	}
+	// The prose after the prediction: hidden in its own block, its live
+	// numbers still bound.
+	if want := `<div class="after-prediction" hidden><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
+		t.Errorf("body does not end with the hidden block %s:\n%s", want, html)
 	}
 	if got := d.steps[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
 		t.Errorf("step text = %s", got)
@@ -347,6 +420,99 @@ func TestLessonPredictionHolds(t *testing.T) {
 	other.rehold()
 	if other.hold != 0 {
 		t.Errorf("hold %d on the burst scenario", other.hold)
+	}
+}
+
+// Until the prediction is answered no move goes past its time: not play,
+// not a step, a scrub, a jump to the end, instant speed, a settings change
+// or a session rebuilt from a tab's signals. The cursor stops at the last
+// frame up to pause_at, held, so the log never shows the answer first;
+// once answered, it moves on.
+func TestPredictionPausesOnAnyMove(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	tab := `"tab":"` + testTab + `","lesson":"cap"`
+	post := func(verb, rest string) {
+		t.Helper()
+		if res := do(t, h, "POST", "/lab/cmd/"+verb, `{`+tab+rest+`}`, "Content-Type", "application/json"); res.StatusCode != 204 {
+			t.Fatalf("%s: %d %s", verb, res.StatusCode, bodyOf(t, res))
+		}
+	}
+	at := func(want int, how string) {
+		t.Helper()
+		sess := s.sessions.get(testTab)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		now := time.Now()
+		if c := sess.cursorAt(now); c != want {
+			t.Errorf("%s: cursor %d, want %d", how, c, want)
+		}
+		if held := sess.held(now); held != (want == 3 && !sess.predicted) {
+			t.Errorf("%s: held %v at %d", how, held, want)
+		}
+	}
+	post("pause", "")
+	at(0, "open")
+	for range 5 {
+		post("step", "")
+	}
+	at(3, "five steps: the pause at 30 s")
+	post("back", "")
+	at(2, "back")
+	post("scrub", `,"cursor":30`)
+	at(3, "scrub to the end")
+	post("scrub", `,"cursor":1`)
+	post("speed", `,"speed":"instant"`)
+	post("play", "")
+	at(3, "play at instant speed")
+	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
+	at(3, "a setting changed")
+
+	// A tab whose session is gone comes back with its own cursor: held too.
+	other := strings.Repeat("d", 20)
+	if res := do(t, h, "POST", "/lab/cmd/step", `{"tab":"`+other+`","lesson":"cap","cursor":20}`, "Content-Type", "application/json"); res.StatusCode != 204 {
+		t.Fatalf("rebuilt tab: %d", res.StatusCode)
+	}
+	if sess := s.sessions.get(other); sess.cursorAt(time.Now()) != 3 {
+		t.Errorf("a rebuilt session at cursor 20 moved to %d, want the pause (3)", sess.cursorAt(time.Now()))
+	}
+
+	// On another scenario than the prediction's, nothing holds.
+	post("lesson", `,"step":"safety"`)
+	post("scrub", `,"cursor":8`)
+	at(8, "the burst scenario")
+
+	// Answered: the cursor moves on.
+	post("lesson", `,"step":""`)
+	post("scrub", `,"cursor":3`)
+	post("answer", `,"predicted":true`)
+	post("step", "")
+	at(4, "a step after the answer")
+	post("scrub", `,"cursor":30`)
+	at(30, "scrub after the answer")
+}
+
+// The stream tells the page: a step that reaches the pause sends the
+// cursor there and held, and the log stops at 30 s.
+func TestStreamPredictionHeldOnStep(t *testing.T) {
+	lab := newTestServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":2,"predicted":false}`)
+	nextCharts(t, events)
+	postCommand(t, ts.URL, "step", `,"lesson":"cap"`)
+	nextCharts(t, events)
+	postCommand(t, ts.URL, "step", `,"lesson":"cap"`)
+	_, evs := nextCharts(t, events)
+	all := joinData(evs)
+	if !strings.Contains(all, `"cursor":3`) || !strings.Contains(all, `"held":true`) {
+		t.Errorf("a step past the pause: the page is not told cursor 3, held:\n%s", head(all, 1500))
+	}
+	for _, e := range evs {
+		if strings.Contains(e.Data, `id="log-list"`) && (strings.Contains(e.Data, "<time>40 s</time>") || !strings.Contains(e.Data, "<time>30 s</time>")) {
+			t.Errorf("the log is not at 30 s:\n%s", head(e.Data, 1500))
+		}
 	}
 }
 

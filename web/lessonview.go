@@ -185,7 +185,7 @@ func (d *lessonDoc) statuses(r *Run, cursor int) []view.StepStatus {
 			}
 			continue
 		}
-		res := course.Evaluate(st.Check, r.Frames, ms)
+		res := course.Evaluate(st.Check, r.Result, ms)
 		out[i].Done, out[i].Detail = res.Pass, res.Detail
 		switch {
 		case res.Pass:

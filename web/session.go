@@ -42,8 +42,8 @@ type Session struct {
 
 	// A lesson tab also knows its lesson, the step whose scenario it has
 	// loaded ("" for the lesson's own), and whether the learner has
-	// answered the prediction. Until then playback holds at the frame
-	// count hold (0: no hold), where the lesson's pause_at is.
+	// answered the prediction. Until then the cursor goes no further than
+	// the frame count hold (0: no hold), the frames up to pause_at.
 	lesson    *lessonDoc
 	step      string
 	predicted bool
@@ -98,10 +98,10 @@ func (s *Session) cursorAt(now time.Time) int {
 // holding reports whether playback from the anchor stops at the hold.
 func (s *Session) holding() bool { return s.hold > 0 && s.anchor <= s.hold }
 
-// held reports whether playback is waiting at the hold for the learner's
-// prediction.
+// held reports whether the cursor waits at the hold for the learner's
+// prediction: played, stepped or scrubbed there, it goes no further.
 func (s *Session) held(now time.Time) bool {
-	return s.playing && s.holding() && s.cursorAt(now) >= s.hold
+	return s.holding() && s.cursorAt(now) >= s.hold
 }
 
 // rehold places the hold for the current run: at the lesson's pause_at,
@@ -116,11 +116,16 @@ func (s *Session) rehold() {
 	if p.PauseAt <= 0 || p.Question == "" || s.run.Preset != s.lesson.PresetFor(p.BeforeStep) {
 		return
 	}
-	for i, f := range s.run.Frames {
-		if f.TMs >= int64(p.PauseAt) {
-			s.hold = i + 1
-			return
+	// The frames up to pause_at, none past it: the decision log must not
+	// show the answer before the question.
+	for _, f := range s.run.Frames {
+		if f.TMs > int64(p.PauseAt) {
+			break
 		}
+		s.hold++
+	}
+	if s.hold > 0 {
+		s.anchor = min(s.anchor, s.hold)
 	}
 }
 
@@ -148,9 +153,14 @@ func (s *Session) isPlaying(now time.Time) bool {
 	return s.playing && s.cursorAt(now) < len(s.run.Frames) && !s.held(now)
 }
 
-// setCursor stops or re-anchors playback at c. Callers hold mu.
+// setCursor stops or re-anchors playback at c; until the learner answers
+// the prediction, no move (step, scrub, a jump) goes past its hold.
+// Callers hold mu.
 func (s *Session) setCursor(c int, now time.Time) {
 	s.anchor = min(max(c, 0), len(s.run.Frames))
+	if s.hold > 0 {
+		s.anchor = min(s.anchor, s.hold)
+	}
 	s.anchorAt = now
 }
 

@@ -47,10 +47,11 @@ type Check struct {
 	// name in lower case (success_rate, consecutive_5xx, ...).
 	Detector string `json:"detector,omitempty"`
 	// Name is the quantity: a stat (KindStat), a client metric
-	// (KindClients), a success-rate figure (KindSuccessRate) or a host
-	// figure (KindHost).
+	// (KindClients), a success-rate figure (KindSuccessRate), a host
+	// figure (KindHost) or a setting (KindSetting).
 	Name string `json:"name,omitempty"`
-	// Is is the success-rate gate the pass must have stopped at (or "ran").
+	// Is is the success-rate gate the pass must have stopped at (or
+	// "ran"), or the value a setting check wants ("true", "random").
 	Is  string   `json:"is,omitempty"`
 	Min *float64 `json:"min,omitempty"`
 	Max *float64 `json:"max,omitempty"`
@@ -92,10 +93,18 @@ const (
 	// [From, To].
 	KindPanic   = "panic"
 	KindNoPanic = "no_panic"
+	// KindSetting: a setting in effect in the run, by the name lessons
+	// use in start and settings (an outlier_detection field or a scenario
+	// knob): a number within Min/Max (durations in seconds), or any other
+	// value equal to Is. It reads no frame, so it is decided at once: it
+	// is how a step asks for the learner's own action ("set the cap to
+	// 17"), which the run's outcome alone may not tell apart from another
+	// step's.
+	KindSetting = "setting"
 )
 
 // Kinds lists every check kind, for error messages and documentation.
-var Kinds = []string{KindEjected, KindNotEjected, KindEjectedHosts, KindEvent, KindStat, KindClients, KindSuccessRate, KindHost, KindShare, KindPanic, KindNoPanic}
+var Kinds = []string{KindEjected, KindNotEjected, KindEjectedHosts, KindEvent, KindStat, KindClients, KindSuccessRate, KindHost, KindShare, KindPanic, KindNoPanic, KindSetting}
 
 // ClientMetrics are the names a clients check reads: failure_pct
 // (failures / requests), retry_pct (retries sent / requests), the sums
@@ -353,6 +362,9 @@ func (c *Check) validate(path string) error {
 		if err = when(false); err == nil {
 			err = need("at or from/to", hasAt || hasWindow)
 		}
+	case KindSetting:
+		allowed = []string{"name", "is", "min", "max"}
+		err = c.validateSetting(p, band)
 	}
 	if err != nil {
 		return err
@@ -370,17 +382,25 @@ func (c *Check) validate(path string) error {
 	return nil
 }
 
-// Evaluate decides a check against a run's frames as far as the learner has
-// stepped (cursorMs: the time of the last frame shown; WholeRun for all).
-// Frames after the cursor are never read, so the page cannot give away
-// what has not happened yet. A check that reads a frame beyond the cursor
-// is "not yet": Pass false, Decided false, and NeedsCursorMs says where to
-// step.
-func Evaluate(c Check, frames []scenario.Frame, cursorMs int64) CheckResult {
-	e := evaluator{frames: frames}
+// Evaluate decides a check against a run as far as the learner has stepped
+// (cursorMs: the time of the last frame shown; WholeRun for all). The run
+// is the learner's own: its Scenario and Config are the settings in effect
+// (what setting checks read), its Frames what happened. Frames after the
+// cursor are never read, so the page cannot give away what has not
+// happened yet. A check that reads a frame beyond the cursor is "not yet":
+// Pass false, Decided false, and NeedsCursorMs says where to step.
+func Evaluate(c Check, run *scenario.Result, cursorMs int64) CheckResult {
+	e := evaluator{run: run, frames: run.Frames}
 	needs := e.needs(&c)
 	res := CheckResult{NeedsCursorMs: needs}
 	if cursorMs < needs {
+		// A part already shown may settle it: one failed part of an all
+		// (a setting not made, an ejection that did not happen) fails it,
+		// one passed part of an any passes it.
+		if ok, pass, detail := e.early(&c, cursorMs); ok {
+			res.Pass, res.Detail, res.Decided = pass, detail, true
+			return res
+		}
 		res.Detail = "not yet: step to " + fmtSeconds(needs)
 		return res
 	}
@@ -389,7 +409,28 @@ func Evaluate(c Check, frames []scenario.Frame, cursorMs int64) CheckResult {
 	return res
 }
 
+// early decides a check from the parts the cursor has reached, if they
+// settle it; it reads no frame past the cursor.
+func (e *evaluator) early(c *Check, cursorMs int64) (decided, pass bool, detail string) {
+	if e.needs(c) <= cursorMs {
+		pass, detail = e.eval(c)
+		return true, pass, detail
+	}
+	for i := range c.All {
+		if ok, p, d := e.early(&c.All[i], cursorMs); ok && !p {
+			return true, false, d
+		}
+	}
+	for i := range c.Any {
+		if ok, p, d := e.early(&c.Any[i], cursorMs); ok && p {
+			return true, true, d
+		}
+	}
+	return false, false, ""
+}
+
 type evaluator struct {
+	run    *scenario.Result
 	frames []scenario.Frame
 }
 
@@ -424,7 +465,7 @@ func (e *evaluator) needs(c *Check) int64 {
 	for i := range c.Any {
 		n = max(n, e.needs(&c.Any[i]))
 	}
-	if c.Kind == "" {
+	if c.Kind == "" || c.Kind == KindSetting {
 		return n
 	}
 	if c.At != 0 {
@@ -498,6 +539,8 @@ func (e *evaluator) eval(c *Check) (bool, string) {
 		return e.share(c)
 	case KindPanic, KindNoPanic:
 		return e.panic(c)
+	case KindSetting:
+		return e.setting(c)
 	}
 	return false, fmt.Sprintf("unknown check kind %q", c.Kind)
 }

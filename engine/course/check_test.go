@@ -138,7 +138,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := mustCheck(t, tc.check)
-		r := Evaluate(c, frames, WholeRun)
+		r := Evaluate(c, &scenario.Result{Frames: frames}, WholeRun)
 		if r.Pass != tc.pass || r.NeedsCursorMs != tc.needs || !r.Decided || !strings.Contains(r.Detail, tc.detail) {
 			t.Errorf("%s\n got pass=%v needs=%d decided=%v detail %q\nwant pass=%v needs=%d detail containing %q",
 				tc.check, r.Pass, r.NeedsCursorMs, r.Decided, r.Detail, tc.pass, tc.needs, tc.detail)
@@ -149,7 +149,7 @@ func TestEvaluate(t *testing.T) {
 // Before the cursor reaches the frame a check needs, the check is "not
 // yet", even if the answer is already known; at and past it, decided.
 func TestEvaluateCursor(t *testing.T) {
-	frames := handFrames()
+	run := &scenario.Result{Frames: handFrames()}
 	c := mustCheck(t, `{all: [{kind: ejected, host: h2, at: 30s}, {kind: event, event: uneject, host: h2, at: 60s}]}`)
 	for _, tc := range []struct {
 		cursor  int64
@@ -163,19 +163,32 @@ func TestEvaluateCursor(t *testing.T) {
 		{60000, true, true, "h2 ejected at 30 s: yes"},
 		{WholeRun, true, true, "h2 uneject at 60 s: 1"},
 	} {
-		r := Evaluate(c, frames, tc.cursor)
+		r := Evaluate(c, run, tc.cursor)
 		if r.Pass != tc.pass || r.Decided != tc.decided || r.NeedsCursorMs != 60000 || !strings.Contains(r.Detail, tc.detail) {
 			t.Errorf("cursor %d: got %+v, want pass=%v decided=%v detail %q", tc.cursor, r, tc.pass, tc.decided, tc.detail)
 		}
 	}
+	// A part already shown can settle it: an all with a failed part fails,
+	// an any with a passed part passes, before the cursor reaches the rest.
+	c = mustCheck(t, `{all: [{kind: ejected, host: h2, at: 20s}, {kind: event, event: uneject, host: h2, at: 60s}]}`)
+	if r := Evaluate(c, run, 10000); r.Decided {
+		t.Errorf("all, failed part not shown yet: %+v", r)
+	}
+	if r := Evaluate(c, run, 20000); !r.Decided || r.Pass || r.NeedsCursorMs != 60000 || r.Detail != "h2 ejected at 20 s: no" {
+		t.Errorf("all with a failed part at 20 s: %+v", r)
+	}
+	c = mustCheck(t, `{any: [{kind: ejected, host: h2, at: 30s}, {kind: event, event: uneject, host: h2, at: 60s}]}`)
+	if r := Evaluate(c, run, 30000); !r.Decided || !r.Pass || r.Detail != "h2 ejected at 30 s: yes" {
+		t.Errorf("any with a passed part at 30 s: %+v", r)
+	}
 	// A window that ends mid-interval needs the tick that closes it.
 	c = mustCheck(t, `{kind: event, event: overflow, from: 25s, to: 26s}`)
-	if r := Evaluate(c, frames, 29999); r.Decided || r.NeedsCursorMs != 30000 {
+	if r := Evaluate(c, run, 29999); r.Decided || r.NeedsCursorMs != 30000 {
 		t.Errorf("window to 26 s: %+v, want needs 30000 and not decided at 29999", r)
 	}
 	// "end" is the last frame of whatever run is given.
 	c = mustCheck(t, `{kind: no_panic, from: 50s}`)
-	if r := Evaluate(c, frames[:5], WholeRun); r.NeedsCursorMs != 50000 || !r.Pass {
+	if r := Evaluate(c, &scenario.Result{Frames: run.Frames[:5]}, WholeRun); r.NeedsCursorMs != 50000 || !r.Pass {
 		t.Errorf("end of a 50 s run: %+v", r)
 	}
 }
@@ -214,6 +227,16 @@ func TestCheckValidate(t *testing.T) {
 		{`{all: [{kind: panic, at: 10s}], any: [{kind: panic, at: 10s}]}`, "use one of all, any or kind"},
 		{`{all: [{kind: panic, at: 10s}], at: 10s}`, "all cannot have parameters of its own"},
 		{`{any: [{kind: panic}]}`, "check.any[0] (panic): needs at or from/to"},
+		{`{kind: setting, min: 1}`, "(setting): needs name"},
+		{`{kind: setting, name: max_ejection_pct, min: 17}`, `unknown setting "max_ejection_pct" (an outlier_detection field`},
+		{`{kind: setting, name: max_ejection_percent}`, "(setting): needs min or max"},
+		{`{kind: setting, name: max_ejection_percent, is: "17"}`, "max_ejection_percent is a number: use min and max"},
+		{`{kind: setting, name: max_ejection_percent, min: 18, max: 17}`, "max 17 is below min 18"},
+		{`{kind: setting, name: always_eject_one_host, min: 1}`, "always_eject_one_host is not a number: use is"},
+		{`{kind: setting, name: always_eject_one_host}`, "needs is (the value always_eject_one_host must have)"},
+		{`{kind: setting, name: always_eject_one_host, is: "yes"}`, `is "yes" is not a value of always_eject_one_host (one of true, false)`},
+		{`{kind: setting, name: fault_pattern, is: even}`, "one of interleaved, random"},
+		{`{kind: setting, name: hosts, min: 6, at: 40s}`, "(setting): does not take at"},
 	}
 	for _, tc := range cases {
 		var c Check
@@ -224,6 +247,44 @@ func TestCheckValidate(t *testing.T) {
 		err := c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.check, err, tc.err)
+		}
+	}
+}
+
+// A setting check reads the settings the run was made with, as lessons
+// write them: numbers (durations in seconds) within min/max, other values
+// by equality. It reads no frame, so it is decided at any cursor.
+func TestEvaluateSetting(t *testing.T) {
+	p, _ := scenario.Lookup("search-cache")
+	sc, _, err := build(p, map[string]string{"max_ejection_percent": "34", "base_ejection_time": "45s", "fault_pattern": "random", "hosts": "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &scenario.Result{Scenario: sc, Config: sc.Outlier, Frames: handFrames()}
+	for _, tc := range []struct {
+		check  string
+		pass   bool
+		detail string
+	}{
+		{`{kind: setting, name: max_ejection_percent, min: 34, max: 34}`, true, "setting max_ejection_percent: 34 (wanted 34)"},
+		{`{kind: setting, name: max_ejection_percent, min: 17, max: 17}`, false, "setting max_ejection_percent: 34 (wanted 17)"},
+		{`{kind: setting, name: base_ejection_time, min: 40}`, true, "setting base_ejection_time: 45s (wanted ≥ 40)"},
+		{`{kind: setting, name: always_eject_one_host, is: "true"}`, false, "setting always_eject_one_host: false (wanted true)"},
+		{`{kind: setting, name: fault_pattern, is: random}`, true, "setting fault_pattern: random"},
+		{`{kind: setting, name: hosts, max: 8}`, true, "setting hosts: 8 (wanted ≤ 8)"},
+		{`{kind: setting, name: retry_on, is: 5xx}`, true, "setting retry_on: 5xx"},
+		{`{all: [{kind: setting, name: hosts, min: 8}, {kind: ejected, host: h2, at: 30s}]}`, true, "setting hosts: 8 (wanted ≥ 8); h2 ejected at 30 s: yes"},
+	} {
+		c := mustCheck(t, tc.check)
+		r := Evaluate(c, run, 0)
+		if c.All == nil && (!r.Decided || r.NeedsCursorMs != 0) {
+			t.Errorf("%s: not decided at the start: %+v", tc.check, r)
+		}
+		if c.All != nil {
+			r = Evaluate(c, run, WholeRun)
+		}
+		if r.Pass != tc.pass || !strings.Contains(r.Detail, tc.detail) {
+			t.Errorf("%s: got pass=%v %q, want pass=%v with %q", tc.check, r.Pass, r.Detail, tc.pass, tc.detail)
 		}
 	}
 }

@@ -18,7 +18,11 @@ import (
 	"outlierlab/engine/scenario"
 )
 
-// Lesson is one lesson file: its front matter and its markdown body.
+// Lesson is one lesson file: its front matter and its markdown body. The
+// file format, for authors, is the package documentation (doc.go): the
+// front matter keys, the check kinds (setting among them), passes_before,
+// the placeholders, and the "::: after-prediction" blocks of the body
+// (see Markdown below).
 type Lesson struct {
 	// ID is the file name without .md; the page lives at /lessons/{ID}.
 	ID    string `json:"id"`
@@ -49,7 +53,16 @@ type Lesson struct {
 	// File is the lesson's path in the file system it was loaded from.
 	File string `json:"-"`
 	// Markdown is the body after the front matter, placeholders unresolved.
+	// Prose that would give the prediction's answer away goes between a
+	// line "::: after-prediction" and a line ":::": the page renders it
+	// hidden (not shown, not read out) until the learner has answered the
+	// prediction, and shows it at once to a learner who answered on an
+	// earlier visit or whose browser runs no script. Blocks do not nest;
+	// markers inside fenced code are text. BodyParts splits the body.
 	Markdown string `json:"-"`
+
+	// bodyLine is the file line the body starts on, for error messages.
+	bodyLine int
 }
 
 // Step is one "Try this": an instruction, the settings it leads to, and
@@ -67,15 +80,22 @@ type Step struct {
 	// so the page can jump to it).
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    Check             `json:"check"`
-	// FailsAtStart says the check must fail with the Start settings (for
-	// a step with its own Preset: with that preset as it is): the step is
-	// about a change the learner makes. False: the step is about looking,
-	// and the check may hold at the start too.
-	FailsAtStart *bool `json:"fails_at_start"`
+	// PassesBefore is set on a step whose check may already hold before
+	// the learner does anything (a step about looking: "play to the end
+	// and watch the log"), and says why. Without it the check must fail
+	// in every state the learner can be in before the step, on the step's
+	// scenario: the lesson's start, the scenario a step's button loads,
+	// and what each previous step leads to (Before). That is what keeps a
+	// step from ticking before its own action. A reason is required.
+	PassesBefore *string `json:"passes_before,omitempty"`
+	// FailsAtStart is the old form, refused with a message that says how
+	// to convert it.
+	FailsAtStart *bool `json:"fails_at_start,omitempty"`
 }
 
-// Fails reports FailsAtStart, which Load has made sure is set.
-func (s *Step) Fails() bool { return s.FailsAtStart != nil && *s.FailsAtStart }
+// MustFailBefore reports whether the step's check must fail before the
+// step is done (no passes_before).
+func (s *Step) MustFailBefore() bool { return s.PassesBefore == nil }
 
 // Predict is a question asked before the lesson's key moment; the page
 // shows Reveal once the learner has answered (and stepped past PauseAt).
@@ -193,6 +213,10 @@ func Parse(name string, data []byte) (Lesson, error) {
 	}
 	l.File = name
 	l.Markdown = body
+	// The body is the tail of the file (line ends normalised): its first
+	// line follows every line break before it.
+	norm := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	l.bodyLine = bytes.Count(norm[:len(norm)-len(body)], []byte("\n")) + 1
 	if p := l.validate(); p != "" {
 		return fail("%s", p)
 	}
@@ -288,6 +312,9 @@ func (l *Lesson) validate() string {
 	if msg := l.validatePlaceholders("body", l.Markdown); msg != "" {
 		return msg
 	}
+	if _, err := splitBody(l.Markdown, l.bodyLine); err != nil {
+		return err.Error()
+	}
 	stepIDs := map[string]bool{}
 	for i := range l.Steps {
 		s := &l.Steps[i]
@@ -299,8 +326,10 @@ func (l *Lesson) validate() string {
 			return fmt.Sprintf("%s: id %q is used twice", where, s.ID)
 		case strings.TrimSpace(s.Text) == "":
 			return fmt.Sprintf("steps[%d] (%s): missing text", i, s.ID)
-		case s.FailsAtStart == nil:
-			return fmt.Sprintf("steps[%d] (%s): missing fails_at_start (true or false)", i, s.ID)
+		case s.PassesBefore != nil && strings.TrimSpace(*s.PassesBefore) == "":
+			return fmt.Sprintf("steps[%d] (%s): passes_before needs a reason (why the check may hold before the step is done), or leave it out", i, s.ID)
+		case s.FailsAtStart != nil:
+			return fmt.Sprintf("steps[%d] (%s): fails_at_start is gone: delete it (a check must now fail before its step, not only at the start), and for a step about looking whose check holds before it write passes_before: \"<why>\"", i, s.ID)
 		}
 		stepIDs[s.ID] = true
 		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)

@@ -2,6 +2,7 @@ package course
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -25,13 +26,12 @@ steps:
   - id: look
     text: "Step to 40 s."
     check: {kind: event, event: overflow, host: h5, at: 40s}
-    fails_at_start: false
+    passes_before: "looking step: the overflow is there from the start"
   - id: raise
     text: "Raise the cap to 34."
     settings:
       max_ejection_percent: "34"
     check: {kind: ejected, host: h5, at: 40s}
-    fails_at_start: true
 predict:
   before_step: raise
   question: "Ejected?"
@@ -52,7 +52,7 @@ func TestLoadMinimal(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := ls[0]
-	if l.ID != "tiny" || l.File != "tiny.md" || len(l.Steps) != 2 || !l.Steps[1].Fails() || l.SeedOrDefault() != 1 {
+	if l.ID != "tiny" || l.File != "tiny.md" || len(l.Steps) != 2 || l.Steps[0].MustFailBefore() || !l.Steps[1].MustFailBefore() || l.SeedOrDefault() != 1 {
 		t.Fatalf("parsed %+v", l)
 	}
 	if !strings.Contains(l.Markdown, "{{threshold@40s}}") {
@@ -66,7 +66,7 @@ func TestLoadMinimal(t *testing.T) {
 		t.Error("Settings of an unknown step succeeded")
 	}
 	// The minimal lesson's own checks hold, the way the course's do.
-	for _, line := range Report(ls) {
+	for _, line := range Report(ls, nil) {
 		if !line.OK() {
 			t.Errorf("%s", line)
 		}
@@ -117,7 +117,15 @@ func TestLoadMalformed(t *testing.T) {
 			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: kicked, host: h5, at: 40s}", 1)
 		}, `unknown kind "kicked"`},
 		{"bare number time", "tiny.md", func(s string) string { return strings.Replace(s, "host: h5, at: 40s}", "host: h5, at: 40}", 1) }, `quoted duration like "40s"`},
-		{"missing fails_at_start", "tiny.md", func(s string) string { return strings.Replace(s, "    fails_at_start: true\n", "", 1) }, "steps[1] (raise): missing fails_at_start"},
+		{"passes_before without a reason", "tiny.md", func(s string) string {
+			return strings.Replace(s, `passes_before: "looking step: the overflow is there from the start"`, `passes_before: " "`, 1)
+		}, "steps[0] (look): passes_before needs a reason"},
+		{"the old fails_at_start", "tiny.md", func(s string) string {
+			return strings.Replace(s, "    check: {kind: ejected, host: h5, at: 40s}\n", "    check: {kind: ejected, host: h5, at: 40s}\n    fails_at_start: true\n", 1)
+		}, `steps[1] (raise): fails_at_start is gone: delete it`},
+		{"setting check on an unknown setting", "tiny.md", func(s string) string {
+			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: setting, name: cap, min: 34}", 1)
+		}, `steps[1] (raise).check (setting): unknown setting "cap"`},
 		{"duplicate step id", "tiny.md", func(s string) string { return strings.Replace(s, "id: raise", "id: look", 1) }, `steps[1]: id "look" is used twice`},
 		{"predict before an unknown step", "tiny.md", func(s string) string { return strings.Replace(s, "before_step: raise", "before_step: rise", 1) }, `predict: before_step "rise" is not a step id`},
 		{"predict answer out of range", "tiny.md", func(s string) string { return strings.Replace(s, "  answer: 0\n  reveal", "  answer: 2\n  reveal", 1) }, "predict: answer 2 is not a choice index (0–1)"},
@@ -130,6 +138,13 @@ func TestLoadMalformed(t *testing.T) {
 		{"placeholder in a step", "tiny.md", func(s string) string {
 			return strings.Replace(s, "Raise the cap to 34.", "Raise the cap from {{cap}}.", 1)
 		}, `steps[1] (raise).text: placeholder {{cap}}`},
+		{"an after-prediction block never closed", "tiny.md", func(s string) string { return s + "\n::: after-prediction\nThe answer.\n" }, `line 35: "::: after-prediction" is never closed (a line ":::" ends it)`},
+		{"a stray block close", "tiny.md", func(s string) string { return s + "\n:::\n" }, `line 35: ":::" closes no block`},
+		{"nested after-prediction blocks", "tiny.md", func(s string) string {
+			return s + "\n::: after-prediction\nA.\n::: after-prediction\nB.\n:::\n:::\n"
+		}, `line 37: "::: after-prediction" inside the block opened at line 35`},
+		{"an unknown block", "tiny.md", func(s string) string { return s + "\n::: spoiler\nA.\n:::\n" }, `line 35: unknown block "::: spoiler"`},
+		{"an empty after-prediction block", "tiny.md", func(s string) string { return s + "\n::: after-prediction\n\n:::\n" }, `line 35: the "::: after-prediction" block is empty`},
 		{"empty body", "tiny.md", func(s string) string { return s[:strings.LastIndex(s, "---\n")+4] }, "no body after its front matter"},
 	}
 	for _, tc := range cases {
@@ -185,5 +200,93 @@ func TestImportBoundary(t *testing.T) {
 				t.Errorf("engine/course depends on %s", dep)
 			}
 		}
+	}
+}
+
+// threeSteps is minimal with a third step, cap-17, whose check is only an
+// outcome: the cap of 34 that the step before it leads to gives the same
+// ejection, so the check ticks before the learner sets 17. The checker
+// must say so; a setting check in it makes it hold.
+const threeSteps = `  - id: cap-17
+    text: "Now the smallest cap that lets h5 go: 17."
+    settings:
+      max_ejection_percent: "17"
+    check: {kind: ejected, host: h5, at: 40s}
+predict:`
+
+func TestReportBeforeStates(t *testing.T) {
+	src := strings.Replace(minimal, "predict:", threeSteps, 1)
+	ls, err := Load(fstest.MapFS{"tiny.md": {Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := Before(ls[0], "cap-17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range before {
+		names = append(names, st.Name)
+	}
+	// look leads to the start's own settings: the same run, listed once.
+	if got := strings.Join(names, ", "); got != "start, after raise" {
+		t.Errorf("states before cap-17: %s", got)
+	}
+	lines := Report(ls, []uint64{1, 2})
+	var got []string
+	for _, l := range lines {
+		got = append(got, l.String())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"ok   tiny/look seed 1 intended(as start): pass, claimed pass: h5 overflow at 40 s: 1",
+		"ok   tiny/look seed 1 before: not checked, passes_before: looking step: the overflow is there from the start",
+		"ok   tiny/raise seed 2 intended(max_ejection_percent=34): pass, claimed pass: h5 ejected at 40 s: yes",
+		"ok   tiny/raise seed 2 start: fail, claimed fail: h5 ejected at 40 s: no",
+		"ok   tiny/cap-17 seed 1 start: fail, claimed fail",
+		"FAIL tiny/cap-17 seed 1 after raise(max_ejection_percent=34): pass, claimed fail: h5 ejected at 40 s: yes",
+		"FAIL tiny/cap-17 seed 2 after raise(max_ejection_percent=34): pass, claimed fail",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("report lacks %q:\n%s", want, all)
+		}
+	}
+	// Seed order within a lesson: seed 1's lines, then seed 2's.
+	if i, j := strings.Index(all, "tiny/cap-17 seed 1"), strings.Index(all, "tiny/look seed 2"); i < 0 || j < i {
+		t.Errorf("lines out of order:\n%s", all)
+	}
+
+	// The step asks for the learner's own action: the cap at 17.
+	fixed := strings.Replace(src, "    check: {kind: ejected, host: h5, at: 40s}\npredict:",
+		"    check: {all: [{kind: ejected, host: h5, at: 40s}, {kind: setting, name: max_ejection_percent, min: 17, max: 17}]}\npredict:", 1)
+	ls, err = Load(fstest.MapFS{"tiny.md": {Data: []byte(fixed)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range Report(ls, []uint64{1, 2}) {
+		if !line.OK() {
+			t.Errorf("%s", line)
+		}
+	}
+}
+
+// The body's after-prediction blocks: cut out in order, their markers
+// dropped; markers in fenced code are text.
+func TestBodyParts(t *testing.T) {
+	body := "Before.\n\n::: after-prediction\nThe answer: {{threshold@40s}}.\n:::\n\nMiddle.\n\n```\n:::\n```\n\n  ::: after-prediction\nMore.\n  :::\n"
+	ls, err := Load(fstest.MapFS{"tiny.md": {Data: []byte(strings.SplitAfter(minimal, "\n---\n")[0] + body)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ls[0].BodyParts() {
+		got = append(got, fmt.Sprintf("%v:%q", p.AfterPrediction, strings.TrimSpace(p.Markdown)))
+	}
+	want := []string{`false:"Before."`, `true:"The answer: {{threshold@40s}}."`, "false:\"Middle.\\n\\n```\\n:::\\n```\"", `true:"More."`}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("parts\n got %v\nwant %v", got, want)
+	}
+	if parts := (&Lesson{Markdown: "Plain."}).BodyParts(); len(parts) != 1 || parts[0].AfterPrediction {
+		t.Errorf("a body without blocks: %+v", parts)
 	}
 }

@@ -33,7 +33,12 @@ or repeated key is an error naming the file):
 	    settings:                # what the learner should end up with, over start
 	      max_ejection_percent: "34"
 	    check: {kind: ejected, host: h5, at: 40s}      # see Check
-	    fails_at_start: true     # required: the check must fail with the start settings
+	  - id: look
+	    text: "Play to the end and watch the log."
+	    check: {kind: event, event: overflow, host: h5, at: 40s}
+	    passes_before: "looking step: the overflow is there at the start"
+	                             # optional, with a reason: the check may hold before
+	                             #   the step (see "Before a step" below)
 	predict:                     # asked before the key moment
 	  before_step: cap-34        # a step id
 	  pause_at: 30s              # optional: where the page pauses to ask
@@ -46,10 +51,29 @@ or repeated key is an error naming the file):
 	---
 	Markdown body, with {{placeholders}}.
 
+	::: after-prediction
+	Prose that gives the prediction's answer away: hidden until the learner
+	has answered (Lesson.Markdown says how it shows).
+	:::
+
 Every step stands alone: its settings are the lesson's start with the
 step's settings laid over it, never the previous step's, so the page can
 jump to any step (Settings, Scenario, RunLesson). A step with its own preset
-starts from that preset as it is (StartSettings, RunStart).
+starts from that preset as it is (StartSettings).
+
+# Before a step
+
+A step's check must pass with the settings the step leads to, and fail in
+every state the learner can be in before doing it, on the step's scenario:
+the lesson's start, the scenario a step's button loads (up to this step),
+and what each earlier step leads to (Before), each read over the whole run.
+So a step cannot tick before its own action, even after an earlier step
+that already gives the same outcome ("cap 34" ejects h5 just as "cap 17"
+does: the cap-17 step must check the setting too, {kind: setting}). A step
+about looking, whose check holds from the start, says why with
+passes_before. `outlierlab lessons -check -seeds 1-5` (and TestEveryCheck)
+proves all of it on seeds 1 to 5: a lesson's claims hold for any seed, not
+only the one its page runs.
 
 # Checks
 
@@ -81,8 +105,13 @@ kind with its parameters. Times are durations ("40s", "1m30s") or "end".
 	                                         the host's share of attempts, in percent
 	panic          at | from/to              the cluster was in panic in the interval(s)
 	no_panic       at | from/to              … and was not
+	setting        name, min/max | is        a setting in effect (the names of start and
+	                                         settings): a number (durations in seconds) within
+	                                         min/max, or another value equal to is ("true");
+	                                         decided at once: the learner's own action
 
-Evaluate(check, frames, cursorMs) reads only the frames up to the cursor: a
+Evaluate(check, run, cursorMs) reads only the frames up to the cursor (and
+the run's settings, for setting checks: on the page, the learner's own): a
 check that needs a later frame is "not yet" (Decided false) and
 NeedsCursorMs says where the learner must step.
 

@@ -3,8 +3,10 @@ package course
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"outlierlab/engine/scenario"
 )
@@ -27,8 +29,9 @@ func Settings(l Lesson, step string) (map[string]string, error) {
 	return Merge(l.Start, s.Settings), nil
 }
 
-// StartSettings are what a step's check is compared against for
-// fails_at_start: the lesson's Start, or nothing over a step's own preset.
+// StartSettings are what the page loads for a step (step "": the lesson's
+// start): the lesson's Start, or nothing over a step's own preset, which
+// its button loads as it is.
 func StartSettings(l Lesson, step string) map[string]string {
 	if s, ok := l.StepByID(step); ok && s.Preset != "" {
 		return map[string]string{}
@@ -68,35 +71,103 @@ func RunLesson(l Lesson, step string, overlay map[string]string) (scenario.Resul
 	return scenario.Run(sc, sc.Outlier, l.SeedOrDefault())
 }
 
-// RunStart runs what a step's fails_at_start compares against: the
-// lesson's start, or a step's own preset as it is.
-func RunStart(l Lesson, step string) (scenario.Result, error) {
-	s, ok := l.StepByID(step)
-	if !ok {
-		return scenario.Result{}, fmt.Errorf("%s: no step %q", l.ID, step)
-	}
-	if s.Preset == "" {
-		return RunLesson(l, "", nil)
-	}
-	p, ok := scenario.Lookup(s.Preset)
-	if !ok {
-		return scenario.Result{}, fmt.Errorf("%s: unknown preset %q", l.ID, s.Preset)
-	}
-	sc := p.Scenario()
-	return scenario.Run(sc, sc.Outlier, l.SeedOrDefault())
+// RunSeed is RunLesson on another seed than the lesson's own: the
+// checker proves a lesson's claims for several seeds.
+func RunSeed(l Lesson, step string, overlay map[string]string, seed uint64) (scenario.Result, error) {
+	l.Seed = seed
+	return RunLesson(l, step, overlay)
 }
 
-// CheckLine is one line of the headless report: one step's check under one
-// set of settings.
+// State is a set of inputs a learner can have on a lesson page: a
+// scenario and the settings laid over it.
+type State struct {
+	// Name says how the learner got there: "start" (the page as it
+	// opens), "start(preset=burst)" (a step's button loaded that
+	// scenario), "after cap-34" (the settings step cap-34 leads to),
+	// "intended" (the step's own settings).
+	Name     string
+	Preset   string
+	Settings map[string]string
+	// Step is the step whose settings these are ("" for a start).
+	Step string
+}
+
+// key identifies the run a state makes, whatever its name.
+func (st State) key() string { return st.Preset + "|" + fmtSettings(st.Settings) }
+
+// Run runs the state on a seed.
+func (st State) Run(seed uint64) (scenario.Result, error) {
+	p, ok := scenario.Lookup(st.Preset)
+	if !ok {
+		return scenario.Result{}, fmt.Errorf("unknown preset %q", st.Preset)
+	}
+	sc, _, err := build(p, st.Settings)
+	if err != nil {
+		return scenario.Result{}, err
+	}
+	return scenario.Run(sc, sc.Outlier, seed)
+}
+
+// Intended is the state a step leads to: its check must pass there.
+func Intended(l Lesson, step string) (State, error) {
+	set, err := Settings(l, step)
+	if err != nil {
+		return State{}, err
+	}
+	return State{Name: "intended", Preset: l.PresetFor(step), Settings: set, Step: step}, nil
+}
+
+// Before lists the states the learner can be in before doing a step, on
+// the step's scenario (a check about another scenario cannot be compared
+// with it): the lesson's start, the scenario of each step button up to
+// this step (a step with its own preset loads it as it is), and what each
+// earlier step leads to. The cursor is not part of a state: the checker
+// reads the whole run, the most the learner can have played. A state that
+// makes the same run as an earlier one is listed once, under the first
+// name. Unless the step says passes_before, its check must fail in each.
+func Before(l Lesson, step string) ([]State, error) {
+	idx := slices.IndexFunc(l.Steps, func(s Step) bool { return s.ID == step })
+	if idx < 0 {
+		return nil, fmt.Errorf("%s: no step %q", l.ID, step)
+	}
+	preset := l.PresetFor(step)
+	var out []State
+	seen := map[string]bool{}
+	add := func(st State) {
+		if st.Preset != preset || seen[st.key()] {
+			return
+		}
+		seen[st.key()] = true
+		out = append(out, st)
+	}
+	add(State{Name: "start", Preset: l.Preset, Settings: Merge(l.Start)})
+	for i := 0; i <= idx; i++ {
+		if s := &l.Steps[i]; s.Preset != "" {
+			add(State{Name: "start(preset=" + s.Preset + ")", Preset: s.Preset, Settings: map[string]string{}})
+		}
+		if i < idx {
+			st, err := Intended(l, l.Steps[i].ID)
+			if err != nil {
+				return nil, err
+			}
+			st.Name = "after " + st.Step
+			add(st)
+		}
+	}
+	return out, nil
+}
+
+// CheckLine is one line of the headless report: one step's check, on one
+// seed, in one state.
 type CheckLine struct {
 	Lesson string
 	Step   string
-	// Settings is "intended" (start + the step's settings: the check must
-	// pass) or "start" (the lesson's start settings, for a step with
-	// fails_at_start: the check must fail).
-	Settings string
-	// Values are the step's own settings ("max_ejection_percent=34"), or
-	// the lesson's start settings on a "start" line.
+	Seed   uint64
+	// State is "intended" (the step's settings: the check must pass) or
+	// one of Before's names (the check must fail there).
+	State string
+	// Values are the settings the state's step sets ("max_ejection_percent=34"),
+	// with its preset if the step loads one.
 	Values string
 	// WantPass is what the lesson claims; Pass what the engine did.
 	WantPass bool
@@ -105,16 +176,21 @@ type CheckLine struct {
 	// Err is set when the run itself failed (the check could not be
 	// evaluated); such a line is never OK.
 	Err string
+	// PassesBefore is the step's reason on the line that stands for its
+	// before-states, which are then not checked.
+	PassesBefore string
 }
 
 // OK reports whether the engine did what the lesson claims.
-func (c CheckLine) OK() bool { return c.Err == "" && c.Pass == c.WantPass }
+func (c CheckLine) OK() bool { return c.Err == "" && (c.PassesBefore != "" || c.Pass == c.WantPass) }
 
-// String is the report's line: verdict, lesson/step, which settings, what
+// String is the report's line: verdict, lesson/step, seed, state, what
 // the engine did against what the lesson claims, and the numbers compared:
 //
-//	ok   cap/cap-34 intended(max_ejection_percent=34): pass, claimed pass: h5 eject …
-//	ok   cap/cap-34 start: fail, claimed fail: h5 eject (success_rate) at 40 s: 0 …
+//	ok   cap/cap-34 seed 1 intended(max_ejection_percent=34): pass, claimed pass: h5 eject …
+//	ok   cap/cap-34 seed 1 start: fail, claimed fail: h5 eject (success_rate) at 40 s: 0 …
+//	FAIL cap/cap-17 seed 1 after cap-34(max_ejection_percent=34): pass, claimed fail: …
+//	ok   cap/overflow seed 1 before: not checked, passes_before: looking step: …
 func (c CheckLine) String() string {
 	verdict := "ok  "
 	if !c.OK() {
@@ -126,66 +202,124 @@ func (c CheckLine) String() string {
 		}
 		return "fail"
 	}
-	settings := c.Settings
+	head := fmt.Sprintf("%s %s/%s seed %d", verdict, c.Lesson, c.Step, c.Seed)
+	if c.PassesBefore != "" {
+		return fmt.Sprintf("%s before: not checked, passes_before: %s", head, c.PassesBefore)
+	}
+	state := c.State
 	switch {
-	case c.Settings == "intended" && c.Values == "":
-		settings += "(as start)"
-	case c.Settings == "intended" || strings.HasPrefix(c.Values, "preset="):
-		settings += "(" + c.Values + ")"
+	case c.State == "start" || strings.HasPrefix(c.State, "start("):
+	case c.Values == "":
+		state += "(as start)"
+	default:
+		state += "(" + c.Values + ")"
 	}
 	if c.Err != "" {
-		return fmt.Sprintf("%s %s/%s %s: error, claimed %s: %s", verdict, c.Lesson, c.Step, settings, word(c.WantPass), c.Err)
+		return fmt.Sprintf("%s %s: error, claimed %s: %s", head, state, word(c.WantPass), c.Err)
 	}
-	return fmt.Sprintf("%s %s/%s %s: %s, claimed %s: %s", verdict, c.Lesson, c.Step, settings, word(c.Pass), word(c.WantPass), c.Detail)
+	return fmt.Sprintf("%s %s: %s, claimed %s: %s", head, state, word(c.Pass), word(c.WantPass), c.Detail)
 }
 
-// Report runs every step of every lesson with its intended settings (the
-// check must pass), and with the lesson's start settings where the step
-// says fails_at_start (the check must fail), evaluating each check over
-// the whole run.
-func Report(lessons []Lesson) []CheckLine {
-	var out []CheckLine
+// Report checks every step of every lesson on each seed (nil: each
+// lesson's own seed): its check must pass with the settings it leads to,
+// and, unless it says passes_before, fail in every state Before lists.
+// Checks read the whole run. Lessons and seeds are checked in parallel;
+// runs are shared within a lesson and seed. Lines come in lesson, seed,
+// step order.
+func Report(lessons []Lesson, seeds []uint64) []CheckLine {
+	type job struct {
+		l    Lesson
+		seed uint64
+	}
+	var jobs []job
 	for _, l := range lessons {
-		// Start runs are shared by the steps that compare against the same
-		// one (the lesson's start, or a step preset as it is).
-		type run struct {
-			res scenario.Result
-			err error
+		ss := seeds
+		if len(ss) == 0 {
+			ss = []uint64{l.SeedOrDefault()}
 		}
-		starts := map[string]run{}
-		for _, s := range l.Steps {
-			line := CheckLine{Lesson: l.ID, Step: s.ID, Settings: "intended", Values: fmtSettings(s.Settings), WantPass: true}
-			if s.Preset != "" {
-				line.Values = strings.TrimSpace("preset=" + s.Preset + " " + line.Values)
+		for _, seed := range ss {
+			jobs = append(jobs, job{l, seed})
+		}
+	}
+	out := make([][]CheckLine, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = reportLesson(jobs[i].l, jobs[i].seed)
 			}
-			if res, err := RunLesson(l, s.ID, nil); err != nil {
-				line.Err = err.Error()
-			} else {
-				r := Evaluate(s.Check, res.Frames, WholeRun)
-				line.Pass, line.Detail = r.Pass, r.Detail
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return slices.Concat(out...)
+}
+
+// reportLesson is Report for one lesson on one seed.
+func reportLesson(l Lesson, seed uint64) []CheckLine {
+	type run struct {
+		res scenario.Result
+		err error
+	}
+	runs := map[string]*run{}
+	get := func(st State) *run {
+		r, ok := runs[st.key()]
+		if !ok {
+			res, err := st.Run(seed)
+			r = &run{res, err}
+			runs[st.key()] = r
+		}
+		return r
+	}
+	// values names what a state's step sets, as the line shows it.
+	values := func(st State) string {
+		s, ok := l.StepByID(st.Step)
+		if !ok {
+			return ""
+		}
+		v := fmtSettings(s.Settings)
+		if s.Preset != "" {
+			v = strings.TrimSpace("preset=" + s.Preset + " " + v)
+		}
+		return v
+	}
+	var out []CheckLine
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		line := func(st State, want bool) CheckLine {
+			c := CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: st.Name, Values: values(st), WantPass: want}
+			r := get(st)
+			if r.err != nil {
+				c.Err = r.err.Error()
+				return c
 			}
-			out = append(out, line)
-			if !s.Fails() {
-				continue
-			}
-			key := s.Preset
-			st, ok := starts[key]
-			if !ok {
-				res, err := RunStart(l, s.ID)
-				st = run{res, err}
-				starts[key] = st
-			}
-			line = CheckLine{Lesson: l.ID, Step: s.ID, Settings: "start", Values: fmtSettings(StartSettings(l, s.ID)), WantPass: false}
-			if s.Preset != "" {
-				line.Values = "preset=" + s.Preset
-			}
-			if st.err != nil {
-				line.Err = st.err.Error()
-			} else {
-				r := Evaluate(s.Check, st.res.Frames, WholeRun)
-				line.Pass, line.Detail = r.Pass, r.Detail
-			}
-			out = append(out, line)
+			res := Evaluate(s.Check, &r.res, WholeRun)
+			c.Pass, c.Detail = res.Pass, res.Detail
+			return c
+		}
+		st, err := Intended(l, s.ID)
+		if err != nil {
+			out = append(out, CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: "intended", WantPass: true, Err: err.Error()})
+			continue
+		}
+		out = append(out, line(st, true))
+		if !s.MustFailBefore() {
+			out = append(out, CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: "before", PassesBefore: *s.PassesBefore})
+			continue
+		}
+		before, err := Before(l, s.ID)
+		if err != nil {
+			out = append(out, CheckLine{Lesson: l.ID, Step: s.ID, Seed: seed, State: "before", Err: err.Error()})
+			continue
+		}
+		for _, b := range before {
+			out = append(out, line(b, false))
 		}
 	}
 	return out

@@ -119,8 +119,10 @@ document.addEventListener('focusout', (ev) => {
 
 // ---- Lessons: progress kept in this browser only ----
 // localStorage["outlierlab.progress"] = {lessonId: {steps: {stepId: true},
-// predict: choice, quiz: {questionIndex: choice}}}. The server never sees
-// it; it only decides, run by run, whether a step's check holds now.
+// predict: choice, quiz: {questionIndex: choice}, right: {questionIndex:
+// bool}}}. The server never sees it; it only decides, run by run, whether
+// a step's check holds now. A lesson is done when every step is; the quiz
+// is a score beside it, never "done".
 const progress = {
   key: 'outlierlab.progress',
   all() {
@@ -130,6 +132,7 @@ const progress = {
     const p = this.all()[id] || {};
     p.steps = p.steps || {};
     p.quiz = p.quiz || {};
+    p.right = p.right || {};
     return p;
   },
   update(id, fn) {
@@ -173,6 +176,10 @@ function answer(box, choice) {
   box.classList.add('answered');
   const reveal = box.querySelector('.reveal');
   if (reveal) reveal.hidden = false;
+  // The prose kept back until the prediction is answered.
+  if (box.dataset.kind === 'predict') {
+    document.querySelectorAll('.after-prediction[hidden]').forEach((el) => { el.hidden = false; });
+  }
 }
 
 document.addEventListener('click', (ev) => {
@@ -184,7 +191,10 @@ document.addEventListener('click', (ev) => {
   answer(box, choice);
   progress.update(page.dataset.lesson, (p) => {
     if (box.dataset.kind === 'predict') p.predict = choice;
-    else p.quiz[box.dataset.index] = choice;
+    else {
+      p.quiz[box.dataset.index] = choice;
+      p.right[box.dataset.index] = choice === Number(box.dataset.answer);
+    }
   });
   showLessonProgress();
 });
@@ -202,15 +212,29 @@ function noteDoneSteps() {
   showLessonProgress();
 }
 
+// progressWords says how far a lesson is: "✓ done" once every step is
+// done, else how many are; the quiz as a score beside it ("quiz 2/3"),
+// once a question is answered. complete is every step done.
+function progressWords(p, ids, quizTotal) {
+  const n = ids.filter((id) => p.steps && p.steps[id]).length;
+  const complete = ids.length > 0 && n === ids.length;
+  let words = complete ? '✓ done' : n + ' of ' + ids.length + ' steps done';
+  const answered = Object.keys(p.quiz || {}).length;
+  if (quizTotal > 0 && answered > 0) {
+    const right = Object.values(p.right || {}).filter(Boolean).length;
+    words += ' · quiz ' + right + '/' + quizTotal;
+  }
+  return { words, complete, started: n > 0 || answered > 0 };
+}
+
 function showLessonProgress() {
   const page = document.querySelector('.lesson-page');
   if (!page) return;
   const p = progress.lesson(page.dataset.lesson);
   const ids = page.dataset.steps.split(' ').filter(Boolean);
   page.querySelectorAll('.step').forEach((li) => li.classList.toggle('was-done', !!p.steps[li.dataset.step]));
-  const n = ids.filter((id) => p.steps[id]).length;
   const note = page.querySelector('[data-lesson-progress]');
-  if (note) note.textContent = n + ' of ' + ids.length + ' done';
+  if (note) note.textContent = progressWords(p, ids, Number(page.dataset.quiz)).words;
 }
 
 document.addEventListener('DOMContentLoaded', () => {
@@ -236,12 +260,9 @@ document.addEventListener('DOMContentLoaded', () => {
     const out = card.querySelector('[data-progress]');
     if (!p || !out) return;
     const ids = card.dataset.steps.split(' ').filter(Boolean);
-    const steps = ids.filter((id) => p.steps && p.steps[id]).length;
-    const quiz = Object.keys(p.quiz || {}).length;
-    const total = Number(card.dataset.quiz);
-    const complete = steps === ids.length && quiz >= total;
-    out.textContent = complete ? '✓ done' : steps + ' of ' + ids.length + ' steps' + (total ? ', quiz ' + quiz + ' of ' + total : '');
-    card.classList.toggle('complete', complete);
-    card.classList.toggle('started', !complete && (steps > 0 || quiz > 0));
+    const w = progressWords(p, ids, Number(card.dataset.quiz));
+    out.textContent = w.words;
+    card.classList.toggle('complete', w.complete);
+    card.classList.toggle('started', !w.complete && w.started);
   });
 });
