@@ -124,16 +124,6 @@ func (s *Server) labView(link labLink) (view.Lab, error) {
 	}, nil
 }
 
-func chartBoxes() []view.Chart {
-	return []view.Chart{
-		{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host", Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier"},
-		{ID: chartLanes, Size: "wide", Title: "Ejections", Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic"},
-		{ID: chartClients, Size: "wide", Title: "What clients saw", Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic"},
-		{ID: chartShare, Size: "half", Title: "Traffic share", Caption: "attempts each host served"},
-		{ID: chartCounters, Size: "half", Title: "Detector counters", Caption: "cumulative; active is a gauge"},
-	}
-}
-
 func speedButtons() []view.Speed {
 	out := make([]view.Speed, len(speeds))
 	for i, sp := range speeds {
