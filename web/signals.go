@@ -43,10 +43,11 @@ func newTabID() string {
 }
 
 // checkTab accepts the ids newTabID makes (and any similar token), nothing
-// that could be used to probe or bloat the session map.
+// that could be used to probe or bloat the session map. A bad one is a
+// malformed request: no page of the lab sends it.
 func checkTab(tab string) error {
 	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
-		return &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))}
+		return withKind(kindMalformed, &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))})
 	}
 	return nil
 }

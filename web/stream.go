@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,7 +29,7 @@ const streamCheck = 10 * time.Second
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	var sig tabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
-		httpError(w, http.StatusBadRequest, "datastar: not a JSON object of signals: "+err.Error())
+		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
 		return
 	}
 	sess, ok := s.tabSession(w, &sig)
