@@ -234,10 +234,21 @@ func rerun(s *Server, sess *Session, in Inputs) error {
 	return rerunUnless(s, sess, in, nil)
 }
 
-// rerunUnless is rerun, skipped if stale (checked under the session's lock
-// once the run is built) says a newer command has won meanwhile.
+// rerunUnless is rerun, skipped if stale says a newer command has won
+// meanwhile.
 func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
-	// Run outside the lock: the stream keeps serving the old run meanwhile.
+	return swapRun(s, sess, in, stale, func(run *Run, now time.Time) {
+		c := sess.cursorAt(now) // on the old run
+		sess.in, sess.run, sess.notice = in, run, ""
+		sess.setCursor(c, now)
+	})
+}
+
+// swapRun builds the run of in outside the session's lock, so the stream
+// keeps serving the old run meanwhile; then, with the lock held and unless
+// stale (if any) says a newer command has won, set puts the run in the
+// session and places the cursor, and the prediction's hold follows.
+func swapRun(s *Server, sess *Session, in Inputs, stale func() bool, set func(run *Run, now time.Time)) error {
 	run, err := s.runs.get(in)
 	if err != nil {
 		return err
@@ -248,9 +259,7 @@ func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
 	if stale != nil && stale() {
 		return nil
 	}
-	c := sess.cursorAt(now)
-	sess.in, sess.run, sess.notice = in, run, ""
-	sess.setCursor(c, now)
+	set(run, now)
 	sess.rehold()
 	sess.touch()
 	return nil
@@ -387,22 +396,15 @@ func (s *Session) lessonOf() *lessonDoc {
 	return s.lesson
 }
 
-// loadInputs replaces the tab's inputs; the page's controls follow.
+// loadInputs replaces the tab's inputs, paused at t = 0; the page's
+// controls follow.
 func loadInputs(s *Server, sess *Session, in Inputs, step string) error {
-	run, err := s.runs.get(in)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	sess.in, sess.run, sess.notice, sess.step = in, run, "", step
-	sess.setCursor(0, now)
-	sess.playing = false
-	sess.rehold()
-	sess.inputsGen++
-	sess.touch()
-	return nil
+	return swapRun(s, sess, in, nil, func(run *Run, now time.Time) {
+		sess.in, sess.run, sess.notice, sess.step = in, run, "", step
+		sess.setCursor(0, now)
+		sess.playing = false
+		sess.inputsGen++
+	})
 }
 
 func presetNames() []string {
