@@ -12,6 +12,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/view"
 )
 
 // Chart options are built with go-echarts and sent as JSON to one
@@ -22,6 +23,7 @@ import (
 // plays; series hold the frames up to the cursor only.
 
 // chart ids: the DOM ids of the chart boxes, and the keys of an update.
+// Tests name the charts by these; a new chart needs no constant.
 const (
 	chartSuccessRate = "chart-sr"
 	chartLanes       = "chart-lanes"
@@ -30,8 +32,53 @@ const (
 	chartCounters    = "chart-counters"
 )
 
-// chartIDs lists the charts in page order.
-var chartIDs = []string{chartSuccessRate, chartLanes, chartClients, chartShare, chartCounters}
+// chart is one chart of the lab: its box on the page and how the stream
+// fills it. Adding a chart is one entry in chartList, whose order is the
+// page's.
+type chart struct {
+	// ID is the box's DOM id and the chart's key in every update.
+	ID string
+	// Title and Caption head the box; together they are its accessible
+	// name (the canvas itself says nothing to a screen reader).
+	Title, Caption string
+	// Size is the box's CSS class: "wide" takes the board's row, "half"
+	// shares it with the next half.
+	Size string
+	// Height is the box's height in pixels for a run, for a chart whose
+	// height follows the run; nil keeps the stylesheet's.
+	Height func(r *Run) int
+	// Build is the chart's option for the frames shown so far.
+	Build func(r *Run, frames []scenario.Frame) jsonOption
+}
+
+// chartList is every chart, in page order.
+var chartList = []chart{
+	{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host",
+		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier",
+		Build:   successRateChart},
+	{ID: chartLanes, Size: "wide", Title: "Ejections",
+		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic",
+		Height:  lanesHeight, Build: lanesChart},
+	{ID: chartClients, Size: "wide", Title: "What clients saw",
+		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic",
+		Build:   clientsChart},
+	{ID: chartShare, Size: "half", Title: "Traffic share",
+		Caption: "attempts each host served",
+		Build:   shareChart},
+	{ID: chartCounters, Size: "half", Title: "Detector counters",
+		Caption: "cumulative; active is a gauge",
+		Build:   countersChart},
+}
+
+// chartBoxes are the empty boxes a lab page holds, one per chart, for the
+// stream to fill.
+func chartBoxes() []view.Chart {
+	out := make([]view.Chart, len(chartList))
+	for i, c := range chartList {
+		out[i] = view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size}
+	}
+	return out
+}
 
 // Colours. Hosts get the Okabe–Ito palette (distinguishable with the
 // common colour-vision deficiencies); states get fixed colours and, on
@@ -51,17 +98,28 @@ const (
 
 func hostColor(i int) string { return hostColors[i%len(hostColors)] }
 
-// chartOptions builds every chart's option for the frames before cursor.
+// chartOptions builds every chart's option for the frames before cursor,
+// by chart id.
 func chartOptions(r *Run, cursor int) map[string]json.RawMessage {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	frames := r.Frames[:cursor]
-	return map[string]json.RawMessage{
-		chartSuccessRate: optionJSON(successRateChart(r, frames)),
-		chartLanes:       optionJSON(lanesChart(r, frames)),
-		chartClients:     optionJSON(clientsChart(r, frames)),
-		chartShare:       optionJSON(shareChart(r, frames)),
-		chartCounters:    optionJSON(countersChart(r, frames)),
+	out := make(map[string]json.RawMessage, len(chartList))
+	for _, c := range chartList {
+		out[c.ID] = optionJSON(c.Build(r, frames))
 	}
+	return out
+}
+
+// chartHeights are the heights of the boxes that follow the run, by chart
+// id.
+func chartHeights(r *Run) map[string]int {
+	out := map[string]int{}
+	for _, c := range chartList {
+		if c.Height != nil {
+			out[c.ID] = c.Height(r)
+		}
+	}
+	return out
 }
 
 // jsonOption is what every go-echarts chart can give: its option object.
@@ -152,7 +210,7 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 // detector compared them with. A host below success_rate_request_volume, or
 // ejected before the sweep, is left out, as the detector leaves it out: a
 // host that served 3 requests while ejected has a meaningless rate.
-func successRateChart(r *Run, frames []scenario.Frame) *charts.Line {
+func successRateChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -328,7 +386,7 @@ func panicAreas(r *Run, frames []scenario.Frame) []any {
 // (upstream_rq_retry_overflow: the max_retries breaker, or the retry
 // budget that replaces it, said no, and the failure went to the client);
 // panic intervals shaded.
-func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
+func clientsChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -368,7 +426,7 @@ func clientsChart(r *Run, frames []scenario.Frame) *charts.Line {
 
 // shareChart: each host's share of the attempts, stacked to 100%: an
 // ejected host's share drops to zero and the others pick it up.
-func shareChart(r *Run, frames []scenario.Frame) *charts.Line {
+func shareChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -392,7 +450,7 @@ func shareChart(r *Run, frames []scenario.Frame) *charts.Line {
 
 // countersChart: the detector's own counters, cumulative as Envoy keeps
 // them, and the ejections_active gauge.
-func countersChart(r *Run, frames []scenario.Frame) *charts.Line {
+func countersChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "")...)
@@ -439,10 +497,8 @@ func detectedTotal(s *engine.Stats) uint64 {
 	return n
 }
 
-// chartHeights are the chart boxes whose height follows the run: the
-// swimlanes get a row per host.
-func chartHeights(r *Run) map[string]int {
-	return map[string]int{chartLanes: min(max(56+22*len(r.Hosts), 150), 640)}
-}
+// lanesHeight gives the swimlanes a row per host, within what a screen
+// holds.
+func lanesHeight(r *Run) int { return min(max(56+22*len(r.Hosts), 150), 640) }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

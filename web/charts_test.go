@@ -2,8 +2,12 @@ package web
 
 import (
 	"encoding/json"
+	"html"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
@@ -39,10 +43,11 @@ func decodeOption(t *testing.T, raw json.RawMessage) option {
 func TestChartOptionsShape(t *testing.T) {
 	r := testRun(t, -1)
 	opts := chartOptions(r, 12)
-	if len(opts) != len(chartIDs) {
-		t.Fatalf("%d charts, want %d", len(opts), len(chartIDs))
+	if len(opts) != len(chartList) {
+		t.Fatalf("%d charts, want %d", len(opts), len(chartList))
 	}
-	for _, id := range chartIDs {
+	for _, c := range chartList {
+		id := c.ID
 		o := decodeOption(t, opts[id])
 		if len(o.XAxis) == 0 || o.XAxis[0].Type != "category" || len(o.XAxis[0].Data) != len(r.Frames) || o.XAxis[0].Data[3] != "40 s" {
 			t.Errorf("%s: x axis %+v", id, o.XAxis)
@@ -375,5 +380,88 @@ func TestLanesShowMultiplier(t *testing.T) {
 		if c.Name != want[i] || len(c.Value) != 3 || c.Value[1] != 5 {
 			t.Errorf("cell %d: %+v, want %q on h5's lane", i, c, want[i])
 		}
+	}
+}
+
+// The chart list is the one place a chart is named: every entry is drawn
+// on the lab and lesson pages, in its order, with its title, caption and
+// size, and every stream redraw sends an option for each entry and for no
+// other chart, with a height for each entry whose height follows the run.
+func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
+	seen := map[string]bool{}
+	halves := 0
+	for _, c := range chartList {
+		if c.ID == "" || seen[c.ID] || c.Title == "" || c.Caption == "" || c.Build == nil {
+			t.Errorf("chart %q: an id (unique), a title, a caption and a builder are required", c.ID)
+		}
+		seen[c.ID] = true
+		switch c.Size {
+		case "half":
+			halves++
+		case "wide":
+			if halves%2 != 0 {
+				t.Errorf("chart %q: a wide chart after an odd number of halves leaves a hole in the grid", c.ID)
+			}
+		default:
+			t.Errorf("chart %q: size %q (allowed wide, half: the stylesheet's classes)", c.ID, c.Size)
+		}
+	}
+
+	lab := newTestServer(t)
+	h := lab.Handler()
+	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)"><figcaption><b>([^<]*)</b> <span>([^<]*)</span></figcaption><div class="chart" id="([^"]+)"`)
+	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.lessons.list[0].ID} {
+		res := do(t, h, "GET", page, "")
+		body := bodyOf(t, res)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: status %d", page, res.StatusCode)
+		}
+		got := box.FindAllStringSubmatch(body, -1)
+		if len(got) != len(chartList) || strings.Count(body, `class="chart"`) != len(chartList) {
+			t.Fatalf("%s: %d chart boxes, want %d", page, len(got), len(chartList))
+		}
+		for i, c := range chartList {
+			if g := got[i]; g[4] != c.ID || g[1] != c.Size || html.UnescapeString(g[2]) != c.Title || html.UnescapeString(g[3]) != c.Caption {
+				t.Errorf("%s: box %d is %q (%s) %q: %q, want %q (%s) %q: %q", page, i, g[4], g[1], g[2], g[3], c.ID, c.Size, c.Title, c.Caption)
+			}
+		}
+	}
+
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"two-bad-hosts","cursor":7}`)
+	var call applyChartsCall
+	for ok := false; !ok; {
+		select {
+		case ev, open := <-events:
+			if !open {
+				t.Fatal("stream ended before its first chart update")
+			}
+			call, ok = parseApplyCharts(t, ev.Data)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no chart update within 10 s")
+		}
+	}
+	if !call.replace {
+		t.Error("the first update does not replace the charts' options")
+	}
+	run := lab.sessions.get(testTab).runOf()
+	wantHeights := 0
+	for _, c := range chartList {
+		if _, ok := call.options[c.ID]; !ok {
+			t.Errorf("the stream sends no option for %s", c.ID)
+		}
+		if got, ok := call.heights[c.ID]; c.Height != nil && (!ok || got != c.Height(run)) {
+			t.Errorf("%s: height %d sent, want %d", c.ID, got, c.Height(run))
+		} else if c.Height == nil && ok {
+			t.Errorf("%s: a height is sent for a box the stylesheet sizes", c.ID)
+		}
+		if c.Height != nil {
+			wantHeights++
+		}
+	}
+	if len(call.options) != len(chartList) || len(call.heights) != wantHeights {
+		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.options), len(call.heights), len(chartList), wantHeights)
 	}
 }

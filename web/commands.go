@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,22 +27,23 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	verb := chi.URLParam(r, "verb")
 	apply, ok := verbs[verb]
 	if !ok {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", ")))
+		writeError(w, withKind(kindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), kindNotFound)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", s.maxBody))
-			return
+			err = withKind(kindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody))
+		} else {
+			err = withKind(kindMalformed, fmt.Errorf("cannot read the request body: %w", err))
 		}
-		httpError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		writeError(w, err, kindMalformed)
 		return
 	}
 	var sig tabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
-		httpError(w, http.StatusBadRequest, "body: not a JSON object of signals: "+err.Error())
+		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
 		return
 	}
 	sess, ok := s.tabSession(w, &sig)
@@ -54,12 +56,13 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		sess.notePredicted(s.now())
 		sess.mu.Unlock()
 	}
-	if status, err := apply(s, sess, &sig); err != nil {
+	if err := apply(s, sess, &sig); err != nil {
 		sess.mu.Lock()
 		sess.notice = errorText(err)
 		sess.touch()
 		sess.mu.Unlock()
-		httpError(w, status, errorText(err))
+		// A run of the request's inputs that fails is the request's fault.
+		writeError(w, err, kindBadValue)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -69,13 +72,9 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 // input it answers the request itself (4xx naming the problem) and
 // returns false.
 func (s *Server) tabSession(w http.ResponseWriter, sig *tabSignals) (*Session, bool) {
-	if err := checkTab(sig.Tab); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return nil, false
-	}
-	sess, status, err := s.session(sig)
+	sess, err := s.session(sig)
 	if err != nil {
-		httpError(w, status, errorText(err))
+		writeError(w, err, kindBadValue)
 		return nil, false
 	}
 	return sess, true
@@ -84,9 +83,12 @@ func (s *Server) tabSession(w http.ResponseWriter, sig *tabSignals) (*Session, b
 // session finds the tab's session, or rebuilds it from the signals the
 // request carries (a new tab, or one whose session expired or lived on a
 // server that restarted).
-func (s *Server) session(sig *tabSignals) (*Session, int, error) {
+func (s *Server) session(sig *tabSignals) (*Session, error) {
+	if err := checkTab(sig.Tab); err != nil {
+		return nil, err
+	}
 	if sess := s.sessions.get(sig.Tab); sess != nil {
-		return sess, 0, nil
+		return sess, nil
 	}
 	in := Inputs{Preset: sig.Preset}
 	if in.Preset == "" {
@@ -95,26 +97,26 @@ func (s *Server) session(sig *tabSignals) (*Session, int, error) {
 	var lesson *lessonDoc
 	if sig.Lesson != "" {
 		if lesson = s.lessons.byID[sig.Lesson]; lesson == nil {
-			return nil, http.StatusNotFound, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(sig.Lesson, 40))}
+			return nil, withKind(kindNotFound, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(sig.Lesson, 40))})
 		}
 		if !lesson.hasStep(sig.Step) {
-			return nil, http.StatusNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), lesson.ID)}
+			return nil, withKind(kindNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), lesson.ID)})
 		}
 		in = lesson.inputs(sig.Step)
 	}
 	vals, err := parseControlValues(sig.Cfg)
 	if err != nil {
-		return nil, http.StatusUnprocessableEntity, err
+		return nil, err
 	}
 	in = in.with(vals)
 	if sig.Inject != "" {
 		if in.Inject, err = normalInject(sig.Inject); err != nil {
-			return nil, http.StatusUnprocessableEntity, err
+			return nil, err
 		}
 	}
 	run, err := s.runs.get(in)
 	if err != nil {
-		return nil, runErrorStatus(err), err
+		return nil, err
 	}
 	now := s.now()
 	sess := newSession(sig.Tab, in, run, now)
@@ -129,19 +131,13 @@ func (s *Server) session(sig *tabSignals) (*Session, int, error) {
 		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
 		sess.rehold()
 	}
-	return s.sessions.put(sess, now), 0, nil
+	return s.sessions.put(sess, now), nil
 }
 
-func runErrorStatus(err error) int {
-	if errors.Is(err, errUnknownPreset) {
-		return http.StatusNotFound
-	}
-	return http.StatusUnprocessableEntity
-}
-
-// verb applies one command to a session. It returns a 4xx status with the
-// error when the command's input is bad; the session is then unchanged.
-type verb func(s *Server, sess *Session, sig *tabSignals) (int, error)
+// verb applies one command to a session. It returns an error when the
+// command's input is bad, of the kind that says the answer's status
+// (errors.go); the session is then unchanged.
+type verb func(s *Server, sess *Session, sig *tabSignals) error
 
 var verbs = map[string]verb{
 	"set":      cmdSet,
@@ -159,21 +155,20 @@ var verbs = map[string]verb{
 	"uninject": cmdUninject,
 }
 
-func verbNames() []string {
-	return []string{"set", "play", "pause", "step", "back", "scrub", "speed", "reset", "preset", "lesson", "answer", "inject", "uninject"}
-}
+// verbNames are the commands, sorted, for the error that names them.
+func verbNames() []string { return slices.Sorted(maps.Keys(verbs)) }
 
 // cmdSet changes settings: the run is redone from t = 0 with the new
 // inputs and the stream redraws up to the same cursor.
-func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
 	vals, err := parseControlValues(sig.Cfg)
 	if err != nil {
-		return http.StatusUnprocessableEntity, err
+		return err
 	}
 	sess.mu.Lock()
 	if sig.Seq != 0 && sig.Seq < sess.seq {
 		sess.mu.Unlock()
-		return 0, nil // an older slider position that arrived late
+		return nil // an older slider position that arrived late
 	}
 	sess.seq = sig.Seq
 	in := sess.in.with(vals)
@@ -188,7 +183,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) (int, error) {
 // more entry in the tab's inject input, the run redone from t = 0 and the
 // cursor left where it is, so the next step shows what the detector makes
 // of it (design.md: inject a fault live, predict the next tick).
-func cmdInject(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	in, atMs := sess.in, cursorMs(sess.run, sess.cursorAt(now))
@@ -196,7 +191,7 @@ func cmdInject(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	host := strings.TrimSpace(sig.InjectHost)
 	one, err := scenario.ParseInjections(host + "@0s")
 	if err != nil || len(one) != 1 || strings.ContainsAny(host, ",@") {
-		return http.StatusUnprocessableEntity, &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not a host (allowed h0–h%d)", truncate(host, 20), len(sess.runOf().Hosts)-1)}
+		return &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not a host (allowed h0–h%d)", truncate(host, 20), len(sess.runOf().Hosts)-1)}
 	}
 	one[0].At = time.Duration(atMs) * time.Millisecond
 	list := one[0].String()
@@ -204,14 +199,14 @@ func cmdInject(s *Server, sess *Session, sig *tabSignals) (int, error) {
 		list = in.Inject + "," + list
 	}
 	if in.Inject, err = normalInject(list); err != nil {
-		return http.StatusUnprocessableEntity, err
+		return err
 	}
 	return rerun(s, sess, in)
 }
 
 // cmdUninject removes one injected fault (the injectDrop signal names its
 // entry, "h3@60s") and redoes the run, the cursor kept.
-func cmdUninject(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdUninject(s *Server, sess *Session, sig *tabSignals) error {
 	sess.mu.Lock()
 	in := sess.in
 	sess.mu.Unlock()
@@ -226,7 +221,7 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) (int, error) {
 		if active == "" {
 			active = "none"
 		}
-		return http.StatusUnprocessableEntity, &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", truncate(sig.InjectDrop, 40), active)}
+		return &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", truncate(sig.InjectDrop, 40), active)}
 	}
 	in.Inject = scenario.FormatInjections(slices.Delete(ins, k, k+1))
 	return rerun(s, sess, in)
@@ -235,30 +230,39 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) (int, error) {
 // rerun replaces the tab's inputs with in, redone from t = 0, and keeps
 // the cursor (and playback) where it is. The page's inject signal follows
 // at the stream's redraw.
-func rerun(s *Server, sess *Session, in Inputs) (int, error) {
+func rerun(s *Server, sess *Session, in Inputs) error {
 	return rerunUnless(s, sess, in, nil)
 }
 
-// rerunUnless is rerun, skipped if stale (checked under the session's lock
-// once the run is built) says a newer command has won meanwhile.
-func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) (int, error) {
-	// Run outside the lock: the stream keeps serving the old run meanwhile.
+// rerunUnless is rerun, skipped if stale says a newer command has won
+// meanwhile.
+func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
+	return swapRun(s, sess, in, stale, func(run *Run, now time.Time) {
+		c := sess.cursorAt(now) // on the old run
+		sess.in, sess.run, sess.notice = in, run, ""
+		sess.setCursor(c, now)
+	})
+}
+
+// swapRun builds the run of in outside the session's lock, so the stream
+// keeps serving the old run meanwhile; then, with the lock held and unless
+// stale (if any) says a newer command has won, set puts the run in the
+// session and places the cursor, and the prediction's hold follows.
+func swapRun(s *Server, sess *Session, in Inputs, stale func() bool, set func(run *Run, now time.Time)) error {
 	run, err := s.runs.get(in)
 	if err != nil {
-		return runErrorStatus(err), err
+		return err
 	}
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if stale != nil && stale() {
-		return 0, nil
+		return nil
 	}
-	c := sess.cursorAt(now)
-	sess.in, sess.run, sess.notice = in, run, ""
-	sess.setCursor(c, now)
+	set(run, now)
 	sess.rehold()
 	sess.touch()
-	return 0, nil
+	return nil
 }
 
 func (s *Session) runOf() *Run {
@@ -267,7 +271,7 @@ func (s *Session) runOf() *Run {
 	return s.run
 }
 
-func cmdPlay(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -278,56 +282,56 @@ func cmdPlay(s *Server, sess *Session, _ *tabSignals) (int, error) {
 	sess.setCursor(c, now)
 	sess.playing = true
 	sess.touch()
-	return 0, nil
+	return nil
 }
 
-func cmdPause(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdPause(s *Server, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, 0)
 }
 
-func cmdStep(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdStep(s *Server, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, 1)
 }
 
-func cmdBack(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdBack(s *Server, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, -1)
 }
 
 // moveCursor pauses and moves the cursor by delta frames.
-func moveCursor(s *Server, sess *Session, delta int) (int, error) {
+func moveCursor(s *Server, sess *Session, delta int) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.setCursor(sess.cursorAt(now)+delta, now)
 	sess.playing = false
 	sess.touch()
-	return 0, nil
+	return nil
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
-func cmdScrub(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	n := len(sess.run.Frames)
 	if sig.Cursor == nil {
-		return http.StatusUnprocessableEntity, &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
+		return &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
 	}
 	c := *sig.Cursor
 	if c < 0 || c > float64(n) || c != float64(int(c)) {
-		return http.StatusUnprocessableEntity, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", fmtNum(c), n)}
+		return &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", fmtNum(c), n)}
 	}
 	sess.setCursor(int(c), now)
 	sess.playing = false
 	sess.touch()
-	return 0, nil
+	return nil
 }
 
 // cmdSpeed changes the playback speed from the current frame on.
-func cmdSpeed(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
 	sp, ok := lookupSpeed(sig.Speed)
 	if !ok {
-		return http.StatusUnprocessableEntity, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
+		return &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
 	}
 	now := s.now()
 	sess.mu.Lock()
@@ -336,13 +340,13 @@ func cmdSpeed(s *Server, sess *Session, sig *tabSignals) (int, error) {
 	sess.speed = sp
 	sess.setCursor(c, now)
 	sess.touch()
-	return 0, nil
+	return nil
 }
 
 // cmdReset goes back to the starting settings, paused at t = 0: the
 // preset's own, or on a lesson page what the lesson (or the loaded step)
 // starts from.
-func cmdReset(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdReset(s *Server, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
 	in := Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
 	step := sess.step
@@ -352,12 +356,12 @@ func cmdReset(s *Server, sess *Session, _ *tabSignals) (int, error) {
 
 // cmdPreset switches the tab to another preset, with its own settings. A
 // lesson page loads its scenarios through its steps instead.
-func cmdPreset(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 	if sess.lessonOf() != nil {
-		return http.StatusConflict, &inputError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"}
+		return withKind(kindConflict, &inputError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
 	}
 	if _, ok := scenario.Lookup(sig.Preset); !ok {
-		return http.StatusNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))}
+		return withKind(kindNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))})
 	}
 	return loadInputs(s, sess, Inputs{Preset: sig.Preset}, "")
 }
@@ -365,13 +369,13 @@ func cmdPreset(s *Server, sess *Session, sig *tabSignals) (int, error) {
 // cmdLesson loads what a lesson's step starts from (the "step" signal; ""
 // is the lesson's own start): the step's scenario, or the lesson's with
 // its start settings, paused at t = 0.
-func cmdLesson(s *Server, sess *Session, sig *tabSignals) (int, error) {
+func cmdLesson(s *Server, sess *Session, sig *tabSignals) error {
 	d := sess.lessonOf()
 	if d == nil {
-		return http.StatusConflict, &inputError{Field: "lesson", Msg: "this tab is not a lesson page"}
+		return withKind(kindConflict, &inputError{Field: "lesson", Msg: "this tab is not a lesson page"})
 	}
 	if !d.hasStep(sig.Step) {
-		return http.StatusNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), d.ID)}
+		return withKind(kindNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), d.ID)})
 	}
 	return loadInputs(s, sess, d.inputs(sig.Step), sig.Step)
 }
@@ -379,11 +383,11 @@ func cmdLesson(s *Server, sess *Session, sig *tabSignals) (int, error) {
 // cmdAnswer records that the learner answered the lesson's prediction
 // (the command handler already did, from the "predicted" signal): playback
 // held for it goes on.
-func cmdAnswer(s *Server, sess *Session, _ *tabSignals) (int, error) {
+func cmdAnswer(s *Server, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.notePredicted(s.now())
-	return 0, nil
+	return nil
 }
 
 func (s *Session) lessonOf() *lessonDoc {
@@ -392,22 +396,15 @@ func (s *Session) lessonOf() *lessonDoc {
 	return s.lesson
 }
 
-// loadInputs replaces the tab's inputs; the page's controls follow.
-func loadInputs(s *Server, sess *Session, in Inputs, step string) (int, error) {
-	run, err := s.runs.get(in)
-	if err != nil {
-		return runErrorStatus(err), err
-	}
-	now := s.now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	sess.in, sess.run, sess.notice, sess.step = in, run, "", step
-	sess.setCursor(0, now)
-	sess.playing = false
-	sess.rehold()
-	sess.inputsGen++
-	sess.touch()
-	return 0, nil
+// loadInputs replaces the tab's inputs, paused at t = 0; the page's
+// controls follow.
+func loadInputs(s *Server, sess *Session, in Inputs, step string) error {
+	return swapRun(s, sess, in, nil, func(run *Run, now time.Time) {
+		sess.in, sess.run, sess.notice, sess.step = in, run, "", step
+		sess.setCursor(0, now)
+		sess.playing = false
+		sess.inputsGen++
+	})
 }
 
 func presetNames() []string {
@@ -416,13 +413,4 @@ func presetNames() []string {
 		names = append(names, p.Name)
 	}
 	return names
-}
-
-// httpError answers a bad request with plain text: the field and what is
-// allowed, one line per problem.
-func httpError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg+"\n")
 }

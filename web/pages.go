@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -75,23 +74,30 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	switch {
-	case errors.Is(err, errUnknownPreset):
+	switch k := linkErrorKind(err, link); k {
+	case kindNotFound:
 		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(link.Preset, 60)))
-	case errors.Is(err, errQueryTooLong):
-		s.badRequestPage(w, r, http.StatusRequestURITooLong, "/lab", err.Error())
-	case len(link.Values) == 0 && link.TMs == 0 && isInternal(err):
-		httpError(w, http.StatusInternalServerError, "cannot run the preset: "+err.Error())
+	case kindInternal:
+		httpError(w, kindStatus[k], "cannot run the preset: "+err.Error())
 	default:
-		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", errorText(err))
+		s.badRequestPage(w, r, kindStatus[k], "/lab", errorText(err))
 	}
 }
 
-// isInternal reports an error that no address could cause: a preset that
-// fails to run with its own settings.
-func isInternal(err error) bool {
-	var ie *inputError
-	return !errors.As(err, &ie)
+// linkErrorKind is what a lab address that fails is: a bad value in it
+// makes the link malformed (400), the address being the whole request. An
+// error of no known kind is the server's when the address set
+// nothing (the preset fails with its own settings), the address's
+// otherwise.
+func linkErrorKind(err error, link labLink) errKind {
+	unknown := kindBadValue
+	if len(link.Values) == 0 && link.TMs == 0 && link.Inject == "" {
+		unknown = kindInternal
+	}
+	if k := kindOf(err, unknown); k != kindBadValue {
+		return k
+	}
+	return kindMalformed
 }
 
 // labView is a lab panel for a new tab at the link's settings and cursor:
@@ -122,16 +128,6 @@ func (s *Server) labView(link labLink) (view.Lab, error) {
 		Link:      true,
 		Inject:    injectView(run),
 	}, nil
-}
-
-func chartBoxes() []view.Chart {
-	return []view.Chart{
-		{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host", Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier"},
-		{ID: chartLanes, Size: "wide", Title: "Ejections", Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic"},
-		{ID: chartClients, Size: "wide", Title: "What clients saw", Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic"},
-		{ID: chartShare, Size: "half", Title: "Traffic share", Caption: "attempts each host served"},
-		{ID: chartCounters, Size: "half", Title: "Detector counters", Caption: "cumulative; active is a gauge"},
-	}
 }
 
 func speedButtons() []view.Speed {
@@ -169,5 +165,5 @@ func (s *Server) badRequestPage(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {
-	s.render(w, r, http.StatusNotFound, templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
+	s.render(w, r, kindStatus[kindNotFound], templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
 }

@@ -43,10 +43,11 @@ func newTabID() string {
 }
 
 // checkTab accepts the ids newTabID makes (and any similar token), nothing
-// that could be used to probe or bloat the session map.
+// that could be used to probe or bloat the session map. A bad one is a
+// malformed request: no page of the lab sends it.
 func checkTab(tab string) error {
 	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
-		return &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))}
+		return withKind(kindMalformed, &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))})
 	}
 	return nil
 }
@@ -58,25 +59,79 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// The signals the server sets, typed as the incoming tabSignals are. A
+// patch merges into the page's signals (Datastar's PatchSignals), so a field
+// left out, nil or omitted, keeps the page's value; a field sent, even as
+// false or "", replaces it.
+
+// labPageSignals is the initial data-signals object of a free-lab page.
+type labPageSignals struct {
+	Tab     string         `json:"tab"`
+	Preset  string         `json:"preset"`
+	Cursor  int            `json:"cursor"`
+	Frames  int            `json:"frames"`
+	Playing bool           `json:"playing"`
+	Speed   string         `json:"speed"`
+	Seq     int64          `json:"seq"`
+	Cfg     map[string]any `json:"cfg"`
+	// The inject control's: the list in force (an input), the host menu's
+	// choice and the entry a remove button names.
+	Inject     string `json:"inject"`
+	InjectHost string `json:"injectHost"`
+	InjectDrop string `json:"injectDrop"`
+}
+
+// frameSignals is what the stream sets at each new frame: where the cursor
+// is, whether it plays, and on a lesson page whether it waits at the hold.
+type frameSignals struct {
+	Cursor  int   `json:"cursor"`
+	Playing bool  `json:"playing"`
+	Held    *bool `json:"held,omitempty"`
+}
+
+// redrawSignals is what the stream sets at a redraw: the frame's signals,
+// the run's length and the speed; on a free-lab page the inject list (only
+// the server changes it: inject, remove, reset, preset); and the inputs
+// when the server chose them (first connect, preset, reset, a lesson
+// step's scenario). After a slider's own change the inputs are left out,
+// or a late echo would pull a slider back while it is dragged.
+type redrawSignals struct {
+	frameSignals
+	Frames int     `json:"frames"`
+	Speed  string  `json:"speed"`
+	Inject *string `json:"inject,omitempty"`
+	*inputSignals
+}
+
+// inputSignals are the inputs the server chose: the preset, the controls'
+// values (controlSignals: each in the JSON type its input binds, so a
+// map of any) and, on a lesson page, the step whose scenario is loaded.
+type inputSignals struct {
+	Preset string         `json:"preset"`
+	Cfg    map[string]any `json:"cfg"`
+	Step   *string        `json:"step,omitempty"`
+}
+
+// placeholderSignals are a lesson page's live numbers that changed, by
+// slot ("p3"); the leading _ keeps them out of the requests.
+type placeholderSignals struct {
+	PH map[string]string `json:"_ph"`
+}
+
+// injectHostSignal puts the inject menu back on h0.
+type injectHostSignal struct {
+	InjectHost string `json:"injectHost"`
+}
+
 // pageSignals is the initial data-signals object of a lab page, paused at
 // cursor.
 func pageSignals(tab string, r *Run, cursor int) string {
-	sig := map[string]any{
-		"tab":     tab,
-		"preset":  r.Preset,
-		"cursor":  cursor,
-		"frames":  len(r.Frames),
-		"playing": false,
-		"speed":   speeds[0].Name,
-		"seq":     0,
-		"cfg":     controlSignals(r, nil),
-		// The inject control's: the list in force (an input), the host
-		// menu's choice and the entry a remove button names.
-		"inject":     r.Inputs.Inject,
-		"injectHost": "h0",
-		"injectDrop": "",
-	}
-	b, _ := json.Marshal(sig)
+	b, _ := json.Marshal(labPageSignals{
+		Tab: tab, Preset: r.Preset,
+		Cursor: cursor, Frames: len(r.Frames), Speed: speeds[0].Name,
+		Cfg:    controlSignals(r, nil),
+		Inject: r.Inputs.Inject, InjectHost: "h0",
+	})
 	return string(b)
 }
 

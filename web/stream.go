@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,7 +29,7 @@ const streamCheck = 10 * time.Second
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	var sig tabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
-		httpError(w, http.StatusBadRequest, "datastar: not a JSON object of signals: "+err.Error())
+		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
 		return
 	}
 	sess, ok := s.tabSession(w, &sig)
@@ -129,29 +130,7 @@ func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapsho
 
 // redraw sends everything: signals, every panel, every chart from scratch.
 func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
-	sig := map[string]any{
-		"cursor": snap.cursor, "frames": len(snap.run.Frames),
-		"playing": snap.playing, "speed": snap.speed.Name,
-	}
-	if snap.lesson != nil {
-		sig["held"] = snap.held
-	} else {
-		// Only the server changes the inject list (inject, remove, reset,
-		// preset), so the page's copy always follows it.
-		sig["inject"] = snap.in.Inject
-	}
-	if snap.inputsGen != st.inputsGen {
-		// The server chose the inputs (first connect, preset, reset, a
-		// lesson step's scenario): the sliders follow. After a slider's own
-		// change they are left alone, or a late echo would pull a slider
-		// back while it is dragged.
-		sig["preset"] = snap.in.Preset
-		sig["cfg"] = controlSignals(snap.run, snap.lesson)
-		if snap.lesson != nil {
-			sig["step"] = snap.step
-		}
-	}
-	if err := st.patchSignals(sse, sig); err != nil {
+	if err := st.patchSignals(sse, redrawSignalsOf(snap, snap.inputsGen != st.inputsGen)); err != nil {
 		return err
 	}
 	if snap.inputsGen != st.inputsGen {
@@ -202,7 +181,7 @@ func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap s
 	}
 	vals := d.values(snap.run, snap.cursor)
 	if diff := slotSignals(vals, st.ph); len(diff) > 0 {
-		if err := st.patchSignals(sse, map[string]any{"_ph": diff}); err != nil {
+		if err := st.patchSignals(sse, placeholderSignals{PH: diff}); err != nil {
 			return err
 		}
 	}
@@ -227,11 +206,7 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 	if snap.cursor < st.cursor {
 		return st.redraw(sse, snap)
 	}
-	sig := map[string]any{"cursor": snap.cursor, "playing": snap.playing}
-	if snap.lesson != nil {
-		sig["held"] = snap.held
-	}
-	if err := st.patchSignals(sse, sig); err != nil {
+	if err := st.patchSignals(sse, frameSignalsOf(snap)); err != nil {
 		return err
 	}
 	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
@@ -287,12 +262,38 @@ func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	if st.injectHosts != 0 {
 		// The menu's hosts changed under it: it shows h0 again.
-		if err := st.patchSignals(sse, map[string]any{"injectHost": "h0"}); err != nil {
+		if err := st.patchSignals(sse, injectHostSignal{InjectHost: "h0"}); err != nil {
 			return err
 		}
 	}
 	st.injectHosts = len(v.Hosts)
 	return st.patch(sse, templates.InjectHosts(v))
+}
+
+// redrawSignalsOf is the redraw's signals at snap, with the inputs when
+// the server chose them since this connection's last redraw.
+func redrawSignalsOf(snap snapshot, newInputs bool) redrawSignals {
+	sig := redrawSignals{frameSignals: frameSignalsOf(snap), Frames: len(snap.run.Frames), Speed: snap.speed.Name}
+	if snap.lesson == nil {
+		sig.Inject = &snap.in.Inject
+	}
+	if newInputs {
+		sig.inputSignals = &inputSignals{Preset: snap.in.Preset, Cfg: controlSignals(snap.run, snap.lesson)}
+		if snap.lesson != nil {
+			sig.Step = &snap.step
+		}
+	}
+	return sig
+}
+
+// frameSignalsOf is the frame's signals at snap; held only on a lesson
+// page.
+func frameSignalsOf(snap snapshot) frameSignals {
+	sig := frameSignals{Cursor: snap.cursor, Playing: snap.playing}
+	if snap.lesson != nil {
+		sig.Held = &snap.held
+	}
+	return sig
 }
 
 func (st *streamState) patch(sse *datastar.ServerSentEventGenerator, c templ.Component) error {

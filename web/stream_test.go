@@ -78,23 +78,44 @@ func nextCharts(t *testing.T, events <-chan sseEvent) (map[string]json.RawMessag
 				t.Fatal("stream ended")
 			}
 			seen = append(seen, ev)
-			if i := strings.Index(ev.Data, "applyCharts("); i >= 0 {
-				js := ev.Data[i+len("applyCharts("):]
-				js = js[:strings.LastIndex(js, "</script>")]
-				js = strings.TrimSuffix(js, ")")
-				if j := strings.LastIndex(js, ",true,"); j >= 0 {
-					js = js[:j]
-				}
-				var opts map[string]json.RawMessage
-				if err := json.Unmarshal([]byte(js), &opts); err != nil {
-					t.Fatalf("applyCharts argument: %v\n%s", err, head(js, 300))
-				}
-				return opts, seen
+			if call, ok := parseApplyCharts(t, ev.Data); ok {
+				return call.options, seen
 			}
 		case <-timeout:
 			t.Fatal("no chart update within 10 s")
 		}
 	}
+}
+
+// applyChartsCall is what one applyCharts call the stream sent says.
+type applyChartsCall struct {
+	options map[string]json.RawMessage
+	replace bool
+	heights map[string]int
+}
+
+// parseApplyCharts reads the applyCharts(options[, replace, heights]) call
+// in an event's data, if it holds one.
+func parseApplyCharts(t *testing.T, data string) (applyChartsCall, bool) {
+	t.Helper()
+	var call applyChartsCall
+	i := strings.Index(data, "applyCharts(")
+	if i < 0 {
+		return call, false
+	}
+	js := data[i+len("applyCharts("):]
+	js = strings.TrimSuffix(js[:strings.LastIndex(js, "</script>")], ")")
+	if j := strings.LastIndex(js, ",true,"); j >= 0 {
+		call.replace = true
+		if err := json.Unmarshal([]byte(js[j+len(",true,"):]), &call.heights); err != nil {
+			t.Fatalf("applyCharts heights: %v\n%s", err, head(js[j:], 300))
+		}
+		js = js[:j]
+	}
+	if err := json.Unmarshal([]byte(js), &call.options); err != nil {
+		t.Fatalf("applyCharts argument: %v\n%s", err, head(js, 300))
+	}
+	return call, true
 }
 
 // seriesLen is the length of a named series' data in a chart option.

@@ -1,0 +1,18 @@
+// Package templates lays out the lab's pages and the fragments its stream
+// patches in, as templ components over the plain view models of package
+// view: no engine types, no decisions (package web makes them and
+// formats every number), only loops, conditions and the small helpers of
+// helpers.go.
+//
+// A component whose root element has an id (Controls, LabStatus, Notice,
+// DecisionLog, EnvoyStats, EnvoyHosts, EnvoyYAML, InjectList, InjectHosts,
+// StepStatus) is one the stream re-renders: Datastar patches the page's
+// element with the same id, so that id must stay on the root; LogEntries
+// is prepended to #log-list while a run plays. Chart boxes
+// stay empty here; the stream fills them with ECharts options.
+//
+// The *_templ.go files are generated from the .templ files and committed,
+// so the module builds without the templ tool; after editing a .templ file
+// run `go tool templ generate -include-version=false` from the module
+// root (TestGeneratedCodeIsFresh fails on a stale one).
+package templates
