@@ -177,16 +177,9 @@ var knobDefs = []knobDef{
 		primaryGet(func(f *sim.Fault) string { return f.Pattern.String() }),
 		primarySet(func(f *sim.Fault, v string) (err error) { f.Pattern, err = sim.ParsePattern(v); return })},
 	{Knob{Name: "fault_start", Kind: KnobDuration, Min: 0, Max: 3600, Step: 1, Default: "30s", Unit: "s",
-		Help: "When the primary fault starts (its length is kept)."},
+		Help: "When the primary fault starts (its length is kept; a fault of several windows, as flapping's, moves as a whole)."},
 		primaryGet(func(f *sim.Fault) string { return dur(f.From) }),
-		primarySet(func(f *sim.Fault, v string) error {
-			d := pdur(v)
-			if f.Until > 0 {
-				f.Until += d - f.From
-			}
-			f.From = d
-			return nil
-		})},
+		setFaultStart},
 	{Knob{Name: "fault_duration", Kind: KnobDuration, Min: 0, Max: 3600, Step: 1, Default: "0s", Unit: "s",
 		Help: "How long the primary fault lasts. 0: to the end of the run."},
 		primaryGet(func(f *sim.Fault) string {
@@ -264,6 +257,23 @@ func primarySet(set func(*sim.Fault, string) error) func(*Scenario, string) erro
 		}
 		return nil
 	}
+}
+
+// setFaultStart moves the primary fault to start at v: every window of it
+// by the same amount, so a fault of several windows keeps its rhythm.
+func setFaultStart(s *Scenario, v string) error {
+	first := slices.IndexFunc(s.Cluster.Faults, func(f sim.Fault) bool { return f.Primary })
+	if first < 0 {
+		return fmt.Errorf("scenario %q has no primary fault to tune", s.Name)
+	}
+	shift := pdur(v) - s.Cluster.Faults[first].From
+	return primarySet(func(f *sim.Fault, _ string) error {
+		f.From += shift
+		if f.Until > 0 {
+			f.Until += shift
+		}
+		return nil
+	})(s, v)
 }
 
 // Knobs lists every scenario knob, in display order.

@@ -99,3 +99,21 @@ func TestKnobMenusReadBack(t *testing.T) {
 		}
 	}
 }
+
+// fault_start moves a fault of several windows as a whole: flapping's
+// twenty windows keep their 30 s rhythm (they used to collapse onto one).
+func TestFaultStartMovesEveryWindow(t *testing.T) {
+	sc, err := ApplyKnobs(Flapping.Scenario(), map[string]string{"fault_start": "45s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range sc.Cluster.Faults {
+		from := time.Duration(45+30*i) * time.Second
+		if f.From != from || f.Until != from+20*time.Second {
+			t.Fatalf("window %d: [%v, %v), want [%v, %v)", i, f.From, f.Until, from, from+20*time.Second)
+		}
+	}
+	if got := KnobValue(sc, "fault_start"); got != "45s" {
+		t.Errorf("fault_start reads %q", got)
+	}
+}
