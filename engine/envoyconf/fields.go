@@ -76,7 +76,7 @@ const MaxDurationSeconds = math.MaxInt64 / 1_000_000_000
 var help = map[string]string{
 	"consecutive_5xx":                             "Consecutive 5xx responses (or, unsplit, local-origin failures) that eject a host. 0 disables the detector.",
 	"interval":                                    "Time between ejection sweeps; success-rate and failure-percentage run, and hosts are unejected, only at sweeps.",
-	"base_ejection_time":                          "Ejection time unit: a host is ejected for base_ejection_time × its ejection backoff, capped by max_ejection_time.",
+	"base_ejection_time":                          "Ejection time unit: a host is ejected for base_ejection_time × its backoff (+1 at each ejection, −1 at each sweep it spends back in service), capped by max_ejection_time.",
 	"max_ejection_percent":                        "Most hosts (as % of all hosts in the cluster) that may be ejected at once.",
 	"enforcing_consecutive_5xx":                   "% chance that a consecutive-5xx detection actually ejects.",
 	"enforcing_success_rate":                      "% chance that a success-rate detection actually ejects.",

@@ -165,7 +165,7 @@ var knobDefs = []knobDef{
 		func(s *Scenario) string { return num(s.Cluster.CapacityRPS) },
 		func(s *Scenario, v string) error { s.Cluster.CapacityRPS = atof(v); return nil }},
 	{Knob{Name: "fault_rate", Kind: KnobFloat, Min: 0, Max: 1, Step: 0.01, Default: "0.333",
-		Help: "The faulty hosts' failure share (the scenario's primary fault)."},
+		Help: "The faulty hosts' failure share, as a fraction: 0.333 is one request in three (the scenario's primary fault)."},
 		primaryGet(func(f *sim.Fault) string { return num(f.Share) }),
 		primarySet(func(f *sim.Fault, v string) error { f.Share = atof(v); return nil })},
 	{Knob{Name: "fault_kind", Kind: KnobEnum, Default: "503", Choices: sim.FailureKindNames(),
