@@ -4,11 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
 // setFlags collects repeated -set name=value flags.
@@ -18,10 +17,10 @@ func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // runScenario is `outlierlab run -scenario NAME [-set field=value ...]
-// [-seed N] [-format json|csv|text]`. -set takes any outlier_detection
-// field by its Envoy name (applied through envoyconf, so values are checked
-// exactly as a config file would be) and any scenario knob. Bad input
-// exits 2 with a message naming the field and what it accepts.
+// [-seed N] [-format json|csv|text]`. -set takes any setting of the
+// catalog (engine/settings): an outlier_detection field by its Envoy name
+// (checked as a config file would be, by envoyconf) or a scenario knob.
+// Bad input exits 2 with a message naming the setting and what it accepts.
 func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -30,15 +29,7 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "`field=value`: an outlier_detection field (Envoy name, durations as 30s) or a scenario knob; repeatable")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same run")
 	format := fs.String("format", "json", "output: json (one object per interval, then a summary), csv (one row per host per interval) or text")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab run -scenario NAME [-set field=value ...] [-seed N] [-format json|csv|text]")
-		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "\nscenario knobs:")
-		for _, k := range scenario.Knobs() {
-			fmt.Fprintf(stderr, "  %-24s %s (%s)\n", k.Name, k.Help, k.Allowed())
-		}
-		fmt.Fprintln(stderr, "\noutlier_detection fields:", strings.Join(envoyconf.FieldNames(), ", "))
-	}
+	fs.Usage = func() { runUsage(fs, stderr) }
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -69,29 +60,11 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return fail("-format %q is not one of json, csv, text", *format)
 	}
-
-	fields, knobs := map[string]string{}, map[string]string{}
-	odNames := envoyconf.FieldNames()
-	for _, s := range sets {
-		k, v, found := strings.Cut(s, "=")
-		k = strings.TrimSpace(k)
-		switch {
-		case !found || k == "":
-			return fail("-set %q: want field=value", s)
-		case slices.Contains(odNames, k):
-			fields[k] = v
-		case scenario.IsKnob(k):
-			knobs[k] = v
-		default:
-			return fail("-set %s: unknown outlier_detection field or scenario knob (fields: %s; knobs: %s)",
-				k, strings.Join(odNames, ", "), strings.Join(knobNames(), ", "))
-		}
-	}
-	cfg, err := envoyconf.ApplyFields(p.Outlier, fields)
+	layer, err := sets.layer()
 	if err != nil {
 		return fail("%v", err)
 	}
-	sc, err := scenario.ApplyKnobs(p.Scenario(), knobs)
+	sc, cfg, err := settings.Apply(p, layer)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -106,6 +79,34 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// layer reads the -set flags as one layer of settings; a name given twice
+// keeps its last value.
+func (s setFlags) layer() (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range s {
+		k, v, found := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !found || k == "" {
+			return nil, fmt.Errorf("-set %q: want field=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// runUsage lists the flags, then every setting -set takes.
+func runUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintln(w, "usage: outlierlab run -scenario NAME [-set field=value ...] [-seed N] [-format json|csv|text]")
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nscenario knobs:")
+	for _, s := range settings.All() {
+		if s.Target == settings.Knob {
+			fmt.Fprintf(w, "  %-24s %s (%s)\n", s.Name, s.Help, s.Allowed())
+		}
+	}
+	fmt.Fprintln(w, "\noutlier_detection fields:", strings.Join(settings.Names(settings.OutlierField), ", "))
+}
+
 var writers = map[string]func(io.Writer, scenario.Result) error{
 	"json": scenario.WriteJSONLines,
 	"csv":  scenario.WriteCSV,
@@ -116,14 +117,6 @@ func presetNames() []string {
 	var out []string
 	for _, p := range scenario.Presets() {
 		out = append(out, p.Name)
-	}
-	return out
-}
-
-func knobNames() []string {
-	var out []string
-	for _, k := range scenario.Knobs() {
-		out = append(out, k.Name)
 	}
 	return out
 }

@@ -113,6 +113,9 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"-scenario", "search-cache", "-set", "max_ejection_percent=101"}, []string{"max_ejection_percent", "0–100"}},
 		{[]string{"-scenario", "search-cache", "-set", "interval=0s"}, []string{"interval"}},
 		{[]string{"-scenario", "search-cache", "-set", "bogus=1"}, []string{"bogus", "unknown"}},
+		// Every bad setting is named, knobs and fields alike.
+		{[]string{"-scenario", "search-cache", "-set", "hosts=500", "-set", "max_ejection_percent=101"},
+			[]string{"hosts: 500 is out of range (allowed 1–200 hosts)", "max_ejection_percent: 101 is out of range (allowed 0–100)"}},
 		{[]string{"-scenario", "search-cache", "-set", "hosts"}, []string{"field=value"}},
 		{[]string{"-scenario", "search-cache", "-format", "xml"}, []string{"xml"}},
 	}
@@ -127,5 +130,15 @@ func TestRunBadInput(t *testing.T) {
 				t.Errorf("%v: message %q does not mention %q", tc.args, errs, w)
 			}
 		}
+	}
+}
+
+// -set takes a setting by its name or by the Envoy field it stands for,
+// as lessons and the lab do (settings.Apply).
+func TestRunSetsByAlias(t *testing.T) {
+	_, a, _ := runCLI("-scenario", "search-cache", "-format", "text", "-set", "duration=80s", "-set", "panic_threshold=0", "-set", "retries=1")
+	code, b, errs := runCLI("-scenario", "search-cache", "-format", "text", "-set", "duration=80s", "-set", "healthy_panic_threshold=0", "-set", "num_retries=1")
+	if code != 0 || a != b {
+		t.Fatalf("exit %d (%s); by alias:\n%s\nby name:\n%s", code, errs, b, a)
 	}
 }

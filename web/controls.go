@@ -7,19 +7,23 @@ import (
 	"strings"
 	"time"
 
-	"outlierlab/engine"
-	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
-// controlKind is how a control's number maps to what Envoy reads.
+// The lab's controls are the catalog's settings (engine/settings) as the
+// page shows them: what a setting is (its kind, unit, range, choices and
+// help) is the engine's; this file adds only what is about the page, keyed
+// by the setting's name: a label, a group, the slider's span and step, and
+// how a number is entered and shown.
+
+// controlKind is how a control's number maps to the setting's value.
 type controlKind uint8
 
 const (
-	// kindCount is a whole number written as is (consecutive_5xx: 5).
+	// kindCount is a number written as is (consecutive_5xx: 5,
+	// max_ejection_percent: 34).
 	kindCount controlKind = iota
-	// kindPercent is a whole percentage 0–100 (max_ejection_percent: 34).
-	kindPercent
-	// kindSeconds is a duration the slider holds in whole seconds and Envoy
+	// kindSeconds is a duration the control holds in seconds and Envoy
 	// reads as "30s".
 	kindSeconds
 	// kindFactor is success_rate_stdev_factor: Envoy stores k × 1000, the
@@ -34,44 +38,26 @@ const (
 	kindChoice
 )
 
-// controlTarget says where a control's value goes.
-type controlTarget uint8
-
-const (
-	// targetOutlier: a field of the cluster's outlier_detection block,
-	// applied with envoyconf.ApplyFields (Envoy's own validation).
-	targetOutlier controlTarget = iota
-	// targetScenario: a scenario knob (hosts, rate, the fault's share) or a
-	// cluster or route setting the simulator reads (healthy_panic_threshold,
-	// num_retries, lb_policy), applied with scenario.ApplyKnobs.
-	targetScenario
-)
-
-// control is one input of the lab. Name is the Envoy field name; it is the
+// control is one input of the lab: a setting of the catalog with what the
+// page adds. Name is the setting's Envoy name (settings.Setting.EnvoyName:
+// healthy_panic_threshold, not the knob panic_threshold); it is the
 // input's name attribute, its signal key and the field an error names.
-// Min/Max are the lab's range: inside what Envoy accepts, and narrow enough
-// that a run stays a few milliseconds (an interval of 1 ms over a 10-minute
-// run would be 600 000 frames).
+// Min/Max are the slider's span: the setting's range, or a narrower one
+// that keeps a run a few milliseconds (an interval of 1 ms over a
+// 10-minute run would be 600 000 frames).
 type control struct {
-	Name   string
-	Label  string
-	Group  string
-	Unit   string
-	Kind   controlKind
-	Target controlTarget
-	Min    float64
-	Max    float64
-	Step   float64
-	Help   string
-	// outlier reads the control's value from a detector config
-	// (targetOutlier).
-	outlier func(engine.Config) float64
-	// Knob is the scenario knob a targetScenario control sets; its name is
-	// the knob's unless the knob stands for an Envoy field. Lessons name
-	// such controls by their knob (panic_threshold, retries):
-	// lookupControl accepts both.
-	Knob string
-	// Choices are a kindChoice control's values, as the knob reads them.
+	Name string
+	// Setting is the catalog's name for it (lessons and the CLI use it).
+	Setting string
+	Label   string
+	Group   string
+	Unit    string
+	Kind    controlKind
+	Min     float64
+	Max     float64
+	Step    float64
+	Help    string
+	// Choices are a kindChoice control's values (the setting's menu).
 	Choices []string
 	// Entry is how the page takes the value (inputAuto: decided by the
 	// range, see inputOf).
@@ -80,8 +66,8 @@ type control struct {
 	// slider's: fault_rate's slider moves by 0.01, a typed 0.333 ("one in
 	// three") must be accepted. 0: the slider's step.
 	NumStep float64
-	// Field is the Envoy path the page prints under the control when it is
-	// not Name itself (circuit_breakers.thresholds.max_retries).
+	// Field is the Envoy path the page prints under the control: the
+	// setting's own (circuit_breakers.thresholds.max_retries), else Name.
 	Field string
 }
 
@@ -128,139 +114,129 @@ const (
 	groupScenario    = "Scenario"
 )
 
-func ms(d int64) float64 { return float64(d) / 1000 }
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+// onPage is what the page adds to one setting of the catalog.
+type onPage struct {
+	Setting string // the catalog's name
+	Label   string
+	Group   string
+	// Span narrows the slider to part of the setting's range (lab); the
+	// zero span is the whole range.
+	Span span
+	// Step is the slider's step (0: 1).
+	Step float64
+	// Show overrides how the number is shown (kindFactor, kindShare); 0:
+	// by the setting's kind.
+	Show    controlKind
+	Entry   inputKind
+	NumStep float64
 }
 
-// controls lists every input of the lab, in page order.
-var controls = []control{
-	{Name: "success_rate_stdev_factor", Label: "Stdev factor", Group: groupSuccessRate, Kind: kindFactor, Min: 100, Max: 5000, Step: 100,
-		Help:    "k in the threshold mean − k·σ (Envoy stores k × 1000)",
-		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateStdevFactor) }},
-	{Name: "success_rate_request_volume", Label: "Request volume", Group: groupSuccessRate, Unit: "req", Kind: kindCount, Min: 0, Max: 2000, Step: 10,
-		Help:    "requests a host needs in one interval to be counted",
-		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateRequestVolume) }},
-	{Name: "success_rate_minimum_hosts", Label: "Minimum hosts", Group: groupSuccessRate, Unit: "hosts", Kind: kindCount, Min: 0, Max: 50, Step: 1,
-		Help:    "hosts with enough volume before success rate runs at all",
-		outlier: func(c engine.Config) float64 { return float64(c.SuccessRateMinimumHosts) }},
+// span is a slider's range, narrower than its setting's.
+type span struct {
+	lo, hi float64
+	set    bool
+}
 
-	{Name: "max_ejection_percent", Label: "Ejection cap", Group: groupEjection, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "most hosts that may be ejected at once, as % of all hosts",
-		outlier: func(c engine.Config) float64 { return float64(c.MaxEjectionPercent) }},
-	{Name: "base_ejection_time", Label: "Base ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 600, Step: 1,
-		Help:    "an ejection lasts base × the host's multiplier (+1 per ejection, −1 per tick back in service), at most max",
-		outlier: func(c engine.Config) float64 { return ms(c.BaseEjectionTimeMs) }},
-	{Name: "max_ejection_time", Label: "Max ejection time", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 1800, Step: 1,
-		Help:    "longest single ejection (≥ base ejection time)",
-		outlier: func(c engine.Config) float64 { return ms(c.MaxEjectionTimeMs) }},
-	{Name: "interval", Label: "Interval", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 1, Max: 60, Step: 1,
-		Help:    "time between sweeps: success rate runs and hosts return only then",
-		outlier: func(c engine.Config) float64 { return ms(c.IntervalMs) }},
-	{Name: "max_ejection_time_jitter", Label: "Ejection time jitter", Group: groupEjection, Unit: "s", Kind: kindSeconds, Min: 0, Max: 60, Step: 1,
-		Help:    "a random extra of up to this much is added to each ejection",
-		outlier: func(c engine.Config) float64 { return ms(c.MaxEjectionTimeJitterMs) }},
+// lab is a slider's span.
+func lab(lo, hi float64) span { return span{lo, hi, true} }
 
-	{Name: "consecutive_5xx", Label: "Consecutive 5xx", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
-		Help:    "5xx in a row that detect a host (0: off)",
-		outlier: func(c engine.Config) float64 { return float64(c.Consecutive5xx) }},
-	{Name: "consecutive_gateway_failure", Label: "Consecutive gateway failures", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
-		Help:    "502/503/504 in a row that detect a host (0: off)",
-		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveGatewayFailure) }},
-	{Name: "consecutive_local_origin_failure", Label: "Consecutive local-origin failures", Group: groupConsecutive, Unit: "errors", Kind: kindCount, Min: 0, Max: 100, Step: 1,
-		Help:    "connect failures, resets and timeouts in a row that detect a host (with split local-origin errors)",
-		outlier: func(c engine.Config) float64 { return float64(c.ConsecutiveLocalOriginFailure) }},
+// page lists every control of the lab, in page order.
+var page = []onPage{
+	{Setting: "success_rate_stdev_factor", Label: "Stdev factor", Group: groupSuccessRate, Span: lab(100, 5000), Step: 100, Show: kindFactor},
+	{Setting: "success_rate_request_volume", Label: "Request volume", Group: groupSuccessRate, Span: lab(0, 2000), Step: 10},
+	{Setting: "success_rate_minimum_hosts", Label: "Minimum hosts", Group: groupSuccessRate, Span: lab(0, 50)},
 
-	{Name: "failure_percentage_threshold", Label: "Failure threshold", Group: groupFailurePct, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "a host failing at least this % is detected; enforcing_failure_percentage decides whether it is ejected",
-		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageThreshold) }},
-	{Name: "failure_percentage_request_volume", Label: "Request volume", Group: groupFailurePct, Unit: "req", Kind: kindCount, Min: 0, Max: 2000, Step: 10,
-		Help:    "requests a host needs in one interval to be judged",
-		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageRequestVolume) }},
-	{Name: "failure_percentage_minimum_hosts", Label: "Minimum hosts", Group: groupFailurePct, Unit: "hosts", Kind: kindCount, Min: 0, Max: 50, Step: 1,
-		Help:    "hosts with enough volume before failure percentage runs at all",
-		outlier: func(c engine.Config) float64 { return float64(c.FailurePercentageMinimumHosts) }},
+	{Setting: "max_ejection_percent", Label: "Ejection cap", Group: groupEjection},
+	{Setting: "base_ejection_time", Label: "Base ejection time", Group: groupEjection, Span: lab(1, 600)},
+	{Setting: "max_ejection_time", Label: "Max ejection time", Group: groupEjection, Span: lab(1, 1800)},
+	{Setting: "interval", Label: "Interval", Group: groupEjection, Span: lab(1, 60)},
+	{Setting: "max_ejection_time_jitter", Label: "Ejection time jitter", Group: groupEjection, Span: lab(0, 60)},
 
-	{Name: "enforcing_success_rate", Label: "Success rate", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of success-rate detections that eject (0: detect and count only)",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingSuccessRate) }},
-	{Name: "enforcing_consecutive_5xx", Label: "Consecutive 5xx", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of consecutive-5xx detections that eject (0: detect and count only)",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutive5xx) }},
-	{Name: "enforcing_consecutive_gateway_failure", Label: "Gateway failures", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of gateway-failure detections that eject (Envoy's default 0: detect only)",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutiveGatewayFailure) }},
-	{Name: "enforcing_failure_percentage", Label: "Failure percentage", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of failure-percentage detections that eject (Envoy's default 0: detect only)",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingFailurePercentage) }},
-	{Name: "enforcing_consecutive_local_origin_failure", Label: "Local-origin consecutive", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of local-origin consecutive detections that eject",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingConsecutiveLocalOriginFailure) }},
-	{Name: "enforcing_local_origin_success_rate", Label: "Local-origin success rate", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of local-origin success-rate detections that eject",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingLocalOriginSuccessRate) }},
-	{Name: "enforcing_failure_percentage_local_origin", Label: "Local-origin failure %", Group: groupEnforcing, Unit: "%", Kind: kindPercent, Min: 0, Max: 100, Step: 1,
-		Help:    "% of local-origin failure-percentage detections that eject (default 0)",
-		outlier: func(c engine.Config) float64 { return float64(c.EnforcingFailurePercentageLocalOrigin) }},
+	{Setting: "consecutive_5xx", Label: "Consecutive 5xx", Group: groupConsecutive, Span: lab(0, 100)},
+	{Setting: "consecutive_gateway_failure", Label: "Consecutive gateway failures", Group: groupConsecutive, Span: lab(0, 100)},
+	{Setting: "consecutive_local_origin_failure", Label: "Consecutive local-origin failures", Group: groupConsecutive, Span: lab(0, 100)},
 
-	{Name: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
-		Help:    "an ejection is allowed whenever no host is ejected, whatever the cap says",
-		outlier: func(c engine.Config) float64 { return b2f(c.AlwaysEjectOneHost) }},
-	{Name: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
-		Help:    "count connect failures and timeouts apart from upstream 5xx",
-		outlier: func(c engine.Config) float64 { return b2f(c.SplitExternalLocalOriginErrors) }},
-	{Name: "successful_active_health_check_uneject_host", Label: "Health check unejects", Group: groupToggles, Kind: kindToggle, Min: 0, Max: 1, Step: 1,
-		Help:    "a passing active health check returns an ejected host at once",
-		outlier: func(c engine.Config) float64 { return b2f(c.SuccessfulActiveHealthCheckUnejectHost) }},
+	{Setting: "failure_percentage_threshold", Label: "Failure threshold", Group: groupFailurePct},
+	{Setting: "failure_percentage_request_volume", Label: "Request volume", Group: groupFailurePct, Span: lab(0, 2000), Step: 10},
+	{Setting: "failure_percentage_minimum_hosts", Label: "Minimum hosts", Group: groupFailurePct, Span: lab(0, 50)},
 
-	{Name: "healthy_panic_threshold", Knob: "panic_threshold", Label: "Panic threshold", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
-		Help: "common_lb_config: below this share of healthy hosts the balancer ignores health (0: never)"},
-	{Name: "lb_policy", Knob: "lb", Label: "Load balancer", Group: groupCluster, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 2, Step: 1,
-		Choices: []string{"round_robin", "least_request", "random"},
-		Help:    "how the cluster picks a host for each attempt"},
-	{Name: "num_retries", Knob: "retries", Label: "Retries", Group: groupCluster, Unit: "per request", Kind: kindCount, Target: targetScenario, Min: 0, Max: 5, Step: 1,
-		Help: "retry_policy.num_retries of the route"},
-	{Name: "retry_on", Knob: "retry_on", Label: "Retry on", Group: groupCluster, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 5, Step: 1,
-		Choices: []string{"5xx", "gateway-error", "connect-failure", "reset", "connect-failure,reset", "5xx,connect-failure,reset"},
-		Help:    "retry_policy.retry_on: which failed attempts are retried"},
-	{Name: "previous_hosts", Knob: "previous_hosts", Label: "Retry elsewhere", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
-		Help: "retry_host_predicate previous_hosts: a retry avoids the hosts already tried (one re-pick)"},
-	{Name: "per_try_timeout", Knob: "per_try_timeout", Label: "Per-try timeout", Group: groupCluster, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 0, Max: 5, Step: 0.05,
-		Help: "retry_policy.per_try_timeout: a slower attempt becomes a local-origin timeout (0: none)"},
-	{Name: "retry_budget_percent", Knob: "retry_budget_percent", Label: "Retry budget", Group: groupCluster, Unit: "%", Kind: kindPercent, Target: targetScenario, Min: 0, Max: 100, Step: 1,
-		Help: "retry_budget.budget_percent: retries as a share of active requests (0: no budget, the max_retries breaker applies)"},
-	{Name: "max_retries", Knob: "max_retries", Label: "Max concurrent retries", Group: groupCluster, Unit: "retries", Kind: kindCount, Target: targetScenario, Min: 0, Max: 4294967295, Step: 1,
-		Entry: inputNumber, Field: "circuit_breakers.thresholds.max_retries",
-		Help: "the cluster's retry circuit breaker: retries in flight at once, all requests together (Envoy's default 3; Istio sets 4294967295). A retry past it is not sent; it counts in upstream_rq_retry_overflow and the client gets the failure. A retry budget replaces it"},
-	{Name: "active_hc", Knob: "active_hc", Label: "Active health checks", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
-		Help: "an active HTTP health checker on the cluster"},
-	{Name: "hc_interval", Knob: "hc_interval", Label: "Health check interval", Group: groupCluster, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 1, Max: 60, Step: 1,
-		Help: "health_checks[0].interval: time between two checks of a host"},
-	{Name: "hc_shares_fault", Knob: "hc_shares_fault", Label: "Health check sees the fault", Group: groupCluster, Kind: kindToggle, Target: targetScenario, Min: 0, Max: 1, Step: 1,
-		Help: "whether the health endpoint fails with the faulty host (off: /healthz passes while requests fail)"},
+	{Setting: "enforcing_success_rate", Label: "Success rate", Group: groupEnforcing},
+	{Setting: "enforcing_consecutive_5xx", Label: "Consecutive 5xx", Group: groupEnforcing},
+	{Setting: "enforcing_consecutive_gateway_failure", Label: "Gateway failures", Group: groupEnforcing},
+	{Setting: "enforcing_failure_percentage", Label: "Failure percentage", Group: groupEnforcing},
+	{Setting: "enforcing_consecutive_local_origin_failure", Label: "Local-origin consecutive", Group: groupEnforcing},
+	{Setting: "enforcing_local_origin_success_rate", Label: "Local-origin success rate", Group: groupEnforcing},
+	{Setting: "enforcing_failure_percentage_local_origin", Label: "Local-origin failure %", Group: groupEnforcing},
 
-	// The scenario's own knobs. The lab's ranges keep a run to a few
-	// milliseconds; the CLI accepts the knobs' full ranges.
-	{Name: "hosts", Knob: "hosts", Label: "Hosts", Group: groupScenario, Unit: "hosts", Kind: kindCount, Target: targetScenario, Min: 1, Max: 50, Step: 1,
-		Help: "upstream hosts in the cluster"},
-	{Name: "rps", Knob: "rps", Label: "Request rate", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 10, Max: 3000, Step: 10,
-		Help: "mean downstream requests per second"},
-	{Name: "capacity_rps", Knob: "capacity_rps", Label: "Host capacity", Group: groupScenario, Unit: "req/s", Kind: kindCount, Target: targetScenario, Min: 0, Max: 2000, Step: 10,
-		Help: "what one host serves per second; beyond it requests queue and are shed with 503 (0: unlimited)"},
-	{Name: "fault_rate", Knob: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Kind: kindShare, Target: targetScenario, Min: 0, Max: 1, Step: 0.01,
-		Entry: inputSliderNumber, NumStep: 0.001,
-		Help: "share of the faulty host's requests that fail, as a fraction: type 0.333 for one in three"},
-	{Name: "fault_kind", Knob: "fault_kind", Label: "How it fails", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 6, Step: 1,
-		Choices: []string{"500", "502", "503", "504", "connect_failure", "reset", "timeout"},
-		Help:    "an HTTP status, a refused connection, a reset, or a hang that times out"},
-	{Name: "fault_pattern", Knob: "fault_pattern", Label: "Failure pattern", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 1, Step: 1,
-		Choices: []string{"interleaved", "random"},
-		Help:    "interleaved: failures evenly spaced (every third request for 1 in 3); random: each request fails on its own, so streaks happen"},
-	{Name: "fault_duration", Knob: "fault_duration", Label: "Fault lasts", Group: groupScenario, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 0, Max: 600, Step: 10,
-		Help: "how long the fault lasts (0: to the end of the run)"},
+	{Setting: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles},
+	{Setting: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles},
+	{Setting: "successful_active_health_check_uneject_host", Label: "Health check unejects", Group: groupToggles},
+
+	{Setting: "panic_threshold", Label: "Panic threshold", Group: groupCluster},
+	{Setting: "lb", Label: "Load balancer", Group: groupCluster},
+	{Setting: "retries", Label: "Retries", Group: groupCluster, Span: lab(0, 5)},
+	{Setting: "retry_on", Label: "Retry on", Group: groupCluster},
+	{Setting: "previous_hosts", Label: "Retry elsewhere", Group: groupCluster},
+	{Setting: "per_try_timeout", Label: "Per-try timeout", Group: groupCluster, Span: lab(0, 5), Step: 0.05},
+	{Setting: "retry_budget_percent", Label: "Retry budget", Group: groupCluster},
+	{Setting: "max_retries", Label: "Max concurrent retries", Group: groupCluster, Entry: inputNumber},
+	{Setting: "active_hc", Label: "Active health checks", Group: groupCluster},
+	{Setting: "hc_interval", Label: "Health check interval", Group: groupCluster, Span: lab(1, 60)},
+	{Setting: "hc_shares_fault", Label: "Health check sees the fault", Group: groupCluster},
+
+	// The lab's spans keep a run to a few milliseconds; the CLI and
+	// lessons take the settings' whole ranges.
+	{Setting: "hosts", Label: "Hosts", Group: groupScenario, Span: lab(1, 50)},
+	{Setting: "rps", Label: "Request rate", Group: groupScenario, Span: lab(10, 3000), Step: 10},
+	{Setting: "capacity_rps", Label: "Host capacity", Group: groupScenario, Span: lab(0, 2000), Step: 10},
+	{Setting: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Step: 0.01, Show: kindShare, Entry: inputSliderNumber, NumStep: 0.001},
+	{Setting: "fault_kind", Label: "How it fails", Group: groupScenario},
+	{Setting: "fault_pattern", Label: "Failure pattern", Group: groupScenario},
+	{Setting: "fault_duration", Label: "Fault lasts", Group: groupScenario, Span: lab(0, 600), Step: 10},
+}
+
+// controls lists every input of the lab, in page order: each page entry
+// with its setting.
+var controls = func() []control {
+	out := make([]control, len(page))
+	for i, e := range page {
+		s, ok := settings.Lookup(e.Setting)
+		if !ok {
+			// Both tables are compiled in; the tests catch a stale entry.
+			panic("web: the page shows an unknown setting " + e.Setting)
+		}
+		out[i] = newControl(s, e)
+	}
+	return out
+}()
+
+// newControl joins a setting and what the page adds to it.
+func newControl(s settings.Setting, e onPage) control {
+	c := control{
+		Name: s.EnvoyName(), Setting: s.Name, Label: e.Label, Group: e.Group, Unit: s.Unit, Help: s.Help,
+		Min: s.Min, Max: s.Max, Step: e.Step, Entry: e.Entry, NumStep: e.NumStep, Field: s.Envoy,
+	}
+	switch s.Kind {
+	case settings.Bool:
+		c.Kind = kindToggle
+	case settings.Enum, settings.List:
+		c.Kind, c.Choices, c.Min, c.Max = kindChoice, s.Menu, 0, float64(len(s.Menu)-1)
+	case settings.Duration:
+		c.Kind = kindSeconds
+	}
+	if e.Show != 0 {
+		c.Kind = e.Show
+	}
+	if e.Span.set {
+		c.Min, c.Max = e.Span.lo, e.Span.hi
+	}
+	if c.Step == 0 {
+		c.Step = 1
+	}
+	if c.Field == "" {
+		c.Field = c.Name
+	}
+	return c
 }
 
 var controlByName = func() map[string]*control {
@@ -271,26 +247,24 @@ var controlByName = func() map[string]*control {
 	return m
 }()
 
-// controlByKnob holds the controls whose scenario knob has another name
-// (panic_threshold is healthy_panic_threshold, retries is num_retries,
-// lb is lb_policy): lessons and the CLI use the knob's name.
-var controlByKnob = func() map[string]*control {
-	m := map[string]*control{}
-	for i := range controls {
-		if c := &controls[i]; c.Target == targetScenario && c.Knob != c.Name {
-			m[c.Knob] = c
-		}
-	}
-	return m
-}()
-
-// lookupControl finds a control by its Envoy field name or by its scenario
-// knob's name.
+// lookupControl finds a control by its name or by any name the catalog
+// knows its setting by (lessons and the CLI write panic_threshold,
+// retries, lb).
 func lookupControl(name string) *control {
 	if c := controlByName[name]; c != nil {
 		return c
 	}
-	return controlByKnob[name]
+	if s, ok := settings.Lookup(name); ok {
+		return controlByName[s.EnvoyName()]
+	}
+	return nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // choiceIndex is the index of a kindChoice control's value; ok is false for
@@ -312,42 +286,8 @@ func (c *control) choice(v float64) string {
 	return ""
 }
 
-// parseSetting reads a value as lessons and Envoy YAML write it ("34",
-// "250ms", "true", "connect_failure") into the control's number.
-func (c *control) parseSetting(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	bad := func() error {
-		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%q is not a value of this setting (allowed %s)", truncate(s, 40), c.allowed())}
-	}
-	switch c.Kind {
-	case kindSeconds:
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, bad()
-		}
-		return d.Seconds(), nil
-	case kindToggle:
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return 0, bad()
-		}
-		return b2f(b), nil
-	case kindChoice:
-		i, ok := c.choiceIndex(s)
-		if !ok {
-			return 0, bad()
-		}
-		return float64(i), nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, bad()
-	}
-	return v, nil
-}
-
-// envoyValue is the value as a user types it in Envoy YAML, the form
-// envoyconf.ApplyFields reads: "34", "30s", "true".
+// envoyValue is the value as a user types it, the form settings.Apply
+// reads: "34", "30s", "true", "connect_failure".
 func (c *control) envoyValue(v float64) string {
 	switch c.Kind {
 	case kindSeconds:
@@ -360,20 +300,14 @@ func (c *control) envoyValue(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// scenarioValue reads a targetScenario control's value from a scenario; ok
-// is false when the scenario has no such setting (a fault knob on a preset
-// without a single faulty host).
-func (c *control) scenarioValue(sc scenario.Scenario) (float64, bool) {
-	s := scenario.KnobValue(sc, c.Knob)
-	switch s {
-	case "":
-		return 0, false
-	case "true":
-		return 1, true
-	case "false":
-		return 0, true
-	}
+// number reads a value as settings.Values writes it ("34", "250ms",
+// "true", "connect_failure") into the control's number; ok is false for a
+// value the control cannot show (a retry_on list its menu does not offer).
+func (c *control) number(s string) (float64, bool) {
 	switch c.Kind {
+	case kindToggle:
+		b, err := strconv.ParseBool(s)
+		return b2f(b), err == nil
 	case kindChoice:
 		i, ok := c.choiceIndex(s)
 		return float64(i), ok
@@ -385,7 +319,7 @@ func (c *control) scenarioValue(sc scenario.Scenario) (float64, bool) {
 	return v, err == nil
 }
 
-// check reports a value outside the control's range or off its step.
+// check reports a value outside the control's span or off its step.
 func (c *control) check(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
 		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", fmtNum(v), c.allowed())}
@@ -396,7 +330,7 @@ func (c *control) check(v float64) error {
 	return nil
 }
 
-// allowed is the range in words, with the unit: "0–100 %", "1–60 s".
+// allowed is the span in words, with the unit: "0–100 %", "1–60 s".
 func (c *control) allowed() string {
 	switch c.Kind {
 	case kindToggle:

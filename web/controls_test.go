@@ -2,72 +2,56 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
-	"outlierlab/engine"
-	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
-// Each control is what it claims: an Envoy field envoyconf knows (and the
-// lab's range is inside Envoy's), or a scenario knob (inside its range).
-func TestControlsMatchTheirFields(t *testing.T) {
-	knobs := map[string]scenario.Knob{}
-	for _, k := range scenario.Knobs() {
-		knobs[k.Name] = k
-	}
+// Each control is a setting of the catalog, once, with the setting's
+// help, unit and choices; its slider's span is inside the setting's range;
+// and the value it reads from a run is the value it writes back.
+func TestControlsAreTheirSettings(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range controls {
-		if seen[c.Name] {
+		s, ok := settings.Lookup(c.Setting)
+		if !ok || c.Name != s.EnvoyName() {
+			t.Errorf("%s: setting %q: %+v", c.Name, c.Setting, s)
+			continue
+		}
+		if seen[s.Name] {
 			t.Errorf("%s: two controls", c.Name)
 		}
-		seen[c.Name] = true
-		if c.Min > c.Max || c.Step <= 0 {
-			t.Errorf("%s: range %v–%v step %v", c.Name, c.Min, c.Max, c.Step)
+		seen[s.Name] = true
+		if c.Help != s.Help || c.Unit != s.Unit || !slices.Equal(c.Choices, s.Menu) {
+			t.Errorf("%s: help, unit or choices are not the catalog's", c.Name)
 		}
-		switch c.Target {
-		case targetOutlier:
-			f, ok := envoyconf.LookupField(c.Name)
-			if !ok {
-				t.Errorf("%s: not an outlier_detection field", c.Name)
+		numeric := c.Kind != kindChoice && c.Kind != kindToggle
+		if c.Min > c.Max || c.Step <= 0 || (numeric && (c.Min < s.Min || c.Max > s.Max)) {
+			t.Errorf("%s: span %v–%v step %v, setting %s", c.Name, c.Min, c.Max, c.Step, s.Allowed())
+		}
+		if c.Kind == kindChoice && (c.Min != 0 || c.Max != float64(len(c.Choices)-1)) {
+			t.Errorf("%s: range %v–%v for %d choices", c.Name, c.Min, c.Max, len(c.Choices))
+		}
+		// Every preset's value, read as the control's number and written
+		// back, is the same value to the engine.
+		for _, p := range scenario.Presets() {
+			sc := p.Scenario()
+			v, ok := settings.Value(sc, sc.Outlier, c.Setting)
+			f, shown := c.number(v)
+			if !ok || !shown {
+				t.Errorf("%s: %s = %q is not shown", p.Name, c.Name, v)
 				continue
 			}
-			if f.Kind == envoyconf.Uint32 && (c.Min < float64(f.Min) || c.Max > float64(f.Max)) {
-				t.Errorf("%s: lab range %v–%v outside Envoy's %s", c.Name, c.Min, c.Max, f.Allowed)
-			}
-			// The value the control reads back is the value it writes.
-			cfg := engine.DefaultConfig()
-			got, err := envoyconf.ApplyFields(cfg, map[string]string{c.Name: c.envoyValue(c.outlier(cfg))})
-			if err != nil || got != cfg {
-				t.Errorf("%s: round trip of %q: %v", c.Name, c.envoyValue(c.outlier(cfg)), err)
-			}
-		case targetScenario:
-			k, ok := knobs[c.Knob]
-			if !ok {
-				t.Errorf("%s: knob %q does not exist", c.Name, c.Knob)
-				continue
-			}
-			if c.Kind == kindChoice {
-				// Every choice is a value the knob takes and reads back
-				// as written, so the select shows what the run uses.
-				if c.Min != 0 || c.Max != float64(len(c.Choices)-1) {
-					t.Errorf("%s: range %v–%v for %d choices", c.Name, c.Min, c.Max, len(c.Choices))
-				}
-				sc := scenario.SearchCache.Scenario()
-				for _, ch := range c.Choices {
-					got, err := scenario.ApplyKnobs(sc, map[string]string{c.Knob: ch})
-					if err != nil {
-						t.Errorf("%s: choice %q: %v", c.Name, ch, err)
-					} else if back := scenario.KnobValue(got, c.Knob); back != ch {
-						t.Errorf("%s: choice %q reads back as %q", c.Name, ch, back)
-					}
-				}
-				continue
-			}
-			if k.Kind != scenario.KnobBool && (c.Min < k.Min || c.Max > k.Max) {
-				t.Errorf("%s: lab range %v–%v outside the knob's %s", c.Name, c.Min, c.Max, k.Allowed())
+			again, cfg, err := settings.Apply(p, map[string]string{c.Name: c.envoyValue(f)})
+			if err != nil {
+				t.Errorf("%s: %s: %v", p.Name, c.Name, err)
+			} else if back, _ := settings.Value(again, cfg, c.Setting); back != v {
+				t.Errorf("%s: %s = %q comes back as %q", p.Name, c.Name, v, back)
 			}
 		}
 	}
@@ -153,7 +137,7 @@ func TestControlAliasesAndChoices(t *testing.T) {
 // lifted as Istio lifts it lets them all through.
 func TestMaxRetriesControl(t *testing.T) {
 	c := lookupControl("max_retries")
-	if c == nil || c.Knob != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.inputOf() != inputNumber {
+	if c == nil || c.Setting != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.inputOf() != inputNumber {
 		t.Fatalf("max_retries control: %+v", c)
 	}
 	def, err := buildRun(Inputs{Preset: "bad-deploy"})
@@ -221,5 +205,37 @@ func TestNumberFields(t *testing.T) {
 	}
 	if r.Config.MaxEjectionTimeMs != 437000 {
 		t.Errorf("max_ejection_time = %d ms, want 437000", r.Config.MaxEjectionTimeMs)
+	}
+}
+
+// The page's values go through the catalog's Apply, as the CLI's and a
+// lesson's do: Envoy's cross-field check and a knob's own check answer
+// with the same field-named message, as an input error (a 4xx, never a
+// 500).
+func TestPageValuesAreCheckedByTheCatalog(t *testing.T) {
+	for _, tc := range []struct {
+		in   Inputs
+		want string
+	}{
+		{Inputs{Preset: "search-cache", Values: map[string]float64{"base_ejection_time": 60, "max_ejection_time": 30}},
+			"max_ejection_time: 30s is below base_ejection_time 60s (allowed ≥ base_ejection_time)"},
+		{Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 101}},
+			"healthy_panic_threshold: 101 is out of range (allowed 0–100 %)"},
+		{Inputs{Preset: "search-cache", Inject: "h9@60s"},
+			"inject: h9@60s: h9 is not a host of this cluster (allowed h0–h5)"},
+		{Inputs{Preset: "search-cache", Base: map[string]string{"hosts": "500"}},
+			"hosts: 500 is out of range (allowed 1–200 hosts)"},
+	} {
+		_, err := buildRun(tc.in)
+		var ie *inputError
+		if !errors.As(err, &ie) || errorText(err) != tc.want {
+			t.Errorf("%+v: %v, want the input error %q", tc.in, err, tc.want)
+		}
+	}
+	// A learner's value by the Envoy name wins over the lesson's by the
+	// knob's.
+	r, err := buildRun(Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 0}})
+	if err != nil || r.Scenario.Cluster.HealthyPanicThreshold != 0 || r.Values["healthy_panic_threshold"] != 0 {
+		t.Errorf("panic %v, %v", r.Values["healthy_panic_threshold"], err)
 	}
 }

@@ -82,7 +82,7 @@ func TestPages(t *testing.T) {
 func TestLabControlsNamedByField(t *testing.T) {
 	body := bodyOf(t, do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
 	for _, c := range controls {
-		if c.Knob == "fault_rate" || c.Knob == "retry_budget_percent" {
+		if c.Name == "fault_rate" || c.Name == "retry_budget_percent" {
 			continue // not every preset has these; search-cache has fault_rate
 		}
 		for _, s := range []string{`name="` + c.Name + `"`, `for="c-` + c.Name + `"`} {

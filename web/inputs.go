@@ -21,9 +21,10 @@ type Inputs struct {
 	Preset string
 	Seed   uint64
 	// Base are settings laid over the preset before Values, as a lesson
-	// writes them (course.StartSettings): outlier_detection fields by Envoy
-	// name and scenario knobs by their own, values as typed ("10", "250ms",
-	// "connect_failure"). The free lab has none.
+	// writes them (course.StartSettings): any name the settings catalog
+	// knows (outlier_detection fields by Envoy name, knobs by their own or
+	// their alias), values as typed ("10", "250ms", "connect_failure"). The
+	// free lab has none.
 	Base map[string]string
 	// Values holds the controls set away from the preset, by Envoy field
 	// name; a control not in the map keeps the preset's value.

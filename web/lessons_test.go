@@ -191,11 +191,12 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 					t.Errorf("%s/%s: the page has no control for %s", l.ID, st.ID, name)
 					continue
 				}
-				f, err := c.parseSetting(v)
-				if err == nil {
-					err = c.check(f)
+				f, ok := c.number(v)
+				if !ok {
+					t.Errorf("%s/%s: %s=%q is not a value of its control", l.ID, st.ID, name, v)
+					continue
 				}
-				if err != nil {
+				if err := c.check(f); err != nil {
 					t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 					continue
 				}

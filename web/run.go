@@ -11,6 +11,7 @@ import (
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 	"outlierlab/web/view"
 )
 
@@ -56,60 +57,14 @@ func buildRun(in Inputs) (*Run, error) {
 	if !ok {
 		return nil, errUnknownPreset
 	}
-	sc := p.Scenario()
-	fields, knobs := map[string]string{}, map[string]string{}
-	// A lesson's settings first, by Envoy field or knob name, as typed;
-	// the learner's controls on top.
-	for name, v := range in.Base {
-		if _, ok := envoyconf.LookupField(name); ok {
-			fields[name] = v
-		} else if scenario.IsKnob(name) {
-			knobs[name] = v
-		} else {
-			return nil, &inputError{Field: name, Msg: "is not a setting of the lab"}
-		}
-	}
-	for name, v := range in.Values {
-		c := controlByName[name]
-		if c == nil {
-			return nil, &inputError{Field: name, Msg: "is not a setting of the lab"}
-		}
-		if err := c.check(v); err != nil {
-			return nil, err
-		}
-		if c.Target == targetOutlier {
-			fields[name] = c.envoyValue(v)
-		} else if _, ok := c.scenarioValue(sc); ok {
-			knobs[c.Knob] = c.envoyValue(v)
-		}
-		// A knob the preset has no use for (no faulty host to tune) is
-		// ignored: the page may still send the slider's value.
-	}
-	if in.Inject != "" {
-		knobs["inject"] = in.Inject
-	}
-	if len(knobs) > 0 {
-		var err error
-		if sc, err = scenario.ApplyKnobs(sc, knobs); err != nil {
-			return nil, &inputError{Msg: err.Error()}
-		}
-	}
-	cfg := sc.Outlier
-	if len(fields) > 0 {
-		var err error
-		// Envoy's own validation, field-named: max_ejection_time below
-		// base_ejection_time fails here as it would in Envoy.
-		if cfg, err = envoyconf.ApplyFields(sc.Outlier, fields); err != nil {
-			return nil, err
-		}
+	sc, cfg, err := applyInputs(p, in)
+	if err != nil {
+		return nil, err
 	}
 	seed := in.Seed
 	if seed == 0 {
 		seed = defaultSeed
 	}
-	// The run's scenario carries the config that ran, as a lesson's run
-	// does (course.RunLesson): placeholders read either.
-	sc.Outlier = cfg
 	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
 		return nil, &inputError{Msg: err.Error()}
@@ -144,6 +99,34 @@ func buildRun(in Inputs) (*Run, error) {
 	return r, nil
 }
 
+// applyInputs lays the inputs over the preset with settings.Apply, as the
+// CLI and lessons do: a lesson's settings (Base) first, the page's controls
+// on top, then the faults injected live. A control's value must be inside
+// its slider's span; the rest (Envoy's own validation, a knob the preset
+// has no use for) is the catalog's, and so are its messages.
+func applyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config, error) {
+	onPage := make(map[string]string, len(in.Values))
+	for name, v := range in.Values {
+		c := controlByName[name]
+		if c == nil {
+			return scenario.Scenario{}, engine.Config{}, &inputError{Field: name, Msg: "is not a setting of the lab"}
+		}
+		if err := c.check(v); err != nil {
+			return scenario.Scenario{}, engine.Config{}, err
+		}
+		onPage[name] = c.envoyValue(v)
+	}
+	layers := []map[string]string{in.Base, onPage}
+	if in.Inject != "" {
+		layers = append(layers, map[string]string{"inject": in.Inject})
+	}
+	sc, cfg, err := settings.Apply(p, layers...)
+	if err != nil {
+		return scenario.Scenario{}, engine.Config{}, &inputError{Msg: errorText(err)}
+	}
+	return sc, cfg, nil
+}
+
 // logInjections puts a line in the decision log where each injected fault
 // starts: first in the interval that holds its start, since injections are
 // made at a sweep (the lab's cursor) and the detector's events follow.
@@ -172,13 +155,14 @@ func injectView(r *Run) *view.Inject {
 // controlValues is the value of every control a scenario has, with cfg as
 // its detector config.
 func controlValues(sc scenario.Scenario, cfg engine.Config) map[string]float64 {
+	all := settings.Values(sc, cfg)
 	vals := make(map[string]float64, len(controls))
 	for i := range controls {
 		c := &controls[i]
-		if c.Target == targetOutlier {
-			vals[c.Name] = c.outlier(cfg)
-		} else if v, ok := c.scenarioValue(sc); ok {
-			vals[c.Name] = v
+		if s, ok := all[c.Setting]; ok {
+			if v, ok := c.number(s); ok {
+				vals[c.Name] = v
+			}
 		}
 	}
 	return vals

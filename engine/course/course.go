@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"outlierlab/engine"
-	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
 // Lesson is one lesson file: its front matter and its markdown body. The
@@ -412,68 +412,40 @@ func (l *Lesson) validatePlaceholders(where, text string) string {
 	return ""
 }
 
-// isSetting reports whether name is an outlier_detection field (by its
-// snake_case Envoy name) or a scenario knob.
-func isSetting(name string) bool { return isField(name) || scenario.IsKnob(name) }
-
-func isField(name string) bool {
-	f, ok := envoyconf.LookupField(name)
-	return ok && f.Name == name
-}
-
-// SettingNames lists every name a lesson may set or show: the
-// outlier_detection fields, then the scenario knobs.
-func SettingNames() []string {
-	out := envoyconf.FieldNames()
-	for _, k := range scenario.Knobs() {
-		out = append(out, k.Name)
-	}
-	return out
+// isSetting reports whether name is a setting of the catalog by its own
+// name: an outlier_detection field (by its snake_case Envoy name) or a
+// scenario knob.
+func isSetting(name string) bool {
+	s, ok := settings.Lookup(name)
+	return ok && s.Name == name
 }
 
 func checkSettingNames(where string, set map[string]string) string {
 	for _, name := range slices.Sorted(maps.Keys(set)) {
-		if !isSetting(name) {
+		if _, ok := settings.Lookup(name); !ok {
 			return fmt.Sprintf("%s: unknown setting %q (an outlier_detection field by its Envoy name, or a scenario knob)", where, name)
 		}
 	}
 	return ""
 }
 
-// build lays the settings over the preset: knobs through
-// scenario.ApplyKnobs, outlier_detection fields through
-// envoyconf.ApplyFields (Envoy's own validation). Later maps win.
+// build lays the settings over the preset: settings.Apply.
 func build(p scenario.Preset, layers ...map[string]string) (scenario.Scenario, engine.Config, error) {
-	merged := Merge(layers...)
-	fields, knobs := map[string]string{}, map[string]string{}
-	for k, v := range merged {
-		if isField(k) {
-			fields[k] = v
-		} else if scenario.IsKnob(k) {
-			knobs[k] = v
-		} else {
-			return scenario.Scenario{}, engine.Config{}, fmt.Errorf("unknown setting %q", k)
-		}
-	}
-	sc, err := scenario.ApplyKnobs(p.Scenario(), knobs)
-	if err != nil {
-		return scenario.Scenario{}, engine.Config{}, err
-	}
-	cfg := sc.Outlier
-	if len(fields) > 0 {
-		if cfg, err = envoyconf.ApplyFields(sc.Outlier, fields); err != nil {
-			return scenario.Scenario{}, engine.Config{}, err
-		}
-	}
-	sc.Outlier = cfg
-	return sc, cfg, nil
+	return settings.Apply(p, layers...)
 }
 
 // Merge lays maps over each other, later ones winning; nil maps are fine.
+// A setting named by its alias (healthy_panic_threshold) is kept under its
+// catalog name (panic_threshold), so either name overrides the other.
 func Merge(layers ...map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, m := range layers {
-		maps.Copy(out, m)
+		for k, v := range m {
+			if s, ok := settings.Lookup(k); ok {
+				k = s.Name
+			}
+			out[k] = v
+		}
 	}
 	return out
 }

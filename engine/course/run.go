@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
 // Settings are the settings a step is meant to end with: the lesson's
@@ -52,7 +53,7 @@ func Scenario(l Lesson, step string, overlay map[string]string) (scenario.Scenar
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
-	sc, _, err := build(p, set, overlay)
+	sc, _, err := settings.Apply(p, set, overlay)
 	if err != nil {
 		return scenario.Scenario{}, fmt.Errorf("%s: %w", l.ID, err)
 	}
@@ -101,7 +102,7 @@ func (st State) Run(seed uint64) (scenario.Result, error) {
 	if !ok {
 		return scenario.Result{}, fmt.Errorf("unknown preset %q", st.Preset)
 	}
-	sc, _, err := build(p, st.Settings)
+	sc, _, err := settings.Apply(p, st.Settings)
 	if err != nil {
 		return scenario.Result{}, err
 	}

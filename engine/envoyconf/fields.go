@@ -55,20 +55,28 @@ type Field struct {
 	// Allowed is the accepted range in words, e.g. "0–100",
 	// "0.001s–9223372036s", "true or false".
 	Allowed string
-	Help    string
+	// Unit is what a number counts: "s" for a Duration, "%" for a field
+	// limited to 100, else what the field counts ("errors", "req",
+	// "hosts"; "" for success_rate_stdev_factor, a factor × 1000).
+	Unit string
+	// Positive is set for a Duration that must be above 0s (PGV gt: 0s):
+	// its least value is 0.001s (see checkDurations).
+	Positive bool
+	Help     string
 }
 
-// Envoy's limit for durations it converts to milliseconds
+// MaxDurationSeconds is Envoy's limit for durations it converts to milliseconds
 // (DurationUtil::durationToMilliseconds → validateDurationAsMilliseconds):
 // seconds must fit int64 nanoseconds, INT64_MAX / 1e9 = 9223372036.
-const maxDurationSeconds = math.MaxInt64 / 1_000_000_000
+const MaxDurationSeconds = math.MaxInt64 / 1_000_000_000
 
-// help is the one hand-written part of the metadata: the proto's comments
-// are not in the Go descriptor. fields_test checks it covers every field.
+// help and units are the hand-written parts of the metadata: the proto's
+// comments are not in the Go descriptor. fields_test checks help covers
+// every field.
 var help = map[string]string{
 	"consecutive_5xx":                             "Consecutive 5xx responses (or, unsplit, local-origin failures) that eject a host. 0 disables the detector.",
 	"interval":                                    "Time between ejection sweeps; success-rate and failure-percentage run, and hosts are unejected, only at sweeps.",
-	"base_ejection_time":                          "Ejection time unit: a host is ejected for base_ejection_time × its ejection backoff, capped by max_ejection_time.",
+	"base_ejection_time":                          "Ejection time unit: a host is ejected for base_ejection_time × its backoff (+1 at each ejection, −1 at each sweep it spends back in service), capped by max_ejection_time.",
 	"max_ejection_percent":                        "Most hosts (as % of all hosts in the cluster) that may be ejected at once.",
 	"enforcing_consecutive_5xx":                   "% chance that a consecutive-5xx detection actually ejects.",
 	"enforcing_success_rate":                      "% chance that a success-rate detection actually ejects.",
@@ -93,13 +101,23 @@ var help = map[string]string{
 	"detect_degraded_hosts":                       "Mark hosts that answer with x-envoy-degraded as degraded (deprioritised, not ejected).",
 }
 
+// units is what the whole-number fields that are not percentages count
+// (the percentages and durations get theirs from their rules).
+var units = map[string]string{
+	"consecutive_5xx":                   "errors",
+	"consecutive_gateway_failure":       "errors",
+	"consecutive_local_origin_failure":  "errors",
+	"success_rate_request_volume":       "req",
+	"failure_percentage_request_volume": "req",
+	"success_rate_minimum_hosts":        "hosts",
+	"failure_percentage_minimum_hosts":  "hosts",
+}
+
 // fieldInfo is the package's view of one proto field.
 type fieldInfo struct {
 	Field
 	desc   protoreflect.FieldDescriptor
 	goName string // Go struct field name, which is what PGV's Field() reports
-	// gtZero is set for durations whose PGV rule is gt: 0s.
-	gtZero bool
 }
 
 type fieldTable struct {
@@ -134,8 +152,44 @@ func buildFieldTable() fieldTable {
 		byGoName:    map[string]*fieldInfo{},
 		clusterKeys: map[string]bool{},
 	}
-	// Map proto field names to Go field names through the generated struct
-	// tags, exactly as protoc-gen-go wrote them ("Consecutive_5Xx").
+	goNames := protoGoNames()
+	defaults, err := renderedFields(engine.DefaultConfig())
+	if err != nil {
+		t.err = err
+		return t
+	}
+	fds := (&clusterv3.OutlierDetection{}).ProtoReflect().Descriptor().Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		name := string(fd.Name())
+		if name == "monitors" {
+			// [#not-implemented-hide:] in Envoy: accepted, does nothing.
+			continue
+		}
+		fi, err := newFieldInfo(fd, goNames[name])
+		if err != nil {
+			t.err = err
+			return t
+		}
+		fi.Default = defaults[name]
+		t.list = append(t.list, fi)
+		t.names = append(t.names, name)
+		t.byName[name] = fi
+		t.byName[fd.JSONName()] = fi
+		t.byGoName[fi.goName] = fi
+	}
+	cd := (&clusterv3.Cluster{}).ProtoReflect().Descriptor().Fields()
+	for i := range cd.Len() {
+		t.clusterKeys[string(cd.Get(i).Name())] = true
+		t.clusterKeys[cd.Get(i).JSONName()] = true
+	}
+	return t
+}
+
+// protoGoNames maps proto field names to Go field names through the
+// generated struct tags, exactly as protoc-gen-go wrote them
+// ("Consecutive_5Xx").
+func protoGoNames() map[string]string {
 	goNames := map[string]string{}
 	rt := reflect.TypeFor[clusterv3.OutlierDetection]()
 	for i := range rt.NumField() {
@@ -146,83 +200,74 @@ func buildFieldTable() fieldTable {
 			}
 		}
 	}
-	defaults, err := renderedFields(engine.DefaultConfig())
-	if err != nil {
-		t.err = err
-		return t
-	}
+	return goNames
+}
 
-	md := (&clusterv3.OutlierDetection{}).ProtoReflect().Descriptor()
-	fds := md.Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		name := string(fd.Name())
-		if name == "monitors" {
-			// [#not-implemented-hide:] in Envoy: accepted, does nothing.
-			continue
-		}
-		fi := &fieldInfo{desc: fd, goName: goNames[name]}
-		fi.Name = name
-		fi.Help = help[name]
-		switch {
-		case fd.Kind() == protoreflect.BoolKind:
-			fi.Kind = Bool
-		case fd.Kind() == protoreflect.MessageKind:
-			switch fd.Message().FullName() {
-			case "google.protobuf.UInt32Value":
-				fi.Kind = Uint32
-			case "google.protobuf.Duration":
-				fi.Kind = Duration
-			case "google.protobuf.BoolValue":
-				fi.Kind = Bool
-			}
-		}
-		if fi.Kind == 0 || fi.goName == "" {
-			t.err = fmt.Errorf("OutlierDetection field %s has an unexpected type %v", name, fd.Kind())
-			return t
-		}
-		rules, _ := proto.GetExtension(fd.Options(), validate.E_Rules).(*validate.FieldRules)
-		switch fi.Kind {
-		case Uint32:
-			fi.Min, fi.Max = 0, math.MaxUint32
-			if r := rules.GetUint32(); r != nil {
-				if r.Lte != nil {
-					fi.Max = uint64(r.GetLte())
-				}
-				if r.Gte != nil {
-					fi.Min = uint64(r.GetGte())
-				}
-			}
-			fi.Allowed = fmt.Sprintf("%d–%d", fi.Min, fi.Max)
-		case Duration:
-			if gt := rules.GetDuration().GetGt(); gt != nil && gt.AsDuration() == 0 {
-				fi.gtZero = true
-				// > 0s from PGV, and whole milliseconds after Envoy's
-				// truncation (see checkDurations).
-				fi.Allowed = fmt.Sprintf("0.001s–%ds", maxDurationSeconds)
-			} else {
-				fi.Allowed = fmt.Sprintf("0s–%ds", maxDurationSeconds)
-			}
-			if name == "max_ejection_time" {
-				fi.Allowed += ", ≥ base_ejection_time"
-			}
-		case Bool:
-			fi.Allowed = "true or false"
-		}
-		fi.Default = defaults[name]
-		t.list = append(t.list, fi)
-		t.names = append(t.names, name)
-		t.byName[name] = fi
-		t.byName[fd.JSONName()] = fi
-		t.byGoName[fi.goName] = fi
+// newFieldInfo reads one field's kind, range and unit from its descriptor
+// and its protoc-gen-validate rules.
+func newFieldInfo(fd protoreflect.FieldDescriptor, goName string) (*fieldInfo, error) {
+	name := string(fd.Name())
+	fi := &fieldInfo{desc: fd, goName: goName}
+	fi.Name = name
+	fi.Help = help[name]
+	fi.Kind = kindOf(fd)
+	if fi.Kind == 0 || fi.goName == "" {
+		return nil, fmt.Errorf("OutlierDetection field %s has an unexpected type %v", name, fd.Kind())
 	}
+	rules, _ := proto.GetExtension(fd.Options(), validate.E_Rules).(*validate.FieldRules)
+	switch fi.Kind {
+	case Uint32:
+		fi.Min, fi.Max = 0, math.MaxUint32
+		if r := rules.GetUint32(); r != nil {
+			if r.Lte != nil {
+				fi.Max = uint64(r.GetLte())
+			}
+			if r.Gte != nil {
+				fi.Min = uint64(r.GetGte())
+			}
+		}
+		fi.Allowed = fmt.Sprintf("%d–%d", fi.Min, fi.Max)
+		fi.Unit = units[name]
+		if fi.Max == 100 {
+			fi.Unit = "%"
+		}
+	case Duration:
+		fi.Unit = "s"
+		if gt := rules.GetDuration().GetGt(); gt != nil && gt.AsDuration() == 0 {
+			fi.Positive = true
+			// > 0s from PGV, and whole milliseconds after Envoy's
+			// truncation (see checkDurations).
+			fi.Allowed = fmt.Sprintf("0.001s–%ds", MaxDurationSeconds)
+		} else {
+			fi.Allowed = fmt.Sprintf("0s–%ds", MaxDurationSeconds)
+		}
+		if name == "max_ejection_time" {
+			fi.Allowed += ", ≥ base_ejection_time"
+		}
+	case Bool:
+		fi.Allowed = "true or false"
+	}
+	return fi, nil
+}
 
-	cd := (&clusterv3.Cluster{}).ProtoReflect().Descriptor().Fields()
-	for i := range cd.Len() {
-		t.clusterKeys[string(cd.Get(i).Name())] = true
-		t.clusterKeys[cd.Get(i).JSONName()] = true
+// kindOf is the JSON shape of a field's value (0 for one outlierlab does
+// not know).
+func kindOf(fd protoreflect.FieldDescriptor) Kind {
+	if fd.Kind() == protoreflect.BoolKind {
+		return Bool
 	}
-	return t
+	if fd.Kind() != protoreflect.MessageKind {
+		return 0
+	}
+	switch fd.Message().FullName() {
+	case "google.protobuf.UInt32Value":
+		return Uint32
+	case "google.protobuf.Duration":
+		return Duration
+	case "google.protobuf.BoolValue":
+		return Bool
+	}
+	return 0
 }
 
 // Fields lists every OutlierDetection field outlierlab understands, in the
@@ -247,6 +292,22 @@ func LookupField(name string) (Field, bool) {
 		return Field{}, false
 	}
 	return fi.Field, true
+}
+
+// FieldValues is every field's value in cfg, in the form a user types it
+// and ApplyFields reads it ("5", "10s", "1.5s", "true"), by snake_case name.
+func FieldValues(cfg engine.Config) map[string]string {
+	all, err := renderedFields(cfg)
+	if err != nil {
+		// ToProto only builds valid messages, which protojson renders.
+		panic("envoyconf: " + err.Error())
+	}
+	t := fields()
+	out := make(map[string]string, len(t.names))
+	for _, name := range t.names {
+		out[name] = all[name]
+	}
+	return out
 }
 
 // renderedFields renders cfg the way protojson writes it and returns each

@@ -66,7 +66,7 @@ func pgvFieldError(od *clusterv3.OutlierDetection, err error) *FieldError {
 	case fi.Kind == Uint32:
 		fe.Reason = "is out of range"
 		fe.Allowed = fi.Allowed
-	case fi.gtZero:
+	case fi.Positive:
 		fe.Reason = "is out of range"
 		fe.Allowed = "> 0s"
 	default:
@@ -99,10 +99,10 @@ func checkDurations(od *clusterv3.OutlierDetection, failed map[string]bool) []*F
 		case s < 0 || n < 0:
 			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d), Reason: "is out of range", Allowed: "≥ 0s",
 				cause: fmt.Errorf("Expected positive duration: seconds: %d nanos: %d", s, n)})
-		case s > maxDurationSeconds || n > 999_999_999:
-			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d), Reason: "is out of range", Allowed: fmt.Sprintf("≤ %ds", maxDurationSeconds),
+		case s > MaxDurationSeconds || n > 999_999_999:
+			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d), Reason: "is out of range", Allowed: fmt.Sprintf("≤ %ds", MaxDurationSeconds),
 				cause: fmt.Errorf("Duration out-of-range: seconds: %d nanos: %d", s, n)})
-		case fi.gtZero && s == 0 && n < 1_000_000:
+		case fi.Positive && s == 0 && n < 1_000_000:
 			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d),
 				Reason:  "is below 1ms: Envoy truncates durations to whole milliseconds, which would make it 0",
 				Allowed: "≥ 0.001s"})

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -26,19 +27,34 @@ const (
 	KnobEvents KnobKind = "events"
 )
 
-// Knob describes one scenario setting that the CLI (-set name=value) and
-// the web sliders can change. Default is the lab's default; a preset may
-// start elsewhere (KnobValue reads a scenario's current value).
+// Knob describes one scenario setting: the simulated cluster, route and
+// traffic, which the outlierlab settings catalog (engine/settings) offers
+// beside Envoy's outlier_detection fields to the CLI, lessons and the lab.
+// Default is the lab's default; a preset may start elsewhere (KnobValue
+// reads a scenario's current value).
 type Knob struct {
-	Name    string   `json:"name"`
-	Kind    KnobKind `json:"kind"`
-	Min     float64  `json:"min"`
-	Max     float64  `json:"max"`
-	Step    float64  `json:"step,omitempty"`
-	Default string   `json:"default"`
-	Unit    string   `json:"unit,omitempty"`
-	Help    string   `json:"help"`
+	Name string   `json:"name"`
+	Kind KnobKind `json:"kind"`
+	Min  float64  `json:"min"`
+	Max  float64  `json:"max"`
+	Step float64  `json:"step,omitempty"`
+	// Default and every value are written as the knob reads them.
+	Default string `json:"default"`
+	Unit    string `json:"unit,omitempty"`
+	Help    string `json:"help"`
+	// Choices are an enum's values, or a list's members.
 	Choices []string `json:"choices,omitempty"`
+	// Menu is what a menu offers for a list knob, whose subsets are too
+	// many to offer them all: the combinations people use. Empty: Choices.
+	Menu []string `json:"menu,omitempty"`
+	// Envoy is where the setting lives in Envoy's cluster or route config,
+	// when it is one ("common_lb_config.healthy_panic_threshold"); empty
+	// for what only the simulation has (hosts, faults).
+	Envoy string `json:"envoy,omitempty"`
+	// Alias is the Envoy field's own name when the knob is named
+	// otherwise (healthy_panic_threshold for panic_threshold): the
+	// settings catalog accepts either.
+	Alias string `json:"alias,omitempty"`
 }
 
 // Allowed says in words what the knob accepts.
@@ -55,7 +71,7 @@ func (k Knob) Allowed() string {
 	case KnobDuration:
 		return fmt.Sprintf("%ss–%ss", num(k.Min), num(k.Max))
 	}
-	return fmt.Sprintf("%s–%s", num(k.Min), num(k.Max))
+	return strings.TrimSpace(fmt.Sprintf("%s–%s %s", num(k.Min), num(k.Max), k.Unit))
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -80,23 +96,29 @@ var knobDefs = []knobDef{
 		func(s *Scenario) string { return dur(s.Cluster.Duration) },
 		func(s *Scenario, v string) error { s.Cluster.Duration = pdur(v); return nil }},
 	{Knob{Name: "panic_threshold", Kind: KnobInt, Min: 0, Max: 100, Step: 1, Default: "50", Unit: "%",
+		Envoy: "common_lb_config.healthy_panic_threshold", Alias: "healthy_panic_threshold",
 		Help: "common_lb_config.healthy_panic_threshold: below this share of healthy hosts the LB uses every host, ejected ones included. 0 disables panic."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.HealthyPanicThreshold)) },
 		func(s *Scenario, v string) error { s.Cluster.HealthyPanicThreshold = uint32(atoi(v)); return nil }},
 	{Knob{Name: "lb", Kind: KnobEnum, Default: "round_robin", Choices: []string{"round_robin", "least_request", "random"},
+		Envoy: "lb_policy", Alias: "lb_policy",
 		Help: "lb_policy: round robin, least request (power of two choices) or random."},
 		func(s *Scenario) string { return s.Cluster.LB.String() },
 		func(s *Scenario, v string) (err error) { s.Cluster.LB, err = sim.ParseLBPolicy(v); return }},
-	{Knob{Name: "retries", Kind: KnobInt, Min: 0, Max: 10, Step: 1, Default: "0",
+	{Knob{Name: "retries", Kind: KnobInt, Min: 0, Max: 10, Step: 1, Default: "0", Unit: "per request",
+		Envoy: "retry_policy.num_retries", Alias: "num_retries",
 		Help: "retry_policy.num_retries. 0: the route has no retry policy."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.Retry.NumRetries)) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.NumRetries = uint32(atoi(v)); return nil }},
 	{Knob{Name: "retry_on", Kind: KnobList, Default: "5xx", Choices: []string{"5xx", "gateway-error", "connect-failure", "reset"},
-		Help: "retry_policy.retry_on: which failures are retried."},
+		Menu:  []string{"5xx", "gateway-error", "connect-failure", "reset", "connect-failure,reset", "5xx,connect-failure,reset"},
+		Envoy: "retry_policy.retry_on",
+		Help:  "retry_policy.retry_on: which failures are retried."},
 		func(s *Scenario) string { return s.Cluster.Retry.RetryOn.String() },
 		func(s *Scenario, v string) (err error) { s.Cluster.Retry.RetryOn, err = sim.ParseRetryOn(v); return }},
 	{Knob{Name: "retry_budget_percent", Kind: KnobFloat, Min: 0, Max: 100, Step: 1, Default: "0", Unit: "%",
-		Help: "retry_budget.budget_percent: retries allowed as a share of active requests (at least min_retry_concurrency). 0: no budget, the max_retries circuit breaker applies."},
+		Envoy: "circuit_breakers.thresholds.retry_budget.budget_percent",
+		Help:  "retry_budget.budget_percent: retries allowed as a share of active requests (at least min_retry_concurrency). 0: no budget, the max_retries circuit breaker applies."},
 		func(s *Scenario) string {
 			if !s.Cluster.Retry.Budget {
 				return "0"
@@ -111,23 +133,26 @@ var knobDefs = []knobDef{
 			}
 			return nil
 		}},
-	{Knob{Name: "min_retry_concurrency", Kind: KnobInt, Min: 0, Max: 1000, Step: 1, Default: "3",
-		Help: "retry_budget.min_retry_concurrency: retries always allowed, whatever the budget percent says."},
+	{Knob{Name: "min_retry_concurrency", Kind: KnobInt, Min: 0, Max: 1000, Step: 1, Default: "3", Unit: "retries",
+		Envoy: "circuit_breakers.thresholds.retry_budget.min_retry_concurrency",
+		Help:  "retry_budget.min_retry_concurrency: retries always allowed, whatever the budget percent says."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.Retry.MinRetryConcurrency)) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.MinRetryConcurrency = uint32(atoi(v)); return nil }},
-	{Knob{Name: "max_retries", Kind: KnobInt, Min: 0, Max: 4294967295, Step: 1, Default: "3",
-		Help: "circuit_breakers.thresholds.max_retries: concurrent retries allowed in the cluster when there is no retry budget (Envoy's default 3; Istio sets 4294967295). A retry past it is not sent and counts in upstream_rq_retry_overflow."},
+	{Knob{Name: "max_retries", Kind: KnobInt, Min: 0, Max: 4294967295, Step: 1, Default: "3", Unit: "retries",
+		Envoy: "circuit_breakers.thresholds.max_retries",
+		Help:  "circuit_breakers.thresholds.max_retries: concurrent retries allowed in the cluster when there is no retry budget (Envoy's default 3; Istio sets 4294967295). A retry past it is not sent and counts in upstream_rq_retry_overflow."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.Retry.MaxRetries)) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.MaxRetries = uint32(atoi(v)); return nil }},
-	{Knob{Name: "previous_hosts", Kind: KnobBool, Default: "false",
+	{Knob{Name: "previous_hosts", Kind: KnobBool, Default: "false", Envoy: "retry_policy.retry_host_predicate",
 		Help: "envoy.retry_host_predicates.previous_hosts: a retry avoids hosts already tried (two picks, the last one wins)."},
 		func(s *Scenario) string { return strconv.FormatBool(s.Cluster.Retry.PreviousHosts) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.PreviousHosts = v == "true"; return nil }},
 	{Knob{Name: "per_try_timeout", Kind: KnobDuration, Min: 0, Max: 60, Step: 0.05, Default: "0s", Unit: "s",
-		Help: "retry_policy.per_try_timeout: a slower attempt becomes a local-origin timeout (504). 0: none."},
+		Envoy: "retry_policy.per_try_timeout",
+		Help:  "retry_policy.per_try_timeout: a slower attempt becomes a local-origin timeout (504). 0: none."},
 		func(s *Scenario) string { return dur(s.Cluster.Retry.PerTryTimeout) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.PerTryTimeout = pdur(v); return nil }},
-	{Knob{Name: "route_timeout", Kind: KnobDuration, Min: 0, Max: 300, Step: 0.5, Default: "15s", Unit: "s",
+	{Knob{Name: "route_timeout", Kind: KnobDuration, Min: 0, Max: 300, Step: 0.5, Default: "15s", Unit: "s", Envoy: "route.timeout",
 		Help: "The route's timeout for the whole request, retries included (Envoy's default 15s). 0: none."},
 		func(s *Scenario) string { return dur(s.Cluster.Retry.RouteTimeout) },
 		func(s *Scenario, v string) error { s.Cluster.Retry.RouteTimeout = pdur(v); return nil }},
@@ -140,7 +165,7 @@ var knobDefs = []knobDef{
 		func(s *Scenario) string { return num(s.Cluster.CapacityRPS) },
 		func(s *Scenario, v string) error { s.Cluster.CapacityRPS = atof(v); return nil }},
 	{Knob{Name: "fault_rate", Kind: KnobFloat, Min: 0, Max: 1, Step: 0.01, Default: "0.333",
-		Help: "The faulty hosts' failure share (the scenario's primary fault)."},
+		Help: "The faulty hosts' failure share, as a fraction: 0.333 is one request in three (the scenario's primary fault)."},
 		primaryGet(func(f *sim.Fault) string { return num(f.Share) }),
 		primarySet(func(f *sim.Fault, v string) error { f.Share = atof(v); return nil })},
 	{Knob{Name: "fault_kind", Kind: KnobEnum, Default: "503", Choices: sim.FailureKindNames(),
@@ -152,16 +177,9 @@ var knobDefs = []knobDef{
 		primaryGet(func(f *sim.Fault) string { return f.Pattern.String() }),
 		primarySet(func(f *sim.Fault, v string) (err error) { f.Pattern, err = sim.ParsePattern(v); return })},
 	{Knob{Name: "fault_start", Kind: KnobDuration, Min: 0, Max: 3600, Step: 1, Default: "30s", Unit: "s",
-		Help: "When the primary fault starts (its length is kept)."},
+		Help: "When the primary fault starts (its length is kept; a fault of several windows, as flapping's, moves as a whole)."},
 		primaryGet(func(f *sim.Fault) string { return dur(f.From) }),
-		primarySet(func(f *sim.Fault, v string) error {
-			d := pdur(v)
-			if f.Until > 0 {
-				f.Until += d - f.From
-			}
-			f.From = d
-			return nil
-		})},
+		setFaultStart},
 	{Knob{Name: "fault_duration", Kind: KnobDuration, Min: 0, Max: 3600, Step: 1, Default: "0s", Unit: "s",
 		Help: "How long the primary fault lasts. 0: to the end of the run."},
 		primaryGet(func(f *sim.Fault) string {
@@ -186,23 +204,25 @@ var knobDefs = []knobDef{
 		Help: "Live faults: h3@60s makes h3 fail from 60 s to the end of the run the way the scenario's own fault does (fault_rate, fault_kind, fault_pattern, hc_shares_fault as set now; with no fault in the scenario: 1 in 3, 503, interleaved). Empty: none."},
 		func(s *Scenario) string { return FormatInjections(s.Injections) },
 		setInjections},
-	{Knob{Name: "active_hc", Kind: KnobBool, Default: "false",
+	{Knob{Name: "active_hc", Kind: KnobBool, Default: "false", Envoy: "health_checks",
 		Help: "An active HTTP health checker on the cluster; with successful_active_health_check_uneject_host a passing check unejects at once."},
 		func(s *Scenario) string { return strconv.FormatBool(s.Cluster.HealthCheck.Enabled) },
 		func(s *Scenario, v string) error { s.Cluster.HealthCheck.Enabled = v == "true"; return nil }},
-	{Knob{Name: "hc_interval", Kind: KnobDuration, Min: 0.1, Max: 60, Step: 0.1, Default: "5s", Unit: "s",
+	{Knob{Name: "hc_interval", Kind: KnobDuration, Min: 0.1, Max: 60, Step: 0.1, Default: "5s", Unit: "s", Envoy: "health_checks.interval",
 		Help: "Active health check interval."},
 		func(s *Scenario) string { return dur(s.Cluster.HealthCheck.Interval) },
 		func(s *Scenario, v string) error { s.Cluster.HealthCheck.Interval = pdur(v); return nil }},
-	{Knob{Name: "hc_unhealthy_threshold", Kind: KnobInt, Min: 1, Max: 10, Step: 1, Default: "3",
-		Help: "Failed checks in a row that mark a host FAILED_ACTIVE_HC when they fail at the network level (refused, reset, timed out); a check answered with an HTTP error marks it at once."},
+	{Knob{Name: "hc_unhealthy_threshold", Kind: KnobInt, Min: 1, Max: 10, Step: 1, Default: "3", Unit: "checks",
+		Envoy: "health_checks.unhealthy_threshold",
+		Help:  "Failed checks in a row that mark a host FAILED_ACTIVE_HC when they fail at the network level (refused, reset, timed out); a check answered with an HTTP error marks it at once."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.HealthCheck.UnhealthyThreshold)) },
 		func(s *Scenario, v string) error {
 			s.Cluster.HealthCheck.UnhealthyThreshold = uint32(atoi(v))
 			return nil
 		}},
-	{Knob{Name: "hc_healthy_threshold", Kind: KnobInt, Min: 1, Max: 10, Step: 1, Default: "2",
-		Help: "Passed checks in a row that clear FAILED_ACTIVE_HC."},
+	{Knob{Name: "hc_healthy_threshold", Kind: KnobInt, Min: 1, Max: 10, Step: 1, Default: "2", Unit: "checks",
+		Envoy: "health_checks.healthy_threshold",
+		Help:  "Passed checks in a row that clear FAILED_ACTIVE_HC."},
 		func(s *Scenario) string { return strconv.Itoa(int(s.Cluster.HealthCheck.HealthyThreshold)) },
 		func(s *Scenario, v string) error {
 			s.Cluster.HealthCheck.HealthyThreshold = uint32(atoi(v))
@@ -237,6 +257,23 @@ func primarySet(set func(*sim.Fault, string) error) func(*Scenario, string) erro
 		}
 		return nil
 	}
+}
+
+// setFaultStart moves the primary fault to start at v: every window of it
+// by the same amount, so a fault of several windows keeps its rhythm.
+func setFaultStart(s *Scenario, v string) error {
+	first := slices.IndexFunc(s.Cluster.Faults, func(f sim.Fault) bool { return f.Primary })
+	if first < 0 {
+		return fmt.Errorf("scenario %q has no primary fault to tune", s.Name)
+	}
+	shift := pdur(v) - s.Cluster.Faults[first].From
+	return primarySet(func(f *sim.Fault, _ string) error {
+		f.From += shift
+		if f.Until > 0 {
+			f.Until += shift
+		}
+		return nil
+	})(s, v)
 }
 
 // Knobs lists every scenario knob, in display order.
@@ -274,7 +311,10 @@ func KnobValue(sc Scenario, name string) string {
 // ApplyKnobs returns sc with the knobs set; sc itself is not changed.
 // Errors name the knob and what it accepts, e.g.
 //
-//	hosts: 500 is out of range (allowed 1–200)
+//	hosts: 500 is out of range (allowed 1–200 hosts)
+//
+// Every value is checked before any is set, and every bad one is reported
+// (errors.Join).
 func ApplyKnobs(sc Scenario, knobs map[string]string) (Scenario, error) {
 	sc = sc.Clone()
 	names := make([]string, 0, len(knobs))
@@ -293,17 +333,25 @@ func ApplyKnobs(sc Scenario, knobs map[string]string) (Scenario, error) {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, name := range names {
+	norm := make([]string, len(names))
+	var errs []error
+	for i, name := range names {
 		d := findKnob(name)
 		if d == nil {
-			return sc, fmt.Errorf("%s: unknown scenario knob (knobs: %s)", name, strings.Join(knobNames(), ", "))
+			errs = append(errs, fmt.Errorf("%s: unknown scenario knob (knobs: %s)", name, strings.Join(knobNames(), ", ")))
+			continue
 		}
-		v := strings.TrimSpace(knobs[name])
-		norm, err := d.check(v)
-		if err != nil {
-			return sc, err
+		var err error
+		if norm[i], err = d.check(strings.TrimSpace(knobs[name])); err != nil {
+			errs = append(errs, err)
 		}
-		if err := d.set(&sc, norm); err != nil {
+	}
+	if len(errs) > 0 {
+		return sc, errors.Join(errs...)
+	}
+	for i, name := range names {
+		d := findKnob(name)
+		if err := d.set(&sc, norm[i]); err != nil {
 			if d.Kind == KnobEvents {
 				return sc, err // already names the knob and the entry
 			}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"outlierlab/engine"
 )
@@ -443,57 +442,5 @@ func TestPresetFlapping(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Clone(durations))) == len(durations) {
 		t.Fatalf("ejection times %v never repeat: the backoff never decayed", durations)
-	}
-}
-
-// Knobs: every knob reads back what it was set to, and errors name the knob
-// and its range.
-func TestKnobs(t *testing.T) {
-	sc := SearchCache.Scenario()
-	set := map[string]string{
-		"hosts": "10", "rps": "1200", "duration": "120s", "panic_threshold": "30", "lb": "least_request",
-		"retries": "2", "retry_on": "gateway-error,reset", "retry_budget_percent": "25", "min_retry_concurrency": "5",
-		"max_retries": "7", "previous_hosts": "true", "per_try_timeout": "250ms", "route_timeout": "5s",
-		"latency": "20ms", "capacity_rps": "300", "fault_rate": "0.5", "fault_kind": "timeout",
-		"fault_pattern": "random", "fault_start": "20s", "fault_duration": "40s", "hc_shares_fault": "true",
-		"active_hc": "true", "hc_interval": "2s", "hc_unhealthy_threshold": "2", "hc_healthy_threshold": "3",
-		"inject": "h2@30s,h9@90s",
-	}
-	if len(set) != len(Knobs()) {
-		t.Fatalf("test sets %d knobs, there are %d", len(set), len(Knobs()))
-	}
-	got, err := ApplyKnobs(sc, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range set {
-		if g := KnobValue(got, name); g != v {
-			t.Errorf("%s: set %q, reads %q", name, v, g)
-		}
-	}
-	if f := got.Cluster.Faults[0]; f.From != 20*time.Second || f.Until != 60*time.Second {
-		t.Errorf("fault window [%v, %v)", f.From, f.Until)
-	}
-	if KnobValue(sc, "hosts") != "6" || sc.Cluster.Faults[0].Share != 1.0/3 {
-		t.Error("ApplyKnobs changed its input")
-	}
-	if _, err := Run(got, SearchCache.Outlier, 1); err != nil {
-		t.Fatal(err)
-	}
-	bad := []struct{ name, value, want string }{
-		{"hosts", "0", "hosts: 0 is out of range (allowed 1–200)"},
-		{"hosts", "x", "hosts: x is not a whole number (allowed 1–200)"},
-		{"fault_rate", "1.2", "fault_rate: 1.2 is out of range (allowed 0–1)"},
-		{"duration", "2h", "duration: 2h is out of range (allowed 10s–3600s)"},
-		{"lb", "ring_hash", "lb: ring_hash is not allowed (allowed round_robin|least_request|random)"},
-		{"retry_on", "5xx,teapot", "retry_on: 5xx,teapot is not allowed (allowed a comma-separated list of 5xx,gateway-error,connect-failure,reset)"},
-		{"active_hc", "yes", "active_hc: yes is not a boolean (allowed true or false)"},
-		{"colour", "red", "colour: unknown scenario knob"},
-	}
-	for _, b := range bad {
-		_, err := ApplyKnobs(sc, map[string]string{b.name: b.value})
-		if err == nil || !strings.HasPrefix(err.Error(), b.want) {
-			t.Errorf("%s=%s: error %v, want %q", b.name, b.value, err, b.want)
-		}
 	}
 }
