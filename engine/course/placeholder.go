@@ -22,12 +22,14 @@ import (
 //	{{name@30s-300s}}     over a window ("30s-end" runs to the last frame,
 //	                      "30s-now" to the cursor)
 //
-// Names (see placeholderDefs): hosts, interval, k, cap_pct, cap_first,
-// cap_admits, sr_bound, sr_needed:N, setting:NAME; at a tick: threshold,
-// mean, stdev, gate, hosts_with_volume, ejected, ejected_count, cap_next,
-// panic, healthy, healthy_pct, stat:NAME, rate:HOST, requests:HOST,
-// multiplier:HOST, returns_in:HOST; over a window: failures, retry_pct,
-// p99, share:HOST.
+// The names are the metrics (metric.go), each with its unit: settings
+// (hosts, interval, k, cap_pct, cap_first, cap_admits, sr_bound,
+// sr_needed:N, setting:NAME), a tick's state (threshold, mean, stdev,
+// gate, hosts_with_volume, ejected, ejected_count, cap_next, panic,
+// healthy, healthy_pct, stat:NAME), one host at a tick (success_rate:HOST,
+// requests:HOST, multiplier:HOST, returns_in_s:HOST, ...), the clients over
+// a window (failure_pct, retry_pct, requests, p99_ms, ...) and share:HOST.
+// Older names are read as the metric they meant (metricAliases).
 //
 // A placeholder with a fixed time shows that time's value once the cursor
 // has reached it (prose may quote "the threshold at 40 s") and Dash before;
@@ -76,27 +78,8 @@ func ParsePlaceholder(raw string) (Placeholder, error) {
 	if !ok {
 		return p, fmt.Errorf("unknown name %q (known: %s)", p.Name, strings.Join(PlaceholderNames(), ", "))
 	}
-	switch m.arg {
-	case argNone:
-		if p.Arg != "" {
-			return p, fmt.Errorf("%s takes no argument", p.Name)
-		}
-	case argHost:
-		if !hostNameRE.MatchString(p.Arg) {
-			return p, fmt.Errorf("%s needs a host like %s:h5", p.Name, p.Name)
-		}
-	case argStat:
-		if !slices.Contains(StatNames(), p.Arg) {
-			return p, fmt.Errorf("stat needs a stat name, like stat:ejections_overflow (got %q)", p.Arg)
-		}
-	case argSetting:
-		if !isSetting(p.Arg) {
-			return p, fmt.Errorf("setting needs an outlier_detection field or scenario knob (got %q)", p.Arg)
-		}
-	case argNumber:
-		if n, err := strconv.Atoi(p.Arg); err != nil || n < 1 {
-			return p, fmt.Errorf("%s needs a whole number ≥ 1, like %s:2", p.Name, p.Name)
-		}
+	if err := m.arg.check(p.Name, p.Arg); err != nil {
+		return p, err
 	}
 	if when == "" {
 		return p, nil
@@ -110,30 +93,64 @@ func ParsePlaceholder(raw string) (Placeholder, error) {
 			return p, fmt.Errorf("%s needs a tick time like @40s", p.Name)
 		}
 		p.At = t
-	case whenWindow:
-		a, b, isWindow := strings.Cut(when, "-")
-		from, err := ParseMs(a)
-		if err != nil || from == End {
-			return p, fmt.Errorf("%s needs a window like @30s-300s or @30s-end, or one interval like @40s", p.Name)
-		}
-		if !isWindow {
-			if from == 0 {
-				return p, fmt.Errorf("%s@0s is not an interval", p.Name)
-			}
-			p.At = from
-			return p, nil
-		}
-		if b == "now" {
-			p.From, p.Window, p.ToCursor = from, true, true
-			return p, nil
-		}
-		to, err := ParseMs(b)
-		if err != nil || to <= from {
-			return p, fmt.Errorf("%s needs a window like @30s-300s, @30s-end or @30s-now", p.Name)
-		}
-		p.From, p.To, p.Window = from, to, true
+		return p, nil
 	}
-	return p, nil
+	return p, p.parseWindow(when)
+}
+
+// check reads a placeholder's argument (name is the placeholder's name,
+// for the message).
+func (a argKind) check(name, arg string) error {
+	switch a {
+	case argNone:
+		if arg != "" {
+			return fmt.Errorf("%s takes no argument", name)
+		}
+	case argHost:
+		if !hostNameRE.MatchString(arg) {
+			return fmt.Errorf("%s needs a host like %s:h5", name, name)
+		}
+	case argStat:
+		if !slices.Contains(StatNames(), arg) {
+			return fmt.Errorf("stat needs a stat name, like stat:ejections_overflow (got %q)", arg)
+		}
+	case argSetting:
+		if !isSetting(arg) {
+			return fmt.Errorf("setting needs an outlier_detection field or scenario knob (got %q)", arg)
+		}
+	case argNumber:
+		if n, err := strconv.Atoi(arg); err != nil || n < 1 {
+			return fmt.Errorf("%s needs a whole number ≥ 1, like %s:2", name, name)
+		}
+	}
+	return nil
+}
+
+// parseWindow reads a window placeholder's time: one interval ("40s"), or
+// a window ("30s-300s", "30s-end", "30s-now").
+func (p *Placeholder) parseWindow(when string) error {
+	a, b, isWindow := strings.Cut(when, "-")
+	from, err := ParseMs(a)
+	if err != nil || from == End {
+		return fmt.Errorf("%s needs a window like @30s-300s or @30s-end, or one interval like @40s", p.Name)
+	}
+	if !isWindow {
+		if from == 0 {
+			return fmt.Errorf("%s@0s is not an interval", p.Name)
+		}
+		p.At = from
+		return nil
+	}
+	if b == "now" {
+		p.From, p.Window, p.ToCursor = from, true, true
+		return nil
+	}
+	to, err := ParseMs(b)
+	if err != nil || to <= from {
+		return fmt.Errorf("%s needs a window like @30s-300s, @30s-end or @30s-now", p.Name)
+	}
+	p.From, p.To, p.Window = from, to, true
+	return nil
 }
 
 // Dash is what an unresolvable placeholder shows: before the first tick,
