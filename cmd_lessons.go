@@ -13,13 +13,6 @@ import (
 	"outlierlab/lessons"
 )
 
-func init() {
-	commands["lessons"] = command{
-		summary: "list the lessons; -check runs every lesson's checks against the engine",
-		run:     runLessons,
-	}
-}
-
 // runLessons exits 0 when the lessons load (and, with -check, every check
 // does what its lesson claims), 1 when a check does not, 2 when a lesson
 // file is malformed or the flags are wrong.

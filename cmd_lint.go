@@ -13,13 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func init() {
-	commands["lint"] = command{
-		summary: "read an Envoy cluster's outlier_detection against its size and traffic",
-		run:     runLint,
-	}
-}
-
 // runLint exits 0 when the config can do its job on the cluster, 1 when a
 // finding is a problem (e.g. a cap that refuses every ejection), 2 on bad
 // input.

@@ -10,13 +10,6 @@ import (
 	"outlierlab/engine/replay"
 )
 
-func init() {
-	commands["replay"] = command{
-		summary: "run detector traces (shared/spec/replay.md); -check compares with their expect",
-		run:     runReplay,
-	}
-}
-
 // runReplay exits 0 when every trace ran (and, with -check, matched), 1 when
 // a -check found a difference, 2 when a trace or its config is malformed.
 func runReplay(args []string, stdout, stderr io.Writer) int {

@@ -11,13 +11,6 @@ import (
 	"outlierlab/engine/scenario"
 )
 
-func init() {
-	commands["run"] = command{
-		summary: "simulate a preset scenario and print its timeline (json, csv or text)",
-		run:     runScenario,
-	}
-}
-
 // setFlags collects repeated -set name=value flags.
 type setFlags []string
 

@@ -89,7 +89,7 @@ func TestRunFormatsAndList(t *testing.T) {
 		t.Fatalf("csv: exit %d, %d lines", code, lines)
 	}
 	code, out, _ = runCLI("-scenario", "search-cache", "-format", "text", "-set", "max_ejection_percent=34", "-set", "duration=80s")
-	if code != 0 || !strings.Contains(out, "40s h5 ejected: success_rate") || !strings.Contains(out, "70s h5 back in service after 30s out") {
+	if code != 0 || !strings.Contains(out, "40 s: h5 success rate 66.7%") || !strings.Contains(out, "70 s: h5 returns to service after 30 s out") {
 		t.Fatalf("text: exit %d\n%s", code, out)
 	}
 	// Same seed, same bytes.

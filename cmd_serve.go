@@ -17,13 +17,6 @@ import (
 	"outlierlab/web"
 )
 
-func init() {
-	commands["serve"] = command{
-		summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured)",
-		run:     runServe,
-	}
-}
-
 const defaultAddr = "127.0.0.1:8080"
 
 // serveAddr picks the listen address: -addr wins, then $PORT, then the

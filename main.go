@@ -11,14 +11,21 @@ import (
 	"sort"
 )
 
-// command is one subcommand. Each lives in its own cmd_*.go file and
-// registers itself in init, so main stays a dispatcher.
+// command is one subcommand; each runs from its own cmd_*.go file, so main
+// stays a dispatcher.
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-var commands = map[string]command{}
+// commands are every subcommand, by name: the one place to add one.
+var commands = map[string]command{
+	"lessons": {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
+	"lint":    {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
+	"replay":  {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
+	"run":     {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
+	"serve":   {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured)", run: runServe},
+}
 
 func main() {
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))

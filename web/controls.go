@@ -256,6 +256,9 @@ var controls = []control{
 	{Name: "fault_kind", Knob: "fault_kind", Label: "How it fails", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 6, Step: 1,
 		Choices: []string{"500", "502", "503", "504", "connect_failure", "reset", "timeout"},
 		Help:    "an HTTP status, a refused connection, a reset, or a hang that times out"},
+	{Name: "fault_pattern", Knob: "fault_pattern", Label: "Failure pattern", Group: groupScenario, Kind: kindChoice, Target: targetScenario, Min: 0, Max: 1, Step: 1,
+		Choices: []string{"interleaved", "random"},
+		Help:    "interleaved: failures evenly spaced (every third request for 1 in 3); random: each request fails on its own, so streaks happen"},
 	{Name: "fault_duration", Knob: "fault_duration", Label: "Fault lasts", Group: groupScenario, Unit: "s", Kind: kindSeconds, Target: targetScenario, Min: 0, Max: 600, Step: 10,
 		Help: "how long the fault lasts (0: to the end of the run)"},
 }

@@ -171,7 +171,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 		t.Errorf("cap 34: redraw up to the cursor has %d points, want 30", n)
 	}
 	text = joinData(evs)
-	for _, want := range []string{"EJECTED", "≤ 34%", "max_ejection_percent: 34"} {
+	for _, want := range []string{"EJECTED", "≤ <strong>34%</strong>", "max_ejection_percent: 34"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("cap 34: the redraw lacks %q", want)
 		}

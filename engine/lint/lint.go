@@ -111,40 +111,111 @@ func secs(ms int64) string { return fmt.Sprintf("%gs", float64(ms)/1000) }
 // consecutive detectors, success rate, failure percentage, split mode,
 // ejection time.
 func Check(cfg engine.Config, c Cluster) []Finding {
-	var out []Finding
-	add := func(s Severity, field, format string, args ...any) {
-		out = append(out, Finding{s, field, fmt.Sprintf(format, args...)})
-	}
-	n := c.Hosts
-	intervalS := float64(cfg.IntervalMs) / 1000
-	split := cfg.SplitExternalLocalOriginErrors
+	r := newReview(cfg, c)
+	r.ejectionCap()
+	r.panicMode()
+	r.anyEjector()
+	r.consecutive5xx()
+	r.consecutiveGateway()
+	r.successRate()
+	r.failurePercentage()
+	r.splitMode()
+	r.doubleEjection()
+	r.ejectionTime()
+	return r.out
+}
 
+// review is one Check in progress: the config, the cluster, what follows
+// from them (who can eject, which gates open), and the findings so far.
+type review struct {
+	cfg       engine.Config
+	c         Cluster
+	out       []Finding
+	n         int
+	intervalS float64
+	split     bool
 	// Requests per host per interval, the unit of both volume gates; the
 	// gates are judged only when the rate is known.
-	volKnown := c.RPS > 0 && n > 0
-	vol := 0.0
-	if volKnown {
-		vol = c.RPS / float64(n) * intervalS
-	}
+	volKnown bool
+	vol      float64
+	admitted int
+	// Who can eject at all, by detector.
+	c5xxEjects, gwEjects, srEjects, fpEjects  bool
+	localEjects, localSREjects, localFPEjects bool
+	// Whether the rate detectors can run on this cluster; srRuns is
+	// settled by successRate.
+	fpRuns, srRuns bool
+}
 
+func newReview(cfg engine.Config, c Cluster) *review {
+	r := &review{cfg: cfg, c: c, n: c.Hosts, intervalS: float64(cfg.IntervalMs) / 1000, split: cfg.SplitExternalLocalOriginErrors}
+	r.volKnown = c.RPS > 0 && r.n > 0
+	if r.volKnown {
+		r.vol = c.RPS / float64(r.n) * r.intervalS
+	}
+	r.admitted = MaxAdmitted(cfg, r.n)
+	r.c5xxEjects = consecutiveEjects(cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
+	r.gwEjects = consecutiveEjects(cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure)
+	r.srEjects = cfg.EnforcingSuccessRate > 0
+	r.fpEjects = cfg.EnforcingFailurePercentage > 0
+	r.localEjects = r.split && consecutiveEjects(cfg.ConsecutiveLocalOriginFailure, cfg.EnforcingConsecutiveLocalOriginFailure)
+	r.localSREjects = r.split && cfg.EnforcingLocalOriginSuccessRate > 0
+	r.localFPEjects = r.split && cfg.EnforcingFailurePercentageLocalOrigin > 0
+	// Failure percentage can run once enough hosts have its volume.
+	r.fpRuns = r.n >= max(int(cfg.FailurePercentageMinimumHosts), 1) &&
+		(!r.volKnown || r.vol >= float64(cfg.FailurePercentageRequestVolume))
+	return r
+}
+
+func (r *review) add(s Severity, field, format string, args ...any) {
+	r.out = append(r.out, Finding{s, field, fmt.Sprintf(format, args...)})
+}
+
+// ejectors lists the detectors whose settings let them eject; the rate
+// detectors only if they can run here when withGates is set.
+func (r *review) ejectors(withSR, withGates bool) []string {
+	fpOK := !withGates || r.fpRuns
+	var l []string
+	for _, d := range []struct {
+		name string
+		on   bool
+	}{
+		{"consecutive_5xx", r.c5xxEjects}, {"consecutive_gateway_failure", r.gwEjects},
+		{"success rate", r.srEjects && withSR}, {"failure percentage", r.fpEjects && fpOK},
+		{"consecutive_local_origin_failure", r.localEjects}, {"local-origin success rate", r.localSREjects && withSR},
+		{"local-origin failure percentage", r.localFPEjects && fpOK},
+	} {
+		if d.on {
+			l = append(l, d.name)
+		}
+	}
+	return l
+}
+
+// ejectionCap: how many hosts the cap admits at once.
+func (r *review) ejectionCap() {
+	cfg, n, admitted := r.cfg, r.n, r.admitted
 	// The cap.
-	admitted := MaxAdmitted(cfg, n)
 	first := engine.CapAdmits(0, n, cfg.MaxEjectionPercent, false)
 	switch {
 	case admitted == 0:
-		add(Problem, "max_ejection_percent",
+		r.add(Problem, "max_ejection_percent",
 			"the cap refuses every ejection: 100·(0+1)/%d = %.1f%% > %d%%; detections only raise ejections_overflow. Raise it to at least %d or set always_eject_one_host.",
 			n, first.Percent, min(cfg.MaxEjectionPercent, 100), int(math.Ceil(100.0/float64(n))))
 	case !first.Allowed && cfg.AlwaysEjectOneHost:
-		add(Info, "always_eject_one_host",
+		r.add(Info, "always_eject_one_host",
 			"only always_eject_one_host lets an ejection through: 100·(0+1)/%d = %.1f%% > %d%%; exactly one host can be out at a time.",
 			n, first.Percent, cfg.MaxEjectionPercent)
 	default:
-		add(Info, "max_ejection_percent", "the cap admits %d of %d hosts ejected at once (%d%%).", admitted, n, min(cfg.MaxEjectionPercent, 100))
+		r.add(Info, "max_ejection_percent", "the cap admits %d of %d hosts ejected at once (%d%%).", admitted, n, min(cfg.MaxEjectionPercent, 100))
 	}
 
-	// Panic: ejections past the panic threshold send traffic back to
-	// ejected hosts (§7.3; no panic while 140·healthy/N >= 100).
+}
+
+// panicMode: ejections past the panic threshold send traffic back to
+// ejected hosts (§7.3; no panic while 140·healthy/N >= 100).
+func (r *review) panicMode() {
+	c, n, admitted := r.c, r.n, r.admitted
 	switch {
 	case c.PanicThreshold > 0 && n > 0:
 		for k := 1; k <= admitted; k++ {
@@ -153,7 +224,7 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 				continue
 			}
 			if 100*float64(healthy)/float64(n) < c.PanicThreshold {
-				add(Warning, "max_ejection_percent",
+				r.add(Warning, "max_ejection_percent",
 					"ejecting %d of %d hosts puts the cluster in panic (%d healthy < %.0f%%): the load balancer then sends traffic to every host, ejected ones included.",
 					k, n, healthy, c.PanicThreshold)
 				break
@@ -165,52 +236,29 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 		// returns no host and the router answers 503 "no healthy upstream"
 		// (upstream_cx_none_healthy), reported to no detector (§7.3, §7.4,
 		// §11.5). The hosts come back only as their ejections end.
-		add(Warning, "healthy_panic_threshold",
+		r.add(Warning, "healthy_panic_threshold",
 			"panic is disabled (healthy_panic_threshold 0, what Istio writes unless min_health_percent is set) and the cap lets all %d hosts be ejected: with every host out clients get 503 \"no healthy upstream\" until the first ejection ends at a detector tick. Lower max_ejection_percent, or set a panic threshold so ejected hosts keep serving.",
 			n)
 	case admitted > 0:
-		add(Info, "healthy_panic_threshold",
+		r.add(Info, "healthy_panic_threshold",
 			"panic is disabled (healthy_panic_threshold 0): ejected hosts never get traffic back early; with the cap's %d ejections, the %d hosts left in service take all the traffic.",
 			admitted, n-admitted)
 	}
 
-	// Who can eject at all, by detector.
-	c5xxEjects := consecutiveEjects(cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
-	gwEjects := consecutiveEjects(cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure)
-	srEjects := cfg.EnforcingSuccessRate > 0
-	fpEjects := cfg.EnforcingFailurePercentage > 0
-	localEjects := split && consecutiveEjects(cfg.ConsecutiveLocalOriginFailure, cfg.EnforcingConsecutiveLocalOriginFailure)
-	localSREjects := split && cfg.EnforcingLocalOriginSuccessRate > 0
-	localFPEjects := split && cfg.EnforcingFailurePercentageLocalOrigin > 0
-	// Failure percentage can run once enough hosts have its volume.
-	fpRuns := n >= max(int(cfg.FailurePercentageMinimumHosts), 1) &&
-		(!volKnown || vol >= float64(cfg.FailurePercentageRequestVolume))
-	// ejectors lists the detectors whose settings let them eject; the rate
-	// detectors only if they can run here when withGates is set.
-	ejectors := func(withSR, withGates bool) []string {
-		fpOK := !withGates || fpRuns
-		var l []string
-		for _, d := range []struct {
-			name string
-			on   bool
-		}{
-			{"consecutive_5xx", c5xxEjects}, {"consecutive_gateway_failure", gwEjects},
-			{"success rate", srEjects && withSR}, {"failure percentage", fpEjects && fpOK},
-			{"consecutive_local_origin_failure", localEjects}, {"local-origin success rate", localSREjects && withSR},
-			{"local-origin failure percentage", localFPEjects && fpOK},
-		} {
-			if d.on {
-				l = append(l, d.name)
-			}
-		}
-		return l
-	}
-	if len(ejectors(true, false)) == 0 {
-		add(Warning, "outlier_detection",
+}
+
+// anyEjector: a config where every detector is off or detection-only.
+func (r *review) anyEjector() {
+	if len(r.ejectors(true, false)) == 0 {
+		r.add(Warning, "outlier_detection",
 			"no detector can eject: every one is off or detection-only, so outlier detection counts detections (ejections_detected_*) and never takes a host out.")
 	}
+}
 
-	// consecutive_5xx.
+// consecutive5xx: the 5xx streak detector, and what still counts when it
+// is off.
+func (r *review) consecutive5xx() {
+	cfg := r.cfg
 	switch {
 	case cfg.Consecutive5xx == 0:
 		var still []string
@@ -221,45 +269,54 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 			fmt.Sprintf("success rate (%s)", enforcement(cfg.EnforcingSuccessRate)),
 			fmt.Sprintf("failure percentage (%s)", enforcement(cfg.EnforcingFailurePercentage)))
 		tail := ""
-		if !gwEjects && !srEjects && !fpEjects {
+		if !r.gwEjects && !r.srEjects && !r.fpEjects {
 			tail = " None of them ejects, so no 5xx response ever takes a host out."
 		}
-		add(Info, "consecutive_5xx",
+		r.add(Info, "consecutive_5xx",
 			"consecutive_5xx is off (threshold 0 never fires). 5xx responses still count toward %s.%s",
 			listJoin(still), tail)
 	case cfg.EnforcingConsecutive5xx == 0:
-		add(Info, "enforcing_consecutive_5xx",
+		r.add(Info, "enforcing_consecutive_5xx",
 			"consecutive_5xx detects %d 5xx in a row but never ejects (enforcing_consecutive_5xx 0).", cfg.Consecutive5xx)
 	case cfg.EnforcingConsecutive5xx < 100:
-		add(Info, "enforcing_consecutive_5xx",
+		r.add(Info, "enforcing_consecutive_5xx",
 			"consecutive_5xx ejects on %d%% of its detections; the streak restarts after each detection, ejected or not (onConsecutiveErrorWorker).", cfg.EnforcingConsecutive5xx)
 	}
 
-	// consecutive_gateway_failure: every 502/503/504 is also a 5xx, so a
-	// gateway streak is a 5xx streak too (putHttpResponseCode).
+}
+
+// consecutiveGateway: every 502/503/504 is also a 5xx, so a gateway streak
+// is a 5xx streak too (putHttpResponseCode).
+func (r *review) consecutiveGateway() {
+	cfg := r.cfg
 	switch {
 	case cfg.ConsecutiveGatewayFailure == 0:
-		add(Info, "consecutive_gateway_failure", "consecutive_gateway_failure is off (threshold 0 never fires).")
+		r.add(Info, "consecutive_gateway_failure", "consecutive_gateway_failure is off (threshold 0 never fires).")
 	case cfg.EnforcingConsecutiveGatewayFailure == 0:
 		tail := fmt.Sprintf("they are 5xx too, so %d in a row eject through consecutive_5xx (%s).", cfg.Consecutive5xx, enforcement(cfg.EnforcingConsecutive5xx))
-		if !c5xxEjects {
+		if !r.c5xxEjects {
 			why := "off"
 			if cfg.Consecutive5xx > 0 {
 				why = "detection-only"
 			}
 			tail = fmt.Sprintf("consecutive_5xx does not eject either (%s), so no streak ejects.", why)
 		}
-		add(Info, "enforcing_consecutive_gateway_failure",
+		r.add(Info, "enforcing_consecutive_gateway_failure",
 			"consecutive_gateway_failure detects %d 502/503/504 in a row but never ejects (enforcing 0%%, Envoy's default); %s",
 			cfg.ConsecutiveGatewayFailure, tail)
 	case cfg.EnforcingConsecutiveGatewayFailure < 100:
-		add(Info, "enforcing_consecutive_gateway_failure",
+		r.add(Info, "enforcing_consecutive_gateway_failure",
 			"consecutive_gateway_failure ejects on %d%% of its detections.", cfg.EnforcingConsecutiveGatewayFailure)
 	}
 
-	// Success rate. Its gates are problems only when a success-rate
-	// detector (external, or local-origin in split mode) is enforced.
-	srEnforced := srEjects || localSREjects
+}
+
+// successRate: its enforcement and its gates, which are problems only when
+// a success-rate detector (external, or local-origin in split mode) is
+// enforced. Settles r.srRuns.
+func (r *review) successRate() {
+	cfg, n, vol, intervalS := r.cfg, r.n, r.vol, r.intervalS
+	srEnforced := r.srEjects || r.localSREjects
 	gateSev, verb := Problem, "single out"
 	if !srEnforced {
 		gateSev, verb = Info, "flag"
@@ -270,78 +327,86 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 	// mode.
 	switch {
 	case cfg.EnforcingSuccessRate == 0:
-		add(Info, "enforcing_success_rate",
+		r.add(Info, "enforcing_success_rate",
 			"success rate is detection-only (enforcing_success_rate 0, which Istio writes for every DestinationRule): its outliers are counted (ejections_detected_success_rate) but never ejected.")
 	case cfg.EnforcingSuccessRate < 100:
-		add(Info, "enforcing_success_rate", "success rate ejects on %d%% of its detections.", cfg.EnforcingSuccessRate)
+		r.add(Info, "enforcing_success_rate", "success rate ejects on %d%% of its detections.", cfg.EnforcingSuccessRate)
 	}
-	srRuns := n >= int(cfg.SuccessRateMinimumHosts)
-	if !srRuns {
+	r.srRuns = n >= int(cfg.SuccessRateMinimumHosts)
+	if !r.srRuns {
 		tail := " (it would only detect anyway)."
 		if srEnforced {
-			if others := ejectors(false, true); len(others) > 0 {
+			if others := r.ejectors(false, true); len(others) > 0 {
 				tail = "; ejections can come only from " + listJoin(others) + "."
 			} else {
 				tail = "; no other detector ejects."
 			}
 		}
-		add(gateSev, "success_rate_minimum_hosts",
+		r.add(gateSev, "success_rate_minimum_hosts",
 			"success rate never runs: the cluster has %d hosts and it needs %d with enough volume%s",
 			n, cfg.SuccessRateMinimumHosts, tail)
 	} else {
 		need := float64(cfg.SuccessRateRequestVolume) / intervalS
 		switch {
-		case volKnown && vol < float64(cfg.SuccessRateRequestVolume):
-			srRuns = false
-			add(gateSev, "success_rate_request_volume",
+		case r.volKnown && vol < float64(cfg.SuccessRateRequestVolume):
+			r.srRuns = false
+			r.add(gateSev, "success_rate_request_volume",
 				"success rate never runs: each host gets about %.1f requests per %gs interval, %d needed (%.1f req/s per host).",
 				vol, intervalS, cfg.SuccessRateRequestVolume, need)
-		case volKnown:
-			add(Info, "success_rate_request_volume", "each host gets about %.0f requests per interval; success rate needs %d.", vol, cfg.SuccessRateRequestVolume)
+		case r.volKnown:
+			r.add(Info, "success_rate_request_volume", "each host gets about %.0f requests per interval; success rate needs %d.", vol, cfg.SuccessRateRequestVolume)
 		default:
-			add(Info, "success_rate_request_volume", "success rate needs %.1f req/s per host (%d requests per %gs interval).", need, cfg.SuccessRateRequestVolume, intervalS)
+			r.add(Info, "success_rate_request_volume", "success rate needs %.1f req/s per host (%d requests per %gs interval).", need, cfg.SuccessRateRequestVolume, intervalS)
 		}
 		k := MaxSuccessRateOutliers(cfg, n)
 		if k == 0 {
-			srRuns = false
-			add(gateSev, "success_rate_stdev_factor",
+			r.srRuns = false
+			r.add(gateSev, "success_rate_stdev_factor",
 				"with %d hosts and k = %.2f no host can ever fall below mean − k·σ: one outlier needs more than %.2f valid hosts.",
 				n, cfg.StdevFactor(), 1+cfg.StdevFactor()*cfg.StdevFactor())
 		} else {
-			add(Info, "success_rate_stdev_factor",
+			r.add(Info, "success_rate_stdev_factor",
 				"success rate can %s at most %d equally bad host(s) at once among %d (k bad hosts need more than %.2f·k valid hosts); more mask each other.",
 				verb, k, n, 1+cfg.StdevFactor()*cfg.StdevFactor())
 		}
 	}
 
-	// Failure percentage: its own gates, judged when it is enforced.
-	if !fpEjects {
-		add(Info, "enforcing_failure_percentage", "failure percentage is detection-only (enforcing_failure_percentage 0, Envoy's default).")
+}
+
+// failurePercentage: its own gates, judged when it is enforced.
+func (r *review) failurePercentage() {
+	cfg, n, vol, intervalS := r.cfg, r.n, r.vol, r.intervalS
+	if !r.fpEjects {
+		r.add(Info, "enforcing_failure_percentage", "failure percentage is detection-only (enforcing_failure_percentage 0, Envoy's default).")
 	}
-	if fpEjects || localFPEjects {
+	if r.fpEjects || r.localFPEjects {
 		switch {
 		case n < int(cfg.FailurePercentageMinimumHosts):
-			add(Problem, "failure_percentage_minimum_hosts",
+			r.add(Problem, "failure_percentage_minimum_hosts",
 				"failure percentage never runs: the cluster has %d hosts and it needs %d with enough volume.", n, cfg.FailurePercentageMinimumHosts)
-		case volKnown && vol < float64(cfg.FailurePercentageRequestVolume):
-			add(Problem, "failure_percentage_request_volume",
+		case r.volKnown && vol < float64(cfg.FailurePercentageRequestVolume):
+			r.add(Problem, "failure_percentage_request_volume",
 				"failure percentage never runs: each host gets about %.1f requests per %gs interval, %d needed.", vol, intervalS, cfg.FailurePercentageRequestVolume)
 		default:
-			add(Info, "failure_percentage_threshold",
+			r.add(Info, "failure_percentage_threshold",
 				"failure percentage (%s) ejects a host that fails at least %d%% of at least %d requests in one interval, when at least %d hosts have that volume.",
 				enforcement(max(cfg.EnforcingFailurePercentage, cfg.EnforcingFailurePercentageLocalOrigin)),
 				cfg.FailurePercentageThreshold, cfg.FailurePercentageRequestVolume, max(cfg.FailurePercentageMinimumHosts, 1))
 		}
 	}
 
-	// Split mode: putResultWithLocalExternalSplit sends connect failures,
-	// resets and timeouts to the local-origin counters only (§3.3, §3.4).
-	if split {
-		add(Info, "split_external_local_origin_errors",
+}
+
+// splitMode: putResultWithLocalExternalSplit sends connect failures,
+// resets and timeouts to the local-origin counters only (§3.3, §3.4).
+func (r *review) splitMode() {
+	cfg := r.cfg
+	if r.split {
+		r.add(Info, "split_external_local_origin_errors",
 			"split mode: connect failures, resets and timeouts are local-origin errors; they no longer count toward consecutive_5xx, consecutive_gateway_failure, success rate or failure percentage, only toward the local-origin detectors. HTTP responses, 502/503/504 included, still feed the others.")
 		switch {
 		case cfg.ConsecutiveLocalOriginFailure == 0:
-			add(Info, "consecutive_local_origin_failure", "consecutive_local_origin_failure is off (threshold 0 never fires).")
+			r.add(Info, "consecutive_local_origin_failure", "consecutive_local_origin_failure is off (threshold 0 never fires).")
 		default:
 			what := "eject a host"
 			if cfg.EnforcingConsecutiveLocalOriginFailure == 0 {
@@ -349,7 +414,7 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 			}
 			// The router reports LocalOriginConnectSuccess when a request
 			// gets a stream (onPoolReady), which resets the streak (§3.4).
-			add(Info, "consecutive_local_origin_failure",
+			r.add(Info, "consecutive_local_origin_failure",
 				"%d local-origin failures in a row %s (%s). With HTTP every request that gets a stream first records a local-origin success, which restarts the streak: failed connects build it, a host that accepts connections and then times out or resets rarely does.",
 				cfg.ConsecutiveLocalOriginFailure, what, withDefault(cfg.EnforcingConsecutiveLocalOriginFailure, 100))
 		}
@@ -357,11 +422,11 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 		if cfg.EnforcingLocalOriginSuccessRate == 0 {
 			istio = "; Istio writes 0 here in split mode"
 		}
-		add(Info, "enforcing_local_origin_success_rate",
+		r.add(Info, "enforcing_local_origin_success_rate",
 			"the local-origin success rate runs too, on those connection-level results, with the same success_rate_* gates (%s%s).",
 			withDefault(cfg.EnforcingLocalOriginSuccessRate, 100), istio)
 		if cfg.EnforcingFailurePercentageLocalOrigin == 0 {
-			add(Info, "enforcing_failure_percentage_local_origin", "local-origin failure percentage is detection-only (enforcing 0%%, Envoy's default).")
+			r.add(Info, "enforcing_failure_percentage_local_origin", "local-origin failure percentage is detection-only (enforcing 0%%, Envoy's default).")
 		}
 	} else {
 		def := engine.DefaultConfig()
@@ -369,42 +434,50 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 			cfg.EnforcingConsecutiveLocalOriginFailure != def.EnforcingConsecutiveLocalOriginFailure ||
 			cfg.EnforcingLocalOriginSuccessRate != def.EnforcingLocalOriginSuccessRate ||
 			cfg.EnforcingFailurePercentageLocalOrigin != def.EnforcingFailurePercentageLocalOrigin {
-			add(Info, "split_external_local_origin_errors",
+			r.add(Info, "split_external_local_origin_errors",
 				"the local-origin fields are ignored: split_external_local_origin_errors is false, so connect failures and timeouts are counted as 503/504 by consecutive_5xx, consecutive_gateway_failure, success rate and failure percentage.")
 		}
 	}
 
-	// One host ejected twice in one tick (§5.2): processSuccessRateEjections
-	// lists the failure-percentage candidates before success rate ejects,
-	// and ejectHost does not check whether the host is already out. It takes
-	// both detectors enforced and able to run, and room under the cap for a
-	// second ejection while the first is active.
-	if srRuns && fpRuns && admitted >= 2 {
+}
+
+// doubleEjection: one host ejected twice in one tick (§5.2):
+// processSuccessRateEjections lists the failure-percentage candidates
+// before success rate ejects, and ejectHost does not check whether the host
+// is already out. It takes both detectors enforced and able to run, and
+// room under the cap for a second ejection while the first is active.
+func (r *review) doubleEjection() {
+	cfg, n := r.cfg, r.n
+	if r.srRuns && r.fpRuns && r.admitted >= 2 {
 		where := "here"
-		if !volKnown {
+		if !r.volKnown {
 			where = fmt.Sprintf("on %d hosts given enough traffic", n)
 		}
 		for _, p := range []struct {
 			on          bool
 			field, kind string
 		}{
-			{srEjects && fpEjects, "enforcing_failure_percentage", ""},
-			{localSREjects && localFPEjects, "enforcing_failure_percentage_local_origin", "local-origin "},
+			{r.srEjects && r.fpEjects, "enforcing_failure_percentage", ""},
+			{r.localSREjects && r.localFPEjects, "enforcing_failure_percentage_local_origin", "local-origin "},
 		} {
 			if p.on {
-				add(Info, p.field,
+				r.add(Info, p.field,
 					"%[1]ssuccess rate and %[1]sfailure percentage are both enforced and both can run %[3]s, so the code lets both flag the same host in one tick (processSuccessRateEjections lists failure-percentage candidates before success rate ejects, and ejectHost does not check the host is already out). A host failing at least %[2]d%% that no consecutive detector took out first would then be ejected twice, and in release builds ejections_active stays one too high for the cluster's life.",
 					p.kind, cfg.FailurePercentageThreshold, where)
 			}
 		}
 	}
 
-	// Ejection time. ejectHost raises the host's multiplier by one per
-	// enforced ejection while multiplier·base < max + base, and the ejection
-	// lasts min(multiplier·base, max) + jitter (checkHostForUneject).
-	// DetectorImpl::onIntervalTimer lowers it by one at every tick for each
-	// host not ejected whose last uneject is at least one interval old:
-	// time back in service decays it, whatever the host does (§6.2).
+}
+
+// ejectionTime: ejectHost raises the host's multiplier by one per
+// enforced ejection while multiplier·base < max + base, and the ejection
+// lasts min(multiplier·base, max) + jitter (checkHostForUneject).
+// DetectorImpl::onIntervalTimer lowers it by one at every tick for each
+// host not ejected whose last uneject is at least one interval old: time
+// back in service decays it, whatever the host does (§6.2).
+func (r *review) ejectionTime() {
+	cfg, n, intervalS, admitted := r.cfg, r.n, r.intervalS, r.admitted
 	if base, maxT := cfg.BaseEjectionTimeMs, cfg.MaxEjectionTimeMs; base > 0 {
 		sat := uint32(0)
 		for int64(sat)*base < maxT+base {
@@ -430,15 +503,14 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 			growth = fmt.Sprintf("each enforced ejection raises the host's multiplier by one and lasts min(multiplier × %s, %s): %s as it rises (the multiplier saturates at %d)",
 				secs(base), secs(maxT), strings.Join(steps, ", "), sat)
 		}
-		add(Info, "max_ejection_time",
+		r.add(Info, "max_ejection_time",
 			"%s. The multiplier falls by one at every detector tick (%gs) while the host is back in service, from one full interval after its uneject, whatever the host does meanwhile: from %d it is back at 0 about %gs after the uneject. Unejection happens only at those ticks (or on a passing active health check).",
 			growth, intervalS, sat, float64(sat)*intervalS)
 	}
 	if cfg.MaxEjectionTimeJitterMs > 0 {
-		add(Info, "max_ejection_time_jitter", "up to %gs of jitter is added after the max_ejection_time cap.", float64(cfg.MaxEjectionTimeJitterMs)/1000)
+		r.add(Info, "max_ejection_time_jitter", "up to %gs of jitter is added after the max_ejection_time cap.", float64(cfg.MaxEjectionTimeJitterMs)/1000)
 	}
 	if n < 5 && admitted > 0 {
-		add(Warning, "max_ejection_percent", "with %d hosts one ejection removes %.0f%% of capacity; consider leaving outlier detection off for very small clusters.", n, 100/float64(n))
+		r.add(Warning, "max_ejection_percent", "with %d hosts one ejection removes %.0f%% of capacity; consider leaving outlier detection off for very small clusters.", n, 100/float64(n))
 	}
-	return out
 }

@@ -25,87 +25,100 @@ func RunConfig(t *Trace, cfg engine.Config) (*Output, error) {
 	clock := &engine.ManualClock{}
 	// Every draw returns the trace's "random": enforcement is
 	// random%100 < enforcing_T, jitter random%(max_jitter_ms+1).
-	d := engine.NewDetector(cfg, clock, engine.FixedRandom(t.Random))
-	hosts := map[string]*engine.HostMonitor{}
+	r := &replayer{
+		d:     engine.NewDetector(cfg, clock, engine.FixedRandom(t.Random)),
+		hosts: map[string]*engine.HostMonitor{},
+		out:   &Output{Name: t.Name, Events: []Event{}, Snapshots: []Snapshot{}},
+	}
 	for _, h := range t.Hosts {
-		hosts[h] = d.AddHost(h)
-	}
-	out := &Output{Name: t.Name, Events: []Event{}, Snapshots: []Snapshot{}}
-	var pending []engine.Event
-	flush := func() {
-		pending = d.DrainEvents(pending[:0])
-		for _, e := range pending {
-			out.Events = append(out.Events, toEvent(e))
-		}
-	}
-	lookup := func(where, name string) (*engine.HostMonitor, error) {
-		m, ok := hosts[name]
-		if !ok {
-			return nil, fmt.Errorf("%s: unknown host %q (current hosts: %s)", where, name, strings.Join(hostNames(d), ", "))
-		}
-		return m, nil
+		r.hosts[h] = r.d.AddHost(h)
 	}
 	for i := range t.Steps {
-		s := &t.Steps[i]
-		where := fmt.Sprintf("steps[%d]", i)
-		clock.Ms = s.AtMs
-		switch {
-		case s.HTTP != nil:
-			m, err := lookup(where+".http.host", s.HTTP.Host)
-			if err != nil {
-				return nil, err
-			}
-			for range times(s.HTTP.Times) {
-				m.PutHTTPResponseCode(s.HTTP.Code)
-			}
-		case s.Local != nil:
-			m, err := lookup(where+".local.host", s.Local.Host)
-			if err != nil {
-				return nil, err
-			}
-			r := localResult(s.Local.Result)
-			for range times(s.Local.Times) {
-				m.PutResult(r)
-			}
-		case s.Ext != nil:
-			m, err := lookup(where+".ext.host", s.Ext.Host)
-			if err != nil {
-				return nil, err
-			}
-			r := engine.ExtOriginRequestSuccess
-			if s.Ext.Result == "request_failed" {
-				r = engine.ExtOriginRequestFailed
-			}
-			for range times(s.Ext.Times) {
-				m.PutResult(r)
-			}
-		case s.Tick:
-			d.Tick()
-		case s.ActiveHC != nil:
-			m, err := lookup(where+".active_hc.host", s.ActiveHC.Host)
-			if err != nil {
-				return nil, err
-			}
-			d.ActiveHealthCheck(m, s.ActiveHC.Healthy)
-		case s.AddHost != nil:
-			if _, dup := hosts[*s.AddHost]; dup {
-				return nil, fmt.Errorf("%s.add_host: host %q is already in the cluster", where, *s.AddHost)
-			}
-			hosts[*s.AddHost] = d.AddHost(*s.AddHost)
-		case s.RemoveHost != nil:
-			m, err := lookup(where+".remove_host", *s.RemoveHost)
-			if err != nil {
-				return nil, err
-			}
-			d.RemoveHost(m)
-			delete(hosts, *s.RemoveHost)
-		case s.Snapshot != nil:
-			flush()
-			out.Snapshots = append(out.Snapshots, snapshot(d, *s.Snapshot, s.AtMs))
+		clock.Ms = t.Steps[i].AtMs
+		if err := r.step(&t.Steps[i], fmt.Sprintf("steps[%d]", i)); err != nil {
+			return nil, err
 		}
-		flush()
+		r.flush()
 	}
-	return out, nil
+	return r.out, nil
+}
+
+// replayer is one trace being replayed: the detector, its hosts by name,
+// and the output so far.
+type replayer struct {
+	d       *engine.Detector
+	hosts   map[string]*engine.HostMonitor
+	out     *Output
+	pending []engine.Event
+}
+
+// flush moves the detector's events to the output.
+func (r *replayer) flush() {
+	r.pending = r.d.DrainEvents(r.pending[:0])
+	for _, e := range r.pending {
+		r.out.Events = append(r.out.Events, toEvent(e))
+	}
+}
+
+func (r *replayer) lookup(where, name string) (*engine.HostMonitor, error) {
+	m, ok := r.hosts[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown host %q (current hosts: %s)", where, name, strings.Join(hostNames(r.d), ", "))
+	}
+	return m, nil
+}
+
+// put records n results on the named host.
+func (r *replayer) put(where, host string, n *int, record func(*engine.HostMonitor)) error {
+	m, err := r.lookup(where, host)
+	if err != nil {
+		return err
+	}
+	for range times(n) {
+		record(m)
+	}
+	return nil
+}
+
+// step does one step of the trace (the parser made sure it has one action).
+func (r *replayer) step(s *Step, where string) error {
+	switch {
+	case s.HTTP != nil:
+		return r.put(where+".http.host", s.HTTP.Host, s.HTTP.Times, func(m *engine.HostMonitor) { m.PutHTTPResponseCode(s.HTTP.Code) })
+	case s.Local != nil:
+		res := localResult(s.Local.Result)
+		return r.put(where+".local.host", s.Local.Host, s.Local.Times, func(m *engine.HostMonitor) { m.PutResult(res) })
+	case s.Ext != nil:
+		res := engine.ExtOriginRequestSuccess
+		if s.Ext.Result == "request_failed" {
+			res = engine.ExtOriginRequestFailed
+		}
+		return r.put(where+".ext.host", s.Ext.Host, s.Ext.Times, func(m *engine.HostMonitor) { m.PutResult(res) })
+	case s.Tick:
+		r.d.Tick()
+	case s.ActiveHC != nil:
+		m, err := r.lookup(where+".active_hc.host", s.ActiveHC.Host)
+		if err != nil {
+			return err
+		}
+		r.d.ActiveHealthCheck(m, s.ActiveHC.Healthy)
+	case s.AddHost != nil:
+		if _, dup := r.hosts[*s.AddHost]; dup {
+			return fmt.Errorf("%s.add_host: host %q is already in the cluster", where, *s.AddHost)
+		}
+		r.hosts[*s.AddHost] = r.d.AddHost(*s.AddHost)
+	case s.RemoveHost != nil:
+		m, err := r.lookup(where+".remove_host", *s.RemoveHost)
+		if err != nil {
+			return err
+		}
+		r.d.RemoveHost(m)
+		delete(r.hosts, *s.RemoveHost)
+	case s.Snapshot != nil:
+		r.flush()
+		r.out.Snapshots = append(r.out.Snapshots, snapshot(r.d, *s.Snapshot, s.AtMs))
+	}
+	return nil
 }
 
 func localResult(s string) engine.Result {

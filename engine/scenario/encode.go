@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"outlierlab/engine"
+	"outlierlab/engine/explain"
 )
 
 // EventLine is an engine event in the replay format's words
@@ -162,10 +163,7 @@ func ffmt(f float64, digits int) string { return strconv.FormatFloat(f, 'f', dig
 // each event as a short sentence under its interval.
 func WriteText(w io.Writer, res Result) error {
 	bw := bufio.NewWriter(w)
-	sc := &res.Scenario
-	fmt.Fprintf(bw, "%s: %s\n", sc.Name, sc.Description)
-	fmt.Fprintf(bw, "%d hosts, %s req/s, %s, seed %d; interval %s, max_ejection_percent %d\n\n",
-		sc.Cluster.Hosts, num(sc.Cluster.RPS), sc.Cluster.LB, res.Seed, secs(res.Config.IntervalMs), res.Config.MaxEjectionPercent)
+	writeHeader(bw, res)
 	watch := faultyHosts(res)
 	for _, f := range res.Frames {
 		fmt.Fprintf(bw, "%7s ", secs(f.TMs))
@@ -208,8 +206,9 @@ func WriteText(w io.Writer, res Result) error {
 			fmt.Fprint(bw, " | PANIC")
 		}
 		fmt.Fprintln(bw)
-		for _, e := range f.Events {
-			fmt.Fprintf(bw, "          %s\n", Sentence(e))
+		iv := f.Interval()
+		for _, s := range explain.Events(&iv, res.Config) {
+			fmt.Fprintf(bw, "          %s\n", s)
 		}
 	}
 	s := res.Summary
@@ -225,6 +224,15 @@ func WriteText(w io.Writer, res Result) error {
 	fmt.Fprintf(bw, "; %d ejections, %d overflows, %d unenforced detections; most ejected at once %d; panic in %d intervals\n",
 		s.Ejections, s.Overflows, s.Detections, s.MaxEjected, s.PanicFrames)
 	return bw.Flush()
+}
+
+// writeHeader is the text output's first two lines: the scenario, and the
+// run's shape.
+func writeHeader(w io.Writer, res Result) {
+	sc := &res.Scenario
+	fmt.Fprintf(w, "%s: %s\n", sc.Name, sc.Description)
+	fmt.Fprintf(w, "%d hosts, %s req/s, %s, seed %d; interval %s, max_ejection_percent %d\n\n",
+		sc.Cluster.Hosts, num(sc.Cluster.RPS), sc.Cluster.LB, res.Seed, secs(res.Config.IntervalMs), res.Config.MaxEjectionPercent)
 }
 
 // faultyHosts are the hosts the primary faults touch (else any fault), at
@@ -252,45 +260,27 @@ func faultyHosts(res Result) []int {
 // rounding).
 func secs(ms int64) string { return Seconds(ms) + "s" }
 
-// Sentence says what one event means, with its numbers.
-func Sentence(e engine.Event) string {
-	at := secs(e.AtMs)
-	c := e.Cap
-	share := fmt.Sprintf("%.1f", c.Percent)
-	if c.Percent != float64(c.MaxPercent) {
-		// Enough digits to show the share on its side of the cap.
-		share, _ = Distinct(c.Percent, float64(c.MaxPercent))
+// Interval is the frame as the explainer reads it.
+func (f *Frame) Interval() explain.Interval {
+	iv := explain.Interval{TMs: f.TMs, Events: f.Events, External: f.External, Local: f.Local,
+		Hosts: make([]explain.HostVolume, len(f.Hosts))}
+	for i, h := range f.Hosts {
+		iv.Hosts[i] = explain.HostVolume{Name: h.Name, Requests: h.Requests, Ejected: h.Ejected}
 	}
-	capText := fmt.Sprintf("cap 100·(%d+1)/%d = %s%%", c.Active, c.Hosts, share)
-	why := e.Detector.String()
-	switch e.Detector {
-	case engine.SuccessRate, engine.SuccessRateLocalOrigin:
-		rate, thr := Distinct(e.HostSuccessRate, e.Threshold)
-		mean := strconv.FormatFloat(e.Mean, 'f', len(thr)-strings.IndexByte(thr, '.')-1, 64)
-		why = fmt.Sprintf("%s %s%% below threshold %s%% (mean %s)", e.Detector, rate, thr, mean)
-	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
-		why = fmt.Sprintf("%s: %.1f%% failed", e.Detector, 100-e.HostSuccessRate)
-	}
-	switch e.Kind {
-	case engine.EventEject:
-		extra := ""
-		if c.ByAlwaysEjectOne {
-			extra = ", let through by always_eject_one_host"
+	return iv
+}
+
+// WriteLog writes the run's decision log as plain text, the sentences the
+// web lab's log shows (explain.Decisions), one a line under the text
+// output's two header lines: "40 s [OVERFLOW] h5 success rate …".
+func WriteLog(w io.Writer, res Result) error {
+	bw := bufio.NewWriter(w)
+	writeHeader(bw, res)
+	for i := range res.Frames {
+		iv := res.Frames[i].Interval()
+		for _, s := range explain.Decisions(&iv, res.Config) {
+			fmt.Fprintf(bw, "%s s [%s] %s\n", Seconds(s.AtMs), s.Outcome.Badge(), s.Text())
 		}
-		return fmt.Sprintf("%s %s ejected: %s; %s ≤ %d%%%s; out for %s (multiplier %d)", at, e.Host, why, capText, c.MaxPercent, extra, secs(e.DurationMs), e.Backoff)
-	case engine.EventDetect:
-		return fmt.Sprintf("%s %s detected, not enforced: %s; %s is %d%%", at, e.Host, why, e.Detector.EnforcingField(), e.Enforcing)
-	case engine.EventOverflow:
-		return fmt.Sprintf("%s %s detected: %s; %s > max_ejection_percent %d%%: refused (overflow)", at, e.Host, why, capText, c.MaxPercent)
-	case engine.EventUneject:
-		if e.Cause == engine.UnejectActiveHealthCheck {
-			return fmt.Sprintf("%s %s back in service: an active health check passed after %s out", at, e.Host, secs(e.EjectedMs))
-		}
-		return fmt.Sprintf("%s %s back in service after %s out", at, e.Host, secs(e.EjectedMs))
-	case engine.EventDegrade:
-		return fmt.Sprintf("%s %s degraded", at, e.Host)
-	case engine.EventUndegrade:
-		return fmt.Sprintf("%s %s no longer degraded", at, e.Host)
 	}
-	return at + " " + e.Host + " " + e.Kind.String()
+	return bw.Flush()
 }

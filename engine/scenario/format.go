@@ -1,46 +1,8 @@
 package scenario
 
-import "strconv"
+import "outlierlab/engine/explain"
 
-// Seconds writes a time in milliseconds as seconds, without the unit, the
-// way the decision log and the text output print times: "40", "0.25",
-// "1.234", "20.1". Below 10 s every millisecond is kept. From 10 s on one
-// decimal is enough and the value is rounded to it (20.05 s reads 20.1,
-// as a lesson quoting the event says), except where rounding would land
-// on a whole second the time is not: 239.96 s is not the 240 s sweep, so
-// it keeps the decimals that say so (239.96).
-func Seconds(ms int64) string {
-	if ms < 0 {
-		return "-" + Seconds(-ms)
-	}
-	if ms%1000 == 0 {
-		return strconv.FormatInt(ms/1000, 10)
-	}
-	if ms < 10000 {
-		return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
-	}
-	// Integer rounding, half away from zero: no binary fraction decides
-	// a tie (20.05 s is 20050 ms, exactly half-way).
-	for _, d := range []int64{100, 10} {
-		r := (ms + d/2) / d * d
-		if r%1000 != 0 {
-			return strconv.FormatFloat(float64(r)/1000, 'f', -1, 64)
-		}
-	}
-	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
-}
-
-// Distinct writes two percentages (or any two rates) with the fewest
-// decimals, at least one and at most four, at which they read differently,
-// so a sentence that says one is below the other shows it: 99.94 and
-// 99.91 read "99.94" and "99.91", not "99.9" and "99.9". Rounding keeps
-// the order, so the printed numbers never contradict the comparison.
-// Values equal to four decimals are printed with four.
-func Distinct(a, b float64) (string, string) {
-	for d := 1; ; d++ {
-		sa, sb := strconv.FormatFloat(a, 'f', d, 64), strconv.FormatFloat(b, 'f', d, 64)
-		if sa != sb || d == 4 {
-			return sa, sb
-		}
-	}
-}
+// Seconds writes a time in milliseconds as seconds, without the unit, as
+// the decision log and the text output print times (explain.Seconds: "40",
+// "0.25", "20.1", "239.96").
+func Seconds(ms int64) string { return explain.Seconds(ms) }

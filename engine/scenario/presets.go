@@ -111,7 +111,7 @@ var Burst = Preset{
 // ignores the 500s.
 var AppErrors = Preset{
 	Name:        "app-errors",
-	Description: "a buggy endpoint returns 500 on every host for 30% of requests at random; consecutive_5xx ejects healthy hosts in turn",
+	Description: "a buggy endpoint returns 500 on every host for 30% of requests, at random, at 80 requests a second across ten hosts",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 80, 300*time.Second
 		c.Faults = []sim.Fault{{

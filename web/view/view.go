@@ -3,7 +3,7 @@
 // from a run; templates only lay them out.
 package view
 
-import "strings"
+import "outlierlab/engine/explain"
 
 // Layout is what every page's frame needs.
 type Layout struct {
@@ -277,21 +277,12 @@ type LogEntry struct {
 	Parts []Span
 }
 
-// Span is part of a sentence; Field spans name an Envoy setting and render
-// as code.
-type Span struct {
-	Text  string
-	Field bool
-}
+// Span is part of a sentence, as the engine's explainer made it: words, an
+// Envoy field (rendered as code), a number with its unit, a host.
+type Span = explain.Span
 
 // Text is the sentence without its time.
-func (e LogEntry) Text() string {
-	var b strings.Builder
-	for _, p := range e.Parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
+func (e LogEntry) Text() string { return explain.Sentence{Spans: e.Parts}.Text() }
 
 // String is the sentence as the design notes write it: "40 s: h5 …".
 func (e LogEntry) String() string { return e.Time + ": " + e.Text() }
