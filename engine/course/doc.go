@@ -136,9 +136,9 @@ prints, with one unit, so a name means the same number in both:
 	a host over a window  share:HOST (%)
 
 A host's rate is -1 when it served nothing: a check compares that number,
-prose shows a dash. Placeholders written with the older names failures
-(failure_pct), p99 (p99_ms), rate (success_rate) and returns_in
-(returns_in_s) still read what they meant.
+prose shows a dash. The placeholders once called failures (a percentage,
+while a check's failures counted), p99, rate and returns_in are
+failure_pct, p99_ms, success_rate and returns_in_s.
 
 # Placeholders
 

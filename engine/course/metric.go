@@ -207,15 +207,6 @@ var metrics = []metric{
 	}},
 }
 
-// metricAliases are the placeholder names lessons wrote before each name
-// meant one quantity: read as the metric they meant.
-var metricAliases = map[string]string{
-	"failures":   "failure_pct",
-	"p99":        "p99_ms",
-	"rate":       "success_rate",
-	"returns_in": "returns_in_s",
-}
-
 // metricOf finds a subject's metric by name.
 func metricOf(s subject, name string) (*metric, bool) {
 	for i := range metrics {
@@ -240,13 +231,10 @@ func metricNames(s subject) func() []string {
 	}
 }
 
-// placeholderMetric finds the metric a placeholder names: by its name (or
-// an alias), and where a name has two subjects, the one that takes a host
-// when the placeholder gives an argument.
+// placeholderMetric finds the metric a placeholder names: by its name,
+// and where a name has two subjects, the one that takes a host when the
+// placeholder gives an argument.
 func placeholderMetric(name, arg string) (*metric, bool) {
-	if to, ok := metricAliases[name]; ok {
-		name = to
-	}
 	var found *metric
 	for i := range metrics {
 		m := &metrics[i]

@@ -28,8 +28,8 @@ import (
 // gate, hosts_with_volume, ejected, ejected_count, cap_next, panic,
 // healthy, healthy_pct, stat:NAME), one host at a tick (success_rate:HOST,
 // requests:HOST, multiplier:HOST, returns_in_s:HOST, ...), the clients over
-// a window (failure_pct, retry_pct, requests, p99_ms, ...) and share:HOST.
-// Older names are read as the metric they meant (metricAliases).
+// a window (failure_pct, retry_pct, requests, failures, p99_ms, ...) and
+// share:HOST.
 //
 // A placeholder with a fixed time shows that time's value once the cursor
 // has reached it (prose may quote "the threshold at 40 s") and Dash before;

@@ -240,9 +240,7 @@ var metricCases = []struct {
 	{subjectClients, "failure_pct", "failure_pct@20s-40s", "3.5", 3.5},
 	{subjectClients, "retry_pct", "retry_pct@20s-40s", "10", 10},
 	{subjectClients, "requests", "requests@20s-40s", "2000", 2000},
-	// {{failures}} is still the old name of failure_pct (metricAliases)
-	// until the lessons are renamed; a check's failures is the count.
-	{subjectClients, "failures", "failures@20s-40s", "3.5", 70},
+	{subjectClients, "failures", "failures@20s-40s", "70", 70},
 	{subjectClients, "retries", "retries@20s-40s", "200", 200},
 	{subjectClients, "retry_overflow", "retry_overflow@20s-40s", "4", 4},
 	{subjectClients, "no_healthy", "no_healthy@20s-40s", "3", 3},
@@ -329,7 +327,7 @@ func checkOf(m *metric, ph string, v float64) (Check, bool) {
 
 // The table's own rules: one entry per name and subject; a number or a
 // word; a host argument exactly for the host subjects; a name two
-// subjects share has one unit; an alias names a metric.
+// subjects share has one unit.
 func TestMetricRules(t *testing.T) {
 	units := map[string]string{}
 	seen := map[string]bool{}
@@ -349,11 +347,6 @@ func TestMetricRules(t *testing.T) {
 			t.Errorf("%s is in %q and in %q", m.name, u, m.unit)
 		}
 		units[m.name] = m.unit
-	}
-	for from, to := range metricAliases {
-		if _, ok := placeholderMetric(to, ""); !ok {
-			t.Errorf("alias %s → %s, which is no metric", from, to)
-		}
 	}
 }
 
