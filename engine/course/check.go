@@ -152,7 +152,7 @@ type CheckResult struct {
 	// Pass is true once the check is decidable and holds.
 	Pass bool
 	// Detail is what was compared, with the numbers: "h5 ejected at 40 s:
-	// yes; clients' failure % 30 s–end: 0.82 (wanted 0.6–1)".
+	// yes; clients' failure pct 30 s–end: 0.82% (wanted 0.6–1%)".
 	Detail string
 	// NeedsCursorMs is how far the learner must step (the time of the last
 	// frame the check reads); before that the check is "not yet".

@@ -12,7 +12,8 @@ import (
 
 // kind is one check kind: the parameters it takes, how they are checked,
 // when in the run it reads, and how it is decided. Adding a kind is adding
-// an entry to kinds (and its constant, for code that builds checks).
+// an entry to kinds; registry_test.go then asks for an example of it and
+// its signature, and doc.go lists it for authors.
 type kind struct {
 	name string
 	// params are the kind's own parameters, besides its times (time) and
