@@ -291,6 +291,40 @@ func (m *metric) suffix() string {
 	return " " + m.unit
 }
 
+// clusterStats are the router/LB counters a stat check can read, by the
+// name Envoy gives them under cluster.<name>.
+var clusterStats = map[string]func(f *scenario.Frame) uint64{
+	"lb_healthy_panic":                 func(f *scenario.Frame) uint64 { return f.Cluster.LbHealthyPanic },
+	"upstream_cx_none_healthy":         func(f *scenario.Frame) uint64 { return f.Cluster.UpstreamCxNoneHealthy },
+	"upstream_rq_total":                func(f *scenario.Frame) uint64 { return f.Cluster.UpstreamRq },
+	"upstream_rq_retry":                func(f *scenario.Frame) uint64 { return f.Cluster.RetrySent },
+	"upstream_rq_retry_overflow":       func(f *scenario.Frame) uint64 { return f.Cluster.RetryOverflow },
+	"upstream_rq_retry_limit_exceeded": func(f *scenario.Frame) uint64 { return f.Cluster.RetryLimitExceeded },
+	"upstream_rq_retry_success":        func(f *scenario.Frame) uint64 { return f.Cluster.RetrySuccess },
+	"upstream_rq_per_try_timeout":      func(f *scenario.Frame) uint64 { return f.Cluster.PerTryTimeout },
+	"upstream_rq_timeout":              func(f *scenario.Frame) uint64 { return f.Cluster.RouteTimeout },
+}
+
+// StatNames lists every name a stat check accepts.
+func StatNames() []string {
+	var out []string
+	for s := engine.Stat(0); s < engine.NumStats; s++ {
+		out = append(out, s.Name())
+	}
+	return append(out, slices.Sorted(maps.Keys(clusterStats))...)
+}
+
+// statValue reads a stat by name from a frame.
+func statValue(f *scenario.Frame, name string) (uint64, bool) {
+	if s, ok := engine.LookupStat(name); ok {
+		return f.Stats[s], true
+	}
+	if g := clusterStats[name]; g != nil {
+		return g(f), true
+	}
+	return 0, false
+}
+
 // ejectedNames are the hosts ejected after the frame's tick.
 func ejectedNames(f *scenario.Frame) []string {
 	var names []string
