@@ -588,7 +588,7 @@ func TestStreamLessonStatus(t *testing.T) {
 		t.Fatalf("the cap lesson has no placeholder %s", raw)
 		return ""
 	}
-	overflows, failures := slot("stat:ejections_overflow"), slot("failures@30s-now")
+	overflows, failures := slot("stat:ejections_overflow"), slot("failure_pct@30s-now")
 
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":0,"predicted":true}`)
 	_, evs := nextCharts(t, events)

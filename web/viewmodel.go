@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,24 +39,18 @@ func summaryLine(r *Run, cursor int) string {
 		return "Press play (space) or step (→) to run the detector."
 	}
 	frames := r.Frames[:min(cursor, len(r.Frames))]
-	var req, fail, freq, ffail uint64
-	ej, ov := 0, 0
-	// The fault window counts whole intervals from the first one that
-	// starts at or after the fault, as the run's summary does.
-	faultMs, faultFrom := int64(-1), int64(-1)
-	if r.Result != nil {
-		faultMs = r.Result.Summary.FaultStartMs
-	}
-	for _, f := range frames {
-		req += f.Clients.Requests
-		fail += f.Clients.Failures
-		if start := f.TMs - r.Config.IntervalMs; faultMs > 0 && start >= faultMs {
-			if faultFrom < 0 {
-				faultFrom = start
-			}
-			freq += f.Clients.Requests
-			ffail += f.Clients.Failures
+	all := scenario.Totals(frames)
+	// The fault window is the whole intervals from the first one that
+	// starts at or after the fault, as the run's summary counts it.
+	var since scenario.ClientTotals
+	faultFrom := int64(-1)
+	if r.Result != nil && r.Result.Summary.FaultStartMs > 0 {
+		if w := scenario.Window(frames, r.Result.Summary.FaultStartMs, math.MaxInt64); len(w) > 0 {
+			since, faultFrom = scenario.Totals(w), w[0].TMs-r.Config.IntervalMs
 		}
+	}
+	ej, ov := 0, 0
+	for _, f := range frames {
 		for _, e := range f.Events {
 			switch e.Kind {
 			case engine.EventEject:
@@ -67,9 +62,9 @@ func summaryLine(r *Run, cursor int) string {
 	}
 	last := frames[len(frames)-1]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(fail, req), groupThousands(req))
+	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(all.Failures, all.Requests), groupThousands(all.Requests))
 	if faultFrom > 0 {
-		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(ffail, freq), fmtMs(faultFrom))
+		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(since.Failures, since.Requests), fmtMs(faultFrom))
 	}
 	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", pct2(last.Clients.Failures, last.Clients.Requests),
 		scenario.Seconds(last.TMs-r.Config.IntervalMs), fmtMs(last.TMs))

@@ -210,7 +210,7 @@ func TestCheckValidate(t *testing.T) {
 		{`{kind: ejected_hosts, at: 10s}`, "needs min or max"},
 		{`{kind: event, at: 10s}`, "(event): needs event"},
 		{`{kind: event, event: ejection, at: 10s}`, `event "ejection" is not one of eject, detect, overflow, uneject`},
-		{`{kind: event, event: eject, detector: sr, at: 10s}`, `unknown detector "sr"`},
+		{`{kind: event, event: eject, detector: sr, at: 10s}`, `detector "sr" is not one of consecutive_5xx, consecutive_gateway_failure`},
 		{`{kind: event, event: uneject, detector: success_rate, at: 10s}`, "an uneject has no detector"},
 		{`{kind: event, event: eject, at: 10s, min: 3, max: 1}`, "max 1 is below min 3"},
 		{`{kind: stat, name: ejections_overflows, at: 10s, min: 1}`, `name "ejections_overflows" is not one of`},

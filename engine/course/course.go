@@ -217,8 +217,8 @@ func Parse(name string, data []byte) (Lesson, error) {
 	// line follows every line break before it.
 	norm := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	l.bodyLine = bytes.Count(norm[:len(norm)-len(body)], []byte("\n")) + 1
-	if p := l.validate(); p != "" {
-		return fail("%s", p)
+	if err := l.validate(); err != nil {
+		return fail("%v", err)
 	}
 	return l, nil
 }
@@ -251,165 +251,218 @@ func cleanYAMLError(err error) string {
 }
 
 // validate returns the first problem with a parsed lesson, in words that
-// name the key.
-func (l *Lesson) validate() string {
+// name the key: the validators below, in the order of the front matter.
+func (l *Lesson) validate() error {
+	for _, v := range []func() error{l.validateHead, l.validateStart, l.validateControls, l.validateBody, l.validateSteps, l.validatePredict, l.validateQuiz} {
+		if err := v(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateHead checks the keys every lesson must have.
+func (l *Lesson) validateHead() error {
 	id := strings.TrimSuffix(path.Base(l.File), ".md")
 	switch {
 	case l.ID == "":
-		return "missing id"
+		return errors.New("missing id")
 	case l.ID != id:
-		return fmt.Sprintf("id %q does not match the file name (want %q)", l.ID, id)
+		return fmt.Errorf("id %q does not match the file name (want %q)", l.ID, id)
 	case strings.TrimSpace(l.Title) == "":
-		return "missing title"
+		return errors.New("missing title")
 	case strings.TrimSpace(l.Summary) == "":
-		return "missing summary"
+		return errors.New("missing summary")
 	case l.Order < 1:
-		return "missing order (1, 2, ...)"
+		return errors.New("missing order (1, 2, ...)")
 	case l.Minutes < 1:
-		return "missing minutes (the time the lesson takes)"
+		return errors.New("missing minutes (the time the lesson takes)")
 	case len(l.Goals) == 0:
-		return "missing goals"
+		return errors.New("missing goals")
 	case l.Preset == "":
-		return "missing preset"
+		return errors.New("missing preset")
 	case len(l.Controls) == 0:
-		return "missing controls"
+		return errors.New("missing controls")
 	case len(l.Steps) == 0:
-		return "missing steps"
+		return errors.New("missing steps")
 	case len(l.Quiz) < 2 || len(l.Quiz) > 3:
-		return fmt.Sprintf("quiz has %d questions; want 2 or 3", len(l.Quiz))
+		return fmt.Errorf("quiz has %d questions; want 2 or 3", len(l.Quiz))
 	case strings.TrimSpace(l.Markdown) == "":
-		return "the lesson has no body after its front matter"
+		return errors.New("the lesson has no body after its front matter")
 	}
 	for i, g := range l.Goals {
 		if strings.TrimSpace(g) == "" {
-			return fmt.Sprintf("goals[%d] is empty", i)
+			return fmt.Errorf("goals[%d] is empty", i)
 		}
 	}
-	p, ok := scenario.Lookup(l.Preset)
+	return nil
+}
+
+// lookupPreset finds a preset named in the lesson, or says which exist.
+func lookupPreset(name string) (scenario.Preset, error) {
+	p, ok := scenario.Lookup(name)
 	if !ok {
 		var names []string
 		for _, p := range scenario.Presets() {
 			names = append(names, p.Name)
 		}
-		return fmt.Sprintf("unknown preset %q (presets: %s)", l.Preset, strings.Join(names, ", "))
+		return p, fmt.Errorf("unknown preset %q (presets: %s)", name, strings.Join(names, ", "))
+	}
+	return p, nil
+}
+
+// validateStart checks the preset and the settings the lesson opens with.
+func (l *Lesson) validateStart() error {
+	p, err := lookupPreset(l.Preset)
+	if err != nil {
+		return err
 	}
 	if msg := checkSettingNames("start", l.Start); msg != "" {
-		return msg
+		return errors.New(msg)
 	}
 	if _, _, err := build(p, l.Start, nil); err != nil {
-		return "start: " + err.Error()
+		return fmt.Errorf("start: %w", err)
 	}
+	return nil
+}
+
+// validateControls checks that every control is a setting, listed once.
+func (l *Lesson) validateControls() error {
 	seen := map[string]bool{}
 	for i, c := range l.Controls {
 		if !isSetting(c) {
-			return fmt.Sprintf("controls[%d]: unknown setting %q (an outlier_detection field or a scenario knob)", i, c)
+			return fmt.Errorf("controls[%d]: unknown setting %q (an outlier_detection field or a scenario knob)", i, c)
 		}
 		if seen[c] {
-			return fmt.Sprintf("controls[%d]: %q is listed twice", i, c)
+			return fmt.Errorf("controls[%d]: %q is listed twice", i, c)
 		}
 		seen[c] = true
 	}
-	if msg := l.validatePlaceholders("body", l.Markdown); msg != "" {
-		return msg
+	return nil
+}
+
+// validateBody checks the body's placeholders and its blocks.
+func (l *Lesson) validateBody() error {
+	if err := validatePlaceholders("body", l.Markdown); err != nil {
+		return err
 	}
-	if _, err := splitBody(l.Markdown, l.bodyLine); err != nil {
-		return err.Error()
-	}
+	_, err := splitBody(l.Markdown, l.bodyLine)
+	return err
+}
+
+// validateSteps checks every step: a unique id, its text, its settings
+// over its scenario, its check and its placeholders.
+func (l *Lesson) validateSteps() error {
 	stepIDs := map[string]bool{}
 	for i := range l.Steps {
 		s := &l.Steps[i]
 		where := fmt.Sprintf("steps[%d]", i)
 		switch {
 		case s.ID == "":
-			return where + ": missing id"
+			return errors.New(where + ": missing id")
 		case stepIDs[s.ID]:
-			return fmt.Sprintf("%s: id %q is used twice", where, s.ID)
-		case strings.TrimSpace(s.Text) == "":
-			return fmt.Sprintf("steps[%d] (%s): missing text", i, s.ID)
-		case s.PassesBefore != nil && strings.TrimSpace(*s.PassesBefore) == "":
-			return fmt.Sprintf("steps[%d] (%s): passes_before needs a reason (why the check may hold before the step is done), or leave it out", i, s.ID)
-		case s.FailsAtStart != nil:
-			return fmt.Sprintf("steps[%d] (%s): fails_at_start is gone: delete it (a check must now fail before its step, not only at the start), and for a step about looking whose check holds before it write passes_before: \"<why>\"", i, s.ID)
+			return fmt.Errorf("%s: id %q is used twice", where, s.ID)
 		}
 		stepIDs[s.ID] = true
-		where = fmt.Sprintf("steps[%d] (%s)", i, s.ID)
-		sp, start := p, l.Start
-		if s.Preset != "" {
-			if sp, ok = scenario.Lookup(s.Preset); !ok {
-				return fmt.Sprintf("%s: unknown preset %q", where, s.Preset)
-			}
-			start = nil
-		}
-		if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
-			return msg
-		}
-		if _, _, err := build(sp, start, s.Settings); err != nil {
-			return where + ".settings: " + err.Error()
-		}
-		if err := s.Check.validate(where + ".check"); err != nil {
-			return err.Error()
-		}
-		if msg := l.validatePlaceholders(where+".text", s.Text); msg != "" {
-			return msg
+		if err := l.validateStep(s, fmt.Sprintf("steps[%d] (%s)", i, s.ID)); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// validateStep checks one step, named where in errors.
+func (l *Lesson) validateStep(s *Step, where string) error {
+	switch {
+	case strings.TrimSpace(s.Text) == "":
+		return errors.New(where + ": missing text")
+	case s.PassesBefore != nil && strings.TrimSpace(*s.PassesBefore) == "":
+		return errors.New(where + ": passes_before needs a reason (why the check may hold before the step is done), or leave it out")
+	case s.FailsAtStart != nil:
+		return errors.New(where + `: fails_at_start is gone: delete it (a check must now fail before its step, not only at the start), and for a step about looking whose check holds before it write passes_before: "<why>"`)
+	}
+	p, ok := scenario.Lookup(l.Preset)
+	start := l.Start
+	if s.Preset != "" {
+		if p, ok = scenario.Lookup(s.Preset); !ok {
+			return fmt.Errorf("%s: unknown preset %q", where, s.Preset)
+		}
+		start = nil
+	}
+	if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
+		return errors.New(msg)
+	}
+	if _, _, err := build(p, start, s.Settings); err != nil {
+		return fmt.Errorf("%s.settings: %w", where, err)
+	}
+	if err := s.Check.validate(where + ".check"); err != nil {
+		return err
+	}
+	return validatePlaceholders(where+".text", s.Text)
+}
+
+// validatePredict checks the prediction and the step it comes before.
+func (l *Lesson) validatePredict() error {
 	pr := &l.Predict
 	switch {
 	case pr.Question == "":
-		return "predict: missing question"
+		return errors.New("predict: missing question")
 	case pr.Reveal == "":
-		return "predict: missing reveal"
+		return errors.New("predict: missing reveal")
 	case pr.BeforeStep == "":
-		return "predict: missing before_step (the id of the step it comes before)"
-	case !stepIDs[pr.BeforeStep]:
-		return fmt.Sprintf("predict: before_step %q is not a step id", pr.BeforeStep)
+		return errors.New("predict: missing before_step (the id of the step it comes before)")
 	}
-	if msg := checkChoices("predict", pr.Choices, pr.Answer); msg != "" {
-		return msg
+	if _, ok := l.StepByID(pr.BeforeStep); !ok {
+		return fmt.Errorf("predict: before_step %q is not a step id", pr.BeforeStep)
 	}
-	if msg := l.validatePlaceholders("predict.reveal", pr.Reveal); msg != "" {
-		return msg
+	if err := checkChoices("predict", pr.Choices, pr.Answer); err != nil {
+		return err
 	}
+	return validatePlaceholders("predict.reveal", pr.Reveal)
+}
+
+// validateQuiz checks the end-of-lesson questions.
+func (l *Lesson) validateQuiz() error {
 	for i, q := range l.Quiz {
 		where := fmt.Sprintf("quiz[%d]", i)
 		switch {
 		case q.Question == "":
-			return where + ": missing question"
+			return errors.New(where + ": missing question")
 		case q.Explain == "":
-			return where + ": missing explain"
+			return errors.New(where + ": missing explain")
 		}
-		if msg := checkChoices(where, q.Choices, q.Answer); msg != "" {
-			return msg
+		if err := checkChoices(where, q.Choices, q.Answer); err != nil {
+			return err
 		}
 	}
-	return ""
+	return nil
 }
 
-func checkChoices(where string, choices []string, answer int) string {
+func checkChoices(where string, choices []string, answer int) error {
 	if len(choices) < 2 {
-		return fmt.Sprintf("%s: needs at least 2 choices, has %d", where, len(choices))
+		return fmt.Errorf("%s: needs at least 2 choices, has %d", where, len(choices))
 	}
 	for i, c := range choices {
 		if strings.TrimSpace(c) == "" {
-			return fmt.Sprintf("%s: choices[%d] is empty", where, i)
+			return fmt.Errorf("%s: choices[%d] is empty", where, i)
 		}
 	}
 	if answer < 0 || answer >= len(choices) {
-		return fmt.Sprintf("%s: answer %d is not a choice index (0–%d)", where, answer, len(choices)-1)
+		return fmt.Errorf("%s: answer %d is not a choice index (0–%d)", where, answer, len(choices)-1)
 	}
-	return ""
+	return nil
 }
 
-func (l *Lesson) validatePlaceholders(where, text string) string {
+func validatePlaceholders(where, text string) error {
 	for _, raw := range findPlaceholders(text) {
 		if _, err := ParsePlaceholder(raw); err != nil {
-			return fmt.Sprintf("%s: placeholder {{%s}}: %v", where, raw, err)
+			return fmt.Errorf("%s: placeholder {{%s}}: %w", where, raw, err)
 		}
 	}
 	if strings.Count(text, "{{") != strings.Count(text, "}}") {
-		return where + ": unbalanced {{ }}"
+		return errors.New(where + ": unbalanced {{ }}")
 	}
-	return ""
+	return nil
 }
 
 // isSetting reports whether name is a setting of the catalog by its own

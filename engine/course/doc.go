@@ -79,6 +79,8 @@ only the one its page runs.
 
 A Check is data: either {all: [...]} / {any: [...]} of other checks, or a
 kind with its parameters. Times are durations ("40s", "1m30s") or "end".
+Each kind is one entry of the kinds table (kinds.go): its parameters
+([x]: optional), its time and its band, its own rule, its evaluation.
 
 	ejected        host, at                  host ejected after the tick at `at`
 	not_ejected    [host], at | from/to      not ejected (any host if none named) at the tick(s)
@@ -91,17 +93,14 @@ kind with its parameters. Times are durations ("40s", "1m30s") or "end".
 	                                         cluster stat (lb_healthy_panic, upstream_rq_retry…),
 	                                         its value at a tick or its increase over a window
 	clients        name, [at | from/to], min/max
-	                                         failure_pct, retry_pct, requests, failures, retries,
-	                                         retry_overflow, no_healthy, p99_ms, p50_ms over the
-	                                         intervals inside the window (default: the whole run)
+	                                         a clients metric (below) over the intervals inside
+	                                         the window (default: the whole run)
 	success_rate   is | name+min/max, at | from/to
 	                                         the gate (ran, too_few_hosts, too_few_hosts_with_volume)
-	                                         or mean/threshold/stdev/hosts_with_volume, at a tick or
-	                                         at every tick of a window
-	host           host, name, at, min/max   success_rate, requests, multiplier, num_ejections,
-	                                         returns_in_s, consecutive_5xx, attempts,
-	                                         local_success_rate, local_requests
-	share          host, at | from/to, min/max
+	                                         or a pass metric (below), at a tick or at every tick
+	                                         of a window
+	host           host, name, at, min/max   a host metric (below) at the tick
+	share          host, [at | from/to], min/max
 	                                         the host's share of attempts, in percent
 	panic          at | from/to              the cluster was in panic in the interval(s)
 	no_panic       at | from/to              … and was not
@@ -115,21 +114,43 @@ the run's settings, for setting checks: on the page, the learner's own): a
 check that needs a later frame is "not yet" (Decided false) and
 NeedsCursorMs says where the learner must step.
 
+# Metrics
+
+One table (metric.go) names every quantity a check bounds or a placeholder
+prints, with one unit, so a name means the same number in both:
+
+	settings              hosts, interval (s), k, cap_pct (%), cap_first (%: the share
+	                      the first ejection makes), cap_admits (hosts the cap lets out
+	                      at once), sr_bound, sr_needed:N, setting:NAME
+	the success-rate      mean (%), threshold (%), stdev, hosts_with_volume, gate
+	  pass at a tick      (a success_rate check's name: the numbers)
+	the cluster at a tick ejected, ejected_count, cap_next (%), panic, healthy,
+	                      healthy_pct (%), stat:NAME
+	a host at a tick      success_rate (%), requests, multiplier, num_ejections,
+	                      returns_in_s (s), consecutive_5xx, attempts,
+	                      local_success_rate (%), local_requests (a host check's name)
+	clients over a window failure_pct (%), retry_pct (%), requests, failures, retries,
+	                      retry_overflow, no_healthy, p99_ms (ms), p50_ms (ms): sums,
+	                      shares of requests, the worst interval's latency (a clients
+	                      check's name)
+	a host over a window  share:HOST (%)
+
+A host's rate is -1 when it served nothing: a check compares that number,
+prose shows a dash. The placeholders once called failures (a percentage,
+while a check's failures counted), p99, rate and returns_in are
+failure_pct, p99_ms, success_rate and returns_in_s.
+
 # Placeholders
 
 	{{name}} {{name:arg}} {{name@40s}} {{name:arg@40s}} {{name@30s-300s}} {{name@30s-end}} {{name@30s-now}}
 
-Without a time a placeholder follows the cursor (the last tick shown, or the
-intervals shown so far), and so does a window ending in "now"; with a fixed
-time (or a window with a fixed end) it shows Dash until the cursor reaches
-that time, so a number never gives away what the learner has not played
-yet, and that time's value from then on.
-
-	hosts interval k cap_pct cap_first cap_admits sr_bound sr_needed:N setting:NAME
-	at a tick:      threshold mean stdev gate hosts_with_volume ejected ejected_count
-	                cap_next panic healthy healthy_pct stat:NAME rate:HOST requests:HOST
-	                multiplier:HOST returns_in:HOST
-	over intervals: failures retry_pct p99 share:HOST
+Every metric is a placeholder. Without a time it follows the cursor (the
+last tick shown, or the intervals shown so far), and so does a window
+ending in "now"; with a fixed time (or a window with a fixed end) it shows
+Dash until the cursor reaches that time, so a number never gives away what
+the learner has not played yet, and that time's value from then on.
+Numbers are written without their unit ("{{failure_pct}}%"), except
+seconds ("{{returns_in_s:h5}}" reads "90 s").
 
 Body, Expand and ExpandFunc resolve them; what cannot be resolved (before the
 first tick, a host the host count removed) shows as Dash.

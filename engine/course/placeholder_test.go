@@ -54,10 +54,10 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"gate@10s", WholeRun, "skipped: 2 hosts with enough requests, 3 needed"},
 		{"gate@20s", WholeRun, "ran"},
 		{"hosts_with_volume@10s", WholeRun, "2"},
-		{"rate:h2@20s", WholeRun, "60"},
+		{"success_rate:h2@20s", WholeRun, "60"},
 		{"requests:h0@10s", WholeRun, "100"},
 		{"multiplier:h2@40s", WholeRun, "1"},
-		{"returns_in:h2@40s", WholeRun, "20 s"},
+		{"returns_in_s:h2@40s", WholeRun, "20 s"},
 		{"ejected@40s", WholeRun, "h2"},
 		{"ejected@20s", WholeRun, "none"},
 		{"ejected_count@40s", WholeRun, "1"},
@@ -67,10 +67,10 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"stat:ejections_overflow@30s", WholeRun, "2"},
 		{"stat:lb_healthy_panic@40s", WholeRun, "7"},
 		// Windows: intervals 20–40 s hold 70 failures in 2000 requests.
-		{"failures@20s-40s", WholeRun, "3.5"},
-		{"failures@10s", WholeRun, "1"},
+		{"failure_pct@20s-40s", WholeRun, "3.5"},
+		{"failure_pct@10s", WholeRun, "1"},
 		{"retry_pct@0s-end", WholeRun, "10"},
-		{"p99@0s-30s", WholeRun, "30"},
+		{"p99_ms@0s-30s", WholeRun, "30"},
 		{"share:h2@30s-50s", WholeRun, "0"},
 		{"share:h0@10s", WholeRun, "33.3"},
 		// Without a time, a placeholder follows the cursor: the state at
@@ -79,20 +79,20 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"ejected", 25000, "none"},
 		{"ejected", WholeRun, "none"},
 		{"threshold", 25000, "50.8"},
-		{"failures", 20000, "1.5"},
-		{"failures", WholeRun, "3.5"},
-		{"failures@20s-now", 40000, "3.5"},
-		{"failures@20s-now", 30000, "3"},
+		{"failure_pct", 20000, "1.5"},
+		{"failure_pct", WholeRun, "3.5"},
+		{"failure_pct@20s-now", 40000, "3.5"},
+		{"failure_pct@20s-now", 30000, "3"},
 		{"stat:ejections_overflow", 10000, "0"},
 		// A fixed time is shown once the cursor reaches it, and then
 		// stays put whatever the cursor does.
 		{"ejected@40s", 40000, "h2"},
 		{"ejected@40s", 90000, "h2"},
-		{"failures@20s-40s", 40000, "3.5"},
+		{"failure_pct@20s-40s", 40000, "3.5"},
 	}
 	// Before the cursor reaches a fixed time the value would give away
 	// what the learner is about to see: it does not resolve.
-	for _, ph := range []string{"ejected@40s", "failures@20s-40s", "retry_pct@0s-end"} {
+	for _, ph := range []string{"ejected@40s", "failure_pct@20s-40s", "retry_pct@0s-end"} {
 		p, err := ParsePlaceholder(ph)
 		if err != nil {
 			t.Fatal(err)
@@ -125,9 +125,9 @@ func TestPlaceholderUnresolvable(t *testing.T) {
 		{"threshold@10s", WholeRun, "success rate did not run (too_few_hosts_with_volume)"},
 		{"threshold@15s", WholeRun, "no tick at 15 s"},
 		{"threshold", 5000, "before the first tick"},
-		{"rate:h9@20s", WholeRun, "no host h9"},
-		{"rate:h2@40s", WholeRun, "no requests"},
-		{"failures", 5000, "no whole interval"},
+		{"success_rate:h9@20s", WholeRun, "no host h9"},
+		{"success_rate:h2@40s", WholeRun, "no requests"},
+		{"failure_pct", 5000, "no whole interval"},
 		{"share:h9@0s-end", WholeRun, "no host h9"},
 	} {
 		p, err := ParsePlaceholder(tc.ph)
@@ -155,18 +155,22 @@ func TestParsePlaceholderErrors(t *testing.T) {
 		{"", "empty"},
 		{"thresold", `unknown name "thresold"`},
 		{"hosts:h1", "hosts takes no argument"},
-		{"rate@40s", "rate needs a host like rate:h5"},
-		{"rate:five@40s", "rate needs a host"},
+		{"success_rate@40s", "success_rate needs a host like success_rate:h5"},
+		// The names that meant two things, or one thing twice, are gone.
+		{"rate:h5@40s", `unknown name "rate"`},
+		{"p99@30s-end", `unknown name "p99"`},
+		{"returns_in:h5@40s", `unknown name "returns_in"`},
+		{"success_rate:five@40s", "success_rate needs a host"},
 		{"stat:overflows", "stat needs a stat name"},
 		{"setting:max_ejection", "setting needs an outlier_detection field or scenario knob"},
 		{"sr_needed:0", "sr_needed needs a whole number ≥ 1"},
 		{"cap_pct@40s", "cap_pct does not depend on time"},
 		{"threshold@end", "threshold needs a tick time like @40s"},
 		{"threshold@0s", "threshold needs a tick time"},
-		{"failures@40s-30s", "failures needs a window like @30s-300s"},
-		{"failures@40s-later", "failures needs a window like @30s-300s, @30s-end or @30s-now"},
-		{"failures@soon", "failures needs a window"},
-		{"failures@0s", "failures@0s is not an interval"},
+		{"failure_pct@40s-30s", "failure_pct needs a window like @30s-300s"},
+		{"failure_pct@40s-later", "failure_pct needs a window like @30s-300s, @30s-end or @30s-now"},
+		{"failure_pct@soon", "failure_pct needs a window"},
+		{"failure_pct@0s", "failure_pct@0s is not an interval"},
 	} {
 		_, err := ParsePlaceholder(tc.ph)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -47,26 +47,23 @@ func settingShape(name string) (numeric bool, choices []string, ok bool) {
 }
 
 // validateSetting checks a setting check's shape: a known setting, and
-// min/max for a number or is for anything else.
-func (c *Check) validateSetting(p string, band func() error) error {
-	if c.Name == "" {
-		return fmt.Errorf("%s: needs name (a setting: an outlier_detection field by its Envoy name, or a scenario knob)", p)
-	}
+// min/max for a number or is for anything else (kinds: name is present).
+func (c *Check) validateSetting() error {
 	numeric, choices, ok := settingShape(c.Name)
 	if !ok {
-		return fmt.Errorf("%s: unknown setting %q (an outlier_detection field by its Envoy name, or a scenario knob, as in start and settings)", p, c.Name)
+		return fmt.Errorf("unknown setting %q (an outlier_detection field by its Envoy name, or a scenario knob, as in start and settings)", c.Name)
 	}
 	switch {
 	case numeric && c.Is != "":
-		return fmt.Errorf("%s: %s is a number: use min and max (equal for one value), not is", p, c.Name)
+		return fmt.Errorf("%s is a number: use min and max (equal for one value), not is", c.Name)
 	case numeric:
-		return band()
+		return validateBand(c, true)
 	case c.Min != nil || c.Max != nil:
-		return fmt.Errorf("%s: %s is not a number: use is, not min/max", p, c.Name)
+		return fmt.Errorf("%s is not a number: use is, not min/max", c.Name)
 	case c.Is == "":
-		return fmt.Errorf("%s: needs is (the value %s must have)", p, c.Name)
+		return fmt.Errorf("needs is (the value %s must have)", c.Name)
 	case choices != nil && !slices.Contains(choices, c.Is):
-		return fmt.Errorf("%s: is %q is not a value of %s (one of %s)", p, c.Is, c.Name, strings.Join(choices, ", "))
+		return fmt.Errorf("is %q is not a value of %s (one of %s)", c.Is, c.Name, strings.Join(choices, ", "))
 	}
 	return nil
 }

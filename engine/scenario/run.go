@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"math"
 	"slices"
 
 	"outlierlab/engine"
@@ -204,7 +205,9 @@ func summarize(res *Result, s *sim.Sim) Summary {
 			sum.FaultStartMs = ms
 		}
 	}
-	var fr, ff uint64
+	if sum.FaultStartMs >= 0 {
+		sum.FailurePctSinceFault = Totals(Window(res.Frames, sum.FaultStartMs, math.MaxInt64)).FailurePct()
+	}
 	for _, f := range res.Frames {
 		for _, e := range f.Events {
 			switch e.Kind {
@@ -228,12 +231,7 @@ func summarize(res *Result, s *sim.Sim) Summary {
 		if f.Panic {
 			sum.PanicFrames++
 		}
-		if sum.FaultStartMs >= 0 && f.TMs-res.Config.IntervalMs >= sum.FaultStartMs {
-			fr += f.Clients.Requests
-			ff += f.Clients.Failures
-		}
 	}
-	sum.FailurePctSinceFault = pct(ff, fr)
 	return sum
 }
 
