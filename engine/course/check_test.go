@@ -9,6 +9,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
 // handFrames is a small run built by hand: three hosts, ticks every 10 s
@@ -256,7 +257,7 @@ func TestCheckValidate(t *testing.T) {
 // by equality. It reads no frame, so it is decided at any cursor.
 func TestEvaluateSetting(t *testing.T) {
 	p, _ := scenario.Lookup("search-cache")
-	sc, _, err := build(p, map[string]string{"max_ejection_percent": "34", "base_ejection_time": "45s", "fault_pattern": "random", "hosts": "8"})
+	sc, _, err := settings.Apply(p, map[string]string{"max_ejection_percent": "34", "base_ejection_time": "45s", "fault_pattern": "random", "hosts": "8"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"outlierlab/engine"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
 )
@@ -320,7 +319,7 @@ func (l *Lesson) validateStart() error {
 	if msg := checkSettingNames("start", l.Start); msg != "" {
 		return errors.New(msg)
 	}
-	if _, _, err := build(p, l.Start, nil); err != nil {
+	if _, _, err := settings.Apply(p, l.Start, nil); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	return nil
@@ -392,7 +391,7 @@ func (l *Lesson) validateStep(s *Step, where string) error {
 	if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
 		return errors.New(msg)
 	}
-	if _, _, err := build(p, start, s.Settings); err != nil {
+	if _, _, err := settings.Apply(p, start, s.Settings); err != nil {
 		return fmt.Errorf("%s.settings: %w", where, err)
 	}
 	if err := s.Check.validate(where + ".check"); err != nil {
@@ -480,11 +479,6 @@ func checkSettingNames(where string, set map[string]string) string {
 		}
 	}
 	return ""
-}
-
-// build lays the settings over the preset: settings.Apply.
-func build(p scenario.Preset, layers ...map[string]string) (scenario.Scenario, engine.Config, error) {
-	return settings.Apply(p, layers...)
 }
 
 // Merge lays maps over each other, later ones winning; nil maps are fine.
