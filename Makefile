@@ -10,7 +10,7 @@ ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
 # The stamp is embedded first: a build without assets fails naming it.
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
-.PHONY: run test assets build bench templ conformance clean
+.PHONY: run test assets build bench templ conformance golden clean
 
 run: assets
 	$(GO) run . serve $(ARGS)
@@ -30,6 +30,11 @@ bench: assets
 
 conformance:
 	$(GO) run . replay -check ../shared/conformance/*.json
+
+# Rewrite the golden transcripts (every preset's text run and decision
+# log) after an intended engine change; review the diff before committing.
+golden:
+	$(GO) test ./engine/scenario ./engine/explain -run Golden -update
 
 templ:
 	$(GO) tool templ generate -include-version=false
