@@ -18,6 +18,7 @@ run: assets
 # go vet, then the tests; the race detector runs on the packages that start
 # goroutines (the web server and its streams).
 test: assets
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test $$($(GO) list ./... | grep -v '/web')
 	$(GO) test -race ./web/...
