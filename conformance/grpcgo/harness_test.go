@@ -87,7 +87,7 @@ func (l *pipeListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
 func (l *pipeListener) Addr() net.Addr { return l.addr }
 
 func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
