@@ -18,13 +18,19 @@ func od(fields ...string) string {
 var fpOnly = []string{`"enforcing_success_rate":0`, `"enforcing_failure_percentage":100`,
 	`"failure_percentage_threshold":20`, `"failure_percentage_request_volume":50`}
 
-func with(base []string, more ...string) []string { return append(append([]string(nil), base...), more...) }
+func with(base []string, more ...string) []string {
+	return append(append([]string(nil), base...), more...)
+}
 
 // third makes a host fail every third call in intervals [from, until).
-func third(host, from, until int) fault { return fault{host: host, from: from, until: until, num: 1, den: 3} }
+func third(host, from, until int) fault {
+	return fault{host: host, from: from, until: until, num: 1, den: 3}
+}
 
 // all makes a host fail every call in intervals [from, until).
-func all(host, from, until int) fault { return fault{host: host, from: from, until: until, num: 1, den: 1} }
+func all(host, from, until int) fault {
+	return fault{host: host, from: from, until: until, num: 1, den: 1}
+}
 
 // The scenarios. Six hosts and 300 calls an interval unless said: 50 per
 // host, 60 with one host out, 75 with two. Times in the pinned events are
