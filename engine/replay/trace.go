@@ -20,7 +20,11 @@ type Trace struct {
 	Source string `json:"source,omitempty"`
 	// Dialect is "envoy" (the default when absent) or "grpc": the same
 	// config read the way grpc-go reads it from xDS (gRFC A50), RPC
-	// outcomes as ext steps (shared/conformance/grpc/README.md).
+	// outcomes as ext steps (shared/conformance/grpc/README.md). Its
+	// snapshots list the counters the dialect keeps under Envoy's names:
+	// ejections_active is grpc-go's numEndpointsEjected (so it shows the
+	// double-ejection leak, engine/doc.go G1), the enforced, overflow and
+	// detected counters count what the A91 metrics and log lines report.
 	Dialect string          `json:"dialect,omitempty"`
 	Config  json.RawMessage `json:"config"`
 	Hosts   []string        `json:"hosts"`
