@@ -30,7 +30,7 @@ bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/
 
 conformance:
-	$(GO) run . replay -check ../shared/conformance/*.json
+	$(GO) run . replay -check ../shared/conformance/*.json ../shared/conformance/grpc/*.json
 
 # Rewrite the golden transcripts (every preset's text run and decision
 # log) after an intended engine change; review the diff before committing.

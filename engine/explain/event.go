@@ -102,6 +102,10 @@ func detection(b *builder, e *engine.Event, iv *Interval, cfg engine.Config) {
 // it: the share of all hosts ejected if this one were, 100·(active+1)/hosts,
 // against the cap; always_eject_one_host lets the first one through.
 func capArithmetic(b *builder, c engine.CapCheck) {
+	if c.Dialect == engine.DialectGRPC {
+		grpcCapArithmetic(b, c)
+		return
+	}
 	op := " ≤ "
 	if c.Percent > float64(c.MaxPercent) {
 		op = " > "
@@ -117,6 +121,23 @@ func capArithmetic(b *builder, c engine.CapCheck) {
 	if c.ByAlwaysEjectOne {
 		b.text(", but no host is ejected yet (").field("always_eject_one_host").text(")")
 	}
+}
+
+// grpcCapArithmetic writes gRFC A50's check as grpc-go makes it before
+// ejecting (successRateAlgorithm, failurePercentageAlgorithm): the share of
+// hosts already ejected, 100·ejected/hosts, must be below the cap; the host
+// about to go is not counted.
+func grpcCapArithmetic(b *builder, c engine.CapCheck) {
+	op := " < "
+	if !c.Allowed {
+		op = " ≥ "
+	}
+	share, _ := Distinct(c.Percent, float64(c.MaxPercent))
+	if c.Percent == float64(c.MaxPercent) {
+		share = fixed(c.Percent, 1)
+	}
+	b.text("cap ").count(c.Active).text("/").count(uint64(c.Hosts)).text(" = ").pct(share).
+		text(op).pct(itoa(c.MaxPercent)).text(" (").field("max_ejection_percent").text(", gRPC counts only the hosts already ejected)")
 }
 
 // ejectionTime explains an ejection's length as Envoy computes it:
