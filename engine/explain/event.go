@@ -22,6 +22,8 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 			// DetectorImpl::onHostHealthCheckPassed (unejects only with
 			// successful_active_health_check_uneject_host).
 			b.text("an active health check passed (").field("successful_active_health_check_uneject_host").text(").")
+		} else if iv.Dialect == engine.DialectGRPC {
+			grpcReturn(b)
 		} else {
 			b.text("its ejection time had elapsed at this sweep.")
 		}
@@ -50,8 +52,21 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 		}
 		return b.sentence(e.AtMs, DetectOnly)
 	}
-	b.text(": ejected for ").secs(e.DurationMs)
-	ejectionTime(b, e, cfg)
+	grpc := e.Cap.Dialect == engine.DialectGRPC
+	twice := grpc && ejectedTwice(e, iv)
+	if twice {
+		b.text(": ejected again for ").secs(e.DurationMs)
+	} else {
+		b.text(": ejected for ").secs(e.DurationMs)
+	}
+	if grpc {
+		grpcEjectionTime(b, e, cfg)
+	} else {
+		ejectionTime(b, e, cfg)
+	}
+	if twice {
+		grpcTwice(b, e)
+	}
 	b.text(".")
 	return b.sentence(e.AtMs, Ejected)
 }
@@ -76,6 +91,10 @@ func detection(b *builder, e *engine.Event, iv *Interval, cfg engine.Config) {
 			text(" (mean ").num(fixed(e.Mean, d), "").text(" − ").num(factor(cfg.StdevFactor()), "").
 			text(" × ").num(sigma(pass.StdDev, d), "").text(", ").field("success_rate_stdev_factor").text(")")
 	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
+		if e.Cap.Dialect == engine.DialectGRPC {
+			grpcFailurePercentage(b, e, cfg)
+			return
+		}
 		what := " failure percentage "
 		if e.Detector == engine.FailurePercentageLocalOrigin {
 			what = " local-origin failure percentage "
