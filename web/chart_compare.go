@@ -132,7 +132,7 @@ const (
 	compareTitle  = 20 // a plot's title line
 	compareGap    = 10 // between the first plot and the second title
 	compareAxis   = 26 // the x labels under the second plot
-	compareRow    = 14 // a host's row, up to compareMax
+	compareRow    = 16 // a host's row, up to compareMax
 	compareMax    = 640
 	compareMinRow = 40 // the smallest plot
 )
@@ -205,9 +205,15 @@ func compareChart(r *Run, frames []scenario.Frame) jsonOption {
 				"axisLabel": map[string]any{"show": labels, "fontSize": fontSize - 1, "color": colorText, "hideOverlap": true}}
 		}
 		o["xAxis"] = []any{xAxis(0, false), xAxis(1, true)}
+		// Every host named while its row holds a label; past that ECharts
+		// leaves some out rather than overlap them.
+		label := map[string]any{"fontSize": fontSize - 2, "color": colorText}
+		if len(r.Hosts) > 0 && lay.plot/len(r.Hosts) >= fontSize {
+			label["interval"] = 0
+		}
 		yAxis := func(i int) map[string]any {
 			return map[string]any{"type": "category", "data": r.Hosts, "gridIndex": i, "inverse": true,
-				"axisLabel": map[string]any{"fontSize": fontSize - 2, "color": colorText},
+				"axisLabel": label,
 				"splitArea": map[string]any{"show": true, "areaStyle": map[string]any{"color": "#fafafa"}}}
 		}
 		o["yAxis"] = []any{yAxis(0), yAxis(1)}

@@ -146,7 +146,7 @@ func TestCompareStripCached(t *testing.T) {
 	if len(a.ejected) < 3 || a.ejected[1][3] || !a.ejected[2][3] {
 		t.Errorf("dead-host under gRPC: h3 after 20 s and 30 s: %v", a.ejected[1:3])
 	}
-	if got, want := compareHeight(r), 2*14*10+2*compareTitle+compareGap+compareAxis; got != want {
+	if got, want := compareHeight(r), 2*compareRow*10+2*compareTitle+compareGap+compareAxis; got != want {
 		t.Errorf("strip height for 10 hosts: %d, want %d", got, want)
 	}
 	big, err := buildRun(Inputs{Preset: "search-cache", Values: map[string]float64{"hosts": 50}})
