@@ -33,7 +33,7 @@ var importFiles = []struct {
 	}},
 	{"destination-rule.yaml", func() Cluster {
 		cfg := engine.DefaultConfig()
-		cfg.EnforcingSuccessRate = 0                                              // always, in applyOutlierDetection
+		cfg.EnforcingSuccessRate = 0                                                 // always, in applyOutlierDetection
 		cfg.ConsecutiveGatewayFailure, cfg.EnforcingConsecutiveGatewayFailure = 0, 0 // consecutiveGatewayErrors: 0
 		cfg.MaxEjectionPercent = 100
 		return Cluster{Source: SourceDestinationRule, Name: "reviews.default.svc.cluster.local", Outlier: cfg, PanicThreshold: 0, MaxRetries: 10, LBPolicy: "least_request"}
@@ -105,7 +105,9 @@ func TestDestinationRuleTranslation(t *testing.T) {
 			func(c *Cluster) { c.Outlier.Consecutive5xx, c.Outlier.EnforcingConsecutive5xx = 0, 0 }},
 		{"consecutive5xxErrors 7", "outlierDetection: {consecutive5xxErrors: 7}", func(c *Cluster) { c.Outlier.Consecutive5xx = 7 }},
 		{"consecutiveGatewayErrors 3 is enforced", "outlierDetection: {consecutiveGatewayErrors: 3}",
-			func(c *Cluster) { c.Outlier.ConsecutiveGatewayFailure, c.Outlier.EnforcingConsecutiveGatewayFailure = 3, 100 }},
+			func(c *Cluster) {
+				c.Outlier.ConsecutiveGatewayFailure, c.Outlier.EnforcingConsecutiveGatewayFailure = 3, 100
+			}},
 		{"Go durations", "outlierDetection: {interval: 1m, baseEjectionTime: 1500ms}",
 			func(c *Cluster) { c.Outlier.IntervalMs, c.Outlier.BaseEjectionTimeMs = 60000, 1500 }},
 		{"base above 300s lifts the max", "outlierDetection: {baseEjectionTime: 10m}",
