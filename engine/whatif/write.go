@@ -37,7 +37,7 @@ func WriteText(w io.Writer, res *Result, cfg engine.Config) error {
 			fmt.Fprintf(&b, "  … and %d more\n", s.Unparsed-len(s.Unparsable))
 		}
 	}
-	fmt.Fprintf(&b, "\nevents (%d ejections, %d returns, %d refused by the cap, %d detected but not enforced):\n",
+	fmt.Fprintf(&b, "\nevents (ejections %d, returns %d, refused by the cap %d, detected but not enforced %d):\n",
 		s.Ejections, s.Unejections, s.Overflows, s.Detections)
 	if len(res.Events) == 0 {
 		b.WriteString("  none: with this config the detector does nothing on this traffic\n")
