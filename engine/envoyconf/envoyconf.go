@@ -12,8 +12,14 @@
 //     constants of outlier_detection_impl.h) and durations are truncated to
 //     whole milliseconds (PROTOBUF_GET_MS_OR_DEFAULT).
 //
+// ParseCluster reads more than the block: a whole Envoy cluster, checked
+// field by field as Envoy checks it (protojson and the generated
+// ValidateAll of config.cluster.v3.Cluster; see cluster.go), or an Istio
+// DestinationRule, read strictly with istio.io/api's types and translated
+// the way istiod translates it (istio.go).
+//
 // Every error is a *FieldError (or several joined) naming the field in
-// snake_case, as the user wrote it.
+// snake_case, as the user wrote it (a DestinationRule's in camelCase).
 package envoyconf
 
 import (
