@@ -52,7 +52,8 @@ type Summary struct {
 	Reported            int `json:"reported"`
 	NotReported         int `json:"not_reported"`
 	DroppedWhileEjected int `json:"dropped_while_ejected"`
-	// AttemptsKnown: the log has %UPSTREAM_REQUEST_ATTEMPT_COUNT%.
+	// AttemptsKnown: the log has %UPSTREAM_REQUEST_ATTEMPT_COUNT% (some
+	// line gives a count).
 	AttemptsKnown    bool        `json:"attempts_known"`
 	Retried          int         `json:"retried"`
 	EarlierAttempts  int         `json:"earlier_attempts"`
@@ -191,7 +192,6 @@ func newReplayer(opts Options, start time.Time, hosts []string) *replayer {
 	}
 	r.cur.attempts = make([]uint64, len(hosts))
 	r.res = &Result{Start: start, Hosts: hosts, Events: []replay.Event{}, Frames: []scenario.Frame{}}
-	r.res.Summary.AttemptsKnown = true
 	return r
 }
 
@@ -204,7 +204,7 @@ func (r *replayer) feed(e Entry) {
 	r.clock.Ms, r.lastMs = at, at
 	s := &r.res.Summary
 	s.Requests++
-	s.AttemptsKnown = s.AttemptsKnown && e.Attempts > 0
+	s.AttemptsKnown = s.AttemptsKnown || e.Attempts > 0
 	if e.Attempts > 1 {
 		s.Retried++
 		s.EarlierAttempts += e.Attempts - 1
