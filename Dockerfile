@@ -12,5 +12,8 @@ RUN make build
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /src/outlierlab /outlierlab
 EXPOSE 8080
+# serve listens on :$PORT when no -addr is given, so `docker run -e PORT=9090`
+# moves it; the health check asks the same port.
 ENV PORT=8080
-ENTRYPOINT ["/outlierlab", "serve", "-addr", ":8080"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=5s CMD ["/outlierlab", "healthcheck"]
+ENTRYPOINT ["/outlierlab", "serve"]

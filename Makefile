@@ -24,7 +24,7 @@ test: assets
 	$(GO) test -race ./web/...
 
 build: assets
-	CGO_ENABLED=0 $(GO) build -o outlierlab .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o outlierlab .
 
 bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/

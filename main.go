@@ -20,12 +20,13 @@ type command struct {
 
 // commands are every subcommand, by name: the one place to add one.
 var commands = map[string]command{
-	"lessons": {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
-	"lint":    {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
-	"replay":  {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
-	"run":     {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
-	"serve":   {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured)", run: runServe},
-	"whatif":  {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
+	"healthcheck": {summary: "ask a running server's /healthz (the container's HEALTHCHECK; distroless has no curl)", run: runHealthcheck},
+	"lessons":     {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
+	"lint":        {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
+	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
+	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
+	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured)", run: runServe},
+	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
 }
 
 func main() {
