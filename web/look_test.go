@@ -221,7 +221,9 @@ func TestChartTextAlternatives(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s at %d: %q\nwant %q", tc.id, tc.cursor, got, tc.want)
 		}
-		var o struct{ Aria struct{ Label struct{ Description string } } }
+		var o struct {
+			Aria struct{ Label struct{ Description string } }
+		}
 		_ = json.Unmarshal(chartOptions(tc.r, tc.cursor)[tc.id], &o)
 		if o.Aria.Label.Description != got {
 			t.Errorf("%s at %d: the option says %q", tc.id, tc.cursor, o.Aria.Label.Description)
