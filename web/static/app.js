@@ -67,7 +67,7 @@ function fitChart(el, o) {
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
   }
-  out.grid = [{ left: 6, right: 10, top: legend ? fs + 18 : 10, bottom: 6, containLabel: true }];
+  out.grid = [{ left: 16, right: 12, top: legend ? fs + 18 : 10, bottom: 6, containLabel: true }];
   return out;
 }
 
@@ -191,12 +191,24 @@ function setSettings(open, focus) {
   if (!lab) return;
   lab.dataset.drawer = open ? 'open' : 'closed';
   syncSettings();
+  // The focus goes to the drawer's Close button, not a control: the key
+  // that opened it must not land in a menu (s would pick a scenario).
   const drawer = getComputedStyle($('controls')).position === 'fixed';
-  if (open && drawer && focus) {
-    const first = $('controls').querySelector('select, input, button:not([data-drawer-close])');
-    if (first) first.focus();
-  } else if (!open && focus) $('btn-settings').focus();
+  if (open && drawer && focus) $('controls').querySelector('[data-drawer-close]').focus();
+  else if (!open && focus) $('btn-settings').focus();
+  if (open && drawer) showChartAboveSheet();
   requestAnimationFrame(refitCharts);
+}
+
+// showChartAboveSheet: on a phone the settings are a sheet over the
+// bottom half; the page scrolls the first chart up under the transport
+// (which stays at the top), so a slider and a chart are seen together.
+function showChartAboveSheet() {
+  const sheet = $('controls').getBoundingClientRect();
+  const tr = document.querySelector('#timeline .transport');
+  const fig = document.querySelector('.chart-box');
+  if (sheet.top <= 0 || !tr || !fig) return;
+  window.scrollBy(0, fig.getBoundingClientRect().top - tr.getBoundingClientRect().height - 8);
 }
 
 document.addEventListener('click', (ev) => {
