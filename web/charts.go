@@ -54,22 +54,25 @@ type chart struct {
 	Alt func(r *Run, frames []scenario.Frame) string
 }
 
+// eventsKey reads the markers every chart carries (chartmarks.go).
+const eventsKey = "events (legend): grey shading a fault, solid line an ejection, dashed line a refusal by the cap, dash-dot line an injected fault"
+
 // chartList is every chart, in page order.
 var chartList = []chart{
 	{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host",
-		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier",
+		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
 		Build:   successRateChart, Alt: srAlt},
 	{ID: chartLanes, Size: "wide", Title: "Ejections",
-		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic",
+		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
 		Height:  lanesHeight, Build: lanesChart, Alt: lanesAlt},
 	{ID: chartClients, Size: "wide", Title: "What clients saw",
-		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic",
+		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
 		Build:   clientsChart, Alt: clientsAlt},
 	{ID: chartShare, Size: "half", Title: "Traffic share",
-		Caption: "attempts each host served",
+		Caption: "attempts each host served · events as above",
 		Build:   shareChart, Alt: shareAlt},
 	{ID: chartCounters, Size: "half", Title: "Detector counters",
-		Caption: "cumulative; active is a gauge",
+		Caption: "cumulative; active is a gauge · events as above",
 		Build:   countersChart, Alt: countersAlt},
 }
 
