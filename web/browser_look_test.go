@@ -327,8 +327,8 @@ func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, str
 func lookChartsAndLog(t *testing.T, b *browser) {
 	b.open(1280, 720, "/lab?max_ejection_percent=34&inject=h2@60s&t=300")
 	b.poll("the markers", `[...document.querySelectorAll('.chart')].every(el => { const o = echarts.getInstanceByDom(el).getOption();
-		const ev = o.series.find(s => s.name === 'events');
-		return ev && ev.markLine.data.length === 9 && ev.markArea.data.length === 1 && o.legend[0].show !== false &&
+		const ev = o.series.filter(s => s.name === 'events');
+		return ev.reduce((n, s) => n + s.markLine.data.length, 0) === 9 && ev.reduce((n, s) => n + ((s.markArea || {}).data || []).length, 0) === 1 && o.legend[0].show !== false &&
 			(!o.legend[0].data || o.legend[0].data.some(d => (d.name || d) === 'events')) })`)
 	// raw holds the options as the server sent them (app.js).
 	if got := b.eval(`[...document.querySelectorAll('.chart')].filter(el => { const a = raw[el.id].aria;

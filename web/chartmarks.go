@@ -37,36 +37,53 @@ func markTime(r *Run, ms int64) (string, int) {
 	return r.Times[k], k
 }
 
-// markers is the events series for the frames shown: a line series with
-// no data of its own, its markLine and markArea holding the markers.
-func markers(r *Run, frames []scenario.Frame) map[string]any {
-	return map[string]any{
+// markers are the events series for the frames shown: line series with no
+// data of their own, all named eventsSeries (so one legend entry shows or
+// hides them all), one per kind of marker so that each line needs only its
+// tick and its name: the fault areas, the injections, the ejections, the
+// refusals.
+func markers(r *Run, frames []scenario.Frame) []any {
+	inj, ej, ov := markLines(r, frames)
+	return []any{
+		eventSeries(colorEjected, "solid", 2, ej, faultAreas(r, frames)),
+		eventSeries(colorOverflow, "dashed", 1, ov, nil),
+		eventSeries(colorInjected, dashDot, 2, inj, nil),
+	}
+}
+
+// eventSeries is one kind of marker: its lines (and areas) drawn alike.
+func eventSeries(color string, dash any, width float64, lines, areas []any) map[string]any {
+	s := map[string]any{
 		"name": eventsSeries, "type": "line", "data": []any{},
-		"itemStyle": map[string]any{"color": colorEjected},
-		"lineStyle": map[string]any{"color": colorEjected, "width": 2},
+		"itemStyle": map[string]any{"color": color},
+		"lineStyle": map[string]any{"color": color, "width": 2},
 		"tooltip":   map[string]any{"trigger": "item"},
 		"markLine": map[string]any{
 			"symbol": []string{"none", "none"}, "silent": false, "animation": false,
-			"label": map[string]any{"show": false},
-			"data":  markLines(r, frames),
+			"label":     map[string]any{"show": false},
+			"lineStyle": map[string]any{"color": color, "type": dash, "width": width},
+			"data":      lines,
 		},
-		"markArea": map[string]any{
+	}
+	if areas != nil {
+		s["markArea"] = map[string]any{
 			"silent": true, "animation": false,
 			"itemStyle": map[string]any{"color": colorFault},
 			"label":     map[string]any{"show": true, "position": "insideTopLeft", "color": colorText, "fontSize": fontSize - 2},
-			"data":      faultAreas(r, frames),
-		},
+			"data":      areas,
+		}
 	}
+	return s
 }
 
 // faultAreas shades the scenario's own fault windows (injected faults are
 // lines) from their start to their end, or to the cursor while they last.
 func faultAreas(r *Run, frames []scenario.Frame) []any {
+	out := []any{}
 	injected := map[string]bool{}
 	for _, in := range r.Scenario.Injections {
 		injected[in.Fault.Label] = true
 	}
-	var out []any
 	for _, f := range r.Scenario.Cluster.Faults {
 		from, k := markTime(r, f.From.Milliseconds())
 		if injected[f.Label] || k >= len(frames) {
@@ -86,38 +103,36 @@ func faultAreas(r *Run, frames []scenario.Frame) []any {
 	return out
 }
 
-// markLines are the injections, ejections and overflows so far, one line
-// per tick and kind, naming its hosts.
-func markLines(r *Run, frames []scenario.Frame) []any {
-	var out []any
+// markLines are the injections, ejections and refusals (overflows) so
+// far, one line per tick and kind, naming its hosts.
+func markLines(r *Run, frames []scenario.Frame) (inj, ej, ov []any) {
+	inj, ej, ov = []any{}, []any{}, []any{}
 	for _, in := range r.Scenario.Injections {
 		if at, k := markTime(r, in.At.Milliseconds()); k < len(frames) {
-			out = append(out, markLine(at, "injected: h"+itoa(in.Host), colorInjected, dashDot, 2))
+			inj = append(inj, markAt(at, "injected: h"+itoa(in.Host)))
 		}
 	}
 	for i := range frames {
-		var ej, ov []string
+		var ejected, refused []string
 		for _, e := range frames[i].Events {
 			switch e.Kind {
 			case engine.EventEject:
-				ej = appendOnce(ej, e.Host)
+				ejected = appendOnce(ejected, e.Host)
 			case engine.EventOverflow:
-				ov = appendOnce(ov, e.Host)
+				refused = appendOnce(refused, e.Host)
 			}
 		}
-		if len(ej) > 0 {
-			out = append(out, markLine(r.Times[i], "ejected: "+strings.Join(ej, ", "), colorEjected, "solid", 2))
+		if len(ejected) > 0 {
+			ej = append(ej, markAt(r.Times[i], "ejected: "+strings.Join(ejected, ", ")))
 		}
-		if len(ov) > 0 {
-			out = append(out, markLine(r.Times[i], "refused by the cap: "+strings.Join(ov, ", "), colorOverflow, "dashed", 1))
+		if len(refused) > 0 {
+			ov = append(ov, markAt(r.Times[i], "refused by the cap: "+strings.Join(refused, ", ")))
 		}
 	}
-	return out
+	return inj, ej, ov
 }
 
-func markLine(at, name, color string, dash any, width float64) map[string]any {
-	return map[string]any{"xAxis": at, "name": name, "lineStyle": map[string]any{"color": color, "type": dash, "width": width}}
-}
+func markAt(at, name string) map[string]any { return map[string]any{"xAxis": at, "name": name} }
 
 func appendOnce(list []string, s string) []string {
 	for _, x := range list {

@@ -134,8 +134,11 @@ func chartOptions(r *Run, cursor int) map[string]json.RawMessage {
 	return out
 }
 
-// seriesPlus marshals a chart's series with one more after them.
-type seriesPlus struct{ series, extra any }
+// seriesPlus marshals a chart's series with more after them.
+type seriesPlus struct {
+	series any
+	extra  []any
+}
 
 func (s seriesPlus) MarshalJSON() ([]byte, error) {
 	base, err := json.Marshal(s.series)
@@ -143,13 +146,13 @@ func (s seriesPlus) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	extra, err := json.Marshal(s.extra)
-	if err != nil {
-		return nil, err
+	if err != nil || len(s.extra) == 0 {
+		return base, err
 	}
 	if string(base) == "null" || string(base) == "[]" {
-		return append(append([]byte("["), extra...), ']'), nil
+		return extra, nil
 	}
-	return append(append(append(base[:len(base)-1], ','), extra...), ']'), nil
+	return append(append(base[:len(base)-1], ','), extra[1:]...), nil
 }
 
 // chartHeights are the heights of the boxes that follow the run, by chart

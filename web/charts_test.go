@@ -60,7 +60,7 @@ func TestChartOptionsShape(t *testing.T) {
 		}
 	}
 	sr := decodeOption(t, opts[chartSuccessRate])
-	if len(sr.Series) != len(r.Hosts)+3 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" || sr.Series[8].Name != eventsSeries {
+	if len(sr.Series) != len(r.Hosts)+5 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" || sr.Series[8].Name != eventsSeries {
 		t.Fatalf("success-rate series: %d", len(sr.Series))
 	}
 	for _, s := range sr.Series[:8] {

@@ -140,20 +140,37 @@ func markData(t *testing.T, raw json.RawMessage) (lines, areas []string, legend 
 	if o.Aria.Enabled == nil || *o.Aria.Enabled {
 		t.Errorf("ECharts' aria is on")
 	}
-	ev := o.Series[len(o.Series)-1]
-	if ev.Name != eventsSeries {
-		t.Fatalf("the last series is %q, not the markers", ev.Name)
+	// The markers are the last three series, all named events: ejections
+	// (and the fault areas), refusals, injections.
+	n := len(o.Series)
+	for k, ev := range o.Series[n-3:] {
+		if ev.Name != eventsSeries {
+			t.Fatalf("series %d is %q, not the markers", n-3+k, ev.Name)
+		}
+		for _, l := range ev.MarkLine.Data {
+			lines = append(lines, l.Name+"@"+l.XAxis)
+		}
+		for _, a := range ev.MarkArea.Data {
+			areas = append(areas, a[0].Name+"@"+a[0].XAxis+"–"+a[1].XAxis)
+		}
 	}
-	for _, l := range ev.MarkLine.Data {
-		lines = append(lines, l.Name+"@"+l.XAxis)
-	}
-	for _, a := range ev.MarkArea.Data {
-		areas = append(areas, a[0].Name+"@"+a[0].XAxis+"–"+a[1].XAxis)
-	}
+	slices.SortStableFunc(lines, func(a, b string) int { return tickOf(a) - tickOf(b) })
 	if o.Legend.Show != nil && !*o.Legend.Show {
 		t.Errorf("the legend is hidden")
 	}
 	return lines, areas, o.Legend.Data
+}
+
+// tickOf is the seconds of a marker "name@40 s", to order them by time.
+func tickOf(m string) int {
+	n := 0
+	for _, ch := range m[strings.LastIndex(m, "@")+1:] {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n
 }
 
 // Every chart marks the fault, the injections, the ejections and the
@@ -163,7 +180,7 @@ func TestChartMarkers(t *testing.T) {
 	r := runOf(t, Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
 	// h5 at 40, 80, 150 and 250 s (the story without injection), h2 once
 	// its injected fault has run an interval.
-	wantLines := []string{"injected: h2@60 s", "ejected: h5@40 s", "ejected: h2@70 s", "ejected: h5@80 s", "ejected: h2@110 s",
+	wantLines := []string{"ejected: h5@40 s", "injected: h2@60 s", "ejected: h2@70 s", "ejected: h5@80 s", "ejected: h2@110 s",
 		"ejected: h5@150 s", "ejected: h2@180 s", "ejected: h5@250 s", "ejected: h2@280 s"}
 	for id, raw := range chartOptions(r, len(r.Frames)) {
 		lines, areas, legend := markData(t, raw)

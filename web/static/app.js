@@ -34,7 +34,8 @@ window.applyCharts = function (options, replace, heights) {
     el.dataset.mode = chartMode(el);
     chart.setOption(fitChart(el, options[id]), { notMerge: !!replace, lazyUpdate: true });
     describeChart(el, options[id]);
-    if (!$('tbl-' + id).hidden) showTable(id);
+    const table = $('tbl-' + id);
+    if (table && !table.hidden) showTable(id);
   }
 };
 

@@ -30,7 +30,7 @@ func speedKey(v string) string {
 	case "16":
 		return "6"
 	case "instant":
-		return "I"
+		return "i"
 	}
 	return v
 }

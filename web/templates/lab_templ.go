@@ -1831,7 +1831,7 @@ func transport(lab view.Lab) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 143, "</div><button type=\"button\" id=\"btn-reset\" data-on:click=\"@post('/lab/cmd/reset')\" title=\"Back to the starting settings, t = 0 (r)\" aria-keyshortcuts=\"R\">Reset</button> <span class=\"page-tools\"><button type=\"button\" id=\"btn-settings\" aria-controls=\"controls\" aria-expanded=\"false\" title=\"Show or hide the settings\">Settings</button> <button type=\"button\" id=\"btn-keys\" aria-haspopup=\"dialog\" aria-keyshortcuts=\"?\" title=\"Keyboard shortcuts (?)\"><span aria-hidden=\"true\">⌨</span> Keys</button> <button type=\"button\" id=\"btn-projector\" aria-pressed=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 143, "</div><button type=\"button\" id=\"btn-reset\" data-on:click=\"@post('/lab/cmd/reset')\" title=\"Back to the starting settings, t = 0 (r)\" aria-keyshortcuts=\"r\">Reset</button> <span class=\"page-tools\"><button type=\"button\" id=\"btn-settings\" aria-controls=\"controls\" aria-expanded=\"false\" title=\"Show or hide the settings\">Settings</button> <button type=\"button\" id=\"btn-keys\" aria-haspopup=\"dialog\" aria-keyshortcuts=\"?\" title=\"Keyboard shortcuts (?)\"><span aria-hidden=\"true\">⌨</span> Keys</button> <button type=\"button\" id=\"btn-projector\" aria-pressed=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1844,7 +1844,7 @@ func transport(lab view.Lab) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 144, "\" aria-keyshortcuts=\"P\" title=\"Projector view: the charts in large type (p)\">Projector</button> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 144, "\" aria-keyshortcuts=\"p\" title=\"Projector view: the charts in large type (p)\">Projector</button> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
