@@ -25,16 +25,26 @@ import (
 // makes must go to the test server: the lab works offline.
 func TestBrowserLab(t *testing.T) {
 	b := startBrowser(t, 1440, 1000)
-	ctx, ts := b.ctx, b.url
-	step, eval, poll := b.step, b.eval, b.poll
-	// Helpers in the page: what the charts hold and what the log says.
-	const helpers = `
+	link := labDefaultsThenCap(t, b)
+	labShotKeysPreset(t, b)
+	labPermalinkAndInject(t, b, link)
+	b.checkOffline()
+}
+
+// labHelpers are helpers in the page: what the charts hold and what the
+// log says.
+const labHelpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
 window.t_lanes = name => (t_opt('chart-lanes').series.find(s => s.name === name).data || []).length;
 window.t_log = () => document.getElementById('log-list').innerText;
 window.t_fail = () => t_opt('chart-clients').series[0].data;
 true`
 
+// labDefaultsThenCap plays search-cache with the defaults, then with the
+// cap at 34, and returns the address (the tab's permalink) at the end.
+func labDefaultsThenCap(t *testing.T, b *browser) string {
+	ctx, ts, helpers := b.ctx, b.url, labHelpers
+	step, eval, poll := b.step, b.eval, b.poll
 	step("open /lab", chromedp.Navigate(ts+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 		t.Fatalf("helpers: %v", err)
@@ -85,6 +95,14 @@ true`
 		t.Errorf("client failures did not drop after the fault: defaults %s, cap 34 %s", failDefaults, failCap)
 	}
 
+	return link
+}
+
+// labShotKeysPreset takes the full-page shot, then drives the keys, the
+// preset menu and the copy button.
+func labShotKeysPreset(t *testing.T, b *browser) {
+	ctx := b.ctx
+	step, eval, poll := b.step, b.eval, b.poll
 	// The sidebar is sticky: the full-page shot is taken at the top, before
 	// the keys below scroll anything.
 	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
@@ -122,6 +140,13 @@ true`
 	step("copy the link", chromedp.Click(chromedp.CSS("#btn-copy-link")))
 	poll("the copy to be confirmed", `document.getElementById('copy-link-status').textContent !== ''`)
 
+}
+
+// labPermalinkAndInject opens the permalink in a fresh page, then injects
+// a fault live.
+func labPermalinkAndInject(t *testing.T, b *browser, link string) {
+	ctx, helpers := b.ctx, labHelpers
+	step, eval, poll := b.step, b.eval, b.poll
 	// The permalink in a fresh page: the cap at 34, paused where it was.
 	step("open the permalink", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
@@ -151,8 +176,6 @@ true`
 	step("step", chromedp.Click(chromedp.CSS("#btn-step")))
 	poll("the injection in the log", `t_log().includes('fault injected on h2 (503, 1 in 3)')`)
 	poll("h2 failing in the host table", `[...document.querySelectorAll('#envoy-hosts tbody tr')].some(r => r.cells[0].textContent === 'h2' && /^66\./.test(r.cells[2].textContent))`)
-
-	b.checkOffline()
 }
 
 // browser is a headless Chromium on a fresh test server, with helpers

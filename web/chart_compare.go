@@ -3,6 +3,7 @@ package web
 import (
 	"container/list"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -24,7 +25,40 @@ const chartCompare = "chart-compare"
 // compareChartEntry is the strip's entry in chartList.
 var compareChartEntry = chart{ID: chartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
 	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that sweep · ▲ refused by the cap",
-	Height:  compareHeight, Build: compareChart}
+	Height:  compareHeight, Build: compareChart, Alt: compareAlt}
+
+// compareAlt says in one sentence which hosts each dialect has out at the
+// cursor, and how many refusals each cap made so far.
+func compareAlt(r *Run, frames []scenario.Frame) string {
+	if len(frames) == 0 {
+		return noFrame
+	}
+	envoy, grpc := lanesOf(frames), cut(twins.get(r), len(frames))
+	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
+		envoy, grpc = grpc, envoy
+	}
+	i := len(frames) - 1
+	say := func(name string, l *dialectLanes) string {
+		var out []string
+		for hi, ejected := range l.ejected[i] {
+			if ejected && hi < len(r.Hosts) {
+				out = append(out, r.Hosts[hi])
+			}
+		}
+		refused := 0
+		for _, o := range l.overflow {
+			if o[0] <= i {
+				refused++
+			}
+		}
+		hosts := "no host out"
+		if len(out) > 0 {
+			hosts = strings.Join(out, ", ") + " out"
+		}
+		return fmt.Sprintf("%s has %s (%d refused by the cap so far)", name, hosts, refused)
+	}
+	return fmt.Sprintf("At %s, same traffic: %s; %s.", r.Times[i], say("Envoy", envoy), say("gRPC", grpc))
+}
 
 // dialectLanes is what the strip draws of one dialect's run: which hosts
 // are ejected after each sweep, and the cap's refusals.

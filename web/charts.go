@@ -49,42 +49,58 @@ type chart struct {
 	Height func(r *Run) int
 	// Build is the chart's option for the frames shown so far.
 	Build func(r *Run, frames []scenario.Frame) jsonOption
+	// Alt is its text alternative for the same frames: what it shows at
+	// the cursor, in one sentence (chartalt.go).
+	Alt func(r *Run, frames []scenario.Frame) string
 }
+
+// eventsKey reads the markers every chart carries (chartmarks.go).
+const eventsKey = "events (legend): grey shading a fault, solid line an ejection, dashed line a refusal by the cap, dash-dot line an injected fault"
 
 // chartList is every chart, in page order.
 var chartList = []chart{
 	{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host",
-		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier",
-		Build:   successRateChart},
+		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
+		Build:   successRateChart, Alt: srAlt},
 	{ID: chartLanes, Size: "wide", Title: "Ejections",
-		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic",
-		Height:  lanesHeight, Build: lanesChart},
+		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
+		Height:  lanesHeight, Build: lanesChart, Alt: lanesAlt},
 	compareChartEntry,
 	{ID: chartClients, Size: "wide", Title: "What clients saw",
-		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic",
-		Build:   clientsChart},
+		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
+		Build:   clientsChart, Alt: clientsAlt},
 	{ID: chartShare, Size: "half", Title: "Traffic share",
-		Caption: "attempts each host served",
-		Build:   shareChart},
+		Caption: "attempts each host served · events as above",
+		Build:   shareChart, Alt: shareAlt},
 	{ID: chartCounters, Size: "half", Title: "Detector counters",
-		Caption: "cumulative; active is a gauge",
-		Build:   countersChart},
+		Caption: "cumulative; active is a gauge · events as above",
+		Build:   countersChart, Alt: countersAlt},
 }
 
 // chartBoxes are the empty boxes a lab page holds, one per chart, for the
 // stream to fill.
-func chartBoxes() []view.Chart {
+func chartBoxes() []view.Chart { return chartBoxesAt(nil, 0) }
+
+// chartBoxesAt are the boxes with each chart's text alternative at the
+// cursor of r, so the page reads right before the stream connects.
+func chartBoxesAt(r *Run, cursor int) []view.Chart {
 	out := make([]view.Chart, len(chartList))
 	for i, c := range chartList {
 		out[i] = view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size}
+		if r != nil {
+			out[i].Alt = c.Alt(r, r.Frames[:min(max(cursor, 0), len(r.Frames))])
+		}
 	}
 	return out
 }
 
-// Colours. Hosts get the Okabe–Ito palette (distinguishable with the
-// common colour-vision deficiencies); states get fixed colours and, on
-// the swimlanes, a shape too, so colour is never the only cue.
-var hostColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#332288", "#88CCEE", "#117733", "#AA4499", "#44AA99"}
+// Colours. Hosts get a palette of colours told apart with the common
+// colour-vision deficiencies (Okabe–Ito's, then Tol's and ColorBrewer's)
+// that never comes near the states' colours: no red or vermillion (the
+// threshold, ejected, overflow), no purple (detect only), no grey (the
+// mean). States have fixed colours and, on the swimlanes, a shape too, so
+// colour is never the only cue. TestHostPalette measures the distances.
+var hostColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#999933", "#8C564B", "#01665E", "#E7298A", "#053061"}
 
 const (
 	colorEjected   = "#D55E00"
@@ -100,15 +116,44 @@ const (
 func hostColor(i int) string { return hostColors[i%len(hostColors)] }
 
 // chartOptions builds every chart's option for the frames before cursor,
-// by chart id.
+// by chart id: the chart, its markers (the events series) and its text
+// alternative. ECharts' aria is off, so it neither writes its own
+// description over the box's label nor reads this one; app.js puts it in
+// the box's accessible name.
 func chartOptions(r *Run, cursor int) map[string]json.RawMessage {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	frames := r.Frames[:cursor]
+	ev := markers(r, frames)
 	out := make(map[string]json.RawMessage, len(chartList))
 	for _, c := range chartList {
-		out[c.ID] = optionJSON(c.Build(r, frames))
+		alt := c.Alt(r, frames)
+		out[c.ID] = optionJSON(patched{c.Build(r, frames), func(o map[string]any) {
+			o["series"] = seriesPlus{o["series"], ev}
+			o["aria"] = map[string]any{"enabled": false, "label": map[string]any{"description": alt}}
+		}})
 	}
 	return out
+}
+
+// seriesPlus marshals a chart's series with more after them.
+type seriesPlus struct {
+	series any
+	extra  []any
+}
+
+func (s seriesPlus) MarshalJSON() ([]byte, error) {
+	base, err := json.Marshal(s.series)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := json.Marshal(s.extra)
+	if err != nil || len(s.extra) == 0 {
+		return base, err
+	}
+	if string(base) == "null" || string(base) == "[]" {
+		return extra, nil
+	}
+	return append(append(base[:len(base)-1], ','), extra[1:]...), nil
 }
 
 // chartHeights are the heights of the boxes that follow the run, by chart
@@ -161,7 +206,6 @@ func common(r *Run, unit string) []charts.GlobalOpts {
 			AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, HideOverlap: opts.Bool(true)},
 		}),
 		charts.WithYAxisOpts(yAxis(unit, nil, nil)),
-		charts.WithAriaOpts(&opts.Aria{Enabled: opts.Bool(true)}),
 	}
 }
 
@@ -216,19 +260,12 @@ func successRateChart(r *Run, frames []scenario.Frame) jsonOption {
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
 	lo := 100.0
-	vol := uint64(r.Config.SuccessRateRequestVolume)
 	for hi, name := range r.Hosts {
 		data := make([]any, len(frames))
 		for i := range frames {
-			if hi < len(frames[i].Hosts) {
-				// Ejected at the previous sweep: out of the statistics, even
-				// if panic sent it traffic.
-				wasEjected := i > 0 && hi < len(frames[i-1].Hosts) && frames[i-1].Hosts[hi].Ejected
-				if h := &frames[i].Hosts[hi]; h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= vol && !wasEjected {
-					v := h.SuccessRate
-					data[i] = round2(v)
-					lo = min(lo, v)
-				}
+			if v, ok := srPlotted(r, frames, i, hi); ok {
+				data[i] = round2(v)
+				lo = min(lo, v)
 			}
 		}
 		c.AddSeries(name, nil, rawData(data), seriesColor(hostColor(hi)), lineStyle(hostColor(hi), 2, ""),
@@ -250,6 +287,21 @@ func successRateChart(r *Run, frames []scenario.Frame) jsonOption {
 	// live near 100, and an axis from 0 would flatten the gap that matters.
 	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)))
 	return c
+}
+
+// srPlotted is host hi's success rate in frame i if the detector counted
+// it: enough requests, and not ejected at the previous sweep (out of the
+// statistics, even if panic sent it traffic).
+func srPlotted(r *Run, frames []scenario.Frame, i, hi int) (float64, bool) {
+	if hi >= len(frames[i].Hosts) {
+		return 0, false
+	}
+	wasEjected := i > 0 && hi < len(frames[i-1].Hosts) && frames[i-1].Hosts[hi].Ejected
+	h := &frames[i].Hosts[hi]
+	if h.SuccessRate < 0 || h.Requests == 0 || h.Requests < uint64(r.Config.SuccessRateRequestVolume) || wasEjected {
+		return 0, false
+	}
+	return h.SuccessRate, true
 }
 
 // lanesChart: one swimlane per host. A filled cell is an interval that
@@ -431,10 +483,12 @@ func shareChart(r *Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
-	// No legend: the hosts keep the colours of the success-rate chart.
+	// The legend names the markers only: the hosts keep the colours of the
+	// success-rate chart.
 	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, 100)),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		grid(16, 12))
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Data: []string{eventsSeries}, Top: "0", Right: "8",
+			ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
+		grid(16, 28))
 	for hi, name := range r.Hosts {
 		data := make([]any, len(frames))
 		for i := range frames {

@@ -60,10 +60,10 @@ func TestChartOptionsShape(t *testing.T) {
 		}
 	}
 	sr := decodeOption(t, opts[chartSuccessRate])
-	if len(sr.Series) != len(r.Hosts)+2 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" {
+	if len(sr.Series) != len(r.Hosts)+5 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" || sr.Series[8].Name != eventsSeries {
 		t.Fatalf("success-rate series: %d", len(sr.Series))
 	}
-	for _, s := range sr.Series {
+	for _, s := range sr.Series[:8] {
 		if len(s.Data) != 12 {
 			t.Errorf("series %s has %d points at cursor 12", s.Name, len(s.Data))
 		}
@@ -391,8 +391,8 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	seen := map[string]bool{}
 	halves := 0
 	for _, c := range chartList {
-		if c.ID == "" || seen[c.ID] || c.Title == "" || c.Caption == "" || c.Build == nil {
-			t.Errorf("chart %q: an id (unique), a title, a caption and a builder are required", c.ID)
+		if c.ID == "" || seen[c.ID] || c.Title == "" || c.Caption == "" || c.Build == nil || c.Alt == nil {
+			t.Errorf("chart %q: an id (unique), a title, a caption, a builder and a text alternative are required", c.ID)
 		}
 		seen[c.ID] = true
 		switch c.Size {
@@ -409,7 +409,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 
 	lab := newTestServer(t)
 	h := lab.Handler()
-	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)"><figcaption><b>([^<]*)</b> <span>([^<]*)</span></figcaption><div class="chart" id="([^"]+)"`)
+	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><div class="chart" id="([^"]+)"[^>]*></div><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
 	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.lessons.list[0].ID} {
 		res := do(t, h, "GET", page, "")
 		body := bodyOf(t, res)
@@ -421,8 +421,8 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 			t.Fatalf("%s: %d chart boxes, want %d", page, len(got), len(chartList))
 		}
 		for i, c := range chartList {
-			if g := got[i]; g[4] != c.ID || g[1] != c.Size || html.UnescapeString(g[2]) != c.Title || html.UnescapeString(g[3]) != c.Caption {
-				t.Errorf("%s: box %d is %q (%s) %q: %q, want %q (%s) %q: %q", page, i, g[4], g[1], g[2], g[3], c.ID, c.Size, c.Title, c.Caption)
+			if g := got[i]; g[3] != c.ID || g[1] != c.Size || html.UnescapeString(g[2]) != c.Title || html.UnescapeString(g[4]) != c.Caption {
+				t.Errorf("%s: box %d is %q (%s) %q: %q, want %q (%s) %q: %q", page, i, g[3], g[1], g[2], g[4], c.ID, c.Size, c.Title, c.Caption)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"outlierlab/engine"
 	"outlierlab/engine/explain"
@@ -13,9 +14,9 @@ import (
 // The decision log says, for every interval, what the detector decided and
 // why, with the numbers it compared and the setting that decided: the one
 // thing no chart can say. The sentences are the engine's (engine/explain),
-// the same ones `run -format text` prints; this file only gives each its
-// tone and badge, and the template sets fields as code and quantities in
-// bold.
+// the same ones `run -format text` prints; this file gives each its tone
+// and badge, and folds repeated non-events into one line; the template
+// sets fields as code and quantities in bold.
 
 // decisionsOf is every decision of one interval, oldest first.
 func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
@@ -24,6 +25,10 @@ func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	out := make([]view.LogEntry, len(ss))
 	for i, s := range ss {
 		out[i] = view.LogEntry{Time: fmtMs(s.AtMs), Tone: tones[s.Outcome], Badge: s.Outcome.Badge(), Parts: s.Spans}
+		if quiet[s.Outcome] {
+			out[i].Quiet = true
+			out[i].Fold = foldKey(out[i])
+		}
 	}
 	return out
 }
@@ -35,6 +40,116 @@ var tones = map[explain.Outcome]string{
 	explain.Returned: "return",
 	explain.Skipped:  "skip", explain.NotCounted: "skip",
 	explain.NoOutlier: "info",
+}
+
+// quiet are the outcomes that decide nothing: a pass skipped or finding
+// nobody, a host left out for volume. They fill most of a long run's log,
+// so runs of them fold into one line and the "decisions only" filter
+// hides them.
+var quiet = map[explain.Outcome]bool{explain.Skipped: true, explain.NotCounted: true, explain.NoOutlier: true}
+
+// foldKey is a quiet entry's words and names without its numbers: "success
+// rate: no host of 6 below 93.2%" and "… of 6 below 93.4%" fold together,
+// "h3 left out …" and "h4 left out …" do not.
+func foldKey(e view.LogEntry) string {
+	var b strings.Builder
+	b.WriteString(e.Badge)
+	for _, p := range e.Parts {
+		if p.Kind != explain.Number {
+			b.WriteString("|")
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// quietFrame reports whether an interval decided nothing.
+func quietFrame(log []view.LogEntry) bool {
+	for _, e := range log {
+		if !e.Quiet {
+			return false
+		}
+	}
+	return true
+}
+
+// fold is where one entry's run of like non-events starts: the frame and
+// the entry's place in it; more says the run goes on in the next frame.
+type fold struct {
+	start, pos int
+	more       bool
+}
+
+// folds links the entries of frames [s, to) to their runs. s must start a
+// stretch: frame s-1, if any, is not quiet. A quiet entry of a quiet frame
+// continues the run of the same Fold in the frame before, if that frame
+// is quiet too; anything else starts its own.
+func folds(log [][]view.LogEntry, s, to int) [][]fold {
+	out := make([][]fold, to-s)
+	prev, cur := map[string]int{}, map[string]int{}
+	for i := s; i < to; i++ {
+		out[i-s] = make([]fold, len(log[i]))
+		q := quietFrame(log[i])
+		clear(cur)
+		for j, e := range log[i] {
+			f := fold{start: i, pos: j}
+			if k, ok := prev[e.Fold]; ok && q && !out[i-1-s][k].more {
+				p := &out[i-1-s][k]
+				p.more = true
+				f.start, f.pos = p.start, p.pos
+			}
+			out[i-s][j] = f
+			if _, dup := cur[e.Fold]; q && !dup {
+				cur[e.Fold] = j
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return out
+}
+
+// foldedLog is the decision log of frames [from, to) as the page shows it,
+// newest first, at most limit lines (0: no limit; omitted counts the lines
+// left out): a run of like non-events is one line where it ends (or at to,
+// if it goes on), its Count the intervals it spans. replaced are the ids of
+// lines that began before from and go on past it: the page holds them as
+// they were at from, and the stream swaps them for the longer ones.
+func foldedLog(r *Run, from, to, limit int) (lines []view.LogEntry, replaced []string, omitted int) {
+	to = min(to, len(r.Log))
+	from = min(max(from, 0), to)
+	s := from
+	for s > 0 && quietFrame(r.Log[s-1]) {
+		s--
+	}
+	fs := folds(r.Log, s, to)
+	for i := to - 1; i >= from; i-- {
+		for j := len(r.Log[i]) - 1; j >= 0; j-- {
+			f := fs[i-s][j]
+			if f.more {
+				continue // shown with the run's newest
+			}
+			if limit > 0 && len(lines) == limit {
+				omitted++
+				continue
+			}
+			lines = append(lines, foldedEntry(r, i, j, f))
+			if f.start < from {
+				replaced = append(replaced, lines[len(lines)-1].ID)
+			}
+		}
+	}
+	return lines, replaced, omitted
+}
+
+// foldedEntry is entry j of frame i as the newest of its run f.
+func foldedEntry(r *Run, i, j int, f fold) view.LogEntry {
+	e := r.Log[i][j]
+	e.ID = "lg-" + itoa(f.start) + "-" + itoa(f.pos)
+	if n := i - f.start + 1; n > 1 {
+		e.Count = n
+		e.Time = strings.TrimSuffix(r.Log[f.start][f.pos].Time, " s") + "–" + e.Time
+	}
+	return e
 }
 
 // sentence collects the spans of a log entry the engine does not write:

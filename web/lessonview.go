@@ -26,11 +26,17 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		s.notFoundPage(w, r, "There is no lesson "+quoteShort(id)+".")
 		return
 	}
+	mode, _, err := splitView(r.URL.RawQuery)
+	if err != nil {
+		s.badRequestPage(w, r, http.StatusBadRequest, r.URL.Path, errorText(err))
+		return
+	}
 	v, err := s.lessonView(d)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
 		return
 	}
+	v.Lab.View = mode
 	s.render(w, r, http.StatusOK, templates.LessonPage(v))
 }
 
@@ -77,10 +83,11 @@ func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
 		Scenario: d.Preset,
 		Lab: view.Lab{
 			Tab:       tab,
+			Title:     d.Title,
 			Signals:   lessonSignals(tab, run, d, vals),
 			StreamURL: "/lab/stream",
 			Controls:  controlsFor(run, d),
-			Charts:    chartBoxes(),
+			Charts:    chartBoxesAt(run, 0),
 			Speeds:    speedButtons(),
 			Status:    statusView(snap),
 			Panels:    panelsView(run, 0),

@@ -65,11 +65,17 @@ func presetLinks(selected string) []view.PresetLink {
 // the settings silently dropped: a room following the projector must see
 // what the instructor sees, or be told why not.
 func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
-	link, err := parseLabQuery(r.URL.RawQuery)
+	mode, query, err := splitView(r.URL.RawQuery)
+	if err != nil {
+		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", errorText(err))
+		return
+	}
+	link, err := parseLabQuery(query)
 	if err == nil {
 		var lab view.Lab
 		lab, err = s.labView(link)
 		if err == nil {
+			lab.View = mode
 			s.render(w, r, http.StatusOK, templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab))
 			return
 		}
@@ -82,6 +88,27 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.badRequestPage(w, r, kindStatus[k], "/lab", errorText(err))
 	}
+}
+
+// splitView takes the page's view out of a query (?view=projector): it is
+// how the page is laid out, not one of the lab's inputs, so a permalink
+// never carries it (app.js keeps it in the address while the stream
+// rewrites the rest). A view other than "" or projector is refused,
+// named.
+func splitView(raw string) (mode, rest string, err error) {
+	q, perr := url.ParseQuery(raw)
+	if perr != nil || !q.Has("view") {
+		return "", raw, nil // the lab's own parser names a bad query
+	}
+	vs := q["view"]
+	q.Del("view")
+	switch {
+	case len(vs) > 1:
+		err = &inputError{Field: "view", Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))}
+	case vs[0] != "" && vs[0] != view.Projector:
+		err = &inputError{Field: "view", Msg: fmt.Sprintf("%q is not a view (allowed %s)", truncate(vs[0], 40), view.Projector)}
+	}
+	return vs[0], q.Encode(), err
 }
 
 // linkErrorKind is what a lab address that fails is: a bad value in it
@@ -118,10 +145,11 @@ func (s *Server) labView(link labLink) (view.Lab, error) {
 	snap := snapshot{run: run, speed: speeds[0], cursor: cursor}
 	return view.Lab{
 		Tab:       tab,
+		Title:     "Free lab",
 		Signals:   pageSignals(tab, run, cursor),
 		StreamURL: "/lab/stream",
 		Controls:  controlsView(run),
-		Charts:    chartBoxes(),
+		Charts:    chartBoxesAt(run, cursor),
 		Speeds:    speedButtons(),
 		Status:    statusView(snap),
 		Panels:    panelsView(run, cursor),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -212,7 +213,13 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
 		return err
 	}
-	if entries := newestFirst(snap.run, st.cursor, snap.cursor); len(entries) > 0 {
+	if entries, replaced, _ := foldedLog(snap.run, st.cursor, snap.cursor, 0); len(entries) > 0 {
+		// A folded run of non-events that grew is prepended anew.
+		if len(replaced) > 0 {
+			if err := sse.RemoveElement("#" + strings.Join(replaced, ",#")); err != nil {
+				return err
+			}
+		}
 		var b bytes.Buffer
 		if err := templates.LogEntries(entries).Render(context.Background(), &b); err != nil {
 			return err

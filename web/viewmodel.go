@@ -14,7 +14,8 @@ import (
 )
 
 // maxLogEntries bounds the decision log a redraw sends: a long run with a
-// short interval has thousands of sentences, and the newest matter most.
+// short interval has thousands of lines even folded, and the newest
+// matter most.
 const maxLogEntries = 400
 
 // statusView is the transport bar's live part.
@@ -25,7 +26,8 @@ func statusView(snap snapshot) view.Status {
 		Time: r.frameTime(snap.cursor), End: r.endTime(),
 		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
 		Notice: snap.notice, Held: snap.held,
-		Summary: summaryLine(r, snap.cursor),
+		Summary:    summaryLine(r, snap.cursor),
+		IntervalMs: r.Config.IntervalMs,
 	}
 }
 
@@ -89,27 +91,11 @@ func groupThousands(n uint64) string {
 	return s
 }
 
-// newestFirst is the decision log of frames [from, to), newest first.
-func newestFirst(r *Run, from, to int) []view.LogEntry {
-	from, to = max(from, 0), min(to, len(r.Log))
-	var out []view.LogEntry
-	for i := to - 1; i >= from; i-- {
-		for j := len(r.Log[i]) - 1; j >= 0; j-- {
-			out = append(out, r.Log[i][j])
-		}
-	}
-	return out
-}
-
 // panelsView is everything below the charts at a cursor.
 func panelsView(r *Run, cursor int) view.Panels {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster}
-	p.Log = newestFirst(r, 0, cursor)
-	if len(p.Log) > maxLogEntries {
-		p.Omitted = len(p.Log) - maxLogEntries
-		p.Log = p.Log[:maxLogEntries]
-	}
+	p.Log, _, p.Omitted = foldedLog(r, 0, cursor, maxLogEntries)
 	var stats, prev engine.Stats
 	var cl, clPrev sim.ClusterStats
 	if cursor > 0 {

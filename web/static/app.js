@@ -1,8 +1,19 @@
 // outlierlab's own browser code, kept small: the server builds every chart
 // option and every sentence, and decides every lesson step; this file only
-// hands options to ECharts, keeps the charts sized, maps keys to the
-// transport buttons, and keeps a learner's lesson progress in this browser.
+// hands options to ECharts and fits them to the box, lays out the page's
+// parts (the settings drawer, the projector view, a chart as a table, the
+// log's filter), maps keys to the transport, reads the status out at most
+// once a second, and keeps a learner's lesson progress in this browser.
 'use strict';
+
+const $ = (id) => document.getElementById(id);
+
+// ---- Charts ----
+
+// raw is each chart's last option as the server sent it; fitChart makes
+// the one ECharts gets from it, so a change of box (projector view, a
+// phone) can redo it without the server.
+const raw = {};
 
 // applyCharts is what the stream calls: {chartId: option}. Each chart has
 // one ECharts instance for the page's life; setOption updates it in place,
@@ -11,50 +22,421 @@
 // ({chartId: px}) resizes boxes that follow the run (a lane per host).
 window.applyCharts = function (options, replace, heights) {
   for (const id in options) {
-    const el = document.getElementById(id);
+    const el = $(id);
     if (!el || !window.echarts) continue;
     if (heights && heights[id] && el.style.height !== heights[id] + 'px') {
       el.style.height = heights[id] + 'px';
       const old = echarts.getInstanceByDom(el);
       if (old) old.resize();
     }
+    raw[id] = options[id];
     const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
-    chart.setOption(options[id], { notMerge: !!replace, lazyUpdate: true });
+    el.dataset.mode = chartMode(el);
+    chart.setOption(fitChart(el, options[id]), { notMerge: !!replace, lazyUpdate: true });
+    describeChart(el, options[id]);
+    const table = $('tbl-' + id);
+    if (table && !table.hidden) showTable(id);
   }
 };
 
+// chartMode is how a chart's box asks for its text: projector (large
+// type for a room), narrow (a phone: the legend on top, small margins) or
+// '' (the server's layout as sent).
+function chartMode(el) {
+  if (el.closest('.projector')) return 'projector';
+  return el.clientWidth > 0 && el.clientWidth < 560 ? 'narrow' : '';
+}
+
+// fitChart is the option for the chart's box: in the projector view every
+// axis label and legend entry is 18 px or larger, read from the back of a
+// room; on a narrow box the legend moves from the right (where it took 40%
+// of the width) to a scrolling line on top. The option sent is not changed.
+function fitChart(el, o) {
+  const mode = el.dataset.mode || '';
+  if (!mode) return o;
+  const fs = mode === 'projector' ? 18 : 12;
+  const out = Object.assign({}, o);
+  const axes = (list) => [].concat(list || []).map((a) => Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: fs }) }));
+  out.xAxis = axes(o.xAxis);
+  out.yAxis = axes(o.yAxis);
+  const legend = o.legend && o.legend.show !== false;
+  // A chart of stacked plots (the Envoy/gRPC strip) keeps its grids, which
+  // its axes and titles are placed against, and its legend beside them;
+  // only the type grows. The others get one grid fitted to the box and the
+  // legend on top.
+  const grids = [].concat(o.grid || []);
+  if (grids.length > 1) {
+    if (o.legend) out.legend = [].concat(o.legend).map((l) => Object.assign({}, l, { textStyle: Object.assign({}, l.textStyle, { fontSize: fs }) }));
+    return out;
+  }
+  if (o.legend) {
+    out.legend = Object.assign({}, o.legend, {
+      type: 'scroll', orient: 'horizontal', top: 0, left: 0, right: 0, bottom: 'auto',
+      itemWidth: mode === 'projector' ? 24 : 16, itemHeight: mode === 'projector' ? 12 : 8,
+      pageIconSize: mode === 'projector' ? 16 : 12,
+      textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
+    });
+  }
+  out.grid = [{ left: 16, right: 12, top: legend ? fs + 18 : 10, bottom: 6, containLabel: true }];
+  return out;
+}
+
+// refitCharts redoes every chart whose box changed mode (the projector
+// view toggled, a window crossing the narrow width) and resizes the rest.
+function refitCharts() {
+  document.querySelectorAll('.chart').forEach((el) => {
+    const chart = window.echarts && echarts.getInstanceByDom(el);
+    if (!chart) return;
+    const mode = chartMode(el);
+    if (mode !== (el.dataset.mode || '') && raw[el.id]) {
+      el.dataset.mode = mode;
+      chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
+    }
+    chart.resize();
+  });
+}
+
+// describeChart makes the box's accessible name the chart's title and the
+// sentence the server wrote for the cursor (ECharts' own aria is off).
+function describeChart(el, o) {
+  const alt = o.aria && o.aria.label && o.aria.label.description;
+  if (alt) el.setAttribute('aria-label', el.dataset.title + '. ' + alt);
+}
+
 // Charts follow their box's size.
 if (window.ResizeObserver) {
-  const ro = new ResizeObserver((entries) => {
-    for (const e of entries) {
-      const chart = window.echarts && echarts.getInstanceByDom(e.target);
-      if (chart) chart.resize();
-    }
-  });
+  const ro = new ResizeObserver(() => requestAnimationFrame(refitCharts));
   document.addEventListener('DOMContentLoaded', () => {
     document.querySelectorAll('.chart').forEach((el) => ro.observe(el));
   });
 }
 
-// Keyboard: space plays or pauses, → steps, ← steps back. Keys typed into
-// a control keep their usual meaning (arrows move a focused slider, space
-// presses a focused button).
-document.addEventListener('keydown', (ev) => {
-  if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
-  const t = ev.target;
-  const tag = t && t.tagName;
-  if (tag === 'TEXTAREA' || tag === 'SELECT' || (t && t.isContentEditable)) return;
-  const inRange = tag === 'INPUT' && t.type === 'range';
-  if (tag === 'INPUT' && !inRange) return;
-  let id = '';
-  if (ev.key === ' ' && tag !== 'BUTTON' && tag !== 'SUMMARY') id = 'btn-play';
-  else if (ev.key === 'ArrowRight' && !inRange) id = 'btn-step';
-  else if (ev.key === 'ArrowLeft' && !inRange) id = 'btn-back';
-  const btn = id && document.getElementById(id);
+// ---- A chart as a table ----
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+// tableRows are a chart's data, one row per tick up to the cursor, newest
+// first: a line or bar series gives its value, a series of marks (the
+// swimlanes' [tick, host] points) the hosts it marks at that tick.
+function tableRows(o, n) {
+  const x = (o.xAxis && o.xAxis[0] && o.xAxis[0].data) || [];
+  const lanes = (o.yAxis && o.yAxis[0] && o.yAxis[0].type === 'category' && o.yAxis[0].data) || null;
+  const series = (o.series || []).filter((s) => s.name !== 'events' && s.type !== undefined);
+  const cells = series.map((s) => {
+    const col = new Array(n).fill('');
+    (s.data || []).forEach((d, i) => {
+      const v = d && typeof d === 'object' ? (Array.isArray(d) ? d : d.value) : d;
+      if (lanes && Array.isArray(v)) {
+        if (v[0] < n) col[v[0]] = (col[v[0]] ? col[v[0]] + ', ' : '') + String(lanes[v[1]]).split(' ')[0];
+      } else if (i < n) col[i] = v === null || v === undefined ? '–' : String(v);
+    });
+    return col;
+  });
+  const rows = [];
+  for (let i = n - 1; i >= 0; i--) rows.push([x[i]].concat(cells.map((c) => c[i])));
+  return { head: ['time'].concat(series.map((s) => s.name)), rows };
+}
+
+function showTable(id) {
+  const box = $('tbl-' + id);
+  const o = raw[id];
+  const scrub = $('scrub');
+  if (!box || !o) return;
+  const t = tableRows(o, scrub ? Number(scrub.value) : 0);
+  const head = '<tr>' + t.head.map((h) => '<th scope="col">' + esc(h) + '</th>').join('') + '</tr>';
+  const body = t.rows.map((r) => '<tr><th scope="row">' + esc(r[0]) + '</th>' + r.slice(1).map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>').join('');
+  box.innerHTML = '<table><caption>' + esc($(id).dataset.title) + ', newest first</caption><thead>' + head + '</thead><tbody>' +
+    (body || '<tr><td colspan="' + t.head.length + '">No interval yet.</td></tr>') + '</tbody></table>';
+}
+
+document.addEventListener('click', (ev) => {
+  const btn = ev.target.closest && ev.target.closest('[data-table-for]');
   if (!btn) return;
-  ev.preventDefault();
-  btn.click();
+  const id = btn.dataset.tableFor;
+  const on = btn.getAttribute('aria-pressed') !== 'true';
+  btn.setAttribute('aria-pressed', on ? 'true' : 'false');
+  btn.textContent = on ? 'Chart' : 'Table';
+  $('fig-' + id).classList.toggle('as-table', on);
+  $('tbl-' + id).hidden = !on;
+  if (on) showTable(id);
+  else requestAnimationFrame(refitCharts);
 });
+
+// ---- The log's filter: everything, or the decisions only ----
+
+const logKey = 'outlierlab.log';
+
+function setLogFilter(show) {
+  document.querySelectorAll('.log-panel').forEach((p) => {
+    p.dataset.filter = show; // not data-show: a Datastar attribute
+    p.querySelectorAll('[data-log-show]').forEach((b) => b.setAttribute('aria-pressed', b.dataset.logShow === show ? 'true' : 'false'));
+  });
+}
+
+document.addEventListener('click', (ev) => {
+  const btn = ev.target.closest && ev.target.closest('[data-log-show]');
+  if (!btn) return;
+  setLogFilter(btn.dataset.logShow);
+  try { localStorage.setItem(logKey, btn.dataset.logShow); } catch (_) { /* not kept */ }
+});
+
+// ---- The settings: a sidebar when there is room, else a drawer ----
+
+function settingsShown() {
+  const c = $('controls');
+  return !!c && getComputedStyle(c).display !== 'none';
+}
+
+// syncSettings tells the Settings button what the page shows.
+function syncSettings() {
+  const btn = $('btn-settings');
+  if (btn) btn.setAttribute('aria-expanded', settingsShown() ? 'true' : 'false');
+}
+
+// setSettings opens or closes the settings. As a drawer (a phone, a
+// narrow window, the projector view) it takes the focus when it opens and
+// gives it back to the button when it closes.
+function setSettings(open, focus) {
+  const lab = $('lab');
+  if (!lab) return;
+  lab.dataset.drawer = open ? 'open' : 'closed';
+  syncSettings();
+  // The focus goes to the drawer's Close button, not a control: the key
+  // that opened it must not land in a menu (s would pick a scenario).
+  const drawer = getComputedStyle($('controls')).position === 'fixed';
+  if (open && drawer && focus) $('controls').querySelector('[data-drawer-close]').focus();
+  else if (!open && focus) $('btn-settings').focus();
+  if (open && drawer) showChartAboveSheet();
+  requestAnimationFrame(refitCharts);
+}
+
+// showChartAboveSheet: on a phone the settings are a sheet over the
+// bottom half; the page scrolls the first chart up under the transport
+// (which stays at the top), so a slider and a chart are seen together.
+function showChartAboveSheet() {
+  const sheet = $('controls').getBoundingClientRect();
+  const tr = document.querySelector('#timeline .transport');
+  const fig = document.querySelector('.chart-box');
+  if (sheet.top <= 0 || !tr || !fig) return;
+  window.scrollBy(0, fig.getBoundingClientRect().top - tr.getBoundingClientRect().height - 8);
+}
+
+document.addEventListener('click', (ev) => {
+  const t = ev.target.closest && ev.target.closest('#btn-settings, [data-drawer-close]');
+  if (!t) return;
+  setSettings(t.id === 'btn-settings' ? !settingsShown() : false, true);
+});
+if (window.matchMedia) matchMedia('(max-width: 1099px)').addEventListener('change', syncSettings);
+
+// ---- The projector view ----
+
+function isProjector() {
+  const lab = $('lab');
+  return !!lab && lab.classList.contains('projector');
+}
+
+// withView is an address with the projector view on or off.
+function withView(url, on) {
+  const u = new URL(url, location.href);
+  if (on) u.searchParams.set('view', 'projector');
+  else u.searchParams.delete('view');
+  return u.pathname + u.search + u.hash;
+}
+
+// The stream keeps a free lab's address on the tab's permalink, which
+// knows nothing of the view: the view stays in the address while it is on.
+const replaceState = history.replaceState.bind(history);
+history.replaceState = function (state, title, url) {
+  if (url !== undefined && url !== null && isProjector()) url = withView(String(url), true);
+  return replaceState(state, title, url);
+};
+
+function setProjector(on) {
+  const lab = $('lab');
+  if (!lab) return;
+  lab.classList.toggle('projector', on);
+  document.querySelectorAll('.lesson-page').forEach((p) => p.classList.toggle('projector', on));
+  delete lab.dataset.drawer;
+  const btn = $('btn-projector');
+  if (btn) btn.setAttribute('aria-pressed', on ? 'true' : 'false');
+  replaceState(history.state, '', withView(location.href, on));
+  syncSettings();
+  requestAnimationFrame(refitCharts);
+}
+
+document.addEventListener('click', (ev) => {
+  if (ev.target.closest && ev.target.closest('#btn-projector')) setProjector(!isProjector());
+});
+
+// ---- Keys ----
+
+// typing: the key belongs to the field that has the focus (a text or
+// number field, a menu, an editable area), so no shortcut fires.
+function typing(t) {
+  if (!t || !t.tagName) return false;
+  if (t.isContentEditable || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT') return true;
+  return t.tagName === 'INPUT' && !['range', 'checkbox', 'radio', 'button', 'submit', 'reset'].includes(t.type);
+}
+
+// pressable: space and Enter already mean something on it (a link
+// follows, a button presses, a scrolling box scrolls).
+function pressable(t) {
+  return !!(t && t.closest && t.closest('a[href], button, summary, input, select, textarea, [tabindex]:not(#lab)'));
+}
+
+const isRange = (t) => t && t.tagName === 'INPUT' && t.type === 'range';
+
+function click(id) {
+  const el = typeof id === 'string' ? (id[0] === '[' ? document.querySelector(id) : $(id)) : id;
+  if (el) el.click();
+  return !!el;
+}
+
+// scrubTo moves the cursor as the scrubber would: the bound signal and
+// its post follow the input event.
+function scrubTo(n) {
+  const s = $('scrub');
+  if (!s) return;
+  s.value = String(Math.max(0, Math.min(Number(s.max), n)));
+  s.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
+// shortcut is the action of a key on the lab, or null.
+function shortcut(ev, t) {
+  switch (ev.key) {
+    case ' ': return pressable(t) && !isRange(t) ? null : () => click('btn-play');
+    case 'ArrowRight': return isRange(t) ? null : () => click('btn-step');
+    case 'ArrowLeft': return isRange(t) ? null : () => click('btn-back');
+    case 'Home': return isRange(t) ? null : () => scrubTo(0);
+    case 'End': return isRange(t) ? null : () => scrubTo(Infinity);
+    case 'r': return () => click('btn-reset');
+    case '1': case '4': case '6': case 'i':
+      return () => click('[data-speed="' + ({ 1: '1', 4: '4', 6: '16', i: 'instant' })[ev.key] + '"]');
+    case 'g': return openGoto;
+    case '?': return () => { const d = $('keys'); if (d && !d.open) d.showModal(); };
+    case 's': return () => setSettings(!settingsShown(), true);
+    case 'p': return () => setProjector(!isProjector());
+  }
+  return null;
+}
+
+document.addEventListener('keydown', (ev) => {
+  const t = ev.target;
+  if (ev.key === 'Escape') return escape(ev, t);
+  if (ev.altKey || ev.ctrlKey || ev.metaKey || ev.defaultPrevented || !$('btn-play')) return;
+  if (typing(t) || document.querySelector('dialog[open]')) return;
+  const act = shortcut(ev, t);
+  if (!act) return;
+  ev.preventDefault();
+  act();
+});
+
+// escape leaves what the focus is in: the copy fallback's field, the
+// go-to box, the settings drawer.
+function escape(ev, t) {
+  if (t && t.id === 'copy-link-field') {
+    t.hidden = true;
+    $('btn-copy-link').focus();
+  } else if (t && t.closest && t.closest('#goto')) {
+    closeGoto();
+  } else if (t && t.closest && t.closest('#controls') && getComputedStyle($('controls')).position === 'fixed') {
+    setSettings(false, true);
+  } else return;
+  ev.preventDefault();
+}
+
+// A menu chosen with the mouse lets go of the focus: it would otherwise
+// take the arrows meant for the timeline (→ switched the scenario). A
+// menu worked with the keyboard keeps it.
+let pointedSelect = null;
+document.addEventListener('pointerdown', (ev) => { pointedSelect = ev.target.closest && ev.target.closest('select'); }, true);
+document.addEventListener('keydown', () => { pointedSelect = null; }, true);
+document.addEventListener('change', (ev) => {
+  if (ev.target.tagName === 'SELECT' && ev.target === pointedSelect) {
+    pointedSelect = null;
+    ev.target.blur();
+  }
+});
+
+// ---- Go to a time (g) ----
+
+let gotoReturn = null;
+
+function openGoto() {
+  const f = $('goto');
+  if (!f) return;
+  gotoReturn = document.activeElement;
+  f.hidden = false;
+  $('goto-time').value = '';
+  $('goto-time').focus();
+}
+
+function closeGoto() {
+  const f = $('goto');
+  if (!f || f.hidden) return;
+  f.hidden = true;
+  const back = gotoReturn && document.contains(gotoReturn) && gotoReturn !== document.body ? gotoReturn : $('btn-play');
+  back.focus();
+}
+
+document.addEventListener('submit', (ev) => {
+  if (ev.target.id !== 'goto') return;
+  ev.preventDefault();
+  const st = $('status');
+  const every = Number(st && st.dataset.intervalMs);
+  const s = Number($('goto-time').value);
+  if (every > 0 && Number.isFinite(s)) scrubTo(Math.floor((s * 1000 + 0.5) / every));
+  closeGoto();
+});
+document.addEventListener('click', (ev) => {
+  if (ev.target.closest && ev.target.closest('[data-goto-close]')) closeGoto();
+});
+
+// ---- The status, read out at most once a second ----
+
+// The status line changes with every frame (16 times a second at 16×);
+// a live region that busy is never finished being read. The words go to
+// #announce instead, no more than once a second, and only when they
+// changed.
+const announcer = { last: 0, timer: 0, said: '' };
+
+function statusWords() {
+  const st = $('status');
+  if (!st) return '';
+  const part = (sel) => { const el = st.querySelector(sel); return el ? el.textContent.trim() : ''; };
+  const words = [part('.clock'), part('.state')];
+  if (!st.querySelector('.state.playing')) words.push(part('.summary'));
+  return words.filter(Boolean).join('. ');
+}
+
+function announce() {
+  const wait = 1000 - (Date.now() - announcer.last);
+  if (wait > 0) {
+    if (!announcer.timer) announcer.timer = setTimeout(() => { announcer.timer = 0; announce(); }, wait);
+    return;
+  }
+  const words = statusWords();
+  if (!words || words === announcer.said) return;
+  announcer.last = Date.now();
+  announcer.said = words;
+  $('announce').textContent = words;
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  const stage = $('timeline');
+  if (stage && $('announce') && window.MutationObserver) {
+    announcer.said = statusWords();
+    new MutationObserver((ms) => {
+      if (ms.some((m) => { const n = m.target.nodeType === 1 ? m.target : m.target.parentElement; return n && n.closest('#status'); })) announce();
+    }).observe(stage, { subtree: true, childList: true, characterData: true });
+  }
+  let show = 'all';
+  try { show = localStorage.getItem(logKey) || 'all'; } catch (_) { /* default */ }
+  setLogFilter(show === 'decisions' ? 'decisions' : 'all');
+  syncSettings();
+});
+
+// ---- Copy ----
 
 // Copy buttons: data-copy="#selector" copies that element's text. The
 // clipboard API needs a secure context; on a room's LAN address (plain
@@ -81,16 +463,18 @@ document.addEventListener('click', (ev) => {
 });
 
 // Copy link: the stream keeps the address bar on the tab's permalink
-// (inputs plus cursor), so the link is location.href at the click. Without
-// the clipboard API (plain http on a room's LAN) the link is shown selected
-// in a field beside the button, and the old copy command is tried; if it
-// fails too, the reader copies the selection by hand.
+// (inputs plus cursor), so the link is the address at the click, without
+// the projector view (the room opens the lab). Without the clipboard API
+// (plain http on a room's LAN) the link is shown selected in a field
+// beside the button, and the old copy command is tried; if it fails too,
+// the reader copies the selection by hand, and Escape (or leaving the
+// field) puts the field away.
 document.addEventListener('click', (ev) => {
   const btn = ev.target.closest && ev.target.closest('[data-copy-link]');
   if (!btn) return;
-  const url = location.href;
-  const status = document.getElementById('copy-link-status');
-  const field = document.getElementById('copy-link-field');
+  const url = new URL(withView(location.href, false), location.href).href;
+  const status = $('copy-link-status');
+  const field = $('copy-link-field');
   const say = (msg) => {
     if (!status) return;
     status.textContent = msg;
@@ -105,7 +489,7 @@ document.addEventListener('click', (ev) => {
     field.select();
     let ok = false;
     try { ok = document.execCommand('copy'); } catch (_) { /* selected: copy by hand */ }
-    say(ok ? 'Link copied' : 'Press Ctrl+C to copy the link');
+    say(ok ? 'Link copied (Esc to go on)' : 'Press Ctrl+C to copy the link, Esc to go on');
   };
   if (navigator.clipboard && window.isSecureContext) {
     navigator.clipboard.writeText(url).then(() => say('Link copied'), fallback);
@@ -235,6 +619,8 @@ function showLessonProgress() {
   page.querySelectorAll('.step').forEach((li) => li.classList.toggle('was-done', !!p.steps[li.dataset.step]));
   const note = page.querySelector('[data-lesson-progress]');
   if (note) note.textContent = progressWords(p, ids, Number(page.dataset.quiz)).words;
+  const short = page.querySelector('[data-lesson-progress-short]');
+  if (short) short.textContent = '(' + ids.filter((id) => p.steps[id]).length + '/' + ids.length + ')';
 }
 
 document.addEventListener('DOMContentLoaded', () => {

@@ -3,6 +3,8 @@ package templates
 import (
 	"encoding/json"
 	"strconv"
+
+	"outlierlab/web/view"
 )
 
 func itoa(i int) string    { return strconv.Itoa(i) }
@@ -18,4 +20,35 @@ func letter(i int) string { return string(rune('A' + i)) }
 func loadStep(id string) string {
 	q, _ := json.Marshal(id)
 	return "$step = " + string(q) + "; @post('/lab/cmd/lesson')"
+}
+
+func i64toa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// speedKey is the key that picks a speed: 1, 4, 6 (16×), i (instant).
+func speedKey(v string) string {
+	switch v {
+	case "16":
+		return "6"
+	case "instant":
+		return "i"
+	}
+	return v
+}
+
+// chartLabel is a chart box's accessible name: its title and, once the
+// server has written it, what it shows at the cursor.
+func chartLabel(c view.Chart) string {
+	if c.Alt == "" {
+		return c.Title + ": " + c.Caption
+	}
+	return c.Title + ". " + c.Alt
+}
+
+// badge is a log entry's badge: its outcome, and for a folded run of
+// non-events how many intervals it stands for ("NO OUTLIER ×12").
+func badge(e view.LogEntry) string {
+	if e.Count > 1 {
+		return e.Badge + " ×" + itoa(e.Count)
+	}
+	return e.Badge
 }

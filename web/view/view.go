@@ -123,10 +123,24 @@ type Question struct {
 	Explain  HTML
 }
 
+// Projector is the View of a lab shown to a room: the charts, the status
+// line and the last decisions only, in large type, with the settings as an
+// overlay (app.css .lab.projector, app.js fitChart). A page turns it on by
+// setting Lab.View = Projector before rendering LabPanel or LessonLab (the
+// lab and lesson pages do so for ?view=projector); the `p` key toggles it
+// in the browser. Nothing else changes: the same stream, signals and
+// commands drive it.
+const Projector = "projector"
+
 // Lab is the lab panel: controls, transport, charts, decision log and
 // Envoy's view. Status and Panels are the parts the stream re-renders.
 type Lab struct {
 	Tab string
+	// View is how the lab is laid out: "" the full lab, Projector the
+	// room's view.
+	View string
+	// Title is the lab's heading (the page's <h1> on the free lab).
+	Title string
 	// Signals is the initial data-signals object (JSON): the tab id, the
 	// inputs, the cursor and the speed.
 	Signals   string
@@ -216,6 +230,9 @@ type Option struct {
 // Chart is an empty chart box the stream fills with setOption calls.
 type Chart struct {
 	ID, Title, Caption string
+	// Alt is what the chart shows at the cursor in one sentence, its text
+	// alternative; the stream keeps it current (charts.go).
+	Alt string
 	// Size is the box's CSS class: "wide" charts take the row, "half"
 	// ones share it.
 	Size string
@@ -242,6 +259,9 @@ type Status struct {
 	// Summary is one line about the run so far (failures seen by clients,
 	// ejections, overflows).
 	Summary string
+	// IntervalMs is the time between frames: the go-to-time box turns a
+	// time into a cursor with it.
+	IntervalMs int64
 }
 
 // Panels are the parts below the charts.
@@ -271,10 +291,24 @@ type StatSection struct {
 // a sentence. Tone drives the badge and colour; Badge says the same in
 // words so colour is never the only cue.
 type LogEntry struct {
+	// ID is the entry's element id, stable while the run plays: a run of
+	// like non-events keeps the id of its first, so the stream can replace
+	// it as it grows.
+	ID    string
 	Time  string
 	Tone  string // eject, overflow, detect, return, skip, info
 	Badge string
 	Parts []Span
+	// Quiet: a non-event (a pass skipped or finding nobody, a host not
+	// counted), which the log's "decisions only" filter hides.
+	Quiet bool
+	// Count is how many intervals in a row said the same non-event (the
+	// entry stands for them all, its sentence the newest one's); Time is
+	// then their span, "190–300 s". 0 or 1: a single entry.
+	Count int
+	// Fold is what two quiet entries must share to be folded together:
+	// the outcome and the words, not the numbers.
+	Fold string
 }
 
 // Span is part of a sentence, as the engine's explainer made it: words, an

@@ -1,0 +1,144 @@
+package web
+
+import (
+	"sort"
+	"strings"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+// Chart markers put the story on every chart's time axis: the scenario's
+// fault windows shaded, and a vertical line where a fault was injected,
+// where hosts were ejected and where the cap refused an ejection
+// (overflow). They ride on one extra series per chart, "events", whose
+// legend entry shows or hides them all; each marker names itself in its
+// tooltip. Markers appear as the cursor reaches them, like the data.
+
+// eventsSeries is the markers' series name and legend entry.
+const eventsSeries = "events"
+
+const (
+	colorFault    = "rgba(110, 110, 110, 0.14)"
+	colorInjected = "#222222"
+)
+
+// dashDot is the injection lines' dash: neither the mean's dots nor the
+// threshold's dashes.
+var dashDot = []int{8, 4, 2, 4}
+
+// markTime is the axis label where a moment shows: the tick of the first
+// interval that ends at or after it.
+func markTime(r *Run, ms int64) (string, int) {
+	k := sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs >= ms })
+	if k == len(r.Frames) {
+		return "", k
+	}
+	return r.Times[k], k
+}
+
+// markers are the events series for the frames shown: line series with no
+// data of their own, all named eventsSeries (so one legend entry shows or
+// hides them all), one per kind of marker so that each line needs only its
+// tick and its name: the fault areas, the injections, the ejections, the
+// refusals.
+func markers(r *Run, frames []scenario.Frame) []any {
+	inj, ej, ov := markLines(r, frames)
+	return []any{
+		eventSeries(colorEjected, "solid", 2, ej, faultAreas(r, frames)),
+		eventSeries(colorOverflow, "dashed", 1, ov, nil),
+		eventSeries(colorInjected, dashDot, 2, inj, nil),
+	}
+}
+
+// eventSeries is one kind of marker: its lines (and areas) drawn alike.
+func eventSeries(color string, dash any, width float64, lines, areas []any) map[string]any {
+	s := map[string]any{
+		"name": eventsSeries, "type": "line", "data": []any{},
+		"itemStyle": map[string]any{"color": color},
+		"lineStyle": map[string]any{"color": color, "width": 2},
+		"tooltip":   map[string]any{"trigger": "item"},
+		"markLine": map[string]any{
+			"symbol": []string{"none", "none"}, "silent": false, "animation": false,
+			"label":     map[string]any{"show": false},
+			"lineStyle": map[string]any{"color": color, "type": dash, "width": width},
+			"data":      lines,
+		},
+	}
+	if areas != nil {
+		s["markArea"] = map[string]any{
+			"silent": true, "animation": false,
+			"itemStyle": map[string]any{"color": colorFault},
+			"label":     map[string]any{"show": true, "position": "insideTopLeft", "color": colorText, "fontSize": fontSize - 2},
+			"data":      areas,
+		}
+	}
+	return s
+}
+
+// faultAreas shades the scenario's own fault windows (injected faults are
+// lines) from their start to their end, or to the cursor while they last.
+func faultAreas(r *Run, frames []scenario.Frame) []any {
+	out := []any{}
+	injected := map[string]bool{}
+	for _, in := range r.Scenario.Injections {
+		injected[in.Fault.Label] = true
+	}
+	for _, f := range r.Scenario.Cluster.Faults {
+		from, k := markTime(r, f.From.Milliseconds())
+		if injected[f.Label] || k >= len(frames) {
+			continue
+		}
+		last := len(frames) - 1
+		if f.Until > 0 {
+			if _, j := markTime(r, f.Until.Milliseconds()); j < last {
+				last = j
+			}
+		}
+		out = append(out, []map[string]any{
+			{"name": "fault: " + f.Label, "xAxis": from},
+			{"xAxis": r.Times[last]},
+		})
+	}
+	return out
+}
+
+// markLines are the injections, ejections and refusals (overflows) so
+// far, one line per tick and kind, naming its hosts.
+func markLines(r *Run, frames []scenario.Frame) (inj, ej, ov []any) {
+	inj, ej, ov = []any{}, []any{}, []any{}
+	for _, in := range r.Scenario.Injections {
+		if at, k := markTime(r, in.At.Milliseconds()); k < len(frames) {
+			inj = append(inj, markAt(at, "injected: h"+itoa(in.Host)))
+		}
+	}
+	for i := range frames {
+		var ejected, refused []string
+		for _, e := range frames[i].Events {
+			switch e.Kind {
+			case engine.EventEject:
+				ejected = appendOnce(ejected, e.Host)
+			case engine.EventOverflow:
+				refused = appendOnce(refused, e.Host)
+			}
+		}
+		if len(ejected) > 0 {
+			ej = append(ej, markAt(r.Times[i], "ejected: "+strings.Join(ejected, ", ")))
+		}
+		if len(refused) > 0 {
+			ov = append(ov, markAt(r.Times[i], "refused by the cap: "+strings.Join(refused, ", ")))
+		}
+	}
+	return inj, ej, ov
+}
+
+func markAt(at, name string) map[string]any { return map[string]any{"xAxis": at, "name": name} }
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
