@@ -41,17 +41,17 @@ func TestServeAddr(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan string, 1)
+	ready := make(chan serving, 1)
 	done := make(chan error, 1)
 	var out bytes.Buffer
-	go func() { done <- serve(ctx, "127.0.0.1:0", &out, io.Discard, ready) }()
-	var addr string
+	go func() { done <- serve(ctx, serveConfig{addr: "127.0.0.1:0"}, &out, io.Discard, ready) }()
+	var addr serving
 	select {
 	case addr = <-ready:
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	}
-	base := "http://" + addr
+	base := "http://" + addr.HTTP
 	res, err := http.Get(base + "/healthz")
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", err, res)

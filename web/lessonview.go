@@ -31,7 +31,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
 		return
 	}
-	s.render(w, r, http.StatusOK, templates.LessonPage(v))
+	s.render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
 }
 
 func quoteShort(s string) string {

@@ -48,6 +48,9 @@ type Session struct {
 	step      string
 	predicted bool
 	hold      int
+
+	// room is the workshop the tab presents or follows (room_tab.go).
+	room *tabRoom
 }
 
 // speed is a playback speed in frames (detector intervals) per second;

@@ -36,6 +36,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	room, err := s.roomStream(r, sess) // nil for a tab in no room
+	if err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	defer room.close()
 	// http.Server's WriteTimeout would cut the stream after a few seconds
 	// (stack-notes §1); this response has no deadline.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -53,9 +59,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	for {
+		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		snap := sess.snapshot(s.now())
 		if err := st.send(sse, snap); err != nil {
 			return // the browser went away
+		}
+		if err := room.send(sse, sess); err != nil {
+			return
 		}
 		var wake <-chan time.Time
 		var timer *time.Timer
@@ -71,6 +81,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			// not a finished one, so the tab reconnects to the next server.
 			panic(http.ErrAbortHandler)
 		case <-snap.changed:
+		case <-roomNext:
 		case <-wake:
 		case <-check.C:
 			// An evicted session is put back; if a command already rebuilt
