@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,6 +67,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	c.addr = serveAddr(*addr, set, getenv)
 	if c.bus.Listen != "" && c.bus.URL != "" {
 		return c, errors.New("-nats-listen and -nats-url exclude each other: embed the bus and open it to other replicas, or use an external one")
+	}
+	if c.bus.Listen != "" {
+		if _, p, err := net.SplitHostPort(c.bus.Listen); err != nil || strings.Trim(p, "0123456789") != "" || p == "" {
+			return c, fmt.Errorf("-nats-listen: %q is not HOST:PORT (port 0 for any free port)", c.bus.Listen)
+		}
 	}
 	for _, l := range []struct {
 		name string
