@@ -85,14 +85,14 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	s.setRoomKeyCookie(w, r, code, key)
 	present := "/r/" + code + "/present"
 	switch {
+	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
+		_ = datastar.NewSSE(w, r).Redirect(present)
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Location", present)
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "key": key, "join": "/r/" + code, "present": present, "projector": "/r/" + code + "/projector"})
-	case r.Header.Get("Datastar-Request") == "true":
-		_ = datastar.NewSSE(w, r).Redirect(present)
 	default:
 		http.Redirect(w, r, present, http.StatusSeeOther)
 	}
