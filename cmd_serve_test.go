@@ -170,6 +170,32 @@ func awaitSignals(t *testing.T, patches <-chan string, what string, parts ...str
 	}
 }
 
+// awaitEach waits until every part has been in a signals patch, in one
+// patch or in several.
+func awaitEach(t *testing.T, patches <-chan string, what string, parts ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, p := range parts {
+		left[p] = true
+	}
+	timeout := time.After(10 * time.Second)
+	for len(left) > 0 {
+		select {
+		case p, ok := <-patches:
+			if !ok {
+				t.Fatalf("stream ended waiting for %s", what)
+			}
+			for part := range left {
+				if strings.Contains(p, part) {
+					delete(left, part)
+				}
+			}
+		case <-timeout:
+			t.Fatalf("no %s within 10 s (missing %v)", what, left)
+		}
+	}
+}
+
 // post sends a command with a tab's signals and, if key is set, the room's
 // key cookie; it returns the status.
 func post(t *testing.T, base, verb, signals, code, key string) int {
@@ -240,8 +266,7 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	if st := post(t, baseB, "rejoin", sig(follower, "follow", `,"follow":false`), room.Code, ""); st != 204 {
 		t.Fatalf("rejoin: %d", st)
 	}
-	awaitSignals(t, patches, "the room's state again", `"max_ejection_percent":34`)
-	awaitSignals(t, patches, "following again", `"follow":true`)
+	awaitEach(t, patches, "the room's state again, following", `"max_ejection_percent":34`, `"follow":true`)
 }
 
 func TestParseServeFlags(t *testing.T) {

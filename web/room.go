@@ -216,17 +216,18 @@ func roomStateOf(sess *Session) roomState {
 }
 
 // setRoomState puts a tab on a room's state, whose inputs (in, run of
-// lesson d) roomInputs checked. It reports false if the tab shows another
+// lesson d) roomInputs checked; the caller has the stream patch the
+// settings' signals. It reports false if the tab shows another
 // lesson (or a lesson where the room has the free lab): a page cannot
 // become another, and the state is not applied. Callers hold mu.
 func (sess *Session) setRoomState(st *roomState, in Inputs, run *Run, d *lessonDoc) bool {
 	if d != sess.lesson {
 		return false
 	}
-	if run != sess.run || in.canonical().key() != sess.in.canonical().key() || st.Step != sess.step {
-		sess.in, sess.run, sess.step = in, run, st.Step
-		sess.inputsGen++ // the page's controls and signals follow
+	if sess.run == nil || run.Preset != sess.run.Preset || st.Step != sess.step {
+		sess.inputsGen++ // another panel of controls: the stream re-renders it
 	}
+	sess.in, sess.run, sess.step = in, run, st.Step
 	sess.notice = ""
 	sess.speed, _ = lookupSpeed(st.Speed)
 	sess.playing = st.Playing

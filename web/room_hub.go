@@ -88,10 +88,8 @@ type roomHub struct {
 	err   error         // set before ready is closed
 	stop  context.CancelFunc
 
-	mu      sync.Mutex
-	rec     roomRecord
-	rev     uint64
-	changed chan struct{}
+	mu  sync.Mutex
+	now roomNow
 
 	// refs and attendees are guarded by set.mu.
 	refs, attendees int
@@ -112,7 +110,8 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 			return nil, errRoomsFull
 		}
 		wctx, stop := context.WithCancel(context.Background())
-		h = &roomHub{set: set, code: code, ready: make(chan struct{}), changed: make(chan struct{}), stop: stop}
+		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop}
+		h.now.next = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
 	}
@@ -217,7 +216,7 @@ func (h *roomHub) watch(ctx context.Context) {
 // markReady ends open's wait: the room exists if a good record came.
 func (h *roomHub) markReady() {
 	h.mu.Lock()
-	if h.rev == 0 {
+	if h.now.rev == 0 {
 		h.err = errRoomNotFound
 	}
 	h.mu.Unlock()
@@ -233,11 +232,12 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
 		return
 	}
-	rec, err := decodeRecord(e.Value())
+	n := roomNow{rev: e.Revision()}
+	var err error
+	n.rec, err = decodeRecord(e.Value())
 	if err == nil {
-		var in Inputs
-		if in, _, err = h.set.s.roomInputs(&rec.State); err == nil {
-			_, err = h.set.s.runs.get(in)
+		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
+			n.run, err = h.set.s.runs.get(n.in)
 		}
 	}
 	if err != nil {
@@ -247,20 +247,33 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if e.Revision() <= h.rev {
+	if n.rev <= h.now.rev {
 		return
 	}
-	h.rec, h.rev = rec, e.Revision()
-	close(h.changed)
-	h.changed = make(chan struct{})
+	old := h.now.next
+	n.next = make(chan struct{})
+	h.now = n
+	close(old)
 }
 
-// current is the room's latest good record, its revision, and the channel
-// closed at the next one.
-func (h *roomHub) current() (roomRecord, uint64, <-chan struct{}) {
+// roomNow is a room's latest good state as a replica has it: the record
+// and its revision, the run's inputs, the run itself and the lesson (nil in
+// the free lab), and the channel closed at the next state. Every follower
+// here takes the run from it rather than building or even looking it up.
+type roomNow struct {
+	rec    roomRecord
+	rev    uint64
+	in     Inputs
+	run    *Run
+	lesson *lessonDoc
+	next   chan struct{}
+}
+
+// current is the room's latest good state.
+func (h *roomHub) current() roomNow {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rec, h.rev, h.changed
+	return h.now
 }
 
 // lookup reads a room's record: from its hub if this replica serves it,
@@ -273,8 +286,8 @@ func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64
 		select {
 		case <-h.ready:
 			if h.err == nil {
-				rec, rev, _ := h.current()
-				return rec, rev, nil
+				n := h.current()
+				return n.rec, n.rev, nil
 			}
 		default:
 		}
@@ -332,7 +345,7 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 func (h *roomHub) publish(ctx context.Context, sess *Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
-	rec, _, _ := h.current()
+	rec := h.current().rec
 	sess.mu.Lock()
 	rec.State = roomStateOf(sess)
 	sess.mu.Unlock()

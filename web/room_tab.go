@@ -34,6 +34,9 @@ type tabRoom struct {
 	follow bool
 	// applied is the room revision this tab last applied or published.
 	applied uint64
+	// cfgGen counts the states applied: the stream patches the page's
+	// settings signals (cfg) after each.
+	cfgGen uint64
 }
 
 // roomSignals are the room page's signals, sent with every request of
@@ -113,7 +116,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		return roomError(err)
 	}
 	defer hub.release(false)
-	if rec, _, _ := hub.current(); !rec.keyMatches(roomKeyCookie(r, tr.code)) {
+	if rec := hub.current().rec; !rec.keyMatches(roomKeyCookie(r, tr.code)) {
 		return withKind(kindForbidden, &inputError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
 	if err := apply(); err != nil {
@@ -165,52 +168,41 @@ func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) err
 	sess.mu.Lock()
 	sess.room.applied = 0
 	sess.mu.Unlock()
-	rec, rev, _ := hub.current()
-	s.applyRoom(sess, &rec, rev)
+	s.applyRoom(sess, hub.current())
 	return nil
 }
 
-// applyRoom brings a tab to the room's state at revision rev, if it is
-// newer than what the tab has and the tab applies states (a follower that
-// follows, or a presenter's tab that has never had one: a reloaded
-// instructor page). A state that does not fit the page is logged and
-// skipped.
-func (s *Server) applyRoom(sess *Session, rec *roomRecord, rev uint64) {
-	sess.mu.Lock()
-	tr := sess.room
-	want := tr != nil && rev > tr.applied && (tr.role == rolePresenter && tr.applied == 0 || tr.role != rolePresenter && tr.follow)
-	sess.mu.Unlock()
-	if !want {
-		return
-	}
-	in, d, err := s.roomInputs(&rec.State)
-	var run *Run
-	if err == nil {
-		run, err = s.runs.get(in) // already built by the hub: a cache hit
-	}
+// applyRoom brings a tab to the room's state n, if it is newer than what
+// the tab has and the tab applies states (a follower that follows, or a
+// presenter's tab that has never had one: a reloaded instructor page). A
+// state that does not fit the page is logged and skipped.
+func (s *Server) applyRoom(sess *Session, n roomNow) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if rev <= tr.applied {
-		return // another stream of the tab was first
-	}
-	tr.applied = rev
-	if err == nil && !sess.setRoomState(&rec.State, in, run, d) {
-		err = errors.New("the room shows another lesson than this page")
-	}
-	if err != nil {
-		s.log.Warn("room: state not applied", "room", tr.code, "revision", rev, "err", errorText(err))
+	tr := sess.room
+	if tr == nil || n.run == nil || n.rev <= tr.applied {
 		return
 	}
+	if tr.role == rolePresenter && tr.applied != 0 || tr.role != rolePresenter && !tr.follow {
+		return
+	}
+	tr.applied = n.rev
+	if !sess.setRoomState(&n.rec.State, n.in, n.run, n.lesson) {
+		s.log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
+		return
+	}
+	tr.cfgGen++
 	sess.touch()
 }
 
-// roomWatch is one stream's link to its tab's room: the hub it holds open,
-// and the follow flag last sent to the page.
+// roomWatch is one stream's link to its tab's room: the hub it holds
+// open, and the room signals last sent to the page.
 type roomWatch struct {
 	s        *Server
 	hub      *roomHub
 	attendee bool
-	sent     int8 // follow flag sent: -1 none yet, 0 false, 1 true
+	follow   int8   // follow flag sent: -1 none yet, 0 false, 1 true
+	cfgGen   uint64 // the tab's cfgGen when cfg was last sent
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -228,7 +220,7 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if err != nil {
 		return nil, roomError(err)
 	}
-	return &roomWatch{s: s, hub: hub, attendee: attendee, sent: -1}, nil
+	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1}, nil
 }
 
 // catchUp applies the room's latest state to the tab if it follows, and
@@ -238,29 +230,43 @@ func (w *roomWatch) catchUp(sess *Session) <-chan struct{} {
 	if w == nil {
 		return nil
 	}
-	rec, rev, next := w.hub.current()
-	w.s.applyRoom(sess, &rec, rev)
-	return next
+	n := w.hub.current()
+	w.s.applyRoom(sess, n)
+	return n.next
 }
 
-// send patches the page's follow signal when it changed: the break-away
-// banner and its Rejoin button show when it is false.
+// roomPatch is what the stream sets for the room: the follow flag (the
+// break-away banner and its Rejoin button show when it is false) and,
+// after a room state was applied, every setting, so that the page's
+// sliders move to the instructor's. The settings panel itself is left as
+// it is (re-rendered only when the preset or the step changes), as it is
+// after the instructor's own slider move.
+type roomPatch struct {
+	Follow *bool          `json:"follow,omitempty"`
+	Cfg    map[string]any `json:"cfg,omitempty"`
+}
+
+// send patches the room's signals that changed since the last send.
 func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) error {
 	if w == nil {
 		return nil
 	}
+	var p roomPatch
 	sess.mu.Lock()
-	follow := sess.room != nil && sess.room.follow
-	sess.mu.Unlock()
-	f := int8(0)
-	if follow {
-		f = 1
+	tr := sess.room
+	follow := tr != nil && tr.follow
+	if f := int8(b2f(follow)); f != w.follow {
+		w.follow, p.Follow = f, &follow
 	}
-	if f == w.sent {
+	if tr != nil && tr.cfgGen != w.cfgGen {
+		w.cfgGen = tr.cfgGen
+		p.Cfg = controlSignals(sess.run, sess.lesson)
+	}
+	sess.mu.Unlock()
+	if p.Follow == nil && p.Cfg == nil {
 		return nil
 	}
-	w.sent = f
-	return sse.MarshalAndPatchSignals(map[string]bool{"follow": follow})
+	return sse.MarshalAndPatchSignals(p)
 }
 
 // close releases the hub.

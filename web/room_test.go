@@ -129,6 +129,24 @@ func waitFor(t testing.TB, events <-chan sseEvent, what string, ok func(sseEvent
 	}
 }
 
+// waitEach waits until every part has been in a signals patch, in one
+// patch or in several.
+func waitEach(t testing.TB, events <-chan sseEvent, what string, parts ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, p := range parts {
+		left[p] = true
+	}
+	waitFor(t, events, what, func(ev sseEvent) bool {
+		for p := range left {
+			if signalPatch(p)(ev) {
+				delete(left, p)
+			}
+		}
+		return len(left) == 0
+	})
+}
+
 // signalPatch reports whether ev patches signals containing every part.
 func signalPatch(parts ...string) func(sseEvent) bool {
 	return func(ev sseEvent) bool {
@@ -380,7 +398,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	follower := openStream(t, base, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", signalPatch(`"follow":true`))
+	waitFor(t, follower, "the first redraw", charted)
 	projector := openStream(t, base, roomSig(tabProjector, code, "projector", `"preset":"search-cache"`))
 	waitFor(t, projector, "the projector's first redraw", signalPatch(`"follow":true`))
 
@@ -433,8 +451,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	if st, body := roomPost(t, base, "rejoin", roomSig(tabFollower, code, "follow", `"follow":false`), code, ""); st != 204 {
 		t.Fatalf("rejoin: %d %s", st, body)
 	}
-	waitFor(t, follower, "the follower back at 34", signalPatch(`"max_ejection_percent":34`, `"playing":false`))
-	waitFor(t, follower, "following again", signalPatch(`"follow":true`))
+	waitEach(t, follower, "the follower back at 34, paused, following", `"max_ejection_percent":34`, `"playing":false`, `"follow":true`)
 	if st, body := roomPost(t, base, "rejoin", `{"tab":"`+testTab+`"}`, "", ""); st != 409 || !strings.Contains(body, "follows no room") {
 		t.Errorf("rejoin outside a room: %d %s", st, body)
 	}
@@ -449,7 +466,7 @@ func TestRoomBusBadInput(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", signalPatch(`"follow":true`))
+	waitFor(t, follower, "the first redraw", charted)
 	subject := "$KV." + roomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
 	// One at a time: the bucket keeps one revision per key, so a value
@@ -536,7 +553,7 @@ func TestRoomLesson(t *testing.T) {
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
 	follower := openStream(t, base, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", signalPatch(`"follow":true`))
+	waitFor(t, follower, "the first redraw", charted)
 	if st, body := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1), code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
 	}
@@ -558,3 +575,6 @@ func TestRoomLesson(t *testing.T) {
 	}
 	waitFor(t, follower, "the step loaded, at its start", signalPatch(`"cursor":0,`, `"step":"cap-34"`))
 }
+
+// charted reports whether ev is a redraw's last event, the charts.
+func charted(ev sseEvent) bool { return strings.Contains(ev.Data, "applyCharts(") }

@@ -60,12 +60,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer check.Stop()
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
+		if err := room.send(sse, sess); err != nil {
+			return
+		}
 		snap := sess.snapshot(s.now())
 		if err := st.send(sse, snap); err != nil {
 			return // the browser went away
-		}
-		if err := room.send(sse, sess); err != nil {
-			return
 		}
 		var wake <-chan time.Time
 		var timer *time.Timer
@@ -363,14 +363,9 @@ func replaceURL(u string) string {
 // replace drops the old option first (a new run may have other hosts);
 // otherwise ECharts merges, which is what a new frame needs.
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
-	b, err := json.Marshal(chartOptions(snap.run, snap.cursor))
+	js, err := chartCalls.js(snap.run, snap.cursor, replace) // built once for a room's followers
 	if err != nil {
 		return err
-	}
-	js := "applyCharts(" + string(b) + ")"
-	if replace {
-		h, _ := json.Marshal(chartHeights(snap.run))
-		js = "applyCharts(" + string(b) + ",true," + string(h) + ")"
 	}
 	st.bytes += len(js)
 	return sse.ExecuteScript(js)
