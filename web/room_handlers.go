@@ -265,8 +265,8 @@ func (s *Server) presentPage(w http.ResponseWriter, r *http.Request) {
 			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
 		return
 	}
+	s.setRoomKeyCookie(w, r, code, key) // as long as the room, from now
 	if r.URL.Query().Has("key") {
-		s.setRoomKeyCookie(w, r, code, key)
 		http.Redirect(w, r, "/r/"+code+"/present", http.StatusSeeOther)
 		return
 	}

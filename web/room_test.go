@@ -299,8 +299,9 @@ func TestRoomQR(t *testing.T) {
 }
 
 // POST /rooms answers JSON with the code and key and sets the key cookie
-// HttpOnly and SameSite=Strict; the room pages answer by code and key.
-func TestRoomCreateAndPages(t *testing.T) {
+// HttpOnly and SameSite=Strict; the home page's form starts a lesson's
+// room and goes to its instructor page.
+func TestRoomCreate(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
@@ -319,20 +320,46 @@ func TestRoomCreateAndPages(t *testing.T) {
 	if len(c) != 1 || c[0].Name != "olab_key_"+code || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/" {
 		t.Errorf("cookie: %+v", c)
 	}
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(path, cookie string) (int, string, *http.Response) {
-		req, _ := http.NewRequest("GET", l.ts.URL+path, nil)
-		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: cookie})
-		}
-		res, err := noRedirect.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b), res
+	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.lessons.list[0].ID))
+	if err != nil {
+		t.Fatal(err)
 	}
+	res.Body.Close()
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "/present") || len(res.Cookies()) != 1 {
+		t.Errorf("form: %d %q %v", res.StatusCode, loc, res.Cookies())
+	}
+	res, _ = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:nope"))
+	if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `start: "nope" is not a lesson`) {
+		t.Errorf("bad start: %d %s", res.StatusCode, b)
+	}
+}
+
+// noRedirect is a client that shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// getRoomPage gets a page with the room's key cookie (if any).
+func getRoomPage(t *testing.T, base, path, code, key string) (int, string, *http.Response) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	if key != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+	}
+	res, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), res
+}
+
+// The room pages answer by code and key: an attendee's, the projector's
+// (with the QR code of the join address), the instructor's for the key's
+// holder only (403 otherwise), a 404 with a code box for a code that
+// leads nowhere; "Start a workshop" on the home page and the lab.
+func TestRoomPages(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, "")
 	for _, tt := range []struct {
 		path, cookie string
 		status       int
@@ -350,7 +377,7 @@ func TestRoomCreateAndPages(t *testing.T) {
 		{"/", "", 200, []string{"Start a workshop", `action="/rooms"`, `value="preset:search-cache"`, `name="code"`}},
 		{"/lab", "", 200, []string{`id="btn-start-room"`, `data-on:click="@post('/rooms')"`}},
 	} {
-		status, body, _ := get(tt.path, tt.cookie)
+		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, code, tt.cookie)
 		if status != tt.status {
 			t.Errorf("GET %s: status %d, want %d", tt.path, status, tt.status)
 		}
@@ -361,30 +388,16 @@ func TestRoomCreateAndPages(t *testing.T) {
 		}
 	}
 	// A key in the address goes into the cookie and out of the address.
-	status, _, res := get("/r/"+code+"/present?key="+key, "")
+	status, _, res := getRoomPage(t, l.ts.URL, "/r/"+code+"/present?key="+key, code, "")
 	if status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code+"/present" || len(res.Cookies()) != 1 || res.Cookies()[0].Value != key {
 		t.Errorf("present?key=: status %d, location %q, cookies %v", status, res.Header.Get("Location"), res.Cookies())
 	}
 	// A code typed in lower case goes to its page; so does the join box.
-	if status, _, res := get("/r/"+strings.ToLower(code)+"/projector", ""); status != http.StatusMovedPermanently || res.Header.Get("Location") != "/r/"+code+"/projector" {
+	if status, _, res := getRoomPage(t, l.ts.URL, "/r/"+strings.ToLower(code)+"/projector", code, ""); status != http.StatusMovedPermanently || res.Header.Get("Location") != "/r/"+code+"/projector" {
 		t.Errorf("lower case: %d %q", status, res.Header.Get("Location"))
 	}
-	if status, _, res := get("/r?code="+strings.ToLower(code[:3]+"-"+code[3:]), ""); status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code {
+	if status, _, res := getRoomPage(t, l.ts.URL, "/r?code="+strings.ToLower(code[:3]+"-"+code[3:]), code, ""); status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code {
 		t.Errorf("join box: %d %q", status, res.Header.Get("Location"))
-	}
-	// The home page's form starts a lesson's room and goes to its
-	// instructor page with the cookie.
-	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.lessons.list[0].ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "/present") || len(res.Cookies()) != 1 {
-		t.Errorf("form: %d %q %v", res.StatusCode, loc, res.Cookies())
-	}
-	res, _ = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:nope"))
-	if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `start: "nope" is not a lesson`) {
-		t.Errorf("bad start: %d %s", res.StatusCode, b)
 	}
 }
 
