@@ -18,6 +18,7 @@ run: assets
 # go vet, then the tests; the race detector runs on the packages that start
 # goroutines (the web server and its streams).
 test: assets
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test $$($(GO) list ./... | grep -v '/web')
 	$(GO) test -race ./web/...
@@ -29,7 +30,7 @@ bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/
 
 conformance:
-	$(GO) run . replay -check ../shared/conformance/*.json
+	$(GO) run . replay -check ../shared/conformance/*.json ../shared/conformance/grpc/*.json
 
 # Rewrite the golden transcripts (every preset's text run and decision
 # log) after an intended engine change; review the diff before committing.

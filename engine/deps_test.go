@@ -25,6 +25,13 @@ func TestImportBoundaries(t *testing.T) {
 			t.Errorf("the detector package imports non-standard %s", dep)
 		}
 	}
+	// grpc-go is a test dependency of conformance/grpcgo only: the
+	// outlierlab binary must not link it.
+	for _, dep := range list("-deps", "outlierlab") {
+		if strings.HasPrefix(dep, "google.golang.org/grpc") {
+			t.Errorf("the outlierlab binary depends on %s", dep)
+		}
+	}
 	forbidden := []string{"net/http", "github.com/a-h/templ", "github.com/go-chi/", "github.com/starfederation/", "github.com/go-echarts/", "outlierlab/web"}
 	for _, pkg := range list("outlierlab/engine/...") {
 		for _, dep := range list("-deps", pkg) {

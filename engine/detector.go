@@ -71,9 +71,10 @@ type HostMonitor struct {
 
 // Detector is Envoy's DetectorImpl for one cluster.
 type Detector struct {
-	cfg   Config
-	clock Clock
-	rng   Random
+	cfg     Config
+	clock   Clock
+	rng     Random
+	dialect Dialect // DialectGRPC switches to the rules of grpc.go
 
 	hosts  []*HostMonitor // insertion order: Envoy's map order is unspecified
 	active uint64         // ejections_active as the cap sees it
@@ -117,7 +118,9 @@ func (d *Detector) RemoveHost(m *HostMonitor) {
 	for i, h := range d.hosts {
 		if h == m {
 			d.hosts = append(d.hosts[:i], d.hosts[i+1:]...)
-			if m.ejected {
+			// grpc-go's UpdateClientConnState drops a removed endpoint
+			// without giving back its numEndpointsEjected slot.
+			if m.ejected && !d.grpc() {
 				d.active--
 				d.stats[StatEjectionsActive] = d.active
 			}
@@ -200,6 +203,10 @@ func (m *HostMonitor) SetActiveHCFailed(failed bool) { m.failedActiveHC = failed
 // PutHTTPResponseCode records an upstream response code on the
 // external-origin path (putHttpResponseCode).
 func (m *HostMonitor) PutHTTPResponseCode(code int) {
+	if m.d.grpc() {
+		m.putRPC(code == 200)
+		return
+	}
 	if m.removed {
 		return
 	}
@@ -236,6 +243,10 @@ func (m *HostMonitor) PutResult(r Result) { m.putResult(r, 0) }
 func (m *HostMonitor) PutResultCode(r Result, code int) { m.putResult(r, code) }
 
 func (m *HostMonitor) putResult(r Result, code int) {
+	if m.d.grpc() {
+		m.putGRPCResult(r, code)
+		return
+	}
 	if m.removed {
 		return
 	}
@@ -422,6 +433,9 @@ func (d *Detector) bumpBackoff(b *uint32) {
 // ejectionDuration is checkHostForUneject's min(base·backoff, max) + jitter:
 // the jitter is added after the cap, so it can outlast max_ejection_time.
 func (d *Detector) ejectionDuration(backoff uint32, jitter int64) int64 {
+	if d.grpc() {
+		return d.grpcEjectionDuration(backoff)
+	}
 	return min(d.cfg.BaseEjectionTimeMs*int64(backoff), d.cfg.MaxEjectionTimeMs) + jitter
 }
 
@@ -447,7 +461,8 @@ func (d *Detector) unejectHost(m *HostMonitor, now int64, cause UnejectCause) {
 // A healthy result unejects an ejected host at once, unless the host also
 // carries FAILED_ACTIVE_HC; backoff and buckets are untouched (§8).
 func (d *Detector) ActiveHealthCheck(m *HostMonitor, healthy bool) {
-	if !d.cfg.SuccessfulActiveHealthCheckUnejectHost || m.removed {
+	// A50 has no uneject on a health check.
+	if !d.cfg.SuccessfulActiveHealthCheckUnejectHost || m.removed || d.grpc() {
 		return
 	}
 	if healthy && !m.failedActiveHC && m.ejected {

@@ -41,4 +41,41 @@
 //
 // Same-timestamp order: callers record completions before the tick of the
 // same millisecond (the replay format does steps in file order).
+//
+// # The gRPC dialect
+//
+// NewDialectDetector(DialectGRPC, ...) reads the same Config the way grpc-go
+// does (gRFC A50; grpc-go's outlier_detection_experimental balancer,
+// internal/xds/balancer/outlierdetection/balancer.go, fed by its xDS
+// translation in xdsresource/unmarshal_cds.go). grpc.go holds those rules,
+// one function per grpc-go function; the Envoy code above only dispatches.
+// conformance/grpcgo checks them against the real grpc-go balancer. In
+// short: success rate runs unless enforcing_success_rate is 0, failure
+// percentage only when enforcing_failure_percentage is non-zero, and the
+// consecutive, local-origin, jitter, always-eject-one, degraded and
+// active-health-check fields are ignored (Config.GRPCIgnoredFields); any
+// non-OK RPC is a failure; the cap refuses when 100·ejected/hosts ≥ max,
+// counting only hosts already ejected; failure percentage compares with >;
+// detection runs before unejection; the multiplier has no cap and decays by
+// one per tick the host is not ejected; a host returns at the first tick
+// strictly after ejection time + min(base·multiplier, max(base, max)).
+//
+// Where grpc-go's bookkeeping slips, the dialect does what grpc-go does:
+//
+//	G1. Success rate and failure percentage flag the same host in one tick
+//	    and the cap admits both: ejectEndpoint runs twice (it has no "already
+//	    ejected" check), so the multiplier grows by 2 and numEndpointsEjected
+//	    by 2, while the single unejection gives back 1. The leaked slot
+//	    counts against max_ejection_percent for the rest of the run, so it
+//	    later refuses an ejection the cap would otherwise allow. Modelled, as
+//	    Envoy's own double ejection is (case 11); conformance/grpcgo
+//	    reproduces it on the real balancer.
+//	G2. An ejected host that still gets traffic (it cannot in grpc-go's round
+//	    robin, which skips ejected subchannels) is a candidate again and can
+//	    be re-ejected: a new timestamp and multiplier +1.
+//	G3. Removing an ejected host does not give back its slot
+//	    (UpdateClientConnState deletes the endpoint only).
+//	G4. A request volume of 0 makes a host without calls a candidate with
+//	    rate 0/0 = NaN: the success-rate mean is then NaN and that pass
+//	    ejects nobody; failure percentage only passes over that host.
 package engine

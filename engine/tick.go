@@ -23,6 +23,10 @@ const (
 	// GateTooFewHostsWithVolume: fewer hosts reached the request volume than
 	// the *_minimum_hosts setting asks for (or none did).
 	GateTooFewHostsWithVolume
+	// GateNotConfigured: the gRPC dialect does not run this algorithm
+	// (grpc-go's xDS translation left its block out), or has no such pass
+	// (local origin).
+	GateNotConfigured
 )
 
 // RatePass is what one processRates call saw and decided, for one origin.
@@ -85,6 +89,9 @@ type TickReport struct {
 // external then local buckets; backoff decay. The caller re-arms the timer
 // for now + interval.
 func (d *Detector) Tick() *TickReport {
+	if d.grpc() {
+		return d.grpcTick()
+	}
 	now := d.clock.NowMs()
 	start := len(d.events)
 	for _, m := range d.hosts {
@@ -111,6 +118,13 @@ func (d *Detector) Tick() *TickReport {
 			m.degradeBackoff--
 		}
 	}
+	return d.finishReport(start)
+}
+
+// finishReport samples every host after a tick; events from start on are
+// the tick's.
+func (d *Detector) finishReport(start int) *TickReport {
+	r := &d.report
 	r.Hosts = r.Hosts[:0]
 	for _, m := range d.hosts {
 		s := HostSample{

@@ -122,6 +122,9 @@ type CapCheck struct {
 	// always_eject_one_host let the ejection through.
 	ByAlwaysEjectOne bool
 	Allowed          bool
+	// Dialect DialectGRPC: the rule is A50's, Percent = 100·Active/Hosts
+	// (the hosts already ejected) and Allowed iff Percent < MaxPercent.
+	Dialect Dialect
 }
 
 // Event is one decision about one host. It is data, not prose: the web layer

@@ -59,6 +59,7 @@ var chartList = []chart{
 	{ID: chartLanes, Size: "wide", Title: "Ejections",
 		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded: panic",
 		Height:  lanesHeight, Build: lanesChart},
+	compareChartEntry,
 	{ID: chartClients, Size: "wide", Title: "What clients saw",
 		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded: panic",
 		Build:   clientsChart},

@@ -193,6 +193,7 @@ var page = []onPage{
 	{Setting: "fault_kind", Label: "How it fails", Group: groupScenario},
 	{Setting: "fault_pattern", Label: "Failure pattern", Group: groupScenario},
 	{Setting: "fault_duration", Label: "Fault lasts", Group: groupScenario, Span: lab(0, 600), Step: 10},
+	{Setting: "dialect", Label: "Whose detector", Group: groupScenario},
 }
 
 // controls lists every input of the lab, in page order: each page entry

@@ -22,6 +22,8 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 			// DetectorImpl::onHostHealthCheckPassed (unejects only with
 			// successful_active_health_check_uneject_host).
 			b.text("an active health check passed (").field("successful_active_health_check_uneject_host").text(").")
+		} else if iv.Dialect == engine.DialectGRPC {
+			grpcReturn(b)
 		} else {
 			b.text("its ejection time had elapsed at this sweep.")
 		}
@@ -50,8 +52,21 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 		}
 		return b.sentence(e.AtMs, DetectOnly)
 	}
-	b.text(": ejected for ").secs(e.DurationMs)
-	ejectionTime(b, e, cfg)
+	grpc := e.Cap.Dialect == engine.DialectGRPC
+	twice := grpc && ejectedTwice(e, iv)
+	if twice {
+		b.text(": ejected again for ").secs(e.DurationMs)
+	} else {
+		b.text(": ejected for ").secs(e.DurationMs)
+	}
+	if grpc {
+		grpcEjectionTime(b, e, cfg)
+	} else {
+		ejectionTime(b, e, cfg)
+	}
+	if twice {
+		grpcTwice(b, e)
+	}
 	b.text(".")
 	return b.sentence(e.AtMs, Ejected)
 }
@@ -76,6 +91,10 @@ func detection(b *builder, e *engine.Event, iv *Interval, cfg engine.Config) {
 			text(" (mean ").num(fixed(e.Mean, d), "").text(" − ").num(factor(cfg.StdevFactor()), "").
 			text(" × ").num(sigma(pass.StdDev, d), "").text(", ").field("success_rate_stdev_factor").text(")")
 	case engine.FailurePercentage, engine.FailurePercentageLocalOrigin:
+		if e.Cap.Dialect == engine.DialectGRPC {
+			grpcFailurePercentage(b, e, cfg)
+			return
+		}
 		what := " failure percentage "
 		if e.Detector == engine.FailurePercentageLocalOrigin {
 			what = " local-origin failure percentage "
@@ -102,6 +121,10 @@ func detection(b *builder, e *engine.Event, iv *Interval, cfg engine.Config) {
 // it: the share of all hosts ejected if this one were, 100·(active+1)/hosts,
 // against the cap; always_eject_one_host lets the first one through.
 func capArithmetic(b *builder, c engine.CapCheck) {
+	if c.Dialect == engine.DialectGRPC {
+		grpcCapArithmetic(b, c)
+		return
+	}
 	op := " ≤ "
 	if c.Percent > float64(c.MaxPercent) {
 		op = " > "
@@ -117,6 +140,23 @@ func capArithmetic(b *builder, c engine.CapCheck) {
 	if c.ByAlwaysEjectOne {
 		b.text(", but no host is ejected yet (").field("always_eject_one_host").text(")")
 	}
+}
+
+// grpcCapArithmetic writes gRFC A50's check as grpc-go makes it before
+// ejecting (successRateAlgorithm, failurePercentageAlgorithm): the share of
+// hosts already ejected, 100·ejected/hosts, must be below the cap; the host
+// about to go is not counted.
+func grpcCapArithmetic(b *builder, c engine.CapCheck) {
+	op := " < "
+	if !c.Allowed {
+		op = " ≥ "
+	}
+	share, _ := Distinct(c.Percent, float64(c.MaxPercent))
+	if c.Percent == float64(c.MaxPercent) {
+		share = fixed(c.Percent, 1)
+	}
+	b.text("cap ").count(c.Active).text("/").count(uint64(c.Hosts)).text(" = ").pct(share).
+		text(op).pct(itoa(c.MaxPercent)).text(" (").field("max_ejection_percent").text(", gRPC counts only the hosts already ejected)")
 }
 
 // ejectionTime explains an ejection's length as Envoy computes it:

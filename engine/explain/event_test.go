@@ -46,6 +46,22 @@ var eventCases = []struct {
 		out: Ejected,
 	},
 	{
+		name: "gRPC: the cap counts only the hosts already ejected",
+		ev: engine.Event{AtMs: 40000, Host: "h5", Kind: engine.EventEject, Detector: engine.SuccessRate,
+			Cap: engine.CapAdmitsGRPC(0, 6, 10), HostSuccessRate: 66.7, Mean: 94.4, Threshold: 70.8, Enforcing: 100, Backoff: 1, DurationMs: 30000},
+		want: "40 s: h5 success rate 66.7% is below the threshold 70.8% (mean 94.4 − 1.9 × 12.4, success_rate_stdev_factor): " +
+			"detected; cap 0/6 = 0.0% < 10% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected for 30 s (base_ejection_time 30 s × 1).",
+		out: Ejected,
+	},
+	{
+		name: "gRPC: one host out of six fills a 10% cap",
+		ev: engine.Event{AtMs: 50000, Host: "h4", Kind: engine.EventOverflow, Detector: engine.SuccessRate,
+			Cap: engine.CapAdmitsGRPC(1, 6, 10), HostSuccessRate: 66.7, Mean: 94.4, Threshold: 70.8},
+		want: "50 s: h4 success rate 66.7% is below the threshold 70.8% (mean 94.4 − 1.9 × 12.4, success_rate_stdev_factor): " +
+			"detected; cap 1/6 = 16.7% ≥ 10% (max_ejection_percent, gRPC counts only the hosts already ejected): refused (overflow).",
+		out: Overflow,
+	},
+	{
 		name: "backoff capped by max_ejection_time, with jitter",
 		cfg:  func(c *engine.Config) { c.MaxEjectionPercent = 50 },
 		ev: engine.Event{AtMs: 123456, Host: "h1", Kind: engine.EventEject, Detector: engine.Consecutive5xx,

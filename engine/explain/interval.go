@@ -13,6 +13,9 @@ type Interval struct {
 	External engine.RatePass
 	Local    engine.RatePass
 	Hosts    []HostVolume
+	// Dialect is whose detector decided: Envoy's, or grpc-go's (gRFC A50),
+	// whose rules some sentences word differently (dialect.go).
+	Dialect engine.Dialect
 }
 
 // HostVolume is one host's external-origin request count in the interval.
@@ -30,9 +33,14 @@ func Decisions(iv *Interval, cfg engine.Config) []Sentence {
 }
 
 // Events are the interval's events as sentences, a run of identical ones
-// told once with its count (see groupRepeats).
+// told once with its count (see groupRepeats). Under the gRPC dialect the
+// first interval opens with what grpc-go leaves out of the config
+// (dialectNote), said once a run.
 func Events(iv *Interval, cfg engine.Config) []Sentence {
 	var out []Sentence
+	if iv.Dialect == engine.DialectGRPC && iv.TMs == cfg.IntervalMs {
+		out = append(out, dialectNote(iv.TMs, cfg))
+	}
 	for _, g := range groupRepeats(iv.Events) {
 		s := Event(g.first, iv, cfg)
 		if g.count > 1 {

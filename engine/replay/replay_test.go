@@ -10,27 +10,34 @@ import (
 // The public traces: a copy in the repository (so a clean clone never skips
 // them) and the shared folder next to the checkout when it is there (it may
 // hold traces newer than the copy). A trace in both places runs from the
-// shared folder only.
+// shared folder only. The gRPC-dialect traces, recorded from the real
+// grpc-go balancer, live in the grpc subfolder of each.
 const (
 	ownConformanceDir    = "testdata/conformance"
 	sharedConformanceDir = "../../../shared/conformance"
 )
 
+// conformanceSubdirs are the trace folders under each conformance dir.
+var conformanceSubdirs = []string{".", "grpc"}
+
 func conformanceFiles(t testing.TB) []string {
-	shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, "*.json"))
-	own, _ := filepath.Glob(filepath.Join(ownConformanceDir, "*.json"))
-	seen := map[string]bool{}
-	for _, f := range shared {
-		seen[filepath.Base(f)] = true
-	}
-	files := shared
-	for _, f := range own {
-		if !seen[filepath.Base(f)] {
-			files = append(files, f)
+	var files []string
+	for _, sub := range conformanceSubdirs {
+		shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, sub, "*.json"))
+		own, _ := filepath.Glob(filepath.Join(ownConformanceDir, sub, "*.json"))
+		seen := map[string]bool{}
+		for _, f := range shared {
+			seen[filepath.Base(f)] = true
 		}
-	}
-	if len(own) == 0 {
-		t.Fatalf("no conformance traces in %s: the repository's copy is missing", ownConformanceDir)
+		files = append(files, shared...)
+		for _, f := range own {
+			if !seen[filepath.Base(f)] {
+				files = append(files, f)
+			}
+		}
+		if len(own) == 0 {
+			t.Fatalf("no conformance traces in %s: the repository's copy is missing", filepath.Join(ownConformanceDir, sub))
+		}
 	}
 	return files
 }
@@ -38,18 +45,21 @@ func conformanceFiles(t testing.TB) []string {
 // The repository's copy must match the shared traces where both exist, so
 // a clean clone tests what CI tests.
 func TestConformanceCopyIsCurrent(t *testing.T) {
-	shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, "*.json"))
-	if len(shared) == 0 {
-		t.Skipf("no shared traces at %s to compare the copy with", sharedConformanceDir)
-	}
-	for _, f := range shared {
-		want, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, sub := range conformanceSubdirs {
+		shared, _ := filepath.Glob(filepath.Join(sharedConformanceDir, sub, "*.json"))
+		if len(shared) == 0 {
+			t.Skipf("no shared traces at %s to compare the copy with", filepath.Join(sharedConformanceDir, sub))
 		}
-		got, err := os.ReadFile(filepath.Join(ownConformanceDir, filepath.Base(f)))
-		if err != nil || string(got) != string(want) {
-			t.Errorf("%s: the copy in %s is missing or differs; cp %s %s/", filepath.Base(f), ownConformanceDir, f, ownConformanceDir)
+		own := filepath.Join(ownConformanceDir, sub)
+		for _, f := range shared {
+			want, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(own, filepath.Base(f)))
+			if err != nil || string(got) != string(want) {
+				t.Errorf("%s: the copy in %s is missing or differs; cp %s %s/", filepath.Base(f), own, f, own)
+			}
 		}
 	}
 }
@@ -57,7 +67,11 @@ func TestConformanceCopyIsCurrent(t *testing.T) {
 // Every public trace must replay to exactly its expected events and stats.
 func TestConformanceTraces(t *testing.T) {
 	for _, file := range conformanceFiles(t) {
-		t.Run(filepath.Base(file), func(t *testing.T) {
+		name, _ := filepath.Rel(ownConformanceDir, file)
+		if strings.HasPrefix(file, sharedConformanceDir) {
+			name, _ = filepath.Rel(sharedConformanceDir, file)
+		}
+		t.Run(name, func(t *testing.T) {
 			b, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -96,6 +110,10 @@ func TestMalformedTraces(t *testing.T) {
 		{"bad local result", `{"hosts":["h0"],"steps":[{"at_ms":0,"local":{"host":"h0","result":"boom"}}]}`, `steps[0].local.result: "boom" is not one of`},
 		{"duplicate host", `{"hosts":["h0","h0"],"steps":[]}`, `hosts[1]: duplicate host "h0"`},
 		{"trailing data", `{"hosts":[],"steps":[]} {}`, "trailing data"},
+		{"bad dialect", `{"dialect":"istio","hosts":[],"steps":[]}`, `dialect: "istio" is not one of envoy, grpc`},
+		{"grpc http step", `{"dialect":"grpc","hosts":["h0"],"steps":[{"at_ms":0,"http":{"host":"h0","code":503}}]}`, "steps[0].http: the grpc dialect takes RPC outcomes as ext steps"},
+		{"grpc local step", `{"dialect":"grpc","hosts":["h0"],"steps":[{"at_ms":0,"local":{"host":"h0","result":"timeout"}}]}`, "steps[0].local: the grpc dialect has no local-origin results"},
+		{"grpc active hc", `{"dialect":"grpc","hosts":["h0"],"steps":[{"at_ms":0,"active_hc":{"host":"h0","healthy":true}}]}`, "steps[0].active_hc: the grpc dialect has no active health check"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,11 +22,15 @@ func Run(t *Trace) (*Output, error) {
 
 // RunConfig replays the trace with an already parsed config.
 func RunConfig(t *Trace, cfg engine.Config) (*Output, error) {
+	dialect, err := t.dialect()
+	if err != nil {
+		return nil, err
+	}
 	clock := &engine.ManualClock{}
 	// Every draw returns the trace's "random": enforcement is
 	// random%100 < enforcing_T, jitter random%(max_jitter_ms+1).
 	r := &replayer{
-		d:     engine.NewDetector(cfg, clock, engine.FixedRandom(t.Random)),
+		d:     engine.NewDialectDetector(dialect, cfg, clock, engine.FixedRandom(t.Random)),
 		hosts: map[string]*engine.HostMonitor{},
 		out:   &Output{Name: t.Name, Events: []Event{}, Snapshots: []Snapshot{}},
 	}

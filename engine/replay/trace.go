@@ -10,17 +10,27 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"outlierlab/engine"
 )
 
 // Trace is one replay file.
 type Trace struct {
-	Name   string          `json:"name"`
-	Source string          `json:"source,omitempty"`
-	Config json.RawMessage `json:"config"`
-	Hosts  []string        `json:"hosts"`
-	Random uint64          `json:"random"`
-	Steps  []Step          `json:"steps"`
-	Expect *Output         `json:"expect,omitempty"`
+	Name   string `json:"name"`
+	Source string `json:"source,omitempty"`
+	// Dialect is "envoy" (the default when absent) or "grpc": the same
+	// config read the way grpc-go reads it from xDS (gRFC A50), RPC
+	// outcomes as ext steps (shared/conformance/grpc/README.md). Its
+	// snapshots list the counters the dialect keeps under Envoy's names:
+	// ejections_active is grpc-go's numEndpointsEjected (so it shows the
+	// double-ejection leak, engine/doc.go G1), the enforced, overflow and
+	// detected counters count what the A91 metrics and log lines report.
+	Dialect string          `json:"dialect,omitempty"`
+	Config  json.RawMessage `json:"config"`
+	Hosts   []string        `json:"hosts"`
+	Random  uint64          `json:"random"`
+	Steps   []Step          `json:"steps"`
+	Expect  *Output         `json:"expect,omitempty"`
 }
 
 // Step is one line of the script; exactly one action is set.
@@ -124,6 +134,10 @@ func (t *Trace) check() error {
 	if len(t.Config) == 0 || string(t.Config) == "null" {
 		t.Config = json.RawMessage("{}")
 	}
+	dialect, err := t.dialect()
+	if err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, h := range t.Hosts {
 		if h == "" {
@@ -153,6 +167,11 @@ func (t *Trace) check() error {
 		}
 		if n != 1 {
 			return fmt.Errorf("%s: has %d actions; exactly one of http, local, ext, tick, active_hc, add_host, remove_host, snapshot is allowed", where, n)
+		}
+		if dialect == engine.DialectGRPC {
+			if err := checkGRPCStep(where, s); err != nil {
+				return err
+			}
 		}
 		switch {
 		case s.HTTP != nil:
@@ -186,6 +205,33 @@ func (t *Trace) check() error {
 				return fmt.Errorf("%s.remove_host: empty host name", where)
 			}
 		}
+	}
+	return nil
+}
+
+// dialect reads the "dialect" field; absent means Envoy.
+func (t *Trace) dialect() (engine.Dialect, error) {
+	if t.Dialect == "" {
+		return engine.DialectEnvoy, nil
+	}
+	d, err := engine.ParseDialect(t.Dialect)
+	if err != nil {
+		return 0, fmt.Errorf("dialect: %v", err)
+	}
+	return d, nil
+}
+
+// checkGRPCStep refuses the steps that have no meaning for grpc-go's
+// detector: it sees only whether an RPC ended OK (ext steps), and has no
+// local-origin results and no health-check uneject (A50).
+func checkGRPCStep(where string, s *Step) error {
+	switch {
+	case s.HTTP != nil:
+		return fmt.Errorf("%s.http: the grpc dialect takes RPC outcomes as ext steps (request_success or request_failed), not HTTP codes", where)
+	case s.Local != nil:
+		return fmt.Errorf("%s.local: the grpc dialect has no local-origin results; use ext steps (request_success or request_failed)", where)
+	case s.ActiveHC != nil:
+		return fmt.Errorf("%s.active_hc: the grpc dialect has no active health check uneject (gRFC A50)", where)
 	}
 	return nil
 }

@@ -263,7 +263,7 @@ func secs(ms int64) string { return Seconds(ms) + "s" }
 // Interval is the frame as the explainer reads it.
 func (f *Frame) Interval() explain.Interval {
 	iv := explain.Interval{TMs: f.TMs, Events: f.Events, External: f.External, Local: f.Local,
-		Hosts: make([]explain.HostVolume, len(f.Hosts))}
+		Hosts: make([]explain.HostVolume, len(f.Hosts)), Dialect: f.Dialect}
 	for i, h := range f.Hosts {
 		iv.Hosts[i] = explain.HostVolume{Name: h.Name, Requests: h.Requests, Ejected: h.Ejected}
 	}

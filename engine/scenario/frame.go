@@ -36,10 +36,14 @@ type Frame struct {
 	SuccessRate RateFrame `json:"success_rate"`
 	// Cluster holds the router and LB counters (cumulative).
 	Cluster sim.ClusterStats `json:"cluster"`
+	// Dialect is whose detector made the events (the decision log words
+	// some of gRPC's decisions by its own rules).
+	Dialect engine.Dialect `json:"-"`
 }
 
-// RateFrame is one success-rate pass: Gate is "ran", "too_few_hosts" or
-// "too_few_hosts_with_volume"; Mean, StdDev and Threshold are -1 unless it ran.
+// RateFrame is one success-rate pass: Gate is "ran", "too_few_hosts",
+// "too_few_hosts_with_volume", or "not_configured" (the gRPC dialect with
+// success rate off); Mean, StdDev and Threshold are -1 unless it ran.
 type RateFrame struct {
 	Gate            string  `json:"gate"`
 	HostsWithVolume int     `json:"hosts_with_volume"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"outlierlab/engine"
 	"outlierlab/engine/sim"
 )
 
@@ -228,6 +229,10 @@ var knobDefs = []knobDef{
 			s.Cluster.HealthCheck.HealthyThreshold = uint32(atoi(v))
 			return nil
 		}},
+	{Knob{Name: "dialect", Kind: KnobEnum, Default: "envoy", Choices: engine.DialectNames(),
+		Help: "Whose detector reads the outlier_detection block: envoy, or grpc (gRFC A50 as grpc-go runs it: the cap counts only hosts already ejected, no consecutive detectors, no panic routing)."},
+		func(s *Scenario) string { return s.Cluster.Dialect.String() },
+		func(s *Scenario, v string) (err error) { s.Cluster.Dialect, err = engine.ParseDialect(v); return }},
 }
 
 func primaryGet(get func(*sim.Fault) string) func(*Scenario) string {

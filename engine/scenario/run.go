@@ -93,7 +93,9 @@ func Run(sc Scenario, cfg engine.Config, seed uint64) (Result, error) {
 		if !ok {
 			break
 		}
-		res.Frames = append(res.Frames, newFrame(iv))
+		f := newFrame(iv)
+		f.Dialect = sc.Cluster.Dialect
+		res.Frames = append(res.Frames, f)
 	}
 	res.Summary = summarize(&res, s)
 	return res, nil
@@ -175,6 +177,9 @@ var gateNames = [...]string{
 	engine.GateRan:                   "ran",
 	engine.GateTooFewHosts:           "too_few_hosts",
 	engine.GateTooFewHostsWithVolume: "too_few_hosts_with_volume",
+	// The gRPC dialect with enforcing_success_rate 0: grpc-go builds no
+	// success-rate config, so the pass is not there at all.
+	engine.GateNotConfigured: "not_configured",
 }
 
 func summarize(res *Result, s *sim.Sim) Summary {

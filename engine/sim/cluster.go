@@ -23,6 +23,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"outlierlab/engine"
 )
 
 // Cluster is everything about the traffic and the cluster that is not the
@@ -52,6 +54,9 @@ type Cluster struct {
 	HealthCheck HealthCheck
 	// Faults are per-host and fleet-wide fault windows.
 	Faults []Fault
+	// Dialect is whose detector reads the outlier_detection block: Envoy's,
+	// or grpc-go's (gRFC A50), which also has no panic routing.
+	Dialect engine.Dialect
 }
 
 // Latency is a host's response time when nothing is wrong: a fixed part, an

@@ -181,7 +181,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
 	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273)), q: newEventQueue()}
-	s.det = engine.NewDetector(od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
+	s.det = engine.NewDialectDetector(c.Dialect, od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
 	s.intervalUs = od.IntervalMs * 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
 	if ticks < 1 {
@@ -201,6 +201,11 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 
 	s.hosts = make([]host, c.Hosts)
 	s.lb = balancer{policy: c.LB, panicThreshold: c.HealthyPanicThreshold}
+	if c.Dialect == engine.DialectGRPC {
+		// gRPC has no panic threshold: with every host ejected the channel
+		// fails RPCs (A50; peers.md §1.10).
+		s.lb.panicThreshold = 0
+	}
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		h.mon = s.det.AddHost(fmt.Sprintf("h%d", i))

@@ -1,0 +1,242 @@
+package web
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+// The compare strip: the run's ejections under Envoy's detector and under
+// grpc-go's (gRFC A50), one above the other, over the same traffic. The
+// visitor's run is one of the two (the dialect control picks which); the
+// other is the same scenario, settings and seed with the dialect flipped,
+// run once and cached, so stepping through the run costs a lookup.
+
+const chartCompare = "chart-compare"
+
+// compareChartEntry is the strip's entry in chartList.
+var compareChartEntry = chart{ID: chartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
+	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that sweep · ▲ refused by the cap",
+	Height:  compareHeight, Build: compareChart}
+
+// dialectLanes is what the strip draws of one dialect's run: which hosts
+// are ejected after each sweep, and the cap's refusals.
+type dialectLanes struct {
+	ejected  [][]bool // [frame][host]
+	overflow [][2]int // {frame, host}, once per host and sweep
+}
+
+func lanesOf(frames []scenario.Frame) *dialectLanes {
+	l := &dialectLanes{ejected: make([][]bool, len(frames))}
+	seen := map[[2]int]bool{}
+	for i := range frames {
+		f := &frames[i]
+		l.ejected[i] = make([]bool, len(f.Hosts))
+		index := make(map[string]int, len(f.Hosts))
+		for hi := range f.Hosts {
+			l.ejected[i][hi] = f.Hosts[hi].Ejected
+			index[f.Hosts[hi].Name] = hi
+		}
+		for _, e := range f.Events {
+			if hi, ok := index[e.Host]; ok && e.Kind == engine.EventOverflow && !seen[[2]int{i, hi}] {
+				seen[[2]int{i, hi}] = true
+				l.overflow = append(l.overflow, [2]int{i, hi})
+			}
+		}
+	}
+	return l
+}
+
+// twinCache keeps the other dialect's lanes by the run's inputs: small
+// (a few KB each) and bounded in entries like the run cache.
+type twinCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front: most recent; values are twinEntry
+	byKey map[string]*list.Element
+}
+
+type twinEntry struct {
+	key   string
+	lanes *dialectLanes
+}
+
+var twins = &twinCache{max: 64, order: list.New(), byKey: map[string]*list.Element{}}
+
+// get returns the lanes of r's run under the other dialect, running it on
+// a miss (outside the lock, as runCache does).
+func (c *twinCache) get(r *Run) *dialectLanes {
+	key := r.Inputs.key() // canonical: runCache.get built r from them
+	c.mu.Lock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(twinEntry).lanes
+	}
+	c.mu.Unlock()
+	l := runTwin(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		return el.Value.(twinEntry).lanes
+	}
+	c.byKey[key] = c.order.PushFront(twinEntry{key, l})
+	for c.order.Len() > c.max {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.byKey, old.Value.(twinEntry).key)
+	}
+	return l
+}
+
+// runTwin runs r's scenario, config and seed under the other dialect.
+// The traffic is the same: arrivals, latencies and failures come from the
+// seed's own stream, apart from the detector's (sim.New).
+func runTwin(r *Run) *dialectLanes {
+	sc := r.Scenario.Clone()
+	sc.Cluster.Dialect = otherDialect(sc.Cluster.Dialect)
+	seed := uint64(defaultSeed)
+	if r.Result != nil {
+		seed = r.Result.Seed
+	}
+	res, err := scenario.Run(sc, r.Config, seed)
+	if err != nil {
+		// The same inputs ran under r's dialect; an empty strip says
+		// nothing false if the other cannot.
+		return &dialectLanes{}
+	}
+	return lanesOf(res.Frames)
+}
+
+func otherDialect(d engine.Dialect) engine.Dialect {
+	if d == engine.DialectGRPC {
+		return engine.DialectEnvoy
+	}
+	return engine.DialectGRPC
+}
+
+// compareLayout is the strip's geometry for a run: two plots of one row
+// per host, each under its title, sharing the x labels at the bottom.
+type compareLayout struct {
+	plot, total int // one plot's height, the box's
+}
+
+const (
+	compareTitle  = 20 // a plot's title line
+	compareGap    = 10 // between the first plot and the second title
+	compareAxis   = 26 // the x labels under the second plot
+	compareRow    = 16 // a host's row, up to compareMax
+	compareMax    = 640
+	compareMinRow = 40 // the smallest plot
+)
+
+func compareLayoutOf(r *Run) compareLayout {
+	chrome := 2*compareTitle + compareGap + compareAxis
+	plot := max(compareRow*len(r.Hosts), compareMinRow)
+	plot = min(plot, (compareMax-chrome)/2)
+	return compareLayout{plot: plot, total: 2*plot + chrome}
+}
+
+func compareHeight(r *Run) int { return compareLayoutOf(r).total }
+
+// compareChart draws both dialects' lanes up to the cursor: the frames
+// shown so far of r, and as many of the twin.
+func compareChart(r *Run, frames []scenario.Frame) jsonOption {
+	own := lanesOf(frames)
+	twin := twins.get(r)
+	envoy, grpc := own, cut(twin, len(frames))
+	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
+		envoy, grpc = grpc, envoy
+	}
+
+	c := charts.NewHeatMap()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(common(r, "")...)
+	c.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}))
+	cell := func(i int) charts.SeriesOpts {
+		return charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.XAxisIndex, s.YAxisIndex = i, i })
+	}
+	for i, d := range []struct {
+		name  string
+		lanes *dialectLanes
+	}{{"Envoy", envoy}, {"gRPC", grpc}} {
+		var data []any
+		for fi, hosts := range d.lanes.ejected {
+			for hi, out := range hosts {
+				if out && hi < len(r.Hosts) && fi < len(r.Times) {
+					data = append(data, map[string]any{"value": []int{fi, hi, 1},
+						"name": fmt.Sprintf("%s: %s ejected after %s", d.name, r.Hosts[hi], r.Times[fi])})
+				}
+			}
+		}
+		c.AddSeries("ejected", nil, rawData(data), seriesColor(colorEjected), cell(i),
+			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorEjected, BorderColor: "#ffffff", BorderWidth: 1}))
+	}
+	sc := charts.NewScatter()
+	for i, lanes := range []*dialectLanes{envoy, grpc} {
+		var marks []any
+		for _, m := range lanes.overflow {
+			marks = append(marks, []int{m[0], m[1]})
+		}
+		sc.AddSeries("overflow", nil, rawData(marks), seriesColor(colorOverflow),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+				s.Symbol, s.SymbolSize, s.XAxisIndex, s.YAxisIndex = "triangle", 10, i, i
+			}))
+	}
+	c.Overlap(sc)
+
+	lay := compareLayoutOf(r)
+	top2 := compareTitle + lay.plot + compareGap + compareTitle
+	return patched{c, func(o map[string]any) {
+		grid := func(top int) map[string]any {
+			return map[string]any{"left": 66, "right": 112, "top": top, "height": lay.plot, "containLabel": false}
+		}
+		o["grid"] = []any{grid(compareTitle), grid(top2)}
+		xAxis := func(i int, labels bool) map[string]any {
+			return map[string]any{"type": "category", "data": r.Times, "gridIndex": i,
+				"axisLabel": map[string]any{"show": labels, "fontSize": fontSize - 1, "color": colorText, "hideOverlap": true}}
+		}
+		o["xAxis"] = []any{xAxis(0, false), xAxis(1, true)}
+		// Every host named while its row holds a label; past that ECharts
+		// leaves some out rather than overlap them.
+		label := map[string]any{"fontSize": fontSize - 2, "color": colorText}
+		if len(r.Hosts) > 0 && lay.plot/len(r.Hosts) >= fontSize {
+			label["interval"] = 0
+		}
+		yAxis := func(i int) map[string]any {
+			return map[string]any{"type": "category", "data": r.Hosts, "gridIndex": i, "inverse": true,
+				"axisLabel": label,
+				"splitArea": map[string]any{"show": true, "areaStyle": map[string]any{"color": "#fafafa"}}}
+		}
+		o["yAxis"] = []any{yAxis(0), yAxis(1)}
+		title := func(text string, top int) map[string]any {
+			return map[string]any{"text": text, "left": 66, "top": top,
+				"textStyle": map[string]any{"fontSize": fontSize - 1, "fontWeight": "bold", "color": colorText}}
+		}
+		o["title"] = []any{title("Envoy (outlier_detection_impl.cc)", 0), title("gRPC (gRFC A50, grpc-go)", top2-compareTitle)}
+		// One piece colours both dialects' cells; the marks keep theirs.
+		o["visualMap"] = []any{map[string]any{
+			"type": "piecewise", "show": false, "seriesIndex": []int{0, 1},
+			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": colorEjected}},
+		}}
+	}}
+}
+
+// cut is l up to the first n frames.
+func cut(l *dialectLanes, n int) *dialectLanes {
+	out := &dialectLanes{ejected: l.ejected[:min(n, len(l.ejected))]}
+	for _, m := range l.overflow {
+		if m[0] < n {
+			out.overflow = append(out.overflow, m)
+		}
+	}
+	return out
+}

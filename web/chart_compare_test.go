@@ -1,0 +1,159 @@
+package web
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// compareOption is the strip's option as the page gets it.
+type compareOption struct {
+	Grid  []map[string]any `json:"grid"`
+	XAxis []struct {
+		Data      []string `json:"data"`
+		GridIndex int      `json:"gridIndex"`
+	} `json:"xAxis"`
+	YAxis []struct {
+		Data      []string `json:"data"`
+		GridIndex int      `json:"gridIndex"`
+	} `json:"yAxis"`
+	Title []struct {
+		Text string `json:"text"`
+	} `json:"title"`
+	Series []struct {
+		Name       string            `json:"name"`
+		Type       string            `json:"type"`
+		XAxisIndex int               `json:"xAxisIndex"`
+		YAxisIndex int               `json:"yAxisIndex"`
+		Data       []json.RawMessage `json:"data"`
+	} `json:"series"`
+}
+
+func compareOf(t *testing.T, r *Run, cursor int) compareOption {
+	t.Helper()
+	var o compareOption
+	if err := json.Unmarshal(chartOptions(r, cursor)[chartCompare], &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// cells are a heatmap series' cells as {frame, host}.
+func cells(t *testing.T, data []json.RawMessage) [][2]int {
+	t.Helper()
+	var out [][2]int
+	for _, d := range data {
+		var c struct {
+			Value []int `json:"value"`
+		}
+		if err := json.Unmarshal(d, &c); err != nil || len(c.Value) != 3 {
+			t.Fatalf("cell %s: %v", d, err)
+		}
+		out = append(out, [2]int{c.Value[0], c.Value[1]})
+	}
+	return out
+}
+
+// search-cache at the default 10% cap: Envoy refuses h5 at every sweep
+// from 40 s ((0+1)/6 > 10%), gRPC ejects it at 40 s (0/6 < 10%), back
+// at 80 s (strictly after 70 s). The strip shows both, Envoy above, from
+// whichever dialect the visitor's run is in, up to the cursor only.
+func TestCompareStrip(t *testing.T) {
+	for _, dialect := range []string{"envoy", "grpc"} {
+		t.Run(dialect, func(t *testing.T) {
+			in := Inputs{Preset: "search-cache"}
+			if dialect == "grpc" {
+				in.Base = map[string]string{"dialect": "grpc"}
+			}
+			r, err := buildRun(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := compareOf(t, r, 9) // up to 90 s
+			if len(o.Grid) != 2 || len(o.XAxis) != 2 || len(o.YAxis) != 2 || len(o.Title) != 2 ||
+				o.Title[0].Text != "Envoy (outlier_detection_impl.cc)" || o.Title[1].Text != "gRPC (gRFC A50, grpc-go)" {
+				t.Fatalf("layout: %d grids, %d x axes, %d y axes, titles %+v", len(o.Grid), len(o.XAxis), len(o.YAxis), o.Title)
+			}
+			for i := range 2 {
+				if o.XAxis[i].GridIndex != i || o.YAxis[i].GridIndex != i || len(o.XAxis[i].Data) != 30 || len(o.YAxis[i].Data) != 6 {
+					t.Errorf("axes %d: x %d ticks on grid %d, y %v on grid %d", i, len(o.XAxis[i].Data), o.XAxis[i].GridIndex, o.YAxis[i].Data, o.YAxis[i].GridIndex)
+				}
+			}
+			if len(o.Series) != 4 {
+				t.Fatalf("%d series, want ejected and overflow for each dialect", len(o.Series))
+			}
+			for i, want := range []struct {
+				name, typ string
+				axis      int
+			}{{"ejected", "heatmap", 0}, {"ejected", "heatmap", 1}, {"overflow", "scatter", 0}, {"overflow", "scatter", 1}} {
+				if s := o.Series[i]; s.Name != want.name || s.Type != want.typ || s.XAxisIndex != want.axis || s.YAxisIndex != want.axis {
+					t.Errorf("series %d: %s %s on axes %d/%d, want %s %s on %d", i, s.Name, s.Type, s.XAxisIndex, s.YAxisIndex, want.name, want.typ, want.axis)
+				}
+			}
+			if n := len(o.Series[0].Data); n != 0 {
+				t.Errorf("Envoy ejects %d cells at the default cap, want none", n)
+			}
+			var envoyOverflow [][2]int
+			for _, d := range o.Series[2].Data {
+				var m [2]int
+				json.Unmarshal(d, &m)
+				envoyOverflow = append(envoyOverflow, m)
+			}
+			// Refused at 40 … 90 s: frames 3 to 8, host 5.
+			if len(envoyOverflow) != 6 || envoyOverflow[0] != [2]int{3, 5} || envoyOverflow[5] != [2]int{8, 5} {
+				t.Errorf("Envoy's overflow marks up to 90 s: %v", envoyOverflow)
+			}
+			// gRPC: out after the 40, 50, 60 and 70 s sweeps, back at 80 s,
+			// out again at 90 s.
+			want := [][2]int{{3, 5}, {4, 5}, {5, 5}, {6, 5}, {8, 5}}
+			got := cells(t, o.Series[1].Data)
+			if len(got) != len(want) {
+				t.Fatalf("gRPC's cells up to 90 s: %v, want %v", got, want)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("gRPC's cells up to 90 s: %v, want %v", got, want)
+					break
+				}
+			}
+			if n := len(o.Series[3].Data); n != 0 {
+				t.Errorf("gRPC refuses %d times, want none", n)
+			}
+			// At the cursor 3 (30 s) nothing has happened in either.
+			early := compareOf(t, r, 3)
+			for i, s := range early.Series {
+				if len(s.Data) != 0 {
+					t.Errorf("series %d shows %d marks at 30 s", i, len(s.Data))
+				}
+			}
+		})
+	}
+}
+
+// The other dialect's run is made once per inputs: later redraws read it
+// from the cache.
+func TestCompareStripCached(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: "dead-host", Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := twins.get(r), twins.get(r)
+	if a != b {
+		t.Error("the twin run was made twice for the same inputs")
+	}
+	// dead-host under gRPC: nothing ejects h3 before the 30 s sweep
+	// (no consecutive detectors), where Envoy's consecutive_5xx has it out
+	// at 20.1 s, so after the 30 s sweep both show it ejected.
+	if len(a.ejected) < 3 || a.ejected[1][3] || !a.ejected[2][3] {
+		t.Errorf("dead-host under gRPC: h3 after 20 s and 30 s: %v", a.ejected[1:3])
+	}
+	if got, want := compareHeight(r), 2*compareRow*10+2*compareTitle+compareGap+compareAxis; got != want {
+		t.Errorf("strip height for 10 hosts: %d, want %d", got, want)
+	}
+	big, err := buildRun(Inputs{Preset: "search-cache", Values: map[string]float64{"hosts": 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := compareHeight(big); got > compareMax {
+		t.Errorf("strip height for 50 hosts: %d, more than %d", got, compareMax)
+	}
+}
