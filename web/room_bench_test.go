@@ -1,3 +1,5 @@
+//go:build unix
+
 package web
 
 import (
@@ -7,11 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,6 +34,10 @@ import (
 //     encoding only (compressed bytes cannot be read by the benchmark).
 //   - KiB/follower: heap and stacks per open follower stream (session,
 //     stream goroutine, compressor). Goal ≤ 1 MiB.
+//   - cpu-ms/action: the CPU time the process spent per move, both
+//     replicas, all 200 streams and the runs' builds: on a machine shared
+//     with other work the latencies vary with the load, this does not
+//     (on two idle cores p99 is about half of it plus the run's build).
 //   - pub-msgs/action: messages the instructor's replica sent on the bus
 //     per move (goal 1); in-msgs/replica/action: what the other replica
 //     received per move.
@@ -76,6 +84,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 	perFollower := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / followers
 
 	statsA, statsB := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
+	cpu0 := cpuTime()
 	var patches, redraws []time.Duration
 	actions := 0
 	for i := 0; b.Loop(); i++ {
@@ -89,7 +98,11 @@ func benchRoomFanout(b *testing.B, enc string) {
 		if rec.Code != http.StatusNoContent {
 			b.Fatalf("instructor's move: %d %s", rec.Code, rec.Body.String())
 		}
-		patches = append(patches, col.collect(b, col.patch, followers, "patch")...)
+		got := col.collect(b, col.patch, followers, "patch")
+		if os.Getenv("DEBUG_FANOUT") != "" {
+			b.Logf("move %d: min %v max %v", i, slices.Min(got), slices.Max(got))
+		}
+		patches = append(patches, got...)
 		if col.identity {
 			redraws = append(redraws, col.collect(b, col.redraw, followers, "redraw")...)
 		}
@@ -97,6 +110,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 		actions++
 	}
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 	sa, sb := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
 	cancel()
 	wg.Wait()
@@ -107,6 +121,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 		b.ReportMetric(quantileMs(redraws, 0.99), "redraw-p99-ms")
 	}
 	b.ReportMetric(perFollower/1024, "KiB/follower")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(actions), "cpu-ms/action")
 	b.ReportMetric(float64(sa.OutMsgs-statsA.OutMsgs)/float64(actions), "pub-msgs/action")
 	b.ReportMetric(float64(sb.InMsgs-statsB.InMsgs)/float64(actions), "in-msgs/replica/action")
 }
@@ -199,6 +214,13 @@ func (w *fanWriter) Write(p []byte) (int, error) {
 		c.redraw <- fanSample{d}
 	}
 	return len(p), nil
+}
+
+// cpuTime is the CPU time the process has used (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func quantileMs(ds []time.Duration, q float64) float64 {

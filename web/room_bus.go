@@ -89,7 +89,7 @@ func StartBus(o BusOptions) (*Bus, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := b.openBucket(o.TTL); err != nil {
+	if err := b.openBucket(o.TTL, o.URL != ""); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -158,21 +158,32 @@ func (b *Bus) connOptions() []nats.Option {
 }
 
 // openBucket creates the rooms' bucket or opens the one another replica
-// created with the same settings.
-func (b *Bus) openBucket(ttl time.Duration) error {
+// created with the same settings. On an external NATS it asks for three
+// copies (a cluster of three keeps the rooms when one server goes) and
+// settles for one where the cluster has fewer JetStream servers; the
+// embedded server keeps its one.
+func (b *Bus) openBucket(ttl time.Duration, external bool) error {
 	js, err := jetstream.New(b.nc)
 	if err != nil {
 		return fmt.Errorf("room bus: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
 	defer cancel()
-	b.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	cfg := jetstream.KeyValueConfig{
 		Bucket:      roomBucket,
 		Description: "outlierlab workshop rooms: one key per room, its latest state",
 		History:     1, TTL: ttl, Storage: jetstream.MemoryStorage,
-		MaxValueSize: busMaxValue, MaxBytes: busMaxBucket,
-	})
-	if err != nil {
+		MaxValueSize: busMaxValue, MaxBytes: busMaxBucket, Replicas: 1,
+	}
+	if external {
+		cfg.Replicas = 3
+		if b.kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil {
+			return nil
+		}
+		b.log.Info("room bus: the rooms' bucket has one copy (the NATS cluster has fewer than three JetStream servers)", "err", err)
+		cfg.Replicas = 1
+	}
+	if b.kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
 		return fmt.Errorf("room bus: cannot open the %s bucket (the NATS server needs JetStream): %w", roomBucket, err)
 	}
 	return nil

@@ -335,7 +335,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	if snap.lesson != nil {
 		return nil
 	}
-	u := labURL(snap.run, snap.cursor)
+	u := permalink(snap.run, snap.cursor)
 	if u == st.url {
 		return nil
 	}
@@ -363,7 +363,7 @@ func replaceURL(u string) string {
 // replace drops the old option first (a new run may have other hosts);
 // otherwise ECharts merges, which is what a new frame needs.
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
-	js, err := chartCalls.js(snap.run, snap.cursor, replace) // built once for a room's followers
+	js, err := chartsJS(snap.run, snap.cursor, replace) // built once for a room's followers (room_memo.go)
 	if err != nil {
 		return err
 	}
