@@ -9,16 +9,17 @@ import (
 // after each of the instructor's moves. What their streams compute from
 // the run and the cursor alone (the charts' options, the biggest part of a
 // redraw to build, and the permalink) is built once for all of them, not
-// once per stream. Runs are immutable, so an entry never goes stale; the
-// memos are small and bounded, and a tab alone pays only a map insert more
-// than before.
+// once per stream. A run is a function of its inputs, so an entry (keyed
+// by the inputs, not the run, which it would keep in memory) never goes
+// stale; the memos are small and bounded, and a tab alone pays only a map
+// insert more than before.
 var (
 	chartCalls = newMemo[chartKey, string](64)
 	labURLs    = newMemo[runCursor, string](64)
 )
 
 type runCursor struct {
-	run    *Run
+	inputs string // the run's Inputs.key()
 	cursor int
 }
 
@@ -31,7 +32,7 @@ type chartKey struct {
 // cursor: every chart's option, merged into the old ones, or with replace
 // dropping them first and sizing the boxes that follow the run.
 func chartsJS(run *Run, cursor int, replace bool) (string, error) {
-	return chartCalls.get(chartKey{runCursor{run, cursor}, replace}, func() (string, error) {
+	return chartCalls.get(chartKey{runCursor{run.Inputs.key(), cursor}, replace}, func() (string, error) {
 		b, err := json.Marshal(chartOptions(run, cursor))
 		if err != nil {
 			return "", err
@@ -46,44 +47,56 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 
 // permalink is labURL, remembered.
 func permalink(run *Run, cursor int) string {
-	u, _ := labURLs.get(runCursor{run, cursor}, func() (string, error) { return labURL(run, cursor), nil })
+	u, _ := labURLs.get(runCursor{run.Inputs.key(), cursor}, func() (string, error) { return labURL(run, cursor), nil })
 	return u
 }
 
-// memo is a small map that forgets its oldest entries.
+// memo is a small map that forgets its oldest entries. A value is made
+// once: streams that ask for it while it is being made wait for it (a
+// room's hundred followers wake at once, and each making it would be a
+// hundred times the work).
 type memo[K comparable, V any] struct {
 	mu    sync.Mutex
 	max   int
-	byKey map[K]V
+	byKey map[K]*memoEntry[V]
 	order []K // oldest first
 }
 
-func newMemo[K comparable, V any](max int) *memo[K, V] {
-	return &memo[K, V]{max: max, byKey: map[K]V{}}
+type memoEntry[V any] struct {
+	done chan struct{} // closed once v and err are set
+	v    V
+	err  error
 }
 
-// get is the value for k, made by make the first time (outside the lock:
-// two streams missing at once both make it, and neither waits).
-func (m *memo[K, V]) get(k K, make func() (V, error)) (V, error) {
+func newMemo[K comparable, V any](max int) *memo[K, V] {
+	return &memo[K, V]{max: max, byKey: map[K]*memoEntry[V]{}}
+}
+
+// get is the value for k, made by build the first time. A failure is not
+// kept: the next call tries again.
+func (m *memo[K, V]) get(k K, build func() (V, error)) (V, error) {
 	m.mu.Lock()
-	v, ok := m.byKey[k]
+	if e, ok := m.byKey[k]; ok {
+		m.mu.Unlock()
+		<-e.done
+		return e.v, e.err
+	}
+	e := &memoEntry[V]{done: make(chan struct{})}
+	m.byKey[k] = e
+	m.order = append(m.order, k)
+	if len(m.order) > m.max {
+		delete(m.byKey, m.order[0])
+		m.order = m.order[1:]
+	}
 	m.mu.Unlock()
-	if ok {
-		return v, nil
-	}
-	v, err := make()
-	if err != nil {
-		return v, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.byKey[k]; !ok {
-		m.byKey[k] = v
-		m.order = append(m.order, k)
-		if len(m.order) > m.max {
-			delete(m.byKey, m.order[0])
-			m.order = m.order[1:]
+	e.v, e.err = build()
+	close(e.done)
+	if e.err != nil {
+		m.mu.Lock()
+		if m.byKey[k] == e {
+			delete(m.byKey, k)
 		}
+		m.mu.Unlock()
 	}
-	return v, nil
+	return e.v, e.err
 }
