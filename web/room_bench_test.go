@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -98,11 +97,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 		if rec.Code != http.StatusNoContent {
 			b.Fatalf("instructor's move: %d %s", rec.Code, rec.Body.String())
 		}
-		got := col.collect(b, col.patch, followers, "patch")
-		if os.Getenv("DEBUG_FANOUT") != "" {
-			b.Logf("move %d: min %v max %v", i, slices.Min(got), slices.Max(got))
-		}
-		patches = append(patches, got...)
+		patches = append(patches, col.collect(b, col.patch, followers, "patch")...)
 		if col.identity {
 			redraws = append(redraws, col.collect(b, col.redraw, followers, "redraw")...)
 		}

@@ -332,7 +332,7 @@ func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v an
 // this connection's last one; while playing, frames do not move it. Lesson
 // pages keep their address.
 func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
-	if snap.lesson != nil {
+	if snap.lesson != nil || snap.room {
 		return nil
 	}
 	u := permalink(snap.run, snap.cursor)
