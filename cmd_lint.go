@@ -24,7 +24,8 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	panicPct := fs.Float64("panic-threshold", -1, "healthy_panic_threshold in percent, 0–100 (default: the YAML's, else 50)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: outlierlab lint -hosts N [-rps R] [-panic-threshold P] FILE.yaml|-")
-		fmt.Fprintln(stderr, "FILE is an Envoy cluster (or just its outlier_detection block), YAML or JSON; - reads stdin.")
+		fmt.Fprintln(stderr, "FILE is an Envoy cluster (or just its outlier_detection block) or an Istio DestinationRule")
+		fmt.Fprintln(stderr, "(translated as istiod translates it), YAML or JSON; - reads stdin.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,15 +71,19 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outlierlab lint: %s: no outlier_detection settings found: the file is empty or only comments (write \"outlier_detection: {}\" to lint Envoy's defaults)\n", name)
 		return 2
 	}
-	cfg, panicThreshold, err := envoyconf.ParseClusterYAML(data)
+	c, err := envoyconf.ParseCluster(data)
 	if err != nil {
 		fmt.Fprintf(stderr, "outlierlab lint: %s: %v\n", name, err)
 		return 2
 	}
+	panicThreshold := c.PanicThreshold
 	if *panicPct != -1 {
 		panicThreshold = *panicPct
 	}
-	findings := lint.Check(cfg, lint.Cluster{Hosts: *hosts, RPS: *rps, PanicThreshold: panicThreshold})
+	for _, n := range c.Notes {
+		fmt.Fprintf(stdout, "%-8s %s\n", "note", n)
+	}
+	findings := lint.Check(c.Outlier, lint.Cluster{Hosts: *hosts, RPS: *rps, PanicThreshold: panicThreshold})
 	code := 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%-8s %s: %s\n", f.Severity, f.Field, f.Message)

@@ -13,6 +13,10 @@ func TestLintCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rule, err := os.ReadFile("testdata/import/destination-rule.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -40,6 +44,10 @@ func TestLintCommand(t *testing.T) {
 		// that is information, not a problem (exit 0, not 1).
 		{"istio cluster of four hosts", []string{"-hosts", "4", "-rps", "600"}, string(istio), 0, "info     success_rate_minimum_hosts: success rate never runs", ""},
 		{"panic threshold flag overrides the file", []string{"-hosts", "6", "-rps", "600", "-panic-threshold", "50"}, string(istio), 0, "warning  max_ejection_percent: ejecting 4 of 6 hosts puts the cluster in panic", ""},
+		// A DestinationRule is read as istiod translates it; its notes come first.
+		{"istio destination rule", []string{"-hosts", "6", "-rps", "600"}, string(rule), 0, "note     spec.trafficPolicy.outlierDetection.minHealthPercent: unset (0), so istiod turns panic off", ""},
+		{"istio destination rule: the translated config is linted", []string{"-hosts", "6", "-rps", "600"}, string(rule), 0, "info     enforcing_success_rate: success rate is detection-only", ""},
+		{"istio destination rule with a bad field", []string{"-hosts", "6"}, "host: r\ntrafficPolicy:\n  outlierDetection: {maxEjectionPercent: 120}\n", 2, "", "trafficPolicy.outlierDetection.maxEjectionPercent: 120 is out of range (allowed 0–100)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

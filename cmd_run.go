@@ -20,7 +20,10 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 // [-seed N] [-format json|csv|text]`. -set takes any setting of the
 // catalog (engine/settings): an outlier_detection field by its Envoy name
 // (checked as a config file would be, by envoyconf) or a scenario knob.
-// Bad input exits 2 with a message naming the setting and what it accepts.
+// -compare 'k=v,...' runs it twice (A: the -set settings, B: those laid
+// over them) and prints the difference; -sweep name=from:to:step runs it
+// once per value and per -seeds. Bad input exits 2 with a message naming
+// the setting and what it accepts.
 func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -29,6 +32,9 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "`field=value`: an outlier_detection field (Envoy name, durations as 30s) or a scenario knob; repeatable")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same run")
 	format := fs.String("format", "json", "output: json (one object per interval, then a summary), csv (one row per host per interval) or text")
+	compare := fs.String("compare", "", "`k=v,...`: run again with these settings laid over -set (B) and print how B differs from A")
+	sweepSpec := fs.String("sweep", "", "`name=from:to:step` (or name=v1,v2,...): one run per value; -format csv, json or text")
+	seeds := fs.String("seeds", "", "with -sweep: the seeds, as 1-5 or 1,3,7 (default: -seed)")
 	fs.Usage = func() { runUsage(fs, stderr) }
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -56,24 +62,56 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return fail("unknown scenario %q (scenarios: %s)", *name, strings.Join(presetNames(), ", "))
 	}
-	write, ok := writers[*format]
-	if !ok {
-		return fail("-format %q is not one of json, csv, text", *format)
-	}
 	layer, err := sets.layer()
 	if err != nil {
 		return fail("%v", err)
 	}
+	o := runOutput{stdout: stdout, stderr: stderr, format: *format}
+	switch {
+	case *compare != "" && *sweepSpec != "":
+		return fail("-compare and -sweep do not go together")
+	case *compare != "":
+		return o.compare(p, layer, *compare, *seed)
+	case *sweepSpec != "":
+		list := []uint64{*seed}
+		if *seeds != "" {
+			if list, err = parseSeeds(*seeds); err != nil {
+				return fail("-seeds: %v", err)
+			}
+		}
+		return o.sweep(p, layer, *sweepSpec, list)
+	case *seeds != "":
+		return fail("-seeds goes with -sweep (a single run takes -seed)")
+	}
+	return o.single(p, layer, *seed)
+}
+
+// runOutput is where a run's output goes, and in which format.
+type runOutput struct {
+	stdout, stderr io.Writer
+	format         string
+}
+
+func (o runOutput) fail(format string, a ...any) int {
+	fmt.Fprintf(o.stderr, "outlierlab run: "+format+"\n", a...)
+	return 2
+}
+
+func (o runOutput) single(p scenario.Preset, layer map[string]string, seed uint64) int {
+	write, ok := writers[o.format]
+	if !ok {
+		return o.fail("-format %q is not one of json, csv, text", o.format)
+	}
 	sc, cfg, err := settings.Apply(p, layer)
 	if err != nil {
-		return fail("%v", err)
+		return o.fail("%v", err)
 	}
-	res, err := scenario.Run(sc, cfg, *seed)
+	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
-		return fail("%v", err)
+		return o.fail("%v", err)
 	}
-	if err := write(stdout, res); err != nil {
-		fmt.Fprintf(stderr, "outlierlab run: %v\n", err)
+	if err := write(o.stdout, res); err != nil {
+		fmt.Fprintf(o.stderr, "outlierlab run: %v\n", err)
 		return 1
 	}
 	return 0
@@ -97,6 +135,8 @@ func (s setFlags) layer() (map[string]string, error) {
 // runUsage lists the flags, then every setting -set takes.
 func runUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "usage: outlierlab run -scenario NAME [-set field=value ...] [-seed N] [-format json|csv|text]")
+	fmt.Fprintln(w, "       outlierlab run -scenario NAME [-set ...] -compare 'field=value,...' [-seed N] [-format text|json|csv]")
+	fmt.Fprintln(w, "       outlierlab run -scenario NAME [-set ...] -sweep field=from:to:step [-seeds 1-5] [-format csv|json|text]")
 	fs.PrintDefaults()
 	fmt.Fprintln(w, "\nscenario knobs:")
 	for _, s := range settings.All() {

@@ -103,6 +103,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
 	r.Post("/lab/cmd/{verb}", s.command)
+	r.Post("/lab/import", s.importCluster)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", healthz)

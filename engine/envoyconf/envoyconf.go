@@ -12,8 +12,14 @@
 //     constants of outlier_detection_impl.h) and durations are truncated to
 //     whole milliseconds (PROTOBUF_GET_MS_OR_DEFAULT).
 //
+// ParseCluster reads more than the block: a whole Envoy cluster, checked
+// field by field as Envoy checks it (protojson and the generated
+// ValidateAll of config.cluster.v3.Cluster; see cluster.go), or an Istio
+// DestinationRule, read strictly with istio.io/api's types and translated
+// the way istiod translates it (istio.go).
+//
 // Every error is a *FieldError (or several joined) naming the field in
-// snake_case, as the user wrote it.
+// snake_case, as the user wrote it (a DestinationRule's in camelCase).
 package envoyconf
 
 import (
@@ -27,7 +33,6 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"sigs.k8s.io/yaml"
@@ -40,17 +45,18 @@ import (
 // kDefaultHealthyPanicThreshold = 50).
 const DefaultHealthyPanicThreshold = 50.0
 
-// ParseJSON reads a JSON outlier_detection object, or a whole or partial
-// Envoy cluster with an outlier_detection key, and returns the detector
-// configuration with Envoy's defaults applied. An empty document means an
+// ParseJSON reads a JSON outlier_detection object, a whole or partial
+// Envoy cluster with an outlier_detection key, or an Istio DestinationRule
+// (see ParseCluster), and returns the detector configuration with Envoy's
+// defaults applied. An empty document means an
 // empty outlier_detection object, i.e. all defaults.
 func ParseJSON(data []byte) (engine.Config, error) {
 	doc, err := jsonDocument(data)
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg, _, err := parseDocument(doc)
-	return cfg, err
+	c, err := parseDocument(doc)
+	return c.Outlier, err
 }
 
 // ParseYAML is ParseJSON for YAML (and so also for JSON, which is YAML).
@@ -59,8 +65,8 @@ func ParseYAML(data []byte) (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg, _, err := parseDocument(doc)
-	return cfg, err
+	c, err := parseDocument(doc)
+	return c.Outlier, err
 }
 
 // ParseClusterYAML is ParseYAML that also returns the cluster's
@@ -71,7 +77,8 @@ func ParseClusterYAML(data []byte) (cfg engine.Config, panicThreshold float64, e
 	if err != nil {
 		return engine.Config{}, 0, err
 	}
-	return parseDocument(doc)
+	c, err := parseDocument(doc)
+	return c.Outlier, c.PanicThreshold, err
 }
 
 // FromProto validates an OutlierDetection the way Envoy does when it loads
@@ -130,121 +137,6 @@ func lineCol(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = pos - bytes.LastIndexByte(before, '\n')
 	return line, col
-}
-
-// parseDocument finds the outlier_detection object in doc (either doc
-// itself or its outlier_detection key) and the cluster's panic threshold.
-func parseDocument(doc []byte) (engine.Config, float64, error) {
-	members, isObject, err := objectMembers(doc)
-	if err != nil {
-		return engine.Config{}, 0, &FieldError{Reason: "the document is not valid JSON: " + err.Error(), cause: err}
-	}
-	if !isObject {
-		if bytes.Equal(bytes.TrimSpace(doc), []byte("null")) {
-			return engine.DefaultConfig(), DefaultHealthyPanicThreshold, nil
-		}
-		return engine.Config{}, 0, &FieldError{
-			Value:   jsonKind(doc),
-			Reason:  "is not a mapping: the document must be an outlier_detection object or an Envoy cluster",
-			Allowed: "a mapping of field names to values",
-		}
-	}
-
-	od, isCluster := findMember(members, "outlier_detection", "outlierDetection")
-	if !isCluster {
-		t := fields()
-		for _, m := range members {
-			if t.clusterKeys[m.key] && t.byName[m.key] == nil {
-				// Envoy builds no outlier detector for a cluster without the
-				// block, so there is nothing to simulate; say so rather than
-				// call "name" an unknown outlier_detection field.
-				return engine.Config{}, 0, &FieldError{
-					Field:  "outlier_detection",
-					Reason: fmt.Sprintf("is missing: the document looks like an Envoy cluster (it has %q) but has no outlier_detection block, and Envoy runs no outlier detection without one; write \"outlier_detection: {}\" for the defaults", m.key),
-				}
-			}
-		}
-		cfg, err := parseOutlierDetection(members)
-		return cfg, DefaultHealthyPanicThreshold, err
-	}
-
-	var errs []*FieldError
-	odMembers, odIsObject, err := objectMembers(od.value)
-	var cfg engine.Config
-	switch {
-	case err == nil && odIsObject:
-		cfg, err = parseOutlierDetection(odMembers)
-		errs = append(errs, FieldErrors(err)...)
-	case bytes.Equal(bytes.TrimSpace(od.value), []byte("null")):
-		// "outlier_detection:" with nothing after it is null in YAML: the
-		// field is unset, and Envoy then has no outlier detector.
-		errs = append(errs, &FieldError{
-			Field:   "outlier_detection",
-			Reason:  "is empty (null), so Envoy would build no outlier detector; write \"outlier_detection: {}\" for the defaults",
-			Allowed: "a mapping of outlier_detection fields",
-		})
-	default:
-		errs = append(errs, &FieldError{
-			Field:   "outlier_detection",
-			Value:   jsonKind(od.value),
-			Reason:  "is not a mapping",
-			Allowed: "a mapping of outlier_detection fields",
-		})
-	}
-	threshold, perr := panicThresholdOf(members)
-	errs = append(errs, perr...)
-	if len(errs) > 0 {
-		return engine.Config{}, 0, joinFieldErrors(errs)
-	}
-	return cfg, threshold, nil
-}
-
-// panicThresholdOf reads common_lb_config.healthy_panic_threshold through
-// the envoy.type.v3.Percent proto, so its PGV rule (0 ≤ value ≤ 100) applies.
-func panicThresholdOf(cluster []member) (float64, []*FieldError) {
-	const lbField = "common_lb_config"
-	lb, ok := findMember(cluster, lbField, "commonLbConfig")
-	if !ok || isNull(lb.value) {
-		return DefaultHealthyPanicThreshold, nil
-	}
-	lbMembers, isObject, err := objectMembers(lb.value)
-	if err != nil || !isObject {
-		return 0, []*FieldError{{Field: lbField, Value: jsonKind(lb.value), Reason: "is not a mapping", Allowed: "a mapping", cause: err}}
-	}
-	const field = lbField + ".healthy_panic_threshold"
-	pt, ok := findMember(lbMembers, "healthy_panic_threshold", "healthyPanicThreshold")
-	if !ok || isNull(pt.value) {
-		return DefaultHealthyPanicThreshold, nil
-	}
-	var percent typev3.Percent
-	if err := (protojson.UnmarshalOptions{}).Unmarshal(pt.value, &percent); err != nil {
-		ptMembers, isObject, _ := objectMembers(pt.value)
-		if !isObject {
-			return 0, []*FieldError{{Field: field, Value: compact(pt.value), Reason: "is not a mapping", Allowed: `a Percent, e.g. "value: 50"`, cause: err}}
-		}
-		var errs []*FieldError
-		for _, m := range ptMembers {
-			if m.key != "value" {
-				errs = append(errs, &FieldError{Field: field + "." + m.key, Reason: "unknown field", Allowed: "value", cause: err})
-			} else if !isNull(m.value) {
-				errs = append(errs, &FieldError{Field: field + ".value", Value: compact(m.value), Reason: "is not a number", Allowed: "0–100", cause: err})
-			}
-		}
-		if len(errs) == 0 {
-			errs = append(errs, &FieldError{Field: field, Value: compact(pt.value), Reason: "is not a valid Percent", Allowed: "0–100", cause: err})
-		}
-		return 0, errs
-	}
-	if err := percent.ValidateAll(); err != nil {
-		return 0, []*FieldError{{
-			Field:   field + ".value",
-			Value:   strconv.FormatFloat(percent.GetValue(), 'f', -1, 64),
-			Reason:  "is out of range",
-			Allowed: "0–100",
-			cause:   err,
-		}}
-	}
-	return percent.GetValue(), nil
 }
 
 // parseOutlierDetection decodes one outlier_detection JSON object through

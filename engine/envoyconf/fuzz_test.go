@@ -51,3 +51,33 @@ func FuzzParseYAML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCluster checks the import of whole clusters and
+// DestinationRules: no panic, every error field-named, every accepted
+// cluster read back the same from its own YAML.
+func FuzzParseCluster(f *testing.F) {
+	for _, seed := range []string{
+		"name: a\ncircuit_breakers: {thresholds: [{priority: HIGH, max_retries: 9}, {max_retries: 7, retry_budget: {}}]}\nlb_policy: RANDOM\noutlier_detection: {}\n",
+		"name: a\ntransport_socket: {name: t, typed_config: {'@type': type.googleapis.com/acme.X, k: 1}}\noutlier_detection: {consecutive_5xx: 2}\ncommon_lb_config: {healthy_panic_threshold: {value: 12.5}}\n",
+		`{"cluster": {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "a", "outlier_detection": {}}}`,
+		"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: r}\nspec:\n  host: r\n  trafficPolicy:\n    connectionPool: {http: {maxRetries: 4}}\n    retryBudget: {percent: 30}\n    loadBalancer: {simple: RANDOM}\n    outlierDetection: {consecutive5xxErrors: 3, interval: 1m, minHealthPercent: 20, splitExternalLocalOriginErrors: true, consecutiveLocalOriginFailures: 2}\n",
+		"host: r\ntrafficPolicy: {outlierDetection: {baseEjectionTime: 1h}}\nsubsets: [{name: v1, trafficPolicy: {outlierDetection: {}}}]\n",
+		"kind: DestinationRule\n",
+		"trafficPolicy: 3\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCluster(data)
+		if err != nil {
+			if len(FieldErrors(err)) == 0 {
+				t.Fatalf("error %q (%T) holds no *FieldError", err, err)
+			}
+			return
+		}
+		again, err := ParseCluster([]byte(c.YAML()))
+		if err != nil || !again.Equal(c) {
+			t.Fatalf("Cluster.YAML does not read back: %v\n%s\n got %+v\nwant %+v", err, c.YAML(), again, c)
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"outlierlab/engine/envoyconf"
+)
+
+// Each sample imports into the lab: the 303 leads to a permalink whose run
+// uses exactly the imported config, and the lab's cluster YAML reads back
+// to the same config.
+func TestImportLoadsAndRoundTrips(t *testing.T) {
+	h := newTestServer(t).Handler()
+	for _, file := range []string{"envoy-defaults.yaml", "aggressive-cluster.yaml", "destination-rule.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			doc, err := os.ReadFile(filepath.Join("..", "testdata", "import", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := envoyconf.ParseCluster(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := do(t, h, http.MethodPost, "/lab/import?preset=search-cache", string(doc))
+			loc := res.Header.Get("Location")
+			if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/lab?preset=search-cache") {
+				t.Fatalf("%d %q: %s", res.StatusCode, loc, bodyOf(t, res))
+			}
+			if page := do(t, h, http.MethodGet, loc, ""); page.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d", loc, page.StatusCode)
+			}
+			link, err := parseLabQuery(strings.TrimPrefix(loc, "/lab?"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := buildRun(link.inputs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := run.Scenario.Cluster
+			if run.Config != c.Outlier || float64(cl.HealthyPanicThreshold) != c.PanicThreshold || cl.Retry.MaxRetries != c.MaxRetries || cl.LB.String() != c.LBPolicy {
+				t.Errorf("the lab runs %+v (panic %d, max_retries %d, %s)\nimported %+v", run.Config, cl.HealthyPanicThreshold, cl.Retry.MaxRetries, cl.LB, c)
+			}
+			back, err := envoyconf.ParseCluster([]byte(run.YAML))
+			if err != nil || back.Outlier != c.Outlier || back.PanicThreshold != c.PanicThreshold || back.MaxRetries != c.MaxRetries {
+				t.Errorf("the lab's YAML does not read back:\n%s\n%+v, %v", run.YAML, back, err)
+			}
+		})
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	h := newTestServer(t).Handler()
+	for _, tc := range []struct {
+		name, target, body string
+		status             int
+		want               string
+	}{
+		{"a bad Envoy field", "/lab/import?preset=search-cache", "name: a\noutlier_detection:\n  max_ejection_percent: 101\n", 400, "max_ejection_percent: 101 is out of range (allowed 0–100)"},
+		{"a typo in the cluster", "/lab/import", "name: a\nconect_timeout: 1s\noutlier_detection: {}\n", 400, `conect_timeout: unknown field, did you mean "connect_timeout"?`},
+		{"a bad DestinationRule field", "/lab/import", "host: r\ntrafficPolicy:\n  outlierDetection: {interval: 10}\n", 400, "trafficPolicy.outlierDetection.interval: 10 is not a valid duration"},
+		{"not YAML", "/lab/import", "outlier_detection: [1s", 400, "not valid YAML"},
+		{"unknown preset", "/lab/import?preset=nope", "outlier_detection: {}", 404, `no scenario preset called "nope"`},
+		{"beyond a control's span", "/lab/import", "outlier_detection: {interval: 0.5s}", 422, "the lab cannot show this cluster:\ninterval"},
+		{"too large", "/lab/import", "outlier_detection: {}\n" + strings.Repeat("# padding\n", 30000), 413, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := do(t, h, http.MethodPost, tc.target, tc.body)
+			body := bodyOf(t, res)
+			if res.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %q, want %d with %q", res.StatusCode, body, tc.status, tc.want)
+			}
+		})
+	}
+}
