@@ -334,6 +334,38 @@ func TestRoomCreate(t *testing.T) {
 	}
 }
 
+// A lab page's "Start a workshop" posts the tab's signals with Datastar:
+// the room starts from the tab's session (a lesson's, here, scrubbed to
+// 60 s and so held at its prediction's 30 s) and the answer is a script
+// that takes the browser to the instructor page, with the key cookie.
+func TestRoomCreateFromTab(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	postCommand := func(verb, rest string) {
+		if st, body := roomPost(t, l.ts.URL, verb, `{"tab":"`+testTab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
+			t.Fatalf("%s: %d %s", verb, st, body)
+		}
+	}
+	postCommand("scrub", `,"cursor":6`)
+	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+testTab+`","lesson":"cap"}`))
+	req.Header.Set("Datastar-Request", "true")
+	req.Header.Set("Accept", "text/event-stream, text/html, application/json")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	c := res.Cookies()
+	if res.Header.Get("Content-Type") != "text/event-stream" || len(c) != 1 || !strings.Contains(string(b), `window.location.href = "/r/`+strings.TrimPrefix(c[0].Name, "olab_key_")+`/present"`) {
+		t.Fatalf("answer: %s %v\n%s", res.Header.Get("Content-Type"), c, b)
+	}
+	rec, _, err := l.s.rooms.lookup(t.Context(), strings.TrimPrefix(c[0].Name, "olab_key_"))
+	if err != nil || rec.State.Lesson != "cap" || rec.State.Anchor != 3 || rec.State.Playing || !rec.keyMatches(c[0].Value) {
+		t.Errorf("the room's start: %+v %v", rec.State, err)
+	}
+}
+
 // noRedirect is a client that shows redirects instead of following them.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
@@ -376,6 +408,7 @@ func TestRoomPages(t *testing.T) {
 		{"/r", "", 200, []string{"Join a workshop", `name="code"`}},
 		{"/", "", 200, []string{"Start a workshop", `action="/rooms"`, `value="preset:search-cache"`, `name="code"`}},
 		{"/lab", "", 200, []string{`id="btn-start-room"`, `data-on:click="@post('/rooms')"`}},
+		{"/lessons/cap", "", 200, []string{`id="btn-start-room"`, `<main id="main"><style>`}},
 	} {
 		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, code, tt.cookie)
 		if status != tt.status {
