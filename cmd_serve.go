@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,35 +35,96 @@ func serveAddr(flagAddr string, flagSet bool, getenv func(string) string) string
 	return defaultAddr
 }
 
-func runServe(args []string, stdout, stderr io.Writer) int {
+// serveConfig is what serve's flags say.
+type serveConfig struct {
+	addr string
+	// bus is where the room bus is: embedded (no port, or Listen), or an
+	// external NATS (URL).
+	bus   web.BusOptions
+	rooms web.RoomLimits
+}
+
+// parseServe reads serve's flags; $PORT is read through getenv.
+func parseServe(args []string, stderr io.Writer, getenv func(string) string) (serveConfig, error) {
+	var c serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", defaultAddr, "listen address HOST:PORT (also $PORT)")
+	fs.StringVar(&c.bus.Listen, "nats-listen", "", "let other replicas use this server's embedded NATS at HOST:PORT (port 0: any free port)")
+	fs.StringVar(&c.bus.URL, "nats-url", "", "use an external NATS server or cluster (nats://HOST:PORT[,nats://…]) instead of the embedded one")
+	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
+	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
+	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
+	fs.BoolVar(&c.rooms.TrustForwarded, "trust-forwarded", false, "take the client address, host and scheme from X-Forwarded-* (behind a load balancer that sets them)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve takes no arguments (got %q)", fs.Args())
 	}
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "addr" })
+	c.addr = serveAddr(*addr, set, getenv)
+	if c.bus.Listen != "" && c.bus.URL != "" {
+		return c, errors.New("-nats-listen and -nats-url exclude each other: embed the bus and open it to other replicas, or use an external one")
+	}
+	if c.bus.Listen != "" {
+		if _, p, err := net.SplitHostPort(c.bus.Listen); err != nil || strings.Trim(p, "0123456789") != "" || p == "" {
+			return c, fmt.Errorf("-nats-listen: %q is not HOST:PORT (port 0 for any free port)", c.bus.Listen)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute}} {
+		if l.v < 1 || l.v > 1_000_000 {
+			return c, fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
+		}
+	}
+	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
+	return c, nil
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseServe(args, stderr, os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "outlierlab serve:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, serveAddr(*addr, set, os.Getenv), stdout, stderr, nil); err != nil {
+	if err := serve(ctx, cfg, stdout, stderr, nil); err != nil {
 		fmt.Fprintln(stderr, "outlierlab serve:", err)
 		return 1
 	}
 	return 0
 }
 
+// serving is where a started server listens: the lab (HTTP) and, with
+// -nats-listen, the room bus for other replicas.
+type serving struct{ HTTP, NATS string }
+
 // serve runs the lab until ctx ends, then shuts down gracefully: new
 // connections stop, open streams are ended (browsers reconnect to the next
-// server and resume at their cursor), requests in flight finish.
-// ready, if not nil, receives the bound address once listening.
-func serve(ctx context.Context, addr string, stdout, stderr io.Writer, ready chan<- string) error {
+// server and resume at their cursor), requests in flight finish, and the
+// room bus closes last. ready, if not nil, receives the bound addresses
+// once listening.
+func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	lab, err := web.New(web.Options{Log: log})
+	cfg.bus.Log = log
+	bus, err := web.StartBus(cfg.bus)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	defer bus.Close()
+	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
@@ -79,8 +141,14 @@ func serve(ctx context.Context, addr string, stdout, stderr io.Writer, ready cha
 	}
 	srv.RegisterOnShutdown(lab.Shutdown)
 	fmt.Fprintf(stdout, "outlierlab: serving the lab on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	switch {
+	case bus.URL() != "":
+		fmt.Fprintf(stdout, "outlierlab: workshops' bus open to other replicas: -nats-url %s\n", bus.URL())
+	case cfg.bus.URL != "":
+		fmt.Fprintf(stdout, "outlierlab: workshops' bus: %s\n", bus.Conn().ConnectedUrlRedacted())
+	}
 	if ready != nil {
-		ready <- ln.Addr().String()
+		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL()}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

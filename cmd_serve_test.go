@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,17 +44,17 @@ func TestServeAddr(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan string, 1)
+	ready := make(chan serving, 1)
 	done := make(chan error, 1)
 	var out bytes.Buffer
-	go func() { done <- serve(ctx, "127.0.0.1:0", &out, io.Discard, ready) }()
-	var addr string
+	go func() { done <- serve(ctx, serveConfig{addr: "127.0.0.1:0"}, &out, io.Discard, ready) }()
+	var addr serving
 	select {
 	case addr = <-ready:
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
 	}
-	base := "http://" + addr
+	base := "http://" + addr.HTTP
 	res, err := http.Get(base + "/healthz")
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", err, res)
@@ -84,5 +87,210 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "stopped") {
 		t.Errorf("output: %q", out.String())
+	}
+}
+
+// startServe runs serve with flags until the test ends and returns where
+// it listens.
+func startServe(t *testing.T, args ...string) serving {
+	t.Helper()
+	cfg, err := parseServe(args, io.Discard, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("flags %v: %v", args, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan serving, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, io.Discard, io.Discard, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve %v: %v", args, err)
+		}
+	})
+	select {
+	case s := <-ready:
+		return s
+	case err := <-done:
+		t.Fatalf("serve %v: %v", args, err)
+	}
+	return serving{}
+}
+
+// signalStream opens a tab's stream and sends each signals patch's data.
+func signalStream(t *testing.T, base, signals string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("stream on %s: %v %v", base, err, res)
+	}
+	out := make(chan string, 256)
+	go func() {
+		defer close(out)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		kind := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				kind = strings.TrimPrefix(line, "event: ")
+			case kind == "datastar-patch-signals" && strings.HasPrefix(line, "data: signals "):
+				out <- strings.TrimPrefix(line, "data: signals ")
+			}
+		}
+	}()
+	return out
+}
+
+// awaitSignals waits for a signals patch containing every part.
+func awaitSignals(t *testing.T, patches <-chan string, what string, parts ...string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case p, ok := <-patches:
+			if !ok {
+				t.Fatalf("stream ended waiting for %s", what)
+			}
+			match := true
+			for _, part := range parts {
+				match = match && strings.Contains(p, part)
+			}
+			if match {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s within 10 s", what)
+		}
+	}
+}
+
+// awaitEach waits until every part has been in a signals patch, in one
+// patch or in several.
+func awaitEach(t *testing.T, patches <-chan string, what string, parts ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, p := range parts {
+		left[p] = true
+	}
+	timeout := time.After(10 * time.Second)
+	for len(left) > 0 {
+		select {
+		case p, ok := <-patches:
+			if !ok {
+				t.Fatalf("stream ended waiting for %s", what)
+			}
+			for part := range left {
+				if strings.Contains(p, part) {
+					delete(left, part)
+				}
+			}
+		case <-timeout:
+			t.Fatalf("no %s within 10 s (missing %v)", what, left)
+		}
+	}
+}
+
+// post sends a command with a tab's signals and, if key is set, the room's
+// key cookie; it returns the status.
+func post(t *testing.T, base, verb, signals, code, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/lab/cmd/"+verb, strings.NewReader(signals))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// Two replicas in one process sharing one NATS, set up with serve's own
+// flags: the first embeds the bus and opens it on a loopback port, the
+// second uses it. A room made on the first is joined on the second; the
+// instructor's cap on the first reaches the follower's stream on the
+// second; the follower's own move breaks away and leaves the room as it
+// was (a late joiner on the first still gets the instructor's cap); Rejoin
+// restores the room's state.
+func TestServeRoomsTwoReplicas(t *testing.T) {
+	a := startServe(t, "-addr", "127.0.0.1:0", "-nats-listen", "127.0.0.1:0")
+	if !strings.HasPrefix(a.NATS, "nats://127.0.0.1:") {
+		t.Fatalf("the first replica's bus: %q", a.NATS)
+	}
+	b := startServe(t, "-addr", "127.0.0.1:0", "-nats-url", a.NATS)
+	baseA, baseB := "http://"+a.HTTP, "http://"+b.HTTP
+
+	req, _ := http.NewRequest("POST", baseA+"/rooms", strings.NewReader(`{"preset":"search-cache"}`))
+	req.Header.Set("Accept", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var room struct{ Code, Key string }
+	_ = json.NewDecoder(res.Body).Decode(&room)
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated || room.Code == "" {
+		t.Fatalf("POST /rooms: %d %+v", res.StatusCode, room)
+	}
+	if res, err := http.Get(baseB + "/r/" + room.Code); err != nil || res.StatusCode != 200 {
+		t.Fatalf("the room's page on the second replica: %v %v", err, res.Status)
+	}
+	sig := func(tab, role, rest string) string {
+		return `{"tab":"` + tab + `","room":"` + room.Code + `","roomRole":"` + role + `","preset":"search-cache"` + rest + `}`
+	}
+	const instructor, follower, late = "instructor-tab-000000001", "follower-tab-00000000001", "late-joiner-tab-00000001"
+	patches := signalStream(t, baseB, sig(follower, "follow", ""))
+	awaitSignals(t, patches, "the follower's first redraw", `"max_ejection_percent":10`)
+
+	for i, cap := range []int{20, 27, 34} { // a quick drag: the last one wins
+		if st := post(t, baseA, "set", sig(instructor, "present", `,"seq":`+strconv.Itoa(i+1)+`,"cfg":{"max_ejection_percent":`+strconv.Itoa(cap)+`}`), room.Code, room.Key); st != 204 {
+			t.Fatalf("the instructor's slider: %d", st)
+		}
+	}
+	awaitSignals(t, patches, "the instructor's cap on the second replica", `"max_ejection_percent":34`)
+
+	if st := post(t, baseB, "set", sig(follower, "follow", `,"seq":1,"cfg":{"max_ejection_percent":60}`), room.Code, ""); st != 204 {
+		t.Fatalf("the follower's slider: %d", st)
+	}
+	awaitSignals(t, patches, "the break-away", `"follow":false`)
+	awaitSignals(t, signalStream(t, baseA, sig(late, "follow", "")), "the room's cap, unchanged, for a late joiner", `"max_ejection_percent":34`)
+
+	if st := post(t, baseB, "rejoin", sig(follower, "follow", `,"follow":false`), room.Code, ""); st != 204 {
+		t.Fatalf("rejoin: %d", st)
+	}
+	awaitEach(t, patches, "the room's state again, following", `"max_ejection_percent":34`, `"follow":true`)
+}
+
+func TestParseServeFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-nats-listen", "127.0.0.1:0", "-nats-url", "nats://x:4222"}, "-nats-listen and -nats-url exclude each other"},
+		{[]string{"-max-rooms", "0"}, "-max-rooms: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-max-attendees", "-3"}, "-max-attendees: -3 is out of range"},
+		{[]string{"extra"}, "serve takes no arguments"},
+	} {
+		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120"}, io.Discard, func(string) string { return "" })
+	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
+		t.Errorf("parsed %+v, %v", c, err)
+	}
+	if code := runServe([]string{"-nats-listen", "not-an-address"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("a bad -nats-listen: exit %d, want 2", code)
+	}
+	if code := runServe([]string{"-addr", "127.0.0.1:0", "-nats-url", "nats://127.0.0.1:1"}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("an unreachable -nats-url: exit %d, want 1", code)
 	}
 }

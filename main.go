@@ -25,7 +25,7 @@ var commands = map[string]command{
 	"lint":        {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
 	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
 	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
-	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured)", run: runServe},
+	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured; workshops: -nats-listen, -nats-url)", run: runServe},
 	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
 }
 

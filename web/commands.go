@@ -56,7 +56,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		sess.notePredicted(s.now())
 		sess.mu.Unlock()
 	}
-	if err := apply(s, sess, &sig); err != nil {
+	if err := s.roomCommand(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		sess.mu.Lock()
 		sess.notice = errorText(err)
 		sess.touch()

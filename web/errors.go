@@ -33,6 +33,10 @@ const (
 	// kindInternal: no request could cause it (a preset that fails with
 	// its own settings).
 	kindInternal
+	// kindForbidden: a room's instructor command without the room's key.
+	kindForbidden
+	// kindFull: a room limit of this server is reached.
+	kindFull
 )
 
 var kindStatus = [...]int{
@@ -43,6 +47,8 @@ var kindStatus = [...]int{
 	kindTooLarge:   http.StatusRequestEntityTooLarge,
 	kindURITooLong: http.StatusRequestURITooLong,
 	kindInternal:   http.StatusInternalServerError,
+	kindForbidden:  http.StatusForbidden,
+	kindFull:       http.StatusServiceUnavailable,
 }
 
 // kindError is an error with its kind; its text is the error's own.

@@ -158,7 +158,7 @@ func TestCommandErrors(t *testing.T) {
 		{"scrub without a cursor", "scrub", sig(``), 422, []string{"cursor"}},
 		{"bad speed", "speed", sig(`,"speed":"warp"`), 422, []string{"speed", "1, 4, 16, instant"}},
 		{"unknown preset", "preset", sig(`,"preset":"nope"`), 404, []string{"preset", "nope", "search-cache"}},
-		{"unknown verb", "jump", sig(``), 404, []string{"jump", "allowed answer, back, inject, lesson, pause, play, preset, reset, scrub, set, speed, step, uninject"}},
+		{"unknown verb", "jump", sig(``), 404, []string{"jump", "allowed answer, back, inject, lesson, pause, play, preset, rejoin, reset, scrub, set, speed, step, uninject"}},
 		{"not JSON", "play", `{"tab":`, 400, []string{"JSON"}},
 		{"bad tab", "play", `{"tab":"x"}`, 400, []string{"tab"}},
 		{"no tab", "play", `{}`, 400, []string{"tab"}},

@@ -37,7 +37,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Lab.View = mode
-	s.render(w, r, http.StatusOK, templates.LessonPage(v))
+	s.render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
 }
 
 func quoteShort(s string) string {

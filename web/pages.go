@@ -43,7 +43,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 // home handles GET /.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	h := view.Home{Layout: s.layout("Lessons", "home", false), Presets: presetLinks(""), Lessons: s.lessonLinks()}
-	s.render(w, r, http.StatusOK, templates.Home(h))
+	s.render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
 }
 
 func presetLinks(selected string) []view.PresetLink {
@@ -76,7 +76,7 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		lab, err = s.labView(link)
 		if err == nil {
 			lab.View = mode
-			s.render(w, r, http.StatusOK, templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab))
+			s.render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab), false))
 			return
 		}
 	}

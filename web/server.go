@@ -30,6 +30,9 @@ type Options struct {
 	Log *slog.Logger
 	// Lessons holds the lesson files (default: the course, lessons.FS).
 	Lessons fs.FS
+	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
+	Bus   *Bus
+	Rooms RoomLimits
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -42,6 +45,7 @@ type Server struct {
 	now      func() time.Time
 	log      *slog.Logger
 	maxBody  int64
+	rooms    *roomSet // nil without a bus
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -77,7 +81,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{
+	s := &Server{
 		assets:   a,
 		lessons:  book,
 		runs:     newRunCache(64),
@@ -86,7 +90,9 @@ func New(o Options) (*Server, error) {
 		log:      o.Log,
 		maxBody:  o.MaxBodyBytes,
 		closing:  make(chan struct{}),
-	}, nil
+	}
+	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
+	return s, nil
 }
 
 // Handler is the router. Every route is here, in one place.
@@ -101,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", healthz)
+	s.roomRoutes(r)
 	r.Handle("/static/*", s.assets)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,9 @@ type Session struct {
 	step      string
 	predicted bool
 	hold      int
+
+	// room is the workshop the tab presents or follows (room_tab.go).
+	room *tabRoom
 }
 
 // speed is a playback speed in frames (detector intervals) per second;
@@ -189,6 +192,8 @@ type snapshot struct {
 	lesson *lessonDoc
 	step   string
 	held   bool
+	// room: the tab is in a workshop, whose page keeps its own address.
+	room bool
 }
 
 func (s *Session) snapshot(now time.Time) snapshot {
@@ -198,7 +203,7 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	snap := snapshot{
 		run: s.run, in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
 		speed: s.speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
-		lesson: s.lesson, step: s.step, held: s.held(now),
+		lesson: s.lesson, step: s.step, held: s.held(now), room: s.room != nil,
 	}
 	if snap.playing && s.speed.FPS > 0 {
 		snap.next = s.nextFrameAt(now)

@@ -37,6 +37,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	room, err := s.roomStream(r, sess) // nil for a tab in no room
+	if err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	defer room.close()
 	// http.Server's WriteTimeout would cut the stream after a few seconds
 	// (stack-notes §1); this response has no deadline.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -54,6 +60,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	for {
+		roomNext := room.catchUp(sess) // a follower takes the room's latest state
+		if err := room.send(sse, sess); err != nil {
+			return
+		}
 		snap := sess.snapshot(s.now())
 		if err := st.send(sse, snap); err != nil {
 			return // the browser went away
@@ -72,6 +82,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			// not a finished one, so the tab reconnects to the next server.
 			panic(http.ErrAbortHandler)
 		case <-snap.changed:
+		case <-roomNext:
 		case <-wake:
 		case <-check.C:
 			// An evicted session is put back; if a command already rebuilt
@@ -328,10 +339,10 @@ func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v an
 // this connection's last one; while playing, frames do not move it. Lesson
 // pages keep their address.
 func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
-	if snap.lesson != nil {
+	if snap.lesson != nil || snap.room {
 		return nil
 	}
-	u := labURL(snap.run, snap.cursor)
+	u := permalink(snap.run, snap.cursor)
 	if u == st.url {
 		return nil
 	}
@@ -359,14 +370,9 @@ func replaceURL(u string) string {
 // replace drops the old option first (a new run may have other hosts);
 // otherwise ECharts merges, which is what a new frame needs.
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
-	b, err := json.Marshal(chartOptions(snap.run, snap.cursor))
+	js, err := chartsJS(snap.run, snap.cursor, replace) // built once for a room's followers (room_memo.go)
 	if err != nil {
 		return err
-	}
-	js := "applyCharts(" + string(b) + ")"
-	if replace {
-		h, _ := json.Marshal(chartHeights(snap.run))
-		js = "applyCharts(" + string(b) + ",true," + string(h) + ")"
 	}
 	st.bytes += len(js)
 	return sse.ExecuteScript(js)

@@ -1,0 +1,245 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"outlierlab/engine/scenario"
+)
+
+// A room is a workshop: an instructor drives one lab (or lesson) and the
+// attendees' tabs follow it. What the room shares is its state: what a
+// permalink holds (the preset or the lesson and its step, the settings,
+// the injected faults, the cursor) plus playback (playing, speed, and the
+// anchor the cursor is computed from), under a sequence number, the bus's
+// revision of the room's key. Latest wins: a follower applies a state only
+// if its revision is newer than the one it has, so a burst of slider moves
+// can arrive in any grouping and the room still ends where the instructor
+// stopped (the "fast navigation destroys sync" complaint of reveal.js
+// multiplex, workshops.md). Playback needs no messages: the cursor is
+// anchor + (now − anchorAt) × speed on every replica, as in a session.
+//
+// Only the holder of the room's key publishes; an attendee's commands
+// change their own tab alone, and the first one breaks the tab away from
+// the room until it rejoins.
+
+// roomCodeAlphabet has no 0/O, 1/I/L or U: a code is read aloud or off a
+// projector. Six characters: 30^6 ≈ 7·10^8 codes.
+const (
+	roomCodeAlphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
+	roomCodeLen      = 6
+)
+
+// maxRecordBytes bounds a room record read from the bus; the lab writes
+// 1–2 KiB.
+const maxRecordBytes = 16 << 10
+
+// maxAnchor bounds a state's anchor (frames): a run has a few hundred.
+const maxAnchor = 1 << 20
+
+// newRoomCode is a random code: crypto/rand, by rejection so that every
+// character is equally likely.
+func newRoomCode() string {
+	const n = len(roomCodeAlphabet)
+	out := make([]byte, 0, roomCodeLen)
+	var buf [16]byte
+	for len(out) < roomCodeLen {
+		_, _ = rand.Read(buf[:])
+		for _, b := range buf {
+			if int(b) < 256/n*n && len(out) < roomCodeLen {
+				out = append(out, roomCodeAlphabet[int(b)%n])
+			}
+		}
+	}
+	return string(out)
+}
+
+// normalRoomCode reads a code as someone typed it: any case, spaces or a
+// dash between the halves. ok is false if it cannot be a code.
+func normalRoomCode(s string) (string, bool) {
+	s = strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s)))
+	if len(s) != roomCodeLen {
+		return s, false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(roomCodeAlphabet, s[i]) < 0 {
+			return s, false
+		}
+	}
+	return s, true
+}
+
+// newRoomKey is an instructor key: 256 random bits.
+func newRoomKey() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func hashRoomKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// roomRecord is the value of a room's key on the bus: the state, and the
+// hash of the instructor key so that any replica can check the key.
+type roomRecord struct {
+	V       int       `json:"v"`
+	KeyHash string    `json:"keyHash"`
+	State   roomState `json:"state"`
+}
+
+// roomState is what the room shares. Cfg holds the settings set on the
+// page over the start (the preset's, or the lesson step's), by control
+// name, as a session's Inputs.Values does.
+type roomState struct {
+	Lesson string             `json:"lesson,omitempty"`
+	Step   string             `json:"step,omitempty"`
+	Preset string             `json:"preset"`
+	Cfg    map[string]float64 `json:"cfg,omitempty"`
+	Inject string             `json:"inject,omitempty"`
+	// Anchor is the cursor (frames shown) when playback last started or
+	// stopped, at AnchorAtMs (Unix milliseconds).
+	Anchor     int    `json:"anchor"`
+	AnchorAtMs int64  `json:"anchorAt"`
+	Playing    bool   `json:"playing"`
+	Speed      string `json:"speed"`
+	// Predicted: the instructor answered the lesson's prediction, so the
+	// room's playback no longer waits at its pause.
+	Predicted bool `json:"predicted,omitempty"`
+}
+
+// keyMatches reports whether key is the room's instructor key.
+func (rec *roomRecord) keyMatches(key string) bool {
+	if key == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashRoomKey(key)), []byte(rec.KeyHash)) == 1
+}
+
+// decodeRecord reads a room record from the bus. Anything the lab would
+// not have written is refused, naming the problem; the caller logs it and
+// keeps the room's last good state.
+func decodeRecord(b []byte) (roomRecord, error) {
+	var rec roomRecord
+	if len(b) > maxRecordBytes {
+		return rec, fmt.Errorf("the record is %d bytes long (allowed up to %d)", len(b), maxRecordBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return rec, fmt.Errorf("not a room record: %w", err)
+	}
+	if dec.More() {
+		return rec, errors.New("not a room record: data after the JSON object")
+	}
+	if rec.V != 1 {
+		return rec, fmt.Errorf("v: %d is not a record version (allowed 1)", rec.V)
+	}
+	if _, err := hex.DecodeString(rec.KeyHash); err != nil || len(rec.KeyHash) != 2*sha256.Size {
+		return rec, errors.New("keyHash: not a SHA-256 in hex")
+	}
+	return rec, nil
+}
+
+// roomInputs checks a state against the lab (its lesson and step, preset,
+// settings, faults, speed and anchor) and gives the run's inputs and the
+// lesson (nil in the free lab).
+func (s *Server) roomInputs(st *roomState) (Inputs, *lessonDoc, error) {
+	var in Inputs
+	var d *lessonDoc
+	switch {
+	case st.Lesson != "":
+		if d = s.lessons.byID[st.Lesson]; d == nil {
+			return in, nil, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(st.Lesson, 40))}
+		}
+		if !d.hasStep(st.Step) {
+			return in, nil, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(st.Step, 40), d.ID)}
+		}
+		in = d.inputs(st.Step)
+	case st.Step != "":
+		return in, nil, &inputError{Field: "step", Msg: "a step needs its lesson"}
+	default:
+		if _, ok := scenario.Lookup(st.Preset); !ok {
+			return in, nil, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(st.Preset, 40), strings.Join(presetNames(), ", "))}
+		}
+		in = Inputs{Preset: st.Preset}
+	}
+	for name, v := range st.Cfg {
+		c := controlByName[name]
+		if c == nil {
+			return in, nil, &inputError{Field: truncate(name, 40), Msg: "is not a setting of the lab"}
+		}
+		if err := c.check(v); err != nil {
+			return in, nil, err
+		}
+	}
+	in = in.with(st.Cfg)
+	if st.Inject != "" {
+		inj, err := normalInject(st.Inject)
+		if err != nil {
+			return in, nil, err
+		}
+		in.Inject = inj
+	}
+	if _, ok := lookupSpeed(st.Speed); !ok {
+		return in, nil, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", truncate(st.Speed, 20))}
+	}
+	if st.Anchor < 0 || st.Anchor > maxAnchor || st.AnchorAtMs < 0 {
+		return in, nil, &inputError{Field: "anchor", Msg: fmt.Sprintf("%d at %d is out of range (allowed 0–%d frames, a time from 1970)", st.Anchor, st.AnchorAtMs, maxAnchor)}
+	}
+	return in, d, nil
+}
+
+// roomStateOf is a tab's state as its room shares it. Callers hold mu.
+func roomStateOf(sess *Session) roomState {
+	st := roomState{
+		Preset: sess.in.Preset, Cfg: sess.in.Values, Inject: sess.in.Inject,
+		Anchor: sess.anchor, Playing: sess.playing, Speed: sess.speed.Name, Predicted: sess.predicted,
+	}
+	if !sess.anchorAt.IsZero() {
+		st.AnchorAtMs = sess.anchorAt.UnixMilli()
+	}
+	if sess.lesson != nil {
+		st.Lesson, st.Step = sess.lesson.ID, sess.step
+	}
+	return st
+}
+
+// setRoomState puts a tab on a room's state, whose inputs (in, run of
+// lesson d) roomInputs checked; the caller has the stream patch the
+// settings' signals. It reports false if the tab shows another
+// lesson (or a lesson where the room has the free lab): a page cannot
+// become another, and the state is not applied. Callers hold mu.
+func (sess *Session) setRoomState(st *roomState, in Inputs, run *Run, d *lessonDoc) bool {
+	if d != sess.lesson {
+		return false
+	}
+	if sess.run == nil || run.Preset != sess.run.Preset || st.Step != sess.step {
+		sess.inputsGen++ // another panel of controls: the stream re-renders it
+	}
+	sess.in, sess.run, sess.step = in, run, st.Step
+	sess.notice = ""
+	sess.speed, _ = lookupSpeed(st.Speed)
+	sess.playing = st.Playing
+	sess.predicted = st.Predicted
+	sess.rehold()
+	sess.anchor = min(st.Anchor, len(run.Frames))
+	if sess.hold > 0 {
+		sess.anchor = min(sess.anchor, sess.hold)
+	}
+	sess.anchorAt = time.UnixMilli(st.AnchorAtMs)
+	if st.AnchorAtMs == 0 {
+		sess.anchorAt = time.Time{}
+	}
+	return true
+}

@@ -1,0 +1,403 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// The rooms' routes:
+//
+//	POST /rooms             a new room (its key in a cookie, or in JSON)
+//	GET  /r?code=K7QX2M     the join box's target
+//	GET  /r/{code}          an attendee's page
+//	GET  /r/{code}/present  the instructor's page (key by cookie or ?key=)
+//	GET  /r/{code}/projector the projector view
+func (s *Server) roomRoutes(r chi.Router) {
+	r.Post("/rooms", s.createRoom)
+	r.Get("/r", s.joinRoom)
+	r.Get("/r/{code}", s.attendPage)
+	r.Get("/r/{code}/present", s.presentPage)
+	r.Get("/r/{code}/projector", s.projectorPage)
+}
+
+// roomKeyCookie is the instructor key this browser holds for a room.
+func roomKeyCookie(r *http.Request, code string) string {
+	c, err := r.Cookie("olab_key_" + code)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// setRoomKeyCookie gives the browser the room's key: HttpOnly (no script
+// reads it), SameSite=Strict (no other site's page sends it), for the
+// room's life.
+func (s *Server) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, key string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: "olab_key_" + code, Value: key, Path: "/",
+		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: s.rooms.secure(r),
+	})
+}
+
+// createRoom handles POST /rooms. The room starts from what the request
+// says: the home page's form (start=lesson:ID or preset:NAME), a lab or
+// lesson page's signals (the tab's session as it is now, playback
+// included), a JSON body of such signals, or nothing (the opening
+// preset). A JSON client gets the code and key; a browser goes to the
+// instructor page with the key in a cookie.
+func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
+	if s.rooms == nil {
+		httpError(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
+		return
+	}
+	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
+		tooManyJoins(w)
+		return
+	}
+	st, err := s.startState(r)
+	if err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	code, key, err := s.rooms.create(r.Context(), st)
+	if err != nil {
+		s.log.Error("room: create", "err", err)
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	s.log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset)
+	s.setRoomKeyCookie(w, r, code, key)
+	present := "/r/" + code + "/present"
+	switch {
+	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
+		_ = datastar.NewSSE(w, r).Redirect(present)
+	case strings.Contains(r.Header.Get("Accept"), "application/json"):
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", present)
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "key": key, "join": "/r/" + code, "present": present, "projector": "/r/" + code + "/projector"})
+	default:
+		http.Redirect(w, r, present, http.StatusSeeOther)
+	}
+}
+
+// startState is the state a new room starts from (see createRoom).
+func (s *Server) startState(r *http.Request) (roomState, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
+	if err != nil {
+		return roomState{}, withKind(kindTooLarge, fmt.Errorf("request body: %w", err))
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		q, err := url.ParseQuery(string(body))
+		if err != nil {
+			return roomState{}, withKind(kindMalformed, &inputError{Msg: "the form is not valid: " + err.Error()})
+		}
+		return s.startFrom(q.Get("start"))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return s.startFrom("")
+	}
+	var sig tabSignals
+	if err := json.Unmarshal(body, &sig); err != nil {
+		return roomState{}, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
+	}
+	if sig.Tab == "" {
+		sig.Tab = newTabID()
+	}
+	sess, err := s.session(&sig)
+	if err != nil {
+		return roomState{}, err
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return roomStateOf(sess), nil
+}
+
+// startFrom is a room on a lesson ("lesson:ID") or a preset
+// ("preset:NAME"; "" for the opening one), at its start.
+func (s *Server) startFrom(start string) (roomState, error) {
+	st := roomState{Preset: defaultPreset, Speed: speeds[0].Name}
+	kind, name, _ := strings.Cut(start, ":")
+	switch kind {
+	case "":
+		return st, nil
+	case "lesson":
+		d := s.lessons.byID[name]
+		if d == nil {
+			return st, withKind(kindNotFound, &inputError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", truncate(name, 40))})
+		}
+		st.Lesson, st.Preset = d.ID, d.PresetFor("")
+		return st, nil
+	case "preset":
+		st.Preset = name
+		_, _, err := s.roomInputs(&st)
+		return st, withKind(kindNotFound, err)
+	}
+	return st, &inputError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID or preset:NAME)", truncate(start, 40))}
+}
+
+func tooManyJoins(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "60")
+	httpError(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
+}
+
+// joinRoom handles GET /r?code=…: the join box sends its code here.
+func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
+	raw := r.URL.Query().Get("code")
+	if raw == "" {
+		s.render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.layout("Join a workshop", "", false)}))
+		return
+	}
+	code, ok := normalRoomCode(raw)
+	if !ok {
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", truncate(raw, 20)))
+		return
+	}
+	http.Redirect(w, r, "/r/"+code, http.StatusSeeOther)
+}
+
+func (s *Server) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
+	s.render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
+		Layout: s.layout("No such workshop", "", false), Code: truncate(code, 20), Problem: problem,
+	}))
+}
+
+func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
+	s.render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
+		Layout: s.layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
+	}))
+}
+
+// roomFor reads a room page's code and finds the room, answering the
+// request itself when it cannot (no workshops here, too many joins from
+// the address, a code that is not one or names no room, a code typed in
+// lower case) and then returning ok false.
+func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
+	if s.rooms == nil {
+		s.notFoundPage(w, r, "This server runs no workshops.")
+		return "", rec, false
+	}
+	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
+		tooManyJoins(w)
+		return "", rec, false
+	}
+	raw := chi.URLParam(r, "code")
+	code, valid := normalRoomCode(raw)
+	switch {
+	case !valid:
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", truncate(raw, 20)))
+		return "", rec, false
+	case code != raw:
+		u := *r.URL
+		u.Path = strings.Replace(u.Path, "/r/"+raw, "/r/"+code, 1)
+		http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
+		return "", rec, false
+	}
+	rec, _, err := s.rooms.lookup(r.Context(), code)
+	switch {
+	case errors.Is(err, errRoomNotFound):
+		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change.")
+		return "", rec, false
+	case err != nil:
+		s.log.Error("room: lookup", "room", code, "err", err)
+		httpError(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
+		return "", rec, false
+	}
+	return code, rec, true
+}
+
+// attendPage handles GET /r/{code}: the room's lab or lesson at its
+// current state, following it.
+func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	if s.rooms.full(code) {
+		s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
+			fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "follow")
+}
+
+// projectorPage handles GET /r/{code}/projector.
+func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "projector")
+}
+
+// presentPage handles GET /r/{code}/present: the instructor's page, for
+// the holder of the room's key. A key in the address is checked, put in
+// the cookie and taken out of the address (it would stay in the history
+// and be shown on a projector).
+func (s *Server) presentPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		key = roomKeyCookie(r, code)
+	}
+	if !rec.keyMatches(key) {
+		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
+			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
+		return
+	}
+	s.setRoomKeyCookie(w, r, code, key) // as long as the room, from now
+	if r.URL.Query().Has("key") {
+		http.Redirect(w, r, "/r/"+code+"/present", http.StatusSeeOther)
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "present")
+}
+
+// full reports whether the room has as many attendees here as it may.
+func (set *roomSet) full(code string) bool {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	h := set.hubs[code]
+	return h != nil && h.attendees >= set.lim.MaxAttendees
+}
+
+// renderRoom writes a room page: the lab or lesson the room shows, as
+// role sees it.
+func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
+	page, err := s.roomPage(r, code, st, role)
+	if err != nil {
+		s.log.Error("room: page", "room", code, "err", err)
+		httpError(w, http.StatusInternalServerError, "cannot show the room: "+errorText(err))
+		return
+	}
+	s.render(w, r, http.StatusOK, page)
+}
+
+// roomPage is a room's page: the lab at the room's settings and cursor (a
+// lesson page at its start: the stream brings it to the room's step), with
+// the room's signals, and the room's strip (or the projector's frame).
+func (s *Server) roomPage(r *http.Request, code string, st *roomState, role string) (templ.Component, error) {
+	bar := s.roomBar(r, code, role)
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		v, err := s.lessonView(d)
+		if err != nil {
+			return nil, err
+		}
+		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role)
+		if role == "projector" {
+			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), nil
+		}
+		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), nil
+	}
+	run, err := s.runs.get(in)
+	if err != nil {
+		return nil, err
+	}
+	lab, err := s.labView(labLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: cursorMs(run, roomCursor(st, in, run, s.now()))})
+	if err != nil {
+		return nil, err
+	}
+	lab.Signals = withRoomSignals(lab.Signals, code, role)
+	lab.Link = false // the address is the room's, not a permalink
+	l := s.layout("Workshop "+code, "lab", true)
+	if role == "projector" {
+		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), nil
+	}
+	return withStrip(templates.LabPage(l, lab), templates.RoomBarStrip(bar)), nil
+}
+
+// roomCursor is the room's cursor now (playback is arithmetic).
+func roomCursor(st *roomState, in Inputs, run *Run, now time.Time) int {
+	tmp := newSession("", in, run, now)
+	tmp.setRoomState(st, in, run, nil)
+	return tmp.cursorAt(now)
+}
+
+// roomBar is the strip's view of a room.
+func (s *Server) roomBar(r *http.Request, code, role string) view.RoomBar {
+	join := "/r/" + code
+	b := view.RoomBar{Code: code, Role: role, JoinPath: join, JoinURL: s.rooms.origin(r) + join,
+		PresentPath: join + "/present", ProjectorPath: join + "/projector"}
+	if qr, err := qrSVG(b.JoinURL, "QR code of "+b.JoinURL); err == nil {
+		b.QR = view.HTML(qr)
+	}
+	return b
+}
+
+// withRoomSignals adds the room's signals to a lab's initial ones: the
+// code, the page's role, and follow (true until the tab breaks away).
+func withRoomSignals(signals, code, role string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(signals), &m); err != nil {
+		m = map[string]json.RawMessage{}
+	}
+	m["room"], _ = json.Marshal(code)
+	m["roomRole"], _ = json.Marshal(role)
+	m["follow"] = json.RawMessage("true")
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// withStrip renders page with strip at the top of its <main>, the one
+// place every page of the lab has; the templates that lay pages out need
+// not know about rooms. Without a <main> the strip goes first.
+func withStrip(page, strip templ.Component) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		var b bytes.Buffer
+		if err := page.Render(ctx, &b); err != nil {
+			return err
+		}
+		html := b.Bytes()
+		at := 0
+		if i := bytes.Index(html, []byte("<main")); i >= 0 {
+			if j := bytes.IndexByte(html[i:], '>'); j >= 0 {
+				at = i + j + 1
+			}
+		}
+		if _, err := w.Write(html[:at]); err != nil {
+			return err
+		}
+		if err := strip.Render(ctx, w); err != nil {
+			return err
+		}
+		_, err := w.Write(html[at:])
+		return err
+	})
+}
+
+// withRoomStart adds "Start a workshop" to a page of the lab (home, lab,
+// lesson), when the server has workshops.
+func (s *Server) withRoomStart(page templ.Component, home bool) templ.Component {
+	if s.rooms == nil {
+		return page
+	}
+	st := view.RoomStart{Home: home}
+	if home {
+		st.Lessons, st.Presets = s.lessonLinks(), presetLinks("")
+	}
+	return withStrip(page, templates.RoomStartStrip(st))
+}

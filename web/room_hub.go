@@ -1,0 +1,368 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RoomLimits bounds what one replica does for rooms. Zero values pick the
+// defaults.
+type RoomLimits struct {
+	// MaxRooms is how many rooms this replica serves at once (default 500):
+	// rooms it creates, or whose pages and streams it serves.
+	MaxRooms int
+	// MaxAttendees is how many attendee and projector streams one room may
+	// have on this replica (default 500).
+	MaxAttendees int
+	// JoinsPerMinute and JoinBurst rate-limit room pages and room creation
+	// per client address (defaults 60 and 60: a class behind one NAT joins
+	// at once, a script guessing codes does not get far).
+	JoinsPerMinute, JoinBurst int
+	// TrustForwarded takes the client address from X-Forwarded-For (its
+	// first entry), for replicas behind a load balancer that sets it.
+	TrustForwarded bool
+}
+
+func (l *RoomLimits) defaults() {
+	if l.MaxRooms <= 0 {
+		l.MaxRooms = 500
+	}
+	if l.MaxAttendees <= 0 {
+		l.MaxAttendees = 500
+	}
+	if l.JoinsPerMinute <= 0 {
+		l.JoinsPerMinute = 60
+	}
+	if l.JoinBurst <= 0 {
+		l.JoinBurst = 60
+	}
+}
+
+var (
+	errRoomNotFound = errors.New("no such room")
+	errRoomsFull    = errors.New("this server serves as many rooms as it may")
+	errRoomFull     = errors.New("this room has as many attendees on this server as it may")
+)
+
+// hubIdle is how long a replica keeps watching a room nobody streams any
+// more: a reloading page or a reconnecting stream finds it still open.
+const hubIdle = 30 * time.Second
+
+// roomSet is one replica's rooms: a hub per room it serves, each one
+// subscription to the bus (a watch of the room's key) fanned out to the
+// room's streams here.
+type roomSet struct {
+	s     *Server
+	bus   *Bus
+	lim   RoomLimits
+	log   *slog.Logger
+	joins *addrLimiter
+
+	mu   sync.Mutex
+	hubs map[string]*roomHub
+}
+
+func newRoomSet(s *Server, bus *Bus, lim RoomLimits, log *slog.Logger) *roomSet {
+	if bus == nil {
+		return nil
+	}
+	lim.defaults()
+	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
+		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst)}
+}
+
+// roomHub is a room as one replica sees it: its latest good record, and a
+// channel closed (and replaced) at each new one, which the room's streams
+// wait on.
+type roomHub struct {
+	set   *roomSet
+	code  string
+	ready chan struct{} // closed once the watch has given the current record, or found none
+	err   error         // set before ready is closed
+	stop  context.CancelFunc
+
+	mu  sync.Mutex
+	now roomNow
+
+	// refs and attendees are guarded by set.mu.
+	refs, attendees int
+	// pub orders the instructor's publications: the states are put on the
+	// bus in the order they were read from the session.
+	pub sync.Mutex
+}
+
+// open finds or starts the room's hub and holds it until release. An
+// attendee (a follower or projector stream) counts toward the room's
+// limit on this replica.
+func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*roomHub, error) {
+	set.mu.Lock()
+	h := set.hubs[code]
+	if h == nil {
+		if len(set.hubs) >= set.lim.MaxRooms {
+			set.mu.Unlock()
+			return nil, errRoomsFull
+		}
+		wctx, stop := context.WithCancel(context.Background())
+		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop}
+		h.now.next = make(chan struct{})
+		set.hubs[code] = h
+		go h.watch(wctx)
+	}
+	h.refs++
+	set.mu.Unlock()
+	timeout := time.NewTimer(busTimeout)
+	defer timeout.Stop()
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		h.release(false)
+		return nil, ctx.Err()
+	case <-timeout.C:
+		h.release(false)
+		return nil, fmt.Errorf("room bus: no answer about room %s within %v", code, busTimeout)
+	}
+	if h.err != nil {
+		h.release(false)
+		return nil, h.err
+	}
+	if attendee {
+		set.mu.Lock()
+		full := h.attendees >= set.lim.MaxAttendees
+		if !full {
+			h.attendees++
+		}
+		set.mu.Unlock()
+		if full {
+			h.release(false)
+			return nil, errRoomFull
+		}
+	}
+	return h, nil
+}
+
+// release gives back what open took. The last holder leaves the hub open
+// for hubIdle, then it stops watching; a hub that found no room goes at
+// once.
+func (h *roomHub) release(attendee bool) {
+	set := h.set
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	h.refs--
+	if attendee {
+		h.attendees--
+	}
+	if h.refs > 0 {
+		return
+	}
+	drop := func() {
+		if h.refs == 0 && set.hubs[h.code] == h {
+			delete(set.hubs, h.code)
+			h.stop()
+		}
+	}
+	select {
+	case <-h.ready:
+		if h.err != nil {
+			drop()
+			return
+		}
+	default:
+	}
+	time.AfterFunc(hubIdle, func() {
+		set.mu.Lock()
+		defer set.mu.Unlock()
+		drop()
+	})
+}
+
+// watch follows the room's key on the bus: its current value, then every
+// new one, until the hub is dropped.
+func (h *roomHub) watch(ctx context.Context) {
+	w, err := h.set.bus.kv.Watch(ctx, h.code)
+	if err != nil {
+		h.err = fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err)
+		close(h.ready)
+		return
+	}
+	defer func() { _ = w.Stop() }()
+	initial := true
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil { // the current value has been given (or there is none)
+				if initial {
+					h.markReady()
+					initial = false
+				}
+				continue
+			}
+			h.take(e)
+		}
+	}
+}
+
+// markReady ends open's wait: the room exists if a good record came.
+func (h *roomHub) markReady() {
+	h.mu.Lock()
+	if h.now.rev == 0 {
+		h.err = errRoomNotFound
+	}
+	h.mu.Unlock()
+	close(h.ready)
+}
+
+// take reads one value of the room's key. A value that is not a record the
+// lab would write, or whose run cannot be built, is logged and ignored:
+// the room keeps its last good state. The run is built here, once per
+// replica, before the room's streams wake up and look for it.
+func (h *roomHub) take(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
+		return
+	}
+	n := roomNow{rev: e.Revision()}
+	var err error
+	n.rec, err = decodeRecord(e.Value())
+	if err == nil {
+		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
+			n.run, err = h.set.s.runs.get(n.in)
+		}
+	}
+	if err != nil {
+		h.set.log.Warn("room bus: ignored a room state", "room", h.code, "revision", e.Revision(),
+			"bytes", len(e.Value()), "err", errorText(err))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n.rev <= h.now.rev {
+		return
+	}
+	old := h.now.next
+	n.next = make(chan struct{})
+	h.now = n
+	close(old)
+}
+
+// roomNow is a room's latest good state as a replica has it: the record
+// and its revision, the run's inputs, the run itself and the lesson (nil in
+// the free lab), and the channel closed at the next state. Every follower
+// here takes the run from it rather than building or even looking it up.
+type roomNow struct {
+	rec    roomRecord
+	rev    uint64
+	in     Inputs
+	run    *Run
+	lesson *lessonDoc
+	next   chan struct{}
+}
+
+// current is the room's latest good state.
+func (h *roomHub) current() roomNow {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+// lookup reads a room's record: from its hub if this replica serves it,
+// else from the bus.
+func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64, error) {
+	set.mu.Lock()
+	h := set.hubs[code]
+	set.mu.Unlock()
+	if h != nil {
+		select {
+		case <-h.ready:
+			if h.err == nil {
+				n := h.current()
+				return n.rec, n.rev, nil
+			}
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	e, err := set.bus.kv.Get(ctx, code)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return roomRecord{}, 0, errRoomNotFound
+	}
+	if err != nil {
+		return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+	}
+	rec, err := decodeRecord(e.Value())
+	if err == nil {
+		_, _, err = set.s.roomInputs(&rec.State)
+	}
+	if err != nil {
+		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", errorText(err))
+		return roomRecord{}, 0, errRoomNotFound
+	}
+	return rec, e.Revision(), nil
+}
+
+// create puts a new room on the bus with a fresh code and key.
+func (set *roomSet) create(ctx context.Context, st roomState) (code, key string, err error) {
+	set.mu.Lock()
+	n := len(set.hubs)
+	set.mu.Unlock()
+	if n >= set.lim.MaxRooms {
+		return "", "", errRoomsFull
+	}
+	key = newRoomKey()
+	b, err := json.Marshal(roomRecord{V: 1, KeyHash: hashRoomKey(key), State: st})
+	if err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	for range 5 { // a taken code is one chance in millions: try another
+		code = newRoomCode()
+		if _, err = set.bus.kv.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("room bus: %w", err)
+	}
+	return code, key, nil
+}
+
+// publish puts the instructor tab's state on the bus as the room's: one
+// message per command. The tab's own change stands if the bus fails; the
+// room catches up with the next command.
+func (h *roomHub) publish(ctx context.Context, sess *Session) error {
+	h.pub.Lock()
+	defer h.pub.Unlock()
+	rec := h.current().rec
+	sess.mu.Lock()
+	rec.State = roomStateOf(sess)
+	sess.mu.Unlock()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	rev, err := h.set.bus.kv.Put(ctx, h.code, b)
+	if err != nil {
+		return fmt.Errorf("room bus: cannot publish room %s: %w", h.code, err)
+	}
+	sess.mu.Lock()
+	if sess.room != nil {
+		sess.room.applied = max(sess.room.applied, rev)
+	}
+	sess.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,103 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// addrLimiter rate-limits by client address: a token bucket per address,
+// forgotten some minutes after its last use, the map bounded.
+type addrLimiter struct {
+	mu    sync.Mutex
+	every rate.Limit
+	burst int
+	by    map[string]*addrBucket
+}
+
+type addrBucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// maxLimitedAddrs bounds the addresses remembered; addrForget is how long
+// an unused one is kept (long enough for its bucket to refill).
+const (
+	maxLimitedAddrs = 10000
+	addrForget      = 10 * time.Minute
+)
+
+func newAddrLimiter(perMinute, burst int) *addrLimiter {
+	return &addrLimiter{every: rate.Limit(float64(perMinute) / 60), burst: burst, by: map[string]*addrBucket{}}
+}
+
+// allow takes a token from addr's bucket, if there is one.
+func (l *addrLimiter) allow(addr string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.by[addr]
+	if b == nil {
+		if len(l.by) >= maxLimitedAddrs {
+			l.prune(now)
+		}
+		b = &addrBucket{lim: rate.NewLimiter(l.every, l.burst)}
+		l.by[addr] = b
+	}
+	b.seen = now
+	return b.lim.AllowN(now, 1)
+}
+
+// prune forgets the addresses unused for addrForget, or all of them if
+// that is not enough (a flood from as many addresses gains little: each
+// new one starts with one burst).
+func (l *addrLimiter) prune(now time.Time) {
+	for a, b := range l.by {
+		if now.Sub(b.seen) > addrForget {
+			delete(l.by, a)
+		}
+	}
+	if len(l.by) >= maxLimitedAddrs {
+		clear(l.by)
+	}
+}
+
+// clientAddr is the address a request's limits count against: the peer,
+// or with TrustForwarded the first address of X-Forwarded-For (what a load
+// balancer in front of the replicas sets).
+func (set *roomSet) clientAddr(r *http.Request) string {
+	if set.lim.TrustForwarded {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			first, _, _ := strings.Cut(f, ",")
+			return strings.TrimSpace(first)
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// secure reports whether the browser reached the lab over https, directly
+// or (TrustForwarded) through a load balancer that says so.
+func (set *roomSet) secure(r *http.Request) bool {
+	return r.TLS != nil || set.lim.TrustForwarded && r.Header.Get("X-Forwarded-Proto") == "https"
+}
+
+// origin is the lab's address as the browser sees it, for the join link.
+func (set *roomSet) origin(r *http.Request) string {
+	host := r.Host
+	if set.lim.TrustForwarded {
+		if h := r.Header.Get("X-Forwarded-Host"); h != "" {
+			host = h
+		}
+	}
+	if set.secure(r) {
+		return "https://" + host
+	}
+	return "http://" + host
+}

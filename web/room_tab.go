@@ -1,0 +1,277 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/starfederation/datastar-go/datastar"
+)
+
+// How a tab takes part in its room. The role comes from the page the tab
+// was opened as (its roomRole signal); publishing also needs the key.
+type roomRole uint8
+
+const (
+	// roleFollower is an attendee: follows the room until it touches a
+	// control, then explores on its own until it rejoins.
+	roleFollower roomRole = iota
+	// roleProjector follows the room and takes no commands.
+	roleProjector
+	// rolePresenter is the instructor's tab: its commands, with the key,
+	// become the room's state.
+	rolePresenter
+)
+
+// tabRoom is a tab's place in a room, kept in its session (under its mu).
+type tabRoom struct {
+	code string
+	role roomRole
+	// follow: a follower applies the room's states; false once it broke
+	// away.
+	follow bool
+	// applied is the room revision this tab last applied or published.
+	applied uint64
+	// cfgGen counts the states applied: the stream patches the page's
+	// settings signals (cfg) after each.
+	cfgGen uint64
+}
+
+// roomSignals are the room page's signals, sent with every request of
+// the tab (signals.go's tabSignals are the lab's).
+type roomSignals struct {
+	Room     string `json:"room"`
+	RoomRole string `json:"roomRole"`
+	Follow   *bool  `json:"follow"`
+}
+
+// bindRoom gives a tab its room from its signals the first time a request
+// names one (the session may be new, or rebuilt after an eviction), and
+// returns a copy; ok is false for a tab in no room.
+func (s *Server) bindRoom(sess *Session, rs roomSignals) (tr tabRoom, ok bool, err error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.room != nil {
+		return *sess.room, true, nil
+	}
+	if rs.Room == "" {
+		return tr, false, nil
+	}
+	if s.rooms == nil {
+		return tr, false, withKind(kindConflict, &inputError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+	}
+	code, valid := normalRoomCode(rs.Room)
+	if !valid {
+		return tr, false, withKind(kindMalformed, &inputError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
+	}
+	tr = tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
+	switch rs.RoomRole {
+	case "", "follow":
+	case "projector":
+		tr.role, tr.follow = roleProjector, true
+	case "present":
+		tr.role = rolePresenter
+	default:
+		return tr, false, withKind(kindMalformed, &inputError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", truncate(rs.RoomRole, 20))})
+	}
+	sess.room = &tr
+	return tr, true, nil
+}
+
+// roomCommand runs a command (apply) for a tab in a room: a projector
+// takes none; a follower breaks away with any command but rejoin and
+// answer (a prediction is the attendee's own, the room's timeline is the
+// instructor's); the presenter's commands, with the room's key, are then
+// published as the room's state. A tab in no room just runs it.
+func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
+	var rs roomSignals
+	_ = json.Unmarshal(body, &rs) // the command already refused a body that is not JSON
+	tr, ok, err := s.bindRoom(sess, rs)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apply()
+	}
+	switch tr.role {
+	case roleProjector:
+		return withKind(kindConflict, &inputError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
+	case roleFollower:
+		switch {
+		case !tr.follow || verb == "rejoin":
+		case verb == "answer":
+			// The command noted the answer; the room's hold stands.
+			return s.snapToRoom(r.Context(), sess, tr.code)
+		default:
+			sess.mu.Lock()
+			sess.room.follow = false
+			sess.mu.Unlock()
+		}
+		return apply()
+	}
+	hub, err := s.rooms.open(r.Context(), tr.code, false)
+	if err != nil {
+		return roomError(err)
+	}
+	defer hub.release(false)
+	if rec := hub.current().rec; !rec.keyMatches(roomKeyCookie(r, tr.code)) {
+		return withKind(kindForbidden, &inputError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	if err := hub.publish(r.Context(), sess); err != nil {
+		s.log.Error("room bus: publish", "room", tr.code, "err", err)
+	}
+	return nil
+}
+
+// roomError gives a room error its kind.
+func roomError(err error) error {
+	switch {
+	case errors.Is(err, errRoomNotFound):
+		return withKind(kindNotFound, &inputError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
+	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull):
+		return withKind(kindFull, err)
+	}
+	return err
+}
+
+func init() { verbs["rejoin"] = cmdRejoin }
+
+// cmdRejoin puts a follower that broke away back on the room's current
+// state, and it follows again.
+func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
+	sess.mu.Lock()
+	tr := sess.room
+	if tr == nil || tr.role == rolePresenter {
+		sess.mu.Unlock()
+		return withKind(kindConflict, &inputError{Field: "room", Msg: "this tab follows no room"})
+	}
+	tr.follow = true
+	code := tr.code
+	sess.touch() // the banner goes even if the state cannot be applied
+	sess.mu.Unlock()
+	return s.snapToRoom(context.Background(), sess, code)
+}
+
+// snapToRoom applies the room's current state to the tab again, whatever
+// it applied before.
+func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) error {
+	hub, err := s.rooms.open(ctx, code, false)
+	if err != nil {
+		return roomError(err)
+	}
+	defer hub.release(false)
+	sess.mu.Lock()
+	sess.room.applied = 0
+	sess.mu.Unlock()
+	s.applyRoom(sess, hub.current())
+	return nil
+}
+
+// applyRoom brings a tab to the room's state n, if it is newer than what
+// the tab has and the tab applies states (a follower that follows, or a
+// presenter's tab that has never had one: a reloaded instructor page). A
+// state that does not fit the page is logged and skipped.
+func (s *Server) applyRoom(sess *Session, n roomNow) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	tr := sess.room
+	if tr == nil || n.run == nil || n.rev <= tr.applied {
+		return
+	}
+	if tr.role == rolePresenter && tr.applied != 0 || tr.role != rolePresenter && !tr.follow {
+		return
+	}
+	tr.applied = n.rev
+	if !sess.setRoomState(&n.rec.State, n.in, n.run, n.lesson) {
+		s.log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
+		return
+	}
+	tr.cfgGen++
+	sess.touch()
+}
+
+// roomWatch is one stream's link to its tab's room: the hub it holds
+// open, and the room signals last sent to the page.
+type roomWatch struct {
+	s        *Server
+	hub      *roomHub
+	attendee bool
+	follow   int8   // follow flag sent: -1 none yet, 0 false, 1 true
+	cfgGen   uint64 // the tab's cfgGen when cfg was last sent
+}
+
+// roomStream binds a stream's tab to the room its signals name and holds
+// the room's hub for the stream's life; nil (and no error) for a tab in no
+// room. A room that does not exist, or is full here, is an error.
+func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) {
+	var rs roomSignals
+	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
+	tr, ok, err := s.bindRoom(sess, rs)
+	if err != nil || !ok {
+		return nil, err
+	}
+	attendee := tr.role != rolePresenter
+	hub, err := s.rooms.open(r.Context(), tr.code, attendee)
+	if err != nil {
+		return nil, roomError(err)
+	}
+	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1}, nil
+}
+
+// catchUp applies the room's latest state to the tab if it follows, and
+// returns the channel closed at the room's next state (nil, never ready,
+// for a stream in no room).
+func (w *roomWatch) catchUp(sess *Session) <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	n := w.hub.current()
+	w.s.applyRoom(sess, n)
+	return n.next
+}
+
+// roomPatch is what the stream sets for the room: the follow flag (the
+// break-away banner and its Rejoin button show when it is false) and,
+// after a room state was applied, every setting, so that the page's
+// sliders move to the instructor's. The settings panel itself is left as
+// it is (re-rendered only when the preset or the step changes), as it is
+// after the instructor's own slider move.
+type roomPatch struct {
+	Follow *bool          `json:"follow,omitempty"`
+	Cfg    map[string]any `json:"cfg,omitempty"`
+}
+
+// send patches the room's signals that changed since the last send.
+func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) error {
+	if w == nil {
+		return nil
+	}
+	var p roomPatch
+	sess.mu.Lock()
+	tr := sess.room
+	follow := tr != nil && tr.follow
+	if f := int8(b2f(follow)); f != w.follow {
+		w.follow, p.Follow = f, &follow
+	}
+	if tr != nil && tr.cfgGen != w.cfgGen {
+		w.cfgGen = tr.cfgGen
+		p.Cfg = controlSignals(sess.run, sess.lesson)
+	}
+	sess.mu.Unlock()
+	if p.Follow == nil && p.Cfg == nil {
+		return nil
+	}
+	return sse.MarshalAndPatchSignals(p)
+}
+
+// close releases the hub.
+func (w *roomWatch) close() {
+	if w != nil {
+		w.hub.release(w.attendee)
+	}
+}

@@ -1,0 +1,52 @@
+package view
+
+// RoomBar is the strip at the top of a room's pages: the code and how to
+// join, and for an attendee the break-away banner.
+type RoomBar struct {
+	Code string
+	// Role is the page's: "present" (the instructor's), "follow" (an
+	// attendee's) or "projector".
+	Role string
+	// JoinURL is the attendee page's full address (for the QR code and to
+	// read aloud); JoinPath, PresentPath and ProjectorPath are paths.
+	JoinURL, JoinPath, PresentPath, ProjectorPath string
+	// QR is the join address as an SVG QR code, made by the server.
+	QR HTML
+}
+
+// RoomStart is the "Start a workshop" strip of a page. On the home page
+// (Home) it is a form that picks what the room starts from and a box to
+// join one by code; on a lab or lesson page a button that starts the room
+// from what the page shows.
+type RoomStart struct {
+	Home    bool
+	Lessons []LessonLink
+	Presets []PresetLink
+}
+
+// RoomJoin is the page for a code that leads nowhere (or none yet): what
+// went wrong, and a box to type the code again.
+type RoomJoin struct {
+	Layout
+	Code    string
+	Problem string
+}
+
+// RoomDenied is the page for an instructor link whose key is wrong or
+// stale, or a room that is full here.
+type RoomDenied struct {
+	Layout
+	Heading, Message string
+	// JoinPath is the attendee page, offered instead ("" for none).
+	JoinPath string
+}
+
+// RoomProjector is the projector view: the room's charts, status and
+// decisions, large, with the code and a QR code to join. Exactly one of
+// Lab and Lesson is set.
+type RoomProjector struct {
+	Layout
+	Bar    RoomBar
+	Lab    *Lab
+	Lesson *Lesson
+}
