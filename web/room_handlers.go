@@ -309,6 +309,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 		}
 		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role)
 		if role == "projector" {
+			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
 			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), nil
 		}
 		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), nil
@@ -325,6 +326,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 	lab.Link = false // the address is the room's, not a permalink
 	l := s.layout("Workshop "+code, "lab", true)
 	if role == "projector" {
+		lab.View = view.Projector
 		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), nil
 	}
 	return withStrip(templates.LabPage(l, lab), templates.RoomBarStrip(bar)), nil
