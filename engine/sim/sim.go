@@ -123,7 +123,7 @@ type Sim struct {
 	c     Cluster
 	det   *engine.Detector
 	clock engine.ManualClock
-	rng   *rand.Rand
+	rng   pcg
 	lb    balancer
 	hosts []host
 
@@ -180,7 +180,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	if od.IntervalMs <= 0 {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
-	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273)), q: newEventQueue()}
+	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue()}
 	s.det = engine.NewDetector(od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
 	s.intervalUs = od.IntervalMs * 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
