@@ -18,6 +18,8 @@ type segment struct {
 	pattern Pattern
 	kind    FailureKind
 	addedUs int64
+	// baseUs is the cluster's base latency plus addedUs, in µs.
+	baseUs float64
 	// serviceUs is 1e6/capacity: how long one request occupies the host's
 	// queue; 0 when capacity is unlimited.
 	serviceUs float64
@@ -101,6 +103,7 @@ func buildSegments(c *Cluster, i int) []segment {
 		if capRPS > 0 {
 			s.serviceUs = 1e6 / capRPS
 		}
+		s.baseUs = float64(c.Latency.Base.Microseconds()) + float64(s.addedUs)
 		segs = append(segs, s)
 	}
 	return segs

@@ -39,7 +39,7 @@ func eventKey(at int64, c eventClass) uint64 { return uint64(at)<<classBits | ui
 // never is later than any run ends (about 36 years in µs).
 const never = int64(1) << 60
 
-// eventQueue is a calendar queue: a ring of 32 µs buckets covering the
+// eventQueue is a calendar queue: a ring of 64 µs buckets covering the
 // next half second, each an unsorted linked list of events in a node pool,
 // plus a binary heap for events further out (timeouts, health checks).
 // Nearly every event is a response a few milliseconds away, so a push is an
@@ -85,7 +85,7 @@ const (
 	farWindow = 2048
 	// The ring itself is finer, so a bucket rarely holds two events; it
 	// spans the same half second, so it holds every event the rule admits.
-	bucketShift = 5 // 32 µs per bucket
+	bucketShift = 6 // 64 µs per bucket
 	ringSize    = farWindow << (farShift - bucketShift)
 	ringMask    = ringSize - 1
 )
@@ -120,8 +120,7 @@ func (q *eventQueue) push(at int64, c eventClass, idx int32) {
 	*nd = node{key: key, idx: idx, next: head}
 	q.heads[slot] = ni
 	if head < 0 {
-		q.used[slot>>6] |= 1 << (slot & 63)
-		q.words[slot>>12] |= 1 << ((slot >> 6) & 63)
+		q.setUsed(slot)
 	}
 	q.n++
 	if q.minOK {
@@ -216,22 +215,33 @@ func (q *eventQueue) popRing() event {
 	nd := &q.nodes[ni]
 	e := event{key: nd.key, idx: nd.idx}
 	q.cur = bucketOf(e.key)
-	if q.minPrev < 0 {
-		slot := q.cur & ringMask
-		if q.heads[slot] = nd.next; nd.next < 0 {
-			w := slot >> 6
-			if q.used[w] &^= 1 << (slot & 63); q.used[w] == 0 {
-				q.words[w>>6] &^= 1 << (w & 63)
-			}
-		}
-	} else {
+	if q.minPrev >= 0 {
 		q.nodes[q.minPrev].next = nd.next
+	} else if slot := q.cur & ringMask; nd.next >= 0 {
+		q.heads[slot] = nd.next
+	} else {
+		q.heads[slot] = -1
+		q.clearUsed(slot)
 	}
 	nd.next = q.free
 	q.free = ni
 	q.n--
 	q.minOK = false
 	return e
+}
+
+// setUsed marks a bucket that was empty.
+func (q *eventQueue) setUsed(slot int64) {
+	q.used[slot>>6] |= 1 << (slot & 63)
+	q.words[slot>>12] |= 1 << ((slot >> 6) & 63)
+}
+
+// clearUsed marks an emptied bucket.
+func (q *eventQueue) clearUsed(slot int64) {
+	w := slot >> 6
+	if q.used[w] &^= 1 << (slot & 63); q.used[w] == 0 {
+		q.words[w>>6] &^= 1 << (w & 63)
+	}
 }
 
 // popFar removes the far heap's earliest event, the earliest of all: the

@@ -5,30 +5,43 @@ import "outlierlab/engine"
 // connectFailUs is how long a refused connection takes to fail.
 const connectFailUs = 1000
 
-// arrive starts a downstream request at t.
-func (s *Sim) arrive(t int64) {
-	s.nextArrival = t + s.arrivalGap()
-	if s.nextArrival >= s.endUs {
-		s.nextArrival = never
+// arrive starts a downstream request at t, draws the next arrival, and
+// returns the request's slot for dispatch.
+func (s *Sim) arrive(t int64) int32 {
+	// arrivalGap, with expVariate's common path written out.
+	u := s.rng.Uint64()
+	var x float64
+	if k := u >> (64 - expBits); k != expSteps-1 {
+		frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
+		st := &expSteps2[k]
+		x = st[0] + st[1]*frac
+	} else {
+		x = expVariate(u)
 	}
-	ri := s.alloc()
+	next := t + int64(x*s.meanGapUs+0.5)
+	if next >= s.endUs {
+		next = never
+	}
+	s.nextArrival = next
+	var ri int32
+	if n := len(s.free); n > 0 {
+		ri = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		ri = s.grow()
+	}
 	r := &s.reqs[ri]
 	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
 	if s.routeUs > 0 {
 		r.deadlineUs = t + s.routeUs
 	}
 	s.nextID++
-	s.dispatch(ri, t)
+	return ri
 }
 
-// alloc takes a request slot from the free list; slots are reused so a run
+// grow adds a request slot; slots are reused through s.free, so a run
 // allocates only while it reaches its peak concurrency.
-func (s *Sim) alloc() int32 {
-	if n := len(s.free); n > 0 {
-		ri := s.free[n-1]
-		s.free = s.free[:n-1]
-		return ri
-	}
+func (s *Sim) grow() int32 {
 	s.reqs = append(s.reqs, request{})
 	return int32(len(s.reqs) - 1)
 }
@@ -37,7 +50,19 @@ func (s *Sim) alloc() int32 {
 // the host's fault profile at t, how and when the attempt ends.
 func (s *Sim) dispatch(ri int32, t int64) {
 	r := &s.reqs[ri]
-	hi := s.lb.pick(s, r)
+	var hi int32
+	if b := &s.lb; b.policy == RoundRobin && !b.panic && (r.attempts == 0 || !s.c.Retry.PreviousHosts) {
+		// pick for round robin out of panic with nothing to skip,
+		// written out.
+		if n := uint64(len(b.healthy)); n > 0 {
+			hi = b.healthy[b.rrHealthy%n]
+			b.rrHealthy++
+		} else {
+			hi = -1
+		}
+	} else {
+		hi = b.pick(s, r)
+	}
 	if hi < 0 {
 		// Envoy answers 503 "no healthy upstream" itself: no upstream
 		// request, nothing reported to outlier detection, no retry.
@@ -47,8 +72,11 @@ func (s *Sim) dispatch(ri int32, t int64) {
 		return
 	}
 	r.attempts++
-	r.triedHosts[r.triedN] = int16(hi)
-	r.triedN++
+	if s.c.Retry.PreviousHosts {
+		// Only the previous_hosts predicate reads the tried hosts.
+		r.triedHosts[r.triedN] = int16(hi)
+		r.triedN++
+	}
 	r.host = hi
 	h := &s.hosts[hi]
 	h.active++
@@ -79,13 +107,24 @@ func (s *Sim) dispatch(ri int32, t int64) {
 		// before any response, so the router reports
 		// LocalOriginConnectSuccess first; in split mode that is a
 		// local-origin success that lands between other attempts' failures
-		// (§3.4), in non-split mode the detector ignores it.
-		s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
+		// (§3.4), in non-split mode the detector ignores it (see report).
+		if s.split || s.OnReport != nil {
+			s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
+		}
 		hang := fail && seg.kind == Timeout
 		// One random word per response: the high bits draw the
-		// exponential jitter, the low 22 bits decide the tail.
+		// exponential jitter (expVariate, written out), the low 22 bits
+		// decide the tail.
 		u := s.rng.Uint64()
-		lat := s.latencyUs.base + float64(seg.addedUs) + expVariate(u)*s.latencyUs.jitter
+		var x float64
+		if k := u >> (64 - expBits); k != expSteps-1 {
+			frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
+			st := &expSteps2[k]
+			x = st[0] + st[1]*frac
+		} else {
+			x = expVariate(u)
+		}
+		lat := seg.baseUs + x*s.latencyUs.jitter
 		if u&(1<<22-1) < s.tailCut {
 			lat += s.latencyUs.tail
 		}
@@ -103,18 +142,20 @@ func (s *Sim) dispatch(ri int32, t int64) {
 			}
 		}
 		latency = int64(lat)
-		switch {
-		case shed:
-			// Overloaded: the host sheds the request at once with a 503.
-			s.stats.QueueShed++
-			r.code = 503
-			latency = int64(s.latencyUs.base)
-		case hang:
-			latency = never
-		case fail && seg.kind == Reset:
-			r.outcome = outReset
-		case fail:
-			r.code = int16(seg.kind.httpCode())
+		if shed || fail {
+			switch {
+			case shed:
+				// Overloaded: the host sheds the request at once with a 503.
+				s.stats.QueueShed++
+				r.code = 503
+				latency = int64(s.latencyUs.base)
+			case hang:
+				latency = never
+			case seg.kind == Reset:
+				r.outcome = outReset
+			default:
+				r.code = int16(seg.kind.httpCode())
+			}
 		}
 	}
 	// The router's timers: the per-try timeout, and what is left of the
@@ -137,7 +178,32 @@ func (s *Sim) dispatch(ri int32, t int64) {
 			r.outcome = outRouteTimeout
 		}
 	}
-	s.q.push(t+latency, classCompletion, ri)
+	// q.push, written out for the ring.
+	at := min(t+latency, never)
+	q := s.q
+	if at>>farShift-q.cur>>(farShift-bucketShift) >= farWindow || q.free < 0 {
+		q.push(at, classCompletion, ri)
+		return
+	}
+	key := eventKey(at, classCompletion)
+	ni := q.free
+	nd := &q.nodes[ni]
+	q.free = nd.next
+	slot := (at >> bucketShift) & ringMask
+	head := q.heads[slot]
+	*nd = node{key: key, idx: ri, next: head}
+	q.heads[slot] = ni
+	if head < 0 {
+		q.setUsed(slot)
+	}
+	q.n++
+	if q.minOK {
+		if key < q.minKey {
+			q.minNode, q.minPrev, q.minKey = ni, -1, key
+		} else if head == q.minNode && q.minPrev < 0 {
+			q.minPrev = ni
+		}
+	}
 }
 
 // report is the router's updateOutlierDetection for one attempt of r on
@@ -166,6 +232,25 @@ func (s *Sim) report(r *request, hi int32, res engine.Result, code int, t int64)
 func (s *Sim) complete(ri int32, t int64) {
 	r := &s.reqs[ri]
 	hi := r.host
+	if r.outcome == outResponse && r.code < 500 && s.OnReport == nil {
+		// The common case, written out: a response that is not a 5xx is
+		// reported as a success and answers the client (report, endAttempt
+		// and finish with failed false).
+		h := &s.hosts[hi]
+		s.clock.Ms = t / 1000
+		h.mon.PutResultCode(engine.ExtOriginRequestSuccess, int(r.code))
+		if r.holdsRetry {
+			s.stats.RetrySuccess++
+			s.retries--
+			r.holdsRetry = false
+		}
+		h.active--
+		s.inFlight--
+		s.hist.add(t - r.arrivalUs)
+		s.clients.Requests++
+		s.free = append(s.free, ri)
+		return
+	}
 	failed := true
 	switch r.outcome {
 	case outResponse:
