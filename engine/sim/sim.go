@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 
 	"outlierlab/engine"
@@ -97,6 +96,8 @@ type request struct {
 	host    int32
 	outcome outcome
 	code    int16
+
+	nextFree int32 // while the slot is free: the next free slot, -1: none
 }
 
 func (r *request) tried(h int32) bool {
@@ -130,7 +131,7 @@ type Sim struct {
 
 	q        *eventQueue
 	reqs     []request
-	free     []int32
+	free     int32 // first free request slot (linked by nextFree), -1: none
 	nextID   uint64
 	inFlight int64 // the cluster's active upstream requests
 	retries  int64 // the cluster's active retries
@@ -181,7 +182,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	if od.IntervalMs <= 0 {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
-	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue()}
+	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue(), free: -1}
 	s.det = engine.NewDetector(od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
 	s.intervalUs = od.IntervalMs * 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
@@ -278,107 +279,6 @@ func (s *Sim) Next() (*Interval, bool) {
 	s.runUntil(eventKey(tickAt, classTick))
 	s.tick++
 	return s.closeInterval(tickAt), true
-}
-
-// runUntil handles every event whose key is below tickKey, in key order.
-// The next event is the earliest of the queue's head and the next arrival
-// (no two sources share a class, so no two keys are equal). A request's
-// two usual events, its arrival and a response that is not a 5xx, are
-// handled here with the queue's pop written out: at a few dozen
-// instructions of work per event, a call costs as much as the work.
-func (s *Sim) runUntil(tickKey uint64) {
-	q := s.q
-	for {
-		if !q.minOK && q.n > 0 {
-			// ringMin's common case, written out: the earliest bucket is in
-			// cur's bitmap word and holds one event.
-			slot := q.cur & ringMask
-			if m := q.used[slot>>6] >> (slot & 63); m != 0 {
-				slot += int64(bits.TrailingZeros64(m))
-				if ni := q.heads[slot]; q.nodes[ni].next < 0 {
-					q.minOK, q.minNode, q.minPrev, q.minKey = true, ni, -1, q.nodes[ni].key
-				}
-			}
-			if !q.minOK {
-				q.ringMin()
-			}
-		}
-		ring := q.minOK && q.minKey <= q.farKey
-		qKey := q.farKey
-		if ring {
-			qKey = q.minKey
-		}
-		if aKey := eventKey(s.nextArrival, classArrival); aKey < qKey {
-			if aKey > tickKey {
-				return
-			}
-			t := s.nextArrival
-			s.dispatch(s.arrive(t), t)
-			continue
-		}
-		if qKey > tickKey {
-			return
-		}
-		if !ring {
-			s.handle(q.popFar())
-			continue
-		}
-		// popRing, written out.
-		ni := q.minNode
-		nd := &q.nodes[ni]
-		key, ri := nd.key, nd.idx
-		q.cur = bucketOf(key)
-		if q.minPrev >= 0 {
-			q.nodes[q.minPrev].next = nd.next
-		} else if slot := q.cur & ringMask; nd.next >= 0 {
-			q.heads[slot] = nd.next
-		} else {
-			q.heads[slot] = -1
-			q.clearUsed(slot)
-		}
-		nd.next = q.free
-		q.free = ni
-		q.n--
-		q.minOK = false
-		if eventClass(key&(1<<classBits-1)) != classCompletion {
-			s.handle(event{key: key, idx: ri})
-			continue
-		}
-		t := int64(key >> classBits)
-		r := &s.reqs[ri]
-		if r.outcome != outResponse || r.code >= 500 || s.OnReport != nil {
-			s.complete(ri, t)
-			continue
-		}
-		// complete for a response that is not a 5xx, written out: it is
-		// reported as a success (report) and answers the client
-		// (endAttempt, finish with failed false).
-		h := &s.hosts[r.host]
-		s.clock.Ms = t / 1000
-		h.mon.PutResultCode(engine.ExtOriginRequestSuccess, int(r.code))
-		if r.holdsRetry {
-			s.stats.RetrySuccess++
-			s.retries--
-			r.holdsRetry = false
-		}
-		h.active--
-		s.inFlight--
-		s.hist.add(t - r.arrivalUs)
-		s.clients.Requests++
-		s.free = append(s.free, ri)
-	}
-}
-
-// handle runs a queued event.
-func (s *Sim) handle(e event) {
-	switch e.class() {
-	case classCompletion:
-		s.complete(e.idx, e.at())
-	case classRetry:
-		s.retry(e.idx, e.at())
-	case classHealthCheck:
-		s.healthCheck(e.idx, e.at())
-	}
 }
 
 // closeInterval fires the detector's interval timer and collects the frame.
