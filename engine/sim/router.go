@@ -32,19 +32,48 @@ func (s *Sim) runUntil(tickKey uint64) {
 				q.ringMin()
 			}
 		}
-		ring := q.minOK && q.minKey <= q.farKey
-		qKey := q.farKey
-		if ring {
-			qKey = q.minKey
+		qKey, ring := q.farKey, false
+		if q.minOK && q.minKey <= qKey {
+			qKey, ring = q.minKey, true
 		}
 		var ri int32
 		var t int64
+		var r *request
 		if aKey := eventKey(s.nextArrival, classArrival); aKey < qKey {
 			if aKey > tickKey {
 				return
 			}
+			// A new request: draw the next arrival (arrivalGap, with
+			// expVariate's common path written out), take a slot.
 			t = s.nextArrival
-			ri = s.arrive(t)
+			u := s.rng.Uint64()
+			var x float64
+			if k := u >> (64 - expBits); k != expSteps-1 {
+				frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
+				st := &expSteps2[k]
+				x = st[0] + st[1]*frac
+			} else {
+				x = expVariate(u)
+			}
+			next := t + int64(x*s.meanGapUs+0.5)
+			if next >= s.endUs {
+				next = never
+			}
+			s.nextArrival = next
+			if ri = s.free; ri >= 0 {
+				s.free = s.reqs[ri].nextFree
+			} else {
+				// Slots are reused, so a run allocates only while it
+				// reaches its peak concurrency.
+				s.reqs = append(s.reqs, request{})
+				ri = int32(len(s.reqs) - 1)
+			}
+			r = &s.reqs[ri]
+			*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
+			if s.routeUs > 0 {
+				r.deadlineUs = t + s.routeUs
+			}
+			s.nextID++
 		} else {
 			if qKey > tickKey {
 				return
@@ -107,7 +136,7 @@ func (s *Sim) runUntil(tickKey uint64) {
 			// classRetry: the backoff has elapsed; unless the route timeout
 			// fired first (then the client gets a 504 and, with no upstream
 			// request in flight, nothing is reported), dispatch the retry.
-			if t >= s.reqs[ri].deadlineUs {
+			if r = &s.reqs[ri]; t >= r.deadlineUs {
 				s.stats.RouteTimeout++
 				s.finish(ri, t, true)
 				continue
@@ -116,7 +145,6 @@ func (s *Sim) runUntil(tickKey uint64) {
 
 		// dispatch: pick a host for the request's next attempt and decide,
 		// from the host's fault profile at t, how and when the attempt ends.
-		r := &s.reqs[ri]
 		var hi int32
 		if b := &s.lb; b.policy == RoundRobin && !b.panic && (r.attempts == 0 || !s.c.Retry.PreviousHosts) {
 			// pick for round robin out of panic with nothing to skip,
@@ -271,42 +299,6 @@ func (s *Sim) runUntil(tickKey uint64) {
 			}
 		}
 	}
-}
-
-// arrive starts a downstream request at t, draws the next arrival, and
-// returns the request's slot for dispatch.
-func (s *Sim) arrive(t int64) int32 {
-	// arrivalGap, with expVariate's common path written out.
-	u := s.rng.Uint64()
-	var x float64
-	if k := u >> (64 - expBits); k != expSteps-1 {
-		frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
-		st := &expSteps2[k]
-		x = st[0] + st[1]*frac
-	} else {
-		x = expVariate(u)
-	}
-	next := t + int64(x*s.meanGapUs+0.5)
-	if next >= s.endUs {
-		next = never
-	}
-	s.nextArrival = next
-	ri := s.free
-	if ri >= 0 {
-		s.free = s.reqs[ri].nextFree
-	} else {
-		// Slots are reused, so a run allocates only while it reaches its
-		// peak concurrency.
-		s.reqs = append(s.reqs, request{})
-		ri = int32(len(s.reqs) - 1)
-	}
-	r := &s.reqs[ri]
-	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
-	if s.routeUs > 0 {
-		r.deadlineUs = t + s.routeUs
-	}
-	s.nextID++
-	return ri
 }
 
 // report is the router's updateOutlierDetection for one attempt of r on

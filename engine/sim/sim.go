@@ -207,6 +207,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		h := &s.hosts[i]
 		h.mon = s.det.AddHost(fmt.Sprintf("h%d", i))
 		h.segs = buildSegments(&s.c, i)
+		h.seg = &h.segs[0]
 		h.faultN = make([]uint64, len(c.Faults))
 		h.hcN = make([]uint64, len(c.Faults))
 		s.lb.all = append(s.lb.all, int32(i))
