@@ -164,6 +164,10 @@ type Sim struct {
 	// attempt).
 	OnReport func(Report)
 
+	// refLoop, when set, replaces runUntil: tests run the plain event loop
+	// runUntil was derived from and compare the frames.
+	refLoop func(tickKey uint64)
+
 	// onRetryAdmission, when set, sees every retry admission check: the
 	// cluster's active requests and active retries at the check, and the
 	// answer (tests check the budget arithmetic with it).
@@ -277,7 +281,11 @@ func (s *Sim) Next() (*Interval, bool) {
 		return nil, false
 	}
 	tickAt := (s.tick + 1) * s.intervalUs
-	s.runUntil(eventKey(tickAt, classTick))
+	if s.refLoop != nil {
+		s.refLoop(eventKey(tickAt, classTick))
+	} else {
+		s.runUntil(eventKey(tickAt, classTick))
+	}
 	s.tick++
 	return s.closeInterval(tickAt), true
 }
