@@ -31,19 +31,14 @@ var expSteps2 = func() [expSteps][2]float64 {
 
 // expVariate turns one random word into a unit exponential variate. The
 // top bits choose a table step, the next 32 interpolate within it; the last
-// step (u ≥ 1 − 1/1024) is computed exactly, so the tail is unbounded. The
-// common path is small enough to inline at the two draws per request.
+// step (u ≥ 1 − 1/1024) is computed exactly, so the tail is unbounded.
 func expVariate(u uint64) float64 {
 	k := u >> (64 - expBits)
 	frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
 	if k == expSteps-1 {
-		return expLastStep(frac)
+		x := (float64(k) + frac) / expSteps
+		return -math.Log1p(-x)
 	}
-	st := &expSteps2[k&(expSteps-1)]
+	st := &expSteps2[k]
 	return st[0] + st[1]*frac
-}
-
-func expLastStep(frac float64) float64 {
-	x := (float64(expSteps-1) + frac) / expSteps
-	return -math.Log1p(-x)
 }

@@ -54,6 +54,10 @@ const never = int64(1) << 60
 // found it stays the one to pop until it is popped or an earlier event is
 // pushed; the far heap takes exactly the events the 256 µs ring could not
 // hold, and loses ties to the ring.
+//
+// The simulator's event loop (runUntil) writes out push, popRing and
+// ringMin's common case; TestEventLoopMatchesReference holds its copies to
+// these methods.
 type eventQueue struct {
 	// the ring's minimum, cached from a topKey or pop until the next ring pop
 	minOK   bool
