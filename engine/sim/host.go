@@ -18,6 +18,8 @@ type segment struct {
 	pattern Pattern
 	kind    FailureKind
 	addedUs int64
+	// baseUs is the cluster's base latency plus addedUs, in µs.
+	baseUs float64
 	// serviceUs is 1e6/capacity: how long one request occupies the host's
 	// queue; 0 when capacity is unlimited.
 	serviceUs float64
@@ -31,7 +33,8 @@ type segment struct {
 type host struct {
 	mon  *engine.HostMonitor
 	segs []segment
-	cur  int // segment cursor for dispatches (time only moves forward)
+	cur  int      // segment cursor for dispatches (time only moves forward)
+	seg  *segment // &segs[cur]
 	// faultN counts the requests this host served under each fault window,
 	// for the interleaved pattern; hcN the health checks.
 	faultN []uint64
@@ -101,6 +104,7 @@ func buildSegments(c *Cluster, i int) []segment {
 		if capRPS > 0 {
 			s.serviceUs = 1e6 / capRPS
 		}
+		s.baseUs = float64(c.Latency.Base.Microseconds()) + float64(s.addedUs)
 		segs = append(segs, s)
 	}
 	return segs
@@ -108,10 +112,18 @@ func buildSegments(c *Cluster, i int) []segment {
 
 // segmentAt advances the dispatch cursor to the segment holding t.
 func (h *host) segmentAt(t int64) *segment {
+	if t < h.seg.endUs {
+		return h.seg
+	}
+	return h.advance(t)
+}
+
+func (h *host) advance(t int64) *segment {
 	for t >= h.segs[h.cur].endUs {
 		h.cur++
 	}
-	return &h.segs[h.cur]
+	h.seg = &h.segs[h.cur]
+	return h.seg
 }
 
 // segmentFor finds the segment holding t without moving the cursor.

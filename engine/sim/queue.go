@@ -39,41 +39,63 @@ func eventKey(at int64, c eventClass) uint64 { return uint64(at)<<classBits | ui
 // never is later than any run ends (about 36 years in µs).
 const never = int64(1) << 60
 
-// eventQueue is a calendar queue: a ring of 256 µs buckets covering the
-// next half second, each an unsorted linked list of events in a node pool, plus a binary heap for events further out (timeouts, health
-// checks). Nearly every event is a response a few milliseconds away, so a
-// push is an O(1) link and a pop scans a bucket or two of one or two
-// events. Nothing is allocated per event once the pool has grown to the
-// run's peak of pending events.
+// eventQueue is a calendar queue: a ring of 64 µs buckets covering the
+// next half second, each an unsorted linked list of events in a node pool,
+// plus a binary heap for events further out (timeouts, health checks).
+// Nearly every event is a response a few milliseconds away, so a push is an
+// O(1) link and a pop takes a bucket of one event, found through a
+// two-level occupancy bitmap. Nothing is allocated per event once the pool
+// has grown to the run's peak of pending events.
+//
+// Events with the same key reach the frames in the order this queue pops
+// them, so that order is part of the contract (TestEventQueueMatchesReference
+// holds it to the 256 µs queue it replaced): a bucket lists its events
+// newest first, the earliest is the first of its key in that list, and once
+// found it stays the one to pop until it is popped or an earlier event is
+// pushed; the far heap takes exactly the events the 256 µs ring could not
+// hold, and loses ties to the ring.
+//
+// The simulator's event loop (runUntil) writes out push, popRing and
+// ringMin's common case; TestEventLoopMatchesReference holds its copies to
+// these methods.
 type eventQueue struct {
-	heads [ringSize]int32       // first node of each bucket, -1 when empty
-	used  [ringSize / 64]uint64 // bit per bucket: non-empty
-	nodes []node
-	free  int32 // free-list head, -1 when empty
-	n     int   // events in the ring
-	cur   int64 // bucket number (µs >> bucketShift) the ring starts at
-	far   farHeap
-
-	// the ring's minimum, cached between a topKey and the next change
+	// the ring's minimum, cached from a topKey or pop until the next ring pop
 	minOK   bool
 	minNode int32
 	minPrev int32 // node before minNode in its bucket, -1 if it is the head
 	minKey  uint64
+	farKey  uint64 // the far heap's earliest key, ^0 when it is empty
+	n       int    // events in the ring
+	cur     int64  // bucket number (µs >> bucketShift) the ring starts at
+	free    int32  // free-list head, -1 when empty
+	nodes   []node
+	words   [ringSize / 64 / 64]uint64 // bit per word of used: non-zero
+	used    [ringSize / 64]uint64      // bit per bucket: non-empty
+	heads   [ringSize]int32            // first node of each bucket, -1 when empty
+	far     farHeap
 }
 
 type node struct {
-	e    event
+	key  uint64
+	idx  int32
 	next int32
 }
 
 const (
-	bucketShift = 8 // 256 µs per bucket
-	ringSize    = 2048
+	// Which events go to the far heap is decided on 256 µs steps and a
+	// 2048-step window, as it was when the ring had 256 µs buckets: where
+	// an event waits decides its order among equal keys.
+	farShift  = 8
+	farWindow = 2048
+	// The ring itself is finer, so a bucket rarely holds two events; it
+	// spans the same half second, so it holds every event the rule admits.
+	bucketShift = 6 // 64 µs per bucket
+	ringSize    = farWindow << (farShift - bucketShift)
 	ringMask    = ringSize - 1
 )
 
 func newEventQueue() *eventQueue {
-	q := &eventQueue{free: -1}
+	q := &eventQueue{free: -1, farKey: ^uint64(0)}
 	for i := range q.heads {
 		q.heads[i] = -1
 	}
@@ -86,33 +108,45 @@ func (q *eventQueue) len() int { return q.n + len(q.far.items) }
 // never are clamped so the key cannot overflow.
 func (q *eventQueue) push(at int64, c eventClass, idx int32) {
 	at = min(at, never)
-	e := event{key: eventKey(at, c), idx: idx}
-	b := at >> bucketShift
-	if b-q.cur >= ringSize {
-		q.far.push(e)
+	key := eventKey(at, c)
+	if at>>farShift-q.cur>>(farShift-bucketShift) >= farWindow {
+		q.pushFar(event{key: key, idx: idx})
 		return
 	}
 	ni := q.free
-	if ni >= 0 {
-		q.free = q.nodes[ni].next
-	} else {
-		q.nodes = append(q.nodes, node{})
-		ni = int32(len(q.nodes) - 1)
+	if ni < 0 {
+		ni = q.grow()
 	}
-	slot := b & ringMask
-	q.nodes[ni] = node{e: e, next: q.heads[slot]}
+	nd := &q.nodes[ni]
+	q.free = nd.next
+	slot := (at >> bucketShift) & ringMask
+	head := q.heads[slot]
+	*nd = node{key: key, idx: idx, next: head}
 	q.heads[slot] = ni
-	q.used[slot>>6] |= 1 << (slot & 63)
+	if head < 0 {
+		q.setUsed(slot)
+	}
 	q.n++
 	if q.minOK {
-		switch {
-		case e.key < q.minKey:
-			q.minNode, q.minPrev, q.minKey = ni, -1, e.key
-		case q.minPrev < 0 && slot == bucketOf(q.minKey)&ringMask:
+		if key < q.minKey {
+			q.minNode, q.minPrev, q.minKey = ni, -1, key
+		} else if head == q.minNode && q.minPrev < 0 {
 			// The new node is now the head, in front of the cached minimum.
 			q.minPrev = ni
 		}
 	}
+}
+
+// grow adds a node to the pool and puts it on the free list.
+func (q *eventQueue) grow() int32 {
+	q.nodes = append(q.nodes, node{next: -1})
+	q.free = int32(len(q.nodes) - 1)
+	return q.free
+}
+
+func (q *eventQueue) pushFar(e event) {
+	q.far.push(e)
+	q.farKey = q.far.items[0].key
 }
 
 func bucketOf(key uint64) int64 { return int64(key>>classBits) >> bucketShift }
@@ -125,14 +159,15 @@ func (q *eventQueue) ringMin() {
 	if q.minOK || q.n == 0 {
 		return
 	}
+	nodes := q.nodes
 	ni := q.heads[q.nextUsed(q.cur&ringMask)]
-	best, bestPrev, prev := ni, int32(-1), ni
-	for ni = q.nodes[ni].next; ni >= 0; prev, ni = ni, q.nodes[ni].next {
-		if q.nodes[ni].e.key < q.nodes[best].e.key {
-			best, bestPrev = ni, prev
+	best, bestPrev, bestKey := ni, int32(-1), nodes[ni].key
+	for prev, ni := ni, nodes[ni].next; ni >= 0; prev, ni = ni, nodes[ni].next {
+		if k := nodes[ni].key; k < bestKey {
+			best, bestPrev, bestKey = ni, prev, k
 		}
 	}
-	q.minOK, q.minNode, q.minPrev, q.minKey = true, best, bestPrev, q.nodes[best].e.key
+	q.minOK, q.minNode, q.minPrev, q.minKey = true, best, bestPrev, bestKey
 }
 
 // nextUsed is the first non-empty slot at or after from, going round the
@@ -142,54 +177,85 @@ func (q *eventQueue) nextUsed(from int64) int64 {
 	if m := q.used[w] >> (from & 63); m != 0 {
 		return from + int64(bits.TrailingZeros64(m))
 	}
-	for i := int64(1); i <= ringSize/64; i++ {
-		wi := (w + i) & (ringSize/64 - 1)
-		if m := q.used[wi]; m != 0 {
-			return wi<<6 + int64(bits.TrailingZeros64(m))
+	// The first non-zero word after w, going round, through the summary.
+	const nw = int64(len(q.words))
+	w1 := (w + 1) & (ringSize/64 - 1)
+	sw := w1 >> 6
+	m := q.words[sw] & (^uint64(0) << (w1 & 63))
+	for i := 0; m == 0; i++ {
+		if i > int(nw) {
+			panic("sim: empty event ring")
 		}
+		sw = (sw + 1) & (nw - 1)
+		m = q.words[sw]
 	}
-	panic("sim: empty event ring")
+	wi := sw<<6 + int64(bits.TrailingZeros64(m))
+	return wi<<6 + int64(bits.TrailingZeros64(q.used[wi]))
 }
 
 // topKey is the earliest event's key, or the largest key when empty.
 func (q *eventQueue) topKey() uint64 {
-	k := ^uint64(0)
-	if q.n > 0 {
+	if !q.minOK {
 		q.ringMin()
-		k = q.minKey
+		if !q.minOK {
+			return q.farKey
+		}
 	}
-	if len(q.far.items) > 0 && q.far.items[0].key < k {
-		k = q.far.items[0].key
-	}
-	return k
+	return min(q.minKey, q.farKey)
 }
 
 // pop removes and returns the earliest event; the queue must not be empty.
 func (q *eventQueue) pop() event {
-	if q.n > 0 {
-		q.ringMin()
-		if len(q.far.items) == 0 || q.minKey <= q.far.items[0].key {
-			ni := q.minNode
-			e := q.nodes[ni].e
-			q.cur = bucketOf(e.key)
-			if slot := q.cur & ringMask; q.minPrev < 0 {
-				q.heads[slot] = q.nodes[ni].next
-				if q.heads[slot] < 0 {
-					q.used[slot>>6] &^= 1 << (slot & 63)
-				}
-			} else {
-				q.nodes[q.minPrev].next = q.nodes[ni].next
-			}
-			q.nodes[ni].next = q.free
-			q.free = ni
-			q.n--
-			q.minOK = false
-			return e
-		}
+	q.ringMin()
+	if q.minOK && q.minKey <= q.farKey {
+		return q.popRing()
 	}
-	// The far event is the earliest of all, so the ring's window may start
-	// at its bucket.
+	return q.popFar()
+}
+
+// popRing removes the ring's minimum; ringMin must have found it.
+func (q *eventQueue) popRing() event {
+	ni := q.minNode
+	nd := &q.nodes[ni]
+	e := event{key: nd.key, idx: nd.idx}
+	q.cur = bucketOf(e.key)
+	if q.minPrev >= 0 {
+		q.nodes[q.minPrev].next = nd.next
+	} else if slot := q.cur & ringMask; nd.next >= 0 {
+		q.heads[slot] = nd.next
+	} else {
+		q.heads[slot] = -1
+		q.clearUsed(slot)
+	}
+	nd.next = q.free
+	q.free = ni
+	q.n--
+	q.minOK = false
+	return e
+}
+
+// setUsed marks a bucket that was empty.
+func (q *eventQueue) setUsed(slot int64) {
+	q.used[slot>>6] |= 1 << (slot & 63)
+	q.words[slot>>12] |= 1 << ((slot >> 6) & 63)
+}
+
+// clearUsed marks an emptied bucket.
+func (q *eventQueue) clearUsed(slot int64) {
+	w := slot >> 6
+	if q.used[w] &^= 1 << (slot & 63); q.used[w] == 0 {
+		q.words[w>>6] &^= 1 << (w & 63)
+	}
+}
+
+// popFar removes the far heap's earliest event, the earliest of all: the
+// ring's window may start at its bucket.
+func (q *eventQueue) popFar() event {
 	e := q.far.pop()
+	q.farKey = ^uint64(0)
+	if len(q.far.items) > 0 {
+		q.farKey = q.far.items[0].key
+	}
 	if b := bucketOf(e.key); b > q.cur {
 		q.cur = b
 	}

@@ -47,3 +47,54 @@ func TestEventQueueOrder(t *testing.T) {
 		}
 	}
 }
+
+// The queue pops exactly what the reference queue pops, idx included, so
+// events at the same microsecond keep the order earlier runs gave them:
+// a workload dense in ties, topKey calls at random between operations.
+func TestEventQueueMatchesReference(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		q, ref := newEventQueue(), newRefQueue()
+		now := int64(0)
+		for step := range 50000 {
+			if rng.IntN(4) == 0 {
+				if a, b := q.topKey(), ref.topKey(); a != b {
+					t.Fatalf("seed %d step %d: top %d, reference %d", seed, step, a, b)
+				}
+			}
+			if rng.IntN(2) == 0 || ref.len() == 0 {
+				var d int64
+				switch rng.IntN(8) {
+				case 0, 1:
+					d = rng.Int64N(4) // ties
+				case 2:
+					d = rng.Int64N(600) // same or next bucket
+				case 3:
+					d = rng.Int64N(50000)
+				case 4:
+					d = 600_000 + rng.Int64N(4)*256 // beyond the ring, ties there too
+				case 5:
+					// either side of the ring's edge, where ring and heap meet
+					d = 523_000 + rng.Int64N(8)*200
+				case 6:
+					d = rng.Int64N(400_000) // sparse: the bitmap search goes far
+				}
+				c := eventClass(rng.IntN(3))
+				q.push(now+d, c, int32(step))
+				ref.push(now+d, c, int32(step))
+				continue
+			}
+			a, b := q.pop(), ref.pop()
+			if a != b {
+				t.Fatalf("seed %d step %d: popped %+v, reference %+v", seed, step, a, b)
+			}
+			now = a.at()
+			if q.len() != ref.len() {
+				t.Fatalf("len %d, reference %d", q.len(), ref.len())
+			}
+		}
+		if now < 4*ringSize<<bucketShift {
+			t.Fatalf("seed %d: the run ended at %d µs, before the ring went round four times", seed, now)
+		}
+	}
+}

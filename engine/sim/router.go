@@ -1,143 +1,304 @@
 package sim
 
-import "outlierlab/engine"
+import (
+	"math/bits"
+
+	"outlierlab/engine"
+)
 
 // connectFailUs is how long a refused connection takes to fail.
 const connectFailUs = 1000
 
-// arrive starts a downstream request at t.
-func (s *Sim) arrive(t int64) {
-	s.nextArrival = t + s.arrivalGap()
-	if s.nextArrival >= s.endUs {
-		s.nextArrival = never
-	}
-	ri := s.alloc()
-	r := &s.reqs[ri]
-	*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
-	if s.routeUs > 0 {
-		r.deadlineUs = t + s.routeUs
-	}
-	s.nextID++
-	s.dispatch(ri, t)
-}
-
-// alloc takes a request slot from the free list; slots are reused so a run
-// allocates only while it reaches its peak concurrency.
-func (s *Sim) alloc() int32 {
-	if n := len(s.free); n > 0 {
-		ri := s.free[n-1]
-		s.free = s.free[:n-1]
-		return ri
-	}
-	s.reqs = append(s.reqs, request{})
-	return int32(len(s.reqs) - 1)
-}
-
-// dispatch picks a host for the request's next attempt and decides, from
-// the host's fault profile at t, how and when the attempt ends.
-func (s *Sim) dispatch(ri int32, t int64) {
-	r := &s.reqs[ri]
-	hi := s.lb.pick(s, r)
-	if hi < 0 {
-		// Envoy answers 503 "no healthy upstream" itself: no upstream
-		// request, nothing reported to outlier detection, no retry.
-		s.stats.UpstreamCxNoneHealthy++
-		s.clients.NoHealthy++
-		s.finish(ri, t, true)
-		return
-	}
-	r.attempts++
-	r.triedHosts[r.triedN] = int16(hi)
-	r.triedN++
-	r.host = hi
-	h := &s.hosts[hi]
-	h.active++
-	h.attempts++
-	s.inFlight++
-	s.stats.UpstreamRq++
-
-	seg := h.segmentAt(t)
-	fail := false
-	if seg.fault >= 0 {
-		if seg.pattern == Interleaved {
-			n := h.faultN[seg.fault]
-			h.faultN[seg.fault] = n + 1
-			fail = interleavedFails(n, seg.share)
-		} else {
-			fail = s.rng.Float64() < seg.share
-		}
-	}
-
-	var latency int64 // µs until the attempt ends on its own
-	r.outcome, r.code = outResponse, 200
-	if fail && seg.kind == ConnectFailure {
-		// onPoolFailure: no stream ever attaches.
-		r.outcome = outConnectFailed
-		latency = connectFailUs
-	} else {
-		// onPoolReady: the stream attaches to a (new or reused) connection
-		// before any response, so the router reports
-		// LocalOriginConnectSuccess first; in split mode that is a
-		// local-origin success that lands between other attempts' failures
-		// (§3.4), in non-split mode the detector ignores it.
-		s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
-		hang := fail && seg.kind == Timeout
-		// One random word per response: the high bits draw the
-		// exponential jitter, the low 22 bits decide the tail.
-		u := s.rng.Uint64()
-		lat := s.latencyUs.base + float64(seg.addedUs) + expVariate(u)*s.latencyUs.jitter
-		if u&(1<<22-1) < s.tailCut {
-			lat += s.latencyUs.tail
-		}
-		shed := false
-		if seg.serviceUs > 0 && !hang {
-			// Capacity: one queue per host that serves capacity requests
-			// per second; the wait is how far behind the host is.
-			start := max(h.busyUntilUs, float64(t))
-			wait := start - float64(t)
-			if wait > s.queueUs {
-				shed = true
-			} else {
-				h.busyUntilUs = start + seg.serviceUs
-				lat += wait
+// runUntil handles every event whose key is below tickKey, in key order:
+// the next event is the earliest of the queue's head and the next arrival
+// (no two sources share a class, so no two keys are equal). Arrivals,
+// retries leaving their backoff and responses that are not a 5xx are
+// handled in this one loop, the queue's pop and push written out: at a few
+// dozen instructions of work per event, a call costs as much as the work.
+func (s *Sim) runUntil(tickKey uint64) {
+	q := s.q
+	for {
+		if !q.minOK && q.n > 0 {
+			// ringMin's common case, written out: the earliest bucket is in
+			// cur's bitmap word and holds one event.
+			slot := q.cur & ringMask
+			if m := q.used[slot>>6] >> (slot & 63); m != 0 {
+				slot += int64(bits.TrailingZeros64(m))
+				if ni := q.heads[slot]; q.nodes[ni].next < 0 {
+					q.minOK, q.minNode, q.minPrev, q.minKey = true, ni, -1, q.nodes[ni].key
+				}
+			}
+			if !q.minOK {
+				q.ringMin()
 			}
 		}
-		latency = int64(lat)
-		switch {
-		case shed:
-			// Overloaded: the host sheds the request at once with a 503.
-			s.stats.QueueShed++
-			r.code = 503
-			latency = int64(s.latencyUs.base)
-		case hang:
-			latency = never
-		case fail && seg.kind == Reset:
-			r.outcome = outReset
-		case fail:
-			r.code = int16(seg.kind.httpCode())
+		qKey, ring := q.farKey, false
+		if q.minOK && q.minKey <= qKey {
+			qKey, ring = q.minKey, true
 		}
-	}
-	// The router's timers: the per-try timeout, and what is left of the
-	// route timeout (the earlier one wins; the route timeout ends the
-	// request, a per-try timeout may be retried).
-	limit, perTry := int64(never), false
-	if s.perTryUs > 0 {
-		limit, perTry = s.perTryUs, true
-	}
-	if r.deadlineUs != never {
-		if rem := r.deadlineUs - t; rem <= limit {
-			limit, perTry = rem, false
-		}
-	}
-	if latency > limit {
-		latency = limit
-		if perTry {
-			r.outcome = outPerTryTimeout
+		var ri int32
+		var t int64
+		var r *request
+		if aKey := eventKey(s.nextArrival, classArrival); aKey < qKey {
+			if aKey > tickKey {
+				return
+			}
+			// A new request: draw the next arrival (arrivalGap, with
+			// expVariate's common path written out), take a slot.
+			t = s.nextArrival
+			u := s.rng.Uint64()
+			var x float64
+			if k := u >> (64 - expBits); k != expSteps-1 {
+				frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
+				st := &expSteps2[k]
+				x = st[0] + st[1]*frac
+			} else {
+				x = expVariate(u)
+			}
+			next := t + int64(x*s.meanGapUs+0.5)
+			if next >= s.endUs {
+				next = never
+			}
+			s.nextArrival = next
+			if ri = s.free; ri >= 0 {
+				s.free = s.reqs[ri].nextFree
+			} else {
+				// Slots are reused, so a run allocates only while it
+				// reaches its peak concurrency.
+				s.reqs = append(s.reqs, request{})
+				ri = int32(len(s.reqs) - 1)
+			}
+			r = &s.reqs[ri]
+			*r = request{id: s.nextID, arrivalUs: t, deadlineUs: never, retryLeft: uint8(s.c.Retry.NumRetries)}
+			if s.routeUs > 0 {
+				r.deadlineUs = t + s.routeUs
+			}
+			s.nextID++
 		} else {
-			r.outcome = outRouteTimeout
+			if qKey > tickKey {
+				return
+			}
+			var key uint64
+			if ring {
+				// popRing, written out.
+				ni := q.minNode
+				nd := &q.nodes[ni]
+				key, ri = nd.key, nd.idx
+				q.cur = bucketOf(key)
+				if q.minPrev >= 0 {
+					q.nodes[q.minPrev].next = nd.next
+				} else if slot := q.cur & ringMask; nd.next >= 0 {
+					q.heads[slot] = nd.next
+				} else {
+					q.heads[slot] = -1
+					q.clearUsed(slot)
+				}
+				nd.next = q.free
+				q.free = ni
+				q.n--
+				q.minOK = false
+			} else {
+				e := q.popFar()
+				key, ri = e.key, e.idx
+			}
+			t = int64(key >> classBits)
+			switch eventClass(key & (1<<classBits - 1)) {
+			case classCompletion:
+				r := &s.reqs[ri]
+				if r.outcome != outResponse || r.code >= 500 || s.OnReport != nil {
+					s.complete(ri, t)
+					continue
+				}
+				// complete for a response that is not a 5xx, written out:
+				// it is reported as a success (report) and answers the
+				// client (endAttempt, finish with failed false). The
+				// detector turns a success with a code into
+				// PutHTTPResponseCode(code) in both modes (putResultNoSplit,
+				// putResultSplit), so that is called directly.
+				h := &s.hosts[r.host]
+				s.clock.Ms = t / 1000
+				h.mon.PutHTTPResponseCode(int(r.code))
+				if r.holdsRetry {
+					s.stats.RetrySuccess++
+					s.retries--
+					r.holdsRetry = false
+				}
+				h.active--
+				s.inFlight--
+				s.hist.add(t - r.arrivalUs)
+				s.clients.Requests++
+				r.nextFree, s.free = s.free, ri
+				continue
+			case classHealthCheck:
+				s.healthCheck(ri, t)
+				continue
+			}
+			// classRetry: the backoff has elapsed; unless the route timeout
+			// fired first (then the client gets a 504 and, with no upstream
+			// request in flight, nothing is reported), dispatch the retry.
+			if r = &s.reqs[ri]; t >= r.deadlineUs {
+				s.stats.RouteTimeout++
+				s.finish(ri, t, true)
+				continue
+			}
+		}
+
+		// dispatch: pick a host for the request's next attempt and decide,
+		// from the host's fault profile at t, how and when the attempt ends.
+		var hi int32
+		if b := &s.lb; b.policy == RoundRobin && !b.panic && (r.attempts == 0 || !s.c.Retry.PreviousHosts) {
+			// pick for round robin out of panic with nothing to skip,
+			// written out.
+			if n := uint64(len(b.healthy)); n > 0 {
+				hi = b.healthy[b.rrHealthy%n]
+				b.rrHealthy++
+			} else {
+				hi = -1
+			}
+		} else {
+			hi = b.pick(s, r)
+		}
+		if hi < 0 {
+			// Envoy answers 503 "no healthy upstream" itself: no upstream
+			// request, nothing reported to outlier detection, no retry.
+			s.stats.UpstreamCxNoneHealthy++
+			s.clients.NoHealthy++
+			s.finish(ri, t, true)
+			continue
+		}
+		r.attempts++
+		if s.c.Retry.PreviousHosts {
+			// Only the previous_hosts predicate reads the tried hosts.
+			r.triedHosts[r.triedN] = int16(hi)
+			r.triedN++
+		}
+		r.host = hi
+		h := &s.hosts[hi]
+		h.active++
+		h.attempts++
+		s.inFlight++
+		s.stats.UpstreamRq++
+
+		seg := h.segmentAt(t)
+		fail := false
+		if seg.fault >= 0 {
+			if seg.pattern == Interleaved {
+				n := h.faultN[seg.fault]
+				h.faultN[seg.fault] = n + 1
+				fail = interleavedFails(n, seg.share)
+			} else {
+				fail = s.rng.Float64() < seg.share
+			}
+		}
+
+		var latency int64 // µs until the attempt ends on its own
+		r.outcome, r.code = outResponse, 200
+		if fail && seg.kind == ConnectFailure {
+			// onPoolFailure: no stream ever attaches.
+			r.outcome = outConnectFailed
+			latency = connectFailUs
+		} else {
+			// onPoolReady: the stream attaches to a (new or reused) connection
+			// before any response, so the router reports
+			// LocalOriginConnectSuccess first; in split mode that is a
+			// local-origin success that lands between other attempts' failures
+			// (§3.4), in non-split mode the detector ignores it (see report).
+			if s.split || s.OnReport != nil {
+				s.report(r, hi, engine.LocalOriginConnectSuccess, 0, t)
+			}
+			hang := fail && seg.kind == Timeout
+			// One random word per response: the high bits draw the
+			// exponential jitter (expVariate, written out), the low 22 bits
+			// decide the tail.
+			u := s.rng.Uint64()
+			var x float64
+			if k := u >> (64 - expBits); k != expSteps-1 {
+				frac := float64(uint32(u>>(32-expBits))) * (1.0 / (1 << 32))
+				st := &expSteps2[k]
+				x = st[0] + st[1]*frac
+			} else {
+				x = expVariate(u)
+			}
+			lat := seg.baseUs + x*s.latencyUs.jitter
+			if u&(1<<22-1) < s.tailCut {
+				lat += s.latencyUs.tail
+			}
+			shed := false
+			if seg.serviceUs > 0 && !hang {
+				// Capacity: one queue per host that serves capacity requests
+				// per second; the wait is how far behind the host is.
+				start := max(h.busyUntilUs, float64(t))
+				wait := start - float64(t)
+				if wait > s.queueUs {
+					shed = true
+				} else {
+					h.busyUntilUs = start + seg.serviceUs
+					lat += wait
+				}
+			}
+			latency = int64(lat)
+			if shed || fail {
+				switch {
+				case shed:
+					// Overloaded: the host sheds the request at once with a 503.
+					s.stats.QueueShed++
+					r.code = 503
+					latency = int64(s.latencyUs.base)
+				case hang:
+					latency = never
+				case seg.kind == Reset:
+					r.outcome = outReset
+				default:
+					r.code = int16(seg.kind.httpCode())
+				}
+			}
+		}
+		// The router's timers: the per-try timeout, and what is left of the
+		// route timeout (the earlier one wins; the route timeout ends the
+		// request, a per-try timeout may be retried).
+		limit, perTry := int64(never), false
+		if s.perTryUs > 0 {
+			limit, perTry = s.perTryUs, true
+		}
+		if r.deadlineUs != never {
+			if rem := r.deadlineUs - t; rem <= limit {
+				limit, perTry = rem, false
+			}
+		}
+		if latency > limit {
+			latency = limit
+			if perTry {
+				r.outcome = outPerTryTimeout
+			} else {
+				r.outcome = outRouteTimeout
+			}
+		}
+		// q.push, written out for the ring.
+		at := min(t+latency, never)
+		if at>>farShift-q.cur>>(farShift-bucketShift) >= farWindow || q.free < 0 {
+			q.push(at, classCompletion, ri)
+			continue
+		}
+		key := eventKey(at, classCompletion)
+		ni := q.free
+		nd := &q.nodes[ni]
+		q.free = nd.next
+		slot := (at >> bucketShift) & ringMask
+		head := q.heads[slot]
+		*nd = node{key: key, idx: ri, next: head}
+		q.heads[slot] = ni
+		if head < 0 {
+			q.setUsed(slot)
+		}
+		q.n++
+		if q.minOK {
+			if key < q.minKey {
+				q.minNode, q.minPrev, q.minKey = ni, -1, key
+			} else if head == q.minNode && q.minPrev < 0 {
+				q.minPrev = ni
+			}
 		}
 	}
-	s.q.push(t+latency, classCompletion, ri)
 }
 
 // report is the router's updateOutlierDetection for one attempt of r on
@@ -308,19 +469,6 @@ func (s *Sim) backoffUs(n int) int64 {
 	return int64(s.rng.Uint64()%uint64(interval)) * 1000
 }
 
-// retry dispatches a retry whose backoff has elapsed, unless the route
-// timeout fired first: then the client gets a 504 and, with no upstream
-// request in flight, nothing is reported.
-func (s *Sim) retry(ri int32, t int64) {
-	r := &s.reqs[ri]
-	if t >= r.deadlineUs {
-		s.stats.RouteTimeout++
-		s.finish(ri, t, true)
-		return
-	}
-	s.dispatch(ri, t)
-}
-
 // finish answers the client and frees the request's slot.
 func (s *Sim) finish(ri int32, t int64, failed bool) {
 	r := &s.reqs[ri]
@@ -334,7 +482,7 @@ func (s *Sim) finish(ri int32, t int64, failed bool) {
 	if failed {
 		s.clients.Failures++
 	}
-	s.free = append(s.free, ri)
+	r.nextFree, s.free = s.free, ri
 }
 
 // healthCheck runs one active health check of host hi, then the outlier

@@ -96,6 +96,8 @@ type request struct {
 	host    int32
 	outcome outcome
 	code    int16
+
+	nextFree int32 // while the slot is free: the next free slot, -1: none
 }
 
 func (r *request) tried(h int32) bool {
@@ -123,13 +125,13 @@ type Sim struct {
 	c     Cluster
 	det   *engine.Detector
 	clock engine.ManualClock
-	rng   *rand.Rand
+	rng   pcg
 	lb    balancer
 	hosts []host
 
 	q        *eventQueue
 	reqs     []request
-	free     []int32
+	free     int32 // first free request slot (linked by nextFree), -1: none
 	nextID   uint64
 	inFlight int64 // the cluster's active upstream requests
 	retries  int64 // the cluster's active retries
@@ -162,6 +164,10 @@ type Sim struct {
 	// attempt).
 	OnReport func(Report)
 
+	// refLoop, when set, replaces runUntil: tests run the plain event loop
+	// runUntil was derived from and compare the frames.
+	refLoop func(tickKey uint64)
+
 	// onRetryAdmission, when set, sees every retry admission check: the
 	// cluster's active requests and active retries at the check, and the
 	// answer (tests check the budget arithmetic with it).
@@ -180,7 +186,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	if od.IntervalMs <= 0 {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
-	s := &Sim{c: c, rng: rand.New(rand.NewPCG(seed, 0x6f75746c69657273)), q: newEventQueue()}
+	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue(), free: -1}
 	s.det = engine.NewDialectDetector(c.Dialect, od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
 	s.intervalUs = od.IntervalMs * 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
@@ -210,6 +216,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		h := &s.hosts[i]
 		h.mon = s.det.AddHost(fmt.Sprintf("h%d", i))
 		h.segs = buildSegments(&s.c, i)
+		h.seg = &h.segs[0]
 		h.faultN = make([]uint64, len(c.Faults))
 		h.hcN = make([]uint64, len(c.Faults))
 		s.lb.all = append(s.lb.all, int32(i))
@@ -279,32 +286,10 @@ func (s *Sim) Next() (*Interval, bool) {
 		return nil, false
 	}
 	tickAt := (s.tick + 1) * s.intervalUs
-	tickKey := eventKey(tickAt, classTick)
-	for {
-		// The next event is the earliest of the queue's head, the next
-		// arrival and the tick, with eventClass breaking ties.
-		qKey := s.q.topKey()
-		if qKey < tickKey {
-			if eventKey(s.nextArrival, classArrival) < qKey {
-				s.arrive(s.nextArrival)
-				continue
-			}
-			e := s.q.pop()
-			switch e.class() {
-			case classCompletion:
-				s.complete(e.idx, e.at())
-			case classRetry:
-				s.retry(e.idx, e.at())
-			case classHealthCheck:
-				s.healthCheck(e.idx, e.at())
-			}
-			continue
-		}
-		if s.nextArrival < tickAt {
-			s.arrive(s.nextArrival)
-			continue
-		}
-		break
+	if s.refLoop != nil {
+		s.refLoop(eventKey(tickAt, classTick))
+	} else {
+		s.runUntil(eventKey(tickAt, classTick))
 	}
 	s.tick++
 	return s.closeInterval(tickAt), true
