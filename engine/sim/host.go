@@ -23,6 +23,9 @@ type segment struct {
 	// serviceUs is 1e6/capacity: how long one request occupies the host's
 	// queue; 0 when capacity is unlimited.
 	serviceUs float64
+	// clean: no failing share and no capacity limit, so only timeouts
+	// can fail an attempt here.
+	clean     bool
 	hcFails   bool
 	hcFault   int32 // the window whose share the health endpoint shares
 	hcShare   float64
@@ -44,6 +47,11 @@ type host struct {
 	// active is the host's rq_active: attempts in flight, which least
 	// request compares.
 	active int32
+
+	// pendingFail counts the host's attempts in flight that will fail;
+	// pendingOK its batched successes not yet given to the monitor.
+	pendingFail int32
+	pendingOK   uint64
 
 	failedHC   bool
 	hcFailures uint32 // consecutive failed checks while healthy
@@ -105,6 +113,7 @@ func buildSegments(c *Cluster, i int) []segment {
 			s.serviceUs = 1e6 / capRPS
 		}
 		s.baseUs = float64(c.Latency.Base.Microseconds()) + float64(s.addedUs)
+		s.clean = s.fault < 0 && s.serviceUs == 0
 		segs = append(segs, s)
 	}
 	return segs

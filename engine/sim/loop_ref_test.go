@@ -174,10 +174,10 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 	c.Latency.Jitter = ms(pick(0, 5, 30))
 	c.Latency.TailShare = pick(0, 0.01, 0.2)
 	c.CapacityRPS = pick(0, 0, 50, 400)
-	c.Retry.NumRetries = uint32(rng.IntN(4))
+	c.Retry.NumRetries = uint32(pick(0, 0, 0, 1, 3)) // mostly none: successes are batched then
 	c.Retry.RetryOn = RetryOn(rng.IntN(16))
-	c.Retry.PerTryTimeout = ms(pick(0, 0, 8, 50))
-	c.Retry.RouteTimeout = ms(pick(0, 30, 200, 15000))
+	c.Retry.PerTryTimeout = ms(pick(0, 0, 6, 8, 12, 50))
+	c.Retry.RouteTimeout = ms(pick(0, 7, 10, 30, 200, 15000))
 	c.Retry.PreviousHosts = rng.IntN(2) == 0
 	c.Retry.Budget = rng.IntN(3) == 0
 	c.Retry.MaxRetries = uint32(pick(0, 3, 1000))
@@ -186,7 +186,13 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 	for range rng.IntN(3) {
 		f := Fault{Hosts: []int{rng.IntN(c.Hosts)}, Share: pick(0.1, 1.0/3, 0.7, 1),
 			Pattern: Pattern(rng.IntN(2)), Kind: FailureKind(rng.IntN(7)),
-			From: time.Duration(rng.IntN(4)) * time.Second, HealthCheckFails: rng.IntN(2) == 0}
+			From: ms(float64(rng.IntN(4000))), HealthCheckFails: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 {
+			f.Until = f.From + ms(pick(3, 40, 700, 3000))
+		}
+		if rng.IntN(4) == 0 {
+			f.CapacityRPS = pick(20, 200)
+		}
 		if rng.IntN(3) == 0 {
 			f.AddedLatency = ms(pick(20, 300))
 		}
@@ -196,7 +202,7 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 		c.Faults = append(c.Faults, f)
 	}
 	od := engine.DefaultConfig()
-	od.IntervalMs = int64(pick(500, 1000, 3000))
+	od.IntervalMs = int64(pick(100, 500, 1000, 3000))
 	od.Consecutive5xx = uint32(pick(1, 3, 5))
 	od.MaxEjectionPercent = uint32(pick(10, 50, 100))
 	od.SplitExternalLocalOriginErrors = rng.IntN(2) == 0
@@ -204,16 +210,59 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 	return c, od
 }
 
+// batchTraps are runs where a batched success would be reported out of
+// order if a batching condition were missing: failures that end within a
+// millisecond on a host whose successes take tens (the fault segment must
+// be clean), a fault that starts while successes are in flight (they must
+// end before the segment does), and consecutive_5xx at 2, so a success
+// missing from its place ejects.
+func batchTraps() []struct {
+	c  Cluster
+	od engine.Config
+} {
+	base := DefaultCluster()
+	base.Hosts, base.RPS, base.Duration = 3, 2000, 20*time.Second
+	base.Latency = Latency{Base: 2 * time.Millisecond, Jitter: 30 * time.Millisecond, TailShare: 0.05, Tail: 100 * time.Millisecond}
+	od := engine.DefaultConfig()
+	od.IntervalMs, od.Consecutive5xx, od.MaxEjectionPercent = 1000, 2, 100
+	var out []struct {
+		c  Cluster
+		od engine.Config
+	}
+	for _, f := range []Fault{
+		{Hosts: []int{0}, Share: 0.3, Pattern: Bernoulli, Kind: ConnectFailure},
+		{Hosts: []int{0}, Share: 0.5, Pattern: Interleaved, Kind: HTTP503},
+		{Hosts: []int{1}, Share: 1, Kind: ConnectFailure, From: 3 * time.Second, Until: 3050 * time.Millisecond},
+		{AllHosts: true, Share: 0.2, Pattern: Bernoulli, Kind: Reset, From: 5 * time.Second},
+	} {
+		c := base.Clone()
+		c.Faults = []Fault{f}
+		out = append(out, struct {
+			c  Cluster
+			od engine.Config
+		}{c, od})
+	}
+	return out
+}
+
 // The written-out event loop gives the frames the plain loop gives, run by
-// run and interval by interval, over random clusters and configs.
+// run and interval by interval, over the batching traps and random
+// clusters and configs.
 func TestEventLoopMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	runs := 200
 	if testing.Short() {
 		runs = 40
 	}
-	for i := range runs {
-		c, od := randomRun(rng)
+	traps := batchTraps()
+	for i := range len(traps) + runs {
+		var c Cluster
+		var od engine.Config
+		if i < len(traps) {
+			c, od = traps[i].c, traps[i].od
+		} else {
+			c, od = randomRun(rng)
+		}
 		seed := uint64(i)
 		fast, ref := newSim(t, c, od, seed), newSim(t, c, od, seed)
 		ref.refLoop = ref.refRunUntil

@@ -17,6 +17,7 @@ const connectFailUs = 1000
 // dozen instructions of work per event, a call costs as much as the work.
 func (s *Sim) runUntil(tickKey uint64) {
 	q := s.q
+	batch := s.batchable && s.OnReport == nil
 	for {
 		if !q.minOK && q.n > 0 {
 			// ringMin's common case, written out: the earliest bucket is in
@@ -273,8 +274,22 @@ func (s *Sim) runUntil(tickKey uint64) {
 				r.outcome = outRouteTimeout
 			}
 		}
-		// q.push, written out for the ring.
 		at := min(t+latency, never)
+		if r.outcome != outResponse || r.code >= 500 {
+			h.pendingFail++
+		} else if batch && r.code == 200 && latency < limit && at < seg.endUs && seg.clean && h.pendingFail == 0 && eventKey(at, classCompletion) < tickKey {
+			// A success that nothing can overtake: answer it now and hand
+			// the detector its response at the interval's end (see
+			// batchable), not through the queue.
+			h.pendingOK++
+			h.active--
+			s.inFlight--
+			s.hist.add(at - r.arrivalUs)
+			s.clients.Requests++
+			r.nextFree, s.free = s.free, ri
+			continue
+		}
+		// q.push, written out for the ring.
 		if at>>farShift-q.cur>>(farShift-bucketShift) >= farWindow || q.free < 0 {
 			q.push(at, classCompletion, ri)
 			continue
@@ -298,6 +313,37 @@ func (s *Sim) runUntil(tickKey uint64) {
 				q.minPrev = ni
 			}
 		}
+	}
+}
+
+// Batching successes. A response that is not a 5xx only moves its host's
+// monitor by total++, success++ and a reset of the consecutive counters,
+// which commutes with every other success, with health-check unejections
+// (they reset the same counters) and with the other hosts' results; only
+// the host's own failures and the tick's interval swap must see it in
+// place. So a success is answered at dispatch and counted in
+// host.pendingOK, and flushOK hands the monitor those responses before the
+// host's next failure or non-batched result (complete) and before the tick
+// (closeInterval), when
+//
+//   - no attempt is ever retried (batchable), so every attempt is a fresh
+//     request whose timeouts are its own: any failure of the host
+//     dispatched later ends at least limit after its dispatch, and the
+//     batched success ends strictly sooner (latency < limit: an attempt
+//     dispatched in the same microsecond could time out in the same
+//     microsecond otherwise);
+//   - the host's fault segment is clean (no failing share, no capacity
+//     limit) until after the success ends, so nothing else can fail there
+//     first, and no failure dispatched earlier is still pending on the
+//     host (pendingFail);
+//   - it ends in this interval, so it is no longer in flight at the tick,
+//     and the LB does not read in-flight counts (not least request);
+//   - nobody watches the reports (OnReport), which would see the order.
+//
+// TestEventLoopMatchesReference holds the frames to the unbatched loop.
+func (s *Sim) flushOK(h *host) {
+	for ; h.pendingOK > 0; h.pendingOK-- {
+		h.mon.PutHTTPResponseCode(200)
 	}
 }
 
@@ -327,6 +373,13 @@ func (s *Sim) report(r *request, hi int32, res engine.Result, code int, t int64)
 func (s *Sim) complete(ri int32, t int64) {
 	r := &s.reqs[ri]
 	hi := r.host
+	h := &s.hosts[hi]
+	if r.outcome != outResponse || r.code >= 500 {
+		h.pendingFail--
+	}
+	// The host's batched successes all ended before this attempt's end
+	// (see batchable), so the detector sees them first.
+	s.flushOK(h)
 	failed := true
 	switch r.outcome {
 	case outResponse:

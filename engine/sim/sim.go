@@ -148,6 +148,9 @@ type Sim struct {
 	hcUs        int64
 	tailCut     uint64 // TailShare scaled to 22 bits
 	split       bool   // split_external_local_origin_errors
+	// batchable: successes may be batched (see flushOK): no attempt is
+	// ever retried and the LB does not read in-flight counts.
+	batchable bool
 
 	// interval accumulators, and the interval handed to the caller
 	clients   ClientInterval
@@ -204,6 +207,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	s.hcUs = c.HealthCheck.Interval.Microseconds()
 	s.tailCut = uint64(c.Latency.TailShare * (1 << 22))
 	s.split = od.SplitExternalLocalOriginErrors
+	s.batchable = (c.Retry.NumRetries == 0 || c.Retry.RetryOn == 0) && c.LB != LeastRequest
 
 	s.hosts = make([]host, c.Hosts)
 	s.lb = balancer{policy: c.LB, panicThreshold: c.HealthyPanicThreshold}
@@ -298,6 +302,9 @@ func (s *Sim) Next() (*Interval, bool) {
 // closeInterval fires the detector's interval timer and collects the frame.
 func (s *Sim) closeInterval(at int64) *Interval {
 	s.clock.Ms = at / 1000
+	for i := range s.hosts {
+		s.flushOK(&s.hosts[i])
+	}
 	rep := s.det.Tick()
 	iv := &s.out
 	iv.StartMs, iv.EndMs = (at-s.intervalUs)/1000, at/1000
