@@ -74,7 +74,7 @@ func importResultView(imp imported) view.ImportResult {
 	for i := range controls {
 		ctl := &controls[i]
 		if val, ok := imp.link.Values[ctl.Name]; ok {
-			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.display(val))
+			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.envoyValue(val))
 		}
 	}
 	return v

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -207,7 +208,7 @@ func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sw
 	low, width, median := make([]any, len(bands)), make([]any, len(bands)), make([]any, len(bands))
 	for i, b := range bands {
 		st := m.stat(b)
-		low[i], width[i] = round2(st.Min), round2(st.Max-st.Min)
+		low[i], width[i] = round4(st.Min), round4(st.Max-st.Min)
 		median[i] = map[string]any{"value": round2(st.Median), "url": sq.pointURL(i),
 			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], fmtNum(round2(st.Median)), m.unit, fmtNum(round2(st.Min)), fmtNum(round2(st.Max)), m.unit)}
 	}
@@ -240,12 +241,19 @@ func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sw
 		for _, s := range series[:2] {
 			s.(map[string]any)["silent"] = true
 		}
+		if len(series) > 3 { // seed 1's dots above the median's symbols
+			series[3].(map[string]any)["z"] = 5
+		}
 		o["series"] = series
 		legend, _ := plain(o["legend"]).(map[string]any)
 		legend["data"] = []string{"median", "seeds " + sq.seedSpec, "seed 1 (the lab's)"}
 		o["legend"] = legend
 	}}
 }
+
+// round4 keeps a band's edges apart where seeds differ in the third
+// decimal (5.0019% and 4.9980%).
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // plain is v as plain JSON values (maps, slices), for a patch to change
 // what go-echarts has no field for.
