@@ -141,6 +141,12 @@ func TestBrowserImportWhatif(t *testing.T) {
 		}
 	}
 
+	// "Sweep a setting" sweeps from the settings shown: the last import's.
+	step("sweep from here", chromedp.Click(chromedp.CSS("#link-sweep")), chromedp.WaitVisible(chromedp.CSS("#sweep-failure canvas")))
+	if got := eval(`document.querySelector('.sweep').innerText`); !strings.Contains(got, "Every run also sets:") || !strings.Contains(got, "enforcing_success_rate = 0%") {
+		t.Errorf("the sweep from the lab lacks the lab's settings:\n%s", head(got, 600))
+	}
+
 	step("open /whatif", chromedp.Navigate(b.url+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-log")))
 	logFile, _ := filepath.Abs(filepath.Join("..", "testdata", "whatif", "envoy.log"))
 	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "whatif", "cluster.yaml"))

@@ -255,6 +255,30 @@ func whatifWhy(res *whatif.Result, cfg engine.Config) []string {
 	return out
 }
 
+// widenLabels is a chart's option with room on the left for the log's
+// host names ("10.0.0.5:8080"), which the lab's margins, made for "h5",
+// would cut: each grid at the lab's left margin moves to fit the longest.
+func widenLabels(c jsonOption, hosts []string) json.RawMessage {
+	longest := 0
+	for _, h := range hosts {
+		longest = max(longest, len(h))
+	}
+	left := 16 + 8*longest // px: a label's characters at the lanes' font size
+	c.Validate()
+	o, _ := plain(c.JSON()).(map[string]any)
+	grids, _ := o["grid"].([]any)
+	for _, g := range grids {
+		if g, ok := g.(map[string]any); ok && g["left"] == "66" && left > 66 {
+			g["left"] = itoa(left)
+		}
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic("web: chart option: " + err.Error())
+	}
+	return b
+}
+
 // whatifChartIDs are the lab's charts a replay draws: all but the compare
 // strip, which reruns a scenario under the other dialect (a log has no
 // scenario to rerun).
@@ -280,7 +304,7 @@ func whatifCharts(res *whatif.Result, cfg engine.Config) view.StaticCharts {
 			continue
 		}
 		boxes = append(boxes, view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size})
-		opt[c.ID] = optionJSON(c.Build(r, r.Frames))
+		opt[c.ID] = widenLabels(c.Build(r, r.Frames), r.Hosts)
 		if c.Height != nil {
 			heights[c.ID] = c.Height(r)
 		}
