@@ -29,7 +29,6 @@ const maxSeed = 1 << 32
 
 // compareSide is one side of a compare: the lab link and its seed.
 type compareSide struct {
-	name string // "a" or "b"
 	link labLink
 	seed uint64
 }
@@ -99,7 +98,7 @@ func sameRun(a, b compareSide) error {
 // parseSide reads one side: a lab query, plus seed. Its errors are the
 // lab's, each prefixed with the side ("a: max_ejection_percent: …").
 func parseSide(name, raw string) (compareSide, error) {
-	side := compareSide{name: name, seed: defaultSeed}
+	side := compareSide{seed: defaultSeed}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
 		return side, withKind(kindMalformed, &inputError{Field: name, Msg: "is not a lab link's query: " + err.Error()})
