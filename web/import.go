@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,36 +26,98 @@ const maxImportBytes = 256 << 10
 // the preset's own. A document Envoy or istiod would refuse is 400, each
 // problem naming its field; a valid one the lab cannot show (a value
 // beyond a control's span, a setting with no control) is 422, naming it.
+//
+// The lab's "Paste your cluster" form posts the same route, url-encoded
+// (fields cluster and preset): with JavaScript, through Datastar, which
+// is answered with a stream that loads the cluster into the tab
+// (importStream); without, with the 303, or a page that names the
+// problems above the form again (importFormPage).
 func (s *Server) importCluster(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("preset")
-	if name == "" {
-		name = defaultPreset
-	}
-	p, ok := scenario.Lookup(name)
-	if !ok {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("preset: there is no scenario preset called %q", truncate(name, 60)))
+	req, err := readImport(w, r)
+	if err != nil {
+		httpError(w, kindStatus[kindOf(err, kindMalformed)], errorText(err))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
+	imp := importDoc(req.preset, req.doc)
+	switch {
+	case req.form && r.Header.Get("Datastar-Request") == "true":
+		s.importStream(w, r, imp)
+	case imp.err == nil:
+		http.Redirect(w, r, "/lab?"+imp.query, http.StatusSeeOther)
+	case req.form:
+		s.importFormPage(w, r, req, imp)
+	default:
+		httpError(w, imp.status, imp.err.Error())
+	}
+}
+
+// importRequest is what a post to /lab/import holds.
+type importRequest struct {
+	preset string
+	doc    []byte
+	// form: the lab's form posted it (url-encoded, with a cluster field).
+	form bool
+}
+
+// readImport reads the body: the document itself, or the lab form's
+// fields. A body of any other type that parses as a form without a
+// cluster field (curl --data-binary sends YAML as a form) is the document.
+func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
+	req := importRequest{preset: r.URL.Query().Get("preset")}
+	// A form's encoding may triple the document's size.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 3*maxImportBytes))
 	if err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the document is larger than %d bytes", maxImportBytes))
-			return
+			return req, withKind(kindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
 		}
-		httpError(w, http.StatusBadRequest, "cannot read the document: "+err.Error())
-		return
+		return req, withKind(kindMalformed, errors.New("cannot read the document: "+err.Error()))
 	}
-	c, err := envoyconf.ParseCluster(body)
+	req.doc = body
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
+		if q, err := url.ParseQuery(string(body)); err == nil && q.Has("cluster") {
+			req.form, req.doc = true, []byte(q.Get("cluster"))
+			if p := q.Get("preset"); p != "" {
+				req.preset = p
+			}
+		}
+	}
+	if req.preset == "" {
+		req.preset = defaultPreset
+	}
+	if len(req.doc) > maxImportBytes {
+		return req, withKind(kindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
+	}
+	return req, nil
+}
+
+// imported is a document read for the lab: its cluster and the lab query
+// that runs it, or the error with its status.
+type imported struct {
+	preset  scenario.Preset
+	cluster envoyconf.Cluster
+	query   string
+	link    labLink
+	status  int
+	err     error
+}
+
+// importDoc reads a document for the preset: 404 for an unknown preset,
+// 400 for a document Envoy or istiod refuses, 422 for one the lab's
+// controls cannot show.
+func importDoc(name string, doc []byte) imported {
+	p, ok := scenario.Lookup(name)
+	if !ok {
+		return imported{status: http.StatusNotFound, err: fmt.Errorf("preset: there is no scenario preset called %q", truncate(name, 60))}
+	}
+	c, err := envoyconf.ParseCluster(doc)
 	if err != nil {
-		httpError(w, http.StatusBadRequest, errorText(err))
-		return
+		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(errorText(err))}
 	}
-	query := importQuery(p, c)
-	if _, err := parseLabQuery(query); err != nil {
-		httpError(w, http.StatusUnprocessableEntity, "the lab cannot show this cluster:\n"+errorText(err))
-		return
+	imp := imported{preset: p, cluster: c, query: importQuery(p, c)}
+	if imp.link, err = parseLabQuery(imp.query); err != nil {
+		return imported{preset: p, cluster: c, status: http.StatusUnprocessableEntity, err: errors.New("the lab cannot show this cluster:\n" + errorText(err))}
 	}
-	http.Redirect(w, r, "/lab?"+query, http.StatusSeeOther)
+	return imp
 }
 
 // importQuery is the lab query of the preset run with the imported

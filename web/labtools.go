@@ -1,0 +1,155 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/lint"
+	"outlierlab/engine/scenario"
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// The free lab's what-if tools, under the lab: "Paste your cluster" (the
+// form posts /lab/import), what lint says about the settings shown (POST
+// /lab/lint, redone as the settings change), a sweep and a log replay.
+
+// labToolsView is the tools panel of a free-lab page.
+func labToolsView(preset string) view.LabTools {
+	return view.LabTools{Preset: preset, Presets: presetLinks(preset), Params: sweepParamViews("max_ejection_percent")}
+}
+
+// importStream answers the lab's form (through Datastar): a document with
+// problems shows them in the form's result; a good one sets the page's
+// controls to the imported cluster's values and presses the hidden apply
+// button, which posts the set command as a slider does, so the tab reruns
+// with the cluster in place (its stream redraws and moves the address to
+// the permalink), and the result lists the settings it changed and the
+// import's notes.
+func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp imported) {
+	sse := datastar.NewSSE(w, r)
+	res := importResultView(imp)
+	if imp.err == nil {
+		run, err := s.runs.get(imp.link.inputs())
+		if err != nil {
+			res = view.ImportResult{Problems: strings.Split(errorText(err), "\n")}
+		} else {
+			b, _ := json.Marshal(inputSignals{Preset: run.Preset, Cfg: controlSignals(run, nil)})
+			if sse.PatchSignals(b) != nil {
+				return
+			}
+		}
+	}
+	if patchTempl(sse, templates.ImportResult(res)) != nil || len(res.Problems) > 0 {
+		return
+	}
+	_ = sse.ExecuteScript("document.getElementById('btn-import-apply').click()")
+}
+
+func patchTempl(sse *datastar.ServerSentEventGenerator, c templ.Component) error {
+	var b bytes.Buffer
+	if err := c.Render(context.Background(), &b); err != nil {
+		return err
+	}
+	return sse.PatchElements(b.String())
+}
+
+// importResultView says what an import did, or what is wrong with it.
+func importResultView(imp imported) view.ImportResult {
+	if imp.err != nil {
+		return view.ImportResult{Problems: strings.Split(imp.err.Error(), "\n")}
+	}
+	c := imp.cluster
+	v := view.ImportResult{Source: sourceWords(c.Source), Name: c.Name, Notes: c.Notes, Link: "/lab?" + imp.query}
+	for i := range controls {
+		ctl := &controls[i]
+		if val, ok := imp.link.Values[ctl.Name]; ok {
+			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.envoyValue(val))
+		}
+	}
+	return v
+}
+
+func sourceWords(src envoyconf.Source) string {
+	switch src {
+	case envoyconf.SourceEnvoyCluster:
+		return "an Envoy cluster"
+	case envoyconf.SourceDestinationRule:
+		return "an Istio DestinationRule"
+	}
+	return "an outlier_detection block"
+}
+
+// importFormPage is the lab form's answer without JavaScript when the
+// document has problems: the problems, and the form with the document.
+func (s *Server) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
+	v := view.ImportPage{Layout: s.layout("Paste your cluster", "lab", false), Preset: req.preset,
+		Presets: presetLinks(req.preset), Document: string(req.doc), Result: importResultView(imp)}
+	s.render(w, r, imp.status, templates.ImportPage(v))
+}
+
+// lintSignals are the signals the lint panel posts: the tab's inputs.
+type lintSignals struct {
+	Preset string                     `json:"preset"`
+	Cfg    map[string]json.RawMessage `json:"cfg"`
+	Inject string                     `json:"inject"`
+}
+
+// labLint handles POST /lab/lint: what engine/lint says about the page's
+// settings on its preset's cluster (hosts, request rate, panic threshold),
+// as a patch of the lint panel.
+func (s *Server) labLint(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		writeError(w, withKind(kindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody)), kindTooLarge)
+		return
+	}
+	var sig lintSignals
+	if err := json.Unmarshal(body, &sig); err != nil {
+		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
+		return
+	}
+	_ = patchTempl(datastar.NewSSE(w, r), templates.LintBody(lintView(sig)))
+}
+
+// lintView reads the settings as the lab does (the preset, the controls,
+// the injected faults) and runs lint over the config and the cluster.
+func lintView(sig lintSignals) view.LintPanel {
+	preset := sig.Preset
+	if preset == "" {
+		preset = defaultPreset
+	}
+	p, ok := scenario.Lookup(preset)
+	if !ok {
+		return view.LintPanel{Problem: fmt.Sprintf("preset: %q is not a preset", truncate(preset, 40))}
+	}
+	vals, err := parseControlValues(sig.Cfg)
+	in := Inputs{Preset: p.Name}.with(vals)
+	if err == nil && sig.Inject != "" {
+		in.Inject, err = normalInject(sig.Inject)
+	}
+	var sc scenario.Scenario
+	var cfg engine.Config
+	if err == nil {
+		sc, cfg, err = applyInputs(p, in)
+	}
+	if err != nil {
+		return view.LintPanel{Problem: errorText(err)}
+	}
+	cl := lint.Cluster{Hosts: sc.Cluster.Hosts, RPS: sc.Cluster.RPS, PanicThreshold: float64(sc.Cluster.HealthyPanicThreshold)}
+	v := view.LintPanel{Cluster: fmt.Sprintf("%d hosts, %s requests/s, panic below %s%% healthy", cl.Hosts, fmtNum(cl.RPS), fmtNum(cl.PanicThreshold))}
+	for _, f := range lint.Check(cfg, cl) {
+		v.Findings = append(v.Findings, view.LintFinding{Severity: f.Severity.String(), Field: f.Field, Message: f.Message})
+	}
+	return v
+}

@@ -1,0 +1,268 @@
+package web
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+
+	"outlierlab/engine/scenario"
+	"outlierlab/engine/sweep"
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// sweepGate lets one sweep run at a time: a sweep takes every core, and
+// a room of laptops opening sweeps at once should queue, not thrash.
+var sweepGate = make(chan struct{}, 1)
+
+// sweeps keeps recent sweeps by their address, so a reload or a room
+// opening the same link runs nothing.
+var sweeps = &sweepCache{max: 16, order: list.New(), byKey: map[string]*list.Element{}}
+
+type sweepCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front: most recent; values are sweepEntry
+	byKey map[string]*list.Element
+}
+
+type sweepEntry struct {
+	key  string
+	sw   *sweep.Sweep
+	took time.Duration
+}
+
+func (c *sweepCache) get(key string) (sweepEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(sweepEntry), true
+	}
+	return sweepEntry{}, false
+}
+
+func (c *sweepCache) put(e sweepEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[e.key]; ok {
+		return
+	}
+	c.byKey[e.key] = c.order.PushFront(e)
+	for c.order.Len() > c.max {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.byKey, old.Value.(sweepEntry).key)
+	}
+}
+
+// runSweep runs the sweep (or finds it run), waiting its turn at the gate
+// while the request lasts.
+func runSweep(ctx context.Context, spec sweep.Spec) (sweepEntry, error) {
+	key := fmt.Sprintf("%s|%v|%s|%v|%v", spec.Preset.Name, spec.Base, spec.Param, spec.Values, spec.Seeds)
+	if e, ok := sweeps.get(key); ok {
+		return e, nil
+	}
+	select {
+	case sweepGate <- struct{}{}:
+		defer func() { <-sweepGate }()
+	case <-ctx.Done():
+		return sweepEntry{}, ctx.Err()
+	}
+	if e, ok := sweeps.get(key); ok {
+		return e, nil // run by the request ahead of this one
+	}
+	start := time.Now()
+	sw, err := sweep.Run(ctx, spec)
+	if err != nil {
+		return sweepEntry{}, err
+	}
+	e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
+	sweeps.put(e)
+	return e, nil
+}
+
+// sweepPage handles GET /sweep.
+func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
+	sq, err := parseSweepQuery(r.URL.RawQuery)
+	if err != nil {
+		if k := kindOf(err, kindMalformed); k == kindURITooLong {
+			httpError(w, kindStatus[k], errorText(err))
+			return
+		}
+		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+defaultPreset+"&param=max_ejection_percent", errorText(err))
+		return
+	}
+	p, ok := scenario.Lookup(sq.preset)
+	if !ok {
+		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(sq.preset, 60)))
+		return
+	}
+	e, err := runSweep(r.Context(), sq.spec(p))
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the visitor left
+		}
+		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+p.Name+"&param="+sq.ctl.Name, errorText(err))
+		return
+	}
+	v := sweepView(sq, e)
+	v.Layout = s.layout("Sweep: "+sq.ctl.Name, "lab", true)
+	s.render(w, r, http.StatusOK, templates.SweepPage(v))
+}
+
+// sweepView is the page of a sweep: the form, the charts and the table.
+func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
+	bands := e.sw.Bands()
+	v := view.Sweep{
+		Preset: sq.preset, Param: sq.ctl.Name, Label: sq.ctl.Label,
+		From: sq.from, To: sq.to, Step: sq.step, Seeds: sq.seedSpec,
+		Presets: presetLinks(sq.preset), Params: sweepParamViews(sq.ctl.Name),
+		Runs: e.sw.Runs, Points: len(sq.values), SeedCount: len(sq.seeds),
+		Took:   strconv.FormatFloat(e.took.Seconds(), 'f', 2, 64) + " s",
+		Charts: sweepCharts(sq, bands, e.sw),
+	}
+	for name, val := range sq.base.Values {
+		v.Base = append(v.Base, name+" = "+controlByName[name].display(val))
+	}
+	slices.Sort(v.Base)
+	if sq.base.Inject != "" {
+		v.Base = append(v.Base, "inject = "+sq.base.Inject)
+	}
+	for i, b := range bands {
+		v.Rows = append(v.Rows, view.SweepRow{
+			Value: b.Value, Display: sq.ctl.display(sq.values[i]), URL: sq.pointURL(i),
+			Failure: pct(b.FailurePct.Median), Ejections: fmtNum(b.Ejections.Median),
+			Overflows: fmtNum(b.Overflows.Median), PanicS: fmtNum(b.PanicS.Median) + " s",
+		})
+	}
+	return v
+}
+
+// sweepParamViews are the sweep form's choices, each with its span.
+func sweepParamViews(selected string) []view.SweepParam {
+	var out []view.SweepParam
+	for _, c := range sweepParams() {
+		out = append(out, view.SweepParam{Name: c.Name, Label: c.Label, Min: fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step), Selected: c.Name == selected})
+	}
+	return out
+}
+
+// sweepMetric is one chart of the sweep: a metric of every point.
+type sweepMetric struct {
+	id, title, unit string
+	stat            func(sweep.Band) sweep.Stat
+	of              func(sweep.Point) float64
+}
+
+var sweepMetrics = []sweepMetric{
+	{"sweep-failure", "Client failures", "%", func(b sweep.Band) sweep.Stat { return b.FailurePct }, func(p sweep.Point) float64 { return p.FailurePct }},
+	{"sweep-ejections", "Ejections", "", func(b sweep.Band) sweep.Stat { return b.Ejections }, func(p sweep.Point) float64 { return float64(p.Ejections) }},
+	{"sweep-overflows", "Ejections refused by the cap (overflows)", "", func(b sweep.Band) sweep.Stat { return b.Overflows }, func(p sweep.Point) float64 { return float64(p.Overflows) }},
+	{"sweep-panic", "Time in panic", " s", func(b sweep.Band) sweep.Stat { return b.PanicS }, func(p sweep.Point) float64 { return p.PanicS }},
+}
+
+// sweepCharts are a chart per metric against the swept value: the median
+// over the seeds as a line in the band from the lowest to the highest
+// seed, and seed 1 (the lab's run) as points; a click on a point opens the
+// lab at that value.
+func sweepCharts(sq sweepQuery, bands []sweep.Band, sw *sweep.Sweep) view.StaticCharts {
+	labels := make([]string, len(sq.values))
+	for i, v := range sq.values {
+		labels[i] = sq.ctl.display(v)
+	}
+	seed1 := slices.Index(sw.Seeds, 1)
+	out := map[string]json.RawMessage{}
+	var boxes []view.Chart
+	for _, m := range sweepMetrics {
+		boxes = append(boxes, view.Chart{ID: m.id, Size: "half", Title: m.title,
+			Caption: fmt.Sprintf("against %s · line: median of seeds %s · band: lowest to highest seed · dots: seed 1, the lab's run · click a point to open it in the lab", sq.ctl.Name, sq.seedSpec)})
+		out[m.id] = optionJSON(sweepChart(sq, labels, bands, sw, seed1, m))
+	}
+	o, _ := json.Marshal(out)
+	return view.StaticCharts{Boxes: boxes, Options: string(o), Heights: "{}"}
+}
+
+// sweepChart is one metric's chart. The band is two stacked series (the
+// lowest seed, then highest − lowest, filled), silent so the tooltip is the
+// median's and seed 1's, which say the band in words.
+func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sweep, seed1 int, m sweepMetric) jsonOption {
+	c := charts.NewLine()
+	c.SetXAxis(labels)
+	c.SetGlobalOptions(common(&Run{Times: labels}, m.unit)...)
+	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis(m.unit, 0, nil)),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
+		grid(16, 40))
+	low, width, median := make([]any, len(bands)), make([]any, len(bands)), make([]any, len(bands))
+	for i, b := range bands {
+		st := m.stat(b)
+		low[i], width[i] = round4(st.Min), round4(st.Max-st.Min)
+		median[i] = map[string]any{"value": round2(st.Median), "url": sq.pointURL(i),
+			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], fmtNum(round2(st.Median)), m.unit, fmtNum(round2(st.Min)), fmtNum(round2(st.Max)), m.unit)}
+	}
+	silent := func(s *charts.SingleSeries) { s.Stack = "band"; s.ShowSymbol = opts.Bool(false) }
+	edge := charts.WithLineStyleOpts(opts.LineStyle{Opacity: opts.Float(0.01)})
+	c.AddSeries("lowest seed", nil, rawData(low), edge, charts.WithSeriesOpts(silent))
+	c.AddSeries("seeds "+sq.seedSpec, nil, rawData(width), seriesColor(colorA), edge,
+		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorA, Opacity: opts.Float(0.18)}), charts.WithSeriesOpts(silent))
+	c.AddSeries("median", nil, rawData(median), seriesColor(colorA), lineStyle(colorA, 3, ""),
+		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 8 }))
+	if seed1 >= 0 {
+		dots := make([]any, len(bands))
+		for i := range bands {
+			p := sw.Points[i*len(sw.Seeds)+seed1]
+			dots[i] = map[string]any{"value": []any{i, round2(m.of(p))}, "url": sq.pointURL(i),
+				"name": fmt.Sprintf("seed 1 at %s = %s: %s%s · click to open in the lab", sq.ctl.Name, labels[i], fmtNum(round2(m.of(p))), m.unit)}
+		}
+		sc := charts.NewScatter()
+		sc.AddSeries("seed 1 (the lab's)", nil, rawData(dots), seriesColor(colorB),
+			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
+		c.Overlap(sc)
+	}
+	return patched{c, func(o map[string]any) {
+		// The band's two series are silent (no tooltip, no hover): the
+		// median's and seed 1's tooltips say the band in words. The
+		// legend leaves out its lower edge, which no reader needs named.
+		series, _ := plain(o["series"]).([]any)
+		for _, s := range series[:2] {
+			s.(map[string]any)["silent"] = true
+		}
+		if len(series) > 3 { // seed 1's dots above the median's symbols
+			series[3].(map[string]any)["z"] = 5
+		}
+		o["series"] = series
+		legend, _ := plain(o["legend"]).(map[string]any)
+		legend["data"] = []string{"median", "seeds " + sq.seedSpec, "seed 1 (the lab's)"}
+		o["legend"] = legend
+	}}
+}
+
+// round4 keeps a band's edges apart where seeds differ in the third
+// decimal (5.0019% and 4.9980%).
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// plain is v as plain JSON values (maps, slices), for a patch to change
+// what go-echarts has no field for.
+func plain(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("web: chart option: " + err.Error())
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}

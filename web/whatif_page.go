@@ -1,0 +1,315 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/explain"
+	"outlierlab/engine/replay"
+	"outlierlab/engine/whatif"
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// /whatif: "what would outlier detection have done last night?" An access
+// log (Envoy's default format, Istio's, JSON lines), uploaded or pasted,
+// with an optional cluster config, replayed through the detector by
+// engine/whatif; the page shows the events in the replay format, the lines
+// that did not parse with their numbers, what a log cannot show, and the
+// lab's charts for that traffic.
+
+const (
+	// maxWhatifBytes bounds an upload (log and config together): larger
+	// is 413. Some 20 000 lines of Envoy's default format.
+	maxWhatifBytes = 4 << 20
+	// maxWhatifFrames bounds the intervals a replay draws: an hour at 1 s,
+	// ten at Envoy's 10 s. A log spanning more is refused before it runs.
+	maxWhatifFrames = 3600
+)
+
+// whatifForm is what a post gives.
+type whatifForm struct {
+	log             []byte
+	config, cluster string
+	seed            uint64
+}
+
+// whatifPage handles GET /whatif: the form.
+func (s *Server) whatifPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: defaultSeed})))
+}
+
+func (s *Server) whatifView(f whatifForm) view.Whatif {
+	return view.Whatif{Layout: s.layout("What if: replay an access log", "lab", true),
+		Config: f.config, Cluster: f.cluster, Seed: strconv.FormatUint(f.seed, 10),
+		MaxBytes: fmt.Sprintf("%d MiB", maxWhatifBytes>>20)}
+}
+
+// whatifPost handles POST /whatif: the replay, or the form again with
+// every problem named by its field (log, config, cluster, seed).
+func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
+	f, status, err := readWhatifForm(w, r)
+	if err == nil {
+		var res *view.WhatifResult
+		if res, err = replayLog(f); err == nil {
+			v := s.whatifView(f)
+			v.Result = res
+			s.render(w, r, http.StatusOK, templates.WhatifPage(v))
+			return
+		}
+		status = http.StatusBadRequest
+	}
+	v := s.whatifView(f)
+	v.Problems = strings.Split(errorText(err), "\n")
+	s.render(w, r, status, templates.WhatifPage(v))
+}
+
+// readWhatifForm reads a multipart or url-encoded post, at most
+// maxWhatifBytes of it (413 past that).
+func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
+	f := whatifForm{seed: defaultSeed}
+	tooLarge := &inputError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", maxWhatifBytes>>20, maxWhatifBytes)}
+	if r.ContentLength > maxWhatifBytes {
+		return f, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxWhatifBytes)
+	err := r.ParseMultipartForm(1 << 20)
+	if errors.Is(err, http.ErrNotMultipart) {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok || strings.Contains(err.Error(), "request body too large") {
+			return f, http.StatusRequestEntityTooLarge, tooLarge
+		}
+		return f, http.StatusBadRequest, &inputError{Msg: "cannot read the form: " + err.Error()}
+	}
+	if r.MultipartForm != nil {
+		defer func() { _ = r.MultipartForm.RemoveAll() }()
+	}
+	f.config, f.cluster = r.FormValue("config"), strings.TrimSpace(r.FormValue("cluster"))
+	var errs []error
+	if v := strings.TrimSpace(r.FormValue("seed")); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n < 1 {
+			errs = append(errs, &inputError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed a whole number from 1)", truncate(v, 40))})
+		} else {
+			f.seed = n
+		}
+	}
+	f.log, err = formFile(r, "log")
+	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
+		f.log = []byte(r.FormValue("log_text"))
+	}
+	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
+		err = &inputError{Field: "log", Msg: "is empty (upload an access log, or paste its lines)"}
+	}
+	return f, http.StatusBadRequest, errors.Join(append(errs, err)...)
+}
+
+// formFile is the uploaded file's bytes, nil if none was sent.
+func formFile(r *http.Request, name string) ([]byte, error) {
+	file, _, err := r.FormFile(name)
+	if errors.Is(err, http.ErrMissingFile) || errors.Is(err, http.ErrNotMultipart) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &inputError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+	}
+	defer func(f multipart.File) { _ = f.Close() }(file)
+	b, err := io.ReadAll(file)
+	if err != nil {
+		return nil, &inputError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+	}
+	return b, nil
+}
+
+// replayLog parses the config and the log and replays it.
+func replayLog(f whatifForm) (*view.WhatifResult, error) {
+	c, err := envoyconf.ParseCluster([]byte(f.config))
+	if err != nil {
+		return nil, fieldPrefixed("config", err)
+	}
+	log, err := whatif.ParseLog(bytes.NewReader(f.log))
+	if err != nil {
+		return nil, &inputError{Field: "log", Msg: err.Error()}
+	}
+	if err := checkSpan(log, c.Outlier.IntervalMs); err != nil {
+		return nil, err
+	}
+	res, err := whatif.Run(log, whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: f.cluster, Seed: f.seed})
+	if err != nil {
+		field := "log"
+		if strings.Contains(err.Error(), "cluster") {
+			field = "cluster"
+		}
+		return nil, &inputError{Field: field, Msg: err.Error()}
+	}
+	return whatifResultView(res, c, f.config == ""), nil
+}
+
+// fieldPrefixed names err's lines by the form field they came from:
+// "config: outlier_detection.interval: …".
+func fieldPrefixed(field string, err error) error {
+	lines := strings.Split(errorText(err), "\n")
+	errs := make([]error, len(lines))
+	for i, l := range lines {
+		errs[i] = &inputError{Field: field, Msg: l}
+	}
+	return errors.Join(errs...)
+}
+
+// checkSpan refuses a log whose replay would draw more than
+// maxWhatifFrames intervals (two lines a year apart would be three
+// million), before anything runs.
+func checkSpan(log *whatif.Log, intervalMs int64) error {
+	if len(log.Entries) == 0 || intervalMs <= 0 {
+		return nil // whatif.Run says what is wrong
+	}
+	first, last := log.Entries[0].Start, log.Entries[0].Answer
+	for _, e := range log.Entries {
+		if e.Start.Before(first) {
+			first = e.Start
+		}
+		if e.Answer.After(last) {
+			last = e.Answer
+		}
+	}
+	span := last.Sub(first.Truncate(time.Second))
+	if n := span.Milliseconds()/intervalMs + 1; n > maxWhatifFrames {
+		return &inputError{Field: "log", Msg: fmt.Sprintf("it spans %s, %d intervals of %s s (allowed up to %d intervals: a shorter stretch of the log, or a longer interval)",
+			span.Round(time.Second), n, explain.Seconds(intervalMs), maxWhatifFrames)}
+	}
+	return nil
+}
+
+// whatifResultView is the replay as the page shows it.
+func whatifResultView(res *whatif.Result, c envoyconf.Cluster, defaults bool) *view.WhatifResult {
+	s := res.Summary
+	v := &view.WhatifResult{
+		Read: fmt.Sprintf("%d requests on %d hosts, from %s; the detector ticks every %s s, t = 0 at the first line's second.",
+			s.Requests, len(res.Hosts), res.Start.UTC().Format(time.RFC3339), explain.Seconds(c.Outlier.IntervalMs)),
+		Config:      whatifConfigWords(c, defaults),
+		ConfigNotes: c.Notes,
+		Caveats:     s.Caveats,
+		Why:         whatifWhy(res, c.Outlier),
+		Charts:      whatifCharts(res, c.Outlier),
+	}
+	for _, e := range s.Unparsable {
+		v.Unparsed = append(v.Unparsed, e.String())
+	}
+	v.MoreUnparsed = s.Unparsed - len(s.Unparsable)
+	for _, e := range res.Events {
+		v.Events = append(v.Events, view.WhatifEvent{
+			Clock: res.Start.Add(time.Duration(e.AtMs) * time.Millisecond).UTC().Format("15:04:05.000"),
+			AtS:   explain.Seconds(e.AtMs), Event: e.Event, Host: e.Host, Detector: e.Detector,
+		})
+	}
+	events := res.Events
+	if events == nil {
+		events = []replay.Event{}
+	}
+	b, _ := json.MarshalIndent(struct {
+		Events []replay.Event `json:"events"`
+	}{events}, "", "  ")
+	v.EventsJSON = string(b)
+	return v
+}
+
+func whatifConfigWords(c envoyconf.Cluster, defaults bool) string {
+	if defaults {
+		return "Config: Envoy's defaults (no config given)."
+	}
+	what := map[envoyconf.Source]string{
+		envoyconf.SourceOutlierDetection: "an outlier_detection block",
+		envoyconf.SourceEnvoyCluster:     "the Envoy cluster",
+		envoyconf.SourceDestinationRule:  "the Istio DestinationRule",
+	}[c.Source]
+	if c.Name != "" {
+		what += " " + strconvQuote(c.Name)
+	}
+	return fmt.Sprintf("Config: %s; healthy_panic_threshold %s%%.", what, fmtNum(c.PanicThreshold))
+}
+
+func strconvQuote(s string) string { return strconv.Quote(truncate(s, 80)) }
+
+// whatifWhy is every event as a sentence, interval by interval.
+func whatifWhy(res *whatif.Result, cfg engine.Config) []string {
+	var out []string
+	for i := range res.Frames {
+		iv := res.Frames[i].Interval()
+		for _, s := range explain.Events(&iv, cfg) {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+// widenLabels is a chart's option with room on the left for the log's
+// host names ("10.0.0.5:8080"), which the lab's margins, made for "h5",
+// would cut: each grid at the lab's left margin moves to fit the longest.
+func widenLabels(c jsonOption, hosts []string) json.RawMessage {
+	longest := 0
+	for _, h := range hosts {
+		longest = max(longest, len(h))
+	}
+	left := 16 + 8*longest // px: a label's characters at the lanes' font size
+	c.Validate()
+	o, _ := plain(c.JSON()).(map[string]any)
+	grids, _ := o["grid"].([]any)
+	for _, g := range grids {
+		if g, ok := g.(map[string]any); ok && g["left"] == "66" && left > 66 {
+			g["left"] = itoa(left)
+		}
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic("web: chart option: " + err.Error())
+	}
+	return b
+}
+
+// whatifChartIDs are the lab's charts a replay draws: all but the compare
+// strip, which reruns a scenario under the other dialect (a log has no
+// scenario to rerun).
+var whatifChartIDs = []string{chartSuccessRate, chartLanes, chartClients, chartShare, chartCounters}
+
+// whatifCharts draws the replay's frames with the lab's own chart
+// builders, over a Run that holds only what they read: the frames, the
+// config, the hosts and the axis (wall-clock times, as the log has them).
+func whatifCharts(res *whatif.Result, cfg engine.Config) view.StaticCharts {
+	r := &Run{Config: cfg, Frames: res.Frames, Hosts: res.Hosts, hostIndex: map[string]int{}}
+	for i, h := range res.Hosts {
+		r.hostIndex[h] = i
+	}
+	r.Times = make([]string, len(res.Frames))
+	for i := range res.Frames {
+		r.Times[i] = res.Start.Add(time.Duration(res.Frames[i].TMs) * time.Millisecond).UTC().Format("15:04:05")
+	}
+	opt := map[string]json.RawMessage{}
+	heights := map[string]int{}
+	var boxes []view.Chart
+	for _, c := range chartList {
+		if !slices.Contains(whatifChartIDs, c.ID) {
+			continue
+		}
+		boxes = append(boxes, view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size})
+		opt[c.ID] = widenLabels(c.Build(r, r.Frames), r.Hosts)
+		if c.Height != nil {
+			heights[c.ID] = c.Height(r)
+		}
+	}
+	o, _ := json.Marshal(opt)
+	h, _ := json.Marshal(heights)
+	return view.StaticCharts{Boxes: boxes, Options: string(o), Heights: string(h)}
+}
