@@ -129,17 +129,21 @@ func capArithmetic(b *builder, c engine.CapCheck) {
 	if c.Percent > float64(c.MaxPercent) {
 		op = " > "
 	}
-	// A share just over the cap (10.005% of 2000 hosts) keeps the digits
-	// that show it over.
-	share, _ := Distinct(c.Percent, float64(c.MaxPercent))
-	if c.Percent == float64(c.MaxPercent) {
-		share = fixed(c.Percent, 1)
-	}
-	b.text("cap (").count(c.Active).text("+1)/").count(uint64(c.Hosts)).text(" = ").pct(share).
+	b.text("cap (").count(c.Active).text("+1)/").count(uint64(c.Hosts)).text(" = ").pct(capShare(c)).
 		text(op).pct(itoa(c.MaxPercent)).text(" (").field("max_ejection_percent").text(")")
 	if c.ByAlwaysEjectOne {
 		b.text(", but no host is ejected yet (").field("always_eject_one_host").text(")")
 	}
+}
+
+// capShare is the cap check's share of hosts, with the digits that show it
+// on the right side of the cap (10.005% of 2000 hosts is over 10%).
+func capShare(c engine.CapCheck) string {
+	if c.Percent == float64(c.MaxPercent) {
+		return fixed(c.Percent, 1)
+	}
+	share, _ := Distinct(c.Percent, float64(c.MaxPercent))
+	return share
 }
 
 // grpcCapArithmetic writes gRFC A50's check as grpc-go makes it before
@@ -151,11 +155,7 @@ func grpcCapArithmetic(b *builder, c engine.CapCheck) {
 	if !c.Allowed {
 		op = " ≥ "
 	}
-	share, _ := Distinct(c.Percent, float64(c.MaxPercent))
-	if c.Percent == float64(c.MaxPercent) {
-		share = fixed(c.Percent, 1)
-	}
-	b.text("cap ").count(c.Active).text("/").count(uint64(c.Hosts)).text(" = ").pct(share).
+	b.text("cap ").count(c.Active).text("/").count(uint64(c.Hosts)).text(" = ").pct(capShare(c)).
 		text(op).pct(itoa(c.MaxPercent)).text(" (").field("max_ejection_percent").text(", gRPC counts only the hosts already ejected)")
 }
 
