@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
 )
 
 // How a tab takes part in its room. The role comes from the page the tab
@@ -203,6 +205,10 @@ type roomWatch struct {
 	attendee bool
 	follow   int8   // follow flag sent: -1 none yet, 0 false, 1 true
 	cfgGen   uint64 // the tab's cfgGen when cfg was last sent
+	// role and who (the attendee) pick the question panel's view; qSent
+	// is the panel last sent.
+	role, who string
+	qSent     string
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -220,7 +226,10 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if err != nil {
 		return nil, roomError(err)
 	}
-	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1}, nil
+	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
+	var sig tabSignals
+	_ = datastar.ReadSignals(r, &sig)
+	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1, role: role, who: attendeeID(r, sig.Tab)}, nil
 }
 
 // catchUp applies the room's latest state to the tab if it follows, and
@@ -263,10 +272,24 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 		p.Cfg = controlSignals(sess.run, sess.lesson)
 	}
 	sess.mu.Unlock()
+	if err := w.sendQuestion(sse); err != nil {
+		return err
+	}
 	if p.Follow == nil && p.Cfg == nil {
 		return nil
 	}
 	return sse.MarshalAndPatchSignals(p)
+}
+
+// sendQuestion patches the question panel when what it shows changed.
+func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
+	v := w.hub.questionView(w.role, w.who)
+	key := fmt.Sprintf("%s|%t|%d|%s|%v", v.ID, v.Revealed, v.Count, v.Mine, v.Hist)
+	if key == w.qSent {
+		return nil
+	}
+	w.qSent = key
+	return sse.PatchElementTempl(templates.RoomQuestionPanel(v))
 }
 
 // close releases the hub.

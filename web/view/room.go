@@ -50,3 +50,26 @@ type RoomProjector struct {
 	Lab    *Lab
 	Lesson *Lesson
 }
+
+// RoomQuestion is the room's question panel (#room-question), as one
+// page sees it: before the reveal the question, the count of answers and
+// (for an attendee) the buttons and their own answer; after it, the
+// room's histogram with the engine's answer marked. Empty ID: no question.
+type RoomQuestion struct {
+	Code, Role string
+	ID, Text   string
+	Choices    []string // none: a number is asked for
+	Count      int
+	Mine       string
+	Revealed   bool
+	Answer     string
+	Hist       []RoomBar1
+	Total      int
+}
+
+// RoomBar1 is one bar of the histogram: Pct of the widest.
+type RoomBar1 struct {
+	Answer string
+	N, Pct int
+	Right  bool
+}

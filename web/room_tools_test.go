@@ -1,0 +1,131 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// roomCall sends method path with body (JSON), the instructor key cookie
+// if key is set, and the attendee cookie if att is set.
+func roomCall(t testing.TB, method, url, body, code, key, att string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+	}
+	if att != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_att", Value: att})
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// twoReplicas is replica A with the embedded bus open to B, and B.
+func twoReplicas(t *testing.T) (a, b *roomLab) {
+	a = startRoomLab(t, BusOptions{Listen: "127.0.0.1:0"}, RoomLimits{})
+	b = startRoomLab(t, BusOptions{URL: a.bus.URL()}, RoomLimits{})
+	return a, b
+}
+
+// The acceptance test of predict-then-reveal over two replicas and one
+// NATS: 30 attendees (half on each replica) answer "Is h5 ejected at
+// 60 s?" on search-cache, whose 10% cap refuses h5's ejection (so the
+// engine says no); the instructor sees the count, not the split; the
+// reveal patches every attendee's panel with the histogram and the
+// engine's answer marked; bad input is refused.
+func TestRoomQuestionReveal(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	bases := []string{la.ts.URL, lb.ts.URL}
+	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first redraw", charted)
+
+	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
+	if st != 403 {
+		t.Fatalf("a question without the key: %d %s", st, body)
+	}
+	for _, bad := range []string{`{"qkind":"ejected","qhost":"h9","qat":60}`, `{"qkind":"ejected","qhost":"h5","qat":-1}`, `{"qkind":"guess"}`, `{"qkind":"out","qat":9999}`} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", bad, code, key, ""); st != 422 {
+			t.Errorf("question %s: %d %s", bad, st, body)
+		}
+	}
+	st, body = roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	waitFor(t, follower, "the question on the follower's page", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
+	})
+
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := "no"
+			if i < 20 {
+				a = "yes"
+			}
+			att := fmt.Sprintf("attendee-%02d-0000000000", i)
+			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", att); st != 204 {
+				t.Errorf("answer %d: %d %s", i, st, body)
+			}
+		}()
+	}
+	wg.Wait()
+	// A second answer replaces the first: attendee 0 changes its mind.
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", "attendee-00-0000000000"); st != 204 {
+		t.Fatalf("second answer: %d %s", st, body)
+	}
+	for _, c := range []struct {
+		path, body string
+		want       int
+	}{
+		{"/answer?q=nosuch&a=yes", `{}`, 404},
+		{"/answer?q=" + q.ID + "&a=maybe", `{}`, 422},
+	} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", "attendee-99-0000000000"); st != c.want {
+			t.Errorf("%s: %d %s (want %d)", c.path, st, body, c.want)
+		}
+	}
+	// The instructor sees the count, not the split.
+	st, body = roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
+		t.Fatalf("status before the reveal: %d %s", st, body)
+	}
+	waitFor(t, follower, "the count at 30", func(ev sseEvent) bool { return strings.Contains(ev.Data, ">30</span> answered") })
+
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
+		t.Errorf("reveal of an unknown question: %d %s", st, body)
+	}
+	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	want := []histBar{{Answer: "yes", N: 19}, {Answer: "no", N: 11, Right: true}}
+	if q.Answer != "no" || q.Total != 30 || fmt.Sprint(q.Hist) != fmt.Sprint(want) {
+		t.Fatalf("revealed: %+v", q)
+	}
+	waitFor(t, follower, "the histogram with the engine's answer", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
+	})
+	waitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", "attendee-01-0000000000"); st != 409 {
+		t.Errorf("answer after the reveal: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
+		t.Errorf("second reveal: %d %s", st, body)
+	}
+}
