@@ -34,6 +34,7 @@ func (s *Server) roomRoutes(r chi.Router) {
 	r.Get("/r/{code}/present", s.presentPage)
 	r.Get("/r/{code}/projector", s.projectorPage)
 	s.questionRoutes(r)
+	s.boardRoutes(r)
 }
 
 // roomKeyCookie is the instructor key this browser holds for a room.

@@ -63,7 +63,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
-	writeJSON(w, http.StatusCreated, q)
+	writeJSON(w, r, http.StatusCreated, q)
 }
 
 // revealQuestion closes the answers, marks the engine's answer on the
@@ -110,7 +110,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, roomError(err), kindInternal)
 		return
 	}
-	writeJSON(w, http.StatusOK, q)
+	writeJSON(w, r, http.StatusOK, q)
 }
 
 // answerRequest is an attendee's answer as JSON (the page's signals).
@@ -191,7 +191,7 @@ func (s *Server) questionStatus(w http.ResponseWriter, r *http.Request) {
 			out.Mine = doc.Answers[attendeeID(r, r.URL.Query().Get("tab"))].Answer
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // answers reads the room's answers document.
@@ -205,7 +205,14 @@ func (set *roomSet) answers(r *http.Request, code string) (roomAnswers, error) {
 	return doc, err
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers with v as JSON; a page's Datastar request gets 204
+// instead (Datastar would merge a JSON answer into the page's signals:
+// the stream shows the change).
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if r.Header.Get("Datastar-Request") == "true" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

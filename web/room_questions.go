@@ -206,9 +206,25 @@ func (set *roomSet) updateAnswers(ctx context.Context, code string, f func(*room
 // qat seconds?), out (how many hosts are out at qat?) or lesson (the
 // room's lesson's prediction).
 type questionRequest struct {
-	Kind string   `json:"qkind"`
-	Host string   `json:"qhost"`
-	AtS  *float64 `json:"qat"`
+	Kind string          `json:"qkind"`
+	Host string          `json:"qhost"`
+	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
+}
+
+// atS reads qat: seconds, as a JSON number or a string of one.
+func (q questionRequest) atS() (float64, bool) {
+	var v any
+	if json.Unmarshal(q.At, &v) != nil {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
 }
 
 // newQuestion builds the question q asks about the room's run.
@@ -224,18 +240,19 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host}
 	switch q.Kind {
 	case "ejected", "out":
-		if q.AtS == nil || *q.AtS <= 0 || *q.AtS > maxQuestionS {
+		at, ok := q.atS()
+		if !ok || at <= 0 || at > maxQuestionS {
 			return nil, &inputError{Field: "qat", Msg: fmt.Sprintf("the moment asked about must be given in seconds (allowed 1–%d)", maxQuestionS)}
 		}
-		rq.AtMs = int64(*q.AtS * 1000)
+		rq.AtMs = int64(at * 1000)
 		if q.Kind == "out" {
-			rq.Text = fmt.Sprintf("How many hosts are ejected at %s s?", ftoa(*q.AtS))
+			rq.Text = fmt.Sprintf("How many hosts are ejected at %s s?", ftoa(at))
 			break
 		}
 		if !slices.Contains(run.Hosts, q.Host) {
 			return nil, &inputError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
 		}
-		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(*q.AtS))
+		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(at))
 		rq.Choices = []string{"yes", "no"}
 	case "lesson":
 		if d == nil || d.Predict.Question == "" {

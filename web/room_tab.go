@@ -39,6 +39,8 @@ type tabRoom struct {
 	// cfgGen counts the states applied: the stream patches the page's
 	// settings signals (cfg) after each.
 	cfgGen uint64
+	// summoned is the room's Summon this tab has obeyed (room_board.go).
+	summoned int
 }
 
 // roomSignals are the room page's signals, sent with every request of
@@ -106,6 +108,8 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		case verb == "answer":
 			// The command noted the answer; the room's hold stands.
 			return s.snapToRoom(r.Context(), sess, tr.code)
+		case s.roomLocked(r.Context(), tr.code):
+			return withKind(kindConflict, &inputError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
 		default:
 			sess.mu.Lock()
 			sess.room.follow = false
@@ -185,6 +189,7 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 	if tr == nil || n.run == nil || n.rev <= tr.applied {
 		return
 	}
+	tr.obeyRoom(&n.rec.State)
 	if tr.role == rolePresenter && tr.applied != 0 || tr.role != rolePresenter && !tr.follow {
 		return
 	}

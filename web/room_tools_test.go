@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // roomCall sends method path with body (JSON), the instructor key cookie
@@ -128,4 +129,78 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
 		t.Errorf("second reveal: %d %s", st, body)
 	}
+}
+
+// Bring everyone here and Lock are room state on the bus: followers on
+// both replicas that broke away come back, and while the room is locked
+// their commands are refused (409) and they stay; unlocked, they may
+// break away again.
+func TestRoomSummonAndLock(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	tabs := []string{tabFollower, tabFollower2}
+	bases := []string{la.ts.URL, lb.ts.URL}
+	var streams []<-chan sseEvent
+	for i, base := range bases {
+		ev := openStream(t, base, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
+		waitFor(t, ev, "the first redraw", charted)
+		streams = append(streams, ev)
+	}
+	breakAway := func(i int) (int, string) {
+		return roomPost(t, bases[i], "set", roomSig(tabs[i], code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, "")
+	}
+	for i := range bases {
+		if st, body := breakAway(i); st != 204 {
+			t.Fatalf("follower %d breaks away: %d %s", i, st, body)
+		}
+		waitFor(t, streams[i], "the break-away", signalPatch(`"follow":false`))
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, "", ""); st != 403 {
+		t.Fatalf("summon without the key: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, key, ""); st != 200 || !strings.Contains(body, `"summon":1`) {
+		t.Fatalf("summon: %d %s", st, body)
+	}
+	for i := range bases {
+		waitEach(t, streams[i], fmt.Sprintf("follower %d brought back", i), `"follow":true`, `"max_ejection_percent":10`)
+	}
+
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=yes", "", code, key, ""); st != 422 {
+		t.Fatalf("lock?on=yes: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":true`) {
+		t.Fatalf("lock: %d %s", st, body)
+	}
+	for i := range bases {
+		// Wait until replica i has the lock, then try to break away.
+		waitUntil(t, "replica sees the lock", func() bool {
+			rec, _, err := []*roomLab{la, lb}[i].s.rooms.lookup(t.Context(), code)
+			return err == nil && rec.State.Lock
+		})
+		if st, body := breakAway(i); st != 409 || !strings.Contains(body, "locked") {
+			t.Fatalf("follower %d while locked: %d %s", i, st, body)
+		}
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=0", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":false`) {
+		t.Fatalf("unlock: %d %s", st, body)
+	}
+	waitUntil(t, "replica B sees the unlock", func() bool {
+		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
+		return err == nil && !rec.State.Lock
+	})
+	if st, body := breakAway(1); st != 204 {
+		t.Fatalf("follower after unlock: %d %s", st, body)
+	}
+	waitFor(t, streams[1], "the break-away after unlock", signalPatch(`"follow":false`))
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for range 200 {
+		if ok() {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within 5 s", what)
 }
