@@ -92,6 +92,10 @@ type roomHub struct {
 	now roomNow
 	// answers is the room's latest answers document (room_questions.go).
 	answers roomAnswers
+	// board is the room's attendees by presence key (room_presence.go),
+	// boardGen counts its changes.
+	board    map[string]presence
+	boardGen uint64
 
 	// refs and attendees are guarded by set.mu.
 	refs, attendees int
@@ -117,6 +121,7 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 		set.hubs[code] = h
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
+		go h.watchPresence(wctx)
 	}
 	h.refs++
 	set.mu.Unlock()

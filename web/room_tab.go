@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
 
@@ -214,6 +215,13 @@ type roomWatch struct {
 	// is the panel last sent.
 	role, who string
 	qSent     string
+	// The board: the presence last written and when (an attendee's), the
+	// board generation last sent (the instructor's).
+	pSent     string
+	pAt       time.Time
+	boardGen  uint64
+	boardSent bool
+	keyOK     bool
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -234,7 +242,10 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
 	var sig tabSignals
 	_ = datastar.ReadSignals(r, &sig)
-	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1, role: role, who: attendeeID(r, sig.Tab)}, nil
+	// The board shows who answered what: only to the holder of the key.
+	cur := hub.current()
+	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKeyCookie(r, tr.code))
+	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1, role: role, who: attendeeID(r, sig.Tab), keyOK: keyOK}, nil
 }
 
 // catchUp applies the room's latest state to the tab if it follows, and
@@ -280,6 +291,10 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 	if err := w.sendQuestion(sse); err != nil {
 		return err
 	}
+	w.putPresence(sess)
+	if err := w.sendBoard(sse); err != nil {
+		return err
+	}
 	if p.Follow == nil && p.Cfg == nil {
 		return nil
 	}
@@ -300,6 +315,7 @@ func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
 // close releases the hub.
 func (w *roomWatch) close() {
 	if w != nil {
+		w.dropPresence()
 		w.hub.release(w.attendee)
 	}
 }

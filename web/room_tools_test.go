@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +205,72 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("%s: not within 5 s", what)
+}
+
+// The board on the instructor's page counts the attendees of both
+// replicas, following or exploring, with their last answer; an attendee
+// whose stream ends leaves it.
+func TestRoomBoard(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	f1 := openStream(t, la.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f1, "the first redraw", charted)
+	f2ctx, f2stop := context.WithCancel(context.Background())
+	t.Cleanup(f2stop)
+	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f2, "the first redraw", charted)
+	board := func(parts ...string) func(sseEvent) bool {
+		return func(ev sseEvent) bool {
+			if !strings.Contains(ev.Data, `id="room-board"`) {
+				return false
+			}
+			for _, p := range parts {
+				if !strings.Contains(ev.Data, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname("t:"+tabFollower), nickname("t:"+tabFollower2)))
+
+	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
+	var q roomQuestion
+	_ = json.Unmarshal([]byte(body), &q)
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", ""); st != 204 {
+		t.Fatalf("answer: %d %s", st, body)
+	}
+	if st, _ := roomPost(t, la.ts.URL, "set", roomSig(tabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
+		t.Fatal("break away")
+	}
+	waitFor(t, presenter, "one exploring, an answer on the board", board("<b>1</b> following, <b>1</b> exploring", "<td>3</td>"))
+	f2stop()
+	waitFor(t, presenter, "the attendee gone", board("<b>0</b> following, <b>1</b> exploring"))
+}
+
+// openStreamCtx opens a tab's stream that ends with ctx; with key, the
+// instructor's key cookie goes with it.
+func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan sseEvent {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("stream: status %d", res.StatusCode)
+	}
+	events := make(chan sseEvent, 1024)
+	go readEvents(res.Body, events)
+	return events
+}
+
+func openStreamKey(t *testing.T, base, signals, code, key string) <-chan sseEvent {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return openStreamCtx(t, ctx, base, signals, &http.Cookie{Name: "olab_key_" + code, Value: key})
 }

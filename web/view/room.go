@@ -73,3 +73,25 @@ type RoomBar1 struct {
 	N, Pct int
 	Right  bool
 }
+
+// RoomBoard is the instructor's progress board: counts at the top, one
+// row per attendee (anonymous nickname).
+type RoomBoard struct {
+	Total, Following, Away int
+	Steps                  []RoomBoardStep
+	Rows                   []RoomBoardRow
+}
+
+// RoomBoardStep is how many attendees have done a lesson step.
+type RoomBoardStep struct {
+	ID   string
+	Done int
+}
+
+// RoomBoardRow is one attendee: following or away, steps done, last answer.
+type RoomBoardRow struct {
+	Nick   string
+	Follow bool
+	Done   int
+	Answer string
+}
