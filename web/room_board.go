@@ -21,7 +21,7 @@ func (s *Server) boardRoutes(r interface {
 }
 
 func (s *Server) summonRoom(w http.ResponseWriter, r *http.Request) {
-	s.changeRoom(w, r, func(st *roomState) { st.Summon++ })
+	s.changeRoom(w, r, "summon", func(st *roomState) { st.Summon++ })
 }
 
 func (s *Server) lockRoom(w http.ResponseWriter, r *http.Request) {
@@ -30,16 +30,16 @@ func (s *Server) lockRoom(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnprocessableEntity, "on: "+truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
 		return
 	}
-	s.changeRoom(w, r, func(st *roomState) { st.Lock = on == "1" })
+	s.changeRoom(w, r, "lock", func(st *roomState) { st.Lock = on == "1" })
 }
 
 // changeRoom applies f to the room's state on the bus (instructor only).
-func (s *Server) changeRoom(w http.ResponseWriter, r *http.Request, f func(*roomState)) {
+func (s *Server) changeRoom(w http.ResponseWriter, r *http.Request, kind string, f func(*roomState)) {
 	code, _, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
 	}
-	rec, _, err := s.rooms.updateState(r.Context(), code, func(st *roomState) error { f(st); return nil })
+	rec, _, err := s.rooms.updateState(r.Context(), code, kind, func(st *roomState) error { f(st); return nil })
 	if err != nil {
 		writeError(w, roomError(err), kindInternal)
 		return

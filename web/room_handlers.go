@@ -35,6 +35,8 @@ func (s *Server) roomRoutes(r chi.Router) {
 	r.Get("/r/{code}/projector", s.projectorPage)
 	s.questionRoutes(r)
 	s.boardRoutes(r)
+	r.Get("/r/{code}/recording", s.recordingPage)
+	r.Get("/r/{code}/recording.json", s.recordingJSON)
 }
 
 // roomKeyCookie is the instructor key this browser holds for a room.

@@ -344,6 +344,7 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 	if err != nil {
 		return "", "", fmt.Errorf("room bus: %w", err)
 	}
+	set.record(ctx, code, "start", st)
 	return code, key, nil
 }
 
@@ -356,7 +357,7 @@ func (h *roomHub) publish(ctx context.Context, sess *Session) error {
 	sess.mu.Lock()
 	st := roomStateOf(sess)
 	sess.mu.Unlock()
-	_, rev, err := h.set.updateState(ctx, h.code, func(old *roomState) error {
+	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *roomState) error {
 		st.keepTools(old)
 		*old = st
 		return nil

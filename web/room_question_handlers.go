@@ -35,7 +35,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var q *roomQuestion
 	now := s.now()
-	_, _, err := s.rooms.updateState(r.Context(), code, func(st *roomState) error {
+	_, _, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
 		var err error
 		if q, err = s.newQuestion(st, req); err != nil {
 			return err
@@ -91,7 +91,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	var q roomQuestion
 	now := s.now()
 	if err == nil {
-		_, _, err = s.rooms.updateState(r.Context(), code, func(st *roomState) error {
+		_, _, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
 			if st.Question == nil || st.Question.ID != id {
 				return withKind(kindNotFound, &inputError{Field: "question", Msg: "the room's question changed"})
 			}

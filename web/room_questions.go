@@ -133,8 +133,9 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 }
 
 // updateState changes the room's state on the bus by compare-and-set,
-// retrying when another replica wrote in between.
-func (set *roomSet) updateState(ctx context.Context, code string, f func(*roomState) error) (roomRecord, uint64, error) {
+// retrying when another replica wrote in between, and records it on the
+// room's timeline as kind.
+func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
 	for {
@@ -158,6 +159,7 @@ func (set *roomSet) updateState(ctx context.Context, code string, f func(*roomSt
 		}
 		rev, err := set.bus.kv.Update(ctx, code, b, e.Revision())
 		if err == nil {
+			set.record(ctx, code, kind, rec.State)
 			return rec, rev, nil
 		}
 		if ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -273,4 +274,99 @@ func openStreamKey(t *testing.T, base, signals, code, key string) <-chan sseEven
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return openStreamCtx(t, ctx, base, signals, &http.Cookie{Name: "olab_key_" + code, Value: key})
+}
+
+// The recording of a test workshop, replayed on a server of its own, gives
+// the same runs, frame for frame, as replica B drew live for its
+// followers; the JSON needs the instructor key; the page lists it.
+func TestRoomRecordingReplay(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first redraw", charted)
+	lb.s.rooms.mu.Lock()
+	hub := lb.s.rooms.hubs[code]
+	lb.s.rooms.mu.Unlock()
+	type live struct {
+		state string
+		run   *Run
+	}
+	seen := []live{}
+	take := func() {
+		n := hub.current()
+		b, _ := json.Marshal(n.rec.State)
+		seen = append(seen, live{string(b), n.run})
+	}
+	take()
+	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	actions := []func(){
+		func() {
+			roomPost(t, la.ts.URL, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key)
+		},
+		func() { roomPost(t, la.ts.URL, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key) },
+		func() { roomPost(t, la.ts.URL, "play", present, code, key) },
+		func() {
+			roomPost(t, la.ts.URL, "inject", strings.Replace(present, "}", `,"injectHost":"h2"}`, 1), code, key)
+		},
+		func() {
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
+		},
+		func() {
+			var q roomQuestion
+			_, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
+			var st struct{ Question roomQuestion }
+			_ = json.Unmarshal([]byte(body), &st)
+			q = st.Question
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", "someone-0000000000000")
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+		},
+	}
+	for _, act := range actions {
+		before := hub.current().rev
+		act()
+		waitUntil(t, "replica B has the change", func() bool { return hub.current().rev > before })
+		take()
+	}
+	if st, _ := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, "", ""); st != 403 {
+		t.Fatalf("recording without the key: %d", st)
+	}
+	st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	var rec Recording
+	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
+		t.Fatalf("recording: %d %s", st, head(body, 300))
+	}
+	// The presenter's commands before the reveal each published once; the
+	// question and the reveal are entries of their own.
+	if len(rec.Entries) != len(seen) {
+		t.Fatalf("recording has %d entries, the live room went through %d states: %s", len(rec.Entries), len(seen), head(body, 2000))
+	}
+	fresh, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Shutdown)
+	for i, e := range rec.Entries {
+		b, _ := json.Marshal(e.State)
+		if string(b) != seen[i].state {
+			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
+		}
+		in, _, err := fresh.roomInputs(&e.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := fresh.runs.get(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == seen[i].run || !reflect.DeepEqual(run.Frames, seen[i].run.Frames) {
+			t.Fatalf("entry %d (%s): the replayed frames differ from the live ones", i, e.Kind)
+		}
+	}
+	if got := rec.Entries[len(rec.Entries)-1]; got.Kind != "reveal" || got.State.Question.Answer == "" {
+		t.Errorf("last entry: %+v", got)
+	}
+	st, page := roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	if st != 200 || !strings.Contains(page, "engine: ") || !strings.Contains(page, "/lab?preset=search-cache&amp;max_ejection_percent=34") {
+		t.Errorf("recording page: %d %s", st, head(page, 400))
+	}
 }
