@@ -60,6 +60,15 @@ func TestBrowserRoomQuestion(t *testing.T) {
 			document.querySelector('#room-question .room-q-answer').textContent === 'no' && /You said yes/.test(document.getElementById('room-question').textContent);
 	})()`)
 	shot(t, pupil, "outlierlab-room-reveal.png")
+
+	// Spotlight: the instructor shades 40–60 s; the attendee's charts
+	// carry the shaded range (a markArea on a series of its own).
+	teacher.step("open the spotlight", chromedp.Click(chromedp.CSS(".room-spot summary")))
+	teacher.step("spotlight 40–60 s", chromedp.Click(chromedp.CSS("#btn-spot-range")))
+	pupil.poll("the range on the attendee's success-rate chart", `document.body.dataset.spot === '|40 s|60 s' &&
+		echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().series.some(s => s.id === 'room-spot' && s.markArea.data.length === 1)`)
+	teacher.step("spotlight h5", chromedp.Click(chromedp.CSS("#btn-spot-host")))
+	pupil.poll("the host on the attendee's page", `document.body.dataset.spot === 'h5||'`)
 	teacher.checkOffline()
 	pupil.checkOffline()
 }

@@ -122,12 +122,13 @@ type roomState struct {
 	Question *roomQuestion `json:"question,omitempty"`
 	Lock     bool          `json:"lock,omitempty"`
 	Summon   int           `json:"summon,omitempty"`
+	Spot     *roomSpot     `json:"spot,omitempty"`
 }
 
 // keepTools carries the room's tools over from old to a state read from
 // the instructor's tab, which knows nothing of them.
 func (st *roomState) keepTools(old *roomState) {
-	st.Question, st.Lock, st.Summon = old.Question, old.Lock, old.Summon
+	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
 }
 
 // keyMatches reports whether key is the room's instructor key.

@@ -35,6 +35,7 @@ func (s *Server) roomRoutes(r chi.Router) {
 	r.Get("/r/{code}/projector", s.projectorPage)
 	s.questionRoutes(r)
 	s.boardRoutes(r)
+	r.Post("/r/{code}/spotlight", s.spotlightRoom)
 	r.Get("/r/{code}/recording", s.recordingPage)
 	r.Get("/r/{code}/recording.json", s.recordingJSON)
 }

@@ -222,6 +222,7 @@ type roomWatch struct {
 	boardGen  uint64
 	boardSent bool
 	keyOK     bool
+	spotSent  *spotSignal // the spotlight last sent
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -269,6 +270,7 @@ func (w *roomWatch) catchUp(sess *Session) <-chan struct{} {
 type roomPatch struct {
 	Follow *bool          `json:"follow,omitempty"`
 	Cfg    map[string]any `json:"cfg,omitempty"`
+	Spot   *spotSignal    `json:"spot,omitempty"`
 }
 
 // send patches the room's signals that changed since the last send.
@@ -288,6 +290,9 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 		p.Cfg = controlSignals(sess.run, sess.lesson)
 	}
 	sess.mu.Unlock()
+	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
+		w.spotSent, p.Spot = &sp, &sp
+	}
 	if err := w.sendQuestion(sse); err != nil {
 		return err
 	}
@@ -295,7 +300,7 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 	if err := w.sendBoard(sse); err != nil {
 		return err
 	}
-	if p.Follow == nil && p.Cfg == nil {
+	if p.Follow == nil && p.Cfg == nil && p.Spot == nil {
 		return nil
 	}
 	return sse.MarshalAndPatchSignals(p)

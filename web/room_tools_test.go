@@ -370,3 +370,44 @@ func TestRoomRecordingReplay(t *testing.T) {
 		t.Errorf("recording page: %d %s", st, head(page, 400))
 	}
 }
+
+// Spotlight: the instructor's host or time range reaches the followers on
+// both replicas as the spot signal; bad ones are refused naming the field.
+func TestRoomSpotlight(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	var streams []<-chan sseEvent
+	for i, base := range []string{la.ts.URL, lb.ts.URL} {
+		ev := openStream(t, base, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
+		waitFor(t, ev, "the first redraw", charted)
+		streams = append(streams, ev)
+	}
+	for _, c := range []struct {
+		q, body string
+		want    int
+		msg     string
+	}{
+		{"?host=h9", "", 422, "host: \"h9\" is not a host"},
+		{"?from=60&to=40", "", 422, "from: 60–40 s is not a time range"},
+		{"?from=x", "", 422, "from: \"x\" is not a number"},
+	} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight"+c.q, c.body, code, key, ""); st != c.want || !strings.Contains(body, c.msg) {
+			t.Errorf("%s: %d %s", c.q, st, body)
+		}
+	}
+	if st, _ := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, "", ""); st != 403 {
+		t.Errorf("spotlight without the key: %d", st)
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/spotlight", `{"host":"h5","from":40,"to":60}`, code, key, ""); st != 200 {
+		t.Fatalf("spotlight: %d %s", st, body)
+	}
+	for _, ev := range streams {
+		waitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s"}`))
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
+		t.Fatalf("clear: %d %s", st, body)
+	}
+	for _, ev := range streams {
+		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":""}`))
+	}
+}
