@@ -35,7 +35,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var q *roomQuestion
 	now := s.now()
-	_, _, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
+	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
 		var err error
 		if q, err = s.newQuestion(st, req); err != nil {
 			return err
@@ -62,6 +62,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, roomError(err), kindInternal)
 		return
 	}
+	s.resyncTab(req.Tab, rev)
 	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
 	writeJSON(w, r, http.StatusCreated, q)
 }
@@ -89,9 +90,10 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	var q roomQuestion
+	var rev uint64
 	now := s.now()
 	if err == nil {
-		_, _, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
 			if st.Question == nil || st.Question.ID != id {
 				return withKind(kindNotFound, &inputError{Field: "question", Msg: "the room's question changed"})
 			}
@@ -110,6 +112,11 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, roomError(err), kindInternal)
 		return
 	}
+	var sig struct {
+		Tab string `json:"tab"`
+	}
+	_ = s.readJSON(r, &sig)
+	s.resyncTab(sig.Tab, rev)
 	writeJSON(w, r, http.StatusOK, q)
 }
 

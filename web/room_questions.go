@@ -208,6 +208,7 @@ func (set *roomSet) updateAnswers(ctx context.Context, code string, f func(*room
 // qat seconds?), out (how many hosts are out at qat?) or lesson (the
 // room's lesson's prediction).
 type questionRequest struct {
+	Tab  string          `json:"tab"` // the instructor's tab (a page's request), which then holds too
 	Kind string          `json:"qkind"`
 	Host string          `json:"qhost"`
 	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
@@ -431,4 +432,21 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 		v.Hist = append(v.Hist, view.RoomBar1{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
 	}
 	return v
+}
+
+// resyncTab has the instructor's tab (the page that asked) take the room's
+// revision rev, written by the room API rather than by the tab itself.
+func (s *Server) resyncTab(tab string, rev uint64) {
+	if tab == "" {
+		return
+	}
+	sess := s.sessions.get(tab)
+	if sess == nil {
+		return
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if tr := sess.room; tr != nil && tr.role == rolePresenter {
+		tr.resync = rev
+	}
 }

@@ -42,6 +42,10 @@ type tabRoom struct {
 	cfgGen uint64
 	// summoned is the room's Summon this tab has obeyed (room_board.go).
 	summoned int
+	// resync, on the instructor's tab, is a revision it must apply when
+	// it arrives: one the room API wrote (a question holds the room, a
+	// reveal plays it on), not the tab's own command.
+	resync uint64
 }
 
 // roomSignals are the room page's signals, sent with every request of
@@ -191,8 +195,11 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 		return
 	}
 	tr.obeyRoom(&n.rec.State)
-	if tr.role == rolePresenter && tr.applied != 0 || tr.role != rolePresenter && !tr.follow {
+	if tr.role == rolePresenter && tr.applied != 0 && (tr.resync == 0 || n.rev < tr.resync) || tr.role != rolePresenter && !tr.follow {
 		return
+	}
+	if n.rev >= tr.resync {
+		tr.resync = 0
 	}
 	tr.applied = n.rev
 	if !sess.setRoomState(&n.rec.State, n.in, n.run, n.lesson) {

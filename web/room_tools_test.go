@@ -73,22 +73,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
 	})
 
-	var wg sync.WaitGroup
-	for i := range 30 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := "no"
-			if i < 20 {
-				a = "yes"
-			}
-			att := fmt.Sprintf("attendee-%02d-0000000000", i)
-			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", att); st != 204 {
-				t.Errorf("answer %d: %d %s", i, st, body)
-			}
-		}()
-	}
-	wg.Wait()
+	answer30(t, bases, code, q.ID) // 20 yes, 10 no
 	// A second answer replaces the first: attendee 0 changes its mind.
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", "attendee-00-0000000000"); st != 204 {
 		t.Fatalf("second answer: %d %s", st, body)
@@ -287,15 +272,11 @@ func TestRoomRecordingReplay(t *testing.T) {
 	lb.s.rooms.mu.Lock()
 	hub := lb.s.rooms.hubs[code]
 	lb.s.rooms.mu.Unlock()
-	type live struct {
-		state string
-		run   *Run
-	}
-	seen := []live{}
+	seen := []liveState{}
 	take := func() {
 		n := hub.current()
 		b, _ := json.Marshal(n.rec.State)
-		seen = append(seen, live{string(b), n.run})
+		seen = append(seen, liveState{string(b), n.run})
 	}
 	take()
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
@@ -340,28 +321,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 	if len(rec.Entries) != len(seen) {
 		t.Fatalf("recording has %d entries, the live room went through %d states: %s", len(rec.Entries), len(seen), head(body, 2000))
 	}
-	fresh, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fresh.Shutdown)
-	for i, e := range rec.Entries {
-		b, _ := json.Marshal(e.State)
-		if string(b) != seen[i].state {
-			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
-		}
-		in, _, err := fresh.roomInputs(&e.State)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := fresh.runs.get(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run == seen[i].run || !reflect.DeepEqual(run.Frames, seen[i].run.Frames) {
-			t.Fatalf("entry %d (%s): the replayed frames differ from the live ones", i, e.Kind)
-		}
-	}
+	checkReplay(t, rec, seen)
 	if got := rec.Entries[len(rec.Entries)-1]; got.Kind != "reveal" || got.State.Question.Answer == "" {
 		t.Errorf("last entry: %+v", got)
 	}
@@ -409,5 +369,93 @@ func TestRoomSpotlight(t *testing.T) {
 	}
 	for _, ev := range streams {
 		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":""}`))
+	}
+}
+
+// The instructor's own page holds at the question too (its request names
+// its tab), and plays on at the reveal.
+func TestRoomQuestionHoldsInstructor(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	ev := openStreamKey(t, l.ts.URL, present, code, key)
+	waitFor(t, ev, "the first redraw", charted)
+	for _, c := range [][2]string{{"speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1)}, {"play", present}} {
+		if st, body := roomPost(t, l.ts.URL, c[0], c[1], code, key); st != 204 {
+			t.Fatalf("%s: %d %s", c[0], st, body)
+		}
+	}
+	cursor := func() int {
+		sess := l.s.sessions.get(tabPresenter)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		return sess.cursorAt(l.s.now())
+	}
+	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	waitUntil(t, "the instructor's page held before 60 s", func() bool { return cursor() == 5 })
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", `{"tab":"`+tabPresenter+`"}`, code, key, ""); st != 200 {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	waitUntil(t, "the instructor's page playing on", func() bool { return cursor() == 30 })
+}
+
+// answer30 has 30 attendees, alternating between the replicas, answer
+// question id: the first 20 yes, the others no.
+func answer30(t *testing.T, bases []string, code, id string) {
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := "no"
+			if i < 20 {
+				a = "yes"
+			}
+			att := fmt.Sprintf("attendee-%02d-0000000000", i)
+			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", att); st != 204 {
+				t.Errorf("answer %d: %d %s", i, st, body)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// liveState is a state of the room as replica B took it, and the run it
+// drew for its followers.
+type liveState struct {
+	state string
+	run   *Run
+}
+
+// checkReplay replays every entry of rec on a server of its own and
+// compares its state and frames with the live ones.
+func checkReplay(t *testing.T, rec Recording, seen []liveState) {
+	t.Helper()
+	fresh, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Shutdown)
+	for i, e := range rec.Entries {
+		b, _ := json.Marshal(e.State)
+		if string(b) != seen[i].state {
+			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
+		}
+		in, _, err := fresh.roomInputs(&e.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := fresh.runs.get(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == seen[i].run || !reflect.DeepEqual(run.Frames, seen[i].run.Frames) {
+			t.Fatalf("entry %d (%s): the replayed frames differ from the live ones", i, e.Kind)
+		}
 	}
 }
