@@ -459,3 +459,28 @@ func checkReplay(t *testing.T, rec Recording, seen []liveState) {
 		}
 	}
 }
+
+// A lesson room asks the lesson's own prediction: its choices, held at
+// its pause_at (30 s: three frames), and the reveal marks the lesson's
+// answer, which engine/course checks against the engine.
+func TestRoomLessonQuestion(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"lesson":"cap"}`)
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[0]), `{}`, code, "", "someone-0000000000000"); st != 204 {
+		t.Fatalf("answer: %d %s", st, body)
+	}
+	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection." || q.Hist[0].N != 1 || !q.Hist[1].Right {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	// The free lab has no lesson prediction.
+	code2, key2 := l.createRoom(t, `{"preset":"search-cache"}`)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code2+"/questions", `{"qkind":"lesson"}`, code2, key2, ""); st != 422 || !strings.Contains(body, "qkind: the room shows no lesson") {
+		t.Errorf("lesson question in the free lab: %d %s", st, body)
+	}
+}
