@@ -24,6 +24,7 @@ var commands = map[string]command{
 	"lessons":     {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
 	"lint":        {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
 	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
+	"room":        {summary: "room replay FILE: print a workshop's recording (/r/CODE/recording.json) as text", run: runRoom},
 	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
 	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured; workshops: -nats-listen, -nats-url)", run: runServe},
 	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},

@@ -116,6 +116,19 @@ type roomState struct {
 	// Predicted: the instructor answered the lesson's prediction, so the
 	// room's playback no longer waits at its pause.
 	Predicted bool `json:"predicted,omitempty"`
+	// The room's tools (room_questions.go, room_board.go): the open or
+	// revealed question; Lock keeps followers on the room; Summon, raised
+	// by "Bring everyone here", rejoins every follower that broke away.
+	Question *roomQuestion `json:"question,omitempty"`
+	Lock     bool          `json:"lock,omitempty"`
+	Summon   int           `json:"summon,omitempty"`
+	Spot     *roomSpot     `json:"spot,omitempty"`
+}
+
+// keepTools carries the room's tools over from old to a state read from
+// the instructor's tab, which knows nothing of them.
+func (st *roomState) keepTools(old *roomState) {
+	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
 }
 
 // keyMatches reports whether key is the room's instructor key.
@@ -233,6 +246,9 @@ func (sess *Session) setRoomState(st *roomState, in Inputs, run *Run, d *lessonD
 	sess.playing = st.Playing
 	sess.predicted = st.Predicted
 	sess.rehold()
+	if q := st.Question; q != nil && !q.Revealed && q.Hold > 0 && (sess.hold == 0 || q.Hold < sess.hold) {
+		sess.hold = q.Hold // the room waits before the moment its question asks about
+	}
 	sess.anchor = min(st.Anchor, len(run.Frames))
 	if sess.hold > 0 {
 		sess.anchor = min(sess.anchor, sess.hold)

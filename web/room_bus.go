@@ -63,7 +63,10 @@ type Bus struct {
 	dir string         // the embedded server's JetStream directory
 	nc  *nats.Conn
 	kv  jetstream.KeyValue
-	log *slog.Logger
+	js  jetstream.JetStream
+	// timeline is the rooms' recordings (room_recording.go).
+	timeline jetstream.Stream
+	log      *slog.Logger
 }
 
 // StartBus starts (or connects to) the room bus and opens the rooms'
@@ -186,7 +189,8 @@ func (b *Bus) openBucket(ttl time.Duration, external bool) error {
 	if b.kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
 		return fmt.Errorf("room bus: cannot open the %s bucket (the NATS server needs JetStream): %w", roomBucket, err)
 	}
-	return nil
+	b.js = js
+	return b.openTimeline(ctx, ttl, cfg.Replicas)
 }
 
 // URL is where other replicas reach the embedded server (their -nats-url),

@@ -33,6 +33,11 @@ func (s *Server) roomRoutes(r chi.Router) {
 	r.Get("/r/{code}", s.attendPage)
 	r.Get("/r/{code}/present", s.presentPage)
 	r.Get("/r/{code}/projector", s.projectorPage)
+	s.questionRoutes(r)
+	s.boardRoutes(r)
+	r.Post("/r/{code}/spotlight", s.spotlightRoom)
+	r.Get("/r/{code}/recording", s.recordingPage)
+	r.Get("/r/{code}/recording.json", s.recordingJSON)
 }
 
 // roomKeyCookie is the instructor key this browser holds for a room.
@@ -235,6 +240,7 @@ func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 		return
 	}
+	s.setAttendeeCookie(w, r)
 	s.renderRoom(w, r, code, &rec.State, "follow")
 }
 

@@ -90,6 +90,12 @@ type roomHub struct {
 
 	mu  sync.Mutex
 	now roomNow
+	// answers is the room's latest answers document (room_questions.go).
+	answers roomAnswers
+	// board is the room's attendees by presence key (room_presence.go),
+	// boardGen counts its changes.
+	board    map[string]presence
+	boardGen uint64
 
 	// refs and attendees are guarded by set.mu.
 	refs, attendees int
@@ -114,6 +120,8 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 		h.now.next = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
+		go h.watchAnswers(wctx)
+		go h.watchPresence(wctx)
 	}
 	h.refs++
 	set.mu.Unlock()
@@ -336,6 +344,7 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 	if err != nil {
 		return "", "", fmt.Errorf("room bus: %w", err)
 	}
+	set.record(ctx, code, "start", st)
 	return code, key, nil
 }
 
@@ -345,17 +354,14 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 func (h *roomHub) publish(ctx context.Context, sess *Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
-	rec := h.current().rec
 	sess.mu.Lock()
-	rec.State = roomStateOf(sess)
+	st := roomStateOf(sess)
 	sess.mu.Unlock()
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
-	defer cancel()
-	rev, err := h.set.bus.kv.Put(ctx, h.code, b)
+	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *roomState) error {
+		st.keepTools(old)
+		*old = st
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("room bus: cannot publish room %s: %w", h.code, err)
 	}

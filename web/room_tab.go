@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
 )
 
 // How a tab takes part in its room. The role comes from the page the tab
@@ -37,6 +40,12 @@ type tabRoom struct {
 	// cfgGen counts the states applied: the stream patches the page's
 	// settings signals (cfg) after each.
 	cfgGen uint64
+	// summoned is the room's Summon this tab has obeyed (room_board.go).
+	summoned int
+	// resync, on the instructor's tab, is a revision it must apply when
+	// it arrives: one the room API wrote (a question holds the room, a
+	// reveal plays it on), not the tab's own command.
+	resync uint64
 }
 
 // roomSignals are the room page's signals, sent with every request of
@@ -104,6 +113,8 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		case verb == "answer":
 			// The command noted the answer; the room's hold stands.
 			return s.snapToRoom(r.Context(), sess, tr.code)
+		case s.roomLocked(r.Context(), tr.code):
+			return withKind(kindConflict, &inputError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
 		default:
 			sess.mu.Lock()
 			sess.room.follow = false
@@ -183,8 +194,12 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 	if tr == nil || n.run == nil || n.rev <= tr.applied {
 		return
 	}
-	if tr.role == rolePresenter && tr.applied != 0 || tr.role != rolePresenter && !tr.follow {
+	tr.obeyRoom(&n.rec.State)
+	if tr.role == rolePresenter && tr.applied != 0 && (tr.resync == 0 || n.rev < tr.resync) || tr.role != rolePresenter && !tr.follow {
 		return
+	}
+	if n.rev >= tr.resync {
+		tr.resync = 0
 	}
 	tr.applied = n.rev
 	if !sess.setRoomState(&n.rec.State, n.in, n.run, n.lesson) {
@@ -203,6 +218,18 @@ type roomWatch struct {
 	attendee bool
 	follow   int8   // follow flag sent: -1 none yet, 0 false, 1 true
 	cfgGen   uint64 // the tab's cfgGen when cfg was last sent
+	// role and who (the attendee) pick the question panel's view; qSent
+	// is the panel last sent.
+	role, who string
+	qSent     string
+	// The board: the presence last written and when (an attendee's), the
+	// board generation last sent (the instructor's).
+	pSent     string
+	pAt       time.Time
+	boardGen  uint64
+	boardSent bool
+	keyOK     bool
+	spotSent  *spotSignal // the spotlight last sent
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -220,7 +247,13 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if err != nil {
 		return nil, roomError(err)
 	}
-	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1}, nil
+	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
+	var sig tabSignals
+	_ = datastar.ReadSignals(r, &sig)
+	// The board shows who answered what: only to the holder of the key.
+	cur := hub.current()
+	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKeyCookie(r, tr.code))
+	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1, role: role, who: attendeeID(r, sig.Tab), keyOK: keyOK}, nil
 }
 
 // catchUp applies the room's latest state to the tab if it follows, and
@@ -244,6 +277,7 @@ func (w *roomWatch) catchUp(sess *Session) <-chan struct{} {
 type roomPatch struct {
 	Follow *bool          `json:"follow,omitempty"`
 	Cfg    map[string]any `json:"cfg,omitempty"`
+	Spot   *spotSignal    `json:"spot,omitempty"`
 }
 
 // send patches the room's signals that changed since the last send.
@@ -263,15 +297,37 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 		p.Cfg = controlSignals(sess.run, sess.lesson)
 	}
 	sess.mu.Unlock()
-	if p.Follow == nil && p.Cfg == nil {
+	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
+		w.spotSent, p.Spot = &sp, &sp
+	}
+	if err := w.sendQuestion(sse); err != nil {
+		return err
+	}
+	w.putPresence(sess)
+	if err := w.sendBoard(sse); err != nil {
+		return err
+	}
+	if p.Follow == nil && p.Cfg == nil && p.Spot == nil {
 		return nil
 	}
 	return sse.MarshalAndPatchSignals(p)
 }
 
+// sendQuestion patches the question panel when what it shows changed.
+func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
+	v := w.hub.questionView(w.role, w.who)
+	key := fmt.Sprintf("%s|%t|%d|%s|%v", v.ID, v.Revealed, v.Count, v.Mine, v.Hist)
+	if key == w.qSent {
+		return nil
+	}
+	w.qSent = key
+	return sse.PatchElementTempl(templates.RoomQuestionPanel(v))
+}
+
 // close releases the hub.
 func (w *roomWatch) close() {
 	if w != nil {
+		w.dropPresence()
 		w.hub.release(w.attendee)
 	}
 }

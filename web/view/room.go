@@ -50,3 +50,62 @@ type RoomProjector struct {
 	Lab    *Lab
 	Lesson *Lesson
 }
+
+// RoomQuestion is the room's question panel (#room-question), as one
+// page sees it: before the reveal the question, the count of answers and
+// (for an attendee) the buttons and their own answer; after it, the
+// room's histogram with the engine's answer marked. Empty ID: no question.
+type RoomQuestion struct {
+	Code, Role string
+	ID, Text   string
+	Choices    []string // none: a number is asked for
+	Count      int
+	Mine       string
+	Revealed   bool
+	Answer     string
+	Hist       []RoomBar1
+	Total      int
+}
+
+// RoomBar1 is one bar of the histogram: Pct of the widest.
+type RoomBar1 struct {
+	Answer string
+	N, Pct int
+	Right  bool
+}
+
+// RoomBoard is the instructor's progress board: counts at the top, one
+// row per attendee (anonymous nickname).
+type RoomBoard struct {
+	Total, Following, Away int
+	Steps                  []RoomBoardStep
+	Rows                   []RoomBoardRow
+}
+
+// RoomBoardStep is how many attendees have done a lesson step.
+type RoomBoardStep struct {
+	ID   string
+	Done int
+}
+
+// RoomBoardRow is one attendee: following or away, steps done, last answer.
+type RoomBoardRow struct {
+	Nick   string
+	Follow bool
+	Done   int
+	Answer string
+}
+
+// RoomRecording is a workshop's recording: every entry of its timeline,
+// each with the lab's link at that state.
+type RoomRecording struct {
+	Layout
+	Code    string
+	Entries []RoomRecEntry
+}
+
+// RoomRecEntry is one entry: minutes:seconds from the start, its kind,
+// in words, and the lab at that state ("" for a lesson room).
+type RoomRecEntry struct {
+	At, Kind, What, Link string
+}

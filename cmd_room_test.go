@@ -1,0 +1,37 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRoomReplay(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rec.json")
+	rec := `{"room":"K7QX2M","entries":[
+{"t":1000,"kind":"start","state":{"preset":"search-cache","anchor":0,"anchorAt":0,"playing":false,"speed":"1"}},
+{"t":65000,"kind":"reveal","state":{"preset":"search-cache","anchor":5,"anchorAt":65000,"playing":true,"speed":"16",
+ "question":{"id":"abc","kind":"ejected","host":"h5","text":"Is h5 ejected at 60 s?","choices":["yes","no"],"atMs":60000,"hold":5,
+ "revealed":true,"answer":"no","hist":[{"answer":"yes","n":19},{"answer":"no","n":11,"right":true}],"total":30}}}]}`
+	if err := os.WriteFile(p, []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := dispatch([]string{"room", "replay", p}, &out, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	for _, want := range []string{"workshop K7QX2M: 2 entries", "00:00  start    preset search-cache, paused at frame 0",
+		"01:04  reveal   preset search-cache, playing ×16 at frame 5; question Is h5 ejected at 60 s? — engine: no; room: [{yes 19 false} {no 11 true}]"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+	if rc := dispatch([]string{"room", "replay", filepath.Join(t.TempDir(), "none.json")}, &out, &errb); rc != 1 {
+		t.Errorf("missing file: rc %d", rc)
+	}
+	if rc := dispatch([]string{"room"}, &out, &errb); rc != 2 {
+		t.Errorf("no subcommand: rc %d", rc)
+	}
+}

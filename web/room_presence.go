@@ -1,0 +1,177 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// The progress board: each attendee's stream puts what the instructor's
+// board shows (nickname, following or away, the lesson steps done as the
+// engine checks them at the attendee's cursor, the last answer) under
+// CODE.p.<hash> in the rooms' bucket when it changes, at most once per
+// presenceEvery for the steps; it deletes it when the stream ends. Every replica that
+// serves the room watches CODE.p.* and keeps the board in memory; the
+// instructor's stream renders it (#room-board).
+
+const presenceEvery = time.Second
+
+// presence is one attendee on the board.
+type presence struct {
+	Nick   string   `json:"nick"`
+	Follow bool     `json:"follow"`
+	Done   []string `json:"done,omitempty"`
+	Answer string   `json:"answer,omitempty"`
+}
+
+func presenceKey(code, who string) string {
+	sum := sha256.Sum256([]byte(who))
+	return code + ".p." + hex.EncodeToString(sum[:12])
+}
+
+// putPresence writes the attendee's line of the board when it changed
+// (and presenceEvery has passed since the last write).
+func (w *roomWatch) putPresence(sess *Session) {
+	if w.role != "follow" || w.who == "" {
+		return
+	}
+	p := presence{Nick: nickname(w.who)}
+	sess.mu.Lock()
+	p.Follow = sess.room != nil && sess.room.follow
+	if d := sess.lesson; d != nil && sess.run != nil {
+		for _, st := range d.statuses(sess.run, sess.cursorAt(w.s.now())) {
+			if st.Done {
+				p.Done = append(p.Done, st.ID)
+			}
+		}
+	}
+	sess.mu.Unlock()
+	w.hub.mu.Lock()
+	if q := w.hub.now.rec.State.Question; q != nil && w.hub.answers.Q == q.ID {
+		p.Answer = w.hub.answers.Answers[w.who].Answer
+	}
+	w.hub.mu.Unlock()
+	b, _ := json.Marshal(p)
+	if string(b) == w.pSent {
+		return
+	}
+	// Following or away and the answer go at once; steps done (which
+	// change as playback runs) at most once per presenceEvery.
+	var old presence
+	_ = json.Unmarshal([]byte(w.pSent), &old)
+	if w.pSent != "" && old.Follow == p.Follow && old.Answer == p.Answer && time.Since(w.pAt) < presenceEvery {
+		return
+	}
+	w.pSent, w.pAt = string(b), time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+	defer cancel()
+	if _, err := w.s.rooms.bus.kv.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
+		w.s.log.Warn("room bus: presence", "room", w.hub.code, "err", err)
+	}
+}
+
+// dropPresence takes the attendee off the board when its stream ends.
+func (w *roomWatch) dropPresence() {
+	if w == nil || w.pSent == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+	defer cancel()
+	_ = w.s.rooms.bus.kv.Delete(ctx, presenceKey(w.hub.code, w.who))
+}
+
+// watchPresence keeps the board of the room from the bus and wakes the
+// room's streams at each change.
+func (h *roomHub) watchPresence(ctx context.Context) {
+	w, err := h.set.bus.kv.Watch(ctx, h.code+".p.*")
+	if err != nil {
+		h.set.log.Warn("room bus: cannot watch the board", "room", h.code, "err", err)
+		return
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				continue
+			}
+			var p presence
+			put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &p) == nil
+			h.mu.Lock()
+			if h.board == nil {
+				h.board = map[string]presence{}
+			}
+			if put {
+				h.board[e.Key()] = p
+			} else {
+				delete(h.board, e.Key())
+			}
+			h.boardGen++
+			old := h.now.next
+			h.now.next = make(chan struct{})
+			close(old)
+			h.mu.Unlock()
+		}
+	}
+}
+
+// boardView is the instructor's board: counts, then one row per attendee.
+func (h *roomHub) boardView() view.RoomBoard {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var v view.RoomBoard
+	steps := map[string]int{}
+	for _, p := range h.board {
+		v.Rows = append(v.Rows, view.RoomBoardRow{Nick: p.Nick, Follow: p.Follow, Done: len(p.Done), Answer: p.Answer})
+		if p.Follow {
+			v.Following++
+		} else {
+			v.Away++
+		}
+		for _, id := range p.Done {
+			steps[id]++
+		}
+	}
+	sort.Slice(v.Rows, func(i, j int) bool { return v.Rows[i].Nick < v.Rows[j].Nick })
+	if d := h.now.lesson; d != nil {
+		for _, st := range d.Steps {
+			v.Steps = append(v.Steps, view.RoomBoardStep{ID: st.ID, Done: steps[st.ID]})
+		}
+	}
+	v.Total = len(v.Rows)
+	return v
+}
+
+// sendBoard patches the instructor's board when it changed.
+func (w *roomWatch) sendBoard(sse *datastar.ServerSentEventGenerator) error {
+	if !w.keyOK {
+		return nil
+	}
+	w.hub.mu.Lock()
+	gen := w.hub.boardGen
+	w.hub.mu.Unlock()
+	if gen == w.boardGen && w.boardSent {
+		return nil
+	}
+	w.boardGen, w.boardSent = gen, true
+	v := w.hub.boardView()
+	if err := sse.PatchElementTempl(templates.RoomBoardPanel(v)); err != nil {
+		return fmt.Errorf("board: %w", err)
+	}
+	return nil
+}

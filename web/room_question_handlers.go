@@ -1,0 +1,227 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// The question routes:
+//
+//	POST /r/{code}/questions              open one (key): {"qkind","qhost","qat"}
+//	POST /r/{code}/questions/{id}/reveal  reveal it (key)
+//	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
+//	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
+func (s *Server) questionRoutes(r chi.Router) {
+	r.Post("/r/{code}/questions", s.openQuestion)
+	r.Post("/r/{code}/questions/{id}/reveal", s.revealQuestion)
+	r.Post("/r/{code}/answer", s.answerQuestion)
+	r.Get("/r/{code}/question", s.questionStatus)
+}
+
+// openQuestion opens a question: the room holds before its moment, and
+// the answers start afresh.
+func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
+	code, _, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	var req questionRequest
+	if err := s.readJSON(r, &req); err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	var q *roomQuestion
+	now := s.now()
+	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
+		var err error
+		if q, err = s.newQuestion(st, req); err != nil {
+			return err
+		}
+		st.Question = q
+		// The room waits before the moment: a cursor past it goes back
+		// (the answer must not be on screen), playback stops at it.
+		cur := st.Anchor
+		if in, _, err := s.roomInputs(st); err == nil {
+			if run, err := s.runs.get(in); err == nil {
+				cur = roomCursor(st, in, run, now)
+			}
+		}
+		st.Anchor, st.AnchorAtMs = min(cur, q.Hold), now.UnixMilli()
+		return nil
+	})
+	if err == nil {
+		_, err = s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
+			*doc = roomAnswers{Q: q.ID, Answers: map[string]roomAnswer{}}
+			return nil
+		})
+	}
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	s.resyncTab(req.Tab, rev)
+	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
+	writeJSON(w, r, http.StatusCreated, q)
+}
+
+// revealQuestion closes the answers, marks the engine's answer on the
+// room's histogram and plays on from the moment asked about.
+func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	id := chi.URLParam(r, "id")
+	if q := rec.State.Question; q == nil || q.ID != id {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
+		return
+	} else if q.Revealed {
+		httpError(w, http.StatusConflict, "question: already revealed")
+		return
+	}
+	doc, err := s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
+		if doc.Q != id {
+			*doc = roomAnswers{Q: id, Answers: map[string]roomAnswer{}}
+		}
+		doc.Closed = true
+		return nil
+	})
+	var q roomQuestion
+	var rev uint64
+	now := s.now()
+	if err == nil {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
+			if st.Question == nil || st.Question.ID != id {
+				return withKind(kindNotFound, &inputError{Field: "question", Msg: "the room's question changed"})
+			}
+			q = *st.Question
+			right, err := s.engineAnswer(st, &q)
+			if err != nil {
+				return err
+			}
+			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(doc.Answers), histogram(&q, doc, right)
+			st.Question = &q
+			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
+			return nil
+		})
+	}
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	var sig struct {
+		Tab string `json:"tab"`
+	}
+	_ = s.readJSON(r, &sig)
+	s.resyncTab(sig.Tab, rev)
+	writeJSON(w, r, http.StatusOK, q)
+}
+
+// answerRequest is an attendee's answer as JSON (the page's signals).
+type answerRequest struct {
+	Tab    string          `json:"tab"`
+	Q      string          `json:"q"`
+	Answer json.RawMessage `json:"qans"`
+}
+
+// answerQuestion takes an attendee's answer; a second one replaces the
+// first; after the reveal the answers are closed (409).
+func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, false)
+	if !ok {
+		return
+	}
+	var req answerRequest
+	if err := s.readJSON(r, &req); err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	id, a := r.URL.Query().Get("q"), r.URL.Query().Get("a")
+	if id == "" {
+		id = req.Q
+	}
+	if a == "" && len(req.Answer) > 0 {
+		var v any
+		_ = json.Unmarshal(req.Answer, &v)
+		a = fmt.Sprint(v)
+	}
+	q := rec.State.Question
+	if q == nil || q.ID != id {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
+		return
+	}
+	if q.Revealed {
+		httpError(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
+		return
+	}
+	who := attendeeID(r, req.Tab)
+	if who == "" {
+		httpError(w, http.StatusBadRequest, "attendee: no attendee cookie and no tab id")
+		return
+	}
+	ans, err := checkAnswer(q, a)
+	if err == nil {
+		_, err = s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
+			if doc.Q != id || doc.Closed {
+				return withKind(kindConflict, &inputError{Field: "question", Msg: "the answer has been revealed; answers are closed"})
+			}
+			doc.Answers[who] = roomAnswer{Nick: nickname(who), Answer: ans}
+			return nil
+		})
+	}
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// questionStatus is the room's question as anyone may see it: the count
+// of answers, and only after the reveal the split and the engine's answer.
+func (s *Server) questionStatus(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, false)
+	if !ok {
+		return
+	}
+	out := struct {
+		Question *roomQuestion `json:"question"`
+		Count    int           `json:"count"`
+		Mine     string        `json:"mine,omitempty"`
+	}{Question: rec.State.Question}
+	if q := out.Question; q != nil {
+		doc, _ := s.rooms.answers(r, code)
+		if doc.Q == q.ID {
+			out.Count = len(doc.Answers)
+			out.Mine = doc.Answers[attendeeID(r, r.URL.Query().Get("tab"))].Answer
+		}
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+// answers reads the room's answers document.
+func (set *roomSet) answers(r *http.Request, code string) (roomAnswers, error) {
+	var doc roomAnswers
+	e, err := set.bus.kv.Get(r.Context(), answersKey(code))
+	if err != nil {
+		return doc, err
+	}
+	err = json.Unmarshal(e.Value(), &doc)
+	return doc, err
+}
+
+// writeJSON answers with v as JSON; a page's Datastar request gets 204
+// instead (Datastar would merge a JSON answer into the page's signals:
+// the stream shows the change).
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if r.Header.Get("Datastar-Request") == "true" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,452 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/view"
+)
+
+// Predict, then reveal, for a room (workshops.md: every poll tool shows a
+// histogram; only a lab that runs the system can mark the true answer).
+// The instructor opens a question about a moment of the room's run; the
+// room's playback holds before that moment (the question rides on the
+// room's state, so every replica's followers hold); attendees answer; the
+// instructor and projector see the count, not the split; Reveal closes
+// the answers, reads the engine's answer off the frame at that moment,
+// puts the histogram on the room's state and plays on.
+//
+// The answers live in the room's bucket under CODE.answers, one document
+// updated by compare-and-set (kv.Update on the revision read): two
+// replicas taking answers at once never lose one.
+
+// roomQuestion is the room's open (or revealed) question, on its state.
+type roomQuestion struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // ejected, out, lesson
+	Host string `json:"host,omitempty"`
+	Text string `json:"text"`
+	// Choices are the answers offered; none: the answer is a whole number.
+	Choices []string `json:"choices,omitempty"`
+	// AtMs is the moment asked about; Hold the frames before it, where
+	// the room's playback waits until the reveal.
+	AtMs int64 `json:"atMs"`
+	Hold int   `json:"hold"`
+	// Set at the reveal: the engine's answer and the room's histogram.
+	Revealed bool      `json:"revealed,omitempty"`
+	Answer   string    `json:"answer,omitempty"`
+	Hist     []histBar `json:"hist,omitempty"`
+	Total    int       `json:"total,omitempty"`
+}
+
+// histBar is one answer's count in the room; Right marks the engine's.
+type histBar struct {
+	Answer string `json:"answer"`
+	N      int    `json:"n"`
+	Right  bool   `json:"right,omitempty"`
+}
+
+// roomAnswers is the CODE.answers document: the answers to question Q,
+// by attendee; Closed once revealed.
+type roomAnswers struct {
+	Q       string                `json:"q"`
+	Closed  bool                  `json:"closed,omitempty"`
+	Answers map[string]roomAnswer `json:"answers"`
+}
+
+type roomAnswer struct {
+	Nick   string `json:"nick"`
+	Answer string `json:"answer"`
+}
+
+// maxQuestionS bounds a question's moment (seconds): runs last minutes.
+const maxQuestionS = 3600
+
+var nickAdj = []string{"amber", "brisk", "calm", "deft", "eager", "fuzzy", "gentle", "hardy", "jolly", "keen", "lucid", "merry", "nimble", "plucky", "quiet", "rapid"}
+var nickNoun = []string{"otter", "falcon", "badger", "heron", "lynx", "marten", "osprey", "panda", "quokka", "raven", "stoat", "tapir", "vole", "walrus", "yak", "zebu"}
+
+// nickname is an attendee's anonymous name, the same on every replica.
+func nickname(attendee string) string {
+	sum := sha256.Sum256([]byte(attendee))
+	n := binary.BigEndian.Uint32(sum[:4])
+	return nickAdj[n%16] + " " + nickNoun[(n/16)%16] + " " + strconv.Itoa(int(n/256%100))
+}
+
+// attendeeID is who answers: the browser's attendee cookie, else the tab.
+func attendeeID(r *http.Request, tab string) string {
+	if c, err := r.Cookie("olab_att"); err == nil && c.Value != "" && len(c.Value) <= 64 {
+		return "c:" + c.Value
+	}
+	if tab != "" && checkTab(tab) == nil {
+		return "t:" + tab
+	}
+	return ""
+}
+
+// setAttendeeCookie gives an attendee's browser its anonymous id.
+func (s *Server) setAttendeeCookie(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie("olab_att"); err == nil && c.Value != "" {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: "olab_att", Value: newTabID(), Path: "/",
+		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.rooms.secure(r)})
+}
+
+func answersKey(code string) string { return code + ".answers" }
+
+// roomAPI finds the room of a room API request, answering in plain text
+// when it cannot; with instructor, the request must carry the room's key.
+func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
+	if s.rooms == nil {
+		httpError(w, http.StatusNotFound, "this server runs no workshops")
+		return "", roomRecord{}, false
+	}
+	code, ok := normalRoomCode(chi.URLParam(r, "code"))
+	if !ok {
+		httpError(w, http.StatusNotFound, "room: not a workshop code")
+		return "", roomRecord{}, false
+	}
+	rec, _, err := s.rooms.lookup(r.Context(), code)
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return "", rec, false
+	}
+	if instructor && !rec.keyMatches(roomKeyCookie(r, code)) {
+		httpError(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		return "", rec, false
+	}
+	return code, rec, true
+}
+
+// updateState changes the room's state on the bus by compare-and-set,
+// retrying when another replica wrote in between, and records it on the
+// room's timeline as kind.
+func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	for {
+		e, err := set.bus.kv.Get(ctx, code)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return roomRecord{}, 0, errRoomNotFound
+		}
+		if err != nil {
+			return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+		}
+		rec, err := decodeRecord(e.Value())
+		if err != nil {
+			return rec, 0, err
+		}
+		if err := f(&rec.State); err != nil {
+			return rec, 0, err
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return rec, 0, err
+		}
+		rev, err := set.bus.kv.Update(ctx, code, b, e.Revision())
+		if err == nil {
+			set.record(ctx, code, kind, rec.State)
+			return rec, rev, nil
+		}
+		if ctx.Err() != nil {
+			return rec, 0, fmt.Errorf("room bus: %w", err)
+		}
+	}
+}
+
+// updateAnswers changes the room's answers by compare-and-set.
+func (set *roomSet) updateAnswers(ctx context.Context, code string, f func(*roomAnswers) error) (roomAnswers, error) {
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	for {
+		var doc roomAnswers
+		var rev uint64
+		e, err := set.bus.kv.Get(ctx, answersKey(code))
+		switch {
+		case err == nil:
+			rev = e.Revision()
+			_ = json.Unmarshal(e.Value(), &doc) // a broken document starts afresh
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return doc, fmt.Errorf("room bus: %w", err)
+		}
+		if doc.Answers == nil {
+			doc.Answers = map[string]roomAnswer{}
+		}
+		if err := f(&doc); err != nil {
+			return doc, err
+		}
+		b, _ := json.Marshal(doc)
+		if rev == 0 {
+			_, err = set.bus.kv.Create(ctx, answersKey(code), b)
+		} else {
+			_, err = set.bus.kv.Update(ctx, answersKey(code), b, rev)
+		}
+		if err == nil {
+			return doc, nil
+		}
+		if ctx.Err() != nil {
+			return doc, fmt.Errorf("room bus: %w", err)
+		}
+	}
+}
+
+// questionRequest opens a question: kind ejected (is qhost ejected at
+// qat seconds?), out (how many hosts are out at qat?) or lesson (the
+// room's lesson's prediction).
+type questionRequest struct {
+	Tab  string          `json:"tab"` // the instructor's tab (a page's request), which then holds too
+	Kind string          `json:"qkind"`
+	Host string          `json:"qhost"`
+	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
+}
+
+// atS reads qat: seconds, as a JSON number or a string of one.
+func (q questionRequest) atS() (float64, bool) {
+	var v any
+	if json.Unmarshal(q.At, &v) != nil {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// newQuestion builds the question q asks about the room's run.
+func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.runs.get(in)
+	if err != nil {
+		return nil, err
+	}
+	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host}
+	switch q.Kind {
+	case "ejected", "out":
+		at, ok := q.atS()
+		if !ok || at <= 0 || at > maxQuestionS {
+			return nil, &inputError{Field: "qat", Msg: fmt.Sprintf("the moment asked about must be given in seconds (allowed 1–%d)", maxQuestionS)}
+		}
+		rq.AtMs = int64(at * 1000)
+		if q.Kind == "out" {
+			rq.Text = fmt.Sprintf("How many hosts are ejected at %s s?", ftoa(at))
+			break
+		}
+		if !slices.Contains(run.Hosts, q.Host) {
+			return nil, &inputError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
+		}
+		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(at))
+		rq.Choices = []string{"yes", "no"}
+	case "lesson":
+		if d == nil || d.Predict.Question == "" {
+			return nil, &inputError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
+		}
+		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
+	default:
+		return nil, &inputError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", truncate(q.Kind, 20))}
+	}
+	for _, f := range run.Frames {
+		if f.TMs >= rq.AtMs {
+			break
+		}
+		rq.Hold++
+	}
+	if rq.Hold >= len(run.Frames) {
+		return nil, &inputError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
+	}
+	return rq, nil
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// engineAnswer is the run's answer to q: read off the frame at q's moment
+// (the first at or after it), or the lesson's answer, which engine/course
+// checks against the engine.
+func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return "", err
+	}
+	run, err := s.runs.get(in)
+	if err != nil {
+		return "", err
+	}
+	f := run.Frames[min(q.Hold, len(run.Frames)-1)]
+	switch q.Kind {
+	case "ejected":
+		for _, h := range f.Hosts {
+			if h.Name == q.Host && h.Ejected {
+				return "yes", nil
+			}
+		}
+		return "no", nil
+	case "out":
+		n := 0
+		for _, h := range f.Hosts {
+			if h.Ejected {
+				n++
+			}
+		}
+		return strconv.Itoa(n), nil
+	}
+	if d == nil || d.Predict.Answer < 0 || d.Predict.Answer >= len(d.Predict.Choices) {
+		return "", errors.New("the room's lesson has no answer to its prediction")
+	}
+	return d.Predict.Choices[d.Predict.Answer], nil
+}
+
+// histogram counts the answers: every choice in order, or the numbers
+// given (and the engine's) in numeric order; the engine's is marked.
+func histogram(q *roomQuestion, doc roomAnswers, right string) []histBar {
+	counts := map[string]int{}
+	for _, a := range doc.Answers {
+		counts[a.Answer]++
+	}
+	keys := q.Choices
+	if len(keys) == 0 {
+		counts[right] += 0
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, _ := strconv.Atoi(keys[i])
+			b, _ := strconv.Atoi(keys[j])
+			return a < b
+		})
+	}
+	out := make([]histBar, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, histBar{Answer: k, N: counts[k], Right: k == right})
+	}
+	return out
+}
+
+// checkAnswer reads an attendee's answer to q: one of its choices, or a
+// whole number of hosts.
+func checkAnswer(q *roomQuestion, a string) (string, error) {
+	a = strings.TrimSpace(a)
+	if len(q.Choices) > 0 {
+		if !slices.Contains(q.Choices, a) {
+			return "", &inputError{Field: "answer", Msg: fmt.Sprintf("%q is not a choice (allowed %s)", truncate(a, 40), strings.Join(q.Choices, ", "))}
+		}
+		return a, nil
+	}
+	n, err := strconv.Atoi(a)
+	if err != nil || n < 0 || n > 10000 {
+		return "", &inputError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", truncate(a, 20))}
+	}
+	return strconv.Itoa(n), nil
+}
+
+// readJSON reads a small JSON body into v (an empty body leaves v).
+func (s *Server) readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
+	if err != nil {
+		return withKind(kindTooLarge, fmt.Errorf("request body: %w", err))
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return withKind(kindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
+	}
+	return nil
+}
+
+// watchAnswers follows the room's answers on the bus and wakes the
+// room's streams at each change: the count rises on every page.
+func (h *roomHub) watchAnswers(ctx context.Context) {
+	w, err := h.set.bus.kv.Watch(ctx, answersKey(h.code))
+	if err != nil {
+		h.set.log.Warn("room bus: cannot watch the answers", "room", h.code, "err", err)
+		return
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var doc roomAnswers
+			if err := json.Unmarshal(e.Value(), &doc); err != nil {
+				continue
+			}
+			h.mu.Lock()
+			h.answers = doc
+			old := h.now.next
+			h.now.next = make(chan struct{})
+			close(old)
+			h.mu.Unlock()
+		}
+	}
+}
+
+// questionView is the question panel as a page of role sees it; who is
+// the attendee (their own answer shows).
+func (h *roomHub) questionView(role, who string) view.RoomQuestion {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := view.RoomQuestion{Code: h.code, Role: role}
+	q := h.now.rec.State.Question
+	if q == nil {
+		return v
+	}
+	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
+	if h.answers.Q == q.ID {
+		v.Count = len(h.answers.Answers)
+		if who != "" {
+			v.Mine = h.answers.Answers[who].Answer
+		}
+	}
+	widest := 1
+	for _, b := range q.Hist {
+		widest = max(widest, b.N)
+	}
+	for _, b := range q.Hist {
+		v.Hist = append(v.Hist, view.RoomBar1{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
+	}
+	return v
+}
+
+// resyncTab has the instructor's tab (the page that asked) take the room's
+// revision rev, written by the room API rather than by the tab itself.
+func (s *Server) resyncTab(tab string, rev uint64) {
+	if tab == "" {
+		return
+	}
+	sess := s.sessions.get(tab)
+	if sess == nil {
+		return
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if tr := sess.room; tr != nil && tr.role == rolePresenter {
+		tr.resync = rev
+	}
+}

@@ -1,0 +1,115 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Spotlight: the instructor points at a host or a time range and every
+// follower's charts highlight it (the host's series emphasised, the range
+// shaded with a markArea). It travels as data on the room's state, like
+// everything the room shares, so late joiners and both replicas see it.
+//
+//	POST /r/{code}/spotlight   {"host":"h5"} | {"from":40,"to":60} | {} to clear (key)
+
+// roomSpot is what the instructor points at; the times are seconds.
+type roomSpot struct {
+	Host string  `json:"host,omitempty"`
+	From float64 `json:"from,omitempty"`
+	To   float64 `json:"to,omitempty"`
+}
+
+// spotSignal is the spotlight as the page's charts name things: the host,
+// and the range as x-axis labels ("40 s"); empty strings clear it.
+type spotSignal struct {
+	Host string `json:"host"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+func (sp *roomSpot) signal() spotSignal {
+	if sp == nil {
+		return spotSignal{}
+	}
+	out := spotSignal{Host: sp.Host}
+	if sp.To > 0 {
+		out.From, out.To = fmtMs(int64(sp.From*1000)), fmtMs(int64(sp.To*1000))
+	}
+	return out
+}
+
+func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	sp, err := s.spotOf(r)
+	if err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	if err := s.checkSpot(&rec.State, &sp); err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	next := &sp
+	if sp == (roomSpot{}) {
+		next = nil
+	}
+	_, _, err = s.rooms.updateState(r.Context(), code, "spotlight", func(st *roomState) error { st.Spot = next; return nil })
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, sp.signal())
+}
+
+// spotOf reads a spotlight from the query (the instructor's page:
+// ?host=h5, ?from=40&to=60, ?clear=1) or else a JSON body.
+func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
+	var sp roomSpot
+	q := r.URL.Query()
+	if len(q) == 0 {
+		return sp, s.readJSON(r, &sp)
+	}
+	if q.Has("clear") {
+		return sp, nil
+	}
+	sp.Host = q.Get("host")
+	for name, p := range map[string]*float64{"from": &sp.From, "to": &sp.To} {
+		if v := q.Get(name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return sp, &inputError{Field: name, Msg: fmt.Sprintf("%q is not a number of seconds", truncate(v, 20))}
+			}
+			*p = f
+		}
+	}
+	return sp, nil
+}
+
+// checkSpot checks a spotlight against the room's run.
+func (s *Server) checkSpot(st *roomState, sp *roomSpot) error {
+	if sp.Host != "" {
+		in, _, err := s.roomInputs(st)
+		if err != nil {
+			return err
+		}
+		run, err := s.runs.get(in)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(run.Hosts, sp.Host) {
+			return &inputError{Field: "host", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", truncate(sp.Host, 20), strings.Join(run.Hosts, ", "))}
+		}
+	}
+	if sp.From != 0 || sp.To != 0 {
+		if sp.From < 0 || sp.To <= sp.From || sp.To > maxQuestionS {
+			return &inputError{Field: "from", Msg: fmt.Sprintf("%s–%s s is not a time range (allowed 0 ≤ from < to ≤ %d)", ftoa(sp.From), ftoa(sp.To), maxQuestionS)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,486 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// roomCall sends method path with body (JSON), the instructor key cookie
+// if key is set, and the attendee cookie if att is set.
+func roomCall(t testing.TB, method, url, body, code, key, att string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+	}
+	if att != "" {
+		req.AddCookie(&http.Cookie{Name: "olab_att", Value: att})
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// twoReplicas is replica A with the embedded bus open to B, and B.
+func twoReplicas(t *testing.T) (a, b *roomLab) {
+	a = startRoomLab(t, BusOptions{Listen: "127.0.0.1:0"}, RoomLimits{})
+	b = startRoomLab(t, BusOptions{URL: a.bus.URL()}, RoomLimits{})
+	return a, b
+}
+
+// The acceptance test of predict-then-reveal over two replicas and one
+// NATS: 30 attendees (half on each replica) answer "Is h5 ejected at
+// 60 s?" on search-cache, whose 10% cap refuses h5's ejection (so the
+// engine says no); the instructor sees the count, not the split; the
+// reveal patches every attendee's panel with the histogram and the
+// engine's answer marked; bad input is refused.
+func TestRoomQuestionReveal(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	bases := []string{la.ts.URL, lb.ts.URL}
+	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first redraw", charted)
+
+	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
+	if st != 403 {
+		t.Fatalf("a question without the key: %d %s", st, body)
+	}
+	for _, bad := range []string{`{"qkind":"ejected","qhost":"h9","qat":60}`, `{"qkind":"ejected","qhost":"h5","qat":-1}`, `{"qkind":"guess"}`, `{"qkind":"out","qat":9999}`} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", bad, code, key, ""); st != 422 {
+			t.Errorf("question %s: %d %s", bad, st, body)
+		}
+	}
+	st, body = roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	waitFor(t, follower, "the question on the follower's page", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
+	})
+
+	answer30(t, bases, code, q.ID) // 20 yes, 10 no
+	// A second answer replaces the first: attendee 0 changes its mind.
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", "attendee-00-0000000000"); st != 204 {
+		t.Fatalf("second answer: %d %s", st, body)
+	}
+	for _, c := range []struct {
+		path, body string
+		want       int
+	}{
+		{"/answer?q=nosuch&a=yes", `{}`, 404},
+		{"/answer?q=" + q.ID + "&a=maybe", `{}`, 422},
+	} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", "attendee-99-0000000000"); st != c.want {
+			t.Errorf("%s: %d %s (want %d)", c.path, st, body, c.want)
+		}
+	}
+	// The instructor sees the count, not the split.
+	st, body = roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
+		t.Fatalf("status before the reveal: %d %s", st, body)
+	}
+	waitFor(t, follower, "the count at 30", func(ev sseEvent) bool { return strings.Contains(ev.Data, ">30</span> answered") })
+
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
+		t.Errorf("reveal of an unknown question: %d %s", st, body)
+	}
+	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	want := []histBar{{Answer: "yes", N: 19}, {Answer: "no", N: 11, Right: true}}
+	if q.Answer != "no" || q.Total != 30 || fmt.Sprint(q.Hist) != fmt.Sprint(want) {
+		t.Fatalf("revealed: %+v", q)
+	}
+	waitFor(t, follower, "the histogram with the engine's answer", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
+	})
+	waitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", "attendee-01-0000000000"); st != 409 {
+		t.Errorf("answer after the reveal: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
+		t.Errorf("second reveal: %d %s", st, body)
+	}
+}
+
+// Bring everyone here and Lock are room state on the bus: followers on
+// both replicas that broke away come back, and while the room is locked
+// their commands are refused (409) and they stay; unlocked, they may
+// break away again.
+func TestRoomSummonAndLock(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	tabs := []string{tabFollower, tabFollower2}
+	bases := []string{la.ts.URL, lb.ts.URL}
+	var streams []<-chan sseEvent
+	for i, base := range bases {
+		ev := openStream(t, base, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
+		waitFor(t, ev, "the first redraw", charted)
+		streams = append(streams, ev)
+	}
+	breakAway := func(i int) (int, string) {
+		return roomPost(t, bases[i], "set", roomSig(tabs[i], code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, "")
+	}
+	for i := range bases {
+		if st, body := breakAway(i); st != 204 {
+			t.Fatalf("follower %d breaks away: %d %s", i, st, body)
+		}
+		waitFor(t, streams[i], "the break-away", signalPatch(`"follow":false`))
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, "", ""); st != 403 {
+		t.Fatalf("summon without the key: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, key, ""); st != 200 || !strings.Contains(body, `"summon":1`) {
+		t.Fatalf("summon: %d %s", st, body)
+	}
+	for i := range bases {
+		waitEach(t, streams[i], fmt.Sprintf("follower %d brought back", i), `"follow":true`, `"max_ejection_percent":10`)
+	}
+
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=yes", "", code, key, ""); st != 422 {
+		t.Fatalf("lock?on=yes: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":true`) {
+		t.Fatalf("lock: %d %s", st, body)
+	}
+	for i := range bases {
+		// Wait until replica i has the lock, then try to break away.
+		waitUntil(t, "replica sees the lock", func() bool {
+			rec, _, err := []*roomLab{la, lb}[i].s.rooms.lookup(t.Context(), code)
+			return err == nil && rec.State.Lock
+		})
+		if st, body := breakAway(i); st != 409 || !strings.Contains(body, "locked") {
+			t.Fatalf("follower %d while locked: %d %s", i, st, body)
+		}
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=0", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":false`) {
+		t.Fatalf("unlock: %d %s", st, body)
+	}
+	waitUntil(t, "replica B sees the unlock", func() bool {
+		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
+		return err == nil && !rec.State.Lock
+	})
+	if st, body := breakAway(1); st != 204 {
+		t.Fatalf("follower after unlock: %d %s", st, body)
+	}
+	waitFor(t, streams[1], "the break-away after unlock", signalPatch(`"follow":false`))
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for range 200 {
+		if ok() {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within 5 s", what)
+}
+
+// The board on the instructor's page counts the attendees of both
+// replicas, following or exploring, with their last answer; an attendee
+// whose stream ends leaves it.
+func TestRoomBoard(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	f1 := openStream(t, la.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f1, "the first redraw", charted)
+	f2ctx, f2stop := context.WithCancel(context.Background())
+	t.Cleanup(f2stop)
+	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f2, "the first redraw", charted)
+	board := func(parts ...string) func(sseEvent) bool {
+		return func(ev sseEvent) bool {
+			if !strings.Contains(ev.Data, `id="room-board"`) {
+				return false
+			}
+			for _, p := range parts {
+				if !strings.Contains(ev.Data, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname("t:"+tabFollower), nickname("t:"+tabFollower2)))
+
+	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
+	var q roomQuestion
+	_ = json.Unmarshal([]byte(body), &q)
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", ""); st != 204 {
+		t.Fatalf("answer: %d %s", st, body)
+	}
+	if st, _ := roomPost(t, la.ts.URL, "set", roomSig(tabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
+		t.Fatal("break away")
+	}
+	waitFor(t, presenter, "one exploring, an answer on the board", board("<b>1</b> following, <b>1</b> exploring", "<td>3</td>"))
+	f2stop()
+	waitFor(t, presenter, "the attendee gone", board("<b>0</b> following, <b>1</b> exploring"))
+}
+
+// openStreamCtx opens a tab's stream that ends with ctx; with key, the
+// instructor's key cookie goes with it.
+func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan sseEvent {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("stream: status %d", res.StatusCode)
+	}
+	events := make(chan sseEvent, 1024)
+	go readEvents(res.Body, events)
+	return events
+}
+
+func openStreamKey(t *testing.T, base, signals, code, key string) <-chan sseEvent {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return openStreamCtx(t, ctx, base, signals, &http.Cookie{Name: "olab_key_" + code, Value: key})
+}
+
+// The recording of a test workshop, replayed on a server of its own, gives
+// the same runs, frame for frame, as replica B drew live for its
+// followers; the JSON needs the instructor key; the page lists it.
+func TestRoomRecordingReplay(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first redraw", charted)
+	lb.s.rooms.mu.Lock()
+	hub := lb.s.rooms.hubs[code]
+	lb.s.rooms.mu.Unlock()
+	seen := []liveState{}
+	take := func() {
+		n := hub.current()
+		b, _ := json.Marshal(n.rec.State)
+		seen = append(seen, liveState{string(b), n.run})
+	}
+	take()
+	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	actions := []func(){
+		func() {
+			roomPost(t, la.ts.URL, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key)
+		},
+		func() { roomPost(t, la.ts.URL, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key) },
+		func() { roomPost(t, la.ts.URL, "play", present, code, key) },
+		func() {
+			roomPost(t, la.ts.URL, "inject", strings.Replace(present, "}", `,"injectHost":"h2"}`, 1), code, key)
+		},
+		func() {
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
+		},
+		func() {
+			var q roomQuestion
+			_, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
+			var st struct{ Question roomQuestion }
+			_ = json.Unmarshal([]byte(body), &st)
+			q = st.Question
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", "someone-0000000000000")
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+		},
+	}
+	for _, act := range actions {
+		before := hub.current().rev
+		act()
+		waitUntil(t, "replica B has the change", func() bool { return hub.current().rev > before })
+		take()
+	}
+	if st, _ := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, "", ""); st != 403 {
+		t.Fatalf("recording without the key: %d", st)
+	}
+	st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	var rec Recording
+	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
+		t.Fatalf("recording: %d %s", st, head(body, 300))
+	}
+	// The presenter's commands before the reveal each published once; the
+	// question and the reveal are entries of their own.
+	if len(rec.Entries) != len(seen) {
+		t.Fatalf("recording has %d entries, the live room went through %d states: %s", len(rec.Entries), len(seen), head(body, 2000))
+	}
+	checkReplay(t, rec, seen)
+	if got := rec.Entries[len(rec.Entries)-1]; got.Kind != "reveal" || got.State.Question.Answer == "" {
+		t.Errorf("last entry: %+v", got)
+	}
+	st, page := roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	if st != 200 || !strings.Contains(page, "engine: ") || !strings.Contains(page, "/lab?preset=search-cache&amp;max_ejection_percent=34") {
+		t.Errorf("recording page: %d %s", st, head(page, 400))
+	}
+}
+
+// Spotlight: the instructor's host or time range reaches the followers on
+// both replicas as the spot signal; bad ones are refused naming the field.
+func TestRoomSpotlight(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	var streams []<-chan sseEvent
+	for i, base := range []string{la.ts.URL, lb.ts.URL} {
+		ev := openStream(t, base, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
+		waitFor(t, ev, "the first redraw", charted)
+		streams = append(streams, ev)
+	}
+	for _, c := range []struct {
+		q, body string
+		want    int
+		msg     string
+	}{
+		{"?host=h9", "", 422, "host: \"h9\" is not a host"},
+		{"?from=60&to=40", "", 422, "from: 60–40 s is not a time range"},
+		{"?from=x", "", 422, "from: \"x\" is not a number"},
+	} {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight"+c.q, c.body, code, key, ""); st != c.want || !strings.Contains(body, c.msg) {
+			t.Errorf("%s: %d %s", c.q, st, body)
+		}
+	}
+	if st, _ := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, "", ""); st != 403 {
+		t.Errorf("spotlight without the key: %d", st)
+	}
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/spotlight", `{"host":"h5","from":40,"to":60}`, code, key, ""); st != 200 {
+		t.Fatalf("spotlight: %d %s", st, body)
+	}
+	for _, ev := range streams {
+		waitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s"}`))
+	}
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
+		t.Fatalf("clear: %d %s", st, body)
+	}
+	for _, ev := range streams {
+		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":""}`))
+	}
+}
+
+// The instructor's own page holds at the question too (its request names
+// its tab), and plays on at the reveal.
+func TestRoomQuestionHoldsInstructor(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	ev := openStreamKey(t, l.ts.URL, present, code, key)
+	waitFor(t, ev, "the first redraw", charted)
+	for _, c := range [][2]string{{"speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1)}, {"play", present}} {
+		if st, body := roomPost(t, l.ts.URL, c[0], c[1], code, key); st != 204 {
+			t.Fatalf("%s: %d %s", c[0], st, body)
+		}
+	}
+	cursor := func() int {
+		sess := l.s.sessions.get(tabPresenter)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		return sess.cursorAt(l.s.now())
+	}
+	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	waitUntil(t, "the instructor's page held before 60 s", func() bool { return cursor() == 5 })
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", `{"tab":"`+tabPresenter+`"}`, code, key, ""); st != 200 {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	waitUntil(t, "the instructor's page playing on", func() bool { return cursor() == 30 })
+}
+
+// answer30 has 30 attendees, alternating between the replicas, answer
+// question id: the first 20 yes, the others no.
+func answer30(t *testing.T, bases []string, code, id string) {
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := "no"
+			if i < 20 {
+				a = "yes"
+			}
+			att := fmt.Sprintf("attendee-%02d-0000000000", i)
+			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", att); st != 204 {
+				t.Errorf("answer %d: %d %s", i, st, body)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// liveState is a state of the room as replica B took it, and the run it
+// drew for its followers.
+type liveState struct {
+	state string
+	run   *Run
+}
+
+// checkReplay replays every entry of rec on a server of its own and
+// compares its state and frames with the live ones.
+func checkReplay(t *testing.T, rec Recording, seen []liveState) {
+	t.Helper()
+	fresh, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Shutdown)
+	for i, e := range rec.Entries {
+		b, _ := json.Marshal(e.State)
+		if string(b) != seen[i].state {
+			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
+		}
+		in, _, err := fresh.roomInputs(&e.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := fresh.runs.get(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == seen[i].run || !reflect.DeepEqual(run.Frames, seen[i].run.Frames) {
+			t.Fatalf("entry %d (%s): the replayed frames differ from the live ones", i, e.Kind)
+		}
+	}
+}
+
+// A lesson room asks the lesson's own prediction: its choices, held at
+// its pause_at (30 s: three frames), and the reveal marks the lesson's
+// answer, which engine/course checks against the engine.
+func TestRoomLessonQuestion(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"lesson":"cap"}`)
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[0]), `{}`, code, "", "someone-0000000000000"); st != 204 {
+		t.Fatalf("answer: %d %s", st, body)
+	}
+	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection." || q.Hist[0].N != 1 || !q.Hist[1].Right {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	// The free lab has no lesson prediction.
+	code2, key2 := l.createRoom(t, `{"preset":"search-cache"}`)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code2+"/questions", `{"qkind":"lesson"}`, code2, key2, ""); st != 422 || !strings.Contains(body, "qkind: the room shows no lesson") {
+		t.Errorf("lesson question in the free lab: %d %s", st, body)
+	}
+}
