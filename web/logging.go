@@ -52,6 +52,7 @@ func (s *Server) streamOpened(r *http.Request, tab string) func() {
 	s.log.Info("stream open", "tab", tab, "path", r.URL.Path)
 	return func() {
 		metricStreams.Dec()
+		s.metrics.forget(tab)
 		s.log.Info("stream close", "tab", tab, "duration", time.Since(start))
 	}
 }

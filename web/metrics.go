@@ -3,10 +3,10 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -109,9 +109,29 @@ func (m *labMetrics) handler() http.Handler {
 func (m *labMetrics) commandArrived(tab string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.pending[tab]; !ok && len(m.pending) < maxPendingRedraws {
-		m.pending[tab] = time.Now()
+	now := time.Now()
+	if len(m.pending) >= maxPendingRedraws {
+		// Tabs that post without a stream (scripts, closed tabs) never
+		// redraw: forget what waited longer than any redraw would.
+		for t, at := range m.pending {
+			if now.Sub(at) > pendingRedrawMax {
+				delete(m.pending, t)
+			}
+		}
 	}
+	if _, ok := m.pending[tab]; !ok && len(m.pending) < maxPendingRedraws {
+		m.pending[tab] = now
+	}
+}
+
+// pendingRedrawMax is how long a command's redraw is waited for.
+const pendingRedrawMax = 30 * time.Second
+
+// forget drops a tab's waiting command when its stream closes.
+func (m *labMetrics) forget(tab string) {
+	m.mu.Lock()
+	delete(m.pending, tab)
+	m.mu.Unlock()
 }
 
 // redrawn is called after a tab's stream sent a frame.
@@ -127,11 +147,12 @@ func (m *labMetrics) redrawn(tab string) {
 
 // countCommand counts an answered command by its route's verb.
 func countCommand(r *http.Request, status int) {
-	rc := chi.RouteContext(r.Context())
-	if rc == nil || rc.RoutePattern() != "/lab/cmd/{verb}" {
+	// The path, not the route: a request refused before routing (403 for
+	// a cross-site post) is a command too.
+	verb, ok := strings.CutPrefix(r.URL.Path, "/lab/cmd/")
+	if !ok {
 		return
 	}
-	verb := rc.URLParam("verb")
 	if _, ok := verbs[verb]; !ok {
 		verb = "unknown" // the label's values stay the lab's verbs
 	}

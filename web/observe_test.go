@@ -96,7 +96,15 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	nextCharts(t, events)
 	postCommand(t, ts.URL, "set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
 	nextCharts(t, events)
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/lab/cmd/pause", strings.NewReader(`{"tab":"`+testTab+`"}`))
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site pause: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
 	families := []string{
+		`outlierlab_commands_total{status="403",verb="pause"} `,
 		"outlierlab_sessions 1",
 		"outlierlab_streams_open ",
 		`outlierlab_commands_total{status="204",verb="set"} `,

@@ -130,9 +130,12 @@ func (s *Server) Handler() http.Handler {
 // Browsers reconnect to the next server and resume at their cursor.
 func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-func healthz(w http.ResponseWriter, _ *http.Request) {
+func healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return
+	}
 	_, _ = w.Write([]byte("ok\n"))
 }
 
