@@ -151,3 +151,17 @@ func get(t *testing.T, url string) string {
 	b, _ := io.ReadAll(res.Body)
 	return string(b)
 }
+
+// Issue 15, Build: a room and its followers show in /metrics.
+func TestMetricsRooms(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	follower := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first redraw", charted)
+	text := get(t, l.ts.URL+"/metrics")
+	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {
+		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(text) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
