@@ -44,11 +44,19 @@ func runLessons(args []string, stdout, stderr io.Writer) int {
 	}
 	var fsys fs.FS = lessons.FS
 	if *dir != "" {
+		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "outlierlab lessons: -dir %s: not a directory that can be read\n", *dir)
+			return 2
+		}
 		fsys = os.DirFS(*dir)
 	}
 	ls, err := course.Load(fsys)
 	if err != nil {
-		fmt.Fprintf(stderr, "outlierlab lessons: %v\n", err)
+		if *dir != "" {
+			fmt.Fprintf(stderr, "outlierlab lessons: -dir %s: %v\n", *dir, err)
+		} else {
+			fmt.Fprintf(stderr, "outlierlab lessons: %v\n", err)
+		}
 		return 2
 	}
 	if *only != "" {

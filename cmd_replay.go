@@ -44,16 +44,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if t.Expect == nil {
-			fmt.Fprintf(stdout, "FAIL %s: %s\n    the trace has no \"expect\" to check against\n", file, t.Name)
+			fmt.Fprintf(stdout, "FAIL %s: %s\n    the trace has no \"expect\" to check against\n", file, traceName(t))
 			code = max(code, 1)
 			continue
 		}
 		diffs := replay.Diff(t.Expect, out)
 		if len(diffs) == 0 {
-			fmt.Fprintf(stdout, "ok   %s: %s\n", file, t.Name)
+			fmt.Fprintf(stdout, "ok   %s: %s\n", file, traceName(t))
 			continue
 		}
-		fmt.Fprintf(stdout, "FAIL %s: %s\n", file, t.Name)
+		fmt.Fprintf(stdout, "FAIL %s: %s\n", file, traceName(t))
 		for _, d := range diffs {
 			fmt.Fprintf(stdout, "    %s\n", d)
 		}
@@ -79,5 +79,17 @@ func replayFile(file string) (*replay.Output, *replay.Trace, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := t.CheckNotEmpty(); err != nil {
+		return nil, nil, err
+	}
 	return out, t, nil
+}
+
+// traceName is how -check names a trace: its "name", or a mark that it has
+// none rather than an empty string after the colon.
+func traceName(t *replay.Trace) string {
+	if t.Name == "" {
+		return "(the trace has no \"name\")"
+	}
+	return t.Name
 }

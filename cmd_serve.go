@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +42,8 @@ type serveConfig struct {
 	// external NATS (URL).
 	bus   web.BusOptions
 	rooms web.RoomLimits
+	// logFormat is how the log is written: "text" (key=value) or "json".
+	logFormat string
 }
 
 // parseServe reads serve's flags; $PORT is read through getenv.
@@ -55,6 +57,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.BoolVar(&c.rooms.TrustForwarded, "trust-forwarded", false, "take the client address, host and scheme from X-Forwarded-* (behind a load balancer that sets them)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -65,6 +68,12 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "addr" })
 	c.addr = serveAddr(*addr, set, getenv)
+	if err := checkAddr(c.addr, set); err != nil {
+		return c, err
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return c, fmt.Errorf("-log-format: %q is not a format (allowed text, json)", truncate(c.logFormat, 40))
+	}
 	if c.bus.Listen != "" && c.bus.URL != "" {
 		return c, errors.New("-nats-listen and -nats-url exclude each other: embed the bus and open it to other replicas, or use an external one")
 	}
@@ -83,6 +92,29 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	}
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
 	return c, nil
+}
+
+// checkAddr refuses a listen address that cannot be listened on before
+// anything starts, naming where it came from (-addr or $PORT): a mistyped
+// flag is a usage error (exit 2), not a failure to serve.
+func checkAddr(addr string, fromFlag bool) error {
+	from := "$PORT"
+	if fromFlag {
+		from = "-addr"
+	}
+	_, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%s: %q is not HOST:PORT (such as 127.0.0.1:8080, or :8080 for every interface; port 0–65535)", from, truncate(addr, 60))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
@@ -113,7 +145,7 @@ type serving struct{ HTTP, NATS string }
 // room bus closes last. ready, if not nil, receives the bound addresses
 // once listening.
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := web.NewLogger(stderr, cfg.logFormat)
 	cfg.bus.Log = log
 	bus, err := web.StartBus(cfg.bus)
 	if err != nil {
@@ -157,6 +189,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		return err
 	case <-ctx.Done():
 	}
+	log.Info("shutting down", "cause", context.Cause(ctx))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)

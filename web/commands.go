@@ -56,6 +56,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		sess.notePredicted(s.now())
 		sess.mu.Unlock()
 	}
+	s.metrics.commandArrived(sess.tab)
 	if err := s.roomCommand(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		sess.mu.Lock()
 		sess.notice = errorText(err)
@@ -90,6 +91,9 @@ func (s *Server) session(sig *tabSignals) (*Session, error) {
 	if sess := s.sessions.get(sig.Tab); sess != nil {
 		return sess, nil
 	}
+	if err := checkNewTabPreset(sig.Preset); err != nil {
+		return nil, err
+	}
 	in := Inputs{Preset: sig.Preset}
 	if in.Preset == "" {
 		in.Preset = defaultPreset
@@ -122,7 +126,11 @@ func (s *Server) session(sig *tabSignals) (*Session, error) {
 	sess := newSession(sig.Tab, in, run, now)
 	sess.seq = sig.Seq
 	if sig.Cursor != nil {
-		sess.setCursor(int(*sig.Cursor), now)
+		c, err := parseCursor(sig.Cursor, len(run.Frames))
+		if err != nil {
+			return nil, err
+		}
+		sess.setCursor(c, now)
 	}
 	if sp, ok := lookupSpeed(sig.Speed); ok {
 		sess.speed = sp
@@ -313,15 +321,11 @@ func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	n := len(sess.run.Frames)
-	if sig.Cursor == nil {
-		return &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
+	c, err := parseCursor(sig.Cursor, len(sess.run.Frames))
+	if err != nil {
+		return err
 	}
-	c := *sig.Cursor
-	if c < 0 || c > float64(n) || c != float64(int(c)) {
-		return &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", fmtNum(c), n)}
-	}
-	sess.setCursor(int(c), now)
+	sess.setCursor(c, now)
 	sess.playing = false
 	sess.touch()
 	return nil

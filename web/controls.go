@@ -323,10 +323,10 @@ func (c *control) number(s string) (float64, bool) {
 // check reports a value outside the control's span or off its step.
 func (c *control) check(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
-		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", fmtNum(v), c.allowed())}
+		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", msgNum(v), c.allowed())}
 	}
 	if c.Step >= 1 && v != math.Trunc(v) {
-		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", fmtNum(v), c.allowed())}
+		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", msgNum(v), c.allowed())}
 	}
 	return nil
 }

@@ -170,6 +170,11 @@ func parseChoice(c *control, raw json.RawMessage) (float64, error) {
 }
 
 func parseNumber(c *control, raw json.RawMessage) (float64, error) {
+	// JSON null decodes into a float64 as "leave it alone", which would
+	// silently set the control to 0.
+	if isNull(raw) {
+		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("null is not a number (allowed %s)", c.allowed())}
+	}
 	var v float64
 	if err := json.Unmarshal(raw, &v); err == nil {
 		return v, nil
@@ -185,6 +190,9 @@ func parseNumber(c *control, raw json.RawMessage) (float64, error) {
 }
 
 func parseBool(c *control, raw json.RawMessage) (float64, error) {
+	if isNull(raw) {
+		return 0, &inputError{Field: c.Name, Msg: "null is not true or false"}
+	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
 		return b2f(b), nil
@@ -196,6 +204,19 @@ func parseBool(c *control, raw json.RawMessage) (float64, error) {
 		}
 	}
 	return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not true or false", compactJSON(raw))}
+}
+
+func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+// msgNum writes a number for an error message: as the lab writes it when
+// it is short, else in exponent form cut to a readable length, so that a
+// 309-digit value is not echoed back in full.
+func msgNum(v float64) string {
+	s := fmtNum(v)
+	if len(s) <= 24 {
+		return s
+	}
+	return truncate(strconv.FormatFloat(v, 'g', 6, 64), 24)
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -53,6 +53,7 @@ const defaultSeed = 1
 
 // buildRun applies the inputs to their preset and runs the engine.
 func buildRun(in Inputs) (*Run, error) {
+	defer observeRun()()
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok {
 		return nil, errUnknownPreset
@@ -219,9 +220,11 @@ func (c *runCache) get(in Inputs) (*Run, error) {
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
 		c.mu.Unlock()
+		cacheLookup(true)
 		return el.Value.(*Run), nil
 	}
 	c.mu.Unlock()
+	cacheLookup(false)
 	// Build outside the lock: two tabs missing at once both build, which
 	// costs a few milliseconds and keeps every other tab unblocked.
 	r, err := buildRun(in)

@@ -46,6 +46,7 @@ type Server struct {
 	log      *slog.Logger
 	maxBody  int64
 	rooms    *roomSet // nil without a bus
+	metrics  *labMetrics
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -92,13 +93,14 @@ func New(o Options) (*Server, error) {
 		closing:  make(chan struct{}),
 	}
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
+	s.metrics = newLabMetrics(s)
 	return s, nil
 }
 
 // Handler is the router. Every route is here, in one place.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, securityHeaders)
+	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler)
 	r.Get("/", s.home)
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
@@ -112,6 +114,8 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", healthz)
+	r.Head("/healthz", healthz) // load balancers and probes often ask with HEAD
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	s.roomRoutes(r)
 	r.Handle("/static/*", s.assets)
 	r.NotFound(s.notFound)
@@ -126,10 +130,36 @@ func (s *Server) Handler() http.Handler {
 // Browsers reconnect to the next server and resume at their cursor.
 func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-func healthz(w http.ResponseWriter, _ *http.Request) {
+func healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return
+	}
 	_, _ = w.Write([]byte("ok\n"))
+}
+
+// sameOrigin refuses state-changing requests (anything but GET, HEAD and
+// OPTIONS) that a browser sent from another site: a page elsewhere must not
+// move a tab's sliders or, with a room's key cookie, steer a workshop. The
+// standard library's check is the one wanted: Sec-Fetch-Site must be
+// same-origin or none when the browser sends it; otherwise Origin, when
+// present, must name the request's own host. Requests with neither (curl,
+// scripts) are not a browser acting for a visitor, and pass.
+func sameOrigin() *http.CrossOriginProtection {
+	p := http.NewCrossOriginProtection()
+	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site := r.Header.Get("Sec-Fetch-Site")
+		from := "origin " + truncate(r.Header.Get("Origin"), 80)
+		if site != "" {
+			from = "Sec-Fetch-Site: " + truncate(site, 20)
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte("cross-site request refused (" + from + "): " + r.Method + " " + truncate(r.URL.Path, 80) +
+			" must come from a page of this lab (" + truncate(r.Host, 80) + ")\n"))
+	}))
+	return p
 }
 
 // securityHeaders keeps the offline promise in the browser too: the

@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
+
+	"outlierlab/engine/scenario"
 )
 
 // tabSignals is what a lab page's Datastar signals hold, and so what every
@@ -159,4 +162,34 @@ func controlSignals(r *Run, d *lessonDoc) map[string]any {
 		}
 	}
 	return out
+}
+
+// parseCursor reads the "cursor" signal against a run of n frames: a whole
+// number of frames from 0 to n. A new tab's cursor is read the same way as
+// scrub's: a page never sends one outside its run, so -5 or 1e300 is a bad
+// request (422 naming the field), not something to clamp silently.
+func parseCursor(c *float64, n int) (int, error) {
+	if c == nil {
+		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
+	}
+	v := *c
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > float64(n) {
+		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", msgNum(v), n)}
+	}
+	if v != math.Trunc(v) {
+		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is not a whole number (allowed 0–%d)", msgNum(v), n)}
+	}
+	return int(v), nil
+}
+
+// checkNewTabPreset names the field and the allowed list when a new tab's
+// signals carry a preset the lab does not have ("" is the default).
+func checkNewTabPreset(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := scenario.Lookup(name); !ok {
+		return withKind(kindNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(name, 40), strings.Join(presetNames(), ", "))})
+	}
+	return nil
 }

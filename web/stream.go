@@ -55,6 +55,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	hold(sess, 1)
 	defer func() { hold(sess, -1) }()
+	defer s.streamOpened(r, sess.tab)()
 
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
 	check := time.NewTicker(streamCheck)
@@ -68,6 +69,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		if err := st.send(sse, snap); err != nil {
 			return // the browser went away
 		}
+		s.metrics.redrawn(sess.tab)
 		var wake <-chan time.Time
 		var timer *time.Timer
 		if !snap.next.IsZero() {

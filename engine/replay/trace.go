@@ -130,6 +130,25 @@ func describeJSONError(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// CheckNotEmpty refuses a trace that replays nothing ("{}"): with no
+// steps, or no host to send to (neither listed nor added by a step), a
+// trace file is a mistake, not one whose result is empty. Parse leaves it
+// to the caller, so a config can be checked on its own.
+func (t *Trace) CheckNotEmpty() error {
+	if len(t.Steps) == 0 {
+		return errors.New("steps: the trace has no steps (allowed 1 or more)")
+	}
+	if len(t.Hosts) > 0 {
+		return nil
+	}
+	for _, s := range t.Steps {
+		if s.AddHost != nil {
+			return nil
+		}
+	}
+	return errors.New("hosts: the trace lists no hosts and adds none (allowed 1 or more)")
+}
+
 func (t *Trace) check() error {
 	if len(t.Config) == 0 || string(t.Config) == "null" {
 		t.Config = json.RawMessage("{}")

@@ -1,0 +1,58 @@
+package web
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// NewLogger is the lab's logger: format "json" writes one JSON object a
+// line (for a log collector), anything else key=value text.
+func NewLogger(w io.Writer, format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// observe writes one log line per request (method, path, status,
+// duration, bytes) and counts commands by verb and status. It is the
+// outermost middleware, so the line is written even when the handler
+// panics (a recovered 500, or the abort that ends streams at shutdown).
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		defer func() {
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK // nothing written: net/http answers 200
+			}
+			countCommand(r, status)
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", status),
+				slog.Duration("duration", time.Since(start)),
+				slog.Int("bytes", ww.BytesWritten()),
+			)
+		}()
+		next.ServeHTTP(ww, r)
+	})
+}
+
+// streamOpened logs and counts a tab's stream; call the function it
+// returns when the stream ends: defer s.streamOpened(r, tab)().
+func (s *Server) streamOpened(r *http.Request, tab string) func() {
+	start := time.Now()
+	metricStreams.Inc()
+	s.log.Info("stream open", "tab", tab, "path", r.URL.Path)
+	return func() {
+		metricStreams.Dec()
+		s.metrics.forget(tab)
+		s.log.Info("stream close", "tab", tab, "duration", time.Since(start))
+	}
+}

@@ -1,0 +1,188 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// The counters that code far from the Server bumps (the run cache, the
+// engine's runs, streams) are the process's: one lab serves per process.
+// Each Server registers them in its own registry, beside gauges read from
+// its own sessions and rooms, so tests that build many Servers can.
+var (
+	metricCommands = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outlierlab_commands_total",
+		Help: "Commands answered, by verb (unknown for a verb the lab does not have) and HTTP status.",
+	}, []string{"verb", "status"})
+	metricRedraw = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "outlierlab_command_redraw_seconds",
+		Help:    "From a command's arrival to the next frame its tab's stream sends.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	})
+	metricStreams = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "outlierlab_streams_open",
+		Help: "Tab streams (Server-Sent Events) open now.",
+	})
+	metricCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_run_cache_hits_total",
+		Help: "Run cache lookups that found the run.",
+	})
+	metricCacheMisses = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_run_cache_misses_total",
+		Help: "Run cache lookups that had to run the engine.",
+	})
+	metricRuns = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_runs_computed_total",
+		Help: "Engine runs computed for the lab (including ones that failed).",
+	})
+	metricRunSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "outlierlab_run_duration_seconds",
+		Help:    "How long one engine run took, inputs to frames.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
+)
+
+// observeRun times one engine run: defer observeRun()().
+func observeRun() func() {
+	start := time.Now()
+	return func() {
+		metricRuns.Inc()
+		metricRunSeconds.Observe(time.Since(start).Seconds())
+	}
+}
+
+// cacheLookup counts a run cache lookup as a hit or a miss.
+func cacheLookup(hit bool) {
+	if hit {
+		metricCacheHits.Inc()
+	} else {
+		metricCacheMisses.Inc()
+	}
+}
+
+// maxPendingRedraws bounds the commands waiting for their redraw: a tab
+// that posts and never streams must not grow the map.
+const maxPendingRedraws = 10000
+
+// labMetrics is one Server's registry and the commands awaiting a redraw.
+type labMetrics struct {
+	reg *prometheus.Registry
+
+	mu      sync.Mutex
+	pending map[string]time.Time // tab → arrival of its oldest unredrawn command
+}
+
+func newLabMetrics(s *Server) *labMetrics {
+	m := &labMetrics{reg: prometheus.NewRegistry(), pending: map[string]time.Time{}}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		metricCommands, metricRedraw, metricStreams,
+		metricCacheHits, metricCacheMisses, metricRuns, metricRunSeconds,
+		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
+		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.heldBytes()) }),
+		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),
+		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
+	)
+	return m
+}
+
+func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+}
+
+// handler serves /metrics in the Prometheus text format.
+func (m *labMetrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// commandArrived marks a tab's command; the tab's next frame ends it.
+// Marked before the command applies: its answer (a redraw, or a notice
+// for a bad value) is what the stream sends next.
+func (m *labMetrics) commandArrived(tab string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if len(m.pending) >= maxPendingRedraws {
+		// Tabs that post without a stream (scripts, closed tabs) never
+		// redraw: forget what waited longer than any redraw would.
+		for t, at := range m.pending {
+			if now.Sub(at) > pendingRedrawMax {
+				delete(m.pending, t)
+			}
+		}
+	}
+	if _, ok := m.pending[tab]; !ok && len(m.pending) < maxPendingRedraws {
+		m.pending[tab] = now
+	}
+}
+
+// pendingRedrawMax is how long a command's redraw is waited for.
+const pendingRedrawMax = 30 * time.Second
+
+// forget drops a tab's waiting command when its stream closes.
+func (m *labMetrics) forget(tab string) {
+	m.mu.Lock()
+	delete(m.pending, tab)
+	m.mu.Unlock()
+}
+
+// redrawn is called after a tab's stream sent a frame.
+func (m *labMetrics) redrawn(tab string) {
+	m.mu.Lock()
+	t, ok := m.pending[tab]
+	delete(m.pending, tab)
+	m.mu.Unlock()
+	if ok {
+		metricRedraw.Observe(time.Since(t).Seconds())
+	}
+}
+
+// countCommand counts an answered command by its route's verb.
+func countCommand(r *http.Request, status int) {
+	// The path, not the route: a request refused before routing (403 for
+	// a cross-site post) is a command too.
+	verb, ok := strings.CutPrefix(r.URL.Path, "/lab/cmd/")
+	if !ok {
+		return
+	}
+	if _, ok := verbs[verb]; !ok {
+		verb = "unknown" // the label's values stay the lab's verbs
+	}
+	metricCommands.WithLabelValues(verb, strconv.Itoa(status)).Inc()
+}
+
+// count is the sessions held.
+func (st *sessionStore) count() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.byTab)
+}
+
+// heldBytes is the cache's estimate of its runs' memory.
+func (c *runCache) heldBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// counts is the rooms served and their attendee streams (0, 0 without a
+// bus).
+func (set *roomSet) counts() (rooms, followers int) {
+	if set == nil {
+		return 0, 0
+	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	for _, h := range set.hubs {
+		followers += h.attendees
+	}
+	return len(set.hubs), followers
+}
