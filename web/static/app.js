@@ -652,3 +652,8 @@ document.addEventListener('DOMContentLoaded', () => {
     card.classList.toggle('started', !w.complete && w.started);
   });
 });
+
+// The server could not keep a session for this tab (it is full of open
+// streams): rather than acknowledge a command no stream would show, it
+// answers with a call to this, and the page reloads from its address.
+window.outlierlabReload = () => location.reload();
