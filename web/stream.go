@@ -59,15 +59,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
+	// A tick (keepalive, session check) sends nothing new, so it takes no
+	// snapshot: a snapshot needs the run, which for a tab of its own
+	// settings may have left the cache, and a hundred idle tabs must not
+	// rebuild their runs every few seconds.
+	var changed <-chan struct{}
+	var next time.Time
+	send := true
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		if err := room.send(sse, sess); err != nil {
 			return
 		}
-		changed, next, err := st.sendNow(sse, sess, s.now())
-		if err != nil {
-			return // the browser went away
+		if send {
+			var err error
+			if changed, next, err = st.sendNow(sse, sess, s.now()); err != nil {
+				return // the browser went away
+			}
 		}
+		send = true
 		var wake <-chan time.Time
 		var timer *time.Timer
 		if !next.IsZero() {
@@ -91,8 +101,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			_ = http.NewResponseController(cw).Flush()
+			send = false
 		case <-check.C:
+			prev := sess
 			sess = s.followSession(sess, st)
+			send = sess != prev
 		}
 		if timer != nil {
 			timer.Stop()
