@@ -59,10 +59,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
-	// A tick (keepalive, session check) sends nothing new, so it takes no
-	// snapshot: a snapshot needs the run, which for a tab of its own
-	// settings may have left the cache, and a hundred idle tabs must not
-	// rebuild their runs every few seconds.
+	// A tick (keepalive, session check) takes no snapshot: that needs the
+	// run, maybe gone from the cache, and idle tabs must not rebuild runs.
 	var changed <-chan struct{}
 	var next time.Time
 	send := true
@@ -95,12 +93,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		case <-roomNext:
 		case <-wake:
 		case <-keep.C:
-			// A comment line: proxies and load balancers close a response
-			// silent for a minute or so, and a paused tab sends nothing.
-			if _, err := io.WriteString(cw, ": keepalive\n\n"); err != nil {
+			if keepaliveComment(cw) != nil {
 				return
 			}
-			_ = http.NewResponseController(cw).Flush()
 			send = false
 		case <-check.C:
 			prev := sess
@@ -111,6 +106,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			timer.Stop()
 		}
 	}
+}
+
+// keepaliveComment sends an SSE comment line: proxies and load balancers
+// close a response silent for a minute or so, and a paused tab sends
+// nothing.
+func keepaliveComment(w http.ResponseWriter) error {
+	if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+		return err
+	}
+	return http.NewResponseController(w).Flush()
 }
 
 // sendNow sends what changed since the last send and returns what the
