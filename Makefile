@@ -10,7 +10,7 @@ ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
 # The stamp is embedded first: a build without assets fails naming it.
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
-.PHONY: run test assets build bench templ conformance golden clean
+.PHONY: run test assets build bench templ conformance golden clean loadtest
 
 run: assets
 	$(GO) run . serve $(ARGS)
@@ -28,6 +28,14 @@ build: assets
 
 bench: assets
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/
+
+# The load test (loopback only, bounded): N=300 streams, 20 moving, D=2m.
+# Shrink it with e.g. make loadtest N=50 M=5 D=10s.
+N ?= 300
+M ?= 20
+D ?= 2m
+loadtest: assets
+	$(GO) run . loadtest -streams $(N) -movers $(M) -duration $(D)
 
 conformance:
 	$(GO) run . replay -check ../shared/conformance/*.json ../shared/conformance/grpc/*.json

@@ -22,6 +22,7 @@ type command struct {
 var commands = map[string]command{
 	"healthcheck": {summary: "ask a running server's /healthz (the container's HEALTHCHECK; distroless has no curl)", run: runHealthcheck},
 	"lessons":     {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
+	"loadtest":    {summary: "load-test the lab on loopback: -streams N tabs, -movers M moving, -duration D; prints RSS, heap, latencies, losses", run: runLoadtest},
 	"lint":        {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
 	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
 	"room":        {summary: "room replay FILE: print a workshop's recording (/r/CODE/recording.json) as text", run: runRoom},

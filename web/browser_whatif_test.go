@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -133,9 +134,18 @@ func TestBrowserImportWhatif(t *testing.T) {
 			t.Errorf("%s: notes lack %q:\n%s", tc.file, tc.note, got)
 		}
 		link := eval(`location.pathname + location.search`)
-		poll(tc.file+" in the YAML panel", `document.getElementById('yaml-text').innerText.includes('healthy_panic_threshold')`)
-		yaml := eval(`document.getElementById('yaml-text').innerText`)
-		back, err := envoyconf.ParseCluster([]byte(yaml))
+		// The stream redraws the YAML panel after the address changes, so on
+		// a loaded machine the previous cluster's YAML may still be there:
+		// read until it reads back to this one, or time out.
+		var yaml string
+		var back envoyconf.Cluster
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			yaml = eval(`document.getElementById('yaml-text').innerText`)
+			back, err = envoyconf.ParseCluster([]byte(yaml))
+			if (err == nil && back.Outlier == want.Outlier && back.PanicThreshold == want.PanicThreshold && back.MaxRetries == want.MaxRetries) || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || back.Outlier != want.Outlier || back.PanicThreshold != want.PanicThreshold || back.MaxRetries != want.MaxRetries {
 			t.Errorf("%s (%s): the lab's YAML does not read back to the pasted config:\n%s\n%+v\nwant %+v (%v)", tc.file, link, yaml, back, want, err)
 		}

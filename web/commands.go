@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/engine/scenario"
 )
@@ -30,6 +31,10 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		writeError(w, withKind(kindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), kindNotFound)
 		return
 	}
+	if !s.sessions.cmdLim.allow(s.peerAddr(r), s.now()) {
+		tooMany(w, "commands")
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -46,7 +51,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
 		return
 	}
-	sess, ok := s.tabSession(w, &sig)
+	sess, ok := s.tabSession(w, r, &sig)
 	if !ok {
 		return
 	}
@@ -72,24 +77,65 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 // tabSession checks the tab id and finds or rebuilds its session; on bad
 // input it answers the request itself (4xx naming the problem) and
 // returns false.
-func (s *Server) tabSession(w http.ResponseWriter, sig *tabSignals) (*Session, bool) {
-	sess, err := s.session(sig)
-	if err != nil {
+func (s *Server) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSignals) (*Session, bool) {
+	sess, err := s.session(sig, s.peerAddr(r), r.Method == http.MethodGet)
+	switch {
+	case errors.Is(err, errTooManyTabs):
+		tooMany(w, "new tabs")
+	case errors.Is(err, errSessionFull) && r.Method == http.MethodPost:
+		tellReload(w, r)
+	case err != nil:
 		writeError(w, err, kindBadValue)
-		return nil, false
+	default:
+		return sess, true
 	}
-	return sess, true
+	return nil, false
+}
+
+// errTooManyTabs: the address opened new tabs faster than the limit.
+// errSessionFull: the server holds so many streaming tabs that a session
+// rebuilt for this one could not be kept; a command on it would be
+// acknowledged and lost, so the page is told to reload instead.
+var (
+	errTooManyTabs = errors.New("too many new tabs from your address")
+	errSessionFull = withKind(kindFull, errors.New("the lab is full: reload the page to try again"))
+)
+
+// tooMany answers 429 with what was limited and when to try again.
+func tooMany(w http.ResponseWriter, what string) {
+	w.Header().Set("Retry-After", "10")
+	httpError(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
+}
+
+// tellReload answers a command whose session is lost with a Datastar
+// event that reloads the page: its address (the permalink) or its lesson
+// brings the tab back in a fresh session, and nothing is acknowledged
+// that no stream would show.
+func tellReload(w http.ResponseWriter, r *http.Request) {
+	sse := datastar.NewSSE(w, r)
+	_ = sse.ExecuteScript("window.outlierlabReload && window.outlierlabReload()")
 }
 
 // session finds the tab's session, or rebuilds it from the signals the
 // request carries (a new tab, or one whose session expired or lived on a
 // server that restarted).
-func (s *Server) session(sig *tabSignals) (*Session, error) {
+// With stream set, the session comes with that stream counted (the caller
+// uncounts it when the stream ends), so that it is never evicted from
+// under its stream, not even between its creation and the stream's start.
+func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, error) {
 	if err := checkTab(sig.Tab); err != nil {
 		return nil, err
 	}
 	if sess := s.sessions.get(sig.Tab); sess != nil {
+		if stream {
+			sess.mu.Lock()
+			sess.streams++
+			sess.mu.Unlock()
+		}
 		return sess, nil
+	}
+	if addr != "" && !s.sessions.newLim.allow(addr, s.now()) {
+		return nil, errTooManyTabs
 	}
 	if err := checkNewTabPreset(sig.Preset); err != nil {
 		return nil, err
@@ -124,6 +170,10 @@ func (s *Server) session(sig *tabSignals) (*Session, error) {
 	}
 	now := s.now()
 	sess := newSession(sig.Tab, in, run, now)
+	sess.runs = s.runs
+	if stream {
+		sess.streams = 1
+	}
 	sess.seq = sig.Seq
 	if sig.Cursor != nil {
 		c, err := parseCursor(sig.Cursor, len(run.Frames))
@@ -139,7 +189,15 @@ func (s *Server) session(sig *tabSignals) (*Session, error) {
 		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
 		sess.rehold()
 	}
-	return s.sessions.put(sess, now), nil
+	if kept := s.sessions.put(sess, now); kept != nil {
+		if kept != sess && stream { // another request added the tab first
+			kept.mu.Lock()
+			kept.streams++
+			kept.mu.Unlock()
+		}
+		return kept, nil
+	}
+	return nil, errSessionFull
 }
 
 // verb applies one command to a session. It returns an error when the
@@ -194,7 +252,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
 func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
-	in, atMs := sess.in, cursorMs(sess.run, sess.cursorAt(now))
+	in, atMs := sess.in, cursorMs(sess.runLocked(), sess.cursorAt(now))
 	sess.mu.Unlock()
 	host := strings.TrimSpace(sig.InjectHost)
 	one, err := scenario.ParseInjections(host + "@0s")
@@ -247,7 +305,8 @@ func rerun(s *Server, sess *Session, in Inputs) error {
 func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
 	return swapRun(s, sess, in, stale, func(run *Run, now time.Time) {
 		c := sess.cursorAt(now) // on the old run
-		sess.in, sess.run, sess.notice = in, run, ""
+		sess.setRun(in, run)
+		sess.notice = ""
 		sess.setCursor(c, now)
 	})
 }
@@ -276,7 +335,7 @@ func swapRun(s *Server, sess *Session, in Inputs, stale func() bool, set func(ru
 func (s *Session) runOf() *Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.run
+	return s.runLocked()
 }
 
 func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
@@ -284,7 +343,7 @@ func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	c := sess.cursorAt(now)
-	if c >= len(sess.run.Frames) {
+	if c >= sess.frames {
 		c = 0 // play at the end starts over
 	}
 	sess.setCursor(c, now)
@@ -321,7 +380,7 @@ func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	c, err := parseCursor(sig.Cursor, len(sess.run.Frames))
+	c, err := parseCursor(sig.Cursor, sess.frames)
 	if err != nil {
 		return err
 	}
@@ -404,7 +463,8 @@ func (s *Session) lessonOf() *lessonDoc {
 // controls follow.
 func loadInputs(s *Server, sess *Session, in Inputs, step string) error {
 	return swapRun(s, sess, in, nil, func(run *Run, now time.Time) {
-		sess.in, sess.run, sess.notice, sess.step = in, run, "", step
+		sess.setRun(in, run)
+		sess.notice, sess.step = "", step
 		sess.setCursor(0, now)
 		sess.playing = false
 		sess.inputsGen++

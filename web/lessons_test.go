@@ -531,8 +531,8 @@ func TestLessonCommands(t *testing.T) {
 		t.Fatalf("load step: %d %s", st, body)
 	}
 	sess := s.sessions.get(testTab)
-	if sess.run.Preset != "burst" || sess.step != "safety" || sess.in.Base == nil {
-		t.Errorf("after loading safety: preset %s, step %q", sess.run.Preset, sess.step)
+	if sess.preset != "burst" || sess.step != "safety" || sess.in.Base == nil {
+		t.Errorf("after loading safety: preset %s, step %q", sess.preset, sess.step)
 	}
 	if st, body := post("lesson", `{`+lessonTab+`,"step":"nope"}`); st != 404 || !strings.HasPrefix(body, "step:") {
 		t.Errorf("unknown step: %d %s", st, body)
@@ -543,8 +543,8 @@ func TestLessonCommands(t *testing.T) {
 	if st, _ := post("lesson", `{"tab":"`+testTab+`","lesson":"cap","step":""}`); st != 204 {
 		t.Errorf("back to the start: %d", st)
 	}
-	if sess := s.sessions.get(testTab); sess.run.Preset != "search-cache" || sess.run.Values["max_ejection_percent"] != 10 {
-		t.Errorf("back to the start: preset %s, cap %v", sess.run.Preset, sess.run.Values["max_ejection_percent"])
+	if sess := s.sessions.get(testTab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
+		t.Errorf("back to the start: preset %s, cap %v", sess.preset, sess.runOf().Values["max_ejection_percent"])
 	}
 	free := `"tab":"` + strings.Repeat("f", 20) + `"`
 	if st, body := post("lesson", `{`+free+`,"step":""}`); st != 409 || !strings.HasPrefix(body, "lesson:") {
@@ -563,7 +563,7 @@ func TestLessonCommands(t *testing.T) {
 	if st, _ := post("reset", `{`+tab+`}`); st != 204 {
 		t.Fatal("reset")
 	}
-	r := s.sessions.get(strings.Repeat("c", 20)).run
+	r := s.sessions.get(strings.Repeat("c", 20)).runOf()
 	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(controlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
 	}

@@ -237,10 +237,11 @@ func (sess *Session) setRoomState(st *roomState, in Inputs, run *Run, d *lessonD
 	if d != sess.lesson {
 		return false
 	}
-	if sess.run == nil || run.Preset != sess.run.Preset || st.Step != sess.step {
+	if run.Preset != sess.preset || st.Step != sess.step {
 		sess.inputsGen++ // another panel of controls: the stream re-renders it
 	}
-	sess.in, sess.run, sess.step = in, run, st.Step
+	sess.setRun(in, run)
+	sess.step = st.Step
 	sess.notice = ""
 	sess.speed, _ = lookupSpeed(st.Speed)
 	sess.playing = st.Playing

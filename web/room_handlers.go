@@ -126,7 +126,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 	if sig.Tab == "" {
 		sig.Tab = newTabID()
 	}
-	sess, err := s.session(&sig)
+	sess, err := s.session(&sig, "", false)
 	if err != nil {
 		return roomState{}, err
 	}

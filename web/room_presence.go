@@ -48,8 +48,9 @@ func (w *roomWatch) putPresence(sess *Session) {
 	p := presence{Nick: nickname(w.who)}
 	sess.mu.Lock()
 	p.Follow = sess.room != nil && sess.room.follow
-	if d := sess.lesson; d != nil && sess.run != nil {
-		for _, st := range d.statuses(sess.run, sess.cursorAt(w.s.now())) {
+	// The run if the cache still has it: the board is not worth a rebuild.
+	if d, run := sess.lesson, sess.run.Value(); d != nil && run != nil {
+		for _, st := range d.statuses(run, sess.cursorAt(w.s.now())) {
 			if st.Done {
 				p.Done = append(p.Done, st.ID)
 			}

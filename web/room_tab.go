@@ -294,7 +294,7 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 	}
 	if tr != nil && tr.cfgGen != w.cfgGen {
 		w.cfgGen = tr.cfgGen
-		p.Cfg = controlSignals(sess.run, sess.lesson)
+		p.Cfg = controlSignals(sess.runLocked(), sess.lesson)
 	}
 	sess.mu.Unlock()
 	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {

@@ -2,8 +2,11 @@ package web
 
 import (
 	"container/list"
+	"net"
+	"net/http"
 	"sync"
 	"time"
+	"weak"
 )
 
 // A session is one browser tab's lab: its inputs, where its cursor is, and
@@ -18,9 +21,17 @@ import (
 type Session struct {
 	tab string
 
-	mu       sync.Mutex
-	in       Inputs
-	run      *Run
+	mu sync.Mutex
+	in Inputs
+	// run is the tab's run, held weakly: the run cache (byte-bounded) keeps
+	// runs alive, a session does not, so a thousand tabs with distinct heavy
+	// settings cost the cache's bound, not a run each. A run the cache let
+	// go is rebuilt from in (milliseconds) by runLocked; frames and preset
+	// are what the cursor arithmetic needs without it.
+	run      weak.Pointer[Run]
+	frames   int
+	preset   string
+	runs     *runCache
 	anchor   int       // cursor when playback last (re)started or stopped
 	anchorAt time.Time // when playback started from anchor
 	playing  bool
@@ -38,6 +49,7 @@ type Session struct {
 	// changed is closed and replaced at every change: streams wait on it.
 	changed  chan struct{}
 	lastSeen time.Time
+	born     time.Time
 	streams  int
 
 	// A lesson tab also knows its lesson, the step whose scenario it has
@@ -77,13 +89,43 @@ func lookupSpeed(name string) (speed, bool) {
 }
 
 func newSession(tab string, in Inputs, run *Run, now time.Time) *Session {
-	return &Session{tab: tab, in: in, run: run, speed: speeds[0], changed: make(chan struct{}), lastSeen: now}
+	s := &Session{tab: tab, speed: speeds[0], changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
+	s.setRun(in, run)
+	return s
+}
+
+// fallbackRuns rebuilds the runs of sessions made outside a server (tests,
+// a room's throwaway session); a server's sessions use its own cache.
+var fallbackRuns = newRunCache(16)
+
+// setRun puts in and its run in the session. Callers hold mu.
+func (s *Session) setRun(in Inputs, run *Run) {
+	s.in = in
+	s.run = weak.Make(run)
+	s.frames, s.preset = len(run.Frames), run.Preset
+}
+
+// runLocked is the session's run, rebuilt through the cache if the cache
+// let it go. The inputs built once, so they build again (the engine is
+// deterministic); should that ever fail, the tab gets an empty run rather
+// than a crash. Callers hold mu.
+func (s *Session) runLocked() *Run {
+	if r := s.run.Value(); r != nil {
+		return r
+	}
+	r, err := s.runs.get(s.in)
+	if err != nil {
+		r = &Run{Inputs: s.in, Preset: s.preset, hostIndex: map[string]int{}}
+	}
+	s.run = weak.Make(r)
+	s.frames = len(r.Frames)
+	return r
 }
 
 // cursorAt is the number of frames revealed at now. Playback that started
 // at or before the prediction's hold stops there.
 func (s *Session) cursorAt(now time.Time) int {
-	n := len(s.run.Frames)
+	n := s.frames
 	if !s.playing {
 		return min(s.anchor, n)
 	}
@@ -116,12 +158,12 @@ func (s *Session) rehold() {
 		return
 	}
 	p := s.lesson.Predict
-	if p.PauseAt <= 0 || p.Question == "" || s.run.Preset != s.lesson.PresetFor(p.BeforeStep) {
+	if p.PauseAt <= 0 || p.Question == "" || s.preset != s.lesson.PresetFor(p.BeforeStep) {
 		return
 	}
 	// The frames up to pause_at, none past it: the decision log must not
 	// show the answer before the question.
-	for _, f := range s.run.Frames {
+	for _, f := range s.runLocked().Frames {
 		if f.TMs > int64(p.PauseAt) {
 			break
 		}
@@ -153,18 +195,25 @@ func (s *Session) nextFrameAt(now time.Time) time.Time {
 
 // isPlaying is playing, not yet at the end and not held.
 func (s *Session) isPlaying(now time.Time) bool {
-	return s.playing && s.cursorAt(now) < len(s.run.Frames) && !s.held(now)
+	return s.playing && s.cursorAt(now) < s.frames && !s.held(now)
 }
 
 // setCursor stops or re-anchors playback at c; until the learner answers
 // the prediction, no move (step, scrub, a jump) goes past its hold.
 // Callers hold mu.
 func (s *Session) setCursor(c int, now time.Time) {
-	s.anchor = min(max(c, 0), len(s.run.Frames))
+	s.anchor = min(max(c, 0), s.frames)
 	if s.hold > 0 {
 		s.anchor = min(s.anchor, s.hold)
 	}
 	s.anchorAt = now
+}
+
+// countStream counts a stream in (d = 1) or out (d = −1).
+func (s *Session) countStream(d int) {
+	s.mu.Lock()
+	s.streams += d
+	s.mu.Unlock()
 }
 
 // touch marks a change: every stream on the tab wakes up and redraws.
@@ -201,7 +250,7 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	defer s.mu.Unlock()
 	s.lastSeen = now
 	snap := snapshot{
-		run: s.run, in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
+		run: s.runLocked(), in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
 		speed: s.speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
 		lesson: s.lesson, step: s.step, held: s.held(now), room: s.room != nil,
 	}
@@ -213,16 +262,40 @@ func (s *Session) snapshot(now time.Time) snapshot {
 
 // sessionStore holds the sessions, bounded in number and in idle time: a
 // room of fifty laptops is fine, a crawler opening a million tabs is not.
+// A session with an open stream is never evicted: the stream holds it
+// anyway, and a command on an evicted one would redraw nothing (issue 15,
+// defect 3). Neither is a new session within its grace: a command that
+// rebuilt a tab's session must still find it when the tab's stream comes
+// back. New sessions and commands are rate-limited per client address.
 type sessionStore struct {
 	mu    sync.Mutex
 	max   int
 	idle  time.Duration
+	grace time.Duration
 	order *list.List // front: most recently used; values are *Session
 	byTab map[string]*list.Element
+
+	newLim, cmdLim *addrLimiter
+	// keepalive, when set (tests), replaces the streams' 15 s comment period.
+	keepalive time.Duration
 }
 
+// Per client address: a room behind one NAT opens fifty tabs at once and
+// drags sliders (a post every 50 ms or so at most per tab).
+const (
+	sessionGrace   = 30 * time.Second
+	newPerMinute   = 600
+	newBurst       = 200
+	cmdsPerMinute  = 6000
+	cmdsBurst      = 1000
+	hardCapOverMax = 2 // non-streaming sessions never exceed max × this
+)
+
 func newSessionStore(max int, idle time.Duration) *sessionStore {
-	return &sessionStore{max: max, idle: idle, order: list.New(), byTab: map[string]*list.Element{}}
+	return &sessionStore{
+		max: max, idle: idle, grace: sessionGrace, order: list.New(), byTab: map[string]*list.Element{},
+		newLim: newAddrLimiter(newPerMinute, newBurst), cmdLim: newAddrLimiter(cmdsPerMinute, cmdsBurst),
+	}
 }
 
 // get finds a tab's session and marks it used.
@@ -238,9 +311,9 @@ func (st *sessionStore) get(tab string) *Session {
 }
 
 // put adds a session (or finds the one another request added first) and
-// evicts what is over the limits: sessions idle longer than the idle time,
-// then the least recently used ones. A stream still holding an evicted
-// session keeps working with it; the tab's next command rebuilds one.
+// evicts what is over the limits. It returns nil when s could not be kept
+// (every other session streams or is new, far over the limit): the caller
+// must then not acknowledge a command it would lose.
 func (st *sessionStore) put(s *Session, now time.Time) *Session {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -250,31 +323,40 @@ func (st *sessionStore) put(s *Session, now time.Time) *Session {
 	}
 	st.byTab[s.tab] = st.order.PushFront(s)
 	st.evict(now)
+	if _, ok := st.byTab[s.tab]; !ok {
+		return nil
+	}
 	return s
 }
 
 // evict drops idle sessions, then, while over the limit, the least recently
-// used ones without an open stream, and only then any. Callers hold mu.
+// used ones without an open stream and past their grace; far over the
+// limit, the new ones too. Streaming sessions stay. Callers hold mu.
 func (st *sessionStore) evict(now time.Time) {
-	remove := func(el *list.Element) {
-		st.order.Remove(el)
-		delete(st.byTab, el.Value.(*Session).tab)
+	type state struct {
+		busy       bool
+		seen, born time.Time
 	}
-	streaming := func(s *Session) (bool, time.Time) {
+	of := func(s *Session) state {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.streams > 0, s.lastSeen
+		return state{s.streams > 0, s.lastSeen, s.born}
 	}
-	for el := st.order.Back(); el != nil; {
-		prev := el.Prev()
-		busy, seen := streaming(el.Value.(*Session))
-		if !busy && (now.Sub(seen) > st.idle || st.order.Len() > st.max) {
-			remove(el)
+	sweep := func(drop func(state) bool) {
+		for el := st.order.Back(); el != nil; {
+			prev := el.Prev()
+			if x := of(el.Value.(*Session)); !x.busy && drop(x) {
+				st.order.Remove(el)
+				delete(st.byTab, el.Value.(*Session).tab)
+			}
+			el = prev
 		}
-		el = prev
 	}
-	for st.order.Len() > st.max {
-		remove(st.order.Back())
+	sweep(func(x state) bool {
+		return now.Sub(x.seen) > st.idle || st.order.Len() > st.max && now.Sub(x.born) >= st.grace
+	})
+	if st.order.Len() > st.max*hardCapOverMax {
+		sweep(func(state) bool { return st.order.Len() > st.max })
 	}
 }
 
@@ -283,4 +365,26 @@ func (st *sessionStore) len() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.order.Len()
+}
+
+// peerAddr is the address a request's rate limits count against: the
+// rooms' rule (which may trust X-Forwarded-For) when there are rooms, the
+// peer otherwise.
+func (s *Server) peerAddr(r *http.Request) string {
+	if s.rooms != nil {
+		return s.rooms.clientAddr(r)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// SetClientLimits replaces the per-address limits on new tabs and on
+// commands, per minute (the burst is a third of a minute's worth). The
+// load test, whose every client is on the loopback address, lifts them.
+func (s *Server) SetClientLimits(newPerMinute, cmdsPerMinute int) {
+	s.sessions.newLim = newAddrLimiter(newPerMinute, max(newPerMinute/3, 1))
+	s.sessions.cmdLim = newAddrLimiter(cmdsPerMinute, max(cmdsPerMinute/3, 1))
 }

@@ -56,6 +56,7 @@ func TestSessionStoreBounds(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	run := testRun(t, -1)
 	st := newSessionStore(3, time.Minute)
+	st.grace = 0
 	tab := func(i int) string { return fmt.Sprintf("tab-%016d", i) }
 	for i := range 3 {
 		st.put(newSession(tab(i), Inputs{}, run, t0), t0)

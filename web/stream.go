@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -33,11 +34,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
 		return
 	}
-	sess, ok := s.tabSession(w, &sig)
+	sess, ok := s.tabSession(w, r, &sig)
 	if !ok {
 		return
 	}
-	room, err := s.roomStream(r, sess) // nil for a tab in no room
+	defer func() { sess.countStream(-1) }() // tabSession counted this stream
+	room, err := s.roomStream(r, sess)      // nil for a tab in no room
 	if err != nil {
 		writeError(w, err, kindBadValue)
 		return
@@ -46,34 +48,40 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	// http.Server's WriteTimeout would cut the stream after a few seconds
 	// (stack-notes §1); this response has no deadline.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	sse := datastar.NewSSE(w, r, streamCompression())
-
-	hold := func(x *Session, d int) {
-		x.mu.Lock()
-		x.streams += d
-		x.mu.Unlock()
-	}
-	hold(sess, 1)
-	defer func() { hold(sess, -1) }()
+	// nginx buffers responses unless told not to; a stream must not wait.
+	w.Header().Set("X-Accel-Buffering", "no")
+	cw, done := compressStream(w, r)
+	defer done()
+	sse := datastar.NewSSE(cw, r)
 	defer s.streamOpened(r, sess.tab)()
 
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
+	keep := time.NewTicker(s.keepalive())
+	defer keep.Stop()
+	// A tick (keepalive, session check) takes no snapshot: that needs the
+	// run, maybe gone from the cache, and idle tabs must not rebuild runs.
+	var changed <-chan struct{}
+	var next time.Time
+	send := true
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		if err := room.send(sse, sess); err != nil {
 			return
 		}
-		snap := sess.snapshot(s.now())
-		if err := st.send(sse, snap); err != nil {
-			return // the browser went away
+		if send {
+			var err error
+			if changed, next, err = st.sendNow(sse, sess, s.now()); err != nil {
+				return // the browser went away
+			}
+			s.metrics.redrawn(sess.tab)
 		}
-		s.metrics.redrawn(sess.tab)
+		send = true
 		var wake <-chan time.Time
 		var timer *time.Timer
-		if !snap.next.IsZero() {
-			timer = time.NewTimer(max(snap.next.Sub(s.now()), time.Millisecond))
+		if !next.IsZero() {
+			timer = time.NewTimer(max(next.Sub(s.now()), time.Millisecond))
 			wake = timer.C
 		}
 		select {
@@ -83,21 +91,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			// Abort rather than end: Datastar retries a broken stream but
 			// not a finished one, so the tab reconnects to the next server.
 			panic(http.ErrAbortHandler)
-		case <-snap.changed:
+		case <-changed:
 		case <-roomNext:
 		case <-wake:
-		case <-check.C:
-			// An evicted session is put back; if a command already rebuilt
-			// the tab's session, the stream follows the new one.
-			switch cur := s.sessions.get(sess.tab); {
-			case cur == nil:
-				s.sessions.put(sess, s.now())
-			case cur != sess:
-				hold(sess, -1)
-				sess = cur
-				hold(sess, 1)
-				st.gen = ^uint64(0)
+		case <-keep.C:
+			if keepaliveComment(cw) != nil {
+				return
 			}
+			send = false
+		case <-check.C:
+			prev := sess
+			sess = s.followSession(sess, st)
+			send = sess != prev
 		}
 		if timer != nil {
 			timer.Stop()
@@ -105,23 +110,58 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// streamCompression compresses a stream as the browser allows. Successive
-// frames repeat most of each other (axes, names, styles), so even a small
-// window shrinks them several times. The window and levels are kept modest:
-// every open tab holds its own compressor.
-func streamCompression() datastar.SSEOption {
-	return datastar.WithCompression(
-		datastar.WithBrotli(datastar.WithBrotliLevel(4), datastar.WithBrotliLGWin(16)),
-		datastar.WithGzip(datastar.WithGzipLevel(5)),
-	)
+// keepaliveComment sends an SSE comment line: proxies and load balancers
+// close a response silent for a minute or so, and a paused tab sends
+// nothing.
+func keepaliveComment(w http.ResponseWriter) error {
+	if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+		return err
+	}
+	return http.NewResponseController(w).Flush()
 }
+
+// sendNow sends what changed since the last send and returns what the
+// wait needs: the session's change channel and when the cursor moves
+// next. The snapshot (and its run) stays in here: a waiting stream holds
+// no run, so the run cache's byte bound is the runs' bound.
+func (st *streamState) sendNow(sse *datastar.ServerSentEventGenerator, sess *Session, now time.Time) (<-chan struct{}, time.Time, error) {
+	snap := sess.snapshot(now)
+	return snap.changed, snap.next, st.send(sse, snap)
+}
+
+// followSession keeps an idle stream on its tab's session: an evicted one
+// is put back; if a command already rebuilt the tab's session, the stream
+// moves to the new one and redraws.
+func (s *Server) followSession(sess *Session, st *streamState) *Session {
+	switch cur := s.sessions.get(sess.tab); {
+	case cur == nil:
+		s.sessions.put(sess, s.now())
+	case cur != sess:
+		sess.countStream(-1)
+		cur.countStream(1)
+		st.gen = ^uint64(0)
+		return cur
+	}
+	return sess
+}
+
+// keepalive is how often an idle stream sends a comment (15 s unless a
+// test sets sessionStore.keepalive).
+func (s *Server) keepalive() time.Duration {
+	if s.sessions.keepalive > 0 {
+		return s.sessions.keepalive
+	}
+	return defaultKeepalive
+}
+
+const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
 	gen, inputsGen uint64
 	cursor         int
-	run            *Run
-	bytes          int // payload bytes sent (before compression), for the benchmarks
+	runKey         string // the key of the run drawn last
+	bytes          int    // payload bytes sent (before compression), for the benchmarks
 	// url is the address last sent (free lab only).
 	url string
 	// injectHosts is how many hosts the inject menu last listed.
@@ -134,7 +174,7 @@ type streamState struct {
 // send brings the browser from what this connection sent last to snap.
 func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
 	switch {
-	case snap.gen != st.gen || snap.run != st.run:
+	case snap.gen != st.gen || snap.run.key != st.runKey:
 		return st.redraw(sse, snap)
 	case snap.cursor != st.cursor:
 		return st.advance(sse, snap)
@@ -170,7 +210,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 			return err
 		}
 	}
-	if snap.run != st.run {
+	if snap.run.key != st.runKey {
 		if err := st.patch(sse, templates.EnvoyYAML(p)); err != nil {
 			return err
 		}
@@ -181,7 +221,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	if err := st.charts(sse, snap, true); err != nil {
 		return err
 	}
-	st.gen, st.inputsGen, st.cursor, st.run = snap.gen, snap.inputsGen, snap.cursor, snap.run
+	st.gen, st.inputsGen, st.cursor, st.runKey = snap.gen, snap.inputsGen, snap.cursor, snap.run.key
 	return nil
 }
 

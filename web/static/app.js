@@ -15,6 +15,22 @@ const $ = (id) => document.getElementById(id);
 // phone) can redo it without the server.
 const raw = {};
 
+// applyRoomSpot draws a workshop's spotlight (window.roomSpot, set by the
+// room page from the room's state) on one chart: the time range shaded on a
+// series of its own, the host emphasised. A chart redrawn from scratch gets
+// it again, so the spotlight outlives the frames that follow it.
+window.applyRoomSpot = function (el) {
+  const spot = window.roomSpot;
+  const c = spot && window.echarts && echarts.getInstanceByDom(el);
+  if (!c) return;
+  try {
+    c.setOption({ series: [{ id: 'room-spot', type: 'line', data: [], silent: true,
+      markArea: { silent: true, itemStyle: { color: 'rgba(230,159,0,0.28)' }, data: spot.from ? [[{ xAxis: spot.from }, { xAxis: spot.to }]] : [] } }] });
+    c.dispatchAction({ type: 'downplay' });
+    if (spot.host) c.dispatchAction({ type: 'highlight', seriesName: spot.host });
+  } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
+};
+
 // applyCharts is what the stream calls: {chartId: option}. Each chart has
 // one ECharts instance for the page's life; setOption updates it in place,
 // so nothing flickers or re-initialises. replace drops the old option
@@ -33,6 +49,7 @@ window.applyCharts = function (options, replace, heights) {
     const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
     el.dataset.mode = chartMode(el);
     chart.setOption(fitChart(el, options[id]), { notMerge: !!replace, lazyUpdate: true });
+    if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
     describeChart(el, options[id]);
     const table = $('tbl-' + id);
     if (table && !table.hidden) showTable(id);
@@ -91,6 +108,7 @@ function refitCharts() {
     if (mode !== (el.dataset.mode || '') && raw[el.id]) {
       el.dataset.mode = mode;
       chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
+      window.applyRoomSpot(el);
     }
     chart.resize();
   });
@@ -652,3 +670,8 @@ document.addEventListener('DOMContentLoaded', () => {
     card.classList.toggle('started', !w.complete && w.started);
   });
 });
+
+// The server could not keep a session for this tab (it is full of open
+// streams): rather than acknowledge a command no stream would show, it
+// answers with a call to this, and the page reloads from its address.
+window.outlierlabReload = () => location.reload();

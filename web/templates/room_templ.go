@@ -1437,7 +1437,7 @@ func roomSpotEffect() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "<span hidden data-signals=\"{spot: {host: '', from: '', to: ''}}\" data-effect=\"const h = $spot.host, f = $spot.from, t = $spot.to; document.querySelectorAll('[id^=chart-]').forEach(el => { const c = window.echarts && echarts.getInstanceByDom(el); if (!c) return; try { c.setOption({series: [{id: 'room-spot', type: 'line', data: [], silent: true, markArea: {silent: true, itemStyle: {color: 'rgba(230,159,0,0.28)'}, data: f ? [[{xAxis: f}, {xAxis: t}]] : []}}]}); } catch (e) {} try { c.dispatchAction({type: 'downplay'}); if (h) c.dispatchAction({type: 'highlight', seriesName: h}); } catch (e) {} }); document.body.dataset.spot = h + '|' + f + '|' + t\"></span>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "<span hidden data-signals=\"{spot: {host: '', from: '', to: ''}}\" data-effect=\"window.roomSpot = {host: $spot.host, from: $spot.from, to: $spot.to}; document.querySelectorAll('[id^=chart-]').forEach(el => window.applyRoomSpot && window.applyRoomSpot(el)); document.body.dataset.spot = $spot.host + '|' + $spot.from + '|' + $spot.to\"></span>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
