@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -14,4 +15,15 @@ func newTestServer(t testing.TB) *Server {
 		t.Fatalf("New: %v", err)
 	}
 	return s
+}
+
+// startTestServer is a lab on a test HTTP server, both closed when the test
+// ends.
+func startTestServer(t testing.TB) (*Server, *httptest.Server) {
+	t.Helper()
+	lab := newTestServer(t)
+	ts := httptest.NewServer(lab.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(lab.Shutdown)
+	return lab, ts
 }

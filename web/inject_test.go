@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -109,10 +108,7 @@ func joinLog(log [][]view.LogEntry) string {
 // The stream follows an injection: the page's inject signal, the list with
 // its remove button, the address, and after a step the log line.
 func TestStreamInject(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	_, ts := startTestServer(t)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":3}`)
 	_, first := nextCharts(t, events)
 	if text := joinData(first); !strings.Contains(text, `id="inject-list"`) || !strings.Contains(text, `<option value="h5">`) {
@@ -143,10 +139,7 @@ func TestStreamInject(t *testing.T) {
 // A permalink carries the injections: opening it gives the same run, at
 // the same cursor, and writes the same address back.
 func TestPermalinkInject(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	lab, ts := startTestServer(t)
 	const u = "/lab?preset=search-cache&max_ejection_percent=34&inject=h3@60s,h1@120s&t=60"
 	res, err := http.Get(ts.URL + u)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"regexp"
@@ -496,10 +495,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 // The stream tells the page: a step that reaches the pause sends the
 // cursor there and held, and the log stops at 30 s.
 func TestStreamPredictionHeldOnStep(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	_, ts := startTestServer(t)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":2,"predicted":false}`)
 	nextCharts(t, events)
 	postCommand(t, ts.URL, "step", `,"lesson":"cap"`)
@@ -574,10 +570,7 @@ func TestLessonCommands(t *testing.T) {
 // done once the cap is 34; the live numbers in the prose follow the
 // cursor.
 func TestStreamLessonStatus(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	lab, ts := startTestServer(t)
 	d := lab.lessons.byID["cap"]
 	slot := func(raw string) string {
 		for i, p := range d.slots {

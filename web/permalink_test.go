@@ -5,7 +5,6 @@ import (
 	"html"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -40,10 +39,7 @@ func inputValue(t *testing.T, body, id string) string {
 // the controls show the values, the page (before any stream) is at t, and
 // the stream's first redraw is there too.
 func TestPermalinkOpens(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	lab, ts := startTestServer(t)
 
 	res, err := http.Get(ts.URL + "/lab?preset=search-cache&max_ejection_percent=34&base_ejection_time=45s&hosts=8&retries=2&t=80")
 	if err != nil {
@@ -139,10 +135,7 @@ func TestPermalinkErrors(t *testing.T) {
 // the settings away from the preset's, and the cursor; parsed back it
 // gives the same inputs and the same cursor.
 func TestPermalinkRoundTrip(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	lab, ts := startTestServer(t)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":0}`)
 	_, first := nextCharts(t, events)
 	if u := pushedURL(t, first); u != "/lab?preset=search-cache" {

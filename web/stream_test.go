@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -151,10 +150,7 @@ func joinData(evs []sseEvent) string {
 // TestStreamFollowsSlider proves the CQRS loop end to end: a slider command
 // (a POST) changes what the tab's open stream sends.
 func TestStreamFollowsSlider(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	lab, ts := startTestServer(t)
 
 	sig := `{"tab":"` + testTab + `","preset":"search-cache","cursor":0}`
 	events := openStream(t, ts.URL, sig)
@@ -214,10 +210,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 // Playing sends frames one at a time, each adding to the charts and
 // prepending its decisions to the log.
 func TestStreamPlays(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	_, ts := startTestServer(t)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":2,"speed":"16"}`)
 	opts, _ := nextCharts(t, events)
 	if n := seriesLen(t, opts[chartClients], "failed %"); n != 2 {
@@ -274,10 +267,7 @@ func gunzipStream(t *testing.T, r io.Reader) io.Reader {
 // A tab whose stream drops (a hidden tab, a flaky network) resumes at its
 // session's cursor, whatever its reconnecting request still says.
 func TestStreamReconnectResumes(t *testing.T) {
-	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	_, ts := startTestServer(t)
 	sig := `{"tab":"` + testTab + `","preset":"search-cache","cursor":0}`
 
 	ctx, cancel := context.WithCancel(context.Background())
