@@ -52,6 +52,19 @@ type labLink struct {
 // errQueryTooLong is answered with 414.
 var errQueryTooLong = errors.New("query too long")
 
+// parseBoundedQuery parses an address's query, refusing one longer than
+// maxQueryBytes before reading it (a lab, compare or sweep address).
+func parseBoundedQuery(raw string) (url.Values, error) {
+	if len(raw) > maxQueryBytes {
+		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", errQueryTooLong, len(raw), maxQueryBytes)
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, &inputError{Msg: "the query is not valid: " + err.Error()}
+	}
+	return q, nil
+}
+
 // parseLabQuery reads a lab address's query. The controls are read by
 // parseControlValues, the set command's own parser, so an address accepts
 // the names, aliases and ranges a slider does and a bad value gets the
@@ -59,12 +72,9 @@ var errQueryTooLong = errors.New("query too long")
 // ("30s"). Every problem is reported, one inputError each.
 func parseLabQuery(rawQuery string) (labLink, error) {
 	link := labLink{Preset: defaultPreset}
-	if len(rawQuery) > maxQueryBytes {
-		return link, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", errQueryTooLong, len(rawQuery), maxQueryBytes)
-	}
-	q, err := url.ParseQuery(rawQuery)
+	q, err := parseBoundedQuery(rawQuery)
 	if err != nil {
-		return link, &inputError{Msg: "the query is not valid: " + err.Error()}
+		return link, err
 	}
 	var errs []error
 	raw := map[string]json.RawMessage{}

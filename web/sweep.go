@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,12 +47,9 @@ var sweepKeys = []string{"param", "from", "to", "step", "seeds"}
 // naming its parameter and what is allowed.
 func parseSweepQuery(raw string) (sweepQuery, error) {
 	var sq sweepQuery
-	if len(raw) > maxQueryBytes {
-		return sq, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", errQueryTooLong, len(raw), maxQueryBytes)
-	}
-	q, err := url.ParseQuery(raw)
+	q, err := parseBoundedQuery(raw)
 	if err != nil {
-		return sq, &inputError{Msg: "the query is not valid: " + err.Error()}
+		return sq, err
 	}
 	var errs []error
 	own := map[string]string{}
