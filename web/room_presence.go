@@ -94,9 +94,30 @@ func (w *roomWatch) dropPresence() {
 // watchPresence keeps the board of the room from the bus and wakes the
 // room's streams at each change.
 func (h *roomHub) watchPresence(ctx context.Context) {
-	w, err := h.set.bus.kv.Watch(ctx, h.code+".p.*")
+	h.watchSide(ctx, h.code+".p.*", "the board", func(e jetstream.KeyValueEntry) {
+		var p presence
+		put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &p) == nil
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.board == nil {
+			h.board = map[string]presence{}
+		}
+		if put {
+			h.board[e.Key()] = p
+		} else {
+			delete(h.board, e.Key())
+		}
+		h.boardGen++
+		h.wakeLocked()
+	})
+}
+
+// watchSide follows keys of the room beside its state (the board, the
+// answers) until the hub is dropped, handing each change to take.
+func (h *roomHub) watchSide(ctx context.Context, key, what string, take func(jetstream.KeyValueEntry)) {
+	w, err := h.set.bus.kv.Watch(ctx, key)
 	if err != nil {
-		h.set.log.Warn("room bus: cannot watch the board", "room", h.code, "err", err)
+		h.set.log.Warn("room bus: cannot watch "+what, "room", h.code, "err", err)
 		return
 	}
 	defer func() { _ = w.Stop() }()
@@ -108,27 +129,19 @@ func (h *roomHub) watchPresence(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if e == nil {
-				continue
+			if e != nil {
+				take(e)
 			}
-			var p presence
-			put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &p) == nil
-			h.mu.Lock()
-			if h.board == nil {
-				h.board = map[string]presence{}
-			}
-			if put {
-				h.board[e.Key()] = p
-			} else {
-				delete(h.board, e.Key())
-			}
-			h.boardGen++
-			old := h.now.next
-			h.now.next = make(chan struct{})
-			close(old)
-			h.mu.Unlock()
 		}
 	}
+}
+
+// wakeLocked wakes every stream of the room waiting on the hub. Callers
+// hold h.mu.
+func (h *roomHub) wakeLocked() {
+	old := h.now.next
+	h.now.next = make(chan struct{})
+	close(old)
 }
 
 // boardView is the instructor's board: counts, then one row per attendee.

@@ -376,35 +376,16 @@ func (s *Server) readJSON(r *http.Request, v any) error {
 // watchAnswers follows the room's answers on the bus and wakes the
 // room's streams at each change: the count rises on every page.
 func (h *roomHub) watchAnswers(ctx context.Context) {
-	w, err := h.set.bus.kv.Watch(ctx, answersKey(h.code))
-	if err != nil {
-		h.set.log.Warn("room bus: cannot watch the answers", "room", h.code, "err", err)
-		return
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
+	h.watchSide(ctx, answersKey(h.code), "the answers", func(e jetstream.KeyValueEntry) {
+		var doc roomAnswers
+		if e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &doc) != nil {
 			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var doc roomAnswers
-			if err := json.Unmarshal(e.Value(), &doc); err != nil {
-				continue
-			}
-			h.mu.Lock()
-			h.answers = doc
-			old := h.now.next
-			h.now.next = make(chan struct{})
-			close(old)
-			h.mu.Unlock()
 		}
-	}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.answers = doc
+		h.wakeLocked()
+	})
 }
 
 // questionView is the question panel as a page of role sees it; who is
