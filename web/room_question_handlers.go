@@ -62,7 +62,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, roomError(err), kindInternal)
 		return
 	}
-	s.resyncTab(req.Tab, rev)
+	s.resyncTab(code, req.Tab, rev)
 	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
 	writeJSON(w, r, http.StatusCreated, q)
 }
@@ -116,7 +116,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		Tab string `json:"tab"`
 	}
 	_ = s.readJSON(r, &sig)
-	s.resyncTab(sig.Tab, rev)
+	s.resyncTab(code, sig.Tab, rev)
 	writeJSON(w, r, http.StatusOK, q)
 }
 

@@ -417,7 +417,7 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 
 // resyncTab has the instructor's tab (the page that asked) take the room's
 // revision rev, written by the room API rather than by the tab itself.
-func (s *Server) resyncTab(tab string, rev uint64) {
+func (s *Server) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
 	}
@@ -426,8 +426,23 @@ func (s *Server) resyncTab(tab string, rev uint64) {
 		return
 	}
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if tr := sess.room; tr != nil && tr.role == rolePresenter {
+	tr := sess.room
+	mark := tr != nil && tr.code == code && tr.role == rolePresenter && rev > tr.applied
+	if mark {
 		tr.resync = rev
+	}
+	sess.mu.Unlock()
+	if !mark {
+		return
+	}
+	// The bus may have brought the state before this: the tab's stream
+	// then passed it over (no resync yet) and waits for the next one. The
+	// state is applied here (which wakes the stream); if it has not come
+	// yet, the stream applies it when it does.
+	s.rooms.mu.Lock()
+	h := s.rooms.hubs[code]
+	s.rooms.mu.Unlock()
+	if h != nil {
+		s.applyRoom(sess, h.current())
 	}
 }
