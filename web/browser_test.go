@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -66,6 +67,21 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 		t.Errorf("decision log with defaults should show overflows and no ejection:\n%s", head(logDefaults, 600))
 	}
 	failDefaults := eval(`JSON.stringify(t_fail())`)
+	// Played frames sent patches (advanceCharts); what the page holds at
+	// the end is every chart's whole option, as a redraw would send it.
+	played := map[string]json.RawMessage{}
+	if err := json.Unmarshal([]byte(eval(`JSON.stringify(raw)`)), &played); err != nil {
+		t.Fatalf("the page's options: %v", err)
+	}
+	if run, err := buildRun(Inputs{Preset: "search-cache"}); err != nil {
+		t.Fatal(err)
+	} else {
+		for id, want := range chartOptions(run, len(run.Frames)) {
+			if got, ok := played[id]; !ok || !sameJSON(t, got, want) {
+				t.Errorf("%s after playing differs from its option at the end:\n%s\nwant\n%s", id, head(string(got), 400), head(string(want), 400))
+			}
+		}
+	}
 
 	// Drag the cap to 34%: the run is redone and the charts redraw at once.
 	eval(`(() => { const el = document.getElementById('c-max_ejection_percent');

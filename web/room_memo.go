@@ -15,12 +15,19 @@ import (
 // insert more than before.
 var (
 	chartCalls = newMemo[chartKey, string](64)
+	chartSteps = newMemo[chartStep, string](64)
 	labURLs    = newMemo[runCursor, string](64)
 )
 
 type runCursor struct {
 	inputs string // the run's Inputs.key()
 	cursor int
+}
+
+// chartStep is a played step: the charts from one cursor to a later one.
+type chartStep struct {
+	inputs   string
+	from, to int
 }
 
 type chartKey struct {
@@ -42,6 +49,24 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 		}
 		h, _ := json.Marshal(chartHeights(run))
 		return "applyCharts(" + string(b) + ",true," + string(h) + ")", nil
+	})
+}
+
+// chartsStepJS is the advanceCharts call that brings the page's charts
+// from run at cursor from (what the connection sent last) to cursor to:
+// a patch of the options (chart_patch.go), a few hundred bytes where the
+// whole options are tens of kilobytes.
+func chartsStepJS(run *Run, from, to int) (string, error) {
+	return chartSteps.get(chartStep{run.Inputs.key(), from, to}, func() (string, error) {
+		p, err := chartPatch(chartOptions(run, from), chartOptions(run, to))
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return "", err
+		}
+		return "advanceCharts(" + string(b) + ")", nil
 	})
 }
 

@@ -67,6 +67,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	send := true
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
+		sent := updateBatch(cw)        // this pass's events leave as one
 		if err := room.send(sse, sess); err != nil {
 			return
 		}
@@ -75,6 +76,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			if changed, next, err = st.sendNow(sse, sess, s.now()); err != nil {
 				return // the browser went away
 			}
+		}
+		if sent() != nil {
+			return
+		}
+		if send {
 			s.metrics.redrawn(sess.tab)
 		}
 		send = true
@@ -408,11 +414,20 @@ func replaceURL(u string) string {
 		"try { history.replaceState(history.state, '', " + string(q) + ") } catch (_) {}"
 }
 
-// charts calls the page's applyCharts helper with every chart's option.
-// replace drops the old option first (a new run may have other hosts);
-// otherwise ECharts merges, which is what a new frame needs.
+// charts brings the page's charts to snap's cursor. replace (a redraw)
+// sends every chart's whole option and drops the old one first (a new run
+// may have other hosts); otherwise the page holds the options at this
+// connection's last cursor on the same run, and gets the patch from there
+// (chart_patch.go). Both are built once for a room's followers
+// (room_memo.go).
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
-	js, err := chartsJS(snap.run, snap.cursor, replace) // built once for a room's followers (room_memo.go)
+	var js string
+	var err error
+	if replace {
+		js, err = chartsJS(snap.run, snap.cursor, true)
+	} else {
+		js, err = chartsStepJS(snap.run, st.cursor, snap.cursor)
+	}
 	if err != nil {
 		return err
 	}

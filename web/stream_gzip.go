@@ -25,6 +25,43 @@ type gzipStream struct {
 	crc  uint32
 	size uint32
 	head bool // gzip header written
+	// held gathers the writes of one update (a frame's or a redraw's
+	// events) in pending, to compress them as one: an event compressed on
+	// its own costs a block header and a sync marker, and its compressor a
+	// reset with the whole dictionary, eight times a frame.
+	held    bool
+	pending *[]byte
+}
+
+// pendingBufs are the buffers an update is gathered in, lent for the
+// update only: an idle stream holds none.
+var pendingBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// hold starts gathering writes; release compresses and sends them.
+func (g *gzipStream) hold() {
+	g.held = true
+	if g.pending == nil {
+		g.pending = pendingBufs.Get().(*[]byte)
+	}
+}
+
+// release ends hold: what was written since is compressed as one run of
+// blocks and sent at once.
+func (g *gzipStream) release() error {
+	g.held = false
+	b := g.pending
+	if b == nil {
+		return nil
+	}
+	g.pending = nil
+	defer func() { *b = (*b)[:0]; pendingBufs.Put(b) }()
+	if len(*b) == 0 {
+		return nil
+	}
+	if _, err := g.Write(*b); err != nil {
+		return err
+	}
+	return http.NewResponseController(g.ResponseWriter).Flush()
 }
 
 // dictSize is deflate's whole window: a back reference reaches no further.
@@ -77,6 +114,10 @@ func (g *gzipStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if g.held {
+		*g.pending = append(*g.pending, p...)
+		return len(p), nil
+	}
 	if !g.head {
 		if _, err := g.ResponseWriter.Write(gzipHeader); err != nil {
 			return 0, err
@@ -126,7 +167,23 @@ func (g *gzipStream) close() {
 }
 
 // Flush sends what was written; every Write already ends on a sync point.
-func (g *gzipStream) Flush() { _ = http.NewResponseController(g.ResponseWriter).Flush() }
+// While held, nothing is sent until release.
+func (g *gzipStream) Flush() {
+	if !g.held {
+		_ = http.NewResponseController(g.ResponseWriter).Flush()
+	}
+}
+
+// updateBatch gathers one update's events on w when it compresses
+// (gzipStream.hold), and returns what sends them.
+func updateBatch(w http.ResponseWriter) func() error {
+	g, ok := w.(*gzipStream)
+	if !ok {
+		return func() error { return nil }
+	}
+	g.hold()
+	return g.release
+}
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (g *gzipStream) Unwrap() http.ResponseWriter { return g.ResponseWriter }

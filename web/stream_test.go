@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,7 +67,9 @@ func openStream(t *testing.T, base, signals string) <-chan sseEvent {
 	return events
 }
 
-// nextCharts waits for the next applyCharts call and returns its options.
+// nextCharts waits for the next chart update and returns every chart's
+// whole option after it: an applyCharts call's own, or an advanceCharts
+// patch applied (as app.js does) to the options this stream sent before.
 func nextCharts(t *testing.T, events <-chan sseEvent) (map[string]json.RawMessage, []sseEvent) {
 	t.Helper()
 	var seen []sseEvent
@@ -78,13 +82,109 @@ func nextCharts(t *testing.T, events <-chan sseEvent) (map[string]json.RawMessag
 			}
 			seen = append(seen, ev)
 			if call, ok := parseApplyCharts(t, ev.Data); ok {
-				return call.options, seen
+				held := map[string]json.RawMessage{}
+				if !call.replace {
+					held = chartsHeld(events)
+				}
+				for id, o := range call.options {
+					held[id] = o
+				}
+				chartsSeen.Store(events, held)
+				return held, seen
+			}
+			if patches, ok := parseAdvanceCharts(t, ev.Data); ok {
+				held := chartsHeld(events)
+				for id, p := range patches {
+					held[id] = applyPatchJSON(t, held[id], p)
+				}
+				chartsSeen.Store(events, held)
+				return held, seen
 			}
 		case <-timeout:
 			t.Fatal("no chart update within 10 s")
 		}
 	}
 }
+
+// chartsSeen is, by stream, the options its page holds.
+var chartsSeen sync.Map
+
+func chartsHeld(events <-chan sseEvent) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	if v, ok := chartsSeen.Load(events); ok {
+		for id, o := range v.(map[string]json.RawMessage) {
+			out[id] = o
+		}
+	}
+	return out
+}
+
+// parseAdvanceCharts reads the advanceCharts(patches) call in an event's
+// data, if it holds one.
+func parseAdvanceCharts(t *testing.T, data string) (map[string]json.RawMessage, bool) {
+	t.Helper()
+	i := strings.Index(data, "advanceCharts(")
+	if i < 0 {
+		return nil, false
+	}
+	js := data[i+len("advanceCharts("):]
+	js = strings.TrimSuffix(js[:strings.LastIndex(js, "</script>")], ")")
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &out); err != nil {
+		t.Fatalf("advanceCharts argument: %v\n%s", err, head(js, 300))
+	}
+	return out, true
+}
+
+// applyPatchJSON is app.js's patchValue in Go: the option held with a
+// patch applied.
+func applyPatchJSON(t *testing.T, held, patch json.RawMessage) json.RawMessage {
+	t.Helper()
+	var v, p any
+	if len(held) > 0 {
+		if err := json.Unmarshal(held, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(patchValue(v, p.(map[string]any)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func patchValue(v any, p map[string]any) any {
+	if set, ok := p["="]; ok {
+		return set
+	}
+	if p["o"] != nil || p["d"] != nil {
+		out := map[string]any{}
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				out[k] = x
+			}
+		}
+		for k, q := range asMap(p["o"]) {
+			out[k] = patchValue(out[k], q.(map[string]any))
+		}
+		for _, k := range asSlice(p["d"]) {
+			delete(out, k.(string))
+		}
+		return out
+	}
+	out := append([]any(nil), asSlice(v)...)
+	for k, q := range asMap(p["a"]) {
+		i, _ := strconv.Atoi(k)
+		out[i] = patchValue(out[i], q.(map[string]any))
+	}
+	return append(out, asSlice(p["p"])...)
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asSlice(v any) []any        { s, _ := v.([]any); return s }
 
 // applyChartsCall is what one applyCharts call the stream sent says.
 type applyChartsCall struct {

@@ -31,30 +31,59 @@ window.applyRoomSpot = function (el) {
   } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
 };
 
-// applyCharts is what the stream calls: {chartId: option}. Each chart has
-// one ECharts instance for the page's life; setOption updates it in place,
-// so nothing flickers or re-initialises. replace drops the old option
-// (a new run may have other hosts); otherwise ECharts merges. heights
-// ({chartId: px}) resizes boxes that follow the run (a lane per host).
+// applyCharts is what the stream calls on a redraw: {chartId: option}.
+// Each chart has one ECharts instance for the page's life; setOption
+// updates it in place, so nothing flickers or re-initialises. replace
+// drops the old option (a new run may have other hosts); otherwise ECharts
+// merges. heights ({chartId: px}) resizes boxes that follow the run (a
+// lane per host).
 window.applyCharts = function (options, replace, heights) {
-  for (const id in options) {
-    const el = $(id);
-    if (!el || !window.echarts) continue;
-    if (heights && heights[id] && el.style.height !== heights[id] + 'px') {
-      el.style.height = heights[id] + 'px';
-      const old = echarts.getInstanceByDom(el);
-      if (old) old.resize();
-    }
-    raw[id] = options[id];
-    const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
-    el.dataset.mode = chartMode(el);
-    chart.setOption(fitChart(el, options[id]), { notMerge: !!replace, lazyUpdate: true });
-    if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
-    describeChart(el, options[id]);
-    const table = $('tbl-' + id);
-    if (table && !table.hidden) showTable(id);
+  for (const id in options) drawChart(id, options[id], replace, heights && heights[id]);
+};
+
+// advanceCharts is what the stream calls for a played frame: {chartId:
+// patch}, what turns the option this page holds into the one at the new
+// cursor (web/chart_patch.go documents the form). ECharts gets the whole
+// patched option, as if it had been sent.
+window.advanceCharts = function (patches) {
+  for (const id in patches) {
+    if (raw[id] !== undefined) drawChart(id, patchValue(raw[id], patches[id]), false);
   }
 };
+
+// patchValue is v with patch p applied; v itself is left as it was (ECharts
+// may still hold it).
+function patchValue(v, p) {
+  if ('=' in p) return p['='];
+  if (p.o || p.d) {
+    const out = Object.assign({}, v);
+    for (const k in p.o || {}) out[k] = patchValue(out[k], p.o[k]);
+    for (const k of p.d || []) delete out[k];
+    return out;
+  }
+  const out = Array.isArray(v) ? v.slice() : [];
+  for (const i in p.a || {}) out[i] = patchValue(out[i], p.a[i]);
+  if (p.p) out.push(...p.p);
+  return out;
+}
+
+function drawChart(id, option, replace, height) {
+  const el = $(id);
+  if (!el || !window.echarts) return;
+  if (height && el.style.height !== height + 'px') {
+    el.style.height = height + 'px';
+    const old = echarts.getInstanceByDom(el);
+    if (old) old.resize();
+  }
+  raw[id] = option;
+  const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
+  el.dataset.mode = chartMode(el);
+  chart.setOption(fitChart(el, option), { notMerge: !!replace, lazyUpdate: true });
+  if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
+  describeChart(el, option);
+  const table = $('tbl-' + id);
+  if (table && !table.hidden) showTable(id);
+}
 
 // chartMode is how a chart's box asks for its text: projector (large
 // type for a room), narrow (a phone: the legend on top, small margins) or

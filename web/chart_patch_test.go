@@ -1,0 +1,87 @@
+package web
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// A patch applied to the options at one cursor gives the options at the
+// other, for every preset and for steps of one frame, of several (a fast
+// speed skips frames) and from nothing drawn yet; and a played frame's
+// patch is a small part of the options it stands for.
+func TestChartPatchRebuildsOptions(t *testing.T) {
+	for _, name := range presetNames() {
+		run, err := buildRun(Inputs{Preset: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(run.Frames)
+		for _, step := range [][2]int{{0, 1}, {0, n}, {3, 4}, {n / 2, n/2 + 1}, {2, n - 1}, {n - 1, n}} {
+			from, to := chartOptions(run, step[0]), chartOptions(run, step[1])
+			patch, err := chartPatch(from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, want := range to {
+				got := from[id]
+				if p, ok := patch[id]; ok {
+					b, _ := json.Marshal(p)
+					got = applyPatchJSON(t, got, b)
+				}
+				if !sameJSON(t, got, want) {
+					t.Errorf("%s %d→%d %s: the patched option differs from the option at %d", name, step[0], step[1], id, step[1])
+				}
+			}
+			if step[1] == step[0]+1 && step[0] > 0 {
+				p, _ := json.Marshal(patch)
+				whole, _ := json.Marshal(to)
+				if 4*len(p) > len(whole) {
+					t.Errorf("%s %d→%d: patch %d B for options of %d B", name, step[0], step[1], len(p), len(whole))
+				}
+			}
+		}
+	}
+}
+
+// The patch's own cases: a value set, keys added and gone, an array grown
+// and changed in place, an array that shrank sent whole, nothing for equal
+// values.
+func TestValuePatch(t *testing.T) {
+	for _, tt := range []struct{ a, b, want string }{
+		{`{"x":1}`, `{"x":1}`, ``},
+		{`{"x":1}`, `{"x":2}`, `{"o":{"x":{"=":2}}}`},
+		{`{"x":1,"y":2}`, `{"x":1,"z":3}`, `{"d":["y"],"o":{"z":{"=":3}}}`},
+		{`{"d":[1,2]}`, `{"d":[1,2,3,4]}`, `{"o":{"d":{"p":[3,4]}}}`},
+		{`{"d":[1,2,3]}`, `{"d":[1,2]}`, `{"o":{"d":{"=":[1,2]}}}`},
+		{`[{"n":"a","d":[1]},{"n":"b","d":[]}]`, `[{"n":"a","d":[1,5]},{"n":"b","d":[]}]`, `{"a":{"0":{"o":{"d":{"p":[5]}}}}}`},
+		{`[1,2,3,4]`, `[5,6,7,8]`, `{"=":[5,6,7,8]}`},
+		{`"1.50"`, `"1.5"`, `{"=":"1.5"}`},
+		{`1.50`, `1.5`, `{"=":1.5}`},
+		{`[1]`, `{"x":1}`, `{"=":{"x":1}}`},
+	} {
+		a, _ := decodeOptionTree([]byte(tt.a))
+		b, _ := decodeOptionTree([]byte(tt.b))
+		p, changed := valuePatch(a, b)
+		got := ""
+		if changed {
+			j, _ := json.Marshal(p)
+			got = string(j)
+		}
+		if got != tt.want {
+			t.Errorf("%s → %s: patch %s, want %s", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
