@@ -7,29 +7,28 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
-
-	"outlierlab/web"
 )
 
-// runLoadtest serves the lab on a loopback port inside this process and
-// drives it as a room would: N tabs open their streams, each with its own
-// heavy settings (50 hosts, 1 s interval, 3000 rps, a distinct cap), and M
-// of them move the cursor while the rest idle. It prints the process's RSS,
-// its live heap after a collection, the command→redraw latencies, the
-// streams that dropped and the commands acknowledged without a redraw.
-// The figures are the server's plus the clients' (gzip readers, buffers):
-// an upper bound on the server's.
+// runLoadtest serves the lab on a loopback port, in a child process
+// started as `outlierlab serve` with its defaults (the soft memory limit
+// among them; only the per-address limits are lifted, as every tab here
+// has the same address), and drives it as a room would: N tabs open their
+// streams, each with its own heavy settings (50 hosts, 1 s interval, 3000
+// rps, a distinct cap), and M of them move the cursor while the rest idle.
+// It prints the server's RSS and heap (read from its /proc entry and its
+// /metrics: the clients are not counted), the command→redraw latencies,
+// the streams that dropped and the commands acknowledged without a redraw.
 func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -37,6 +36,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	movers := fs.Int("movers", 20, "tabs that move the cursor, 0–streams")
 	d := fs.Duration("duration", 2*time.Minute, "how long the movers move, 1s–10m")
 	every := fs.Duration("every", 250*time.Millisecond, "each mover's pause between commands, 10ms–10s")
+	mem := fs.Int("memory-limit", 400, "the server's soft memory limit in MiB, serve's -memory-limit (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,36 +56,98 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	case *every < 10*time.Millisecond || *every > 10*time.Second:
 		fmt.Fprintf(stderr, "loadtest: -every %s: allowed 10ms–10s\n", *every)
 		return 2
+	case *mem < 0 || *mem > 1<<20:
+		fmt.Fprintf(stderr, "loadtest: -memory-limit %d: allowed 0–%d MiB\n", *mem, 1<<20)
+		return 2
 	}
-	base, stop, err := loadServer()
+	srv, err := startLoadServer(*n, *mem)
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest: %v\n", err)
 		return 1
 	}
-	defer stop()
-	lt := &loadTest{base: base}
+	defer srv.stop()
+	fmt.Fprintf(stdout, "server: %s (pid %d), soft memory limit %d MiB\n", srv.base, srv.cmd.Process.Pid, *mem)
+	base := srv.base
+	lt := &loadTest{base: base, server: srv}
 	return lt.run(*n, *movers, *d, *every, stdout, stderr)
 }
 
-// loadServer starts the lab on 127.0.0.1 (loopback only) with the
-// per-address limits lifted: every tab here has the same address.
-func loadServer() (string, func(), error) {
-	lab, err := web.New(web.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+// loadServer is the lab under test: this program's serve in a child
+// process, on 127.0.0.1 (loopback only).
+type loadServer struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startLoadServer(tabs, memMiB int) (*loadServer, error) {
+	exe, err := os.Executable()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	lab.SetClientLimits(1_000_000, 10_000_000)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd := exec.Command(exe, "serve", "-addr", "127.0.0.1:0", "-max-tabs", fmt.Sprint(max(tabs, 2000)),
+		"-tabs-per-minute", "1000000", "-commands-per-minute", "1000000", "-memory-limit", fmt.Sprint(memMiB))
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
+	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	srv := &http.Server{Handler: lab.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &loadServer{cmd: cmd}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			// "outlierlab: serving the lab on http://127.0.0.1:PORT/ (…)"
+			if _, rest, ok := strings.Cut(sc.Text(), "serving the lab on "); ok {
+				u, _, _ := strings.Cut(rest, " ")
+				found <- strings.TrimSuffix(u, "/")
+			}
+		}
+	}()
+	select {
+	case s.base = <-found:
+		return s, nil
+	case <-time.After(30 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("the server did not start within 30 s")
+	}
+}
+
+func (s *loadServer) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// memory is the server's RSS (from /proc) and its heap in use, from its
+// /metrics (heap objects, live and not yet collected).
+func (s *loadServer) memory() (string, string) {
+	heap := "?"
+	if res, err := http.Get(s.base + "/metrics"); err == nil {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "go_memstats_heap_alloc_bytes "); ok {
+				var f float64
+				if _, err := fmt.Sscanf(v, "%g", &f); err == nil {
+					heap = fmt.Sprintf("%.1f MiB", f/(1<<20))
+				}
+			}
+		}
+	}
+	return rssOf(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)), heap
 }
 
 type loadTest struct {
 	base    string
+	server  *loadServer
 	mu      sync.Mutex
 	lat     []time.Duration
 	dropped atomic.Int64
@@ -158,7 +220,10 @@ func (lt *loadTest) open(ctx context.Context, i int) (*tabStream, error) {
 	}
 }
 
-// read passes on every cursor the stream shows, until it ends.
+// read passes on every cursor the stream shows, until it ends. It reads
+// in small pieces and keeps no line: a redraw's chart line is hundreds of
+// kilobytes, and a client holding one per tab would be most of the
+// process.
 func (ts *tabStream) read(body io.ReadCloser) {
 	defer close(ts.done)
 	defer body.Close()
@@ -166,19 +231,32 @@ func (ts *tabStream) read(body io.ReadCloser) {
 	if err != nil {
 		return
 	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		_, rest, ok := strings.Cut(line, `"cursor":`)
-		if !ok {
-			continue
+	br := bufio.NewReaderSize(zr, 4096)
+	const key = `"cursor":`
+	matched, c, inNum := 0, 0, false
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return
 		}
-		var c int
-		if _, err := fmt.Sscanf(rest, "%d", &c); err == nil {
+		switch {
+		case inNum && b >= '0' && b <= '9':
+			c = 10*c + int(b-'0')
+		case inNum:
+			inNum = false
 			select {
 			case ts.seen <- c:
 			default: // nobody waits: a frame of an idle tab
+			}
+		case b == key[matched]:
+			matched++
+			if matched == len(key) {
+				matched, c, inNum = 0, 0, true
+			}
+		default:
+			matched = 0
+			if b == key[0] {
+				matched = 1
 			}
 		}
 	}
@@ -241,12 +319,14 @@ func drain(ch chan int) {
 	}
 }
 
-// report prints the process's RSS and its live heap after a collection.
+// report prints the server's RSS and heap, and the clients' (this
+// process) after a collection.
 func (lt *loadTest) report(w io.Writer, when string) {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	fmt.Fprintf(w, "%s: RSS %s, live heap %.1f MiB, goroutines %d\n", when, rss(), float64(m.HeapAlloc)/(1<<20), runtime.NumGoroutine())
+	rss, heap := lt.server.memory()
+	fmt.Fprintf(w, "%s: server RSS %s, heap %s; clients RSS %s, live heap %.1f MiB\n", when, rss, heap, rssOf("/proc/self/status"), float64(m.HeapAlloc)/(1<<20))
 }
 
 func (lt *loadTest) summary(w io.Writer) {
@@ -263,9 +343,10 @@ func (lt *loadTest) summary(w io.Writer) {
 	fmt.Fprintf(w, "dropped streams %d, lost commands (204, no redraw in 5 s) %d, refused commands %d\n", lt.dropped.Load(), lt.lost.Load(), lt.refused.Load())
 }
 
-// rss is the process's resident set size, from /proc (Linux); "?" elsewhere.
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
+// rssOf is a process's resident set size from its /proc status file
+// (Linux); "?" elsewhere.
+func rssOf(status string) string {
+	b, err := os.ReadFile(status)
 	if err != nil {
 		return "?"
 	}

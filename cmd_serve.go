@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,12 @@ type serveConfig struct {
 	rooms web.RoomLimits
 	// logFormat is how the log is written: "text" (key=value) or "json".
 	logFormat string
+	// tabs bounds the sessions held at once; tabsPerMinute and
+	// cmdsPerMinute are the per-address limits (web.Options).
+	tabs, tabsPerMinute, cmdsPerMinute int
+	// memoryMiB is the soft memory limit set for the Go runtime (0: none);
+	// $GOMEMLIMIT, when set, wins.
+	memoryMiB int
 }
 
 // parseServe reads serve's flags; $PORT is read through getenv.
@@ -58,6 +65,10 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
+	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once; an open stream's tab is never dropped")
+	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
+	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
+	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
 	fs.BoolVar(&c.rooms.TrustForwarded, "trust-forwarded", false, "take the client address, host and scheme from X-Forwarded-* (behind a load balancer that sets them)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -85,10 +96,14 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	for _, l := range []struct {
 		name string
 		v    int
-	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute}} {
+	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
+		{"max-tabs", c.tabs}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute}} {
 		if l.v < 1 || l.v > 1_000_000 {
 			return c, fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
 		}
+	}
+	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
+		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
 	}
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
 	return c, nil
@@ -108,6 +123,21 @@ func checkAddr(addr string, fromFlag bool) error {
 		return fmt.Errorf("%s: %q is not HOST:PORT (such as 127.0.0.1:8080, or :8080 for every interface; port 0–65535)", from, truncate(addr, 60))
 	}
 	return nil
+}
+
+// memoryLimit is the soft limit serve sets, in bytes: -memory-limit,
+// unless $GOMEMLIMIT is set (the runtime has read it already). Without a
+// limit the heap may grow to twice the live heap before a collection; with
+// it, the collector works harder as the limit nears, which keeps a
+// replica serving hundreds of tabs inside its container's memory (issue
+// 15: 528 MiB after the heavy load test without it). The runs are a
+// bounded cache and the rest is per-tab state, so the live heap stays well
+// under the limit and the collector does not thrash.
+func memoryLimit(mib int, getenv func(string) string) int64 {
+	if getenv("GOMEMLIMIT") != "" || mib <= 0 {
+		return 0
+	}
+	return int64(mib) << 20
 }
 
 func truncate(s string, n int) string {
@@ -152,7 +182,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		return err
 	}
 	defer bus.Close()
-	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms})
+	if limit := memoryLimit(cfg.memoryMiB, os.Getenv); limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
+	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs,
+		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute})
 	if err != nil {
 		return err
 	}

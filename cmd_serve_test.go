@@ -269,6 +269,28 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	awaitEach(t, patches, "the room's state again, following", `"max_ejection_percent":34`, `"follow":true`)
 }
 
+// serve's soft memory limit: -memory-limit in MiB, none at 0, and
+// $GOMEMLIMIT (which the runtime read itself) wins.
+func TestMemoryLimit(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "GOMEMLIMIT" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		mib  int
+		env  string
+		want int64
+	}{{400, "", 400 << 20}, {0, "", 0}, {400, "1GiB", 0}, {1, "", 1 << 20}} {
+		if got := memoryLimit(tt.mib, env(tt.env)); got != tt.want {
+			t.Errorf("memoryLimit(%d, GOMEMLIMIT=%q) = %d, want %d", tt.mib, tt.env, got, tt.want)
+		}
+	}
+}
+
 func TestParseServeFlags(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -278,6 +300,10 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-max-rooms", "0"}, "-max-rooms: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-max-attendees", "-3"}, "-max-attendees: -3 is out of range"},
 		{[]string{"extra"}, "serve takes no arguments"},
+		{[]string{"-max-tabs", "0"}, "-max-tabs: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
+		{[]string{"-commands-per-minute", "-1"}, "-commands-per-minute: -1 is out of range"},
+		{[]string{"-memory-limit", "-5"}, "-memory-limit: -5 is out of range (allowed 0–1048576 MiB; 0 for none)"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
@@ -286,6 +312,13 @@ func TestParseServeFlags(t *testing.T) {
 	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120"}, io.Discard, func(string) string { return "" })
 	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
 		t.Errorf("parsed %+v, %v", c, err)
+	}
+	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, func(string) string { return "" })
+	if err != nil || c.tabs != 300 || c.tabsPerMinute != 60 || c.cmdsPerMinute != 600 || c.memoryMiB != 0 {
+		t.Errorf("parsed %+v, %v", c, err)
+	}
+	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 {
+		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)
 	}
 	if code := runServe([]string{"-nats-listen", "not-an-address"}, io.Discard, io.Discard); code != 2 {
 		t.Errorf("a bad -nats-listen: exit %d, want 2", code)

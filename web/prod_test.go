@@ -55,10 +55,14 @@ func TestRunsBoundedByCache(t *testing.T) {
 
 // New tabs and commands are rate-limited per address, with a 429 that
 // says what was limited.
+// The limits come from the server's options (serve's -tabs-per-minute and
+// -commands-per-minute): 9 a minute is a burst of 3, 15 a burst of 5.
 func TestRateLimits(t *testing.T) {
-	s := newTestServer(t)
-	s.sessions.newLim = newAddrLimiter(1, 3)
-	s.sessions.cmdLim = newAddrLimiter(1, 5)
+	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TabsPerMinute: 9, CommandsPerMinute: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
 	h := s.Handler()
 	post := func(tab int) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", "/lab/cmd/step", strings.NewReader(fmt.Sprintf(`{"tab":"tab-%016d"}`, tab)))

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"cmp"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -23,6 +24,10 @@ type Options struct {
 	// is how long an unused tab's session is kept (default 30 min).
 	MaxSessions int
 	SessionIdle time.Duration
+	// TabsPerMinute and CommandsPerMinute are the per-address limits on
+	// new tabs and on commands (defaults 600 and 6000; a classroom behind
+	// one NAT shares an address).
+	TabsPerMinute, CommandsPerMinute int
 	// MaxBodyBytes bounds a command's body (default 64 KiB).
 	MaxBodyBytes int64
 	// Now is the clock of playback; tests replace it.
@@ -91,6 +96,9 @@ func New(o Options) (*Server, error) {
 		log:      o.Log,
 		maxBody:  o.MaxBodyBytes,
 		closing:  make(chan struct{}),
+	}
+	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
+		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
 	}
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.metrics = newLabMetrics(s)
