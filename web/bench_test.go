@@ -61,40 +61,67 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 // BenchmarkBytesPerFrame plays search-cache frame by frame into a recorder
 // and reports what one played frame costs on the wire: uncompressed, and
 // with the gzip the stream negotiates with the browser (brotli is not
-// offered: stream_gzip.go).
+// offered: stream_gzip.go); and the server's time per frame.
 func BenchmarkBytesPerFrame(b *testing.B) {
 	run, err := buildRun(Inputs{Preset: defaultPreset})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var raw, gz, redraw int
+	var raw, gz framesPlayed
 	for b.Loop() {
-		for _, enc := range []string{"", "gzip"} {
-			sse, rec := recorderSSE(enc)
-			st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
-			snap := snapshot{run: run, speed: speeds[0], gen: 1}
-			if err := st.redraw(sse, snap); err != nil {
-				b.Fatal(err)
-			}
-			first, firstRaw := rec.Body.Len(), st.bytes
-			for c := 1; c <= len(run.Frames); c++ {
-				snap.cursor = c
-				if err := st.advance(sse, snap); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perFrame := (rec.Body.Len() - first) / len(run.Frames)
-			switch enc {
-			case "":
-				raw, redraw = (st.bytes-firstRaw)/len(run.Frames), first
-			case "gzip":
-				gz = perFrame
-			}
+		raw, gz = playFrames(b, run, ""), playFrames(b, run, "gzip")
+	}
+	b.ReportMetric(float64(raw.perFrame), "B/frame")
+	b.ReportMetric(float64(gz.perFrame), "gzip-B/frame")
+	b.ReportMetric(float64(raw.redraw), "B/redraw")
+	b.ReportMetric(float64(gz.elapsed.Microseconds())/float64(len(run.Frames)), "µs/gzip-frame")
+}
+
+// framesPlayed is what playing a run frame by frame sent: bytes per frame
+// on the wire (mean and largest) and the first redraw's, and the time
+// the frames took to build and send.
+type framesPlayed struct {
+	perFrame, largest, redraw, rawPerFrame int
+	elapsed                                time.Duration
+}
+
+// playFrames redraws run at 0, then advances it one frame at a time to its
+// end as a stream does (each update's events gathered into one
+// compressed run), into a recorder asking for encoding enc.
+func playFrames(tb testing.TB, run *Run, enc string) framesPlayed {
+	tb.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/lab/stream", nil)
+	if enc != "" {
+		req.Header.Set("Accept-Encoding", enc)
+	}
+	cw, _ := compressStream(rec, req)
+	sse := datastar.NewSSE(cw, req)
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+	snap := snapshot{run: run, speed: speeds[0], gen: 1}
+	send := func(f func(*datastar.ServerSentEventGenerator, snapshot) error) {
+		sent := updateBatch(cw)
+		if err := f(sse, snap); err != nil {
+			tb.Fatal(err)
+		}
+		if err := sent(); err != nil {
+			tb.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(raw), "B/frame")
-	b.ReportMetric(float64(gz), "gzip-B/frame")
-	b.ReportMetric(float64(redraw), "B/redraw")
+	send(st.redraw)
+	out := framesPlayed{redraw: rec.Body.Len()}
+	firstRaw := st.bytes
+	start := time.Now()
+	for c := 1; c <= len(run.Frames); c++ {
+		before := rec.Body.Len()
+		snap.cursor = c
+		send(st.advance)
+		out.largest = max(out.largest, rec.Body.Len()-before)
+	}
+	out.elapsed = time.Since(start)
+	out.perFrame = (rec.Body.Len() - out.redraw) / len(run.Frames)
+	out.rawPerFrame = (st.bytes - firstRaw) / len(run.Frames)
+	return out
 }
 
 // BenchmarkMemoryPerTab opens many tabs' streams at once and reports the

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 	"weak"
-
-	"github.com/starfederation/datastar-go/datastar"
 )
 
 // Issue 15, defect 1: sessions hold their inputs, not their runs. Sixty
@@ -245,35 +243,10 @@ func TestStreamFrameBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := httptest.NewRecorder()
-			req := httptest.NewRequest("GET", "/lab/stream", nil)
-			req.Header.Set("Accept-Encoding", "gzip")
-			cw, _ := compressStream(rec, req)
-			sse := datastar.NewSSE(cw, req)
-			st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
-			snap := snapshot{run: run, speed: speeds[0], gen: 1}
-			if err := st.redraw(sse, snap); err != nil {
-				t.Fatal(err)
-			}
-			first, firstRaw := rec.Body.Len(), st.bytes
-			largest := 0
-			for c := 1; c <= len(run.Frames); c++ {
-				before := rec.Body.Len()
-				snap.cursor = c
-				sent := updateBatch(cw)
-				if err := st.advance(sse, snap); err != nil {
-					t.Fatal(err)
-				}
-				if err := sent(); err != nil {
-					t.Fatal(err)
-				}
-				largest = max(largest, rec.Body.Len()-before)
-			}
-			wire := (rec.Body.Len() - first) / len(run.Frames)
-			raw := (st.bytes - firstRaw) / len(run.Frames)
-			t.Logf("per frame: %d B raw, %d B gzip (largest %d B)", raw, wire, largest)
-			if wire > 1024 {
-				t.Errorf("per frame: %d B raw, %d B gzip, want ≤ 1024 B", raw, wire)
+			p := playFrames(t, run, "gzip")
+			t.Logf("per frame: %d B raw, %d B gzip (largest %d B)", p.rawPerFrame, p.perFrame, p.largest)
+			if p.perFrame > 1024 {
+				t.Errorf("per frame: %d B raw, %d B gzip, want ≤ 1024 B", p.rawPerFrame, p.perFrame)
 			}
 		})
 	}
