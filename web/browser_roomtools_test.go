@@ -98,7 +98,10 @@ func TestBrowserRoomQuestion(t *testing.T) {
 	// A host's lane on the swimlanes chart: a click on h2's lane at 50 s.
 	x, y := chartPoint(t, teacher, "chart-lanes", `[4, c.getOption().yAxis[0].data.findIndex(l => l.split(' ')[0] === 'h2')]`)
 	teacher.step("click h2's lane", chromedp.MouseClickXY(x, y))
-	pupil.poll("h2 spotlighted", `document.body.dataset.spot === 'h2||' && document.querySelector('#lg-3-0.spot') === null`)
+	pupil.poll("h2 spotlighted, its lane banded on the attendee's swimlanes", `document.body.dataset.spot === 'h2||' && document.querySelector('#lg-3-0.spot') === null &&
+		echarts.getInstanceByDom(document.getElementById('chart-lanes')).getOption().series.some(s => s.id === 'room-spot' && s.markLine.data.length === 1 && s.markLine.data[0].yAxis === 2)`)
+	pupil.step("the attendee's swimlanes", chromedp.Evaluate[chromedp.Void](`document.getElementById('chart-lanes').scrollIntoView({block: 'center'})`))
+	viewShot(t, pupil, "outlierlab-room-spot-lane-phone.png")
 
 	// A drag across the success-rate chart's time axis, 30 s to 60 s.
 	x0, y0 := chartPoint(t, teacher, "chart-sr", `[2, 80]`)
@@ -110,18 +113,34 @@ func TestBrowserRoomQuestion(t *testing.T) {
 		['lg-3-0', 'lg-4-0', 'lg-5-0'].every(id => document.getElementById(id).classList.contains('spot')) &&
 		document.querySelectorAll('.log-list > li.spot').length === 3`)
 	viewShot(t, teacher, "outlierlab-room-spot-present.png")
+	teacher.step("the instructor's strip", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	teacher.poll("the hint and what the room is shown", `/Click a host, drag across a time range or click a log line/.test(document.querySelector('.room-spot-hint').textContent) &&
+		document.getElementById('room-spot-now').textContent === 'Spotlight: 30–60 s'`)
+	viewShot(t, teacher, "outlierlab-room-spot-strip.png")
 	pupil.step("the attendee on a desktop", chromedp.EmulateViewport(1440, 1000))
 	pupil.step("the attendee's charts", chromedp.Evaluate[chromedp.Void](`document.getElementById('chart-sr').scrollIntoView()`))
 	viewShot(t, pupil, "outlierlab-room-spot-desktop.png")
 	pupil.step("the attendee's log", chromedp.Evaluate[chromedp.Void](`document.querySelector('.log-panel').scrollIntoView()`))
 	viewShot(t, pupil, "outlierlab-room-spot-desktop-log.png")
 
+	// A host's row in Envoy's hosts table; a host's legend entry, which
+	// on the instructor's page picks the host instead of hiding its line.
+	teacher.step("click h4's row", chromedp.Click(chromedp.CSS(`#envoy-hosts tbody tr:nth-child(5) th`)))
+	pupil.poll("h4 spotlighted", `document.body.dataset.spot === 'h4||'`)
+	teacher.step("h3's legend entry", chromedp.Evaluate[chromedp.Void](`echarts.getInstanceByDom(document.getElementById('chart-sr')).dispatchAction({type: 'legendToggleSelect', name: 'h3'})`))
+	pupil.poll("h3 spotlighted", `document.body.dataset.spot === 'h3||'`)
+	if s := teacher.eval(`String(echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().legend[0].selected.h3)`); s == "false" {
+		t.Errorf("the legend click hid h3 on the instructor's chart")
+	}
+	teacher.step("the range again", chromedp.Click(chromedp.CSS("#btn-spot-range")))
+	pupil.poll("the range again", `document.body.dataset.spot === '|40 s|60 s'`)
+
 	// An attendee's click picks nothing.
 	pupil.step("an attendee clicks a log line", chromedp.Click(chromedp.CSS("#lg-5-0")))
 	x, y = chartPoint(t, pupil, "chart-lanes", `[4, c.getOption().yAxis[0].data.findIndex(l => l.split(' ')[0] === 'h2')]`)
 	pupil.step("and h2's lane", chromedp.MouseClickXY(x, y))
 	teacher.step("a moment for a post to land", chromedp.Sleep(500*time.Millisecond))
-	if s := teacher.eval(`document.body.dataset.spot`); s != "|30 s|60 s" {
+	if s := teacher.eval(`document.body.dataset.spot`); s != "|40 s|60 s" {
 		t.Errorf("an attendee's click changed the spotlight: %q", s)
 	}
 	teacher.checkOffline()

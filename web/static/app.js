@@ -722,10 +722,12 @@ const spotKey = (sp) => [sp.host, sp.fromMs, sp.toMs, sp.log].join('|');
 const spotOn = (sp) => !!(sp && (sp.host || sp.toMs || sp.log));
 
 // applyRoomSpot draws the spotlight on one chart: the time range shaded on
-// a series of its own, the host emphasised. A chart redrawn from scratch
-// gets it again, so the spotlight outlives the frames that follow it. The
-// range's ends are x-axis labels; one the axis lacks (0 s, before the
-// first sweep) is its first label.
+// a series of its own, the host emphasised (its series highlighted; on a
+// chart of lanes, its lane banded and its label bold). A chart redrawn
+// from scratch gets it again, so the spotlight outlives the frames that
+// follow it. The range's ends are x-axis labels; one the axis lacks (0 s,
+// before the first sweep) is its first label. The lane is named by its
+// index, which stays while the labels change ("h5 ×2").
 window.applyRoomSpot = function (el) {
   const sp = window.roomSpot;
   const c = sp && window.echarts && echarts.getInstanceByDom(el);
@@ -733,13 +735,38 @@ window.applyRoomSpot = function (el) {
   try {
     const labels = spotLabels(c, 0);
     const at = (l) => (labels.length && labels.indexOf(l) < 0 ? labels[0] : l);
-    c.setOption({ series: [{ id: 'room-spot', type: 'line', data: [], silent: true,
-      markArea: { silent: true, itemStyle: { color: 'rgba(230,159,0,0.28)', borderColor: '#e69f00', borderWidth: 1 },
-        data: sp.from ? [[{ xAxis: at(sp.from) }, { xAxis: at(sp.to) }]] : [] } }] });
+    const lane = spotLane(c, sp.host);
+    const ys = [].concat(c.getOption().yAxis || []);
+    c.setOption({
+      series: [{ id: 'room-spot', type: 'line', data: [], silent: true, z: 0,
+        markArea: { silent: true, itemStyle: { color: 'rgba(230,159,0,0.28)', borderColor: '#e69f00', borderWidth: 1 },
+          data: sp.from ? [[{ xAxis: at(sp.from) }, { xAxis: at(sp.to) }]] : [] },
+        markLine: { silent: true, z: 0, symbol: ['none', 'none'], label: { show: false }, animation: false,
+          lineStyle: { type: 'solid', width: lane ? lane.px : 1, color: 'rgba(230,159,0,0.28)' },
+          data: lane ? [{ yAxis: lane.i }] : [] } }],
+      yAxis: ys.map((a) => (a.type === 'category' ? { axisLabel: { formatter: spotLaneLabel, rich: { spot: { fontWeight: 'bold', color: '#8a4b00' } } } } : {})),
+    });
     c.dispatchAction({ type: 'downplay' });
     if (sp.host) c.dispatchAction({ type: 'highlight', seriesName: sp.host });
   } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
 };
+
+// spotLane is the spotlit host's lane on a chart of lanes (a category y
+// axis): its index and its height in pixels.
+function spotLane(c, host) {
+  const y = [].concat(c.getOption().yAxis || [])[0];
+  if (!host || !y || y.type !== 'category' || !y.data) return null;
+  const i = y.data.findIndex((l) => String(l).split(' ')[0] === host);
+  if (i < 0) return null;
+  const step = y.data.length > 1 ? Math.abs(c.convertToPixel({ yAxisIndex: 0 }, 1) - c.convertToPixel({ yAxisIndex: 0 }, 0)) : 20;
+  return { i, px: Math.max(4, Math.round(step * 0.9)) };
+}
+
+// spotLaneLabel is a lane's label, in bold when it is the spotlit host's.
+function spotLaneLabel(v) {
+  const sp = window.roomSpot;
+  return sp && sp.host && String(v).split(' ')[0] === sp.host ? '{spot|' + v + '}' : v;
+}
 
 // spotLabels are the time labels of the x axis of grid g.
 function spotLabels(c, g) {
