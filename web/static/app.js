@@ -938,9 +938,10 @@ function spotPickable(el, c) {
 }
 
 // A log line, or a host's row in Envoy's hosts table, on the instructor's
-// page.
+// page; a click that ends a selection (text copied from the log) picks
+// nothing.
 document.addEventListener('click', (ev) => {
-  if (!ev.target.closest || !spotURL()) return;
+  if (!ev.target.closest || !spotURL() || String(window.getSelection && getSelection()).trim()) return;
   const li = ev.target.closest('.log-list > li.entry[id]');
   if (li) { postSpot({ log: li.id }); return; }
   const row = ev.target.closest('#envoy-hosts tbody tr');
