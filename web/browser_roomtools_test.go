@@ -2,8 +2,12 @@ package web
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -69,8 +73,93 @@ func TestBrowserRoomQuestion(t *testing.T) {
 		echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().series.some(s => s.id === 'room-spot' && s.markArea.data.length === 1)`)
 	teacher.step("spotlight h5", chromedp.Click(chromedp.CSS("#btn-spot-host")))
 	pupil.poll("the host on the attendee's page", `document.body.dataset.spot === 'h5||'`)
+
+	// Spotlight by clicking, on a phone: the attendee's page keeps its
+	// place while the log scrolls its own box to the line.
+	teacher.poll("the run played past 60 s", `!!document.getElementById('lg-5-0')`)
+	pupil.step("a phone", chromedp.EmulateViewport(390, 844))
+	pupil.poll("the attendee's log holds h5's overflow at 40 s", `(() => { const li = document.getElementById('lg-3-0');
+		return !!li && li.dataset.tMs === '40000' && li.dataset.host === 'h5'; })()`)
+	pupil.step("the attendee at the top of the page", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0); document.querySelector('.log').scrollTop = 0; undefined`))
+	teacher.step("click a log line", chromedp.Click(chromedp.CSS("#lg-3-0")))
+	teacher.poll("the instructor sees what the room is shown", `document.getElementById('room-spot-now').textContent === 'Spotlight: h5, 30–40 s'`)
+	pupil.poll("the log line marked and in its box's view, the page where it was", `(() => {
+		const li = document.getElementById('lg-3-0'), box = li.closest('.log');
+		const r = li.getBoundingClientRect(), b = box.getBoundingClientRect();
+		return document.body.dataset.spot === 'h5|30 s|40 s' && li.classList.contains('spot') &&
+			box.scrollTop > 0 && r.top >= b.top && r.bottom <= b.bottom && window.scrollY === 0 &&
+			document.querySelectorAll('.log-list > li.spot').length === 1;
+	})()`)
+	pupil.poll("the interval shaded on the attendee's chart", `echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().series.some(s => s.id === 'room-spot' &&
+		s.markArea.data.length === 1 && s.markArea.data[0][0].xAxis === '30 s' && s.markArea.data[0][1].xAxis === '40 s')`)
+	pupil.step("scroll the attendee's page to the log", chromedp.Evaluate[chromedp.Void](`document.querySelector('.log-panel').scrollIntoView()`))
+	viewShot(t, pupil, "outlierlab-room-spot-log-phone.png")
+
+	// A host's lane on the swimlanes chart: a click on h2's lane at 50 s.
+	x, y := chartPoint(t, teacher, "chart-lanes", `[4, c.getOption().yAxis[0].data.findIndex(l => l.split(' ')[0] === 'h2')]`)
+	teacher.step("click h2's lane", chromedp.MouseClickXY(x, y))
+	pupil.poll("h2 spotlighted, its lane banded on the attendee's swimlanes", `document.body.dataset.spot === 'h2||' && document.querySelector('#lg-3-0.spot') === null &&
+		echarts.getInstanceByDom(document.getElementById('chart-lanes')).getOption().series.some(s => s.id === 'room-spot' && s.markLine.data.length === 1 && s.markLine.data[0].yAxis === 2)`)
+	pupil.step("the attendee's swimlanes", chromedp.Evaluate[chromedp.Void](`document.getElementById('chart-lanes').scrollIntoView({block: 'center'})`))
+	viewShot(t, pupil, "outlierlab-room-spot-lane-phone.png")
+
+	// A drag across the success-rate chart's time axis, 30 s to 60 s.
+	x0, y0 := chartPoint(t, teacher, "chart-sr", `[2, 80]`)
+	x1, _ := chartPoint(t, teacher, "chart-sr", `[5, 80]`)
+	teacher.step("drag 30–60 s", chromedp.MouseEvent(chromedp.MousePressed, x0, y0, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(chromedp.MouseMoved, (x0+x1)/2, y0, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseMoved, x1, y0, chromedp.ButtonLeft),
+		chromedp.MouseEvent(chromedp.MouseReleased, x1, y0, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	pupil.poll("the range on the attendee's page, its log lines marked", `document.body.dataset.spot === '|30 s|60 s' &&
+		['lg-3-0', 'lg-4-0', 'lg-5-0'].every(id => document.getElementById(id).classList.contains('spot')) &&
+		document.querySelectorAll('.log-list > li.spot').length === 3`)
+	viewShot(t, teacher, "outlierlab-room-spot-present.png")
+	teacher.step("the instructor's strip", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	teacher.poll("the hint and what the room is shown", `/Click a host, drag across a time range or click a log line/.test(document.querySelector('.room-spot-hint').textContent) &&
+		document.getElementById('room-spot-now').textContent === 'Spotlight: 30–60 s'`)
+	viewShot(t, teacher, "outlierlab-room-spot-strip.png")
+	pupil.step("the attendee on a desktop", chromedp.EmulateViewport(1440, 1000))
+	pupil.step("the attendee's charts", chromedp.Evaluate[chromedp.Void](`document.getElementById('chart-sr').scrollIntoView()`))
+	viewShot(t, pupil, "outlierlab-room-spot-desktop.png")
+	pupil.step("the attendee's log", chromedp.Evaluate[chromedp.Void](`document.querySelector('.log-panel').scrollIntoView()`))
+	viewShot(t, pupil, "outlierlab-room-spot-desktop-log.png")
+
+	// A host's row in Envoy's hosts table; a host's legend entry, which
+	// on the instructor's page picks the host instead of hiding its line.
+	teacher.step("click h4's row", chromedp.Click(chromedp.CSS(`#envoy-hosts tbody tr:nth-child(5) th`)))
+	pupil.poll("h4 spotlighted", `document.body.dataset.spot === 'h4||'`)
+	teacher.step("h3's legend entry", chromedp.Evaluate[chromedp.Void](`echarts.getInstanceByDom(document.getElementById('chart-sr')).dispatchAction({type: 'legendToggleSelect', name: 'h3'})`))
+	pupil.poll("h3 spotlighted", `document.body.dataset.spot === 'h3||'`)
+	if s := teacher.eval(`String(echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().legend[0].selected.h3)`); s == "false" {
+		t.Errorf("the legend click hid h3 on the instructor's chart")
+	}
+	teacher.step("the range again", chromedp.Click(chromedp.CSS("#btn-spot-range")))
+	pupil.poll("the range again", `document.body.dataset.spot === '|40 s|60 s'`)
+
+	// An attendee's click picks nothing.
+	pupil.step("an attendee clicks a log line", chromedp.Click(chromedp.CSS("#lg-5-0")))
+	x, y = chartPoint(t, pupil, "chart-lanes", `[4, c.getOption().yAxis[0].data.findIndex(l => l.split(' ')[0] === 'h2')]`)
+	pupil.step("and h2's lane", chromedp.MouseClickXY(x, y))
+	teacher.step("a moment for a post to land", chromedp.Sleep(500*time.Millisecond))
+	if s := teacher.eval(`document.body.dataset.spot`); s != "|40 s|60 s" {
+		t.Errorf("an attendee's click changed the spotlight: %q", s)
+	}
 	teacher.checkOffline()
 	pupil.checkOffline()
+}
+
+// chartPoint is where, in the viewport, a chart of b's page draws value
+// (a JS expression of c, the chart's ECharts instance), after scrolling
+// the chart into the middle of the window.
+func chartPoint(t *testing.T, b *browser, id, value string) (float64, float64) {
+	t.Helper()
+	s := b.eval(`(() => { const el = document.getElementById('` + id + `'); el.scrollIntoView({block: 'center'});
+		const c = echarts.getInstanceByDom(el), p = c.convertToPixel({gridIndex: 0}, ` + value + `), r = el.getBoundingClientRect();
+		return JSON.stringify([r.left + p[0], r.top + p[1]]); })()`)
+	var xy [2]float64
+	if err := json.Unmarshal([]byte(s), &xy); err != nil {
+		t.Fatalf("point of %s: %q: %v", id, s, err)
+	}
+	return xy[0], xy[1]
 }
 
 func containsAny(s string, parts ...string) bool {
@@ -80,4 +169,17 @@ func containsAny(s string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// viewShot saves what b's window shows (the window, not the whole page).
+func viewShot(t *testing.T, b *browser, name string) {
+	t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	p := filepath.Join(os.TempDir(), name)
+	if err := os.WriteFile(p, png, 0o644); err == nil {
+		t.Logf("screenshot: %s", p)
+	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,30 +14,44 @@ import (
 // shaded with a markArea). It travels as data on the room's state, like
 // everything the room shares, so late joiners and both replicas see it.
 //
-//	POST /r/{code}/spotlight   {"host":"h5"} | {"from":40,"to":60} | {} to clear (key)
+//	POST /r/{code}/spotlight   {"host":"h5"} | {"from":40,"to":60} | {"log":"lg-3-0"} | {} to clear (key)
+//
+// The instructor's page picks them by clicking (app.js, "Spotlight"): a
+// host's lane, point or row, a drag across a chart's time axis, a line of
+// the decision log; the form on the strip is the keyboard's way.
 
-// roomSpot is what the instructor points at; the times are seconds.
+// roomSpot is what the instructor points at; the times are seconds. Log is
+// the decision-log line it came from (room_spotlight_log.go), if any: the
+// server has already turned it into the host and the range.
 type roomSpot struct {
 	Host string  `json:"host,omitempty"`
 	From float64 `json:"from,omitempty"`
 	To   float64 `json:"to,omitempty"`
+	Log  string  `json:"log,omitempty"`
 }
 
 // spotSignal is the spotlight as the page's charts name things: the host,
-// and the range as x-axis labels ("40 s"); empty strings clear it.
+// and the range as x-axis labels ("40 s"); empty strings clear it. The
+// decision log matches its lines against the range in milliseconds
+// (fromMs < a line's time ≤ toMs: a line at 40 s speaks of the interval
+// that ended then) and against log, the line clicked.
 type spotSignal struct {
-	Host string `json:"host"`
-	From string `json:"from"`
-	To   string `json:"to"`
+	Host   string `json:"host"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	FromMs int64  `json:"fromMs"`
+	ToMs   int64  `json:"toMs"`
+	Log    string `json:"log"`
 }
 
 func (sp *roomSpot) signal() spotSignal {
 	if sp == nil {
 		return spotSignal{}
 	}
-	out := spotSignal{Host: sp.Host}
+	out := spotSignal{Host: sp.Host, Log: sp.Log}
 	if sp.To > 0 {
-		out.From, out.To = fmtMs(int64(sp.From*1000)), fmtMs(int64(sp.To*1000))
+		out.FromMs, out.ToMs = int64(math.Round(sp.From*1000)), int64(math.Round(sp.To*1000))
+		out.From, out.To = fmtMs(out.FromMs), fmtMs(out.ToMs)
 	}
 	return out
 }
@@ -47,6 +62,9 @@ func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sp, err := s.spotOf(r)
+	if err == nil && sp.Log != "" {
+		sp, err = s.spotOfLog(&rec.State, sp.Log)
+	}
 	if err != nil {
 		writeError(w, err, kindBadValue)
 		return
@@ -68,7 +86,7 @@ func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 // spotOf reads a spotlight from the query (the instructor's page:
-// ?host=h5, ?from=40&to=60, ?clear=1) or else a JSON body.
+// ?host=h5, ?from=40&to=60, ?log=lg-3-0, ?clear=1) or else a JSON body.
 func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
 	var sp roomSpot
 	q := r.URL.Query()
@@ -78,7 +96,7 @@ func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
 	if q.Has("clear") {
 		return sp, nil
 	}
-	sp.Host = q.Get("host")
+	sp.Host, sp.Log = q.Get("host"), q.Get("log")
 	for name, p := range map[string]*float64{"from": &sp.From, "to": &sp.To} {
 		if v := q.Get(name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)

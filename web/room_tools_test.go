@@ -350,6 +350,10 @@ func TestRoomSpotlight(t *testing.T) {
 		{"?host=h9", "", 422, "host: \"h9\" is not a host"},
 		{"?from=60&to=40", "", 422, "from: 60–40 s is not a time range"},
 		{"?from=x", "", 422, "from: \"x\" is not a number"},
+		{"?log=lg-x", "", 422, "log: \"lg-x\" is not a decision-log line"},
+		{"?log=lg-99-0", "", 422, "log: \"lg-99-0\" is not a line of this run's log (it has 30 intervals)"},
+		{"?log=lg-3-7", "", 422, "log: \"lg-3-7\" is not a line of this run's log"},
+		{"", `{"log":"3-0"}`, 422, "log: \"3-0\" is not a decision-log line"},
 	} {
 		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight"+c.q, c.body, code, key, ""); st != c.want || !strings.Contains(body, c.msg) {
 			t.Errorf("%s: %d %s", c.q, st, body)
@@ -362,13 +366,49 @@ func TestRoomSpotlight(t *testing.T) {
 		t.Fatalf("spotlight: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		waitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s"}`))
+		waitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s","fromMs":40000,"toMs":60000,"log":""}`))
+	}
+	// A log line: h5's overflow at 40 s (lg-3-0) speaks of the interval
+	// that ended at 40 s, 30–40 s.
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?log=lg-3-0", "", code, key, ""); st != 200 || !strings.Contains(body, `"host":"h5","from":"30 s","to":"40 s"`) {
+		t.Fatalf("spotlight a log line: %d %s", st, body)
+	}
+	for _, ev := range streams {
+		waitFor(t, ev, "the log line's spotlight", signalPatch(`"spot":{"host":"h5","from":"30 s","to":"40 s","fromMs":30000,"toMs":40000,"log":"lg-3-0"}`))
 	}
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
 		t.Fatalf("clear: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":""}`))
+		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":"","fromMs":0,"toMs":0,"log":""}`))
+	}
+}
+
+// A log line's spotlight covers the intervals the line stands for: one
+// decision its own interval, a folded run of non-events every interval
+// of the run the page shows (search-cache: "no host below" at 10, 20 and
+// 30 s is one line, lg-0-0), never past the cursor.
+func TestSpotOfLogLine(t *testing.T) {
+	r, err := buildRun(Inputs{Preset: "search-cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		frame, pos, cursor, want int
+	}{
+		{3, 0, 30, 3}, // h5's overflow at 40 s: a decision, never folded
+		{0, 0, 30, 2}, // 10–30 s: the run ends where h5 is detected
+		{0, 0, 2, 1},  // the page at 20 s shows 10–20 s
+		{0, 0, 0, 0},  // a cursor before the line: the line itself
+	} {
+		if got := logLineEnd(r, c.frame, c.pos, c.cursor); got != c.want {
+			t.Errorf("lg-%d-%d at cursor %d ends at frame %d, want %d", c.frame, c.pos, c.cursor, got, c.want)
+		}
+	}
+	for id, ok := range map[string]bool{"lg-3-0": true, "lg-12-1": true, "lg-3": false, "lg--1-0": false, "lg-3-x": false, "x-3-0": false, "lg-3-0-1": false} {
+		if _, _, got := parseLogID(id); got != ok {
+			t.Errorf("parseLogID(%q) = %t, want %t", id, got, ok)
+		}
 	}
 }
 

@@ -15,22 +15,6 @@ const $ = (id) => document.getElementById(id);
 // phone) can redo it without the server.
 const raw = {};
 
-// applyRoomSpot draws a workshop's spotlight (window.roomSpot, set by the
-// room page from the room's state) on one chart: the time range shaded on a
-// series of its own, the host emphasised. A chart redrawn from scratch gets
-// it again, so the spotlight outlives the frames that follow it.
-window.applyRoomSpot = function (el) {
-  const spot = window.roomSpot;
-  const c = spot && window.echarts && echarts.getInstanceByDom(el);
-  if (!c) return;
-  try {
-    c.setOption({ series: [{ id: 'room-spot', type: 'line', data: [], silent: true,
-      markArea: { silent: true, itemStyle: { color: 'rgba(230,159,0,0.28)' }, data: spot.from ? [[{ xAxis: spot.from }, { xAxis: spot.to }]] : [] } }] });
-    c.dispatchAction({ type: 'downplay' });
-    if (spot.host) c.dispatchAction({ type: 'highlight', seriesName: spot.host });
-  } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
-};
-
 // applyCharts is what the stream calls on a redraw: {chartId: option}.
 // Each chart has one ECharts instance for the page's life; setOption
 // updates it in place, so nothing flickers or re-initialises. replace
@@ -80,6 +64,7 @@ function drawChart(id, option, replace, height) {
   el.dataset.mode = chartMode(el);
   chart.setOption(fitChart(el, option), { notMerge: !!replace, lazyUpdate: true });
   if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
+  spotPickable(el, chart);
   describeChart(el, option);
   const table = $('tbl-' + id);
   if (table && !table.hidden) showTable(id);
@@ -704,3 +689,262 @@ document.addEventListener('DOMContentLoaded', () => {
 // streams): rather than acknowledge a command no stream would show, it
 // answers with a call to this, and the page reloads from its address.
 window.outlierlabReload = () => location.reload();
+
+// ---- Spotlight ----
+// A workshop's spotlight (web/room_spotlight.go): the instructor points at
+// a host, a time range or a decision-log line, and every page of the room
+// shows it. The room's state carries it; the stream patches the spot
+// signal, and the room page's effect calls setRoomSpot. On the
+// instructor's page (#room-bar.present) the pointer picks it: a host's
+// lane, point, legend entry or table row, a drag across a chart's time
+// axis, a log line; each pick is a POST to the room's spotlight address
+// (the instructor key is an HttpOnly cookie the same-origin request
+// carries). The strip's form is the keyboard's way. Attendees' clicks do
+// nothing new.
+
+const spot = { cur: {}, scrolled: '', url: null };
+
+// setRoomSpot is the spot signal's effect: {host, from, to} as the charts
+// name them (x-axis labels "40 s"), fromMs and toMs the range for the log,
+// log the id of the line picked. Empty strings and zeros clear it.
+window.setRoomSpot = function (sp) {
+  window.roomSpot = sp;
+  spot.cur = sp || {};
+  document.body.dataset.spot = (sp.host || '') + '|' + (sp.from || '') + '|' + (sp.to || '');
+  document.body.classList.add('in-room');
+  document.querySelectorAll('.chart').forEach((el) => window.applyRoomSpot(el));
+  markSpotLog();
+  sayRoomSpot();
+};
+
+// spotKey names a spotlight, so the log scrolls once to each.
+const spotKey = (sp) => [sp.host, sp.fromMs, sp.toMs, sp.log].join('|');
+const spotOn = (sp) => !!(sp && (sp.host || sp.toMs || sp.log));
+
+// applyRoomSpot draws the spotlight on one chart: the time range shaded on
+// a series of its own, the host emphasised (its series highlighted; on a
+// chart of lanes, its lane banded and its label bold). A chart redrawn
+// from scratch gets it again, so the spotlight outlives the frames that
+// follow it. The range's ends are x-axis labels; one the axis lacks (0 s,
+// before the first sweep) is its first label. The lane is named by its
+// index, which stays while the labels change ("h5 ×2").
+window.applyRoomSpot = function (el) {
+  const sp = window.roomSpot;
+  const c = sp && window.echarts && echarts.getInstanceByDom(el);
+  if (!c) return;
+  try {
+    const labels = spotLabels(c, 0);
+    const at = (l) => (labels.length && labels.indexOf(l) < 0 ? labels[0] : l);
+    const lane = spotLane(c, sp.host);
+    const ys = [].concat(c.getOption().yAxis || []);
+    c.setOption({
+      series: [{ id: 'room-spot', type: 'line', data: [], silent: true, z: 0,
+        markArea: { silent: true, itemStyle: { color: 'rgba(230,159,0,0.28)', borderColor: '#e69f00', borderWidth: 1 },
+          data: sp.from ? [[{ xAxis: at(sp.from) }, { xAxis: at(sp.to) }]] : [] },
+        markLine: { silent: true, z: 0, symbol: ['none', 'none'], label: { show: false }, animation: false,
+          lineStyle: { type: 'solid', width: lane ? lane.px : 1, color: 'rgba(230,159,0,0.28)' },
+          data: lane ? [{ yAxis: lane.i }] : [] } }],
+      yAxis: ys.map((a) => (a.type === 'category' ? { axisLabel: { formatter: spotLaneLabel, rich: { spot: { fontWeight: 'bold', color: '#8a4b00' } } } } : {})),
+    });
+    c.dispatchAction({ type: 'downplay' });
+    if (sp.host) c.dispatchAction({ type: 'highlight', seriesName: sp.host });
+  } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
+};
+
+// spotLane is the spotlit host's lane on a chart of lanes (a category y
+// axis): its index and its height in pixels.
+function spotLane(c, host) {
+  const y = [].concat(c.getOption().yAxis || [])[0];
+  if (!host || !y || y.type !== 'category' || !y.data) return null;
+  const i = y.data.findIndex((l) => String(l).split(' ')[0] === host);
+  if (i < 0) return null;
+  const step = y.data.length > 1 ? Math.abs(c.convertToPixel({ yAxisIndex: 0 }, 1) - c.convertToPixel({ yAxisIndex: 0 }, 0)) : 20;
+  return { i, px: Math.max(4, Math.round(step * 0.9)) };
+}
+
+// spotLaneLabel is a lane's label, in bold when it is the spotlit host's.
+function spotLaneLabel(v) {
+  const sp = window.roomSpot;
+  return sp && sp.host && String(v).split(' ')[0] === sp.host ? '{spot|' + v + '}' : v;
+}
+
+// spotLabels are the time labels of the x axis of grid g.
+function spotLabels(c, g) {
+  const axes = [].concat(c.getOption().xAxis || []);
+  const a = axes.find((x) => (x.gridIndex || 0) === g) || axes[0];
+  return (a && a.data) || [];
+}
+
+// ---- Spotlight: the decision log ----
+
+// markSpotLog marks the log's lines the spotlight speaks of (class spot):
+// the line picked, and every line of its host (if it names one) in its
+// range (if it has one); a line at t speaks of the interval that ended at
+// t, so it is in the range when fromMs < t ≤ toMs (a folded run when any
+// of its intervals is). The newest visible one is scrolled into view
+// inside the log's own box, once per spotlight: the page itself does not
+// move, and the attendee may scroll away after.
+function markSpotLog() {
+  const sp = spot.cur;
+  const on = spotOn(sp);
+  let first = null;
+  document.querySelectorAll('.log-list > li.entry').forEach((li) => {
+    const hit = on && spotHits(li, sp);
+    li.classList.toggle('spot', hit);
+    if (hit && !first && li.offsetParent !== null) first = li;
+  });
+  if (!on) { spot.scrolled = ''; return; }
+  if (!first || spot.scrolled === spotKey(sp)) return;
+  spot.scrolled = spotKey(sp);
+  const box = first.closest('.log');
+  if (!box) return;
+  const top = first.getBoundingClientRect().top - box.getBoundingClientRect().top;
+  if (top < 0 || top + first.offsetHeight > box.clientHeight) box.scrollTop += top - 8;
+}
+
+function spotHits(li, sp) {
+  if (sp.log && li.id === sp.log) return true;
+  if (sp.host && li.dataset.host !== sp.host) return false;
+  if (sp.toMs) {
+    const t = Number(li.dataset.tMs);
+    const from = li.dataset.tFromMs ? Number(li.dataset.tFromMs) : t;
+    if (!(t > sp.fromMs && from <= sp.toMs)) return false;
+  }
+  return true;
+}
+
+// The stream replaces and prepends log lines as the room plays (and a
+// morph drops the class it did not send): mark them again.
+document.addEventListener('DOMContentLoaded', () => {
+  if (!window.MutationObserver) return;
+  new MutationObserver((ms) => {
+    if (!spotOn(spot.cur) && !document.querySelector('.log-list > li.spot')) return;
+    if (ms.some((m) => { const n = m.target.nodeType === 1 ? m.target : m.target.parentElement; return n && n.closest && n.closest('.log'); })) markSpotLog();
+  }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['class'] });
+});
+
+// ---- Spotlight: picking it on the instructor's page ----
+
+function spotURL() {
+  if (spot.url === null) {
+    const bar = document.querySelector('#room-bar.present[data-spot-url]');
+    spot.url = bar ? bar.dataset.spotUrl : '';
+    if (spot.url) document.body.classList.add('spot-picker');
+  }
+  return spot.url;
+}
+
+// sayRoomSpot shows the instructor what the room is shown.
+function sayRoomSpot(msg) {
+  const out = $('room-spot-now');
+  if (!out) return;
+  if (msg) { out.textContent = msg; out.classList.add('error'); return; }
+  out.classList.remove('error');
+  const sp = spot.cur;
+  const parts = [];
+  if (sp.host) parts.push(sp.host);
+  if (sp.toMs) parts.push(sp.from.replace(/ s$/, '') + '–' + sp.to);
+  out.textContent = parts.length ? 'Spotlight: ' + parts.join(', ') : '';
+}
+
+// postSpot sends a pick ({host}, {from, to} in seconds, {log}); a refusal
+// is shown beside the hint in the server's words.
+function postSpot(q) {
+  const url = spotURL();
+  if (!url) return;
+  fetch(url + '?' + new URLSearchParams(q), { method: 'POST', credentials: 'same-origin' })
+    .then((r) => (r.ok ? null : r.text().then((t) => sayRoomSpot(t.trim() || 'The spotlight was refused.'))))
+    .catch(() => sayRoomSpot('The spotlight did not reach the server.'));
+}
+
+// spotHosts are the run's hosts, as the swimlanes and the hosts table
+// name them.
+function spotHosts() {
+  const out = new Set();
+  const lanes = raw['chart-lanes'];
+  const y = lanes && lanes.yAxis && [].concat(lanes.yAxis)[0];
+  ((y && y.data) || []).forEach((l) => out.add(String(l).split(' ')[0]));
+  document.querySelectorAll('#envoy-hosts tbody th code').forEach((c) => out.add(c.textContent.trim()));
+  return out;
+}
+
+// spotAt is where a pixel of a chart falls: the grid, the x label's index
+// and, on a chart of lanes (a category y axis), the lane's host.
+function spotAt(c, x, y) {
+  const grids = c.getOption().grid || [{}];
+  for (let g = 0; g < grids.length; g++) {
+    if (!c.containPixel({ gridIndex: g }, [x, y])) continue;
+    const v = c.convertFromPixel({ gridIndex: g }, [x, y]);
+    const labels = spotLabels(c, g);
+    const i = Math.max(0, Math.min(labels.length - 1, Math.round(v[0])));
+    const ya = [].concat(c.getOption().yAxis || []).find((a) => (a.gridIndex || 0) === g);
+    let host = '';
+    if (ya && ya.type === 'category' && ya.data && ya.data[Math.round(v[1])] !== undefined) host = String(ya.data[Math.round(v[1])]).split(' ')[0];
+    return { g, i, labels, host };
+  }
+  return null;
+}
+
+// spotPickable makes a chart of the instructor's page pick the spotlight
+// (once per chart). A press and release in one place is a click: a host's
+// point or series (ECharts' click names it), else the lane under it (the
+// swimlanes' category y axis: a cell, a mark or the empty lane). A
+// drag of more than a few pixels across the time axis is a range,
+// outlined while it is drawn.
+function spotPickable(el, c) {
+  if (el.dataset.spotPick || !spotURL()) return;
+  el.dataset.spotPick = '1';
+  let down = null;
+  let named = '';
+  const band = document.createElement('div');
+  band.className = 'spot-band';
+  band.hidden = true;
+  el.appendChild(band);
+  const zr = c.getZr();
+  c.on('click', (p) => { if (spotHosts().has(p.seriesName)) named = p.seriesName; });
+  c.on('legendselectchanged', (p) => {
+    if (!spotHosts().has(p.name)) return;
+    c.dispatchAction({ type: 'legendSelect', name: p.name }); // a pick, not a hide
+    postSpot({ host: p.name });
+  });
+  zr.on('mousedown', (e) => {
+    const at = spotAt(c, e.offsetX, e.offsetY);
+    down = at && { at, x: e.offsetX, y: e.offsetY };
+    named = '';
+  });
+  zr.on('mousemove', (e) => {
+    if (!down || Math.abs(e.offsetX - down.x) < 6) { band.hidden = true; return; }
+    band.hidden = false;
+    band.style.left = Math.min(down.x, e.offsetX) + 'px';
+    band.style.width = Math.abs(e.offsetX - down.x) + 'px';
+  });
+  zr.on('mouseup', (e) => {
+    const d = down;
+    down = null;
+    band.hidden = true;
+    if (!d) return;
+    const end = spotAt(c, e.offsetX, e.offsetY);
+    if (Math.abs(e.offsetX - d.x) >= 6 && end && end.g === d.at.g && end.i !== d.at.i) {
+      const [a, b] = [d.at.i, end.i].sort((m, n) => m - n);
+      postSpot({ from: parseFloat(d.at.labels[a]), to: parseFloat(d.at.labels[b]) });
+      return;
+    }
+    // ECharts' click comes after the release: let it name the series.
+    setTimeout(() => {
+      const host = named || (spotHosts().has(d.at.host) ? d.at.host : '');
+      if (host) postSpot({ host });
+    }, 0);
+  });
+}
+
+// A log line, or a host's row in Envoy's hosts table, on the instructor's
+// page; a click that ends a selection (text copied from the log) picks
+// nothing.
+document.addEventListener('click', (ev) => {
+  if (!ev.target.closest || !spotURL() || String(window.getSelection && getSelection()).trim()) return;
+  const li = ev.target.closest('.log-list > li.entry[id]');
+  if (li) { postSpot({ log: li.id }); return; }
+  const row = ev.target.closest('#envoy-hosts tbody tr');
+  const name = row && row.querySelector('th code');
+  if (name) postSpot({ host: name.textContent.trim() });
+});
