@@ -96,6 +96,12 @@ type roomHub struct {
 	// boardGen counts its changes.
 	board    map[string]presence
 	boardGen uint64
+	// boardNext is closed at the board's next change. Only the
+	// instructor's streams wait on it: an attendee joining, leaving or
+	// answering changes nothing on a follower's page but the answers'
+	// count (watchAnswers wakes every stream for that), and a room of 500
+	// must not wake 500 streams per arrival.
+	boardNext chan struct{}
 
 	// refs and attendees are guarded by set.mu.
 	refs, attendees int
@@ -118,6 +124,7 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 		wctx, stop := context.WithCancel(context.Background())
 		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop}
 		h.now.next = make(chan struct{})
+		h.boardNext = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)

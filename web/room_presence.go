@@ -92,7 +92,7 @@ func (w *roomWatch) dropPresence() {
 }
 
 // watchPresence keeps the board of the room from the bus and wakes the
-// room's streams at each change.
+// instructor's streams (boardNext) at each change.
 func (h *roomHub) watchPresence(ctx context.Context) {
 	h.watchSide(ctx, h.code+".p.*", "the board", func(e jetstream.KeyValueEntry) {
 		var p presence
@@ -108,7 +108,8 @@ func (h *roomHub) watchPresence(ctx context.Context) {
 			delete(h.board, e.Key())
 		}
 		h.boardGen++
-		h.wakeLocked()
+		close(h.boardNext)
+		h.boardNext = make(chan struct{})
 	})
 }
 
@@ -169,6 +170,18 @@ func (h *roomHub) boardView() view.RoomBoard {
 	}
 	v.Total = len(v.Rows)
 	return v
+}
+
+// boardChanged is closed at the board's next change for a stream that
+// shows the board (the instructor's, with the key); nil, never ready, for
+// the others.
+func (w *roomWatch) boardChanged() <-chan struct{} {
+	if w == nil || !w.keyOK {
+		return nil
+	}
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	return w.hub.boardNext
 }
 
 // sendBoard patches the instructor's board when it changed.

@@ -524,3 +524,41 @@ func TestRoomLessonQuestion(t *testing.T) {
 		t.Errorf("lesson question in the free lab: %d %s", st, body)
 	}
 }
+
+// An attendee arriving changes the instructor's board, not what followers
+// show: it wakes the board's waiters, not the room's (a room of 500 would
+// otherwise wake every stream at every arrival).
+func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	waitFor(t, presenter, "the first redraw", charted)
+	hub, err := l.s.rooms.open(context.Background(), code, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.release(false)
+	hub.mu.Lock()
+	roomNext, boardNext, gen := hub.now.next, hub.boardNext, hub.boardGen
+	hub.mu.Unlock()
+	f := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f, "the follower's first redraw", charted)
+	select {
+	case <-boardNext:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the board's waiters were not woken by the arrival")
+	}
+	waitFor(t, presenter, "the attendee on the board", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, `id="room-board"`) && strings.Contains(ev.Data, "<b>1</b> following")
+	})
+	select {
+	case <-roomNext:
+		t.Error("the arrival woke every stream of the room")
+	default:
+	}
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	if hub.boardGen == gen {
+		t.Error("the board did not change")
+	}
+}

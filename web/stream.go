@@ -67,6 +67,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	send := true
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
+		boardNext := room.boardChanged()
 		sent := updateBatch(cw)        // this pass's events leave as one
 		if err := room.send(sse, sess); err != nil {
 			return
@@ -99,6 +100,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		case <-changed:
 		case <-roomNext:
+		case <-boardNext:
+			send = false // the board is the room's part: sent at the top
 		case <-wake:
 		case <-keep.C:
 			if keepaliveComment(cw) != nil {
