@@ -68,7 +68,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		boardNext := room.boardChanged()
-		sent := updateBatch(cw)        // this pass's events leave as one
+		sent := updateBatch(cw) // this pass's events leave as one
 		if err := room.send(sse, sess); err != nil {
 			return
 		}
