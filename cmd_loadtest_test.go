@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The load test starts this program's serve as a child process. Under
+// `go test` the program is the test binary: with asMainEnv set it runs the
+// command its arguments name instead of the tests.
+const asMainEnv = "OUTLIERLAB_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// A small load test end to end: a child serve, streams opened, commands
+// redrawn, the server's memory read from its own process, nothing lost.
+func TestLoadtestSmall(t *testing.T) {
+	t.Setenv(asMainEnv, "1")
+	var out, errb bytes.Buffer
+	if code := runLoadtest([]string{"-streams", "6", "-movers", "2", "-duration", "1s"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	for _, re := range []string{
+		`server: http://127\.0\.0\.1:\d+ \(pid \d+\), soft memory limit 400 MiB`,
+		`opened 6 streams`,
+		`after moving: server RSS \d+ MiB, heap [\d.]+ MiB; clients RSS \d+ MiB`,
+		`commands (\d+), redrawn \d+`,
+		`dropped streams 0, lost commands \(204, no redraw in 5 s\) 0, refused commands 0`,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("no %q in:\n%s", re, text)
+		}
+	}
+	if strings.Contains(text, "commands 0,") {
+		t.Errorf("no command was sent:\n%s", text)
+	}
+}
+
+func TestLoadtestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-streams", "0"}, {"-streams", "6", "-movers", "7"}, {"-duration", "500ms"},
+		{"-every", "1ms"}, {"-memory-limit", "-1"}, {"extra"},
+	} {
+		if code := runLoadtest(args, io.Discard, io.Discard); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
