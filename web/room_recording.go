@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -423,7 +424,11 @@ func histWords(h []histBar) string {
 	}
 	parts := make([]string, len(h))
 	for i, b := range h {
-		parts[i] = fmt.Sprintf("%d %s", b.N, b.Answer)
+		if _, err := strconv.Atoi(b.Answer); err == nil {
+			parts[i] = fmt.Sprintf("%d said %s", b.N, b.Answer) // "19 3" would read as one number
+		} else {
+			parts[i] = fmt.Sprintf("%d %s", b.N, b.Answer)
+		}
 	}
 	return strings.Join(parts, " / ")
 }

@@ -89,6 +89,10 @@ type recordingPlayer struct {
 	// pressed on the page) is undone; shown: the applied entry has been
 	// sent (the "as fast as possible" speed moves on only then).
 	applied int
+	// pin is the entry shown at its own moment when several share it
+	// (entries in the same millisecond): a seek, or the fastest speed,
+	// names the entry, not only its time. -1: the last at the time.
+	pin     int
 	dirty   bool
 	sessGen uint64
 	shown   bool
@@ -138,7 +142,7 @@ func (s *Server) newPlayer(code string, entries []TimelineEntry, sig replaySigna
 	if err != nil {
 		return nil, err
 	}
-	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, changed: make(chan struct{}), used: s.now()}
+	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.now()}
 	p.off = make([]int64, len(entries))
 	p.prep = make([]prepared, len(entries))
 	for i := range entries {
@@ -221,10 +225,16 @@ func (p *recordingPlayer) indexAt(v int64) int {
 
 // catchUp brings the tab's session to the player's position: the entry
 // in force there, applied as a follower applied it live. It returns when
-// the stream must look again (zero: only at a command).
-func (p *recordingPlayer) catchUp(sess *Session) time.Time {
+// the stream must look again (zero: only at a command), and the channel
+// the next command closes.
+func (p *recordingPlayer) catchUp(sess *Session) (time.Time, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	next := p.catchUpLocked(sess)
+	return next, p.changed
+}
+
+func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
 	now := p.s.now()
 	p.used = now
 	if len(p.entries) == 0 {
@@ -234,7 +244,7 @@ func (p *recordingPlayer) catchUp(sess *Session) time.Time {
 		// As fast as possible: the next entry once this one was sent, and
 		// after the last the end, where the room's playback stopped.
 		if i := p.applied; i+1 < len(p.off) {
-			p.at = p.off[i+1]
+			p.at, p.pin = p.off[i+1], i+1
 		} else {
 			p.at, p.playing, p.dirty = p.end, false, true
 		}
@@ -246,6 +256,9 @@ func (p *recordingPlayer) catchUp(sess *Session) time.Time {
 		v = p.end
 	}
 	i := p.indexAt(v)
+	if p.pin >= 0 && p.off[p.pin] == v {
+		i = p.pin
+	}
 	sess.mu.Lock()
 	gen := sess.gen
 	sess.mu.Unlock()
@@ -326,7 +339,7 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 	switch verb {
 	case "play":
 		if v >= p.end {
-			v = 0 // played to the end: again from the start
+			v, p.pin = 0, 0 // played to the end: again from the start
 		}
 		p.playing, p.shown = true, false
 	case "pause":
@@ -343,7 +356,7 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 		if _, err := fmt.Sscan(raw, &i); err != nil || i < 0 || i >= len(p.entries) || fmt.Sprint(i) != raw {
 			return withKind(kindBadValue, &inputError{Field: "entry", Msg: fmt.Sprintf("%q is not an entry (allowed 0–%d)", truncate(raw, 20), len(p.entries)-1)})
 		}
-		v, p.shown = p.off[i], false
+		v, p.shown, p.pin = p.off[i], false, i
 	default:
 		return withKind(kindNotFound, fmt.Errorf("%q is not a player command (allowed play, pause, speed, seek)", truncate(verb, 20)))
 	}
@@ -509,7 +522,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
 	for {
-		pnext := p.catchUp(sess)
+		pnext, pchanged := p.catchUp(sess)
 		sent := updateBatch(cw)
 		changed, next, err := st.sendNow(sse, sess, s.now())
 		if err == nil {
@@ -519,9 +532,6 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.metrics.redrawn(sess.tab)
-		p.mu.Lock()
-		pchanged := p.changed
-		p.mu.Unlock()
 		if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
 			next = pnext
 		}
