@@ -381,7 +381,9 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 		did = append(did, "pressed play at "+at(e))
 	case !st.Playing && ps.Playing:
 		did = append(did, "paused at "+at(e))
-	case st.Anchor != ps.Anchor || st.AnchorAtMs != ps.AnchorAtMs:
+	case !st.Playing && st.Anchor != ps.Anchor:
+		// Paused, the anchor is the cursor (a scrub, a step); playing, a
+		// new anchor only restarts the clock (a speed change).
 		did = append(did, "moved the cursor to "+at(e))
 	}
 	if st.Predicted && !ps.Predicted {

@@ -259,6 +259,11 @@ func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
 	if p.pin >= 0 && p.off[p.pin] == v {
 		i = p.pin
 	}
+	if !p.dirty && p.playing && p.speed.X > 0 && p.applied >= 0 && i > p.applied+1 {
+		// The stream woke after several entries (a few ms apart in the
+		// workshop): each is still shown, one per pass, at its moment.
+		i = p.applied + 1
+	}
 	sess.mu.Lock()
 	gen := sess.gen
 	sess.mu.Unlock()
