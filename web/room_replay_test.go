@@ -303,3 +303,29 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 		t.Fatalf("the tab's own move stayed: cursor %d", c)
 	}
 }
+
+// A lesson room's recording plays on the lesson's lab: the page is the
+// lesson's lab in the projector view, and the player's stream applies the
+// room's step (a page of the same lesson takes its states).
+func TestRecordingPlayerLessonRoom(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"lesson":"cap"}`)
+	present := roomSig(tabPresenter, code, "present", `"lesson":"cap"`)
+	if st, body := roomPost(t, l.ts.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
+		t.Fatalf("step command: %d %s", st, body)
+	}
+	st, page := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	if st != 200 || !strings.Contains(page, `id="rec-player"`) || !strings.Contains(page, "lesson-lab") || !strings.Contains(page, "The workshop started on lesson cap") ||
+		!strings.Contains(page, "Instructor went to step cap-34") {
+		t.Fatalf("lesson recording page: %d %s", st, head(page, 400))
+	}
+	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
+	waitFor(t, ev, "the player's first redraw", redrawn)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+		t.Fatalf("play: %d %s", st, body)
+	}
+	waitFor(t, ev, "the player stopped at the end", signalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
+	if strings.Contains(l.logs.String(), "recording: entry not applied") {
+		t.Errorf("an entry was not applied: %s", l.logs.String())
+	}
+}
