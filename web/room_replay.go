@@ -223,6 +223,15 @@ func (p *recordingPlayer) indexAt(v int64) int {
 	return i
 }
 
+// entryAt is the entry shown at v: the pinned one at its own moment, else
+// the last at or before v.
+func (p *recordingPlayer) entryAt(v int64) int {
+	if p.pin >= 0 && p.off[p.pin] == v {
+		return p.pin
+	}
+	return p.indexAt(v)
+}
+
 // catchUp brings the tab's session to the player's position: the entry
 // in force there, applied as a follower applied it live. It returns when
 // the stream must look again (zero: only at a command), and the channel
@@ -251,18 +260,16 @@ func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
 		p.shown = false
 	}
 	v := p.posLocked(now)
-	if p.playing && v >= p.end {
-		p.at, p.from, p.playing, p.dirty = p.end, now, false, true
-		v = p.end
-	}
-	i := p.indexAt(v)
-	if p.pin >= 0 && p.off[p.pin] == v {
-		i = p.pin
-	}
-	if !p.dirty && p.playing && p.speed.X > 0 && p.applied >= 0 && i > p.applied+1 {
+	i := p.entryAt(v)
+	switch {
+	case !p.dirty && p.playing && p.speed.X > 0 && p.applied >= 0 && i > p.applied+1:
 		// The stream woke after several entries (a few ms apart in the
 		// workshop): each is still shown, one per pass, at its moment.
 		i = p.applied + 1
+	case p.playing && v >= p.end:
+		p.at, p.from, p.playing, p.dirty = p.end, now, false, true
+		v = p.end
+		i = p.entryAt(v)
 	}
 	sess.mu.Lock()
 	gen := sess.gen

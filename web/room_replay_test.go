@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -327,5 +328,50 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 	waitFor(t, ev, "the player stopped at the end", signalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
 	if strings.Contains(l.logs.String(), "recording: entry not applied") {
 		t.Errorf("an entry was not applied: %s", l.logs.String())
+	}
+}
+
+// Entries a millisecond apart, passed while the stream slept: each is
+// still applied, in order, one per pass, and the player stops at the end.
+func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	s, err := New(Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	t0 := now.Add(-time.Hour).UnixMilli()
+	var entries []TimelineEntry
+	for i, at := range []int64{0, 10_000, 10_001, 10_002} {
+		entries = append(entries, TimelineEntry{TMs: t0 + at, Kind: "state", State: roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": float64(10 * (i + 1))}}})
+	}
+	p, err := s.newPlayer("ABCDEF", entries, replaySignals{RecSpeed: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.session(&tabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.catchUp(sess)
+	if err := p.command("play", httptest.NewRequest("POST", "/r/ABCDEF/recording/play", nil)); err != nil {
+		t.Fatal(err)
+	}
+	p.catchUp(sess)
+	now = now.Add(20 * time.Second)
+	var got []float64
+	for range 4 {
+		p.catchUp(sess)
+		sess.mu.Lock()
+		got = append(got, sess.in.Values["max_ejection_percent"])
+		sess.mu.Unlock()
+	}
+	if fmt.Sprint(got) != "[20 30 40 40]" {
+		t.Errorf("max_ejection_percent after each pass: %v, want [20 30 40 40]", got)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.playing || p.at != p.end || p.applied != 3 {
+		t.Errorf("at the end: playing %v, at %d of %d, entry %d", p.playing, p.at, p.end, p.applied)
 	}
 }
