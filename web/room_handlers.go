@@ -36,8 +36,7 @@ func (s *Server) roomRoutes(r chi.Router) {
 	s.questionRoutes(r)
 	s.boardRoutes(r)
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
-	r.Get("/r/{code}/recording", s.recordingPage)
-	r.Get("/r/{code}/recording.json", s.recordingJSON)
+	s.recordingRoutes(r)
 }
 
 // roomKeyCookie is the instructor key this browser holds for a room.

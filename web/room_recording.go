@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/templates"
@@ -20,7 +24,8 @@ import (
 // needs: the engine is deterministic, so the same state redraws the same
 // charts.
 //
-//	GET /r/{code}/recording       the timeline, each entry a lab link at its state
+//	GET /r/{code}/recording       the player (room_replay.go) and the timeline,
+//	                              each entry a lab link at its state
 //	GET /r/{code}/recording.json  the timeline as JSON (instructor key)
 
 const (
@@ -117,11 +122,27 @@ func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, Recording{Room: code, Entries: entries})
 }
 
-// recordingPage handles GET /r/{code}/recording: the timeline, each entry
-// a link to the lab at that state (the lab redraws it exactly).
+// recordingRoutes are the recording's routes: the page with its player,
+// the player's stream and transport, and the JSON export.
+func (s *Server) recordingRoutes(r chi.Router) {
+	r.Get("/r/{code}/recording", s.recordingPage)
+	r.Get("/r/{code}/recording.json", s.recordingJSON)
+	r.Get("/r/{code}/recording/stream", s.recordingStream)
+	r.Post("/r/{code}/recording/{verb}", s.recordingCommand)
+}
+
+// recordingPage handles GET /r/{code}/recording: the player (the room's
+// lab in the projector view, driven by the recording: room_replay.go),
+// and under it the timeline, each entry a link to the lab at its state
+// (the lab redraws it exactly). ?speed= picks the player's speed.
 func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 	code, _, ok := s.roomFor(w, r)
 	if !ok {
+		return
+	}
+	sp, err := lookupReplaySpeed(orDefault(r.URL.Query().Get("speed"), defaultReplaySpeed))
+	if err != nil {
+		writeError(w, err, kindBadValue)
 		return
 	}
 	entries, err := s.rooms.recording(r.Context(), code)
@@ -129,15 +150,96 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
-	v := view.RoomRecording{Layout: s.layout("Recording of workshop "+code, "", false), Code: code}
-	var t0 int64
-	for i, e := range entries {
-		if i == 0 {
-			t0 = e.TMs
-		}
-		v.Entries = append(v.Entries, view.RoomRecEntry{At: fmtElapsed(e.TMs - t0), Kind: e.Kind, What: describeEntry(&e), Link: s.entryLink(&e)})
+	v := view.RecordingPlayer{Layout: s.layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
+	p, err := s.newPlayer(code, entries, replaySignals{RecSpeed: sp.Name})
+	if err != nil {
+		writeError(w, err, kindBadValue)
+		return
 	}
-	s.render(w, r, http.StatusOK, templates.RoomRecordingPage(v))
+	for _, sp := range replaySpeeds {
+		v.Speeds = append(v.Speeds, view.Speed{Value: sp.Name, Label: sp.Label, Title: replaySpeedTitle(sp)})
+	}
+	v.End = fmtElapsed(p.end)
+	for i := range entries {
+		e := &entries[i]
+		row := p.nowView(i)
+		row.Link, row.State = s.entryLink(e), describeEntry(e)
+		if p.end > 0 {
+			row.Left = recPct(p.off[i], p.end)
+		} else {
+			row.Left = "0"
+		}
+		v.Entries = append(v.Entries, row)
+	}
+	if len(entries) > 0 {
+		lab, err := s.recordingLab(code, &entries[0], sp.Name)
+		if err != nil {
+			s.log.Error("recording: page", "room", code, "err", err)
+			httpError(w, http.StatusInternalServerError, "cannot show the recording: "+errorText(err))
+			return
+		}
+		v.Lab, v.Lesson = lab.lab, lab.lesson
+	}
+	s.render(w, r, http.StatusOK, templates.RecordingPage(v))
+}
+
+func replaySpeedTitle(sp replaySpeed) string {
+	if sp.X == 0 {
+		return "every entry, one after the other, as fast as possible"
+	}
+	return fmt.Sprintf("%s seconds of the workshop each second", sp.Name)
+}
+
+// recordingLab is the lab the player drives, at the recording's first
+// entry: the room's lab or lesson in the projector view, its stream the
+// player's.
+type recLab struct {
+	lab    *view.Lab
+	lesson *view.Lesson
+}
+
+func (s *Server) recordingLab(code string, e *TimelineEntry, speed string) (recLab, error) {
+	in, d, err := s.roomInputs(&e.State)
+	if err != nil {
+		return recLab{}, err
+	}
+	stream := "/r/" + code + "/recording/stream"
+	if d != nil {
+		v, err := s.lessonView(d)
+		if err != nil {
+			return recLab{}, err
+		}
+		v.Lab.Signals = withReplaySignals(v.Lab.Signals, speed)
+		v.Lab.View, v.Lab.StreamURL = view.Projector, stream
+		return recLab{lesson: &v}, nil
+	}
+	run, err := s.runs.get(in)
+	if err != nil {
+		return recLab{}, err
+	}
+	lab, err := s.labView(labLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: cursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
+	if err != nil {
+		return recLab{}, err
+	}
+	lab.Signals = withReplaySignals(lab.Signals, speed)
+	lab.View, lab.StreamURL, lab.Link = view.Projector, stream, false
+	return recLab{lab: &lab}, nil
+}
+
+// withReplaySignals adds the player's signals to a lab's initial ones.
+func withReplaySignals(signals, speed string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(signals), &m); err != nil {
+		m = map[string]json.RawMessage{}
+	}
+	m["recSpeed"], _ = json.Marshal(speed)
+	m["recPlaying"] = json.RawMessage("false")
+	m["recAt"] = json.RawMessage("0")
+	m["recPct"] = json.RawMessage(`"0"`)
+	m["recClock"] = json.RawMessage(`"00:00"`)
+	m["recEntry"] = json.RawMessage("0")
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // entryLink is the lab's permalink at an entry's state, its cursor where
@@ -200,4 +302,150 @@ func describeEntry(e *TimelineEntry) string {
 func fmtElapsed(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// narrate is entry e in words, as the player shows it, from what changed
+// since prev (nil for the first): "Instructor set max_ejection_percent to
+// 34", "Question: Is h5 ejected at 60 s? — revealed: no (19 yes / 11
+// no)". at is the room's cursor at an entry, as a time ("40 s").
+func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
+	st := &e.State
+	q := st.Question
+	switch e.Kind {
+	case "start":
+		return "The workshop started on " + whereOf(st) + ", " + playOf(st) + " at " + at(e)
+	case "question":
+		if q != nil {
+			return "Question: " + q.Text + " — the room waits before " + fmtMs(q.AtMs) + " for the answers"
+		}
+	case "reveal":
+		if q != nil {
+			return "Question: " + q.Text + " — revealed: " + q.Answer + " (" + histWords(q.Hist) + ")"
+		}
+	case "summon":
+		return "Instructor brought everyone back to the room"
+	case "lock":
+		if st.Lock {
+			return "Instructor locked the room: attendees follow and cannot break away"
+		}
+		return "Instructor unlocked the room"
+	case "spotlight":
+		switch sp := st.Spot; {
+		case sp == nil || sp.Host == "" && sp.To == 0:
+			return "Instructor cleared the spotlight"
+		case sp.Host != "":
+			return "Spotlight on host " + sp.Host
+		default:
+			return "Spotlight on " + fmtMs(int64(sp.From*1000)) + "–" + fmtMs(int64(sp.To*1000))
+		}
+	}
+	if prev == nil {
+		return describeEntry(e)
+	}
+	var did []string
+	ps := &prev.State
+	switch {
+	case st.Lesson != ps.Lesson:
+		did = append(did, "moved the room to "+whereOf(st))
+	case st.Step != ps.Step:
+		step := st.Step
+		if step == "" {
+			step = "the lesson's own scenario"
+		}
+		did = append(did, "went to step "+step)
+	case st.Preset != ps.Preset:
+		did = append(did, "switched to preset "+st.Preset)
+	}
+	for _, k := range sortedKeys(st.Cfg, ps.Cfg) {
+		v, ok := st.Cfg[k]
+		old, had := ps.Cfg[k]
+		switch {
+		case !ok:
+			did = append(did, "reset "+k+" to its default")
+		case !had || v != old:
+			did = append(did, fmt.Sprintf("set %s to %g", k, v))
+		}
+	}
+	if st.Inject != ps.Inject {
+		if st.Inject == "" {
+			did = append(did, "removed the injected faults")
+		} else {
+			did = append(did, "set the injected faults to "+st.Inject)
+		}
+	}
+	if st.Speed != ps.Speed {
+		did = append(did, "set the speed to "+speedWords(st.Speed))
+	}
+	switch {
+	case st.Playing && !ps.Playing:
+		did = append(did, "pressed play at "+at(e))
+	case !st.Playing && ps.Playing:
+		did = append(did, "paused at "+at(e))
+	case !st.Playing && st.Anchor != ps.Anchor:
+		// Paused, the anchor is the cursor (a scrub, a step); playing, a
+		// new anchor only restarts the clock (a speed change).
+		did = append(did, "moved the cursor to "+at(e))
+	}
+	if st.Predicted && !ps.Predicted {
+		did = append(did, "answered the lesson's prediction")
+	}
+	if len(did) == 0 {
+		return "Instructor's page at " + at(e) + " (no change)"
+	}
+	return "Instructor " + strings.Join(did, ", ")
+}
+
+func whereOf(st *roomState) string {
+	if st.Lesson == "" {
+		return "preset " + st.Preset
+	}
+	if st.Step != "" {
+		return "lesson " + st.Lesson + " step " + st.Step
+	}
+	return "lesson " + st.Lesson
+}
+
+func playOf(st *roomState) string {
+	if st.Playing {
+		return "playing at " + speedWords(st.Speed)
+	}
+	return "paused"
+}
+
+func speedWords(name string) string {
+	if name == "instant" {
+		return "instant"
+	}
+	return name + "×"
+}
+
+// histWords is a histogram in words: "19 yes / 11 no".
+func histWords(h []histBar) string {
+	if len(h) == 0 {
+		return "no answers"
+	}
+	parts := make([]string, len(h))
+	for i, b := range h {
+		if _, err := strconv.Atoi(b.Answer); err == nil {
+			parts[i] = fmt.Sprintf("%d said %s", b.N, b.Answer) // "19 3" would read as one number
+		} else {
+			parts[i] = fmt.Sprintf("%d %s", b.N, b.Answer)
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+func sortedKeys(a, b map[string]float64) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]float64{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -948,3 +948,20 @@ document.addEventListener('click', (ev) => {
   const name = row && row.querySelector('th code');
   if (name) postSpot({ host: name.textContent.trim() });
 });
+
+// ---- Recording player ----
+
+// On a recording's page the keys drive the replay, not the lab under it
+// (whose transport is hidden, and whose state the recording sets): space
+// plays or pauses the replay; the lab's other keys do nothing there.
+document.addEventListener('keydown', (ev) => {
+  const play = $('rec-play');
+  if (!play || ev.altKey || ev.ctrlKey || ev.metaKey || ev.key === 'Escape' || ev.key === '?') return;
+  const t = ev.target;
+  if (typing(t) || document.querySelector('dialog[open]')) return;
+  if (ev.key === ' ' && !(pressable(t) && !isRange(t))) {
+    ev.preventDefault();
+    play.click();
+  }
+  ev.stopImmediatePropagation();
+}, true);

@@ -1,0 +1,685 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// The recording player. /r/CODE/recording replays a workshop: the page
+// is the room's lab in the projector view, and its stream is a room
+// follower's whose states come from the recording's entries instead of
+// the live hub. Each entry's state is applied to the tab's session with
+// setRoomState, as applyRoom does for a follower, at the entry's time on
+// the player's clock; the cursor is the one the room had at that moment
+// (roomCursor), so the charts redraw exactly what a follower drew live
+// (the engine is deterministic). Between entries the room's own playback
+// runs on, sped up by the player's speed.
+//
+//	GET  /r/{code}/recording/stream           the player's stream
+//	POST /r/{code}/recording/{play|pause}     the transport
+//	POST /r/{code}/recording/speed?speed=8    1, 2, 4, 8, 30 or max
+//	POST /r/{code}/recording/seek?entry=N     jump to entry N (from 0)
+
+// replaySpeed is how many seconds of the workshop pass per second of
+// replay; X 0 is "as fast as possible": every entry is shown once, one
+// after the other, with no wait between them.
+type replaySpeed struct {
+	Name  string
+	X     float64
+	Label string
+}
+
+var replaySpeeds = []replaySpeed{
+	{"1", 1, "1×"}, {"2", 2, "2×"}, {"4", 4, "4×"}, {"8", 8, "8×"}, {"30", 30, "30×"}, {"max", 0, "fastest"},
+}
+
+// defaultReplaySpeed: a workshop of an hour replays in a quarter of one.
+const defaultReplaySpeed = "4"
+
+func lookupReplaySpeed(name string) (replaySpeed, error) {
+	names := make([]string, len(replaySpeeds))
+	for i, sp := range replaySpeeds {
+		if sp.Name == name {
+			return sp, nil
+		}
+		names[i] = sp.Name
+	}
+	return replaySpeed{}, withKind(kindBadValue, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a replay speed (allowed %s)", truncate(name, 20), strings.Join(names, ", "))})
+}
+
+// maxReplayTail bounds how long the player plays on after the last entry
+// (the room's playback after a reveal runs to the end of its run).
+const maxReplayTail = 10 * time.Minute
+
+// replayClockTick is how often a playing player's clock and progress bar
+// move on the page when no frame or entry moves them.
+const replayClockTick = 500 * time.Millisecond
+
+// recordingPlayer is one tab's player: the recording, its clock (a
+// position in the workshop, in ms from its first entry), and what it last
+// applied to the tab's session.
+type recordingPlayer struct {
+	s    *Server
+	code string
+
+	mu      sync.Mutex
+	entries []TimelineEntry
+	off     []int64    // each entry's offset from the first (ms)
+	prep    []prepared // each entry's inputs and run, made when first applied
+	end     int64      // the recording's length (ms): the last entry and its tail
+	// The clock is arithmetic, as a session's cursor: at (ms) when
+	// playback last started or stopped, at the wall time from.
+	at      int64
+	from    time.Time
+	playing bool
+	speed   replaySpeed
+	// applied is the entry applied to the session (-1: none yet); dirty
+	// asks for it again (a seek, a pause, a speed); sessGen is the
+	// session's gen after it, so that a lab command on the tab (a key
+	// pressed on the page) is undone; shown: the applied entry has been
+	// sent (the "as fast as possible" speed moves on only then).
+	applied int
+	// pin is the entry shown at its own moment when several share it
+	// (entries in the same millisecond): a seek, or the fastest speed,
+	// names the entry, not only its time. -1: the last at the time.
+	pin     int
+	dirty   bool
+	sessGen uint64
+	shown   bool
+	// changed is closed and replaced at every command: the streams wake.
+	changed chan struct{}
+	streams int
+	used    time.Time
+}
+
+// prepared is an entry's state checked against the lab, and its run.
+type prepared struct {
+	ok  bool
+	err error
+	in  Inputs
+	d   *lessonDoc
+	run *Run
+}
+
+// players holds the tabs' players, by server and tab: the stream makes
+// one, the transport's commands find it.
+var players = struct {
+	mu sync.Mutex
+	m  map[playerKey]*recordingPlayer
+}{m: map[playerKey]*recordingPlayer{}}
+
+type playerKey struct {
+	s   *Server
+	tab string
+}
+
+// maxPlayers bounds the players kept; idle ones (no stream) go first.
+const maxPlayers = 4096
+
+// replaySignals are the player's signals: the stream keeps them, so that
+// a stream that reconnects (or a player made by a command) resumes where
+// the page was.
+type replaySignals struct {
+	Tab        string `json:"tab"`
+	RecSpeed   string `json:"recSpeed"`
+	RecPlaying bool   `json:"recPlaying"`
+	RecAt      int64  `json:"recAt"`
+}
+
+// newPlayer makes a player of entries, paused at at (ms).
+func (s *Server) newPlayer(code string, entries []TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
+	sp, err := lookupReplaySpeed(orDefault(sig.RecSpeed, defaultReplaySpeed))
+	if err != nil {
+		return nil, err
+	}
+	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.now()}
+	p.off = make([]int64, len(entries))
+	p.prep = make([]prepared, len(entries))
+	for i := range entries {
+		p.off[i] = entries[i].TMs - entries[0].TMs
+	}
+	if n := len(entries); n > 0 {
+		p.end = p.off[n-1] + p.tail(n-1)
+	}
+	p.at = min(max(sig.RecAt, 0), p.end)
+	p.playing = sig.RecPlaying && p.at < p.end
+	p.from = s.now()
+	return p, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// tail is how long the room played on after entry i, its last: until
+// its run ended (or its question's hold), at the room's speed; 0 if it
+// was paused or played instantly.
+func (p *recordingPlayer) tail(i int) int64 {
+	pe := p.prepare(i)
+	st := &p.entries[i].State
+	sp, _ := lookupSpeed(st.Speed)
+	if !pe.ok || !st.Playing || sp.FPS == 0 {
+		return 0
+	}
+	at := time.UnixMilli(p.entries[i].TMs)
+	tmp := newSession("", pe.in, pe.run, at)
+	tmp.setRoomState(st, pe.in, pe.run, nil)
+	left := len(pe.run.Frames) - tmp.cursorAt(at)
+	if tmp.holding() {
+		left = tmp.hold - tmp.cursorAt(at)
+	}
+	d := time.Duration(float64(max(left, 0)) / sp.FPS * float64(time.Second))
+	return min(d, maxReplayTail).Milliseconds()
+}
+
+// prepare checks entry i's state against the lab and gets its run.
+// Callers hold mu (or own p alone).
+func (p *recordingPlayer) prepare(i int) *prepared {
+	pe := &p.prep[i]
+	if pe.ok || pe.err != nil {
+		return pe
+	}
+	pe.in, pe.d, pe.err = p.s.roomInputs(&p.entries[i].State)
+	if pe.err == nil {
+		pe.run, pe.err = p.s.runs.get(pe.in)
+	}
+	pe.ok = pe.err == nil
+	return pe
+}
+
+// posLocked is the player's position at now (ms into the workshop).
+func (p *recordingPlayer) posLocked(now time.Time) int64 {
+	if !p.playing || p.speed.X == 0 {
+		return p.at
+	}
+	v := p.at + int64(float64(now.Sub(p.from))*p.speed.X/float64(time.Millisecond))
+	return min(v, p.end)
+}
+
+// realAt is the wall time at which a playing player reaches v.
+func (p *recordingPlayer) realAt(v int64) time.Time {
+	return p.from.Add(time.Duration(float64(v-p.at) / p.speed.X * float64(time.Millisecond)))
+}
+
+// indexAt is the entry in force at v: the last at or before it.
+func (p *recordingPlayer) indexAt(v int64) int {
+	i := 0
+	for i+1 < len(p.off) && p.off[i+1] <= v {
+		i++
+	}
+	return i
+}
+
+// entryAt is the entry shown at v: the pinned one at its own moment, else
+// the last at or before v.
+func (p *recordingPlayer) entryAt(v int64) int {
+	if p.pin >= 0 && p.off[p.pin] == v {
+		return p.pin
+	}
+	return p.indexAt(v)
+}
+
+// catchUp brings the tab's session to the player's position: the entry
+// in force there, applied as a follower applied it live. It returns when
+// the stream must look again (zero: only at a command), and the channel
+// the next command closes.
+func (p *recordingPlayer) catchUp(sess *Session) (time.Time, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := p.catchUpLocked(sess)
+	return next, p.changed
+}
+
+func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
+	now := p.s.now()
+	p.used = now
+	if len(p.entries) == 0 {
+		return time.Time{}
+	}
+	if p.playing && p.speed.X == 0 && p.shown && !p.dirty {
+		// As fast as possible: the next entry once this one was sent, and
+		// after the last the end, where the room's playback stopped.
+		if i := p.applied; i+1 < len(p.off) {
+			p.at, p.pin = p.off[i+1], i+1
+		} else {
+			p.at, p.playing, p.dirty = p.end, false, true
+		}
+		p.shown = false
+	}
+	v := p.posLocked(now)
+	i := p.entryAt(v)
+	switch {
+	case !p.dirty && p.playing && p.speed.X > 0 && p.applied >= 0 && i > p.applied+1:
+		// The stream woke after several entries (a few ms apart in the
+		// workshop): each is still shown, one per pass, at its moment.
+		i = p.applied + 1
+	case p.playing && v >= p.end:
+		p.at, p.from, p.playing, p.dirty = p.end, now, false, true
+		v = p.end
+		i = p.entryAt(v)
+	}
+	sess.mu.Lock()
+	gen := sess.gen
+	sess.mu.Unlock()
+	if i != p.applied || p.dirty || gen != p.sessGen {
+		at, from := v, now
+		if i != p.applied && !p.dirty && p.playing && p.speed.X > 0 {
+			// Crossing into the entry: its state as it was at its own
+			// moment, its playback running on from there (the stream
+			// woke a little late).
+			at, from = p.off[i], p.realAt(p.off[i])
+		}
+		p.apply(sess, i, at, from)
+		p.applied, p.dirty, p.shown = i, false, true
+		sess.mu.Lock()
+		p.sessGen = sess.gen // also when the entry could not be applied
+		sess.mu.Unlock()
+	}
+	switch {
+	case !p.playing:
+		return time.Time{}
+	case p.speed.X == 0:
+		return now
+	}
+	next := p.end
+	if i+1 < len(p.off) {
+		next = p.off[i+1]
+	}
+	return minTime(p.realAt(next), now.Add(replayClockTick))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// apply puts entry i's state on the session at v ms into the workshop,
+// as roomTab's applyRoom does for a follower: setRoomState, then the
+// cursor the room had at that moment, playing on from wall time from at
+// the room's speed times the player's. Callers hold p.mu.
+func (p *recordingPlayer) apply(sess *Session, i int, v int64, from time.Time) {
+	e := &p.entries[i]
+	pe := p.prepare(i)
+	if !pe.ok {
+		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
+		return
+	}
+	c := roomCursor(&e.State, pe.in, pe.run, time.UnixMilli(p.entries[0].TMs+v))
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if !sess.setRoomState(&e.State, pe.in, pe.run, pe.d) {
+		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
+		return
+	}
+	sess.setCursor(c, from)
+	sess.playing = p.playing && p.speed.X > 0 && e.State.Playing
+	if sess.playing && sess.speed.FPS > 0 {
+		sess.speed.FPS *= p.speed.X
+	}
+	sess.touch()
+	p.sessGen = sess.gen
+}
+
+// touchLocked wakes the player's streams. Callers hold mu.
+func (p *recordingPlayer) touchLocked() {
+	p.dirty = true
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// command runs a transport command on the player.
+func (p *recordingPlayer) command(verb string, r *http.Request) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.s.now()
+	v := p.posLocked(now)
+	switch verb {
+	case "play":
+		if v >= p.end {
+			v, p.pin = 0, 0 // played to the end: again from the start
+		}
+		p.playing, p.shown = true, false
+	case "pause":
+		p.playing = false
+	case "speed":
+		sp, err := lookupReplaySpeed(r.URL.Query().Get("speed"))
+		if err != nil {
+			return err
+		}
+		p.speed = sp
+	case "seek":
+		raw := r.URL.Query().Get("entry")
+		var i int
+		if _, err := fmt.Sscan(raw, &i); err != nil || i < 0 || i >= len(p.entries) || fmt.Sprint(i) != raw {
+			return withKind(kindBadValue, &inputError{Field: "entry", Msg: fmt.Sprintf("%q is not an entry (allowed 0–%d)", truncate(raw, 20), len(p.entries)-1)})
+		}
+		v, p.shown, p.pin = p.off[i], false, i
+	default:
+		return withKind(kindNotFound, fmt.Errorf("%q is not a player command (allowed play, pause, speed, seek)", truncate(verb, 20)))
+	}
+	p.at, p.from = v, now
+	p.touchLocked()
+	return nil
+}
+
+// openPlayer finds the tab's player, or makes one of the recording.
+func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
+	k := playerKey{s, sig.Tab}
+	players.mu.Lock()
+	p := players.m[k]
+	if p != nil && p.code == code {
+		if stream {
+			p.streams++
+		}
+		players.mu.Unlock()
+		return p, nil
+	}
+	players.mu.Unlock()
+	entries, err := s.rooms.recording(r.Context(), code)
+	if err != nil {
+		return nil, err
+	}
+	p, err = s.newPlayer(code, entries, sig)
+	if err != nil {
+		return nil, err
+	}
+	players.mu.Lock()
+	defer players.mu.Unlock()
+	if q := players.m[k]; q != nil && q.code == code {
+		p = q // another request made it first
+	} else {
+		players.m[k] = p
+		evictPlayers(s.now())
+	}
+	if stream {
+		p.streams++
+	}
+	return p, nil
+}
+
+// closePlayer uncounts a stream.
+func closePlayer(p *recordingPlayer) {
+	players.mu.Lock()
+	p.streams--
+	players.mu.Unlock()
+}
+
+// evictPlayers drops players without a stream idle for ten minutes, and
+// over maxPlayers any without a stream. Callers hold players.mu.
+func evictPlayers(now time.Time) {
+	for k, p := range players.m {
+		p.mu.Lock()
+		idle := now.Sub(p.used)
+		p.mu.Unlock()
+		if p.streams <= 0 && (idle > 10*time.Minute || len(players.m) > maxPlayers) {
+			delete(players.m, k)
+		}
+	}
+}
+
+// recordingRoom reads the code of a player request and checks the room
+// exists; it answers the request itself (404, 503) when not.
+func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if s.rooms == nil {
+		writeError(w, withKind(kindNotFound, errors.New("this server runs no workshops")), kindNotFound)
+		return "", false
+	}
+	raw := chi.URLParam(r, "code")
+	code, valid := normalRoomCode(raw)
+	if !valid {
+		writeError(w, withKind(kindNotFound, &inputError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", truncate(raw, 20))}), kindNotFound)
+		return "", false
+	}
+	if _, _, err := s.rooms.lookup(r.Context(), code); err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return "", false
+	}
+	return code, true
+}
+
+// recordingCommand handles POST /r/{code}/recording/{verb}.
+func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
+	code, ok := s.recordingRoom(w, r)
+	if !ok {
+		return
+	}
+	if !s.sessions.cmdLim.allow(s.peerAddr(r), s.now()) {
+		tooMany(w, "commands")
+		return
+	}
+	var sig replaySignals
+	if err := datastar.ReadSignals(r, &sig); err != nil {
+		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
+		return
+	}
+	if err := checkTab(sig.Tab); err != nil {
+		writeError(w, err, kindMalformed)
+		return
+	}
+	verb := chi.URLParam(r, "verb")
+	if verb == "speed" {
+		// Checked before a player is made for it.
+		if _, err := lookupReplaySpeed(r.URL.Query().Get("speed")); err != nil {
+			writeError(w, err, kindBadValue)
+			return
+		}
+	}
+	p, err := s.openPlayer(r, code, sig, false)
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	if err := p.command(verb, r); err != nil {
+		writeError(w, err, kindBadValue)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// recordingStream handles GET /r/{code}/recording/stream: the lab's
+// stream (stream.go), its session driven by the tab's player.
+func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
+	code, ok := s.recordingRoom(w, r)
+	if !ok {
+		return
+	}
+	var sig tabSignals
+	if err := datastar.ReadSignals(r, &sig); err != nil {
+		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
+		return
+	}
+	var rs replaySignals
+	_ = datastar.ReadSignals(r, &rs)
+	if rs.RecSpeed != "" {
+		if _, err := lookupReplaySpeed(rs.RecSpeed); err != nil {
+			writeError(w, err, kindBadValue)
+			return
+		}
+	}
+	sess, ok := s.tabSession(w, r, &sig)
+	if !ok {
+		return
+	}
+	defer func() { sess.countStream(-1) }()
+	p, err := s.openPlayer(r, code, rs, true)
+	if err != nil {
+		writeError(w, roomError(err), kindInternal)
+		return
+	}
+	defer closePlayer(p)
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	w.Header().Set("X-Accel-Buffering", "no")
+	cw, done := compressStream(w, r)
+	defer done()
+	sse := datastar.NewSSE(cw, r)
+	defer s.streamOpened(r, sess.tab)()
+
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+	ps := &playerSent{entry: -1}
+	keep := time.NewTicker(s.keepalive())
+	defer keep.Stop()
+	for {
+		pnext, pchanged := p.catchUp(sess)
+		sent := updateBatch(cw)
+		changed, next, err := st.sendNow(sse, sess, s.now())
+		if err == nil {
+			err = p.send(sse, ps)
+		}
+		if err != nil || sent() != nil {
+			return
+		}
+		s.metrics.redrawn(sess.tab)
+		if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
+			next = pnext
+		}
+		var wake <-chan time.Time
+		var timer *time.Timer
+		if !next.IsZero() {
+			timer = time.NewTimer(max(next.Sub(s.now()), 0))
+			wake = timer.C
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			panic(http.ErrAbortHandler)
+		case <-changed:
+		case <-pchanged:
+		case <-wake:
+		case <-keep.C:
+			if keepaliveComment(cw) != nil {
+				return
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// playerSent is what one stream last sent of the player.
+type playerSent struct {
+	entry   int
+	sig     replayPatch
+	spot    spotSignal
+	spotSet bool
+	q       string
+}
+
+// replayPatch is the player's signals as the stream patches them.
+type replayPatch struct {
+	RecAt      int64  `json:"recAt"`
+	RecPct     string `json:"recPct"`
+	RecClock   string `json:"recClock"`
+	RecEntry   int    `json:"recEntry"`
+	RecPlaying bool   `json:"recPlaying"`
+	RecSpeed   string `json:"recSpeed"`
+}
+
+// send patches what the page shows of the player that changed since the
+// last send: its signals (clock, progress, entry, playing, speed), the
+// entry in words, the room's question and spotlight then.
+func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playerSent) error {
+	p.mu.Lock()
+	v := p.posLocked(p.s.now())
+	i := p.applied
+	sig := replayPatch{RecAt: v, RecPct: recPct(v, p.end), RecClock: fmtElapsed(v), RecEntry: max(i, 0), RecPlaying: p.playing, RecSpeed: p.speed.Name}
+	var e *TimelineEntry
+	var now view.RecNow
+	if i >= 0 {
+		e = &p.entries[i]
+		now = p.nowView(i)
+	}
+	p.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	if i != ps.entry {
+		ps.entry = i
+		if err := sse.PatchElementTempl(templates.RecordingNow(now)); err != nil {
+			return err
+		}
+		qv := recQuestionView(p.code, e.State.Question)
+		if key := fmt.Sprintf("%+v", qv); key != ps.q {
+			ps.q = key
+			if err := sse.PatchElementTempl(templates.RecordingQuestion(qv)); err != nil {
+				return err
+			}
+		}
+	}
+	type spotPatch struct {
+		Spot spotSignal `json:"spot"`
+	}
+	if sp := e.State.Spot.signal(); !ps.spotSet || sp != ps.spot {
+		ps.spot, ps.spotSet = sp, true
+		if err := sse.MarshalAndPatchSignals(spotPatch{sp}); err != nil {
+			return err
+		}
+	}
+	// The clock shows whole seconds: an unchanged one is not sent again.
+	cmp := sig
+	cmp.RecAt = ps.sig.RecAt
+	if cmp == ps.sig {
+		return nil
+	}
+	ps.sig = sig
+	return sse.MarshalAndPatchSignals(sig)
+}
+
+func recPct(v, end int64) string {
+	if end <= 0 {
+		return "100"
+	}
+	return fmt.Sprintf("%.1f", 100*float64(v)/float64(end))
+}
+
+// nowView is entry i in words, for the page. Callers hold mu.
+func (p *recordingPlayer) nowView(i int) view.RecNow {
+	var prev *TimelineEntry
+	if i > 0 {
+		prev = &p.entries[i-1]
+	}
+	e := &p.entries[i]
+	at := func(*TimelineEntry) string {
+		pe := p.prepare(i)
+		if !pe.ok {
+			return "an unknown moment"
+		}
+		return fmtMs(cursorMs(pe.run, roomCursor(&e.State, pe.in, pe.run, time.UnixMilli(e.TMs))))
+	}
+	return view.RecNow{Index: i, Total: len(p.entries), At: fmtElapsed(p.off[i]), Kind: e.Kind, What: narrate(prev, e, at)}
+}
+
+// recQuestionView is the room's question as the player shows it (the
+// recording keeps the histogram of a revealed one, not the count of an
+// open one).
+func recQuestionView(code string, q *roomQuestion) view.RoomQuestion {
+	v := view.RoomQuestion{Code: code, Role: "projector"}
+	if q == nil {
+		return v
+	}
+	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
+	widest := 1
+	for _, b := range q.Hist {
+		widest = max(widest, b.N)
+	}
+	for _, b := range q.Hist {
+		v.Hist = append(v.Hist, view.RoomBar1{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
+	}
+	return v
+}
