@@ -23,7 +23,7 @@ func TestRoomReplay(t *testing.T) {
 		t.Fatalf("rc %d: %s", rc, errb.String())
 	}
 	for _, want := range []string{"workshop K7QX2M: 2 entries", "00:00  start    preset search-cache, paused at frame 0",
-		"01:04  reveal   preset search-cache, playing ×16 at frame 5; question Is h5 ejected at 60 s? — engine: no; room: [{yes 19 false} {no 11 true}]"} {
+		"01:04  reveal   preset search-cache, playing ×16 at frame 5; question Is h5 ejected at 60 s? — engine: no; room: yes 19, no 11"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}

@@ -19,13 +19,7 @@ import (
 // 34 % the engine ejects h5 at 60 s: its answer is yes.) Screenshots at a phone's
 // size and a desktop's.
 func TestBrowserRecordingPlayer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found: browser test skipped")
-	}
+	skipWithoutChromium(t)
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
@@ -65,14 +59,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	}
 	last := len(entries) - 1
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
+	bctx := startChromium(t, 1440, 1000)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}

@@ -23,22 +23,9 @@ import (
 // keeps its own; Rejoin brings the attendee back. The projector view shows
 // the code, the QR code and the charts, no controls.
 func TestBrowserRoom(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
-	}
+	skipWithoutChromium(t)
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
+	bctx := startChromium(t, 1440, 1000)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}

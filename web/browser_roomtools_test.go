@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,22 +18,9 @@ import (
 // attendee's page, the histogram with the engine's answer (no: the 10%
 // cap refuses the ejection) marked, and the attendee's own answer.
 func TestBrowserRoomQuestion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found: browser test skipped")
-	}
+	skipWithoutChromium(t)
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
+	bctx := startChromium(t, 1440, 1000)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}

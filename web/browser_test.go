@@ -209,13 +209,7 @@ type browser struct {
 // -short mode, or without Chromium).
 func startBrowser(t *testing.T, width, height int) *browser {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
-	}
+	skipWithoutChromium(t)
 	lab := newTestServer(t)
 	ts := httptest.NewServer(lab.Handler())
 	// Cleanups run last-registered first: the browser goes, then the
@@ -225,15 +219,7 @@ func startBrowser(t *testing.T, width, height int) *browser {
 	t.Cleanup(lab.Shutdown)
 	origin, _ := url.Parse(ts.URL)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
-
+	bctx := startChromium(t, width, height)
 	b := &browser{t: t, url: ts.URL}
 	if err := chromedp.Listen(bctx, func(ev any) {
 		switch e := ev.(type) {
@@ -303,6 +289,36 @@ func (b *browser) checkOffline() {
 	if len(b.consoleErrors) > 0 {
 		b.t.Errorf("console errors: %v", b.consoleErrors)
 	}
+}
+
+// skipWithoutChromium skips a browser test in -short mode or where
+// Chromium is not installed.
+func skipWithoutChromium(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	if findChromium() == "" {
+		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
+	}
+}
+
+// startChromium starts a headless Chromium with its own profile, a window
+// of width×height, and returns its context (skipping the test where it
+// cannot run); it ends with the test. Pages of their own (a room's
+// laptops) are new contexts of it (roomBrowser).
+func startChromium(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	skipWithoutChromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(findChromium()),
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	return bctx
 }
 
 func findChromium() string {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,7 +284,12 @@ func describeEntry(e *TimelineEntry) string {
 	}
 	s := fmt.Sprintf("%s, %s at frame %d", where, play, st.Anchor)
 	if len(st.Cfg) > 0 {
-		s += fmt.Sprintf(", settings %v", st.Cfg)
+		names := slices.Sorted(maps.Keys(st.Cfg))
+		set := make([]string, len(names))
+		for i, n := range names {
+			set[i] = n + "=" + strconv.FormatFloat(st.Cfg[n], 'f', -1, 64)
+		}
+		s += ", settings " + strings.Join(set, " ")
 	}
 	if st.Inject != "" {
 		s += ", faults " + st.Inject
@@ -290,7 +297,11 @@ func describeEntry(e *TimelineEntry) string {
 	if q := st.Question; q != nil && (e.Kind == "question" || e.Kind == "reveal") {
 		s += "; question " + q.Text
 		if q.Revealed {
-			s += fmt.Sprintf(" — engine: %s; room: %v", q.Answer, q.Hist)
+			bars := make([]string, len(q.Hist))
+			for i, b := range q.Hist {
+				bars[i] = fmt.Sprintf("%s %d", b.Answer, b.N)
+			}
+			s += fmt.Sprintf(" — engine: %s; room: %s", q.Answer, strings.Join(bars, ", "))
 		}
 	}
 	if st.Lock {

@@ -95,17 +95,3 @@ type RoomBoardRow struct {
 	Done   int
 	Answer string
 }
-
-// RoomRecording is a workshop's recording: every entry of its timeline,
-// each with the lab's link at that state.
-type RoomRecording struct {
-	Layout
-	Code    string
-	Entries []RoomRecEntry
-}
-
-// RoomRecEntry is one entry: minutes:seconds from the start, its kind,
-// in words, and the lab at that state ("" for a lesson room).
-type RoomRecEntry struct {
-	At, Kind, What, Link string
-}
