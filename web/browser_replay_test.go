@@ -78,7 +78,7 @@ new MutationObserver(recs => {
 	const n = document.getElementById('rec-now'); if (n) t_note(n.dataset.entry);
 }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-entry']});
 'ok'`
-	for _, size := range [][2]int{{1440, 1000}, {390, 844}} {
+	for _, size := range [][2]int{{1440, 1000}, {390, 844}, {1280, 720}} { // desktop, phone, projector
 		b.open(size[0], size[1], "/r/"+code+"/recording")
 		b.poll("the charts at the workshop's start", `(() => { const el = document.getElementById('chart-clients');
 			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && /no interval has run yet/.test(c.getOption().aria.label.description) })()`)
@@ -120,6 +120,14 @@ new MutationObserver(recs => {
 			t.Errorf("at %dx%d the replay's Play is not in the first screen", size[0], size[1])
 		}
 	}
+
+	// By keyboard: the page's space bar plays the replay from the start.
+	b.step("seek to the start", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(1) button`)))
+	b.poll("the first entry", `document.getElementById('rec-now').dataset.entry === '0'`)
+	b.eval(`document.activeElement && document.activeElement.blur(), 'ok'`)
+	b.step("space", chromedp.KeyEvent(" "))
+	b.poll("playing after space", `document.getElementById('rec-play').textContent.includes('Pause') || document.getElementById('rec-now').dataset.entry !== '0'`)
+	b.step("space again", chromedp.KeyEvent(" "))
 
 	// The fastest speed, from the question on: the reveal's words.
 	b.step("seek to the question", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(5) button`)))
