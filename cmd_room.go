@@ -22,7 +22,7 @@ func runRoom(args []string, stdout, stderr io.Writer) int {
 		f, err := os.Open(args[1])
 		if err != nil {
 			fmt.Fprintf(stderr, "outlierlab room replay: %v\n", err)
-			return 1
+			return 2
 		}
 		defer f.Close()
 		in = f
@@ -33,7 +33,7 @@ func runRoom(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := json.NewDecoder(io.LimitReader(in, 64<<20)).Decode(&rec); err != nil {
 		fmt.Fprintf(stderr, "outlierlab room replay: %s: not a workshop recording: %v\n", args[1], err)
-		return 1
+		return 2
 	}
 	fmt.Fprintf(stdout, "workshop %s: %d entries\n", rec.Room, len(rec.Entries))
 	var t0 int64
@@ -45,7 +45,7 @@ func runRoom(args []string, stdout, stderr io.Writer) int {
 		what, err := web.DescribeEntry(raw)
 		if err != nil || json.Unmarshal(raw, &head) != nil {
 			fmt.Fprintf(stderr, "outlierlab room replay: entry %d: not a timeline entry: %v\n", i+1, err)
-			return 1
+			return 2
 		}
 		if i == 0 {
 			t0 = head.T

@@ -28,8 +28,18 @@ func TestRoomReplay(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}
 	}
-	if rc := dispatch([]string{"room", "replay", filepath.Join(t.TempDir(), "none.json")}, &out, &errb); rc != 1 {
+	if rc := dispatch([]string{"room", "replay", filepath.Join(t.TempDir(), "none.json")}, &out, &errb); rc != 2 {
 		t.Errorf("missing file: rc %d", rc)
+	}
+	for name, body := range map[string]string{"broken.json": `{"room":`, "entries.json": `{"room":"ABCDEF","entries":[1]}`} {
+		f := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errb.Reset()
+		if rc := dispatch([]string{"room", "replay", f}, &out, &errb); rc != 2 || !strings.Contains(errb.String(), "not a") {
+			t.Errorf("%s: rc %d, %q", name, rc, errb.String())
+		}
 	}
 	if rc := dispatch([]string{"room"}, &out, &errb); rc != 2 {
 		t.Errorf("no subcommand: rc %d", rc)
