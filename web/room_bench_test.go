@@ -38,8 +38,9 @@ import (
 //     with other work the latencies vary with the load, this does not
 //     (on two idle cores p99 is about half of it plus the run's build).
 //   - pub-msgs/action: messages the instructor's replica sent on the bus
-//     per move (goal 1); in-msgs/replica/action: what the other replica
-//     received per move.
+//     per move: the room's new state and the recording's entry (2; the
+//     state is changed from the hub's copy, not read first);
+//     in-msgs/replica/action: what the other replica received per move.
 //
 // "gzip" is what Chromium asks for over plain http; "identity" checks that
 // the first event after a move is the patch with the new cap.

@@ -247,7 +247,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
 		return
 	}
-	n := roomNow{rev: e.Revision()}
+	n := roomNow{rev: e.Revision(), raw: e.Value()}
 	var err error
 	n.rec, err = decodeRecord(e.Value())
 	if err == nil {
@@ -277,11 +277,30 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 // here takes the run from it rather than building or even looking it up.
 type roomNow struct {
 	rec    roomRecord
+	raw    []byte // the record as the bus holds it (updateState starts from it)
 	rev    uint64
 	in     Inputs
 	run    *Run
 	lesson *lessonDoc
 	next   chan struct{}
+}
+
+// latest is the room's latest state as this replica's hub has it, if it
+// serves the room and has one.
+func (set *roomSet) latest(code string) (roomNow, bool) {
+	set.mu.Lock()
+	h := set.hubs[code]
+	set.mu.Unlock()
+	if h == nil {
+		return roomNow{}, false
+	}
+	select {
+	case <-h.ready:
+	default:
+		return roomNow{}, false
+	}
+	n := h.current()
+	return n, h.err == nil && n.rev != 0 && n.raw != nil
 }
 
 // current is the room's latest good state.

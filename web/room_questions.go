@@ -138,15 +138,27 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
+	// The first try starts from the state this replica's hub already has
+	// (almost always the latest: an instructor's move is then one message,
+	// not a read and a write); the revision check makes a stale one fail,
+	// and the next tries read the bus.
+	known, haveKnown := set.latest(code)
 	for {
-		e, err := set.bus.kv.Get(ctx, code)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return roomRecord{}, 0, errRoomNotFound
+		var raw []byte
+		var was uint64
+		if haveKnown {
+			raw, was, haveKnown = known.raw, known.rev, false
+		} else {
+			e, err := set.bus.kv.Get(ctx, code)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return roomRecord{}, 0, errRoomNotFound
+			}
+			if err != nil {
+				return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+			}
+			raw, was = e.Value(), e.Revision()
 		}
-		if err != nil {
-			return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
-		}
-		rec, err := decodeRecord(e.Value())
+		rec, err := decodeRecord(raw) // a copy of its own: f may change it
 		if err != nil {
 			return rec, 0, err
 		}
@@ -157,7 +169,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		if err != nil {
 			return rec, 0, err
 		}
-		rev, err := set.bus.kv.Update(ctx, code, b, e.Revision())
+		rev, err := set.bus.kv.Update(ctx, code, b, was)
 		if err == nil {
 			set.record(ctx, code, kind, rec.State)
 			return rec, rev, nil

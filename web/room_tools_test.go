@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -560,5 +561,72 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	defer hub.mu.Unlock()
 	if hub.boardGen == gen {
 		t.Error("the board did not change")
+	}
+}
+
+// A change to the room's state starts from the state the replica's hub
+// has: one message on the bus when it is the latest; when it is stale (the
+// bus moved on before the hub heard), the revision check refuses it and
+// the change is made again on the bus's latest, losing nothing.
+func TestRoomUpdateFromHubState(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	ctx := context.Background()
+	hub, err := l.s.rooms.open(ctx, code, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.release(false)
+	set := func(k string, v float64) uint64 {
+		t.Helper()
+		_, rev, err := l.s.rooms.updateState(ctx, code, "state", func(st *roomState) error {
+			if st.Cfg == nil {
+				st.Cfg = map[string]float64{}
+			}
+			st.Cfg[k] = v
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev
+	}
+	rev := set("max_ejection_percent", 20)
+	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+	s0 := l.bus.Conn().Stats()
+	rev = set("max_ejection_percent", 30)
+	if s1 := l.bus.Conn().Stats(); s1.OutMsgs-s0.OutMsgs != 2 { // the put and the recording's entry
+		t.Errorf("a change from the hub's latest state sent %d messages, want 2", s1.OutMsgs-s0.OutMsgs)
+	}
+	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+
+	// The hub falls behind: it still has the state of two changes ago.
+	stale := hub.current()
+	rev = set("consecutive_5xx", 7)
+	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+	hub.mu.Lock()
+	keep := hub.now
+	hub.now.rec, hub.now.raw, hub.now.rev = stale.rec, stale.raw, stale.rev
+	hub.mu.Unlock()
+	rev2 := set("base_ejection_time", 60)
+	hub.mu.Lock()
+	if hub.now.rev == stale.rev { // the watch has not brought rev2 yet
+		hub.now = keep
+	}
+	hub.mu.Unlock()
+	if rev2 <= rev {
+		t.Fatalf("revision %d after %d", rev2, rev)
+	}
+	e, err := l.bus.kv.Get(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := decodeRecord(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"max_ejection_percent": 30, "consecutive_5xx": 7, "base_ejection_time": 60}
+	if !maps.Equal(rec.State.Cfg, want) {
+		t.Errorf("after a change from a stale hub: %v, want %v", rec.State.Cfg, want)
 	}
 }
