@@ -49,6 +49,7 @@ var (
 	errRoomNotFound = errors.New("no such room")
 	errRoomsFull    = errors.New("this server serves as many rooms as it may")
 	errRoomFull     = errors.New("this room has as many attendees on this server as it may")
+	errPlayersFull  = errors.New("this server plays as many workshop recordings at once as it may: try again in a minute")
 )
 
 // hubIdle is how long a replica keeps watching a room nobody streams any

@@ -75,7 +75,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := chi.URLParam(r, "id")
-	if q := rec.State.Question; q == nil || q.ID != id {
+	if q := s.rooms.questionOf(r.Context(), code, rec, id); q == nil || q.ID != id {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
 		return
 	} else if q.Revealed {
@@ -148,7 +148,7 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(req.Answer, &v)
 		a = fmt.Sprint(v)
 	}
-	q := rec.State.Question
+	q := s.rooms.questionOf(r.Context(), code, rec, id)
 	if q == nil || q.ID != id {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
 		return

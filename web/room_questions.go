@@ -132,6 +132,27 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 	return code, rec, true
 }
 
+// questionOf is the room's question as rec (this replica's hub) has it,
+// or, when that is not question id, as the bus has it: a question opened a
+// moment ago (here or on another replica) may not have reached the hub
+// yet, and an answer to it must not be refused.
+func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord, id string) *roomQuestion {
+	if q := rec.State.Question; q != nil && q.ID == id {
+		return q
+	}
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	e, err := set.bus.kv.Get(ctx, code)
+	if err != nil {
+		return rec.State.Question
+	}
+	fresh, err := decodeRecord(e.Value())
+	if err != nil {
+		return rec.State.Question
+	}
+	return fresh.State.Question
+}
+
 // updateState changes the room's state on the bus by compare-and-set,
 // retrying when another replica wrote in between, and records it on the
 // room's timeline as kind.

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -107,6 +108,21 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 		}
 	}
 	return out, nil
+}
+
+// lastEntry is the bus's sequence of the room's last recorded entry (0
+// for none): it changes whenever an entry is added.
+func (set *roomSet) lastEntry(ctx context.Context, code string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	defer cancel()
+	m, err := set.bus.timeline.GetLastMsgForSubject(ctx, timelineSubject+code)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("room bus: %w", err)
+	}
+	return m.Sequence, nil
 }
 
 // recordingJSON handles GET /r/{code}/recording.json (instructor key).

@@ -102,13 +102,21 @@ type recordingPlayer struct {
 	used    time.Time
 }
 
-// prepared is an entry's state checked against the lab, and its run.
+// prepared is an entry's state checked against the lab: its inputs and
+// lesson. Its run is not kept here but fetched from the run cache when
+// needed (runOf): a player of a long workshop would otherwise hold a run
+// per entry outside the cache's byte bound (issue 15).
 type prepared struct {
 	ok  bool
 	err error
 	in  Inputs
 	d   *lessonDoc
-	run *Run
+}
+
+// runOf is a prepared entry's run, from the cache (rebuilt if it went).
+func (p *recordingPlayer) runOf(pe *prepared) (*Run, bool) {
+	run, err := p.s.runs.get(pe.in)
+	return run, err == nil
 }
 
 // players holds the tabs' players, by server and tab: the stream makes
@@ -124,7 +132,65 @@ type playerKey struct {
 }
 
 // maxPlayers bounds the players kept; idle ones (no stream) go first.
+// maxPlayerStreams bounds the players' open streams on this server (a
+// player with a stream is never dropped): each holds a room's recording,
+// and a recording of a long workshop is megabytes. Players of one room
+// share its recording (recordings).
 const maxPlayers = 4096
+
+var maxPlayerStreams = 256 // a variable: a test lowers it
+
+// recordings shares a room's recording between its players (a class
+// reviewing the workshop together holds one copy, not one each): a copy
+// serves while no entry came after it (the last entry's sequence on the
+// bus), at most maxSharedRecordings rooms.
+var recordings = struct {
+	mu sync.Mutex
+	m  map[string]sharedRecording
+}{m: map[string]sharedRecording{}}
+
+type sharedRecording struct {
+	entries []TimelineEntry
+	last    uint64 // the sequence of the room's last entry on the bus
+}
+
+const maxSharedRecordings = 16
+
+// sharedRecordingOf is room code's recording: the shared copy when the
+// room has had no entry since, else read from the bus (players never
+// change their entries).
+func (s *Server) sharedRecordingOf(r *http.Request, code string) ([]TimelineEntry, error) {
+	last, err := s.rooms.lastEntry(r.Context(), code)
+	if err != nil {
+		return nil, err
+	}
+	recordings.mu.Lock()
+	if c, ok := recordings.m[code]; ok && c.last == last {
+		recordings.mu.Unlock()
+		return c.entries, nil
+	}
+	recordings.mu.Unlock()
+	entries, err := s.rooms.recording(r.Context(), code)
+	if err != nil {
+		return nil, err
+	}
+	recordings.mu.Lock()
+	defer recordings.mu.Unlock()
+	if len(recordings.m) >= maxSharedRecordings {
+		clear(recordings.m)
+	}
+	recordings.m[code] = sharedRecording{entries, last}
+	return entries, nil
+}
+
+// playerStreams counts the players' open streams. Callers hold players.mu.
+func playerStreams() int {
+	n := 0
+	for _, p := range players.m {
+		n += max(p.streams, 0)
+	}
+	return n
+}
 
 // replaySignals are the player's signals: the stream keeps them, so that
 // a stream that reconnects (or a player made by a command) resumes where
@@ -174,10 +240,14 @@ func (p *recordingPlayer) tail(i int) int64 {
 	if !pe.ok || !st.Playing || sp.FPS == 0 {
 		return 0
 	}
+	run, ok := p.runOf(pe)
+	if !ok {
+		return 0
+	}
 	at := time.UnixMilli(p.entries[i].TMs)
-	tmp := newSession("", pe.in, pe.run, at)
-	tmp.setRoomState(st, pe.in, pe.run, nil)
-	left := len(pe.run.Frames) - tmp.cursorAt(at)
+	tmp := newSession("", pe.in, run, at)
+	tmp.setRoomState(st, pe.in, run, nil)
+	left := len(run.Frames) - tmp.cursorAt(at)
 	if tmp.holding() {
 		left = tmp.hold - tmp.cursorAt(at)
 	}
@@ -194,7 +264,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 	}
 	pe.in, pe.d, pe.err = p.s.roomInputs(&p.entries[i].State)
 	if pe.err == nil {
-		pe.run, pe.err = p.s.runs.get(pe.in)
+		_, pe.err = p.s.runs.get(pe.in)
 	}
 	pe.ok = pe.err == nil
 	return pe
@@ -315,14 +385,15 @@ func minTime(a, b time.Time) time.Time {
 func (p *recordingPlayer) apply(sess *Session, i int, v int64, from time.Time) {
 	e := &p.entries[i]
 	pe := p.prepare(i)
-	if !pe.ok {
+	run, ok := p.runOf(pe)
+	if !pe.ok || !ok {
 		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
-	c := roomCursor(&e.State, pe.in, pe.run, time.UnixMilli(p.entries[0].TMs+v))
+	c := roomCursor(&e.State, pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if !sess.setRoomState(&e.State, pe.in, pe.run, pe.d) {
+	if !sess.setRoomState(&e.State, pe.in, run, pe.d) {
 		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
 		return
 	}
@@ -381,6 +452,10 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
 	k := playerKey{s, sig.Tab}
 	players.mu.Lock()
+	if stream && playerStreams() >= maxPlayerStreams {
+		players.mu.Unlock()
+		return nil, errPlayersFull
+	}
 	p := players.m[k]
 	if p != nil && p.code == code {
 		if stream {
@@ -390,7 +465,7 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 		return p, nil
 	}
 	players.mu.Unlock()
-	entries, err := s.rooms.recording(r.Context(), code)
+	entries, err := s.sharedRecordingOf(r, code)
 	if err != nil {
 		return nil, err
 	}
@@ -657,10 +732,11 @@ func (p *recordingPlayer) nowView(i int) view.RecNow {
 	e := &p.entries[i]
 	at := func(*TimelineEntry) string {
 		pe := p.prepare(i)
-		if !pe.ok {
+		run, ok := p.runOf(pe)
+		if !pe.ok || !ok {
 			return "an unknown moment"
 		}
-		return fmtMs(cursorMs(pe.run, roomCursor(&e.State, pe.in, pe.run, time.UnixMilli(e.TMs))))
+		return fmtMs(cursorMs(run, roomCursor(&e.State, pe.in, run, time.UnixMilli(e.TMs))))
 	}
 	return view.RecNow{Index: i, Total: len(p.entries), At: fmtElapsed(p.off[i]), Kind: e.Kind, What: narrate(prev, e, at)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -373,5 +374,42 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	defer p.mu.Unlock()
 	if p.playing || p.at != p.end || p.applied != 3 {
 		t.Errorf("at the end: playing %v, at %d of %d, entry %d", p.playing, p.at, p.end, p.applied)
+	}
+}
+
+// The players of one room share its recording until an entry is added;
+// and the players' streams on a server are bounded (503 past the bound,
+// naming it), as each holds a recording.
+func TestRecordingPlayersBounded(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	req := httptest.NewRequest("GET", "/r/"+code+"/recording", nil)
+	a, err := l.s.sharedRecordingOf(req, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := l.s.sharedRecordingOf(req, code)
+	if len(a) != 1 || &a[0] != &b[0] {
+		t.Errorf("two players of an unchanged recording: %d entries, shared %v", len(a), len(b) > 0 && &a[0] == &b[0])
+	}
+	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":30}`), code, key); st != 204 {
+		t.Fatalf("set: %d %s", st, body)
+	}
+	if c, _ := l.s.sharedRecordingOf(req, code); len(c) != 2 {
+		t.Errorf("after a move the players read %d entries, want 2", len(c))
+	}
+
+	was := maxPlayerStreams
+	maxPlayerStreams = 1
+	t.Cleanup(func() { maxPlayerStreams = was })
+	openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`"}`)
+	res, err := http.Get(l.ts.URL + "/r/" + code + "/recording/stream?datastar=" + url.QueryEscape(`{"tab":"replay-tab-0000000000002"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "plays as many workshop recordings at once as it may") {
+		t.Errorf("a player past the bound: %d %s", res.StatusCode, body)
 	}
 }

@@ -630,3 +630,22 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 		t.Errorf("after a change from a stale hub: %v, want %v", rec.State.Cfg, want)
 	}
 }
+
+// An answer to a question opened a moment ago is taken even when this
+// replica's hub has not heard of the question yet: the bus is asked.
+func TestRoomQuestionOfLaggingHub(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	stale := roomRecord{} // what a hub that has not heard of it holds
+	if got := l.s.rooms.questionOf(context.Background(), code, stale, q.ID); got == nil || got.ID != q.ID {
+		t.Errorf("questionOf with a lagging hub: %+v, want question %s", got, q.ID)
+	}
+	if got := l.s.rooms.questionOf(context.Background(), code, stale, "nope"); got != nil && got.ID == "nope" {
+		t.Errorf("an unknown question found: %+v", got)
+	}
+}
