@@ -68,6 +68,8 @@ type roomSet struct {
 
 	mu   sync.Mutex
 	hubs map[string]*roomHub
+	// players are the recordings' players on this replica (room_replay.go).
+	players *playerSet
 }
 
 func newRoomSet(s *Server, bus *Bus, lim RoomLimits, log *slog.Logger) *roomSet {
@@ -76,7 +78,7 @@ func newRoomSet(s *Server, bus *Bus, lim RoomLimits, log *slog.Logger) *roomSet 
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst)}
+		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst), players: newPlayerSet()}
 }
 
 // roomHub is a room as one replica sees it: its latest good record, and a

@@ -119,35 +119,32 @@ func (p *recordingPlayer) runOf(pe *prepared) (*Run, bool) {
 	return run, err == nil
 }
 
-// players holds the tabs' players, by server and tab: the stream makes
-// one, the transport's commands find it.
-var players = struct {
+// playerSet is a server's recording players, by tab (the stream makes
+// one, the transport's commands find it), and the rooms' recordings they
+// share.
+type playerSet struct {
 	mu sync.Mutex
-	m  map[playerKey]*recordingPlayer
-}{m: map[playerKey]*recordingPlayer{}}
+	m  map[string]*recordingPlayer
+	// recordings shares a room's recording between its players (a class
+	// reviewing the workshop together holds one copy, not one each): a
+	// copy serves while no entry came after it (the last entry's sequence
+	// on the bus), at most maxSharedRecordings rooms.
+	recMu      sync.Mutex
+	recordings map[string]sharedRecording
+}
 
-type playerKey struct {
-	s   *Server
-	tab string
+func newPlayerSet() *playerSet {
+	return &playerSet{m: map[string]*recordingPlayer{}, recordings: map[string]sharedRecording{}}
 }
 
 // maxPlayers bounds the players kept; idle ones (no stream) go first.
 // maxPlayerStreams bounds the players' open streams on this server (a
 // player with a stream is never dropped): each holds a room's recording,
 // and a recording of a long workshop is megabytes. Players of one room
-// share its recording (recordings).
+// share its recording (playerSet.recordings).
 const maxPlayers = 4096
 
 var maxPlayerStreams = 256 // a variable: a test lowers it
-
-// recordings shares a room's recording between its players (a class
-// reviewing the workshop together holds one copy, not one each): a copy
-// serves while no entry came after it (the last entry's sequence on the
-// bus), at most maxSharedRecordings rooms.
-var recordings = struct {
-	mu sync.Mutex
-	m  map[string]sharedRecording
-}{m: map[string]sharedRecording{}}
 
 type sharedRecording struct {
 	entries []TimelineEntry
@@ -164,29 +161,30 @@ func (s *Server) sharedRecordingOf(r *http.Request, code string) ([]TimelineEntr
 	if err != nil {
 		return nil, err
 	}
-	recordings.mu.Lock()
-	if c, ok := recordings.m[code]; ok && c.last == last {
-		recordings.mu.Unlock()
+	ps := s.rooms.players
+	ps.recMu.Lock()
+	if c, ok := ps.recordings[code]; ok && c.last == last {
+		ps.recMu.Unlock()
 		return c.entries, nil
 	}
-	recordings.mu.Unlock()
+	ps.recMu.Unlock()
 	entries, err := s.rooms.recording(r.Context(), code)
 	if err != nil {
 		return nil, err
 	}
-	recordings.mu.Lock()
-	defer recordings.mu.Unlock()
-	if len(recordings.m) >= maxSharedRecordings {
-		clear(recordings.m)
+	ps.recMu.Lock()
+	defer ps.recMu.Unlock()
+	if len(ps.recordings) >= maxSharedRecordings {
+		clear(ps.recordings)
 	}
-	recordings.m[code] = sharedRecording{entries, last}
+	ps.recordings[code] = sharedRecording{entries, last}
 	return entries, nil
 }
 
-// playerStreams counts the players' open streams. Callers hold players.mu.
-func playerStreams() int {
+// streams counts the players' open streams. Callers hold ps.mu.
+func (ps *playerSet) streams() int {
 	n := 0
-	for _, p := range players.m {
+	for _, p := range ps.m {
 		n += max(p.streams, 0)
 	}
 	return n
@@ -450,21 +448,21 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 
 // openPlayer finds the tab's player, or makes one of the recording.
 func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
-	k := playerKey{s, sig.Tab}
-	players.mu.Lock()
-	if stream && playerStreams() >= maxPlayerStreams {
-		players.mu.Unlock()
+	ps, k := s.rooms.players, sig.Tab
+	ps.mu.Lock()
+	if stream && ps.streams() >= maxPlayerStreams {
+		ps.mu.Unlock()
 		return nil, errPlayersFull
 	}
-	p := players.m[k]
+	p := ps.m[k]
 	if p != nil && p.code == code {
 		if stream {
 			p.streams++
 		}
-		players.mu.Unlock()
+		ps.mu.Unlock()
 		return p, nil
 	}
-	players.mu.Unlock()
+	ps.mu.Unlock()
 	entries, err := s.sharedRecordingOf(r, code)
 	if err != nil {
 		return nil, err
@@ -473,13 +471,13 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 	if err != nil {
 		return nil, err
 	}
-	players.mu.Lock()
-	defer players.mu.Unlock()
-	if q := players.m[k]; q != nil && q.code == code {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if q := ps.m[k]; q != nil && q.code == code {
 		p = q // another request made it first
 	} else {
-		players.m[k] = p
-		evictPlayers(s.now())
+		ps.m[k] = p
+		ps.evict(s.now())
 	}
 	if stream {
 		p.streams++
@@ -488,21 +486,21 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 }
 
 // closePlayer uncounts a stream.
-func closePlayer(p *recordingPlayer) {
-	players.mu.Lock()
+func (ps *playerSet) closePlayer(p *recordingPlayer) {
+	ps.mu.Lock()
 	p.streams--
-	players.mu.Unlock()
+	ps.mu.Unlock()
 }
 
-// evictPlayers drops players without a stream idle for ten minutes, and
-// over maxPlayers any without a stream. Callers hold players.mu.
-func evictPlayers(now time.Time) {
-	for k, p := range players.m {
+// evict drops players without a stream idle for ten minutes, and over
+// maxPlayers any without a stream. Callers hold ps.mu.
+func (ps *playerSet) evict(now time.Time) {
+	for k, p := range ps.m {
 		p.mu.Lock()
 		idle := now.Sub(p.used)
 		p.mu.Unlock()
-		if p.streams <= 0 && (idle > 10*time.Minute || len(players.m) > maxPlayers) {
-			delete(players.m, k)
+		if p.streams <= 0 && (idle > 10*time.Minute || len(ps.m) > maxPlayers) {
+			delete(ps.m, k)
 		}
 	}
 }
@@ -596,7 +594,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, roomError(err), kindInternal)
 		return
 	}
-	defer closePlayer(p)
+	defer s.rooms.players.closePlayer(p)
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	w.Header().Set("X-Accel-Buffering", "no")
 	cw, done := compressStream(w, r)
