@@ -247,3 +247,33 @@ func waitRedraw(b *testing.B, events <-chan sseEvent) {
 		}
 	}
 }
+
+// BenchmarkChartStep is what one played frame's charts cost the server
+// for a tab alone (no room's followers to share it): the frames played in
+// order, as a playing tab asks for them, each diffing from the tree the
+// frame before decoded.
+func BenchmarkChartStep(b *testing.B) {
+	run, err := buildRun(Inputs{Preset: defaultPreset})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(run.Frames)
+	for i := 0; b.Loop(); i++ {
+		c := 1 + i%(n-1)
+		if c == 1 {
+			chartSteps.forget()
+			chartOptionsAt.forget()
+		}
+		if _, err := chartsStepJS(run, c, c+1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// forget empties a memo (benchmarks measure the work it spares).
+func (m *memo[K, V]) forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.byKey)
+	m.order = nil
+}

@@ -3,7 +3,8 @@ package web
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -25,129 +26,290 @@ import (
 //	                              were added at its end
 //
 // An unchanged value has no node.
+//
+// The patch is computed on the options' JSON text as encoding/json writes
+// it (compact, keys in a fixed order): two options a frame apart are the
+// same text but for what the frame added, so a walk over both finds it
+// without decoding either (decoding into maps cost twice building the
+// options).
 
 // chartPatch is the patch for every chart from the options at one cursor
-// (a) to the options at another (b), by chart id; charts that did not
-// change are left out.
-func chartPatch(a, b map[string]json.RawMessage) (map[string]any, error) {
-	out := map[string]any{}
-	for id, nb := range b {
-		na, ok := a[id]
-		if ok && bytes.Equal(na, nb) {
-			continue
+// (a) to the options at another (b), by chart id, as JSON; charts that did
+// not change are left out.
+func chartPatch(a, b map[string]json.RawMessage) ([]byte, error) {
+	var out bytes.Buffer
+	out.WriteByte('{')
+	first := true
+	for _, id := range slices.Sorted(maps.Keys(b)) {
+		var p []byte
+		if va, ok := a[id]; !ok {
+			p = setNode(b[id])
+		} else {
+			var changed bool
+			var err error
+			if p, changed, err = valuePatch(va, b[id]); err != nil {
+				return nil, err
+			} else if !changed {
+				continue
+			}
 		}
-		vb, err := decodeOptionTree(nb)
-		if err != nil {
-			return nil, err
+		if !first {
+			out.WriteByte(',')
 		}
-		if !ok {
-			out[id] = setNode(vb)
-			continue
-		}
-		va, err := decodeOptionTree(na)
-		if err != nil {
-			return nil, err
-		}
-		if p, changed := valuePatch(va, vb); changed {
-			out[id] = p
-		}
+		first = false
+		writeKey(&out, strconv.Quote(id))
+		out.Write(p)
 	}
-	return out, nil
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
-// decodeOptionTree decodes an option keeping each number's text, so that an
-// unchanged number compares equal and a sent one reads as it was written.
-func decodeOptionTree(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	err := d.Decode(&v)
-	return v, err
+func setNode(v []byte) []byte {
+	out := make([]byte, 0, len(v)+6)
+	out = append(out, `{"=":`...)
+	out = append(out, v...)
+	return append(out, '}')
 }
 
-func setNode(v any) map[string]any { return map[string]any{"=": v} }
-
-// valuePatch is the node that turns a into b, and whether they differ.
-func valuePatch(a, b any) (any, bool) {
-	switch vb := b.(type) {
-	case map[string]any:
-		if va, ok := a.(map[string]any); ok {
-			return objectPatch(va, vb)
-		}
-	case []any:
-		if va, ok := a.([]any); ok {
-			return arrayPatch(va, vb)
-		}
-	default:
-		if a == b { // strings, json.Numbers, bools, nil
-			return nil, false
-		}
-	}
-	return setNode(b), true
+func writeKey(out *bytes.Buffer, quoted string) {
+	out.WriteString(quoted)
+	out.WriteByte(':')
 }
 
-func objectPatch(a, b map[string]any) (any, bool) {
-	changed := map[string]any{}
-	for k, vb := range b {
-		va, ok := a[k]
-		if !ok {
-			changed[k] = setNode(vb)
-			continue
+// valuePatch is the node that turns JSON value a into b, and whether they
+// differ. Both are one value each, compact.
+func valuePatch(a, b []byte) ([]byte, bool, error) {
+	if bytes.Equal(a, b) {
+		return nil, false, nil
+	}
+	switch {
+	case len(a) > 0 && len(b) > 0 && a[0] == '{' && b[0] == '{':
+		return objectPatch(a, b)
+	case len(a) > 0 && len(b) > 0 && a[0] == '[' && b[0] == '[':
+		return arrayPatch(a, b)
+	}
+	return setNode(b), true, nil
+}
+
+func objectPatch(a, b []byte) ([]byte, bool, error) {
+	ak, av, err := members(a)
+	if err != nil {
+		return nil, false, err
+	}
+	bk, bv, err := members(b)
+	if err != nil {
+		return nil, false, err
+	}
+	// The keys mostly stand in the same order in both: look each up from
+	// where the last was found.
+	find := func(k []byte, from int) int {
+		for n := range ak {
+			i := (from + n) % len(ak)
+			if bytes.Equal(ak[i], k) {
+				return i
+			}
 		}
-		if p, diff := valuePatch(va, vb); diff {
-			changed[k] = p
+		return -1
+	}
+	var o bytes.Buffer
+	seen := make([]bool, len(ak))
+	at := 0
+	for j, k := range bk {
+		i := -1
+		if len(ak) > 0 {
+			i = find(k, at)
+		}
+		var p []byte
+		if i < 0 {
+			p = setNode(bv[j])
+		} else {
+			seen[i], at = true, i+1
+			var changed bool
+			if p, changed, err = valuePatch(av[i], bv[j]); err != nil {
+				return nil, false, err
+			} else if !changed {
+				continue
+			}
+		}
+		if o.Len() > 0 {
+			o.WriteByte(',')
+		}
+		writeKey(&o, string(k))
+		o.Write(p)
+	}
+	var gone [][]byte
+	for i, s := range seen {
+		if !s {
+			gone = append(gone, ak[i])
 		}
 	}
-	var gone []string
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			gone = append(gone, k)
-		}
+	if o.Len() == 0 && len(gone) == 0 {
+		return nil, false, nil
 	}
-	if len(changed) == 0 && len(gone) == 0 {
-		return nil, false
-	}
-	node := map[string]any{}
-	if len(changed) > 0 {
-		node["o"] = changed
-	}
+	var out bytes.Buffer
+	out.WriteByte('{')
 	if len(gone) > 0 {
-		sort.Strings(gone)
-		node["d"] = gone
+		out.WriteString(`"d":[`)
+		out.Write(bytes.Join(gone, []byte{','}))
+		out.WriteByte(']')
 	}
-	return node, true
+	if o.Len() > 0 {
+		if len(gone) > 0 {
+			out.WriteByte(',')
+		}
+		out.WriteString(`"o":{`)
+		out.Write(o.Bytes())
+		out.WriteByte('}')
+	}
+	out.WriteByte('}')
+	return out.Bytes(), true, nil
 }
 
 // arrayPatch patches element by element and appends what b adds. A series
 // only grows while playing; an array that shrank, or whose old elements
 // were mostly replaced (a moved axis), is sent whole, which is then
 // smaller.
-func arrayPatch(a, b []any) (any, bool) {
-	if len(b) < len(a) {
-		return setNode(b), true
+func arrayPatch(a, b []byte) ([]byte, bool, error) {
+	ae, err := elements(a)
+	if err != nil {
+		return nil, false, err
 	}
-	changed := map[string]any{}
+	be, err := elements(b)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(be) < len(ae) {
+		return setNode(b), true, nil
+	}
+	var changed bytes.Buffer
 	replaced := 0
-	for i := range a {
-		if p, diff := valuePatch(a[i], b[i]); diff {
-			changed[strconv.Itoa(i)] = p
-			if _, set := p.(map[string]any)["="]; set {
-				replaced++
-			}
+	for i := range ae {
+		p, diff, err := valuePatch(ae[i], be[i])
+		if err != nil {
+			return nil, false, err
+		}
+		if !diff {
+			continue
+		}
+		if bytes.HasPrefix(p, []byte(`{"=":`)) {
+			replaced++
+		}
+		if changed.Len() > 0 {
+			changed.WriteByte(',')
+		}
+		writeKey(&changed, `"`+strconv.Itoa(i)+`"`)
+		changed.Write(p)
+	}
+	if len(ae) > 0 && 2*replaced > len(ae) {
+		return setNode(b), true, nil
+	}
+	if changed.Len() == 0 && len(be) == len(ae) {
+		return nil, false, nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	if changed.Len() > 0 {
+		out.WriteString(`"a":{`)
+		out.Write(changed.Bytes())
+		out.WriteByte('}')
+	}
+	if len(be) > len(ae) {
+		if changed.Len() > 0 {
+			out.WriteByte(',')
+		}
+		out.WriteString(`"p":[`)
+		out.Write(bytes.Join(be[len(ae):], []byte{','}))
+		out.WriteByte(']')
+	}
+	out.WriteByte('}')
+	return out.Bytes(), true, nil
+}
+
+// members splits a compact JSON object into its keys (quoted, as written)
+// and values.
+func members(v []byte) (keys, vals [][]byte, err error) {
+	i := 1 // past '{'
+	for i < len(v) && v[i] != '}' {
+		k, err := skipValue(v, i)
+		if err != nil || k >= len(v) || v[k] != ':' {
+			return nil, nil, errBadJSON
+		}
+		e, err := skipValue(v, k+1)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, vals = append(keys, v[i:k]), append(vals, v[k+1:e])
+		i = e
+		if i < len(v) && v[i] == ',' {
+			i++
 		}
 	}
-	if len(a) > 0 && 2*replaced > len(a) {
-		return setNode(b), true
+	return keys, vals, nil
+}
+
+// elements splits a compact JSON array into its elements.
+func elements(v []byte) ([][]byte, error) {
+	var out [][]byte
+	i := 1 // past '['
+	for i < len(v) && v[i] != ']' {
+		e, err := skipValue(v, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v[i:e])
+		i = e
+		if i < len(v) && v[i] == ',' {
+			i++
+		}
 	}
-	if len(changed) == 0 && len(b) == len(a) {
-		return nil, false
+	return out, nil
+}
+
+var errBadJSON = &inputError{Field: "option", Msg: "not compact JSON"}
+
+// skipValue is the index just past the value starting at v[i].
+func skipValue(v []byte, i int) (int, error) {
+	if i >= len(v) {
+		return i, errBadJSON
 	}
-	node := map[string]any{}
-	if len(changed) > 0 {
-		node["a"] = changed
+	switch v[i] {
+	case '"':
+		for j := i + 1; j < len(v); j++ {
+			switch v[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, nil
+			}
+		}
+		return len(v), errBadJSON
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(v); j++ {
+			switch v[j] {
+			case '"':
+				e, err := skipValue(v, j)
+				if err != nil {
+					return e, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return len(v), errBadJSON
 	}
-	if len(b) > len(a) {
-		node["p"] = b[len(a):]
+	j := i // a number, true, false or null
+	for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ':' {
+		j++
 	}
-	return node, true
+	if j == i {
+		return j, errBadJSON
+	}
+	return j, nil
 }

@@ -19,25 +19,27 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 		n := len(run.Frames)
 		for _, step := range [][2]int{{0, 1}, {0, n}, {3, 4}, {n / 2, n/2 + 1}, {2, n - 1}, {n - 1, n}} {
 			from, to := chartOptions(run, step[0]), chartOptions(run, step[1])
-			patch, err := chartPatch(from, to)
+			raw, err := chartPatch(from, to)
 			if err != nil {
 				t.Fatal(err)
+			}
+			var patch map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &patch); err != nil {
+				t.Fatalf("%s %d→%d: the patch is not JSON: %v", name, step[0], step[1], err)
 			}
 			for id, want := range to {
 				got := from[id]
 				if p, ok := patch[id]; ok {
-					b, _ := json.Marshal(p)
-					got = applyPatchJSON(t, got, b)
+					got = applyPatchJSON(t, got, p)
 				}
 				if !sameJSON(t, got, want) {
 					t.Errorf("%s %d→%d %s: the patched option differs from the option at %d", name, step[0], step[1], id, step[1])
 				}
 			}
 			if step[1] == step[0]+1 && step[0] > 0 {
-				p, _ := json.Marshal(patch)
 				whole, _ := json.Marshal(to)
-				if 4*len(p) > len(whole) {
-					t.Errorf("%s %d→%d: patch %d B for options of %d B", name, step[0], step[1], len(p), len(whole))
+				if 4*len(raw) > len(whole) {
+					t.Errorf("%s %d→%d: patch %d B for options of %d B", name, step[0], step[1], len(raw), len(whole))
 				}
 			}
 		}
@@ -60,13 +62,16 @@ func TestValuePatch(t *testing.T) {
 		{`1.50`, `1.5`, `{"=":1.5}`},
 		{`[1]`, `{"x":1}`, `{"=":{"x":1}}`},
 	} {
-		a, _ := decodeOptionTree([]byte(tt.a))
-		b, _ := decodeOptionTree([]byte(tt.b))
-		p, changed := valuePatch(a, b)
+		p, changed, err := valuePatch([]byte(tt.a), []byte(tt.b))
+		if err != nil {
+			t.Fatal(err)
+		}
 		got := ""
 		if changed {
-			j, _ := json.Marshal(p)
-			got = string(j)
+			if !json.Valid(p) {
+				t.Errorf("%s → %s: the patch %s is not JSON", tt.a, tt.b, p)
+			}
+			got = string(p)
 		}
 		if got != tt.want {
 			t.Errorf("%s → %s: patch %s, want %s", tt.a, tt.b, got, tt.want)

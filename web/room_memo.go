@@ -16,7 +16,10 @@ import (
 var (
 	chartCalls = newMemo[chartKey, string](64)
 	chartSteps = newMemo[chartStep, string](64)
-	labURLs    = newMemo[runCursor, string](64)
+	// chartOptionsAt are the charts' options by run and cursor: a playing
+	// tab's next frame diffs from what its last frame built.
+	chartOptionsAt = newMemo[runCursor, map[string]json.RawMessage](16)
+	labURLs        = newMemo[runCursor, string](64)
 )
 
 type runCursor struct {
@@ -58,16 +61,20 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 // whole options are tens of kilobytes.
 func chartsStepJS(run *Run, from, to int) (string, error) {
 	return chartSteps.get(chartStep{run.Inputs.key(), from, to}, func() (string, error) {
-		p, err := chartPatch(chartOptions(run, from), chartOptions(run, to))
+		js, err := chartPatch(optionsAt(run, from), optionsAt(run, to))
 		if err != nil {
 			return "", err
 		}
-		b, err := json.Marshal(p)
-		if err != nil {
-			return "", err
-		}
-		return "advanceCharts(" + string(b) + ")", nil
+		return "advanceCharts(" + string(js) + ")", nil
 	})
+}
+
+// optionsAt is chartOptions, remembered.
+func optionsAt(run *Run, cursor int) map[string]json.RawMessage {
+	o, _ := chartOptionsAt.get(runCursor{run.Inputs.key(), cursor}, func() (map[string]json.RawMessage, error) {
+		return chartOptions(run, cursor), nil
+	})
+	return o
 }
 
 // permalink is labURL, remembered.
