@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestBrowserRoomQuestion: in headless Chromium with two browser
@@ -118,6 +119,25 @@ func TestBrowserRoomQuestion(t *testing.T) {
 	if s := teacher.eval(`String(echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().legend[0].selected.h3)`); s == "false" {
 		t.Errorf("the legend click hid h3 on the instructor's chart")
 	}
+	teacher.step("the range again", chromedp.Click(chromedp.CSS("#btn-spot-range")))
+	pupil.poll("the range again", `document.body.dataset.spot === '|40 s|60 s'`)
+
+	// By keyboard: the log is one tab stop; ↓ and ↑ move along its lines
+	// and Enter spotlights the focused one.
+	if n := teacher.eval(`String(document.querySelectorAll('.log-list > li.entry[tabindex="0"]').length)`); n != "1" {
+		t.Errorf("the instructor's log has %s tab stops, want 1", n)
+	}
+	teacher.eval(`document.getElementById('lg-3-0').focus(), 'ok'`)
+	teacher.step("↓ in the log", chromedp.KeyEvent(kb.ArrowDown))
+	if id := teacher.eval(`document.activeElement.id`); id == "lg-3-0" || !strings.HasPrefix(id, "lg-") {
+		t.Errorf("↓ from lg-3-0 focused %q, want the next line", id)
+	}
+	teacher.step("↑ back", chromedp.KeyEvent(kb.ArrowUp))
+	if id := teacher.eval(`document.activeElement.id`); id != "lg-3-0" {
+		t.Errorf("↑ focused %q, want lg-3-0", id)
+	}
+	teacher.step("Enter", chromedp.KeyEvent(kb.Enter))
+	pupil.poll("the line picked by keyboard", `document.body.dataset.spot === 'h5|30 s|40 s' && document.getElementById('lg-3-0').classList.contains('spot')`)
 	teacher.step("the range again", chromedp.Click(chromedp.CSS("#btn-spot-range")))
 	pupil.poll("the range again", `document.body.dataset.spot === '|40 s|60 s'`)
 

@@ -949,6 +949,51 @@ document.addEventListener('click', (ev) => {
   if (name) postSpot({ host: name.textContent.trim() });
 });
 
+// By keyboard, on the instructor's page: the decision log is one tab
+// stop (its newest line, or the one last focused); ↑ and ↓ move along its
+// lines, Home and End to the newest and oldest, and Enter spotlights the
+// focused line, as a click does. The lab's own keys are not taken there.
+function spotLogLines() {
+  return Array.from(document.querySelectorAll('.log-list > li.entry[id]')).filter((li) => li.offsetParent !== null);
+}
+
+function spotLogStops() {
+  if (!spotURL()) return;
+  const lines = spotLogLines();
+  if (!lines.length) return;
+  const cur = lines.find((li) => li.getAttribute('tabindex') === '0') || lines[0];
+  for (const li of lines) li.setAttribute('tabindex', li === cur ? '0' : '-1');
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  const panel = document.querySelector('.log-panel');
+  if (!panel || !spotURL()) return;
+  spotLogStops();
+  new MutationObserver(spotLogStops).observe(panel, { childList: true, subtree: true });
+});
+
+document.addEventListener('keydown', (ev) => {
+  const li = ev.target.closest && ev.target.closest('.log-list > li.entry[id]');
+  if (!li || !spotURL() || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  const lines = spotLogLines();
+  const i = lines.indexOf(li);
+  let to = -1;
+  switch (ev.key) {
+    case 'ArrowDown': to = Math.min(i + 1, lines.length - 1); break;
+    case 'ArrowUp': to = Math.max(i - 1, 0); break;
+    case 'Home': to = 0; break;
+    case 'End': to = lines.length - 1; break;
+    case 'Enter': postSpot({ log: li.id }); break;
+    default: return;
+  }
+  ev.preventDefault();
+  ev.stopImmediatePropagation();
+  if (to >= 0 && lines[to]) {
+    for (const l of lines) l.setAttribute('tabindex', l === lines[to] ? '0' : '-1');
+    lines[to].focus();
+  }
+}, true);
+
 // ---- Recording player ----
 
 // On a recording's page the keys drive the replay, not the lab under it

@@ -1342,7 +1342,7 @@ func roomSpotForm(code string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<p class=\"room-spot-hint\"><span>Click a host, drag across a time range or click a log line to spotlight it for the room.</span> <span id=\"room-spot-now\" role=\"status\"></span> <button type=\"button\" id=\"btn-spot-clear\" data-on:click=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<p class=\"room-spot-hint\"><span>Click a host, drag across a time range or click a log line to spotlight it for the room (in the log, ↑ ↓ and Enter do it by keyboard).</span> <span id=\"room-spot-now\" role=\"status\"></span> <button type=\"button\" id=\"btn-spot-clear\" data-on:click=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
