@@ -59,11 +59,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	}
 	last := len(entries) - 1
 
-	bctx := startChromium(t, 1440, 1000)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	b := roomBrowser(t, bctx, l.ts.URL)
+	b := roomLaptops(t, l.ts.URL, 1)[0]
 	const helpers = `
 window.t_desc = () => { const c = echarts.getInstanceByDom(document.getElementById('chart-clients')); return c ? c.getOption().aria.label.description : ''; };
 window.t_seen = [];
@@ -78,7 +74,7 @@ new MutationObserver(recs => {
 	const n = document.getElementById('rec-now'); if (n) t_note(n.dataset.entry);
 }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-entry']});
 'ok'`
-	for _, size := range [][2]int{{1440, 1000}, {390, 844}, {1280, 720}} { // desktop, phone, projector
+	for _, size := range [][2]int{{1440, 1000}, {390, 844}, {1280, 720}, {853, 480}} { // desktop, phone, projector, 150% zoom
 		b.open(size[0], size[1], "/r/"+code+"/recording")
 		b.poll("the charts at the workshop's start", `(() => { const el = document.getElementById('chart-clients');
 			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && /no interval has run yet/.test(c.getOption().aria.label.description) })()`)

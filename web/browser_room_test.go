@@ -25,12 +25,8 @@ import (
 func TestBrowserRoom(t *testing.T) {
 	skipWithoutChromium(t)
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
-	bctx := startChromium(t, 1440, 1000)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	teacher := roomBrowser(t, bctx, l.ts.URL)
-	pupil := roomBrowser(t, bctx, l.ts.URL)
+	laptops := roomLaptops(t, l.ts.URL, 2)
+	teacher, pupil := laptops[0], laptops[1]
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
 window.t_lanes = name => (t_opt('chart-lanes').series.find(s => s.name === name).data || []).length;
@@ -81,6 +77,21 @@ true`
 	shot(t, pupil, "outlierlab-room-projector.png")
 	teacher.checkOffline()
 	pupil.checkOffline()
+}
+
+// roomLaptops starts Chromium (skipping the test where it cannot run)
+// and opens n pages of their own on base, as n laptops of a room.
+func roomLaptops(t *testing.T, base string, n int) []*browser {
+	t.Helper()
+	bctx := startChromium(t, 1440, 1000)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	out := make([]*browser, n)
+	for i := range out {
+		out[i] = roomBrowser(t, bctx, base)
+	}
+	return out
 }
 
 // roomBrowser is a new browser context (its own cookies) in a running

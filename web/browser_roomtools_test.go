@@ -21,12 +21,8 @@ import (
 func TestBrowserRoomQuestion(t *testing.T) {
 	skipWithoutChromium(t)
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
-	bctx := startChromium(t, 1440, 1000)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	teacher := roomBrowser(t, bctx, l.ts.URL)
-	pupil := roomBrowser(t, bctx, l.ts.URL)
+	laptops := roomLaptops(t, l.ts.URL, 2)
+	teacher, pupil := laptops[0], laptops[1]
 
 	teacher.step("open the free lab", chromedp.Navigate(teacher.url+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	teacher.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))

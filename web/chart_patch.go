@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -265,7 +266,8 @@ func elements(v []byte) ([][]byte, error) {
 	return out, nil
 }
 
-var errBadJSON = &inputError{Field: "option", Msg: "not compact JSON"}
+// errBadJSON: an option not as encoding/json writes it (a bug, not input).
+var errBadJSON = errors.New("chart option: not compact JSON")
 
 // skipValue is the index just past the value starting at v[i].
 func skipValue(v []byte, i int) (int, error) {

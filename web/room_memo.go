@@ -43,7 +43,7 @@ type chartKey struct {
 // dropping them first and sizing the boxes that follow the run.
 func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 	return chartCalls.get(chartKey{runCursor{run.Inputs.key(), cursor}, replace}, func() (string, error) {
-		b, err := json.Marshal(chartOptions(run, cursor))
+		b, err := json.Marshal(optionsAt(run, cursor)) // the next frame's patch starts from these
 		if err != nil {
 			return "", err
 		}

@@ -606,26 +606,29 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	ps := &playerSent{entry: -1}
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
+	var changed, pchanged <-chan struct{}
+	var next time.Time
+	send := true
 	for {
-		pnext, pchanged := p.catchUp(sess)
-		sent := updateBatch(cw)
-		changed, next, err := st.sendNow(sse, sess, s.now())
-		if err == nil {
-			err = p.send(sse, ps)
+		if send {
+			var pnext time.Time
+			var err error
+			pnext, pchanged = p.catchUp(sess)
+			sent := updateBatch(cw)
+			changed, next, err = st.sendNow(sse, sess, s.now())
+			if err == nil {
+				err = p.send(sse, ps)
+			}
+			if err != nil || sent() != nil {
+				return
+			}
+			s.metrics.redrawn(sess.tab)
+			if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
+				next = pnext
+			}
 		}
-		if err != nil || sent() != nil {
-			return
-		}
-		s.metrics.redrawn(sess.tab)
-		if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
-			next = pnext
-		}
-		var wake <-chan time.Time
-		var timer *time.Timer
-		if !next.IsZero() {
-			timer = time.NewTimer(max(next.Sub(s.now()), 0))
-			wake = timer.C
-		}
+		send = true
+		wake, stop := wakeAt(next, s.now())
 		select {
 		case <-r.Context().Done():
 			return
@@ -638,10 +641,9 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 			if keepaliveComment(cw) != nil {
 				return
 			}
+			send = false // a keepalive takes no snapshot (stream.go)
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		stop()
 	}
 }
 

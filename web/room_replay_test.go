@@ -20,17 +20,7 @@ func openReplayStream(t *testing.T, base, code, signals string) <-chan sseEvent 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/r/"+code+"/recording/stream?datastar="+url.QueryEscape(signals), nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != 200 {
-		t.Fatalf("replay stream: status %d", res.StatusCode)
-	}
-	events := make(chan sseEvent, 4096)
-	go readEvents(res.Body, events)
-	return events
+	return openSSE(t, ctx, base+"/r/"+code+"/recording/stream?datastar="+url.QueryEscape(signals))
 }
 
 // chartCall is the charts' script of a redraw event.

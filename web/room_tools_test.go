@@ -240,7 +240,14 @@ func TestRoomBoard(t *testing.T) {
 // instructor's key cookie goes with it.
 func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan sseEvent {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	return openSSE(t, ctx, base+"/lab/stream?datastar="+url.QueryEscape(signals), cookies...)
+}
+
+// openSSE opens the event stream at u until ctx ends; a status but 200
+// fails the test.
+func openSSE(t *testing.T, ctx context.Context, u string, cookies ...*http.Cookie) <-chan sseEvent {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	for _, c := range cookies {
 		req.AddCookie(c)
 	}
@@ -249,9 +256,9 @@ func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cook
 		t.Fatal(err)
 	}
 	if res.StatusCode != 200 {
-		t.Fatalf("stream: status %d", res.StatusCode)
+		t.Fatalf("stream %s: status %d", u, res.StatusCode)
 	}
-	events := make(chan sseEvent, 1024)
+	events := make(chan sseEvent, 4096)
 	go readEvents(res.Body, events)
 	return events
 }

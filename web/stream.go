@@ -85,12 +85,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			s.metrics.redrawn(sess.tab)
 		}
 		send = true
-		var wake <-chan time.Time
-		var timer *time.Timer
-		if !next.IsZero() {
-			timer = time.NewTimer(max(next.Sub(s.now()), time.Millisecond))
-			wake = timer.C
-		}
+		wake, stop := wakeAt(next, s.now())
 		select {
 		case <-r.Context().Done():
 			return
@@ -113,10 +108,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			sess = s.followSession(sess, st)
 			send = sess != prev
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		stop()
 	}
+}
+
+// wakeAt is a channel that fires at next (never, for a zero next), and
+// what stops its timer.
+func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
+	if next.IsZero() {
+		return nil, func() {}
+	}
+	timer := time.NewTimer(max(next.Sub(now), time.Millisecond))
+	return timer.C, func() { timer.Stop() }
 }
 
 // keepaliveComment sends an SSE comment line: proxies and load balancers
