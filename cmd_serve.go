@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"outlierlab/web"
+	"outlierlab/web/clientaddr"
 )
 
 const defaultAddr = "127.0.0.1:8080"
@@ -43,6 +44,8 @@ type serveConfig struct {
 	// external NATS (URL).
 	bus   web.BusOptions
 	rooms web.RoomLimits
+	// proxies are the proxies whose X-Forwarded-* are believed.
+	proxies clientaddr.Proxies
 	// logFormat is how the log is written: "text" (key=value) or "json".
 	logFormat string
 	// tabs bounds the sessions held at once; tabsPerMinute and
@@ -69,7 +72,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
 	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
 	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
-	fs.BoolVar(&c.rooms.TrustForwarded, "trust-forwarded", false, "take the client address, host and scheme from X-Forwarded-* (behind a load balancer that sets them)")
+	fs.BoolVar(&c.proxies.Peer, "trust-forwarded", false, "believe X-Forwarded-* from any peer: one proxy in front that appends to X-Forwarded-For; the client is its right-most entry")
+	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDRs of the proxies in front (10.0.0.0/8,127.0.0.1): X-Forwarded-* are believed from them, and the client is the right-most X-Forwarded-For entry none of them added")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -105,6 +109,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
 		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
 	}
+	nets, err := clientaddr.Parse(*trusted)
+	if err != nil {
+		return c, fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	c.proxies.Nets = nets
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
 	return c, nil
 }
@@ -186,7 +195,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		debug.SetMemoryLimit(limit)
 	}
 	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs,
-		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute})
+		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies})
 	if err != nil {
 		return err
 	}

@@ -304,6 +304,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
 		{[]string{"-commands-per-minute", "-1"}, "-commands-per-minute: -1 is out of range"},
 		{[]string{"-memory-limit", "-5"}, "-memory-limit: -5 is out of range (allowed 0–1048576 MiB; 0 for none)"},
+		{[]string{"-trusted-proxies", "10.0.0.0/8,nginx"}, `-trusted-proxies: "nginx" is not an address or CIDR prefix`},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
@@ -317,7 +318,11 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil || c.tabs != 300 || c.tabsPerMinute != 60 || c.cmdsPerMinute != 600 || c.memoryMiB != 0 {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
-	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 {
+	c, err = parseServe([]string{"-trusted-proxies", "127.0.0.1, 10.0.0.0/8"}, io.Discard, func(string) string { return "" })
+	if err != nil || len(c.proxies.Nets) != 2 || c.proxies.Nets[1].String() != "10.0.0.0/8" || c.proxies.Peer {
+		t.Errorf("-trusted-proxies: %+v, %v", c.proxies, err)
+	}
+	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {
 		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)
 	}
 	if code := runServe([]string{"-nats-listen", "not-an-address"}, io.Discard, io.Discard); code != 2 {

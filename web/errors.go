@@ -77,7 +77,12 @@ func kindOf(err error, unknown errKind) errKind {
 	var ke *kindError
 	var ie *inputError
 	var fe *envoyconf.FieldError
+	var me *http.MaxBytesError
 	switch {
+	case errors.As(err, &me):
+		// Before the kind a handler gave a body it could not read: a body
+		// cut at its limit (limitBodies) is too large, not malformed.
+		return kindTooLarge
 	case errors.As(err, &ke):
 		return ke.kind
 	case errors.Is(err, errUnknownPreset):

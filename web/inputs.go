@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -237,6 +238,11 @@ func errorText(err error) string {
 			for _, e := range j.Unwrap() {
 				collect(e)
 			}
+			return
+		}
+		if me, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			// One text for a body cut at its limit, wherever it was read.
+			lines = append(lines, bodyTooLarge(me.Limit).Error())
 			return
 		}
 		if fes := envoyconf.FieldErrors(err); len(fes) > 0 {

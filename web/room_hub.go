@@ -25,9 +25,6 @@ type RoomLimits struct {
 	// per client address (defaults 60 and 60: a class behind one NAT joins
 	// at once, a script guessing codes does not get far).
 	JoinsPerMinute, JoinBurst int
-	// TrustForwarded takes the client address from X-Forwarded-For (its
-	// first entry), for replicas behind a load balancer that sets it.
-	TrustForwarded bool
 }
 
 func (l *RoomLimits) defaults() {

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,39 +63,19 @@ func (l *addrLimiter) prune(now time.Time) {
 	}
 }
 
-// clientAddr is the address a request's limits count against: the peer,
-// or with TrustForwarded the first address of X-Forwarded-For (what a load
-// balancer in front of the replicas sets).
-func (set *roomSet) clientAddr(r *http.Request) string {
-	if set.lim.TrustForwarded {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			first, _, _ := strings.Cut(f, ",")
-			return strings.TrimSpace(first)
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr is the address a request's limits count against
+// (clientaddr.Proxies.Client: the peer, or the visitor behind a trusted
+// proxy).
+func (set *roomSet) clientAddr(r *http.Request) string { return set.s.peerAddr(r) }
 
 // secure reports whether the browser reached the lab over https, directly
-// or (TrustForwarded) through a load balancer that says so.
-func (set *roomSet) secure(r *http.Request) bool {
-	return r.TLS != nil || set.lim.TrustForwarded && r.Header.Get("X-Forwarded-Proto") == "https"
-}
+// or through a trusted proxy that says so.
+func (set *roomSet) secure(r *http.Request) bool { return set.s.proxies.Secure(r) }
 
 // origin is the lab's address as the browser sees it, for the join link.
 func (set *roomSet) origin(r *http.Request) string {
-	host := r.Host
-	if set.lim.TrustForwarded {
-		if h := r.Header.Get("X-Forwarded-Host"); h != "" {
-			host = h
-		}
-	}
 	if set.secure(r) {
-		return "https://" + host
+		return "https://" + set.s.proxies.Host(r)
 	}
-	return "http://" + host
+	return "http://" + set.s.proxies.Host(r)
 }

@@ -247,21 +247,8 @@ type questionRequest struct {
 	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
 }
 
-// atS reads qat: seconds, as a JSON number or a string of one.
-func (q questionRequest) atS() (float64, bool) {
-	var v any
-	if json.Unmarshal(q.At, &v) != nil {
-		return 0, false
-	}
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return 0, false
-}
+// questionMoment is the span of qat: a moment of the run, in seconds.
+var questionMoment = numSpan{1, maxQuestionS, "s"}
 
 // newQuestion builds the question q asks about the room's run.
 func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
@@ -276,9 +263,9 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host}
 	switch q.Kind {
 	case "ejected", "out":
-		at, ok := q.atS()
-		if !ok || at <= 0 || at > maxQuestionS {
-			return nil, &inputError{Field: "qat", Msg: fmt.Sprintf("the moment asked about must be given in seconds (allowed 1–%d)", maxQuestionS)}
+		at, err := requestNumberJSON("qat", q.At, questionMoment)
+		if err != nil {
+			return nil, err
 		}
 		rq.AtMs = int64(at * 1000)
 		if q.Kind == "out" {

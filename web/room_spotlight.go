@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -99,9 +98,9 @@ func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
 	sp.Host, sp.Log = q.Get("host"), q.Get("log")
 	for name, p := range map[string]*float64{"from": &sp.From, "to": &sp.To} {
 		if v := q.Get(name); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
+			f, err := requestNumber(name, v, numSpan{0, maxQuestionS, "s"})
 			if err != nil {
-				return sp, &inputError{Field: name, Msg: fmt.Sprintf("%q is not a number of seconds", truncate(v, 20))}
+				return sp, err
 			}
 			*p = f
 		}

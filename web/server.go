@@ -6,6 +6,7 @@ package web
 
 import (
 	"cmp"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"outlierlab/lessons"
+	"outlierlab/web/clientaddr"
 )
 
 // Options configures a Server. Zero values pick the defaults.
@@ -38,6 +40,10 @@ type Options struct {
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
 	Bus   *Bus
 	Rooms RoomLimits
+	// Proxies are the proxies in front whose X-Forwarded-* headers are
+	// believed (none by default): the client address of every limit, and
+	// the scheme and host of a room's join link.
+	Proxies clientaddr.Proxies
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -52,6 +58,7 @@ type Server struct {
 	maxBody  int64
 	rooms    *roomSet // nil without a bus
 	metrics  *labMetrics
+	proxies  clientaddr.Proxies
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -95,6 +102,7 @@ func New(o Options) (*Server, error) {
 		now:      o.Now,
 		log:      o.Log,
 		maxBody:  o.MaxBodyBytes,
+		proxies:  o.Proxies,
 		closing:  make(chan struct{}),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
@@ -108,7 +116,11 @@ func New(o Options) (*Server, error) {
 // Handler is the router. Every route is here, in one place.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler)
+	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler,
+		limitBodies(s.maxBody, map[string]int64{
+			"/lab/import": 3 * maxImportBytes, // a config pasted and uploaded, in a form
+			"/whatif":     maxWhatifBytes,     // an access log
+		}))
 	r.Get("/", s.home)
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
@@ -168,6 +180,37 @@ func sameOrigin() *http.CrossOriginProtection {
 			" must come from a page of this lab (" + truncate(r.Host, 80) + ")\n"))
 	}))
 	return p
+}
+
+// limitBodies bounds every request's body: def, or the larger limit of
+// the few routes that take an upload (by path). A body that says it is
+// larger (Content-Length) is refused before a byte is read; one that does
+// not say is cut at the limit by http.MaxBytesReader, whose error is
+// answered 413 wherever a handler meets it (kindOf). A handler may set a
+// smaller limit of its own; it cannot read past this one.
+func limitBodies(def int64, larger map[string]int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			limit := def
+			if n, ok := larger[r.URL.Path]; ok {
+				limit = n
+			}
+			if r.ContentLength > limit {
+				// The connection is closed after the answer: the rest of
+				// the body is not read to keep it alive.
+				w.Header().Set("Connection", "close")
+				writeError(w, bodyTooLarge(limit), kindTooLarge)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// bodyTooLarge is the one text for a body over its route's limit.
+func bodyTooLarge(limit int64) error {
+	return withKind(kindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
 }
 
 // securityHeaders keeps the offline promise in the browser too: the

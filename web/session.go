@@ -2,7 +2,6 @@ package web
 
 import (
 	"container/list"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -368,18 +367,8 @@ func (st *sessionStore) len() int {
 }
 
 // peerAddr is the address a request's rate limits count against: the
-// rooms' rule (which may trust X-Forwarded-For) when there are rooms, the
-// peer otherwise.
-func (s *Server) peerAddr(r *http.Request) string {
-	if s.rooms != nil {
-		return s.rooms.clientAddr(r)
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// peer, or the visitor behind a trusted proxy (Options.Proxies).
+func (s *Server) peerAddr(r *http.Request) string { return s.proxies.Client(r) }
 
 // SetClientLimits replaces the per-address limits on new tabs and on
 // commands, per minute (the burst is a third of a minute's worth). The

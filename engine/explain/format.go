@@ -14,17 +14,25 @@ import (
 // it keeps the decimals that say so (239.96).
 func Seconds(ms int64) string {
 	if ms < 0 {
-		return "-" + Seconds(-ms)
+		// -ms overflows for MinInt64 (it is MinInt64 again); the magnitude
+		// always fits in a uint64.
+		return "-" + secondsOf(uint64(-(ms+1))+1)
 	}
+	return secondsOf(uint64(ms))
+}
+
+// secondsOf is Seconds of a magnitude; ms ≤ 2⁶³, so rounding up by 50
+// cannot overflow.
+func secondsOf(ms uint64) string {
 	if ms%1000 == 0 {
-		return strconv.FormatInt(ms/1000, 10)
+		return strconv.FormatUint(ms/1000, 10)
 	}
 	if ms < 10000 {
 		return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
 	}
 	// Integer rounding, half away from zero: no binary fraction decides
 	// a tie (20.05 s is 20050 ms, exactly half-way).
-	for _, d := range []int64{100, 10} {
+	for _, d := range []uint64{100, 10} {
 		r := (ms + d/2) / d * d
 		if r%1000 != 0 {
 			return strconv.FormatFloat(float64(r)/1000, 'f', -1, 64)

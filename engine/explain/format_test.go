@@ -1,6 +1,9 @@
 package explain
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestSeconds(t *testing.T) {
 	for _, tc := range []struct {
@@ -30,6 +33,11 @@ func TestSeconds(t *testing.T) {
 		{10001, "10.001"},
 		{10050, "10.1"},
 		{-1500, "-1.5"},
+		// Total over int64 (issue 19: -MinInt64 is MinInt64, and the
+		// recursion on it never ended).
+		{math.MinInt64, "-9223372036854776"},
+		{math.MaxInt64, "9223372036854776"},
+		{math.MinInt64 + 1, "-9223372036854776"},
 	} {
 		if got := Seconds(tc.ms); got != tc.want {
 			t.Errorf("Seconds(%d) = %q, want %q", tc.ms, got, tc.want)

@@ -1,0 +1,138 @@
+package web
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+
+	"outlierlab/web/clientaddr"
+)
+
+// Issue 19, defect 1: a question's moment of NaN once stored MinInt64
+// milliseconds, and the next recording page overflowed the stack of the
+// whole replica. Every non-finite or out-of-range moment is a 422 naming
+// qat; the recording (and the replica) stay up; a spotlight range of NaN
+// is a 422 naming its field, not a 500 from the JSON encoder.
+func TestHostileNumbers(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
+		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
+		if st != 422 || !strings.HasPrefix(body, "qat: ") || !strings.Contains(body, "allowed 1–3600 s") {
+			t.Errorf("qat %s: %d %q, want 422 naming qat and its range", qat, st, body)
+		}
+	}
+	for _, q := range []string{"from=NaN&to=60", "from=0&to=Inf", "from=-Inf&to=1", "from=1e999&to=2", "from=x&to=3"} {
+		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
+		if st != 422 || !(strings.HasPrefix(body, "from: ") || strings.HasPrefix(body, "to: ")) {
+			t.Errorf("spotlight %s: %d %q, want 422 naming the field", q, st, body)
+		}
+	}
+	// A good question still opens, and the recording still renders.
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
+		t.Fatalf("a good question: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
+		t.Errorf("recording after the hostile questions: %d", st)
+	}
+}
+
+// zeroReader is an endless body of zeros, counted as it is read.
+type zeroReader struct{ n int64 }
+
+func (z *zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	z.n += int64(len(p))
+	return len(p), nil
+}
+
+// Issue 19, defect 2: the recording's commands read the whole body
+// (a gigabyte took a replica from 382 MB to 1 GB). Every route takes a
+// bounded body: told with Content-Length, it is refused before a byte is
+// read; sent chunked, it is cut at the limit. Either way a 413 that names
+// the body, and the server's heap does not grow by the upload.
+func TestHostileBodies(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	routes := []string{
+		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
+		"/r/" + code + "/spotlight", "/rooms", "/lab/cmd/set", "/lab/lint", "/lab/import", "/whatif",
+	}
+	const gig = 1 << 30
+	for _, path := range routes {
+		for _, chunked := range []bool{false, true} {
+			z := &zeroReader{}
+			var body io.Reader = io.LimitReader(z, gig)
+			if path == "/whatif" {
+				body = io.MultiReader(strings.NewReader("--x\r\nContent-Disposition: form-data; name=\"log_text\"\r\n\r\n"), body)
+			}
+			req, _ := http.NewRequest("POST", l.ts.URL+path, body)
+			if !chunked {
+				req.ContentLength = gig
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if path == "/whatif" {
+				req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+			}
+			req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				// The server may close the connection while the client is
+				// still sending: the client sees a broken pipe. What was
+				// sent must still be bounded.
+				if z.n >= 64<<20 {
+					t.Errorf("%s (chunked %v): %v after %d bytes sent", path, chunked, err, z.n)
+				}
+				continue
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 413 || !strings.Contains(string(b), "larger than") {
+				t.Errorf("%s (chunked %v): %d %q, want 413 saying it is larger than the limit", path, chunked, res.StatusCode, truncate(string(b), 200))
+			}
+		}
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapInuse > 400<<20 {
+		t.Errorf("heap in use %d MiB after the uploads", m.HeapInuse>>20)
+	}
+}
+
+// Issue 19, defect 6: behind a proxy that appends to X-Forwarded-For, a
+// visitor who writes the header themselves must not choose the address
+// their limits count against. 200 code guesses through "nginx" with a new
+// forged first entry each: the join limit (60) still stops them.
+func TestHostileForwardedFor(t *testing.T) {
+	bus, err := StartBus(BusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	s, err := New(Options{Log: slog.New(slog.DiscardHandler), Bus: bus, Proxies: clientaddr.Proxies{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	limited := 0
+	for i := range 200 {
+		r := httptest.NewRequest("GET", fmt.Sprintf("/r/ZZZZ%02d", i%100), nil)
+		r.RemoteAddr = "127.0.0.1:40000" // the proxy
+		// What nginx's $proxy_add_x_forwarded_for makes of a forged header.
+		r.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.1, 198.51.100.7", i/256, i%256))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited != 140 {
+		t.Errorf("%d of 200 forged guesses limited, want 140 (60 a minute pass)", limited)
+	}
+}

@@ -1,0 +1,60 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// numSpan is the range a number from a request may take, with its unit for
+// the error text: {0, 300, "s"} reads "allowed 0–300 s".
+type numSpan struct {
+	lo, hi float64
+	unit   string
+}
+
+func (sp numSpan) String() string {
+	s := fmtNum(sp.lo) + "–" + fmtNum(sp.hi)
+	if sp.unit != "" {
+		s += " " + sp.unit
+	}
+	return s
+}
+
+// requestNumber reads a number a request carries for field (a query value,
+// a form field, a string signal) and checks it against sp. It is the one
+// parser for numbers from outside that are not a control's: strconv
+// accepts "NaN", "Inf" and "1e999" (as +Inf), and NaN fails every
+// comparison, so a range check alone lets it through — and a NaN turned
+// into milliseconds is MinInt64. Refusing NaN and ±Inf here, and keeping
+// every value inside a finite numSpan, means a later integer conversion
+// cannot overflow.
+func requestNumber(field, text string, sp numSpan) (float64, error) {
+	text = strings.TrimSpace(text)
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, &inputError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s)", truncate(text, 20), sp)}
+	}
+	if f < sp.lo || f > sp.hi {
+		return 0, &inputError{Field: field, Msg: fmt.Sprintf("%s is out of range (allowed %s)", msgNum(f), sp)}
+	}
+	return f, nil
+}
+
+// requestNumberJSON reads a JSON number, or a string holding one (a page's
+// input sends "60"), as requestNumber does.
+func requestNumberJSON(field string, raw json.RawMessage, sp numSpan) (float64, error) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return 0, &inputError{Field: field, Msg: fmt.Sprintf("is missing or not a number (allowed %s)", sp)}
+	}
+	switch x := v.(type) {
+	case float64:
+		return requestNumber(field, strconv.FormatFloat(x, 'g', -1, 64), sp)
+	case string:
+		return requestNumber(field, x, sp)
+	}
+	return 0, &inputError{Field: field, Msg: fmt.Sprintf("%s is not a number (allowed %s)", truncate(compactJSON(raw), 20), sp)}
+}
