@@ -113,7 +113,7 @@ func tooMany(w http.ResponseWriter, what string) {
 // that no stream would show.
 func tellReload(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(w, r)
-	_ = sse.ExecuteScript("window.outlierlabReload && window.outlierlabReload()")
+	_ = runExpression(sse, "window.outlierlabReload && window.outlierlabReload()")
 }
 
 // session finds the tab's session, or rebuilds it from the signals the

@@ -53,7 +53,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp import
 	if patchTempl(sse, templates.ImportResult(res)) != nil || len(res.Problems) > 0 {
 		return
 	}
-	_ = sse.ExecuteScript("document.getElementById('btn-import-apply').click()")
+	_ = runExpression(sse, "document.getElementById('btn-import-apply').click()")
 }
 
 func patchTempl(sse *datastar.ServerSentEventGenerator, c templ.Component) error {

@@ -37,6 +37,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Lab.View = mode
+	allowTabScripts(w, v.Lab.Tab)
 	s.render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
 }
 

@@ -76,6 +76,7 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		lab, err = s.labView(link)
 		if err == nil {
 			lab.View = mode
+			allowTabScripts(w, lab.Tab)
 			s.render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab), false))
 			return
 		}

@@ -90,7 +90,9 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	present := "/r/" + code + "/present"
 	switch {
 	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
-		_ = datastar.NewSSE(w, r).Redirect(present)
+		// Not sse.Redirect: that is an inline script without a nonce, which
+		// the page's policy refuses (csp.go).
+		_ = runExpression(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -289,52 +291,53 @@ func (set *roomSet) full(code string) bool {
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
 func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
-	page, err := s.roomPage(r, code, st, role)
+	page, tab, err := s.roomPage(r, code, st, role)
 	if err != nil {
 		s.log.Error("room: page", "room", code, "err", err)
 		httpError(w, http.StatusInternalServerError, "cannot show the room: "+errorText(err))
 		return
 	}
+	allowTabScripts(w, tab)
 	s.render(w, r, http.StatusOK, page)
 }
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
 // the room's signals, and the room's strip (or the projector's frame).
-func (s *Server) roomPage(r *http.Request, code string, st *roomState, role string) (templ.Component, error) {
+func (s *Server) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
 	in, d, err := s.roomInputs(st)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if d != nil {
 		v, err := s.lessonView(d)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role)
 		if role == "projector" {
 			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
-			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), nil
+			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), v.Lab.Tab, nil
 		}
-		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), nil
+		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), v.Lab.Tab, nil
 	}
 	run, err := s.runs.get(in)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	lab, err := s.labView(labLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: cursorMs(run, roomCursor(st, in, run, s.now()))})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	lab.Signals = withRoomSignals(lab.Signals, code, role)
 	lab.Link = false // the address is the room's, not a permalink
 	l := s.layout("Workshop "+code, "lab", true)
 	if role == "projector" {
 		lab.View = view.Projector
-		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), nil
+		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
 	}
-	return withStrip(templates.LabPage(l, lab), templates.RoomBarStrip(bar)), nil
+	return withStrip(templates.LabPage(l, lab), templates.RoomBarStrip(bar)), lab.Tab, nil
 }
 
 // roomCursor is the room's cursor now (playback is arithmetic).

@@ -197,6 +197,11 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Lab, v.Lesson = lab.lab, lab.lesson
+		if lab.lab != nil {
+			allowTabScripts(w, lab.lab.Tab)
+		} else {
+			allowTabScripts(w, lab.lesson.Lab.Tab)
+		}
 	}
 	s.render(w, r, http.StatusOK, templates.RecordingPage(v))
 }

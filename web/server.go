@@ -213,15 +213,10 @@ func bodyTooLarge(limit int64) error {
 	return withKind(kindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
 }
 
-// securityHeaders keeps the offline promise in the browser too: the
-// content security policy lets a page load and connect only to its own
-// origin. Datastar evaluates its expressions with Function and runs the
-// scripts the stream sends inline, hence unsafe-eval and unsafe-inline
-// for scripts; ECharts sets inline styles.
+// securityHeaders sets the policy of a page without a tab
+// (contentSecurityPolicy); a tab's page replaces it with its nonce's.
 func securityHeaders(next http.Handler) http.Handler {
-	const csp = "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; " +
-		"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
-		"font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+	csp := contentSecurityPolicy("")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)

@@ -55,7 +55,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(cw, r)
 	defer s.streamOpened(r, sess.tab)()
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), tab: sess.tab}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -170,6 +170,7 @@ const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
+	tab            string // its scripts carry the tab's nonce (csp.go)
 	gen, inputsGen uint64
 	cursor         int
 	runKey         string // the key of the run drawn last
@@ -402,7 +403,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	}
 	js := replaceURL(u)
 	st.bytes += len(js)
-	if err := sse.ExecuteScript(js); err != nil {
+	if err := tabScript(sse, st.tab, js); err != nil {
 		return err
 	}
 	st.url = u
@@ -438,5 +439,5 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 		return err
 	}
 	st.bytes += len(js)
-	return sse.ExecuteScript(js)
+	return tabScript(sse, st.tab, js)
 }

@@ -1,0 +1,131 @@
+package web
+
+import (
+	"bytes"
+
+	"github.com/chromedp/chromedp"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// htmlInjector stands for an escaping bug: it writes an inline script and
+// an onerror handler into every HTML page the lab serves (streams pass
+// through untouched).
+type htmlInjector struct {
+	http.ResponseWriter
+	buf    bytes.Buffer
+	html   bool
+	status int
+}
+
+const injected = `<script>window.__pwned = 'inline script'</script><img src="/no-such-image" onerror="window.__pwned2 = 'onerror'">`
+
+func (h *htmlInjector) WriteHeader(code int) {
+	h.status = code
+	h.html = strings.HasPrefix(h.Header().Get("Content-Type"), "text/html")
+	if !h.html {
+		h.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (h *htmlInjector) Write(p []byte) (int, error) {
+	if h.status == 0 {
+		h.WriteHeader(http.StatusOK)
+	}
+	if h.html {
+		return h.buf.Write(p)
+	}
+	return h.ResponseWriter.Write(p)
+}
+
+func (h *htmlInjector) Flush() {
+	if f, ok := h.ResponseWriter.(http.Flusher); ok && !h.html {
+		f.Flush()
+	}
+}
+
+func (h *htmlInjector) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func (h *htmlInjector) finish() {
+	if !h.html {
+		return
+	}
+	page := strings.Replace(h.buf.String(), "<body>", "<body>"+injected, 1)
+	h.Header().Del("Content-Length")
+	h.ResponseWriter.WriteHeader(h.status)
+	_, _ = h.ResponseWriter.Write([]byte(page))
+}
+
+func injectHTML(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iw := &htmlInjector{ResponseWriter: w}
+		next.ServeHTTP(iw, r)
+		iw.finish()
+	})
+}
+
+// Issue 19, defect 10: the policy once allowed 'unsafe-inline' scripts, so
+// escaping was the only defence. With markup injected into every page, no
+// injected script or handler runs, and every page still works: the charts
+// (drawn by the nonce-carrying scripts of the tab's stream) fill on the
+// lab, a lesson, a room's attendee and instructor pages and the recording
+// player; the pages without a lab render their forms.
+func TestBrowserCSPInjection(t *testing.T) {
+	skipWithoutChromium(t)
+	bus, err := StartBus(BusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	s, err := New(Options{Bus: bus, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(injectHTML(s.Handler()))
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	l := &roomLab{s: s, ts: ts, bus: bus}
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	if st, body := roomCall(t, "POST", ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, ""); st != 201 {
+		t.Fatalf("question: %d %s", st, body)
+	}
+	b := roomLaptops(t, ts.URL, 1)[0]
+	charts := `(() => { const el = document.getElementById('chart-sr');
+		const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`
+	clean := func(path string) {
+		t.Helper()
+		if !strings.Contains(b.eval(`document.body.innerHTML`), "__pwned") {
+			t.Fatalf("%s: the injection is not in the page", path)
+		}
+		// The broken image's error has fired (or been refused) once the
+		// image is complete.
+		b.poll(path+": the image settled", `document.querySelector('img[src="/no-such-image"]').complete`)
+		if got := b.eval(`JSON.stringify([window.__pwned || null, window.__pwned2 || null])`); got != "[null,null]" {
+			t.Errorf("%s: injected code ran: %s", path, got)
+		}
+	}
+	for _, p := range []struct{ path, works string }{
+		{"/", `!!document.querySelector('.course-list a')`},
+		{"/lab", charts},
+		{"/lessons/cap", charts},
+		{"/whatif", `!!document.querySelector('form textarea, form input[type=file]')`},
+		{"/r/" + code, charts},
+		{"/r/" + code + "/recording", charts},
+	} {
+		b.step("open "+p.path, chromedp.Navigate(ts.URL+p.path))
+		b.poll(p.path+" working", p.works)
+		clean(p.path)
+	}
+	// A workshop started from the lab's button: the form posts /rooms and
+	// the instructor's page draws its charts.
+	b.step("open the lab", chromedp.Navigate(ts.URL+"/lab"))
+	b.poll("the lab's charts", charts)
+	b.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	b.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")))
+	b.poll("the instructor page", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname) && `+charts)
+	clean("the instructor page")
+	b.checkOffline()
+}
