@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -134,5 +135,79 @@ func TestHostileForwardedFor(t *testing.T) {
 	}
 	if limited != 140 {
 		t.Errorf("%d of 200 forged guesses limited, want 140 (60 a minute pass)", limited)
+	}
+}
+
+// Issue 19, defect 9: HEAD is answered as GET (a stream's HEAD does not
+// become a stream that never ends); a 405 names the methods allowed; a
+// lesson page refuses a parameter it does not take, as the lab does; the
+// log never holds a tab id (the tab's bearer token); -max-tabs bounds
+// open streams too.
+func TestHostileSmall(t *testing.T) {
+	logs := &syncBuffer{}
+	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxSessions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	do := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"HEAD", "/", 200, ""},
+		{"HEAD", "/lab", 200, ""},
+		{"HEAD", "/lessons/cap", 200, ""},
+		{"HEAD", "/healthz", 200, ""},
+		{"HEAD", "/lab/stream?datastar=" + url.QueryEscape(`{"tab":"head-tab-000000000001"}`), 200, ""},
+		{"OPTIONS", "/", 405, "GET, HEAD"},
+		{"DELETE", "/lab", 405, "GET, HEAD"},
+		{"GET", "/lab/cmd/play", 405, "POST"},
+		{"PUT", "/whatif", 405, "GET, HEAD, POST"},
+	} {
+		res, body := do(tc.method, tc.path)
+		if res.StatusCode != tc.status || res.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d Allow %q, want %d Allow %q (%s)", tc.method, tc.path, res.StatusCode, res.Header.Get("Allow"), tc.status, tc.allow, truncate(body, 100))
+		}
+		if tc.method == "HEAD" && body != "" {
+			t.Errorf("HEAD %s has a body", tc.path)
+		}
+	}
+	if res, body := do("GET", "/lessons/cap?anything=1&view=projector"); res.StatusCode != 400 || !strings.Contains(body, "anything: is not a parameter of a lesson page (allowed view)") {
+		t.Errorf("a lesson page's unknown parameter: %d %s", res.StatusCode, truncate(body, 300))
+	}
+	if res, _ := do("GET", "/lessons/cap?view=projector"); res.StatusCode != 200 {
+		t.Errorf("a lesson page's projector view: %d", res.StatusCode)
+	}
+
+	// Two streams fill a server of two tabs; a third is refused, named.
+	tabs := []string{"max-tabs-tab-0000000001", "max-tabs-tab-0000000002"}
+	for _, tab := range tabs {
+		waitFor(t, openStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", charted)
+	}
+	res, body := do("GET", "/lab/stream?datastar="+url.QueryEscape(`{"tab":"max-tabs-tab-0000000003"}`))
+	if res.StatusCode != 503 || !strings.Contains(body, "-max-tabs") {
+		t.Errorf("a third stream on a server of two tabs: %d %s", res.StatusCode, body)
+	}
+	for _, tab := range tabs {
+		if strings.Contains(logs.String(), tab) {
+			t.Errorf("the log holds the tab id %s", tab)
+		}
+	}
+	if !strings.Contains(logs.String(), "stream open") || !strings.Contains(logs.String(), "tab="+tabRef(tabs[0])) {
+		t.Errorf("the log does not name the stream's tab by its hash")
 	}
 }

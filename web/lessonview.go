@@ -26,7 +26,10 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		s.notFoundPage(w, r, "There is no lesson "+quoteShort(id)+".")
 		return
 	}
-	mode, _, err := splitView(r.URL.RawQuery)
+	mode, rest, err := splitView(r.URL.RawQuery)
+	if err == nil {
+		err = onlyParams(rest, "a lesson page", "view")
+	}
 	if err != nil {
 		s.badRequestPage(w, r, http.StatusBadRequest, r.URL.Path, errorText(err))
 		return

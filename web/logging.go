@@ -1,6 +1,8 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
@@ -49,10 +51,19 @@ func (s *Server) observe(next http.Handler) http.Handler {
 func (s *Server) streamOpened(r *http.Request, tab string) func() {
 	start := time.Now()
 	metricStreams.Inc()
-	s.log.Info("stream open", "tab", tab, "path", r.URL.Path)
+	// The tab id is the tab's bearer token: the log names a hash of it,
+	// enough to pair an open with its close.
+	ref := tabRef(tab)
+	s.log.Info("stream open", "tab", ref, "path", r.URL.Path)
 	return func() {
 		metricStreams.Dec()
 		s.metrics.forget(tab)
-		s.log.Info("stream close", "tab", tab, "duration", time.Since(start))
+		s.log.Info("stream close", "tab", ref, "duration", time.Since(start))
 	}
+}
+
+// tabRef is how the log names a tab: 8 hex digits of a hash of its id.
+func tabRef(tab string) string {
+	sum := sha256.Sum256([]byte(tab))
+	return hex.EncodeToString(sum[:4])
 }

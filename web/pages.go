@@ -1,9 +1,12 @@
 package web
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -110,6 +113,23 @@ func splitView(raw string) (mode, rest string, err error) {
 		err = &inputError{Field: "view", Msg: fmt.Sprintf("%q is not a view (allowed %s)", truncate(vs[0], 40), view.Projector)}
 	}
 	return vs[0], q.Encode(), err
+}
+
+// onlyParams is the one rule for a page's query: a parameter the page does
+// not take is refused, named, never silently dropped (a link that seems to
+// set something must not be believed to).
+func onlyParams(rawQuery, page string, allowed ...string) error {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return withKind(kindMalformed, &inputError{Msg: "the query is not valid: " + err.Error()})
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if !slices.Contains(allowed, k) {
+			errs = append(errs, &inputError{Field: truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (allowed %s)", page, strings.Join(allowed, ", "))})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // linkErrorKind is what a lab address that fails is: a bad value in it

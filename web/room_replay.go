@@ -567,6 +567,15 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
 func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead { // a stream's headers, not a stream that never ends
+		w.Header().Set("Content-Type", "text/event-stream")
+		return
+	}
+	release, ok := s.streamSlot(w)
+	if !ok {
+		return
+	}
+	defer release()
 	code, ok := s.recordingRoom(w, r)
 	if !ok {
 		return

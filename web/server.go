@@ -10,7 +10,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -59,6 +62,8 @@ type Server struct {
 	rooms    *roomSet // nil without a bus
 	metrics  *labMetrics
 	proxies  clientaddr.Proxies
+	// openStreams counts the streams open, bounded by the sessions' max.
+	openStreams atomic.Int64
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -120,7 +125,9 @@ func (s *Server) Handler() http.Handler {
 		limitBodies(s.maxBody, map[string]int64{
 			"/lab/import": 3 * maxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     maxWhatifBytes,     // an access log
-		}))
+		}),
+		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
+		middleware.GetHead)
 	r.Get("/", s.home)
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
@@ -139,10 +146,24 @@ func (s *Server) Handler() http.Handler {
 	s.roomRoutes(r)
 	r.Handle("/static/*", s.assets)
 	r.NotFound(s.notFound)
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, r.Method+" is not allowed on "+r.URL.Path, http.StatusMethodNotAllowed)
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
+		allow := allowedMethods(r, req.URL.Path)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		httpError(w, http.StatusMethodNotAllowed, truncate(req.Method, 20)+" is not allowed on "+truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
 	})
 	return r
+}
+
+// allowedMethods are the methods r routes for path (HEAD wherever GET is).
+func allowedMethods(r chi.Routes, path string) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if r.Match(chi.NewRouteContext(), m, path) || m == http.MethodHead && slices.Contains(out, http.MethodGet) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Shutdown ends every open stream. Call it when the http.Server starts

@@ -29,6 +29,15 @@ const streamCheck = 10 * time.Second
 // stream handles GET /lab/stream. The tab's signals come in the query
 // (Datastar's @get sends them as ?datastar=…).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead { // a stream's headers, not a stream that never ends
+		w.Header().Set("Content-Type", "text/event-stream")
+		return
+	}
+	release, ok := s.streamSlot(w)
+	if !ok {
+		return
+	}
+	defer release()
 	var sig tabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
 		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
@@ -120,6 +129,20 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 	}
 	timer := time.NewTimer(max(next.Sub(now), time.Millisecond))
 	return timer.C, func() { timer.Stop() }
+}
+
+// streamSlot takes one of the server's stream slots, or answers 503: a
+// tab with an open stream is never dropped (sessionStore.evict), so
+// -max-tabs bounds the open streams here, else it would bound only the
+// idle tabs.
+func (s *Server) streamSlot(w http.ResponseWriter) (release func(), ok bool) {
+	if s.openStreams.Add(1) > int64(s.sessions.max) {
+		s.openStreams.Add(-1)
+		w.Header().Set("Retry-After", "30")
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d tabs are open on this server (its -max-tabs); try again in a minute", s.sessions.max))
+		return nil, false
+	}
+	return func() { s.openStreams.Add(-1) }, true
 }
 
 // keepaliveComment sends an SSE comment line: proxies and load balancers

@@ -107,13 +107,30 @@ func caveats(s *Summary, hosts int) []string {
 		out = append(out, "The log has no %UPSTREAM_REQUEST_ATTEMPT_COUNT%: a retried request's earlier attempts cannot be seen or counted; each line is replayed as one attempt.")
 	}
 	if s.DroppedWhileEjected > 0 {
-		out = append(out, fmt.Sprintf("%d lines were on hosts this config had ejected (outside panic): Envoy would have sent those requests to other hosts, with outcomes the log cannot show, so they are left out.", s.DroppedWhileEjected))
+		out = append(out, fmt.Sprintf("%s on hosts this config had ejected (outside panic): Envoy would have sent those requests to other hosts, with outcomes the log cannot show, so they are left out.", linesWere(s.DroppedWhileEjected, "were", "was")))
 	}
 	if s.NotReported > 0 {
-		out = append(out, fmt.Sprintf("%d lines reached no upstream host or were refused before one (UH, UO, a local reply, or no response): Envoy reports nothing to outlier detection for them.", s.NotReported))
+		out = append(out, fmt.Sprintf("%s no upstream host or were refused before one (UH, UO, a local reply, or no response): Envoy reports nothing to outlier detection for them.", linesWere(s.NotReported, "reached", "reached")))
 	}
 	if s.Unparsed > 0 {
-		out = append(out, fmt.Sprintf("%d lines did not parse and are not replayed.", s.Unparsed))
+		out = append(out, fmt.Sprintf("%s not parse and %s not replayed.", linesWere(s.Unparsed, "did", "did"), map[bool]string{true: "is", false: "are"}[s.Unparsed == 1]))
 	}
 	return append(out, "Client requests and failures in the frames are the log's own: what happened under the config that ran, not what this one would have changed.")
+}
+
+// linesWere counts lines with the verb that follows: "1 line was",
+// "3 lines were".
+func linesWere(n int, many, one string) string {
+	if n == 1 {
+		return nLines(n) + " " + one
+	}
+	return nLines(n) + " " + many
+}
+
+// nLines is "1 line" or "n lines".
+func nLines(n int) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
 }

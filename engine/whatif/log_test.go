@@ -151,3 +151,15 @@ func TestClusterSelection(t *testing.T) {
 		t.Errorf("unknown cluster: %v", err)
 	}
 }
+
+// Counts of lines read as English: "1 lines did not parse" was issue 19's.
+func TestLinesWere(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 lines were"}, {1, "1 line was"}, {2, "2 lines were"}} {
+		if got := linesWere(tc.n, "were", "was"); got != tc.want {
+			t.Errorf("linesWere(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func Run(log *Log, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("the log has no request to replay (%d lines, %d did not parse)", log.Lines, log.Unparsed)
+		return nil, fmt.Errorf("the log has no request to replay (%s, %d did not parse)", nLines(log.Lines), log.Unparsed)
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Answer.Before(entries[j].Answer) })
 	start := entries[0].Start
