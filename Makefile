@@ -10,7 +10,7 @@ ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
 # The stamp is embedded first: a build without assets fails naming it.
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
-.PHONY: run test assets build bench templ conformance golden clean loadtest
+.PHONY: run test assets build bench templ conformance golden clean loadtest fuzz
 
 run: assets
 	$(GO) run . serve $(ARGS)
@@ -20,8 +20,19 @@ run: assets
 test: assets
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
-	$(GO) test $$($(GO) list ./... | grep -v '/web')
-	$(GO) test -race ./web/...
+	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
+	$(GO) test -race -timeout 30m ./web/...
+	$(MAKE) --no-print-directory fuzz
+
+# Each route family's fuzz target (web/fuzz_test.go) for FUZZTIME: any 5xx,
+# panic or hang fails. Go fuzzes one target per run.
+FUZZTIME ?= 3s
+FUZZ_TARGETS := FuzzLabCommand FuzzLabStream FuzzLabPages FuzzRoomAPI FuzzImport FuzzWhatif FuzzCompare FuzzSweep
+fuzz: assets
+	@for f in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$f for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -timeout 30m ./web/ || exit 1; \
+	done
 
 build: assets
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o outlierlab .

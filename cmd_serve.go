@@ -50,7 +50,7 @@ type serveConfig struct {
 	logFormat string
 	// tabs bounds the sessions held at once; tabsPerMinute and
 	// cmdsPerMinute are the per-address limits (web.Options).
-	tabs, tabsPerMinute, cmdsPerMinute int
+	tabs, streams, tabsPerMinute, cmdsPerMinute int
 	// memoryMiB is the soft memory limit set for the Go runtime (0: none);
 	// $GOMEMLIMIT, when set, wins.
 	memoryMiB int
@@ -68,7 +68,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
-	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once; an open stream's tab is never dropped")
+	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
+	fs.IntVar(&c.streams, "max-streams", 4000, "streams (open tabs, attendees, players) this replica serves at once; past it a new one is 503")
 	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
 	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
 	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
@@ -101,7 +102,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 		name string
 		v    int
 	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
-		{"max-tabs", c.tabs}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute}} {
+		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute}} {
 		if l.v < 1 || l.v > 1_000_000 {
 			return c, fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
 		}
@@ -194,7 +195,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if limit := memoryLimit(cfg.memoryMiB, os.Getenv); limit > 0 {
 		debug.SetMemoryLimit(limit)
 	}
-	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs,
+	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,
 		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies})
 	if err != nil {
 		return err

@@ -141,11 +141,11 @@ func TestHostileForwardedFor(t *testing.T) {
 // Issue 19, defect 9: HEAD is answered as GET (a stream's HEAD does not
 // become a stream that never ends); a 405 names the methods allowed; a
 // lesson page refuses a parameter it does not take, as the lab does; the
-// log never holds a tab id (the tab's bearer token); -max-tabs bounds
-// open streams too.
+// log never holds a tab id (the tab's bearer token); -max-streams bounds
+// open streams (-max-tabs bounds only the tabs without one).
 func TestHostileSmall(t *testing.T) {
 	logs := &syncBuffer{}
-	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxSessions: 2})
+	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxStreams: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,13 +193,13 @@ func TestHostileSmall(t *testing.T) {
 		t.Errorf("a lesson page's projector view: %d", res.StatusCode)
 	}
 
-	// Two streams fill a server of two tabs; a third is refused, named.
+	// Two streams fill a server of two streams; a third is refused, named.
 	tabs := []string{"max-tabs-tab-0000000001", "max-tabs-tab-0000000002"}
 	for _, tab := range tabs {
 		waitFor(t, openStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", charted)
 	}
 	res, body := do("GET", "/lab/stream?datastar="+url.QueryEscape(`{"tab":"max-tabs-tab-0000000003"}`))
-	if res.StatusCode != 503 || !strings.Contains(body, "-max-tabs") {
+	if res.StatusCode != 503 || !strings.Contains(body, "-max-streams") {
 		t.Errorf("a third stream on a server of two tabs: %d %s", res.StatusCode, body)
 	}
 	for _, tab := range tabs {

@@ -357,7 +357,7 @@ func TestRoomCreateFromTab(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	c := res.Cookies()
-	if res.Header.Get("Content-Type") != "text/event-stream" || len(c) != 1 || !strings.Contains(string(b), `window.location.href = "/r/`+strings.TrimPrefix(c[0].Name, "olab_key_")+`/present"`) {
+	if res.Header.Get("Content-Type") != "text/event-stream" || len(c) != 1 || !strings.Contains(string(b), `data-init="window.location.assign(&#39;/r/`+strings.TrimPrefix(c[0].Name, "olab_key_")+`/present&#39;)`) {
 		t.Fatalf("answer: %s %v\n%s", res.Header.Get("Content-Type"), c, b)
 	}
 	rec, _, err := l.s.rooms.lookup(t.Context(), strings.TrimPrefix(c[0].Name, "olab_key_"))

@@ -28,6 +28,10 @@ type Options struct {
 	// MaxSessions bounds the tabs held at once (default 2000); SessionIdle
 	// is how long an unused tab's session is kept (default 30 min).
 	MaxSessions int
+	// MaxStreams bounds the streams open at once (default 4000; past it a
+	// new stream is a 503): a tab with an open stream is never dropped, so
+	// MaxSessions alone bounds only the tabs without one.
+	MaxStreams  int
 	SessionIdle time.Duration
 	// TabsPerMinute and CommandsPerMinute are the per-address limits on
 	// new tabs and on commands (defaults 600 and 6000; a classroom behind
@@ -62,8 +66,9 @@ type Server struct {
 	rooms    *roomSet // nil without a bus
 	metrics  *labMetrics
 	proxies  clientaddr.Proxies
-	// openStreams counts the streams open, bounded by the sessions' max.
+	// openStreams counts the streams open, at most maxStreams.
 	openStreams atomic.Int64
+	maxStreams  int64
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -79,6 +84,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 2000
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 4000
 	}
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = 30 * time.Minute
@@ -100,15 +108,16 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		assets:   a,
-		lessons:  book,
-		runs:     newRunCache(64),
-		sessions: newSessionStore(o.MaxSessions, o.SessionIdle),
-		now:      o.Now,
-		log:      o.Log,
-		maxBody:  o.MaxBodyBytes,
-		proxies:  o.Proxies,
-		closing:  make(chan struct{}),
+		assets:     a,
+		lessons:    book,
+		runs:       newRunCache(64),
+		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
+		now:        o.Now,
+		log:        o.Log,
+		maxBody:    o.MaxBodyBytes,
+		proxies:    o.Proxies,
+		maxStreams: int64(o.MaxStreams),
+		closing:    make(chan struct{}),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
@@ -205,18 +214,20 @@ func sameOrigin() *http.CrossOriginProtection {
 
 // limitBodies bounds every request's body: def, or the larger limit of
 // the few routes that take an upload (by path). A body that says it is
-// larger (Content-Length) is refused before a byte is read; one that does
-// not say is cut at the limit by http.MaxBytesReader, whose error is
-// answered 413 wherever a handler meets it (kindOf). A handler may set a
-// smaller limit of its own; it cannot read past this one.
-func limitBodies(def int64, larger map[string]int64) func(http.Handler) http.Handler {
+// larger than def (Content-Length) is refused before a byte is read; one
+// that does not say is cut at the limit by http.MaxBytesReader, whose error
+// is answered 413 wherever a handler meets it (kindOf). An upload route
+// answers its own too-large body (its page names the field), so it is only
+// cut, never refused here. A handler may set a smaller limit of its own; it
+// cannot read past this one.
+func limitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			limit := def
-			if n, ok := larger[r.URL.Path]; ok {
-				limit = n
+			limit, upload := uploads[r.URL.Path]
+			if !upload {
+				limit = def
 			}
-			if r.ContentLength > limit {
+			if r.ContentLength > limit && !upload {
 				// The connection is closed after the answer: the rest of
 				// the body is not read to keep it alive.
 				w.Header().Set("Connection", "close")

@@ -133,13 +133,13 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 
 // streamSlot takes one of the server's stream slots, or answers 503: a
 // tab with an open stream is never dropped (sessionStore.evict), so
-// -max-tabs bounds the open streams here, else it would bound only the
-// idle tabs.
+// -max-tabs bounds only the tabs without one, and the streams need a bound
+// of their own (-max-streams), else each costs memory without end.
 func (s *Server) streamSlot(w http.ResponseWriter) (release func(), ok bool) {
-	if s.openStreams.Add(1) > int64(s.sessions.max) {
+	if s.openStreams.Add(1) > s.maxStreams {
 		s.openStreams.Add(-1)
 		w.Header().Set("Retry-After", "30")
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d tabs are open on this server (its -max-tabs); try again in a minute", s.sessions.max))
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams))
 		return nil, false
 	}
 	return func() { s.openStreams.Add(-1) }, true

@@ -287,7 +287,7 @@ func TestWhatifErrors(t *testing.T) {
 	}{
 		{"no log", nil, nil, 400, "log: is empty (upload an access log, or paste its lines)"},
 		{"a bad config", map[string]string{"config": "outlier_detection: {max_ejection_percent: 101}"}, []byte(line), 400, "config: max_ejection_percent: 101 is out of range (allowed 0–100)"},
-		{"nothing parses", nil, []byte("garbage\n"), 400, "log: the log has no request to replay (1 lines, 1 did not parse)"},
+		{"nothing parses", nil, []byte("garbage\n"), 400, "log: the log has no request to replay (1 line, 1 did not parse)"},
 		{"a day long", nil, []byte(line + later), 400, "log: it spans 24h0m0s, 8641 intervals of 10 s (allowed up to 3600 intervals"},
 		{"a bad seed", map[string]string{"seed": "x"}, []byte(line), 400, `seed: "x" is not a seed (allowed a whole number from 1)`},
 		{"too large", nil, bytes.Repeat([]byte(line), maxWhatifBytes/len(line)+10), 413, "log: the upload is larger than 4 MiB"},
