@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -286,4 +288,38 @@ func FuzzCommand(f *testing.F) {
 			t.Fatalf("%s %q: status %d: %s", verb, body, w.Code, w.Body.String())
 		}
 	})
+}
+
+// Pages are compressed when the browser asks (a lab page is ~70 KB of
+// HTML, ~13 KB gzipped), and the icon is served where browsers look for
+// it (a 404 there was a console error in every tab).
+func TestPagesCompressedAndIcon(t *testing.T) {
+	_, ts := startTestServer(t)
+	for _, path := range []string{"/", "/lab", "/lessons/cap", "/whatif"} {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if res.Header.Get("Content-Encoding") != "gzip" || err != nil {
+			t.Fatalf("%s: Content-Encoding %q, %v", path, res.Header.Get("Content-Encoding"), err)
+		}
+		page, err := io.ReadAll(zr)
+		if err != nil || !bytes.Contains(page, []byte("</html>")) || len(raw) >= len(page) {
+			t.Errorf("%s: %d bytes gzipped of %d (%v)", path, len(raw), len(page), err)
+		}
+	}
+	res, err := http.Get(ts.URL + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("/favicon.ico: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
 }

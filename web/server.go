@@ -154,6 +154,7 @@ func (s *Server) Handler() http.Handler {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	s.roomRoutes(r)
 	r.Handle("/static/*", s.assets)
+	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
@@ -162,6 +163,13 @@ func (s *Server) Handler() http.Handler {
 		httpError(w, http.StatusMethodNotAllowed, truncate(req.Method, 20)+" is not allowed on "+truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
 	})
 	return r
+}
+
+// favicon serves the lab's icon where browsers look for it by default.
+func (s *Server) favicon(w http.ResponseWriter, r *http.Request) {
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/static/favicon.svg"
+	s.assets.ServeHTTP(w, r2)
 }
 
 // allowedMethods are the methods r routes for path (HEAD wherever GET is).

@@ -26,7 +26,7 @@ import (
 // writes the stamp). The stamp comes first so the compiler's message says
 // what to do.
 //
-//go:embed static/vendor/FETCH-WITH-make-assets.stamp static/app.css static/app.js static/vendor/datastar.js static/vendor/echarts.min.js
+//go:embed static/vendor/FETCH-WITH-make-assets.stamp static/app.css static/app.js static/favicon.svg static/vendor/datastar.js static/vendor/echarts.min.js
 var staticFiles embed.FS
 
 // asset is one embedded file with what it takes to serve it well: a content

@@ -11,7 +11,7 @@ type Layout struct {
 	// Nav is the active section: "home", "lab", "lessons".
 	Nav string
 	// Asset URLs carry a content hash so they can be cached for good.
-	CSS, AppJS, Datastar, ECharts string
+	CSS, AppJS, Datastar, ECharts, Icon string
 }
 
 // Home is the front page: the free lab and its presets, then the lessons.
