@@ -91,3 +91,30 @@ func TestUnknownCommand(t *testing.T) {
 		t.Fatalf("exit %d stderr %q", code, errb.String())
 	}
 }
+
+// serve is the default command with its flags too (`outlierlab -addr …`,
+// as help says); help's columns fit the longest name (issue 25).
+func TestDefaultCommandFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"-max-tabs", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "serve: -max-tabs: 0 is out of range") {
+		t.Errorf("flags without a command: exit %d stderr %q", code, errb.String())
+	}
+	out.Reset()
+	if code := dispatch([]string{"-h"}, &out, &errb); code != 0 {
+		t.Errorf("-h: exit %d", code)
+	}
+	col := -1
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		name := strings.Fields(line)[0]
+		at := strings.Index(line[2+len(name):], strings.Fields(line[2+len(name):])[0]) + 2 + len(name)
+		if col == -1 {
+			col = at
+		}
+		if at != col {
+			t.Errorf("help: %q's summary starts at column %d, others at %d", name, at, col)
+		}
+	}
+}

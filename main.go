@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // command is one subcommand; each runs from its own cmd_*.go file, so main
@@ -37,10 +38,12 @@ func main() {
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	name := "serve"
-	if len(args) > 0 {
+	// serve is the default: `outlierlab -addr 127.0.0.1:9090` serves, as
+	// `outlierlab` alone does.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") || len(args) > 0 && isHelp(args[0]) {
 		name, args = args[0], args[1:]
 	}
-	if name == "-h" || name == "--help" || name == "help" {
+	if isHelp(name) {
 		usage(stdout)
 		return 0
 	}
@@ -53,6 +56,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	return c.run(args, stdout, stderr)
 }
 
+func isHelp(s string) bool { return s == "-h" || s == "-help" || s == "--help" || s == "help" }
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: outlierlab <command> [flags]")
 	fmt.Fprintln(w, "\ncommands:")
@@ -61,7 +66,11 @@ func usage(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
 	}
 }

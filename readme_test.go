@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadmeCommands runs each `go run .` line of the README's "Other
+// commands" as written (globs expanded as a shell would, quotes removed):
+// every one must exit 0, or 1 where the README says so. A command that names a file the repository does
+// not have fails here (issue 25). `lessons -check` is left to
+// TestEveryCheck, which runs the same check.
+func TestReadmeCommands(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "## Other commands")
+	if !ok {
+		t.Fatal("README has no Other commands section")
+	}
+	ran := 0
+	for _, line := range strings.Split(rest, "\n") {
+		cmd, comment, _ := strings.Cut(line, "#")
+		fields := shellFields(cmd)
+		if len(fields) < 3 || fields[0] != "go" || fields[1] != "run" || fields[2] != "." || (len(fields) > 3 && fields[3] == "lessons") {
+			if strings.HasPrefix(line, "## ") {
+				break
+			}
+			continue
+		}
+		var args []string
+		for _, f := range fields[3:] {
+			if m, _ := filepath.Glob(f); strings.ContainsAny(f, "*?[") && len(m) > 0 {
+				args = append(args, m...)
+				continue
+			}
+			args = append(args, f)
+		}
+		var out, errb bytes.Buffer
+		want := 0
+		if strings.Contains(comment, "exit 1 when") && strings.HasSuffix(strings.TrimSpace(comment), "as here") {
+			want = 1 // the README says this example exits 1
+		}
+		if code := dispatch(args, &out, &errb); code != want {
+			t.Errorf("%s: exit %d, want %d\n%s", strings.TrimSpace(cmd), code, want, errb.String())
+		}
+		t.Logf("%s: %d bytes", strings.TrimSpace(cmd), out.Len())
+		ran++
+	}
+	if ran < 8 {
+		t.Errorf("ran %d README commands, want the section's 8 or more", ran)
+	}
+}
+
+// shellFields splits a command line as sh does for the README's lines:
+// on spaces, with '…' quoting.
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
