@@ -567,11 +567,7 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
 func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodHead { // a stream's headers, not a stream that never ends
-		w.Header().Set("Content-Type", "text/event-stream")
-		return
-	}
-	release, ok := s.streamSlot(w)
+	release, ok := s.streamSlot(w, r)
 	if !ok {
 		return
 	}

@@ -29,11 +29,7 @@ const streamCheck = 10 * time.Second
 // stream handles GET /lab/stream. The tab's signals come in the query
 // (Datastar's @get sends them as ?datastar=…).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodHead { // a stream's headers, not a stream that never ends
-		w.Header().Set("Content-Type", "text/event-stream")
-		return
-	}
-	release, ok := s.streamSlot(w)
+	release, ok := s.streamSlot(w, r)
 	if !ok {
 		return
 	}
@@ -135,7 +131,14 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 // tab with an open stream is never dropped (sessionStore.evict), so
 // -max-tabs bounds only the tabs without one, and the streams need a bound
 // of their own (-max-streams), else each costs memory without end.
-func (s *Server) streamSlot(w http.ResponseWriter) (release func(), ok bool) {
+//
+// A HEAD is answered here with a stream's headers: as GET without the body,
+// but not a stream that never ends.
+func (s *Server) streamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if r.Method == http.MethodHead {
+		w.Header().Set("Content-Type", "text/event-stream")
+		return nil, false
+	}
 	if s.openStreams.Add(1) > s.maxStreams {
 		s.openStreams.Add(-1)
 		w.Header().Set("Retry-After", "30")
