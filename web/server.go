@@ -38,6 +38,8 @@ type Options struct {
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
 	Bus   *Bus
 	Rooms RoomLimits
+	// Budget bounds heavy work: sweeps, compares, what-if replays.
+	Budget BudgetOptions
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -52,6 +54,8 @@ type Server struct {
 	maxBody  int64
 	rooms    *roomSet // nil without a bus
 	metrics  *labMetrics
+	// budget admits heavy work (budget.go); the lab's own runs skip it.
+	budget *budget
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -95,6 +99,7 @@ func New(o Options) (*Server, error) {
 		now:      o.Now,
 		log:      o.Log,
 		maxBody:  o.MaxBodyBytes,
+		budget:   newBudget(o.Budget),
 		closing:  make(chan struct{}),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
