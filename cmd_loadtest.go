@@ -40,6 +40,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	d := fs.Duration("duration", 2*time.Minute, "how long the movers move, 1s–10m")
 	every := fs.Duration("every", 250*time.Millisecond, "each mover's pause between commands, 10ms–10s")
 	mem := fs.Int("memory-limit", 400, "the server's soft memory limit in MiB, serve's -memory-limit (0: none)")
+	light := fs.Bool("light", false, "tabs at the preset's own settings (one shared run), not each with its own heavy settings")
 	heavy := fs.Int("heavy", 0, "clients looping the heaviest requests allowed (sweep, compare, what-if, lab page) meanwhile, 0–64")
 	kinds := fs.String("heavy-kinds", strings.Join(heavyKindNames(), ","), "which heavy requests the -heavy clients send, in turn")
 	if err := fs.Parse(args); err != nil {
@@ -85,7 +86,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	defer srv.stop()
 	fmt.Fprintf(stdout, "server: %s (pid %d), soft memory limit %d MiB\n", srv.base, srv.cmd.Process.Pid, *mem)
 	base := srv.base
-	lt := &loadTest{base: base, server: srv, heavy: *heavy, kinds: use, heavyStats: map[string]*heavyStat{}}
+	lt := &loadTest{base: base, server: srv, light: *light, heavy: *heavy, kinds: use, heavyStats: map[string]*heavyStat{}}
 	return lt.run(*n, *movers, *d, *every, stdout, stderr)
 }
 
@@ -171,7 +172,9 @@ type loadTest struct {
 	lost    atomic.Int64
 	sent    atomic.Int64
 	refused atomic.Int64
-	// heavy clients loop over kinds; heavyStats count their answers.
+	// light tabs share the preset's run; heavy clients loop over kinds,
+	// heavyStats count their answers.
+	light      bool
 	heavy      int
 	kinds      []heavyKind
 	heavyMu    sync.Mutex
@@ -197,7 +200,11 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 		}
 		tabs[i] = ts
 	}
-	fmt.Fprintf(stdout, "opened %d streams with distinct heavy settings in %s\n", n, time.Since(t0).Round(time.Millisecond))
+	settings := "distinct heavy settings"
+	if lt.light {
+		settings = "the preset's settings"
+	}
+	fmt.Fprintf(stdout, "opened %d streams with %s in %s\n", n, settings, time.Since(t0).Round(time.Millisecond))
 	lt.report(stdout, "after opening")
 	var wg sync.WaitGroup
 	end := time.Now().Add(d)
@@ -228,6 +235,9 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 // open starts tab i's stream and waits for its first redraw.
 func (lt *loadTest) open(ctx context.Context, i int) (*tabStream, error) {
 	sig := fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache","cfg":{"hosts":50,"interval":1,"rps":3000,"max_ejection_percent":%d,"consecutive_5xx":%d}}`, i, 1+i%100, 2+i/100)
+	if lt.light {
+		sig = fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache"}`, i)
+	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", lt.base+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req)
@@ -297,6 +307,9 @@ func (ts *tabStream) read(body io.ReadCloser) {
 func (lt *loadTest) move(i int, ts *tabStream, end time.Time, every time.Duration) {
 	for k := 0; time.Now().Before(end); k++ {
 		c := 5 + k%50
+		if lt.light {
+			c = 1 + k%29 // search-cache has 30 frames
+		}
 		drain(ts.seen)
 		start := time.Now()
 		body := fmt.Sprintf(`{"tab":"load-%016d","cursor":%d}`, i, c)

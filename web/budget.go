@@ -31,7 +31,9 @@ import (
 // pass here: they are bounded by the sliders' spans (tens to hundreds of
 // milliseconds), and on a small machine one core is always left to them
 // (Workers defaults to all cores but one), so a slider's redraw is never
-// queued behind a sweep.
+// queued behind a sweep. A lab page (GET /lab) whose run is not cached and
+// is heavier than lightRun (sliders near their ends) is a page load like
+// a compare's, and is admitted as one.
 
 // Work is counted in units of about one simulated request (≈ 0.1 µs of a
 // core here): a request simulated or a line replayed is one unit, a host
@@ -41,6 +43,11 @@ import (
 // a replay of 2000 hosts × 3600 ticks (72 M units) takes 7 s with its
 // charts.
 const hostIntervalWork = 10
+
+// lightRun is the most a lab page's run may cost without the budget: every
+// preset as it ships is under 0.5 M units; the heaviest run the sliders
+// make is 2.1 M.
+const lightRun = 1_000_000
 
 // BudgetOptions bounds heavy work. Zero values pick the defaults.
 type BudgetOptions struct {
@@ -97,6 +104,20 @@ func runWork(sc scenario.Scenario, cfg engine.Config) int64 {
 	ticks := secs / (float64(max(cfg.IntervalMs, 1)) / 1000)
 	w := c.RPS*secs + hostIntervalWork*float64(c.Hosts)*ticks
 	return int64(min(w, math.MaxInt64/4))
+}
+
+// admitLabPage admits a lab page's run when it is heavy and not cached;
+// release is a no-op otherwise (a bad link is the page's to name).
+func (s *Server) admitLabPage(ctx context.Context, in Inputs) (release func(), err error) {
+	p, ok := scenario.Lookup(in.Preset)
+	if !ok || s.runs.has(in) {
+		return func() {}, nil
+	}
+	sc, cfg, err := applyInputs(p, in.canonical())
+	if err != nil || runWork(sc, cfg) <= lightRun {
+		return func() {}, nil
+	}
+	return s.budget.admit(ctx, 1)
 }
 
 // overBudget is work past a ceiling: a 422 naming the field to change.
