@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web"
 )
 
 func TestServeAddr(t *testing.T) {
@@ -304,6 +306,10 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
 		{[]string{"-commands-per-minute", "-1"}, "-commands-per-minute: -1 is out of range"},
 		{[]string{"-memory-limit", "-5"}, "-memory-limit: -5 is out of range (allowed 0–1048576 MiB; 0 for none)"},
+		{[]string{"-max-work", "10"}, "-max-work: 10 is out of range (allowed 1000–1000000000000)"},
+		{[]string{"-max-replay-cells", "0"}, "-max-replay-cells: 0 is out of range"},
+		{[]string{"-heavy-queue", "0"}, "-heavy-queue: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-heavy-wait", "1h"}, "-heavy-wait: 1h0m0s is out of range (allowed 100ms–10m)"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
@@ -316,6 +322,10 @@ func TestParseServeFlags(t *testing.T) {
 	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, func(string) string { return "" })
 	if err != nil || c.tabs != 300 || c.tabsPerMinute != 60 || c.cmdsPerMinute != 600 || c.memoryMiB != 0 {
 		t.Errorf("parsed %+v, %v", c, err)
+	}
+	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, func(string) string { return "" })
+	if err != nil || c.budget != (web.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
+		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
 	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 {
 		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)
