@@ -10,7 +10,7 @@ ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
 # The stamp is embedded first: a build without assets fails naming it.
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
-.PHONY: run test assets build bench templ conformance golden clean loadtest fuzz
+.PHONY: run test assets build bench templ conformance golden clean loadtest loadtest-heavy fuzz
 
 run: assets
 	$(GO) run . serve $(ARGS)
@@ -47,6 +47,11 @@ M ?= 20
 D ?= 2m
 loadtest: assets
 	$(GO) run . loadtest -streams $(N) -movers $(M) -duration $(D)
+
+# The lab under heavy work: 20 tabs, 4 moving, while 8 clients loop the
+# heaviest requests the budget allows (sweep, compare, what-if, lab page).
+loadtest-heavy: assets
+	$(GO) run . loadtest -light -streams 20 -movers 4 -heavy 8 -duration $(D)
 
 conformance:
 	$(GO) run . replay -check ../shared/conformance/*.json ../shared/conformance/grpc/*.json

@@ -29,6 +29,9 @@ import (
 // It prints the server's RSS and heap (read from its /proc entry and its
 // /metrics: the clients are not counted), the command→redraw latencies,
 // the streams that dropped and the commands acknowledged without a redraw.
+// With -heavy K, K more clients loop over the heaviest requests the lab
+// allows (heavyKinds) meanwhile, each a cache miss: the movers' redraws
+// are the lab's promise under that load.
 func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -37,6 +40,9 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	d := fs.Duration("duration", 2*time.Minute, "how long the movers move, 1s–10m")
 	every := fs.Duration("every", 250*time.Millisecond, "each mover's pause between commands, 10ms–10s")
 	mem := fs.Int("memory-limit", 400, "the server's soft memory limit in MiB, serve's -memory-limit (0: none)")
+	light := fs.Bool("light", false, "tabs at the preset's own settings (one shared run), not each with its own heavy settings")
+	heavy := fs.Int("heavy", 0, "clients looping the heaviest requests allowed (sweep, compare, what-if, lab page) meanwhile, 0–64")
+	kinds := fs.String("heavy-kinds", strings.Join(heavyKindNames(), ","), "which heavy requests the -heavy clients send, in turn")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,6 +65,18 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	case *mem < 0 || *mem > 1<<20:
 		fmt.Fprintf(stderr, "loadtest: -memory-limit %d: allowed 0–%d MiB\n", *mem, 1<<20)
 		return 2
+	case *heavy < 0 || *heavy > 64:
+		fmt.Fprintf(stderr, "loadtest: -heavy %d: allowed 0–64\n", *heavy)
+		return 2
+	}
+	var use []heavyKind
+	for name := range strings.SplitSeq(*kinds, ",") {
+		k, ok := lookupHeavyKind(strings.TrimSpace(name))
+		if !ok {
+			fmt.Fprintf(stderr, "loadtest: -heavy-kinds: %q is not one (allowed %s)\n", name, strings.Join(heavyKindNames(), ", "))
+			return 2
+		}
+		use = append(use, k)
 	}
 	srv, err := startLoadServer(*n, *mem)
 	if err != nil {
@@ -68,7 +86,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	defer srv.stop()
 	fmt.Fprintf(stdout, "server: %s (pid %d), soft memory limit %d MiB\n", srv.base, srv.cmd.Process.Pid, *mem)
 	base := srv.base
-	lt := &loadTest{base: base, server: srv}
+	lt := &loadTest{base: base, server: srv, light: *light, heavy: *heavy, kinds: use, heavyStats: map[string]*heavyStat{}}
 	return lt.run(*n, *movers, *d, *every, stdout, stderr)
 }
 
@@ -154,6 +172,13 @@ type loadTest struct {
 	lost    atomic.Int64
 	sent    atomic.Int64
 	refused atomic.Int64
+	// light tabs share the preset's run; heavy clients loop over kinds,
+	// heavyStats count their answers.
+	light      bool
+	heavy      int
+	kinds      []heavyKind
+	heavyMu    sync.Mutex
+	heavyStats map[string]*heavyStat
 }
 
 // tabStream is one open stream: the cursors it was shown, in order.
@@ -175,14 +200,26 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 		}
 		tabs[i] = ts
 	}
-	fmt.Fprintf(stdout, "opened %d streams with distinct heavy settings in %s\n", n, time.Since(t0).Round(time.Millisecond))
+	settings := "distinct heavy settings"
+	if lt.light {
+		settings = "the preset's settings"
+	}
+	fmt.Fprintf(stdout, "opened %d streams with %s in %s\n", n, settings, time.Since(t0).Round(time.Millisecond))
 	lt.report(stdout, "after opening")
 	var wg sync.WaitGroup
 	end := time.Now().Add(d)
+	hctx, hcancel := context.WithDeadline(ctx, end)
+	defer hcancel()
+	var hwg sync.WaitGroup
+	for i := range lt.heavy {
+		hwg.Go(func() { lt.loopHeavy(hctx, i) })
+	}
 	for i := range movers {
 		wg.Go(func() { lt.move(i, tabs[i], end, every) })
 	}
 	wg.Wait()
+	hcancel()
+	hwg.Wait()
 	for _, ts := range tabs {
 		select {
 		case <-ts.done:
@@ -198,6 +235,9 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 // open starts tab i's stream and waits for its first redraw.
 func (lt *loadTest) open(ctx context.Context, i int) (*tabStream, error) {
 	sig := fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache","cfg":{"hosts":50,"interval":1,"rps":3000,"max_ejection_percent":%d,"consecutive_5xx":%d}}`, i, 1+i%100, 2+i/100)
+	if lt.light {
+		sig = fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache"}`, i)
+	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", lt.base+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req)
@@ -267,6 +307,9 @@ func (ts *tabStream) read(body io.ReadCloser) {
 func (lt *loadTest) move(i int, ts *tabStream, end time.Time, every time.Duration) {
 	for k := 0; time.Now().Before(end); k++ {
 		c := 5 + k%50
+		if lt.light {
+			c = 1 + k%29 // search-cache has 30 frames
+		}
 		drain(ts.seen)
 		start := time.Now()
 		body := fmt.Sprintf(`{"tab":"load-%016d","cursor":%d}`, i, c)
@@ -341,6 +384,7 @@ func (lt *loadTest) summary(w io.Writer) {
 	}
 	fmt.Fprintf(w, "commands %d, redrawn %d: command→redraw p50 %s, p95 %s, p99 %s\n", lt.sent.Load(), len(lt.lat), q(0.50), q(0.95), q(0.99))
 	fmt.Fprintf(w, "dropped streams %d, lost commands (204, no redraw in 5 s) %d, refused commands %d\n", lt.dropped.Load(), lt.lost.Load(), lt.refused.Load())
+	lt.heavySummary(w)
 }
 
 // rssOf is a process's resident set size from its /proc status file

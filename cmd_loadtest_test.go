@@ -56,3 +56,26 @@ func TestLoadtestFlags(t *testing.T) {
 		}
 	}
 }
+
+// The heavy clients' part end to end: each kind is sent and answered
+// (the answers by status), the movers' redraws timed meanwhile.
+func TestLoadtestHeavy(t *testing.T) {
+	t.Setenv(asMainEnv, "1")
+	var out, errb bytes.Buffer
+	if code := runLoadtest([]string{"-light", "-streams", "2", "-movers", "1", "-duration", "2s", "-heavy", "2", "-heavy-kinds", "compare,lab"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	for _, re := range []string{
+		`opened 2 streams with the preset's settings`,
+		`command→redraw p50 `,
+		`heavy clients 2:\n  compare  (200|503) ×\d+`,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("no %q in:\n%s", re, text)
+		}
+	}
+	if code := runLoadtest([]string{"-heavy-kinds", "nope"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("an unknown kind: exit %d, want 2", code)
+	}
+}

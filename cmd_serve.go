@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ type serveConfig struct {
 	// memoryMiB is the soft memory limit set for the Go runtime (0: none);
 	// $GOMEMLIMIT, when set, wins.
 	memoryMiB int
+	// budget bounds heavy work (sweeps, compares, what-if replays).
+	budget web.BudgetOptions
 }
 
 // parseServe reads serve's flags; $PORT is read through getenv.
@@ -73,6 +76,12 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
 	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
 	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
+	var maxWork, maxCells int64
+	fs.Int64Var(&maxWork, "max-work", 100_000_000, "the most work one sweep, compare or what-if replay may cost, in units of about one simulated request (past it, 422)")
+	fs.Int64Var(&maxCells, "max-replay-cells", 250_000, "the most hosts × detector ticks one what-if replay may keep and draw (past it, 422)")
+	fs.IntVar(&c.budget.Workers, "heavy-workers", max(1, runtime.GOMAXPROCS(0)-1), "cores heavy work (sweeps, compares, replays, heavy lab pages) uses at once; the rest are the lab's")
+	fs.IntVar(&c.budget.Queue, "heavy-queue", 8, "heavy requests that may wait for a core (past it, 503 with Retry-After)")
+	fs.DurationVar(&c.budget.Wait, "heavy-wait", 10*time.Second, "the longest a heavy request waits for a core (then 503 with Retry-After)")
 	fs.BoolVar(&c.proxies.Peer, "trust-forwarded", false, "believe X-Forwarded-* from any peer: one proxy in front that appends to X-Forwarded-For; the client is its right-most entry")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDRs of the proxies in front (10.0.0.0/8,127.0.0.1): X-Forwarded-* are believed from them, and the client is the right-most X-Forwarded-For entry none of them added")
 	if err := fs.Parse(args); err != nil {
@@ -102,10 +111,23 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 		name string
 		v    int
 	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
-		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute}} {
+		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
+		{"heavy-workers", c.budget.Workers}, {"heavy-queue", c.budget.Queue}} {
 		if l.v < 1 || l.v > 1_000_000 {
 			return c, fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
 		}
+	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"max-work", maxWork}, {"max-replay-cells", maxCells}} {
+		if l.v < 1000 || l.v > 1e12 {
+			return c, fmt.Errorf("-%s: %d is out of range (allowed 1000–1000000000000)", l.name, l.v)
+		}
+	}
+	c.budget.MaxWork, c.budget.MaxReplayCells = maxWork, maxCells
+	if c.budget.Wait < 100*time.Millisecond || c.budget.Wait > 10*time.Minute {
+		return c, fmt.Errorf("-heavy-wait: %s is out of range (allowed 100ms–10m)", c.budget.Wait)
 	}
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
 		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
@@ -196,7 +218,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		debug.SetMemoryLimit(limit)
 	}
 	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,
-		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies})
+		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web"
 )
 
 func TestServeAddr(t *testing.T) {
@@ -305,6 +307,10 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-commands-per-minute", "-1"}, "-commands-per-minute: -1 is out of range"},
 		{[]string{"-memory-limit", "-5"}, "-memory-limit: -5 is out of range (allowed 0–1048576 MiB; 0 for none)"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,nginx"}, `-trusted-proxies: "nginx" is not an address or CIDR prefix`},
+		{[]string{"-max-work", "10"}, "-max-work: 10 is out of range (allowed 1000–1000000000000)"},
+		{[]string{"-max-replay-cells", "0"}, "-max-replay-cells: 0 is out of range"},
+		{[]string{"-heavy-queue", "0"}, "-heavy-queue: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-heavy-wait", "1h"}, "-heavy-wait: 1h0m0s is out of range (allowed 100ms–10m)"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
@@ -321,6 +327,10 @@ func TestParseServeFlags(t *testing.T) {
 	c, err = parseServe([]string{"-trusted-proxies", "127.0.0.1, 10.0.0.0/8"}, io.Discard, func(string) string { return "" })
 	if err != nil || len(c.proxies.Nets) != 2 || c.proxies.Nets[1].String() != "10.0.0.0/8" || c.proxies.Peer {
 		t.Errorf("-trusted-proxies: %+v, %v", c.proxies, err)
+	}
+	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, func(string) string { return "" })
+	if err != nil || c.budget != (web.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
+		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
 	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {
 		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)

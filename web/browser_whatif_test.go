@@ -81,6 +81,11 @@ true`
 	if got := eval(`String(document.querySelectorAll('#sweep-table tbody tr').length)`); got != "11" {
 		t.Errorf("table rows = %s, want 11", got)
 	}
+	// The sweep ran for this page: its progress came first and is hidden
+	// now that the result follows it.
+	if got := eval(`(() => { const w = document.querySelector('.work'); return w ? String(w.checkVisibility()) : 'no progress' })()`); got != "false" {
+		t.Errorf("the sweep's progress bar: visible %s, want false (hidden under the result)", got)
+	}
 	xy := eval(`(() => { const el = document.getElementById('sweep-failure');
 		const c = echarts.getInstanceByDom(el), d = t_series('sweep-failure', 'median').data[4];
 		el.scrollIntoView(); const p = c.convertToPixel({seriesName: 'median'}, [4, d.value]), r = el.getBoundingClientRect();

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
+
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sweep"
 	"outlierlab/web/templates"
@@ -141,28 +143,111 @@ func sideError(side string, err error) error {
 	return withKind(k, errors.New(strings.Join(lines, "\n")))
 }
 
-// comparePage handles GET /compare.
+// comparePage handles GET /compare: two runs the cache holds are shown
+// at once; otherwise the runs to make are weighed (past the budget, a
+// 422 naming the heavier side), admitted (a 503 when the lab is busy)
+// and made on a streamed page with its progress.
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	a, b, err := parseCompareQuery(r.URL.RawQuery)
-	var runA, runB *Run
+	var todo []compareSide
+	var names []string
 	if err == nil {
-		runA, err = s.runs.get(a.inputs())
-	}
-	if err == nil {
-		runB, err = s.runs.get(b.inputs())
+		todo, names, err = s.compareWork(a, b)
 	}
 	if err != nil {
 		switch k := kindOf(err, kindMalformed); k {
 		case kindInternal, kindURITooLong:
 			httpError(w, kindStatus[k], errorText(err))
 		default:
-			s.badRequestPage(w, r, kindStatus[k], "/compare", errorText(err))
+			status := kindStatus[k]
+			if _, over := errors.AsType[*overBudget](err); over {
+				metricHeavy.WithLabelValues("over_budget").Inc()
+				status = http.StatusUnprocessableEntity
+			}
+			s.badRequestPage(w, r, status, "/compare", errorText(err))
 		}
 		return
 	}
-	v := compareView(runA, runB, a, b)
-	v.Layout = s.layout("Compare: "+runA.Preset, "lab", true)
-	s.render(w, r, http.StatusOK, templates.ComparePage(v))
+	page := func() (templ.Component, error) {
+		runA, err := s.runs.get(a.inputs())
+		if err != nil {
+			return nil, err
+		}
+		runB, err := s.runs.get(b.inputs())
+		if err != nil {
+			return nil, err
+		}
+		v := compareView(runA, runB, a, b)
+		v.Layout = s.layout("Compare: "+runA.Preset, "lab", true)
+		return templates.ComparePage(v), nil
+	}
+	if len(todo) == 0 {
+		c, err := page()
+		if err != nil {
+			writeError(w, err, kindInternal)
+			return
+		}
+		s.render(w, r, http.StatusOK, c)
+		return
+	}
+	release, err := s.budget.admit(r.Context(), 1)
+	if err != nil {
+		s.refuseHeavy(w, err)
+		return
+	}
+	defer release()
+	s.workPage(w, r, s.layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *progress) (templ.Component, error) {
+		for i, side := range todo {
+			p.step(i, len(todo), "runs ("+names[i]+" next)")
+			if _, err := s.runs.get(side.inputs()); err != nil {
+				return nil, err
+			}
+		}
+		p.phase("drawing the charts")
+		runA, err := s.runs.get(a.inputs())
+		if err != nil {
+			return nil, err
+		}
+		runB, err := s.runs.get(b.inputs())
+		if err != nil {
+			return nil, err
+		}
+		v := compareView(runA, runB, a, b)
+		return templates.CompareContent(v), nil
+	})
+}
+
+// compareWork is the runs a compare has to make (the cache has the
+// others) and their names (A, B), weighed against the budget: past it,
+// the heavier side is the field named.
+func (s *Server) compareWork(a, b compareSide) ([]compareSide, []string, error) {
+	var todo []compareSide
+	var names []string
+	var units, heaviest int64
+	field := "a"
+	for i, side := range []compareSide{a, b} {
+		in := side.inputs()
+		if (i == 1 && in.canonical().key() == a.inputs().canonical().key()) || s.runs.has(in) {
+			continue
+		}
+		p, ok := scenario.Lookup(in.Preset)
+		if !ok {
+			return nil, nil, errUnknownPreset
+		}
+		sc, cfg, err := applyInputs(p, in.canonical())
+		if err != nil {
+			return nil, nil, err // as the run would fail
+		}
+		w := runWork(sc, cfg)
+		if w > heaviest {
+			heaviest, field = w, []string{"a", "b"}[i]
+		}
+		units += w
+		todo, names = append(todo, side), append(names, []string{"A", "B"}[i])
+	}
+	err := s.budget.checkWork(field, units, fmt.Sprintf("%d runs of up to %s units each", len(todo), millions(heaviest)),
+		"fewer hosts, a lower rps or a longer interval")
+	return todo, names, err
 }
 
 // compareView is the page of two runs: the settings that differ, the

@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,30 +22,70 @@ func NewLogger(w io.Writer, format string) *slog.Logger {
 }
 
 // observe writes one log line per request (method, path, status,
-// duration, bytes) and counts commands by verb and status. It is the
-// outermost middleware, so the line is written even when the handler
+// duration, bytes, outcome) and counts commands by verb and status. It is
+// the outermost middleware, so the line is written even when the handler
 // panics (a recovered 500, or the abort that ends streams at shutdown).
+// The status is the one the handler sent; the outcome says whether the
+// visitor got the whole answer: "complete", "write failed" (a write to
+// the connection failed: a write deadline, a reset; the error is logged)
+// or "client gone" (the request's context ended first).
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		ew := &errWriter{ResponseWriter: w}
+		ww := middleware.NewWrapResponseWriter(ew, r.ProtoMajor)
 		defer func() {
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
 			countCommand(r, status)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", status),
 				slog.Duration("duration", time.Since(start)),
 				slog.Int("bytes", ww.BytesWritten()),
-			)
+			}
+			level := slog.LevelInfo
+			switch {
+			case ew.err != nil:
+				level = slog.LevelWarn
+				attrs = append(attrs, slog.String("outcome", "write failed"), slog.String("err", ew.err.Error()))
+			case r.Context().Err() != nil:
+				attrs = append(attrs, slog.String("outcome", "client gone"))
+			default:
+				attrs = append(attrs, slog.String("outcome", "complete"))
+			}
+			s.log.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(ww, r)
 	})
 }
+
+// errWriter keeps the first error a write to the connection returned,
+// for the request's log line. It passes Flush on and unwraps for
+// http.ResponseController (write deadlines, flushes).
+type errWriter struct {
+	http.ResponseWriter
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	n, err := e.ResponseWriter.Write(b)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *errWriter) Flush() {
+	if err := http.NewResponseController(e.ResponseWriter).Flush(); err != nil && e.err == nil && !errors.Is(err, http.ErrNotSupported) {
+		e.err = err
+	}
+}
+
+func (e *errWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // streamOpened logs and counts a tab's stream; call the function it
 // returns when the stream ends: defer s.streamOpened(r, tab)().

@@ -26,6 +26,10 @@ var (
 		Help:    "From a command's arrival to the next frame its tab's stream sends.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	})
+	metricHeavy = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outlierlab_heavy_work_total",
+		Help: "Heavy requests (sweeps, compares, what-if replays) at the budget, by outcome: run (a core was free), queued_run, queue_full and wait_expired (503), over_budget (422).",
+	}, []string{"outcome"})
 	metricStreams = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "outlierlab_streams_open",
 		Help: "Tab streams (Server-Sent Events) open now.",
@@ -84,7 +88,8 @@ func newLabMetrics(s *Server) *labMetrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		metricCommands, metricRedraw, metricStreams,
+		metricCommands, metricRedraw, metricStreams, metricHeavy,
+		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.waiting.Load()) }),
 		metricCacheHits, metricCacheMisses, metricRuns, metricRunSeconds,
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
 		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.heldBytes()) }),

@@ -88,6 +88,12 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 	}
 	link, err := parseLabQuery(query)
 	if err == nil {
+		release, berr := s.admitLabPage(r.Context(), link.inputs())
+		if berr != nil {
+			s.refuseHeavy(w, berr)
+			return
+		}
+		defer release()
 		var lab view.Lab
 		lab, err = s.labView(link)
 		if err == nil {

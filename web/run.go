@@ -253,6 +253,16 @@ func (c *runCache) get(in Inputs) (*Run, error) {
 	return r, nil
 }
 
+// has says whether the cache holds the run of the inputs: a compare
+// weighs only the runs it has to make.
+func (c *runCache) has(in Inputs) bool {
+	key := in.canonical().key()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.byKey[key]
+	return ok
+}
+
 // frameTime is the tick time of the frame before the cursor ("0 s" at the
 // start).
 func (r *Run) frameTime(cursor int) string {

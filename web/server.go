@@ -51,6 +51,8 @@ type Options struct {
 	// believed (none by default): the client address of every limit, and
 	// the scheme and host of a room's join link.
 	Proxies clientaddr.Proxies
+	// Budget bounds heavy work: sweeps, compares, what-if replays.
+	Budget BudgetOptions
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -69,6 +71,8 @@ type Server struct {
 	// openStreams counts the streams open, at most maxStreams.
 	openStreams atomic.Int64
 	maxStreams  int64
+	// budget admits heavy work (budget.go); the lab's own runs skip it.
+	budget *budget
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -117,6 +121,7 @@ func New(o Options) (*Server, error) {
 		maxBody:    o.MaxBodyBytes,
 		proxies:    o.Proxies,
 		maxStreams: int64(o.MaxStreams),
+		budget:     newBudget(o.Budget),
 		closing:    make(chan struct{}),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {

@@ -2,8 +2,8 @@ package web
 
 import (
 	"container/list"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
@@ -21,10 +22,6 @@ import (
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
-
-// sweepGate lets one sweep run at a time: a sweep takes every core, and
-// a room of laptops opening sweeps at once should queue, not thrash.
-var sweepGate = make(chan struct{}, 1)
 
 // sweeps keeps recent sweeps by their address, so a reload or a room
 // opening the same link runs nothing.
@@ -67,33 +64,32 @@ func (c *sweepCache) put(e sweepEntry) {
 	}
 }
 
-// runSweep runs the sweep (or finds it run), waiting its turn at the gate
-// while the request lasts.
-func runSweep(ctx context.Context, spec sweep.Spec) (sweepEntry, error) {
-	key := fmt.Sprintf("%s|%v|%s|%v|%v", spec.Preset.Name, spec.Base, spec.Param, spec.Values, spec.Seeds)
-	if e, ok := sweeps.get(key); ok {
-		return e, nil
-	}
-	select {
-	case sweepGate <- struct{}{}:
-		defer func() { <-sweepGate }()
-	case <-ctx.Done():
-		return sweepEntry{}, ctx.Err()
-	}
-	if e, ok := sweeps.get(key); ok {
-		return e, nil // run by the request ahead of this one
-	}
-	start := time.Now()
-	sw, err := sweep.Run(ctx, spec)
-	if err != nil {
-		return sweepEntry{}, err
-	}
-	e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
-	sweeps.put(e)
-	return e, nil
+// sweepKey names a sweep in the cache.
+func sweepKey(spec sweep.Spec) string {
+	return fmt.Sprintf("%s|%v|%s|%v|%v", spec.Preset.Name, spec.Base, spec.Param, spec.Values, spec.Seeds)
 }
 
-// sweepPage handles GET /sweep.
+// sweepWork weighs a sweep's distinct runs against the budget: its
+// field is step (or seeds, for one value), what the visitor changes.
+func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
+	var units, heaviest int64
+	for _, j := range jobs {
+		w := runWork(j.Scenario, j.Config)
+		units, heaviest = units+w, max(heaviest, w)
+	}
+	field := "step"
+	if len(sq.values) == 1 {
+		field = "seeds"
+	}
+	return s.budget.checkWork(field, units,
+		fmt.Sprintf("%d values × %d seeds is %d distinct runs of up to %s units each", len(sq.values), len(sq.seeds), len(jobs), millions(heaviest)),
+		"a larger step, a narrower range, fewer seeds, or a lighter run: fewer hosts, a lower rps, a longer interval")
+}
+
+// sweepPage handles GET /sweep: a sweep run before is shown at once;
+// otherwise the sweep is planned (a bad value is a 400), weighed (past
+// the budget, a 422), admitted (a 503 when the lab is busy), then run
+// on a streamed page with its progress.
 func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	sq, err := parseSweepQuery(r.URL.RawQuery)
 	if err != nil {
@@ -109,17 +105,56 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(sq.preset, 60)))
 		return
 	}
-	e, err := runSweep(r.Context(), sq.spec(p))
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the visitor left
-		}
-		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+p.Name+"&param="+sq.ctl.Name, errorText(err))
+	spec := sq.spec(p)
+	key := sweepKey(spec)
+	layout := s.layout("Sweep: "+sq.ctl.Name, "lab", true)
+	if e, ok := sweeps.get(key); ok {
+		v := sweepView(sq, e)
+		v.Layout = layout
+		s.render(w, r, http.StatusOK, templates.SweepPage(v))
 		return
 	}
-	v := sweepView(sq, e)
-	v.Layout = s.layout("Sweep: "+sq.ctl.Name, "lab", true)
-	s.render(w, r, http.StatusOK, templates.SweepPage(v))
+	plain := "/sweep?preset=" + p.Name + "&param=" + sq.ctl.Name
+	jobs, err := sweep.Plan(spec)
+	if err != nil {
+		s.badRequestPage(w, r, http.StatusBadRequest, plain, errorText(err))
+		return
+	}
+	if err := s.sweepWork(sq, jobs); err != nil {
+		metricHeavy.WithLabelValues("over_budget").Inc()
+		s.badRequestPage(w, r, http.StatusUnprocessableEntity, plain, errorText(err))
+		return
+	}
+	cores := min(len(jobs), int(s.budget.workers))
+	release, err := s.budget.admit(r.Context(), cores)
+	if err != nil {
+		s.refuseHeavy(w, err)
+		return
+	}
+	defer release()
+	spec.Workers = cores
+	s.workPage(w, r, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *progress) (templ.Component, error) {
+		spec.Progress = func(done, total int) { pr.step(done, total, "runs") }
+		start := time.Now()
+		sw, err := sweep.Run(r.Context(), spec)
+		if err != nil {
+			return nil, err
+		}
+		e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
+		sweeps.put(e)
+		pr.phase("drawing the charts")
+		v := sweepView(sq, e)
+		v.Layout = layout
+		return templates.SweepContent(v), nil
+	})
+}
+
+// refuseHeavy answers heavy work the budget did not admit: a 503 with
+// Retry-After when the lab is busy; nothing when the visitor left.
+func (s *Server) refuseHeavy(w http.ResponseWriter, err error) {
+	if b, ok := errors.AsType[*busy](err); ok {
+		writeBusy(w, b)
+	}
 }
 
 // sweepView is the page of a sweep: the form, the charts and the table.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/explain"
@@ -56,23 +58,43 @@ func (s *Server) whatifView(f whatifForm) view.Whatif {
 		MaxBytes: fmt.Sprintf("%d MiB", maxWhatifBytes>>20)}
 }
 
-// whatifPost handles POST /whatif: the replay, or the form again with
-// every problem named by its field (log, config, cluster, seed).
+// whatifPost handles POST /whatif: the form again with every problem
+// named by its field (log, config, cluster, seed) — a 400, or a 422 for a
+// replay past the budget — or the replay, admitted by the budget (a 503
+// when the lab is busy) and made on a streamed page with its progress.
 func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 	f, status, err := readWhatifForm(w, r)
+	var rp *replayPlan
 	if err == nil {
-		var res *view.WhatifResult
-		if res, err = replayLog(f); err == nil {
-			v := s.whatifView(f)
-			v.Result = res
-			s.render(w, r, http.StatusOK, templates.WhatifPage(v))
-			return
-		}
 		status = http.StatusBadRequest
+		if rp, err = planReplay(f); err == nil {
+			if err = s.replayWork(rp); err != nil {
+				metricHeavy.WithLabelValues("over_budget").Inc()
+				status = http.StatusUnprocessableEntity
+			}
+		}
 	}
+	if err != nil {
+		v := s.whatifView(f)
+		v.Problems = strings.Split(errorText(err), "\n")
+		s.render(w, r, status, templates.WhatifPage(v))
+		return
+	}
+	release, err := s.budget.admit(r.Context(), 1)
+	if err != nil {
+		s.refuseHeavy(w, err)
+		return
+	}
+	defer release()
 	v := s.whatifView(f)
-	v.Problems = strings.Split(errorText(err), "\n")
-	s.render(w, r, status, templates.WhatifPage(v))
+	s.workPage(w, r, v.Layout, fmt.Sprintf("Replaying %d requests on %d hosts", rp.plan.Requests, rp.plan.Hosts), func(p *progress) (templ.Component, error) {
+		res, err := rp.run(p)
+		if err != nil {
+			return nil, err
+		}
+		v.Result = res
+		return templates.WhatifContent(v), nil
+	})
 }
 
 // readWhatifForm reads a multipart or url-encoded post, at most
@@ -134,8 +156,18 @@ func formFile(r *http.Request, name string) ([]byte, error) {
 	return b, nil
 }
 
-// replayLog parses the config and the log and replays it.
-func replayLog(f whatifForm) (*view.WhatifResult, error) {
+// replayPlan is a replay read and checked, not yet run.
+type replayPlan struct {
+	f    whatifForm
+	c    envoyconf.Cluster
+	log  *whatif.Log
+	opts whatif.Options
+	plan whatif.Planned
+}
+
+// planReplay parses the config and the log and checks what the replay
+// would do, running nothing: every problem is named by its field.
+func planReplay(f whatifForm) (*replayPlan, error) {
 	c, err := envoyconf.ParseCluster([]byte(f.config))
 	if err != nil {
 		return nil, fieldPrefixed("config", err)
@@ -147,15 +179,49 @@ func replayLog(f whatifForm) (*view.WhatifResult, error) {
 	if err := checkSpan(log, c.Outlier.IntervalMs); err != nil {
 		return nil, err
 	}
-	res, err := whatif.Run(log, whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: f.cluster, Seed: f.seed})
-	if err != nil {
-		field := "log"
-		if strings.Contains(err.Error(), "cluster") {
-			field = "cluster"
-		}
-		return nil, &inputError{Field: field, Msg: err.Error()}
+	rp := &replayPlan{f: f, c: c, log: log, opts: whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: f.cluster, Seed: f.seed}}
+	if rp.plan, err = whatif.Plan(log, rp.opts); err != nil {
+		return nil, replayError(err)
 	}
-	return whatifResultView(res, c, f.config == ""), nil
+	return rp, nil
+}
+
+// replayError names the field a replay's error is about.
+func replayError(err error) error {
+	field := "log"
+	if strings.Contains(err.Error(), "cluster") {
+		field = "cluster"
+	}
+	return &inputError{Field: field, Msg: err.Error()}
+}
+
+// replayWork weighs a replay against the budget: every request, and
+// every host at every tick to the last ejection's possible return (the
+// replay keeps each in a frame and draws it in the lanes).
+func (s *Server) replayWork(rp *replayPlan) error {
+	cfg := rp.c.Outlier
+	tail := max(cfg.MaxEjectionTimeMs, cfg.BaseEjectionTimeMs) + cfg.MaxEjectionTimeJitterMs + 2*cfg.IntervalMs
+	ticks := (rp.plan.Span.Milliseconds()+tail)/max(cfg.IntervalMs, 1) + 1
+	cells := int64(rp.plan.Hosts) * ticks
+	hint := "fewer hosts (one cluster: the cluster field), a shorter stretch of the log, or a longer interval"
+	if cells > s.budget.maxCells {
+		return &overBudget{Field: "log", Msg: fmt.Sprintf("%d hosts × %d ticks of %s s is %d host-ticks to replay and draw (allowed up to %d: %s)",
+			rp.plan.Hosts, ticks, explain.Seconds(cfg.IntervalMs), cells, s.budget.maxCells, hint)}
+	}
+	return s.budget.checkWork("log", int64(rp.plan.Requests)+hostIntervalWork*cells,
+		fmt.Sprintf("%d requests on %d hosts × %d ticks", rp.plan.Requests, rp.plan.Hosts, ticks), hint)
+}
+
+// run replays the log and draws it, telling p.
+func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
+	opts := rp.opts
+	opts.Progress = func(done, total int) { p.step(done, total, "requests replayed") }
+	res, err := whatif.Run(rp.log, opts)
+	if err != nil {
+		return nil, replayError(err)
+	}
+	p.phase("drawing the charts")
+	return whatifResultView(res, rp.c, rp.f.config == ""), nil
 }
 
 // fieldPrefixed names err's lines by the form field they came from:

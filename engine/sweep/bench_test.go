@@ -33,16 +33,16 @@ func BenchmarkSweepSearchCache101Seeds5(b *testing.B) {
 // when every value changes the run (a duration, a threshold).
 func BenchmarkSweepSearchCache101EveryRun(b *testing.B) {
 	_, values, _ := ParseRange("max_ejection_percent=0:100:1")
-	jobs := map[string]job{}
+	jobs := map[string]Job{}
 	for _, v := range values {
 		sc, cfg, err := settings.Apply(scenario.SearchCache, map[string]string{"max_ejection_percent": v})
 		if err != nil {
 			b.Fatal(err)
 		}
-		jobs[v] = job{sc, cfg, 1}
+		jobs[v] = Job{sc, cfg, 1}
 	}
 	for b.Loop() {
-		if _, err := runAll(context.Background(), jobs, 0); err != nil {
+		if _, err := runAll(context.Background(), jobs, 0, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -78,38 +79,68 @@ type Spec struct {
 	Values  []string
 	Seeds   []uint64
 	Workers int // 0: every core (GOMAXPROCS)
+	// Progress, if not nil, is told after each distinct run how many of
+	// the total have run (one call at a time, from the workers).
+	Progress func(done, total int)
 }
 
-// job is one distinct simulation.
-type job struct {
-	sc   scenario.Scenario
-	cfg  engine.Config
-	seed uint64
+// Job is one distinct simulation of a sweep: a run is a pure function of
+// its scenario, config and seed.
+type Job struct {
+	Scenario scenario.Scenario
+	Config   engine.Config
+	Seed     uint64
+}
+
+// Plan is what Run would simulate, without running it: the distinct runs
+// (runs that must agree are one, see behaviourKey). A caller weighs the
+// work from it before it starts; a bad value fails Plan as it fails Run.
+func Plan(spec Spec) ([]Job, error) {
+	_, _, jobs, err := plan(spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Job, 0, len(jobs))
+	for _, k := range slices.Sorted(maps.Keys(jobs)) {
+		out = append(out, jobs[k])
+	}
+	return out, nil
+}
+
+// plan applies every value (so a bad one fails the sweep before any run,
+// naming the value and the setting) and keys each point by its behaviour:
+// keys[i] is Points[i]'s.
+func plan(spec Spec) (sw *Sweep, keys []string, jobs map[string]Job, err error) {
+	if err := spec.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	sw = &Sweep{Preset: spec.Preset.Name, Param: spec.Param, Values: spec.Values, Seeds: spec.Seeds}
+	keys = make([]string, 0, len(spec.Values)*len(spec.Seeds))
+	jobs = map[string]Job{}
+	for _, v := range spec.Values {
+		sc, cfg, err := settings.Apply(spec.Preset, spec.Base, map[string]string{spec.Param: v})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s=%s: %w", spec.Param, v, err)
+		}
+		for _, seed := range spec.Seeds {
+			k := behaviourKey(sc, cfg, seed)
+			keys = append(keys, k)
+			jobs[k] = Job{sc, cfg, seed}
+			sw.Points = append(sw.Points, Point{Value: v, Seed: seed})
+		}
+	}
+	return sw, keys, jobs, nil
 }
 
 // Run runs the sweep, at most Workers simulations at once. Every value is
 // applied first, so a bad one fails the sweep before any run, naming the
 // value and the setting.
 func Run(ctx context.Context, spec Spec) (*Sweep, error) {
-	if err := spec.check(); err != nil {
+	sw, keys, jobs, err := plan(spec)
+	if err != nil {
 		return nil, err
 	}
-	sw := &Sweep{Preset: spec.Preset.Name, Param: spec.Param, Values: spec.Values, Seeds: spec.Seeds}
-	keys := make([]string, 0, len(spec.Values)*len(spec.Seeds))
-	jobs := map[string]job{}
-	for _, v := range spec.Values {
-		sc, cfg, err := settings.Apply(spec.Preset, spec.Base, map[string]string{spec.Param: v})
-		if err != nil {
-			return nil, fmt.Errorf("%s=%s: %w", spec.Param, v, err)
-		}
-		for _, seed := range spec.Seeds {
-			k := behaviourKey(sc, cfg, seed)
-			keys = append(keys, k)
-			jobs[k] = job{sc, cfg, seed}
-			sw.Points = append(sw.Points, Point{Value: v, Seed: seed})
-		}
-	}
-	results, err := runAll(ctx, jobs, spec.Workers)
+	results, err := runAll(ctx, jobs, spec.Workers, spec.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +168,7 @@ func (spec Spec) check() error {
 }
 
 // runAll runs the distinct jobs on a bounded pool of workers.
-func runAll(ctx context.Context, jobs map[string]job, workers int) (map[string]Metrics, error) {
+func runAll(ctx context.Context, jobs map[string]Job, workers int, progress func(done, total int)) (map[string]Metrics, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -155,12 +186,15 @@ func runAll(ctx context.Context, jobs map[string]job, workers int) (map[string]M
 		wg.Go(func() {
 			for k := range next {
 				j := jobs[k]
-				res, err := scenario.Run(j.sc, j.cfg, j.seed)
+				res, err := scenario.Run(j.Scenario, j.Config, j.Seed)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
 				out[k] = MetricsOf(res)
+				if progress != nil {
+					progress(len(out), len(keys))
+				}
 				mu.Unlock()
 			}
 		})

@@ -175,3 +175,34 @@ func TestParseSettings(t *testing.T) {
 		}
 	}
 }
+
+// Plan is the distinct runs Run makes, before any runs: a cap sweep of six
+// hosts is seven behaviours a seed; Progress counts them up to the total.
+func TestPlanAndProgress(t *testing.T) {
+	_, values, _ := ParseRange("max_ejection_percent=0:100:1")
+	spec := Spec{Preset: scenario.SearchCache, Param: "max_ejection_percent", Values: values, Seeds: []uint64{1, 2}}
+	jobs, err := Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 14 {
+		t.Fatalf("%d jobs, want 14 (7 behaviours × 2 seeds)", len(jobs))
+	}
+	var calls []int
+	spec.Progress = func(done, total int) {
+		if total != len(jobs) {
+			t.Errorf("total %d, want %d", total, len(jobs))
+		}
+		calls = append(calls, done)
+	}
+	sw, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Runs != len(jobs) || !slices.Equal(calls, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}) {
+		t.Errorf("runs %d, progress %v", sw.Runs, calls)
+	}
+	if _, err := Plan(Spec{Preset: scenario.SearchCache, Param: "interval", Values: []string{"x"}, Seeds: []uint64{1}}); err == nil || !strings.Contains(err.Error(), "interval=x") {
+		t.Errorf("a bad value: %v", err)
+	}
+}

@@ -24,6 +24,9 @@ type Options struct {
 	Cluster string
 	// Seed seeds the enforcing_* draws and the ejection jitter.
 	Seed uint64
+	// Progress, if not nil, is told now and then how many of the lines to
+	// replay have been (done of total).
+	Progress func(done, total int)
 }
 
 // Result is a replay: the detector's events in the replay format
@@ -67,17 +70,52 @@ type Summary struct {
 	Caveats          []string    `json:"caveats"`
 }
 
-// Run replays the log's requests through the detector.
-func Run(log *Log, opts Options) (*Result, error) {
+// Planned is what a replay would work on, known before it runs: the
+// requests of the chosen cluster, their hosts and the time they span.
+type Planned struct {
+	Requests, Hosts int
+	Span            time.Duration // first start (to the second) to last answer
+}
+
+// Plan checks what Run checks first (the interval, the cluster, a request
+// to replay) and says how much there is to replay, without replaying it.
+func Plan(log *Log, opts Options) (Planned, error) {
+	entries, _, err := replayable(log, opts)
+	if err != nil {
+		return Planned{}, err
+	}
+	first, last := entries[0].Start, entries[0].Answer
+	for _, e := range entries {
+		if e.Start.Before(first) {
+			first = e.Start
+		}
+		if e.Answer.After(last) {
+			last = e.Answer
+		}
+	}
+	return Planned{Requests: len(entries), Hosts: len(hostsOf(entries)), Span: last.Sub(first.Truncate(time.Second))}, nil
+}
+
+// replayable is the entries Run replays: the chosen cluster's.
+func replayable(log *Log, opts Options) ([]Entry, int, error) {
 	if opts.Config.IntervalMs <= 0 {
-		return nil, fmt.Errorf("interval: %d ms is not positive", opts.Config.IntervalMs)
+		return nil, 0, fmt.Errorf("interval: %d ms is not positive", opts.Config.IntervalMs)
 	}
 	entries, other, err := selectCluster(log.Entries, opts.Cluster)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("the log has no request to replay (%s, %d did not parse)", nLines(log.Lines), log.Unparsed)
+		return nil, 0, fmt.Errorf("the log has no request to replay (%s, %d did not parse)", nLines(log.Lines), log.Unparsed)
+	}
+	return entries, other, nil
+}
+
+// Run replays the log's requests through the detector.
+func Run(log *Log, opts Options) (*Result, error) {
+	entries, other, err := replayable(log, opts)
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Answer.Before(entries[j].Answer) })
 	start := entries[0].Start
@@ -89,10 +127,16 @@ func Run(log *Log, opts Options) (*Result, error) {
 	r := newReplayer(opts, start.Truncate(time.Second), hostsOf(entries))
 	r.res.Summary.Lines, r.res.Summary.Unparsed, r.res.Summary.OtherCluster = log.Lines, log.Unparsed, other
 	r.res.Summary.Unparsable = log.Errors
-	for _, e := range entries {
+	for i, e := range entries {
+		if opts.Progress != nil && i%4096 == 0 {
+			opts.Progress(i, len(entries))
+		}
 		r.feed(e)
 	}
 	r.finish()
+	if opts.Progress != nil {
+		opts.Progress(len(entries), len(entries))
+	}
 	return r.res, nil
 }
 

@@ -147,3 +147,30 @@ func TestSampleLogs(t *testing.T) {
 		})
 	}
 }
+
+// Plan says what Run would replay, before it runs: six hosts, 245
+// requests over 40 s (from 02:00:00, the first line's second); Progress
+// ends at the total; Plan fails where Run does.
+func TestPlan(t *testing.T) {
+	log, err := ParseLog(strings.NewReader(sixHosts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Config: engine.DefaultConfig(), Seed: 1}
+	p, err := Plan(log, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != (Planned{Requests: 245, Hosts: 6, Span: 39*time.Second + 63*time.Millisecond}) {
+		t.Errorf("plan %+v", p)
+	}
+	var last [2]int
+	opts.Progress = func(done, total int) { last = [2]int{done, total} }
+	if _, err := Run(log, opts); err != nil || last != [2]int{245, 245} {
+		t.Errorf("progress ended at %v (%v)", last, err)
+	}
+	opts.Cluster = "other"
+	if _, err := Plan(log, opts); err == nil {
+		t.Errorf("a cluster the log lacks: no error")
+	}
+}

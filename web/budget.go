@@ -1,0 +1,200 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"outlierlab/engine"
+	"outlierlab/engine/scenario"
+)
+
+// The lab's heavy work — sweeps, compares and what-if replays, which run
+// the engine for up to seconds on one request — passes through one
+// budget, made by New and handed to those handlers:
+//
+//   - before anything runs, the request's work is estimated (workOf) and
+//     refused with a 422 past the ceiling, naming the field to change and
+//     the limit;
+//   - it then runs on at most Workers cores at once; a request that finds
+//     them busy waits in a short queue (Queue requests, Wait each), and
+//     past either gets a 503 with Retry-After.
+//
+// The lab's own runs (a tab's commands and stream, a lesson, a room) never
+// pass here: they are bounded by the sliders' spans (tens to hundreds of
+// milliseconds), and on a small machine one core is always left to them
+// (Workers defaults to all cores but one), so a slider's redraw is never
+// queued behind a sweep. A lab page (GET /lab) whose run is not cached and
+// is heavier than lightRun (sliders near their ends) is a page load like
+// a compare's, and is admitted as one.
+
+// Work is counted in units of about one simulated request (≈ 0.1 µs of a
+// core here): a request simulated or a line replayed is one unit, a host
+// at a detector tick (its pass, its frame kept, its lane cell drawn) is
+// hostIntervalWork units. Measured on this machine: 1.8 M requests over
+// 50 hosts × 600 ticks (the lab's heaviest run, 2.1 M units) take 0.2 s;
+// a replay of 2000 hosts × 3600 ticks (72 M units) takes 7 s with its
+// charts.
+const hostIntervalWork = 10
+
+// lightRun is the most a lab page's run may cost without the budget: every
+// preset as it ships is under 0.5 M units; the heaviest run the sliders
+// make is 2.1 M.
+const lightRun = 1_000_000
+
+// BudgetOptions bounds heavy work. Zero values pick the defaults.
+type BudgetOptions struct {
+	// MaxWork is the most one request may cost, in work units (default
+	// 100 M, some 10–20 s of one core: a sweep of 45 of the lab's heaviest
+	// runs, or 500 of search-cache's).
+	MaxWork int64
+	// MaxReplayCells bounds a what-if replay's hosts × ticks, which it
+	// keeps and draws (default 250 000: 69 hosts over 10 h at 10 s, a few
+	// tens of MiB).
+	MaxReplayCells int64
+	// Workers is how many cores heavy work uses at once (default all but
+	// one, at least one); Queue is how many requests may wait for them
+	// (default 8), each at most Wait (default 10 s).
+	Workers, Queue int
+	Wait           time.Duration
+}
+
+// budget is BudgetOptions at work.
+type budget struct {
+	maxWork, maxCells int64
+	workers           int64
+	slots             *semaphore.Weighted
+	queue             int64
+	waiting           atomic.Int64
+	wait              time.Duration
+}
+
+func newBudget(o BudgetOptions) *budget {
+	if o.MaxWork <= 0 {
+		o.MaxWork = 100_000_000
+	}
+	if o.MaxReplayCells <= 0 {
+		o.MaxReplayCells = 250_000
+	}
+	if o.Workers <= 0 {
+		o.Workers = max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	if o.Queue <= 0 {
+		o.Queue = 8
+	}
+	if o.Wait <= 0 {
+		o.Wait = 10 * time.Second
+	}
+	return &budget{maxWork: o.MaxWork, maxCells: o.MaxReplayCells, workers: int64(o.Workers),
+		slots: semaphore.NewWeighted(int64(o.Workers)), queue: int64(o.Queue), wait: o.Wait}
+}
+
+// runWork estimates one engine run: its requests (rps × duration) and its
+// hosts × ticks.
+func runWork(sc scenario.Scenario, cfg engine.Config) int64 {
+	c := sc.Cluster
+	secs := c.Duration.Seconds()
+	ticks := secs / (float64(max(cfg.IntervalMs, 1)) / 1000)
+	w := c.RPS*secs + hostIntervalWork*float64(c.Hosts)*ticks
+	return int64(min(w, math.MaxInt64/4))
+}
+
+// admitLabPage admits a lab page's run when it is heavy and not cached;
+// release is a no-op otherwise (a bad link is the page's to name).
+func (s *Server) admitLabPage(ctx context.Context, in Inputs) (release func(), err error) {
+	p, ok := scenario.Lookup(in.Preset)
+	if !ok || s.runs.has(in) {
+		return func() {}, nil
+	}
+	sc, cfg, err := applyInputs(p, in.canonical())
+	if err != nil || runWork(sc, cfg) <= lightRun {
+		return func() {}, nil
+	}
+	return s.budget.admit(ctx, 1)
+}
+
+// overBudget is work past a ceiling: a 422 naming the field to change.
+type overBudget struct {
+	Field string
+	Msg   string
+}
+
+func (e *overBudget) Error() string { return e.Field + ": " + e.Msg }
+
+// checkWork refuses work past MaxWork: what says what it is ("this sweep
+// is 105 runs"), hint what would make it smaller.
+func (b *budget) checkWork(field string, units int64, what, hint string) error {
+	if units <= b.maxWork {
+		return nil
+	}
+	return &overBudget{Field: field, Msg: fmt.Sprintf("%s, %s units of work (allowed up to %s per request: %s)",
+		what, millions(units), millions(b.maxWork), hint)}
+}
+
+// millions writes a count of units: "2.1 M", "950 k", "120".
+func millions(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " M"
+	case n >= 10_000:
+		return strconv.FormatInt(n/1000, 10) + " k"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// busy is heavy work turned away: the queue is full, or the wait ran out.
+type busy struct {
+	retryAfter time.Duration
+	msg        string
+}
+
+func (e *busy) Error() string { return e.msg }
+
+// admit waits for cores (1 to Workers) for a request's heavy work, in
+// the order asked, at most Wait; call release when the work is done.
+// A full queue or a wait that runs out is *busy; a request that ends
+// while waiting is its context's error.
+func (b *budget) admit(ctx context.Context, cores int) (release func(), err error) {
+	n := min(max(int64(cores), 1), b.workers)
+	release = func() { b.slots.Release(n) }
+	if b.slots.TryAcquire(n) {
+		metricHeavy.WithLabelValues("run").Inc()
+		return release, nil
+	}
+	if b.waiting.Add(1) > b.queue {
+		b.waiting.Add(-1)
+		metricHeavy.WithLabelValues("queue_full").Inc()
+		return nil, b.busy(fmt.Sprintf("%d requests are waiting already (allowed %d)", b.queue, b.queue))
+	}
+	defer b.waiting.Add(-1)
+	wctx, cancel := context.WithTimeout(ctx, b.wait)
+	defer cancel()
+	if err := b.slots.Acquire(wctx, n); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		metricHeavy.WithLabelValues("wait_expired").Inc()
+		return nil, b.busy(fmt.Sprintf("no core came free within %s (the longest a request waits)", b.wait))
+	}
+	metricHeavy.WithLabelValues("queued_run").Inc()
+	return release, nil
+}
+
+func (b *budget) busy(why string) *busy {
+	return &busy{retryAfter: b.wait, msg: fmt.Sprintf(
+		"the lab is busy with other heavy work (sweeps, compares, what-if replays: %d at once on this server): %s; try again in %d s",
+		b.workers, why, int(b.wait.Seconds()))}
+}
+
+// writeBusy answers a request turned away: 503 with Retry-After.
+func writeBusy(w http.ResponseWriter, e *busy) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds())))))
+	httpError(w, http.StatusServiceUnavailable, e.msg)
+}
