@@ -67,6 +67,28 @@ func TestHealthcheckReadsPORT(t *testing.T) {
 	}
 }
 
+// -ready asks for readiness: a serve whose bus is not there yet is live
+// (exit 0) and not ready (exit 1, naming why); both answer at once.
+func TestHealthcheckReady(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere := "nats://" + ln.Addr().String()
+	ln.Close()
+	s := startServe(t, "-addr", "127.0.0.1:0", "-nats-url", nowhere)
+	_, port, _ := net.SplitHostPort(s.HTTP)
+	t.Setenv("PORT", port)
+	var out, errOut bytes.Buffer
+	if code := runHealthcheck(nil, &out, &errOut); code != 0 {
+		t.Fatalf("liveness: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := runHealthcheck([]string{"-ready"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "/healthz?ready answered 503") {
+		t.Fatalf("readiness: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+}
+
 // The image's entrypoint must let $PORT choose the port (no -addr, which
 // would win over it), its health check must run the healthcheck command,
 // and the build context must leave a developer's fetched assets out.
