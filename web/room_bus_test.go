@@ -295,7 +295,6 @@ func TestBusUpAfterReplica(t *testing.T) {
 		{"/", 200, ""}, {"/lab", 200, ""}, {"/healthz", 200, "ok"},
 		{"/healthz?ready", 503, "the room bus is not ready yet"},
 		{"/r/K7QX2M", 503, "the room bus is not ready yet"},
-		{"/lab/stream?datastar=" + url.QueryEscape(roomSig(tabFollower, "K7QX2M", "follow", "")), 503, "the room bus is not ready yet"},
 	} {
 		if st, body := get(c.path); st != c.want || !strings.Contains(body, c.text) {
 			t.Errorf("GET %s before the bus: %d %q, want %d %q", c.path, st, body, c.want, c.text)
@@ -304,6 +303,10 @@ func TestBusUpAfterReplica(t *testing.T) {
 	if st, body := roomCall(t, "POST", ts.URL+"/rooms", `{"preset":"search-cache"}`, "", "", ""); st != 503 || !strings.Contains(body, "not ready") {
 		t.Errorf("POST /rooms before the bus: %d %s", st, body)
 	}
+
+	// A room page's stream waits for the bus (an error status would stop
+	// Datastar for good): open, no event yet.
+	waiting := openStream(t, ts.URL, roomSig(tabFollower, "K7QX2M", "follow", ""))
 
 	// NATS comes up on that port (one server: the bucket gets one copy).
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
@@ -332,6 +335,8 @@ func TestBusUpAfterReplica(t *testing.T) {
 	if bus.replicas != 1 {
 		t.Errorf("one server's bucket: %d copies", bus.replicas)
 	}
+	// The waiting stream, the bus open, finds its room gone and says so.
+	waitFor(t, waiting, "the waiting stream's answer", func(ev sseEvent) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
 }
 
 // grepLines is the lines of s that contain part.
@@ -343,4 +348,74 @@ func grepLines(s, part string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A room that is gone says so on every room page: the stream of an
+// attendee's, a projector's or the instructor's page for it patches the
+// room's bar ("has ended"), stops following, and ends (Datastar does not
+// retry a finished stream; an error status would leave the banner saying
+// "Following the instructor").
+func TestRoomGoneSaysSo(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	for _, role := range []string{"follow", "projector", "present"} {
+		events := openStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		var got []string
+		for ev := range events {
+			got = append(got, ev.Data)
+		}
+		all := strings.Join(got, "\n")
+		if !strings.Contains(all, `id="room-bar"`) || !strings.Contains(all, "K7QX2M</span> has ended") || !strings.Contains(all, `"follow":false`) {
+			t.Errorf("%s page of a gone room: %q", role, all)
+		}
+	}
+}
+
+// The bus up after the replica, with a page open: a follower's stream on
+// a replica whose NATS is down waits (200, keepalives), and once NATS is
+// back the page has the room, without a reload.
+func TestBusStreamWaitsForBus(t *testing.T) {
+	store := t.TempDir()
+	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: store}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats did not start")
+	}
+	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	la := startRoomLab(t, BusOptions{URL: ns.ClientURL()}, RoomLimits{})
+	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
+	ns.Shutdown()
+	ns.WaitForShutdown()
+
+	bus, err := OpenBus(BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	s, err := New(Options{Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	follower := openStream(t, ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	if bus.Ready() {
+		t.Fatal("the bus is open with NATS down")
+	}
+	back := time.Now()
+	ns2, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns2.Start()
+	t.Cleanup(ns2.Shutdown)
+	waitFor(t, follower, "the room on the waiting page once NATS is back", charted)
+	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
+	// The server goes before NATS does (cleanups run last-in first).
+	s.Shutdown()
+	ts.Close()
 }
