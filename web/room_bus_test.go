@@ -419,3 +419,41 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	s.Shutdown()
 	ts.Close()
 }
+
+// An attendee offline (its stream gone, the replica's hub for the room
+// closed meanwhile, as after 20 s away and more) while the instructor
+// moves on: the stream Datastar opens again has the room's current state
+// in its first redraw, and follows on.
+func TestRoomOfflineAttendeeResyncs(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
+	first := openStreamCtx(t, ctx, lb.ts.URL, sig)
+	waitFor(t, first, "the first redraw", charted)
+	cancel() // offline
+	for range first {
+	}
+	waitUntil(t, "the replica's hub for the room closed", func() bool {
+		lb.s.rooms.mu.Lock()
+		defer lb.s.rooms.mu.Unlock()
+		h := lb.s.rooms.hubs[code]
+		if h != nil && h.refs == 0 {
+			h.stop()
+			delete(lb.s.rooms.hubs, code) // what hubIdle does after 30 s
+			return true
+		}
+		return h == nil
+	})
+	for i, cap := range []int{22, 37} {
+		if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+			t.Fatalf("the instructor's move: %d %s", st, body)
+		}
+	}
+	back := openStream(t, lb.ts.URL, sig) // online again
+	waitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
+	if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+		t.Fatalf("the instructor's next move: %d %s", st, body)
+	}
+	waitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
+}
