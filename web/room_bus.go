@@ -90,6 +90,7 @@ type BusOptions struct {
 type Bus struct {
 	ns      *server.Server // nil with an external NATS
 	tempDir string         // a temporary store directory, removed at Close
+	lock    *os.File       // holds the data directory (lockDataDir)
 	nc      *nats.Conn
 	// kv, js and timeline are set before ready is closed; only code that
 	// has seen ready closed (Ready) reads them.
@@ -249,6 +250,8 @@ func (b *Bus) embed(listen, dataDir string) error {
 		b.tempDir, store = dir, dir
 	} else if err := os.MkdirAll(store, 0o700); err != nil {
 		return fmt.Errorf("room bus: the data directory (-data-dir %s) must be writable: %w", dataDir, err)
+	} else if b.lock, err = lockDataDir(dataDir); err != nil {
+		return err
 	}
 	opts := &server.Options{
 		ServerName: "outlierlab", NoLog: true, NoSigs: true,
@@ -447,6 +450,9 @@ func (b *Bus) Close() {
 	}
 	if b.tempDir != "" {
 		_ = os.RemoveAll(b.tempDir)
+	}
+	if b.lock != nil {
+		_ = b.lock.Close()
 	}
 }
 

@@ -457,3 +457,23 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 	}
 	waitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
 }
+
+// One data directory, one server: a second one on it is refused, naming
+// the directory; once the first has closed, it may start.
+func TestBusDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	a, err := StartBus(BusOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := OpenBus(BusOptions{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "another outlierlab serve uses the data directory "+dir) {
+		b.Close()
+		t.Fatalf("a second server on %s: %v", dir, err)
+	}
+	a.Close()
+	b, err := StartBus(BusOptions{DataDir: dir})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	b.Close()
+}
