@@ -13,10 +13,13 @@ import (
 // runHealthcheck asks a running server's /healthz and exits 0 when it
 // answers 200 in time, 1 when it does not, 2 on bad flags. The container
 // image is distroless (no curl, no shell), so its HEALTHCHECK runs this.
+// /healthz is liveness (the lab is served); -ready asks /healthz?ready,
+// readiness (the room bus is open too).
 func runHealthcheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("url", "", "the address to ask (default http://127.0.0.1:$PORT/healthz, port 8080 without $PORT)")
+	ready := fs.Bool("ready", false, "ask for readiness (/healthz?ready: the room bus is open), not only liveness")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -36,6 +39,9 @@ func runHealthcheck(args []string, stdout, stderr io.Writer) int {
 			port = "8080"
 		}
 		target = "http://127.0.0.1:" + port + "/healthz"
+		if *ready {
+			target += "?ready"
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -67,6 +68,28 @@ func TestHealthcheckReadsPORT(t *testing.T) {
 	}
 }
 
+// -ready asks for readiness: a serve whose bus is not there yet is live
+// (exit 0) and not ready (exit 1, naming why); both answer at once.
+func TestHealthcheckReady(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere := "nats://" + ln.Addr().String()
+	ln.Close()
+	s := startServe(t, "-addr", "127.0.0.1:0", "-nats-url", nowhere)
+	_, port, _ := net.SplitHostPort(s.HTTP)
+	t.Setenv("PORT", port)
+	var out, errOut bytes.Buffer
+	if code := runHealthcheck(nil, &out, &errOut); code != 0 {
+		t.Fatalf("liveness: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := runHealthcheck([]string{"-ready"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "/healthz?ready answered 503") {
+		t.Fatalf("readiness: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+}
+
 // The image's entrypoint must let $PORT choose the port (no -addr, which
 // would win over it), its health check must run the healthcheck command,
 // and the build context must leave a developer's fetched assets out.
@@ -110,5 +133,35 @@ func TestDockerfileHonoursPORT(t *testing.T) {
 		if !slices.Contains(strings.Split(string(ignore), "\n"), p) {
 			t.Errorf(".dockerignore does not leave out %s", p)
 		}
+	}
+}
+
+// The image as podman and a read-only platform need it: every FROM names
+// its registry (podman refuses short names), the assets are fetched in a
+// layer before the sources are copied (a source change does not fetch
+// ECharts again), and the data directory serve uses is a volume.
+func TestDockerfileImageAndData(t *testing.T) {
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^FROM (\S+)`).FindAllSubmatch(df, -1) {
+		if reg, _, ok := strings.Cut(string(m[1]), "/"); !ok || !strings.Contains(reg, ".") {
+			t.Errorf("FROM %s: not a qualified image name (registry/…)", m[1])
+		}
+	}
+	text := string(df)
+	assets, copyAll := strings.Index(text, "\nRUN make assets"), strings.Index(text, "\nCOPY . .")
+	if assets < 0 || copyAll < 0 || assets > copyAll {
+		t.Error("the assets are not fetched before COPY . . (every source change would fetch them again)")
+	}
+	dir := regexp.MustCompile(`(?m)^ENV OUTLIERLAB_DATA_DIR=(\S+)$`).FindStringSubmatch(text)
+	if dir == nil || !regexp.MustCompile(`(?m)^VOLUME `+regexp.QuoteMeta(dir[1])+`$`).MatchString(text) {
+		t.Errorf("the data directory (ENV OUTLIERLAB_DATA_DIR %v) is not a VOLUME", dir)
+	}
+	if c, err := parseServe(nil, io.Discard, func(k string) string {
+		return map[string]string{"OUTLIERLAB_DATA_DIR": dir[1], "PORT": "8080"}[k]
+	}); err != nil || c.bus.DataDir != dir[1] {
+		t.Errorf("serve in the image keeps workshops in %q (%v), want %s", c.bus.DataDir, err, dir[1])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -67,6 +68,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	addr := fs.String("addr", defaultAddr, "listen address HOST:PORT (also $PORT)")
 	fs.StringVar(&c.bus.Listen, "nats-listen", "", "let other replicas use this server's embedded NATS at HOST:PORT (port 0: any free port)")
 	fs.StringVar(&c.bus.URL, "nats-url", "", "use an external NATS server or cluster (nats://HOST:PORT[,nats://…]) instead of the embedded one")
+	fs.StringVar(&c.bus.DataDir, "data-dir", defaultDataDir(getenv), "where the embedded room bus keeps the workshops (rooms, answers, recordings) across restarts; also $OUTLIERLAB_DATA_DIR")
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
@@ -132,6 +134,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
 		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
 	}
+	if c.bus.URL == "" && c.bus.DataDir == "" {
+		return c, errors.New("-data-dir: no directory (and no per-user state directory: $HOME is not set): name one, e.g. -data-dir /var/lib/outlierlab")
+	}
 	nets, err := clientaddr.Parse(*trusted)
 	if err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
@@ -139,6 +144,31 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	c.proxies.Nets = nets
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
 	return c, nil
+}
+
+// defaultDataDir is where the embedded bus keeps the workshops by default:
+// $OUTLIERLAB_DATA_DIR, else the per-user state directory
+// ($XDG_STATE_HOME/outlierlab, ~/.local/state/outlierlab; on macOS and
+// Windows the per-user application data directory). "" when there is no
+// home to put it in.
+func defaultDataDir(getenv func(string) string) string {
+	if d := getenv("OUTLIERLAB_DATA_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "outlierlab")
+	}
+	switch runtime.GOOS {
+	case "darwin", "windows", "ios":
+		if d, err := os.UserConfigDir(); err == nil {
+			return filepath.Join(d, "outlierlab")
+		}
+		return ""
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "outlierlab")
+	}
+	return ""
 }
 
 // checkAddr refuses a listen address that cannot be listened on before
@@ -209,7 +239,9 @@ type serving struct{ HTTP, NATS string }
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
 	log := web.NewLogger(stderr, cfg.logFormat)
 	cfg.bus.Log = log
-	bus, err := web.StartBus(cfg.bus)
+	// The bus opens in the background: the lab is served at once, rooms
+	// answer 503 until the bus is open (/healthz?ready says when).
+	bus, err := web.OpenBus(cfg.bus)
 	if err != nil {
 		return err
 	}
@@ -241,9 +273,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	fmt.Fprintf(stdout, "outlierlab: serving the lab on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	switch {
 	case bus.URL() != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops' bus open to other replicas: -nats-url %s\n", bus.URL())
+		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s\n", cfg.bus.DataDir, bus.URL())
 	case cfg.bus.URL != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops' bus: %s\n", bus.Conn().ConnectedUrlRedacted())
+		fmt.Fprintf(stdout, "outlierlab: workshops' bus: %s\n", cfg.bus.URL)
+	default:
+		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s\n", cfg.bus.DataDir)
 	}
 	if ready != nil {
 		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL()}

@@ -96,7 +96,13 @@ func TestServeGracefulShutdown(t *testing.T) {
 // it listens.
 func startServe(t *testing.T, args ...string) serving {
 	t.Helper()
-	cfg, err := parseServe(args, io.Discard, func(string) string { return "" })
+	dir := t.TempDir()
+	cfg, err := parseServe(args, io.Discard, func(k string) string {
+		if k == "OUTLIERLAB_DATA_DIR" {
+			return dir
+		}
+		return ""
+	})
 	if err != nil {
 		t.Fatalf("flags %v: %v", args, err)
 	}
@@ -316,29 +322,54 @@ func TestParseServeFlags(t *testing.T) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
 		}
 	}
-	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120"}, io.Discard, func(string) string { return "" })
+	home := func(k string) string {
+		if k == "HOME" {
+			return "/home/u"
+		}
+		return ""
+	}
+	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120"}, io.Discard, home)
 	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
-	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, func(string) string { return "" })
+	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, home)
 	if err != nil || c.tabs != 300 || c.tabsPerMinute != 60 || c.cmdsPerMinute != 600 || c.memoryMiB != 0 {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
-	c, err = parseServe([]string{"-trusted-proxies", "127.0.0.1, 10.0.0.0/8"}, io.Discard, func(string) string { return "" })
+	c, err = parseServe([]string{"-trusted-proxies", "127.0.0.1, 10.0.0.0/8"}, io.Discard, home)
 	if err != nil || len(c.proxies.Nets) != 2 || c.proxies.Nets[1].String() != "10.0.0.0/8" || c.proxies.Peer {
 		t.Errorf("-trusted-proxies: %+v, %v", c.proxies, err)
 	}
-	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, func(string) string { return "" })
+	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, home)
 	if err != nil || c.budget != (web.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
 		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
-	if c, _ := parseServe(nil, io.Discard, func(string) string { return "" }); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {
+	if c, _ := parseServe(nil, io.Discard, home); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {
 		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)
 	}
 	if code := runServe([]string{"-nats-listen", "not-an-address"}, io.Discard, io.Discard); code != 2 {
 		t.Errorf("a bad -nats-listen: exit %d, want 2", code)
 	}
-	if code := runServe([]string{"-addr", "127.0.0.1:0", "-nats-url", "nats://127.0.0.1:1"}, io.Discard, io.Discard); code != 1 {
-		t.Errorf("an unreachable -nats-url: exit %d, want 1", code)
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OUTLIERLAB_DATA_DIR": "/data", "HOME": "/home/u"}, "/data"},
+		{map[string]string{"XDG_STATE_HOME": "/st", "HOME": "/home/u"}, "/st/outlierlab"},
+		{map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/home/u"}, "/home/u/.local/state/outlierlab"},
+	} {
+		if c, err := parseServe(nil, io.Discard, env(tt.env)); err != nil || c.bus.DataDir != tt.want {
+			t.Errorf("data dir with %v: %q, %v; want %q", tt.env, c.bus.DataDir, err, tt.want)
+		}
+	}
+	if _, err := parseServe(nil, io.Discard, env(nil)); err == nil || !strings.Contains(err.Error(), "-data-dir") {
+		t.Errorf("no data dir and no home: %v", err)
+	}
+	if c, err := parseServe([]string{"-nats-url", "nats://x:4222"}, io.Discard, env(nil)); err != nil || c.bus.URL == "" {
+		t.Errorf("an external bus needs no data dir: %v", err)
+	}
+	if c, err := parseServe([]string{"-data-dir", "/var/lib/olab"}, io.Discard, env(nil)); err != nil || c.bus.DataDir != "/var/lib/olab" {
+		t.Errorf("-data-dir: %q, %v", c.bus.DataDir, err)
 	}
 }

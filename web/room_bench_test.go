@@ -56,13 +56,25 @@ func benchRoomFanout(b *testing.B, enc string) {
 	lb := startRoomLab(b, BusOptions{URL: la.bus.URL()}, RoomLimits{})
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)
-	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity"}
+	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",
+		done: make(chan struct{})}
 
 	settleHeap()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	// On a failure (b.Fatalf, a timeout on a loaded machine) the streams
+	// end before the servers shut down (cleanups run last-in first): a
+	// shutdown aborts a stream with panic(http.ErrAbortHandler), which
+	// only an http.Server recovers, and here the handlers are called
+	// directly. The writers stop reporting, so none blocks on a sample
+	// nobody collects.
+	b.Cleanup(func() {
+		close(col.done)
+		cancel()
+		wg.Wait()
+	})
 	for i := range followers {
 		h := ha
 		if i%2 == 1 {
@@ -74,7 +86,14 @@ func benchRoomFanout(b *testing.B, enc string) {
 			req.Header.Set("Accept-Encoding", "gzip, deflate")
 		}
 		w := &fanWriter{h: http.Header{}, first: make(chan struct{}), col: col}
-		wg.Go(func() { h.ServeHTTP(w, req) })
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil && p != http.ErrAbortHandler {
+					panic(p)
+				}
+			}()
+			h.ServeHTTP(w, req)
+		})
 		<-w.first
 	}
 	col.waitIdle()
@@ -108,9 +127,6 @@ func benchRoomFanout(b *testing.B, enc string) {
 	b.StopTimer()
 	cpu := cpuTime() - cpu0
 	sa, sb := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
-	cancel()
-	wg.Wait()
-
 	b.ReportMetric(quantileMs(patches, 0.50), "patch-p50-ms")
 	b.ReportMetric(quantileMs(patches, 0.99), "patch-p99-ms")
 	if len(redraws) > 0 {
@@ -133,6 +149,7 @@ type fanCollector struct {
 	bad      atomic.Int64 // identity: first writes without the new cap
 
 	patch, redraw chan fanSample
+	done          chan struct{} // closed when nobody collects any more
 }
 
 type fanSample struct{ d time.Duration }
@@ -203,13 +220,20 @@ func (w *fanWriter) Write(p []byte) (int, error) {
 		if c.identity && !bytes.Contains(p, *c.marker.Load()) {
 			c.bad.Add(1)
 		}
-		c.patch <- fanSample{d}
+		c.send(c.patch, fanSample{d})
 	}
 	if c.identity && w.redrawGen != g && bytes.Contains(p, []byte("applyCharts(")) {
 		w.redrawGen = g
-		c.redraw <- fanSample{d}
+		c.send(c.redraw, fanSample{d})
 	}
 	return len(p), nil
+}
+
+func (c *fanCollector) send(ch chan fanSample, s fanSample) {
+	select {
+	case ch <- s:
+	case <-c.done:
+	}
 }
 
 // cpuTime is the CPU time the process has used (user and system).

@@ -114,6 +114,9 @@ type roomHub struct {
 // attendee (a follower or projector stream) counts toward the room's
 // limit on this replica.
 func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*roomHub, error) {
+	if !set.bus.Ready() {
+		return nil, errBusNotReady
+	}
 	set.mu.Lock()
 	h := set.hubs[code]
 	if h == nil {

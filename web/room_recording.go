@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/templates"
@@ -53,58 +54,59 @@ type Recording struct {
 	Entries []TimelineEntry `json:"entries"`
 }
 
-// openTimeline creates or opens the recordings' stream.
-func (b *Bus) openTimeline(ctx context.Context, ttl time.Duration, replicas int) error {
-	st, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        timelineStream,
-		Description: "outlierlab workshop recordings: one subject per room, every change of its state",
-		Subjects:    []string{timelineSubject + ">"},
-		Storage:     jetstream.MemoryStorage, MaxAge: ttl, MaxBytes: busMaxBucket,
-		MaxMsgSize: busMaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
-	})
-	if err != nil {
-		return fmt.Errorf("room bus: cannot open the %s stream: %w", timelineStream, err)
-	}
-	b.timeline = st
-	return nil
-}
-
 // record appends a state of the room to its timeline. A failure is
 // logged: the workshop goes on without that entry.
 func (set *roomSet) record(ctx context.Context, code, kind string, st roomState) {
 	b, err := json.Marshal(TimelineEntry{TMs: set.s.now().UnixMilli(), Kind: kind, State: st})
 	if err == nil {
-		_, err = set.bus.js.Publish(ctx, timelineSubject+code, b)
+		_, err = retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
+			return set.bus.js.Publish(ctx, timelineSubject+code, b)
+		})
 	}
 	if err != nil {
 		set.log.Warn("room bus: recording", "room", code, "kind", kind, "err", err)
 	}
 }
 
-// recording reads a room's timeline, oldest first.
+// recording reads a room's timeline, oldest first, up to its last entry
+// as the stream's leader has it: the reading consumer may live on a copy
+// that is still catching up (a server just back), so it waits for that
+// entry rather than stopping at the first empty batch.
 func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry, error) {
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
+	last, err := set.lastEntry(ctx, code)
+	if err != nil || last == 0 {
+		return nil, err
+	}
 	cons, err := set.bus.timeline.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}})
 	if err != nil {
 		return nil, fmt.Errorf("room bus: %w", err)
 	}
 	var out []TimelineEntry
 	for len(out) < maxTimeline {
-		batch, err := cons.FetchNoWait(500)
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return out, fmt.Errorf("room bus: %w", err)
 		}
-		n := 0
+		var seq uint64
 		for m := range batch.Messages() {
-			n++
+			if md, err := m.Metadata(); err == nil {
+				seq = md.Sequence.Stream
+			}
 			var e TimelineEntry
 			if json.Unmarshal(m.Data(), &e) == nil {
 				out = append(out, e)
 			}
 		}
-		if n == 0 {
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return out, fmt.Errorf("room bus: %w", err)
+		}
+		if seq >= last {
 			break
+		}
+		if ctx.Err() != nil {
+			return out, fmt.Errorf("room bus: the recording of room %s, read up to entry %d of %d: %w", code, seq, last, ctx.Err())
 		}
 	}
 	return out, nil
@@ -115,7 +117,9 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 func (set *roomSet) lastEntry(ctx context.Context, code string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
-	m, err := set.bus.timeline.GetLastMsgForSubject(ctx, timelineSubject+code)
+	m, err := retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return set.bus.timeline.GetLastMsgForSubject(ctx, timelineSubject+code)
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}

@@ -144,7 +144,7 @@ func roomError(err error) error {
 	switch {
 	case errors.Is(err, errRoomNotFound):
 		return withKind(kindNotFound, &inputError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
-	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull):
+	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, errBusNotReady):
 		return withKind(kindFull, err)
 	}
 	return err

@@ -154,10 +154,13 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/whatif", s.whatifPost)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
-	r.Get("/healthz", healthz)
-	r.Head("/healthz", healthz) // load balancers and probes often ask with HEAD
+	r.Get("/healthz", s.healthz)
+	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
-	s.roomRoutes(r)
+	r.Group(func(r chi.Router) {
+		r.Use(s.busReady)
+		s.roomRoutes(r)
+	})
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
 	r.NotFound(s.notFound)
@@ -193,13 +196,46 @@ func allowedMethods(r chi.Routes, path string) []string {
 // Browsers reconnect to the next server and resume at their cursor.
 func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-func healthz(w http.ResponseWriter, r *http.Request) {
+// healthz handles /healthz, the liveness probe: 200 while the process
+// serves the lab. /healthz?ready is the readiness probe: 200 once the
+// room bus is open (or when the server has none), 503 until then. The lab
+// itself is served meanwhile; only the rooms wait for the bus.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	msg := "ok\n"
+	if _, ready := r.URL.Query()["ready"]; ready && s.rooms != nil {
+		if !s.rooms.bus.Ready() {
+			msg = errBusNotReady.Error()
+			if err := s.rooms.bus.Err(); err != nil {
+				msg += " (" + err.Error() + ")"
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			if r.Method != http.MethodHead {
+				_, _ = w.Write([]byte(msg + "\n"))
+			}
+			return
+		}
+		if !s.rooms.bus.Conn().IsConnected() {
+			msg = "ok (the room bus is reconnecting)\n"
+		}
+	}
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write([]byte("ok\n"))
+	_, _ = w.Write([]byte(msg))
+}
+
+// busReady answers the rooms' routes with 503 until the room bus is open.
+func (s *Server) busReady(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.rooms != nil && !s.rooms.bus.Ready() {
+			w.Header().Set("Retry-After", "2")
+			httpError(w, http.StatusServiceUnavailable, errBusNotReady.Error())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sameOrigin refuses state-changing requests (anything but GET, HEAD and

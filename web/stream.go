@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -45,11 +47,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { sess.countStream(-1) }() // tabSession counted this stream
 	room, err := s.roomStream(r, sess)      // nil for a tab in no room
-	if err != nil {
+	// Datastar does not retry a stream answered with an error status: a
+	// room stream that met a bus not open yet waits for it instead, and a
+	// room that is gone says so on the page (below).
+	waiting := errors.Is(err, errBusNotReady)
+	if err != nil && !waiting && !roomGone(err) {
 		writeError(w, err, kindBadValue)
 		return
 	}
-	defer room.close()
 	// http.Server's WriteTimeout would cut the stream after a few seconds
 	// (stack-notes §1); this response has no deadline.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -58,6 +63,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	cw, done := compressStream(w, r)
 	defer done()
 	sse := datastar.NewSSE(cw, r)
+	if waiting {
+		room, err = s.awaitRoom(r, sess, cw)
+		if err != nil && !roomGone(err) {
+			// Broken, not finished: Datastar retries, maybe elsewhere.
+			panic(http.ErrAbortHandler)
+		}
+	}
+	if err != nil { // the room is gone
+		var rs roomSignals
+		_ = datastar.ReadSignals(r, &rs)
+		_ = sendRoomGone(sse, rs.Room)
+		return
+	}
+	defer room.close()
 	defer s.streamOpened(r, sess.tab)()
 
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), tab: sess.tab}
@@ -466,4 +485,54 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	st.bytes += len(js)
 	return tabScript(sse, st.tab, js)
+}
+
+// roomGone is a room stream's error for a room that does not exist.
+func roomGone(err error) bool { return err != nil && kindOf(err, kindInternal) == kindNotFound }
+
+// awaitRoom waits for the room bus with the stream open (keepalives keep
+// a proxy from timing it out), then binds the stream to its room. The
+// wait ends with the bus open, the browser gone, the server shutting down
+// (an error: the stream is then broken and Datastar retries), or a room
+// that is gone.
+func (s *Server) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter) (*roomWatch, error) {
+	keep := time.NewTicker(s.keepalive())
+	defer keep.Stop()
+	bus := s.rooms.bus
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ready := make(chan error, 1)
+	go func() { ready <- bus.WaitReady(ctx) }()
+	if keepaliveComment(w) != nil {
+		return nil, errBusNotReady
+	}
+	for {
+		select {
+		case err := <-ready:
+			if err != nil {
+				return nil, err
+			}
+			return s.roomStream(r, sess)
+		case <-s.closing:
+			return nil, errBusNotReady
+		case <-keep.C:
+			if keepaliveComment(w) != nil {
+				return nil, errBusNotReady
+			}
+		}
+	}
+}
+
+// sendRoomGone tells a room's page that the room is gone: the room's bar
+// says so, and the tab follows nobody. The stream then ends (Datastar does
+// not retry a finished stream); the lab on the page stays the tab's own.
+func sendRoomGone(sse *datastar.ServerSentEventGenerator, code string) error {
+	code = html.EscapeString(code)
+	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
+		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +
+		`<span>There is no such room any more (rooms expire 12 h after their last change): what you see is yours to explore. ` +
+		`<a href="/">Join another workshop</a>.</span></section>`); err != nil {
+		return err
+	}
+	return sse.MarshalAndPatchSignals(map[string]any{"follow": false})
 }
