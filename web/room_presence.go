@@ -58,8 +58,8 @@ func (w *roomWatch) putPresence(sess *Session) {
 	}
 	sess.mu.Unlock()
 	w.hub.mu.Lock()
-	if q := w.hub.now.rec.State.Question; q != nil && w.hub.answers.Q == q.ID {
-		p.Answer = w.hub.answers.Answers[w.who].Answer
+	if q := w.hub.now.rec.State.Question; q != nil {
+		p.Answer = w.hub.answers[q.ID][w.who].Answer
 	}
 	w.hub.mu.Unlock()
 	b, _ := json.Marshal(p)
