@@ -308,3 +308,19 @@ func TestRoomAttackEnumeration(t *testing.T) {
 		t.Errorf("the live room's question from another address: %d %s", st, body)
 	}
 }
+
+// A command whose signals name a room is a request of that room: guessing
+// codes through /lab/cmd counts as on the room API.
+func TestRoomGuessesByCommand(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{JoinsPerMinute: 3, JoinBurst: 3})
+	code, _ := l.createRoom(t, "")
+	var got []int
+	for range 5 {
+		st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(randomHex(16), newRoomCode(), "follow", ""), "", "")
+		got = append(got, st)
+	}
+	st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(randomHex(16), code, "follow", ""), code, "")
+	if fmt.Sprint(got) != "[404 404 404 429 429]" || st != 429 {
+		t.Errorf("rejoin on 5 guessed codes: %v, then on the live room: %d; want [404 404 404 429 429], 429", got, st)
+	}
+}

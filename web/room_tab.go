@@ -104,6 +104,12 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 	if !ok {
 		return apply()
 	}
+	// A command naming a code that is no room counts as a guess, as any
+	// request of a room does (room_limit.go): 404 against 204 or 403 here
+	// would tell live codes too.
+	if _, err := s.rooms.find(r, tr.code); err != nil {
+		return roomError(err)
+	}
 	switch tr.role {
 	case roleProjector:
 		return withKind(kindConflict, &inputError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
