@@ -227,6 +227,7 @@ func TestRoomAttackFill(t *testing.T) {
 	t.Cleanup(cancel)
 	attacker := clientFrom(t, "127.0.0.5")
 	attacker.Timeout = 0
+	refusals := map[string]bool{}
 	open := func(c *http.Client, tab string) int {
 		sig := roomSig(tab, code, "follow", `"preset":"search-cache"`)
 		req, _ := http.NewRequestWithContext(ctx, "GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
@@ -235,7 +236,9 @@ func TestRoomAttackFill(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.StatusCode != 200 {
+			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
+			refusals[fmt.Sprintf("%d %s", res.StatusCode, strings.TrimSpace(string(b)))] = true
 			return res.StatusCode
 		}
 		go func() { _, _ = io.Copy(io.Discard, res.Body); res.Body.Close() }()
@@ -268,6 +271,19 @@ func TestRoomAttackFill(t *testing.T) {
 	}
 	if withID > 100 {
 		t.Errorf("one address held %d attendee streams, want at most 100", withID)
+	}
+	// The refusals name what is missing or the limit.
+	for _, want := range []string{
+		"403 attendee: this browser has no attendee identity for workshop " + code,
+		"429 too many attendee streams of this room from your address (allowed 100 per address and room on this server)",
+	} {
+		found := false
+		for r := range refusals {
+			found = found || strings.HasPrefix(r, want)
+		}
+		if !found {
+			t.Errorf("no refusal %q among %v", want, refusals)
+		}
 	}
 	real := clientFrom(t, "127.0.0.6")
 	real.Timeout = 0

@@ -248,7 +248,7 @@ func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.issueAttendee(w, r, code, &rec) {
-		tooManyAttendees(w, code, s.rooms.lim.JoinBurst)
+		tooManyAttendees(w, code, s.rooms.lim)
 		return
 	}
 	s.renderRoom(w, r, code, &rec.State, "follow")
@@ -263,7 +263,7 @@ func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request) {
 	// The projector's stream counts as an attendee's, and needs an
 	// identity as one does.
 	if !s.issueAttendee(w, r, code, &rec) {
-		tooManyAttendees(w, code, s.rooms.lim.JoinBurst)
+		tooManyAttendees(w, code, s.rooms.lim)
 		return
 	}
 	s.renderRoom(w, r, code, &rec.State, "projector")

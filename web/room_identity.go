@@ -115,8 +115,8 @@ func (s *Server) issueAttendee(w http.ResponseWriter, r *http.Request, code stri
 	return true
 }
 
-func tooManyAttendees(w http.ResponseWriter, code string, burst int) {
+func tooManyAttendees(w http.ResponseWriter, code string, lim RoomLimits) {
 	w.Header().Set("Retry-After", "60")
 	httpError(w, http.StatusTooManyRequests, fmt.Sprintf(
-		"attendee: too many new attendees of workshop %s from your address (allowed %d at once, then %d a minute): try again in a minute", code, burst, max(burst/5, 1)))
+		"attendee: too many new attendees of workshop %s from your address (allowed %d at once, then %d a minute): try again in a minute", code, lim.JoinBurst, max(lim.JoinsPerMinute/5, 1)))
 }

@@ -46,21 +46,3 @@ func TestRoomAttendeeIdentity(t *testing.T) {
 		t.Errorf("another replica's check: %q %v", got, ok)
 	}
 }
-
-func TestParseAnswerKey(t *testing.T) {
-	for _, c := range []struct {
-		key, q, who string
-		ok          bool
-	}{
-		{"K7QX2M.q.1a2b3c4d.a." + strings.Repeat("ab", 16), "1a2b3c4d", strings.Repeat("ab", 16), true},
-		{"K7QX2M.q.1a2b3c4d.closed", "", "", false},
-		{"K7QX2N.q.1a2b3c4d.a.ab", "", "", false},
-		{"K7QX2M.q..a.ab", "", "", false},
-		{"K7QX2M.q.1a.a.ab.cd", "", "", false},
-	} {
-		q, who, ok := parseAnswerKey("K7QX2M", c.key)
-		if ok != c.ok || ok && (q != c.q || who != c.who) {
-			t.Errorf("parseAnswerKey(%q) = %q, %q, %v", c.key, q, who, ok)
-		}
-	}
-}
