@@ -154,15 +154,24 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 	}
 }
 
-// Defect 4: a poll takes every attendee's answer: 1 000 attendees (two
-// replicas' worth at -max-attendees 500) answer, each within the bus's
-// timeout, and the reveal counts them all.
+// Defect 4: a poll takes every attendee's answer: a room at -max-attendees
+// (500 streams on this replica) and as many again on another replica all
+// answer; each answer is accepted well within the bus's timeout, every
+// page's count reaches 1 000, and the reveal counts them all.
 func TestRoomAttackPollScale(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	const here, n = 500, 1000
+	l := startRoomLab(t, BusOptions{}, RoomLimits{AttendeesPerAddress: here}) // the test's attendees share one address
+	l.s.SetClientLimits(1_000_000, 1_000_000)
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
-	const n = 1000
 	ids := mintAttendees(t, l, code, n)
+	streams := make([]<-chan sseEvent, here)
+	for i := range here {
+		streams[i] = openStreamCtx(t, t.Context(), l.ts.URL, roomSig(randomHex(16), code, "follow", `"preset":"search-cache"`), ids[i])
+	}
+	for i, ev := range streams {
+		waitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev sseEvent) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
+	}
 	c := clientFrom(t, "127.0.0.4")
 	var wg sync.WaitGroup
 	var ok atomic.Int32
@@ -197,9 +206,19 @@ func TestRoomAttackPollScale(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d attendees answered: %d accepted in %v, slowest answer %v", n, ok.Load(), time.Since(start).Round(time.Millisecond), time.Duration(slowest.Load()).Round(time.Millisecond))
+	took := time.Since(start)
+	for i, ev := range streams {
+		waitFor(t, ev, fmt.Sprintf("stream %d's count at %d", i, n), func(ev sseEvent) bool {
+			return strings.Contains(ev.Data, fmt.Sprintf(`<span id="room-q-count">%d</span> answered`, n))
+		})
+	}
+	t.Logf("%d attendees answered (%d streaming here): %d accepted in %v, slowest answer %v; every page counted %d after %v",
+		n, here, ok.Load(), took.Round(time.Millisecond), time.Duration(slowest.Load()).Round(time.Millisecond), n, time.Since(start).Round(time.Millisecond))
 	if ok.Load() != n {
 		t.Fatalf("%d of %d answers accepted", ok.Load(), n)
+	}
+	if s := time.Duration(slowest.Load()); s >= busTimeout {
+		t.Errorf("the slowest answer took %v, the bus's timeout", s)
 	}
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	var revealed roomQuestion
