@@ -57,6 +57,16 @@ func call(t testing.TB, c *http.Client, method, u, body string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
+// mintAttendees is n identities of room code as its page would issue them
+// (room_identity.go), without n page loads.
+func mintAttendees(t testing.TB, l *roomLab, code string, n int) []*http.Cookie {
+	out := make([]*http.Cookie, 0, n)
+	for i := range n {
+		out = append(out, &http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, fmt.Sprintf("attendee-%d", i))})
+	}
+	return out
+}
+
 // openQuestion opens "How many hosts are ejected at 60 s?" in the room.
 func (l *roomLab) openQuestion(t testing.TB, code, key string) roomQuestion {
 	t.Helper()
