@@ -38,8 +38,8 @@ import (
 const maxAnswers = 10000
 
 // answerWakeEvery is how often, at most, new answers wake the room's
-// streams: 500 attendees answering within a second would otherwise wake
-// 500 streams 500 times.
+// streams (answersChanged): 500 attendees answering within a second would
+// otherwise wake 500 streams 500 times.
 const answerWakeEvery = 200 * time.Millisecond
 
 func answerKey(code, q, who string) string { return code + ".q." + q + ".a." + who }
@@ -165,7 +165,8 @@ func (set *roomSet) dropAnswers(ctx context.Context, code, q string) {
 }
 
 // watchAnswers follows the room's answers on the bus and wakes the room's
-// streams (at most every answerWakeEvery): the count rises on every page.
+// streams' question panels (at most every answerWakeEvery): the count
+// rises on every page.
 func (h *roomHub) watchAnswers(ctx context.Context) {
 	defer h.markAnswersReady()
 	w, err := h.set.bus.kv.Watch(ctx, h.code+".q.*.a.*")
@@ -228,9 +229,24 @@ func (h *roomHub) takeAnswer(e jetstream.KeyValueEntry) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.answersWake = false
-			h.wakeLocked()
+			close(h.answersNext)
+			h.answersNext = make(chan struct{})
 		})
 	}
+}
+
+// answersChanged is closed at the next change of the room's answers (nil,
+// never ready, for a stream in no room). An answer changes the question
+// panel (its count, the attendee's own answer) and the board, not the
+// lab: the stream sends the room's part and no redraw, or a room of 500
+// answering would have every stream snapshot its session 500 times.
+func (w *roomWatch) answersChanged() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	return w.hub.answersNext
 }
 
 // keepAnswersLocked forgets the answers to questions other than the

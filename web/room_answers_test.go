@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseAnswerKey(t *testing.T) {
@@ -85,4 +86,38 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 		defer hub.mu.Unlock()
 		return hub.answers[q1.ID] == nil && hub.now.rec.State.Question != nil && hub.now.rec.State.Question.ID == q2.ID
 	})
+}
+
+// An answer changes the question panel, not the lab: it wakes the room's
+// streams through answersNext (their room part is sent, no redraw), not
+// through the room's state channel, which has every stream snapshot its
+// session.
+func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	q := l.openQuestion(t, code, key)
+	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, f, "the question on the follower's page", func(ev sseEvent) bool { return strings.Contains(ev.Data, `>0</span> answered`) })
+	hub, err := l.s.rooms.open(t.Context(), code, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.release("")
+	hub.mu.Lock()
+	roomNext, answersNext := hub.now.next, hub.answersNext
+	hub.mu.Unlock()
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", `{}`, code, "", l.att(t, code, "one")); st != 204 {
+		t.Fatalf("answer: %d %s", st, body)
+	}
+	select {
+	case <-answersNext:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer did not wake the question panels")
+	}
+	waitFor(t, f, "the count at 1", func(ev sseEvent) bool { return strings.Contains(ev.Data, `>1</span> answered`) })
+	select {
+	case <-roomNext:
+		t.Error("the answer woke the room's state waiters (every stream redraws)")
+	default:
+	}
 }

@@ -112,10 +112,12 @@ type roomHub struct {
 	now roomNow
 	// answers are the room's answers by question and attendee, as the bus
 	// has them (room_answers.go); answersReady is closed once the watch has
-	// given the ones already there; answersWake is set while a wake of the
-	// room's streams for a new answer is pending.
+	// given the ones already there; answersNext is closed (and replaced)
+	// when new answers change the question panel, at most every
+	// answerWakeEvery (answersWake is set while that wake is pending).
 	answers      map[string]map[string]roomAnswer
 	answersReady chan struct{}
+	answersNext  chan struct{}
 	answersWake  bool
 	// seen are the questions the room's state has asked, whose answers
 	// are forgotten once it asks another.
@@ -157,6 +159,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		h.now.next = make(chan struct{})
 		h.boardNext = make(chan struct{})
 		h.answersReady = make(chan struct{})
+		h.answersNext = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)

@@ -137,14 +137,6 @@ func (h *roomHub) watchSide(ctx context.Context, key, what string, take func(jet
 	}
 }
 
-// wakeLocked wakes every stream of the room waiting on the hub. Callers
-// hold h.mu.
-func (h *roomHub) wakeLocked() {
-	old := h.now.next
-	h.now.next = make(chan struct{})
-	close(old)
-}
-
 // boardView is the instructor's board: counts, then one row per attendee.
 func (h *roomHub) boardView() view.RoomBoard {
 	h.mu.Lock()
