@@ -71,6 +71,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.StringVar(&c.bus.DataDir, "data-dir", defaultDataDir(getenv), "where the embedded room bus keeps the workshops (rooms, answers, recordings) across restarts; also $OUTLIERLAB_DATA_DIR")
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
+	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
@@ -112,7 +113,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	for _, l := range []struct {
 		name string
 		v    int
-	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
+	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"attendees-per-address", c.rooms.AttendeesPerAddress}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
 		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
 		{"heavy-workers", c.budget.Workers}, {"heavy-queue", c.budget.Queue}} {
 		if l.v < 1 || l.v > 1_000_000 {

@@ -126,11 +126,14 @@ func startServe(t *testing.T, args ...string) serving {
 }
 
 // signalStream opens a tab's stream and sends each signals patch's data.
-func signalStream(t *testing.T, base, signals string) <-chan string {
+func signalStream(t *testing.T, base, signals string, cookies ...*http.Cookie) <-chan string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("stream on %s: %v %v", base, err, res)
@@ -248,14 +251,26 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	if res.StatusCode != http.StatusCreated || room.Code == "" {
 		t.Fatalf("POST /rooms: %d %+v", res.StatusCode, room)
 	}
-	if res, err := http.Get(baseB + "/r/" + room.Code); err != nil || res.StatusCode != 200 {
-		t.Fatalf("the room's page on the second replica: %v %v", err, res.Status)
+	// An attendee's stream needs the identity the room's page gives.
+	attendee := func(base string) *http.Cookie {
+		res, err := http.Get(base + "/r/" + room.Code)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("the room's page on %s: %v %v", base, err, res.Status)
+		}
+		res.Body.Close()
+		for _, c := range res.Cookies() {
+			if c.Name == "olab_att_"+room.Code {
+				return c
+			}
+		}
+		t.Fatalf("the room's page on %s gave no attendee identity", base)
+		return nil
 	}
 	sig := func(tab, role, rest string) string {
 		return `{"tab":"` + tab + `","room":"` + room.Code + `","roomRole":"` + role + `","preset":"search-cache"` + rest + `}`
 	}
 	const instructor, follower, late = "instructor-tab-000000001", "follower-tab-00000000001", "late-joiner-tab-00000001"
-	patches := signalStream(t, baseB, sig(follower, "follow", ""))
+	patches := signalStream(t, baseB, sig(follower, "follow", ""), attendee(baseB))
 	awaitSignals(t, patches, "the follower's first redraw", `"max_ejection_percent":10`)
 
 	for i, cap := range []int{20, 27, 34} { // a quick drag: the last one wins
@@ -269,7 +284,7 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 		t.Fatalf("the follower's slider: %d", st)
 	}
 	awaitSignals(t, patches, "the break-away", `"follow":false`)
-	awaitSignals(t, signalStream(t, baseA, sig(late, "follow", "")), "the room's cap, unchanged, for a late joiner", `"max_ejection_percent":34`)
+	awaitSignals(t, signalStream(t, baseA, sig(late, "follow", ""), attendee(baseA)), "the room's cap, unchanged, for a late joiner", `"max_ejection_percent":34`)
 
 	if st := post(t, baseB, "rejoin", sig(follower, "follow", `,"follow":false`), room.Code, ""); st != 204 {
 		t.Fatalf("rejoin: %d", st)
@@ -307,6 +322,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-nats-listen", "127.0.0.1:0", "-nats-url", "nats://x:4222"}, "-nats-listen and -nats-url exclude each other"},
 		{[]string{"-max-rooms", "0"}, "-max-rooms: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-max-attendees", "-3"}, "-max-attendees: -3 is out of range"},
+		{[]string{"-attendees-per-address", "0"}, "-attendees-per-address: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"extra"}, "serve takes no arguments"},
 		{[]string{"-max-tabs", "0"}, "-max-tabs: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
@@ -328,8 +344,8 @@ func TestParseServeFlags(t *testing.T) {
 		}
 		return ""
 	}
-	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120"}, io.Discard, home)
-	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
+	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120", "-attendees-per-address", "300"}, io.Discard, home)
+	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.AttendeesPerAddress != 300 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
 	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, home)

@@ -44,7 +44,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	var q roomQuestion
 	_ = json.Unmarshal([]byte(body), &q)
 	for i, a := range []string{"yes", "no", "no"} {
-		st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", "attendee-0"+string(rune('0'+i))+"-0000000000")
+		st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, "attendee-0"+string(rune('0'+i))))
 		must("answer", st, body, 204)
 	}
 	pause()

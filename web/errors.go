@@ -37,6 +37,9 @@ const (
 	kindForbidden
 	// kindFull: a room limit of this server is reached.
 	kindFull
+	// kindTooMany: a client address's limit is reached (too many attendee
+	// streams of a room, too many guessed room codes).
+	kindTooMany
 )
 
 var kindStatus = [...]int{
@@ -49,6 +52,7 @@ var kindStatus = [...]int{
 	kindInternal:   http.StatusInternalServerError,
 	kindForbidden:  http.StatusForbidden,
 	kindFull:       http.StatusServiceUnavailable,
+	kindTooMany:    http.StatusTooManyRequests,
 }
 
 // kindError is an error with its kind; its text is the error's own.

@@ -156,7 +156,7 @@ func get(t *testing.T, url string) string {
 func TestMetricsRooms(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
 	text := get(t, l.ts.URL+"/metrics")
 	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {

@@ -52,8 +52,9 @@ func BenchmarkRoomFanout(b *testing.B) {
 
 func benchRoomFanout(b *testing.B, enc string) {
 	const followers = 200
-	la := startRoomLab(b, BusOptions{Listen: "127.0.0.1:0"}, RoomLimits{})
-	lb := startRoomLab(b, BusOptions{URL: la.bus.URL()}, RoomLimits{})
+	lim := RoomLimits{AttendeesPerAddress: followers} // every follower's request comes from httptest's one address
+	la := startRoomLab(b, BusOptions{Listen: "127.0.0.1:0"}, lim)
+	lb := startRoomLab(b, BusOptions{URL: la.bus.URL()}, lim)
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)
 	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",
@@ -82,6 +83,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 		}
 		sig := roomSig(fmt.Sprintf("bench-follower-%08d", i), code, "follow", `"preset":"search-cache"`)
 		req := httptest.NewRequestWithContext(ctx, "GET", "/lab/stream?datastar="+url.QueryEscape(sig), nil)
+		req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: la.att(b, code, fmt.Sprint("follower ", i))})
 		if enc == "gzip" {
 			req.Header.Set("Accept-Encoding", "gzip, deflate")
 		}

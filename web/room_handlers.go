@@ -200,6 +200,10 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 		s.notFoundPage(w, r, "This server runs no workshops.")
 		return "", rec, false
 	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", rec, false
+	}
 	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
 		tooManyJoins(w)
 		return "", rec, false
@@ -208,6 +212,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 	code, valid := normalRoomCode(raw)
 	switch {
 	case !valid:
+		s.rooms.missedCode(r)
 		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", truncate(raw, 20)))
 		return "", rec, false
 	case code != raw:
@@ -216,8 +221,11 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 		http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
 		return "", rec, false
 	}
-	rec, _, err := s.rooms.lookup(r.Context(), code)
+	rec, err := s.rooms.find(r, code)
 	switch {
+	case errors.Is(err, errTooManyGuesses):
+		tooManyGuesses(w)
+		return "", rec, false
 	case errors.Is(err, errRoomNotFound):
 		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change.")
 		return "", rec, false
@@ -241,7 +249,10 @@ func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 		return
 	}
-	s.setAttendeeCookie(w, r)
+	if !s.issueAttendee(w, r, code, &rec) {
+		tooManyAttendees(w, code, s.rooms.lim)
+		return
+	}
 	s.renderRoom(w, r, code, &rec.State, "follow")
 }
 
@@ -249,6 +260,12 @@ func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomFor(w, r)
 	if !ok {
+		return
+	}
+	// The projector's stream counts as an attendee's, and needs an
+	// identity as one does.
+	if !s.issueAttendee(w, r, code, &rec) {
+		tooManyAttendees(w, code, s.rooms.lim)
 		return
 	}
 	s.renderRoom(w, r, code, &rec.State, "projector")

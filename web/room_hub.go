@@ -21,9 +21,17 @@ type RoomLimits struct {
 	// MaxAttendees is how many attendee and projector streams one room may
 	// have on this replica (default 500).
 	MaxAttendees int
+	// AttendeesPerAddress is how many of those streams may come from one
+	// client address (default 100: a class of fifty behind one NAT, with a
+	// second tab each, fits; one script does not fill the room).
+	AttendeesPerAddress int
 	// JoinsPerMinute and JoinBurst rate-limit room pages and room creation
 	// per client address (defaults 60 and 60: a class behind one NAT joins
-	// at once, a script guessing codes does not get far).
+	// at once, a script guessing codes does not get far), and every other
+	// request of a room's address (/r/CODE/...) whose code names no room:
+	// guessing codes on the room API is as slow as on its pages. New
+	// attendee identities are limited per address and room to JoinBurst at
+	// once and a fifth of JoinsPerMinute after (room_identity.go).
 	JoinsPerMinute, JoinBurst int
 }
 
@@ -33,6 +41,9 @@ func (l *RoomLimits) defaults() {
 	}
 	if l.MaxAttendees <= 0 {
 		l.MaxAttendees = 500
+	}
+	if l.AttendeesPerAddress <= 0 {
+		l.AttendeesPerAddress = 100
 	}
 	if l.JoinsPerMinute <= 0 {
 		l.JoinsPerMinute = 60
@@ -46,6 +57,7 @@ var (
 	errRoomNotFound = errors.New("no such room")
 	errRoomsFull    = errors.New("this server serves as many rooms as it may")
 	errRoomFull     = errors.New("this room has as many attendees on this server as it may")
+	errAddrFull     = errors.New("too many attendee streams of this room from your address")
 	errPlayersFull  = errors.New("this server plays as many workshop recordings at once as it may: try again in a minute")
 )
 
@@ -62,6 +74,9 @@ type roomSet struct {
 	lim   RoomLimits
 	log   *slog.Logger
 	joins *addrLimiter
+	// ids limits new attendee identities per address and room; guesses
+	// the requests for codes that name no room (room_limit.go).
+	ids, guesses *addrLimiter
 
 	mu   sync.Mutex
 	hubs map[string]*roomHub
@@ -75,7 +90,9 @@ func newRoomSet(s *Server, bus *Bus, lim RoomLimits, log *slog.Logger) *roomSet 
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst), players: newPlayerSet()}
+		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst), ids: newAddrLimiter(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
+		guesses: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst),
+		players: newPlayerSet()}
 }
 
 // roomHub is a room as one replica sees it: its latest good record, and a
@@ -90,8 +107,18 @@ type roomHub struct {
 
 	mu  sync.Mutex
 	now roomNow
-	// answers is the room's latest answers document (room_questions.go).
-	answers roomAnswers
+	// answers are the room's answers by question and attendee, as the bus
+	// has them (room_answers.go); answersReady is closed once the watch has
+	// given the ones already there; answersNext is closed (and replaced)
+	// when new answers change the question panel, at most every
+	// answerWakeEvery (answersWake is set while that wake is pending).
+	answers      map[string]map[string]roomAnswer
+	answersReady chan struct{}
+	answersNext  chan struct{}
+	answersWake  bool
+	// seen are the questions the room's state has asked, whose answers
+	// are forgotten once it asks another.
+	seen map[string]bool
 	// board is the room's attendees by presence key (room_presence.go),
 	// boardGen counts its changes.
 	board    map[string]presence
@@ -103,17 +130,20 @@ type roomHub struct {
 	// must not wake 500 streams per arrival.
 	boardNext chan struct{}
 
-	// refs and attendees are guarded by set.mu.
+	// refs and attendees are guarded by set.mu; byAddr counts the
+	// attendee streams by client address.
 	refs, attendees int
+	byAddr          map[string]int
 	// pub orders the instructor's publications: the states are put on the
 	// bus in the order they were read from the session.
 	pub sync.Mutex
 }
 
 // open finds or starts the room's hub and holds it until release. An
-// attendee (a follower or projector stream) counts toward the room's
-// limit on this replica.
-func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*roomHub, error) {
+// attendee (a follower or projector stream, from is its client address)
+// counts toward the room's limits on this replica, in all and per address;
+// from is "" for what is not an attendee's stream.
+func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHub, error) {
 	if !set.bus.Ready() {
 		return nil, errBusNotReady
 	}
@@ -125,9 +155,11 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 			return nil, errRoomsFull
 		}
 		wctx, stop := context.WithCancel(context.Background())
-		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop}
+		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop, byAddr: map[string]int{}}
 		h.now.next = make(chan struct{})
 		h.boardNext = make(chan struct{})
+		h.answersReady = make(chan struct{})
+		h.answersNext = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
@@ -140,41 +172,50 @@ func (set *roomSet) open(ctx context.Context, code string, attendee bool) (*room
 	select {
 	case <-h.ready:
 	case <-ctx.Done():
-		h.release(false)
+		h.release("")
 		return nil, ctx.Err()
 	case <-timeout.C:
-		h.release(false)
+		h.release("")
 		return nil, fmt.Errorf("room bus: no answer about room %s within %v", code, busTimeout)
 	}
 	if h.err != nil {
-		h.release(false)
+		h.release("")
 		return nil, h.err
 	}
-	if attendee {
+	if from != "" {
 		set.mu.Lock()
-		full := h.attendees >= set.lim.MaxAttendees
-		if !full {
+		var err error
+		switch {
+		case h.attendees >= set.lim.MaxAttendees:
+			err = errRoomFull
+		case h.byAddr[from] >= set.lim.AttendeesPerAddress:
+			err = fmt.Errorf("%w (allowed %d per address and room on this server)", errAddrFull, set.lim.AttendeesPerAddress)
+		default:
 			h.attendees++
+			h.byAddr[from]++
 		}
 		set.mu.Unlock()
-		if full {
-			h.release(false)
-			return nil, errRoomFull
+		if err != nil {
+			h.release("")
+			return nil, err
 		}
 	}
 	return h, nil
 }
 
-// release gives back what open took. The last holder leaves the hub open
-// for hubIdle, then it stops watching; a hub that found no room goes at
-// once.
-func (h *roomHub) release(attendee bool) {
+// release gives back what open took (from as open had it). The last
+// holder leaves the hub open for hubIdle, then it stops watching; a hub
+// that found no room goes at once.
+func (h *roomHub) release(from string) {
 	set := h.set
 	set.mu.Lock()
 	defer set.mu.Unlock()
 	h.refs--
-	if attendee {
+	if from != "" {
 		h.attendees--
+		if h.byAddr[from]--; h.byAddr[from] <= 0 {
+			delete(h.byAddr, from)
+		}
 	}
 	if h.refs > 0 {
 		return
@@ -271,6 +312,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	old := h.now.next
 	n.next = make(chan struct{})
 	h.now = n
+	h.keepAnswersLocked()
 	close(old)
 }
 

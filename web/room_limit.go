@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -49,6 +50,14 @@ func (l *addrLimiter) allow(addr string, now time.Time) bool {
 	return b.lim.AllowN(now, 1)
 }
 
+// ready reports whether addr's bucket has a token, taking none.
+func (l *addrLimiter) ready(addr string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.by[addr]
+	return b == nil || b.lim.TokensAt(now) >= 1
+}
+
 // prune forgets the addresses unused for addrForget, or all of them if
 // that is not enough (a flood from as many addresses gains little: each
 // new one starts with one burst).
@@ -61,6 +70,55 @@ func (l *addrLimiter) prune(now time.Time) {
 	if len(l.by) >= maxLimitedAddrs {
 		clear(l.by)
 	}
+}
+
+// Guessing codes (issue 19, defect 7). Room pages were limited, the room
+// API was not, and its 404 against 200, 400 or 403 told which codes are
+// live: one connection found one of 500 rooms among 30^6 codes in about
+// 750 s. Now every request of a room (its pages, its API, a stream or a
+// command that names it) whose code is no room takes a token from the
+// address's guesses bucket (JoinsPerMinute, JoinBurst), and while that is
+// empty every request of a room from the address is refused (429) before
+// the code is looked up, live or not: the refusal tells nothing, and the
+// guesses go at a minute's rate. A class makes no such requests, so its
+// bucket stays full; someone guessing behind the class's NAT slows the
+// class's room API for a minute (as they could its page loads already).
+
+// errTooManyGuesses: the address asked for too many codes that name no
+// room lately.
+var errTooManyGuesses = withKind(kindTooMany, errors.New("too many requests for workshop codes that name no workshop from your address: try again in a minute"))
+
+// admitCode refuses (errTooManyGuesses) a request of a room from an
+// address out of guesses.
+func (set *roomSet) admitCode(r *http.Request) error {
+	if !set.guesses.ready(set.clientAddr(r), set.s.now()) {
+		return errTooManyGuesses
+	}
+	return nil
+}
+
+// missedCode counts a request for a code that names no room.
+func (set *roomSet) missedCode(r *http.Request) {
+	set.guesses.allow(set.clientAddr(r), set.s.now())
+}
+
+// find is the room of code for a request, from this replica's hub or the
+// bus, after admitCode; a code that names no room (errRoomNotFound)
+// counts as a guess.
+func (set *roomSet) find(r *http.Request, code string) (roomRecord, error) {
+	if err := set.admitCode(r); err != nil {
+		return roomRecord{}, err
+	}
+	rec, _, err := set.lookup(r.Context(), code)
+	if errors.Is(err, errRoomNotFound) {
+		set.missedCode(r)
+	}
+	return rec, err
+}
+
+func tooManyGuesses(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "60")
+	httpError(w, http.StatusTooManyRequests, errTooManyGuesses.Error())
 }
 
 // clientAddr is the address a request's limits count against

@@ -58,8 +58,8 @@ func (w *roomWatch) putPresence(sess *Session) {
 	}
 	sess.mu.Unlock()
 	w.hub.mu.Lock()
-	if q := w.hub.now.rec.State.Question; q != nil && w.hub.answers.Q == q.ID {
-		p.Answer = w.hub.answers.Answers[w.who].Answer
+	if q := w.hub.now.rec.State.Question; q != nil {
+		p.Answer = w.hub.answers[q.ID][w.who].Answer
 	}
 	w.hub.mu.Unlock()
 	b, _ := json.Marshal(p)
@@ -135,14 +135,6 @@ func (h *roomHub) watchSide(ctx context.Context, key, what string, take func(jet
 			}
 		}
 	}
-}
-
-// wakeLocked wakes every stream of the room waiting on the hub. Callers
-// hold h.mu.
-func (h *roomHub) wakeLocked() {
-	old := h.now.next
-	h.now.next = make(chan struct{})
-	close(old)
 }
 
 // boardView is the instructor's board: counts, then one row per attendee.

@@ -34,11 +34,15 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var q *roomQuestion
+	var prev string // the question this one replaces, whose answers go
 	now := s.now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
 		var err error
 		if q, err = s.newQuestion(st, req); err != nil {
 			return err
+		}
+		if st.Question != nil {
+			prev = st.Question.ID
 		}
 		st.Question = q
 		// The room waits before the moment: a cursor past it goes back
@@ -52,15 +56,12 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		st.Anchor, st.AnchorAtMs = min(cur, q.Hold), now.UnixMilli()
 		return nil
 	})
-	if err == nil {
-		_, err = s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
-			*doc = roomAnswers{Q: q.ID, Answers: map[string]roomAnswer{}}
-			return nil
-		})
-	}
 	if err != nil {
 		writeError(w, roomError(err), kindInternal)
 		return
+	}
+	if prev != "" {
+		s.rooms.dropAnswers(r.Context(), code, prev)
 	}
 	s.resyncTab(code, req.Tab, rev)
 	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
@@ -82,13 +83,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, "question: already revealed")
 		return
 	}
-	doc, err := s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
-		if doc.Q != id {
-			*doc = roomAnswers{Q: id, Answers: map[string]roomAnswer{}}
-		}
-		doc.Closed = true
-		return nil
-	})
+	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q roomQuestion
 	var rev uint64
 	now := s.now()
@@ -102,7 +97,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(doc.Answers), histogram(&q, doc, right)
+			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), histogram(&q, answers, right)
 			st.Question = &q
 			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
 			return nil
@@ -127,8 +122,9 @@ type answerRequest struct {
 	Answer json.RawMessage `json:"qans"`
 }
 
-// answerQuestion takes an attendee's answer; a second one replaces the
-// first; after the reveal the answers are closed (409).
+// answerQuestion takes an attendee's answer, under the identity the server
+// gave its browser (403 without one); a second one replaces the first;
+// after the reveal the answers are closed (409).
 func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, false)
 	if !ok {
@@ -157,20 +153,14 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
 		return
 	}
-	who := attendeeID(r, req.Tab)
+	who := rec.attendee(r, code)
 	if who == "" {
-		httpError(w, http.StatusBadRequest, "attendee: no attendee cookie and no tab id")
+		writeError(w, errNoAttendee(code), kindForbidden)
 		return
 	}
 	ans, err := checkAnswer(q, a)
 	if err == nil {
-		_, err = s.rooms.updateAnswers(r.Context(), code, func(doc *roomAnswers) error {
-			if doc.Q != id || doc.Closed {
-				return withKind(kindConflict, &inputError{Field: "question", Msg: "the answer has been revealed; answers are closed"})
-			}
-			doc.Answers[who] = roomAnswer{Nick: nickname(who), Answer: ans}
-			return nil
-		})
+		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans)
 	}
 	if err != nil {
 		writeError(w, roomError(err), kindInternal)
@@ -192,24 +182,17 @@ func (s *Server) questionStatus(w http.ResponseWriter, r *http.Request) {
 		Mine     string        `json:"mine,omitempty"`
 	}{Question: rec.State.Question}
 	if q := out.Question; q != nil {
-		doc, _ := s.rooms.answers(r, code)
-		if doc.Q == q.ID {
-			out.Count = len(doc.Answers)
-			out.Mine = doc.Answers[attendeeID(r, r.URL.Query().Get("tab"))].Answer
+		hub, err := s.rooms.open(r.Context(), code, "")
+		if err != nil {
+			writeError(w, roomError(err), kindInternal)
+			return
 		}
+		answers := hub.answersNow(r.Context(), q.ID)
+		hub.release("")
+		out.Count = len(answers)
+		out.Mine = answers[rec.attendee(r, code)].Answer
 	}
 	writeJSON(w, r, http.StatusOK, out)
-}
-
-// answers reads the room's answers document.
-func (set *roomSet) answers(r *http.Request, code string) (roomAnswers, error) {
-	var doc roomAnswers
-	e, err := set.bus.kv.Get(r.Context(), answersKey(code))
-	if err != nil {
-		return doc, err
-	}
-	err = json.Unmarshal(e.Value(), &doc)
-	return doc, err
 }
 
 // writeJSON answers with v as JSON; a page's Datastar request gets 204

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,9 +29,9 @@ import (
 // the answers, reads the engine's answer off the frame at that moment,
 // puts the histogram on the room's state and plays on.
 //
-// The answers live in the room's bucket under CODE.answers, one document
-// updated by compare-and-set (kv.Update on the revision read): two
-// replicas taking answers at once never lose one.
+// The answers live in the room's bucket, one key per attendee and question
+// (room_answers.go): two replicas taking answers at once never lose one,
+// and a poll takes as many answers as the room has attendees.
 
 // roomQuestion is the room's open (or revealed) question, on its state.
 type roomQuestion struct {
@@ -60,14 +59,8 @@ type histBar struct {
 	Right  bool   `json:"right,omitempty"`
 }
 
-// roomAnswers is the CODE.answers document: the answers to question Q,
-// by attendee; Closed once revealed.
-type roomAnswers struct {
-	Q       string                `json:"q"`
-	Closed  bool                  `json:"closed,omitempty"`
-	Answers map[string]roomAnswer `json:"answers"`
-}
-
+// roomAnswer is one attendee's answer, the value of its key on the bus
+// (room_answers.go).
 type roomAnswer struct {
 	Nick   string `json:"nick"`
 	Answer string `json:"answer"`
@@ -86,28 +79,6 @@ func nickname(attendee string) string {
 	return nickAdj[n%16] + " " + nickNoun[(n/16)%16] + " " + strconv.Itoa(int(n/256%100))
 }
 
-// attendeeID is who answers: the browser's attendee cookie, else the tab.
-func attendeeID(r *http.Request, tab string) string {
-	if c, err := r.Cookie("olab_att"); err == nil && c.Value != "" && len(c.Value) <= 64 {
-		return "c:" + c.Value
-	}
-	if tab != "" && checkTab(tab) == nil {
-		return "t:" + tab
-	}
-	return ""
-}
-
-// setAttendeeCookie gives an attendee's browser its anonymous id.
-func (s *Server) setAttendeeCookie(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie("olab_att"); err == nil && c.Value != "" {
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: "olab_att", Value: newTabID(), Path: "/",
-		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.rooms.secure(r)})
-}
-
-func answersKey(code string) string { return code + ".answers" }
-
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
 func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
@@ -115,12 +86,17 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 		httpError(w, http.StatusNotFound, "this server runs no workshops")
 		return "", roomRecord{}, false
 	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", roomRecord{}, false
+	}
 	code, ok := normalRoomCode(chi.URLParam(r, "code"))
 	if !ok {
+		s.rooms.missedCode(r)
 		httpError(w, http.StatusNotFound, "room: not a workshop code")
 		return "", roomRecord{}, false
 	}
-	rec, _, err := s.rooms.lookup(r.Context(), code)
+	rec, err := s.rooms.find(r, code)
 	if err != nil {
 		writeError(w, roomError(err), kindInternal)
 		return "", rec, false
@@ -197,42 +173,6 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		}
 		if ctx.Err() != nil {
 			return rec, 0, fmt.Errorf("room bus: %w", err)
-		}
-	}
-}
-
-// updateAnswers changes the room's answers by compare-and-set.
-func (set *roomSet) updateAnswers(ctx context.Context, code string, f func(*roomAnswers) error) (roomAnswers, error) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
-	defer cancel()
-	for {
-		var doc roomAnswers
-		var rev uint64
-		e, err := set.bus.kv.Get(ctx, answersKey(code))
-		switch {
-		case err == nil:
-			rev = e.Revision()
-			_ = json.Unmarshal(e.Value(), &doc) // a broken document starts afresh
-		case !errors.Is(err, jetstream.ErrKeyNotFound):
-			return doc, fmt.Errorf("room bus: %w", err)
-		}
-		if doc.Answers == nil {
-			doc.Answers = map[string]roomAnswer{}
-		}
-		if err := f(&doc); err != nil {
-			return doc, err
-		}
-		b, _ := json.Marshal(doc)
-		if rev == 0 {
-			_, err = set.bus.kv.Create(ctx, answersKey(code), b)
-		} else {
-			_, err = set.bus.kv.Update(ctx, answersKey(code), b, rev)
-		}
-		if err == nil {
-			return doc, nil
-		}
-		if ctx.Err() != nil {
-			return doc, fmt.Errorf("room bus: %w", err)
 		}
 	}
 }
@@ -337,9 +277,9 @@ func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
 
 // histogram counts the answers: every choice in order, or the numbers
 // given (and the engine's) in numeric order; the engine's is marked.
-func histogram(q *roomQuestion, doc roomAnswers, right string) []histBar {
+func histogram(q *roomQuestion, answers map[string]roomAnswer, right string) []histBar {
 	counts := map[string]int{}
-	for _, a := range doc.Answers {
+	for _, a := range answers {
 		counts[a.Answer]++
 	}
 	keys := q.Choices
@@ -393,21 +333,6 @@ func (s *Server) readJSON(r *http.Request, v any) error {
 	return nil
 }
 
-// watchAnswers follows the room's answers on the bus and wakes the
-// room's streams at each change: the count rises on every page.
-func (h *roomHub) watchAnswers(ctx context.Context) {
-	h.watchSide(ctx, answersKey(h.code), "the answers", func(e jetstream.KeyValueEntry) {
-		var doc roomAnswers
-		if e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &doc) != nil {
-			return
-		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.answers = doc
-		h.wakeLocked()
-	})
-}
-
 // questionView is the question panel as a page of role sees it; who is
 // the attendee (their own answer shows).
 func (h *roomHub) questionView(role, who string) view.RoomQuestion {
@@ -419,10 +344,10 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 		return v
 	}
 	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
-	if h.answers.Q == q.ID {
-		v.Count = len(h.answers.Answers)
+	if mine := h.answers[q.ID]; mine != nil {
+		v.Count = len(mine)
 		if who != "" {
-			v.Mine = h.answers.Answers[who].Answer
+			v.Mine = mine[who].Answer
 		}
 	}
 	widest := 1

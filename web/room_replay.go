@@ -512,13 +512,18 @@ func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, 
 		writeError(w, withKind(kindNotFound, errors.New("this server runs no workshops")), kindNotFound)
 		return "", false
 	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", false
+	}
 	raw := chi.URLParam(r, "code")
 	code, valid := normalRoomCode(raw)
 	if !valid {
+		s.rooms.missedCode(r)
 		writeError(w, withKind(kindNotFound, &inputError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", truncate(raw, 20))}), kindNotFound)
 		return "", false
 	}
-	if _, _, err := s.rooms.lookup(r.Context(), code); err != nil {
+	if _, err := s.rooms.find(r, code); err != nil {
 		writeError(w, roomError(err), kindInternal)
 		return "", false
 	}

@@ -48,7 +48,7 @@ func redrawn(ev sseEvent) bool {
 func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", redrawn)
 	lb.s.rooms.mu.Lock()
 	hub := lb.s.rooms.hubs[code]
@@ -94,7 +94,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			}
 		}},
 		{"reveal", func() {
-			if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", "someone-0000000000000"); st != 204 {
+			if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone")); st != 204 {
 				t.Fatalf("answer: %d %s", st, body)
 			}
 			if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 200 {

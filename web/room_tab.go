@@ -104,6 +104,12 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 	if !ok {
 		return apply()
 	}
+	// A command naming a code that is no room counts as a guess, as any
+	// request of a room does (room_limit.go): 404 against 204 or 403 here
+	// would tell live codes too.
+	if _, err := s.rooms.find(r, tr.code); err != nil {
+		return roomError(err)
+	}
 	switch tr.role {
 	case roleProjector:
 		return withKind(kindConflict, &inputError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
@@ -122,11 +128,11 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		}
 		return apply()
 	}
-	hub, err := s.rooms.open(r.Context(), tr.code, false)
+	hub, err := s.rooms.open(r.Context(), tr.code, "")
 	if err != nil {
 		return roomError(err)
 	}
-	defer hub.release(false)
+	defer hub.release("")
 	if rec := hub.current().rec; !rec.keyMatches(roomKeyCookie(r, tr.code)) {
 		return withKind(kindForbidden, &inputError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
@@ -146,6 +152,8 @@ func roomError(err error) error {
 		return withKind(kindNotFound, &inputError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
 	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, errBusNotReady):
 		return withKind(kindFull, err)
+	case errors.Is(err, errAddrFull):
+		return withKind(kindTooMany, err)
 	}
 	return err
 }
@@ -171,11 +179,11 @@ func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
 // snapToRoom applies the room's current state to the tab again, whatever
 // it applied before.
 func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) error {
-	hub, err := s.rooms.open(ctx, code, false)
+	hub, err := s.rooms.open(ctx, code, "")
 	if err != nil {
 		return roomError(err)
 	}
-	defer hub.release(false)
+	defer hub.release("")
 	sess.mu.Lock()
 	sess.room.applied = 0
 	sess.mu.Unlock()
@@ -213,11 +221,13 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 // roomWatch is one stream's link to its tab's room: the hub it holds
 // open, and the room signals last sent to the page.
 type roomWatch struct {
-	s        *Server
-	hub      *roomHub
-	attendee bool
-	follow   int8   // follow flag sent: -1 none yet, 0 false, 1 true
-	cfgGen   uint64 // the tab's cfgGen when cfg was last sent
+	s   *Server
+	hub *roomHub
+	// from is an attendee stream's client address, counted by the hub
+	// ("" for the instructor's).
+	from   string
+	follow int8   // follow flag sent: -1 none yet, 0 false, 1 true
+	cfgGen uint64 // the tab's cfgGen when cfg was last sent
 	// role and who (the attendee) pick the question panel's view; qSent
 	// is the panel last sent.
 	role, who string
@@ -234,7 +244,10 @@ type roomWatch struct {
 
 // roomStream binds a stream's tab to the room its signals name and holds
 // the room's hub for the stream's life; nil (and no error) for a tab in no
-// room. A room that does not exist, or is full here, is an error.
+// room. A room that does not exist, or is full here, is an error; so is an
+// attendee's stream (a follower's or the projector's) without the
+// identity the room's page gives (issue 19, defect 5: crafted streams
+// filled a room), or one address's stream past AttendeesPerAddress.
 func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
@@ -242,18 +255,26 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if err != nil || !ok {
 		return nil, err
 	}
-	attendee := tr.role != rolePresenter
-	hub, err := s.rooms.open(r.Context(), tr.code, attendee)
+	rec, err := s.rooms.find(r, tr.code)
+	if err != nil {
+		return nil, roomError(err)
+	}
+	var who, from string
+	if tr.role != rolePresenter {
+		if who = rec.attendee(r, tr.code); who == "" {
+			return nil, errNoAttendee(tr.code)
+		}
+		from = s.rooms.clientAddr(r)
+	}
+	hub, err := s.rooms.open(r.Context(), tr.code, from)
 	if err != nil {
 		return nil, roomError(err)
 	}
 	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
-	var sig tabSignals
-	_ = datastar.ReadSignals(r, &sig)
 	// The board shows who answered what: only to the holder of the key.
 	cur := hub.current()
 	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKeyCookie(r, tr.code))
-	return &roomWatch{s: s, hub: hub, attendee: attendee, follow: -1, role: role, who: attendeeID(r, sig.Tab), keyOK: keyOK}, nil
+	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 
 // catchUp applies the room's latest state to the tab if it follows, and
@@ -328,6 +349,6 @@ func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
 func (w *roomWatch) close() {
 	if w != nil {
 		w.dropPresence()
-		w.hub.release(w.attendee)
+		w.hub.release(w.from)
 	}
 }

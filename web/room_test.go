@@ -2,6 +2,9 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -443,9 +446,9 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
-	follower := openStream(t, base, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
-	projector := openStream(t, base, roomSig(tabProjector, code, "projector", `"preset":"search-cache"`))
+	projector := openRoomStream(t, base, code, roomSig(tabProjector, code, "projector", `"preset":"search-cache"`))
 	waitFor(t, projector, "the projector's first redraw", signalPatch(`"follow":true`))
 
 	if st, body := roomPost(t, base, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key); st != 204 {
@@ -483,7 +486,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 		t.Fatalf("room after the follower's move: %+v, %v", rec.State, err)
 	}
 	// A late joiner starts at the room's state, not the follower's.
-	late := openStream(t, base, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
+	late := openRoomStream(t, base, code, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, late, "the late joiner at the room's cap", signalPatch(`"max_ejection_percent":34`))
 
 	// The instructor pauses: the follower who broke away stays where it is.
@@ -511,7 +514,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 func TestRoomBusBadInput(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
 	subject := "$KV." + roomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
@@ -558,10 +561,12 @@ func TestRoomBusBadInput(t *testing.T) {
 func TestRoomLimits(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{MaxRooms: 1, MaxAttendees: 1})
 	code, _ := l.createRoom(t, "")
-	waitFor(t, openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
+	waitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
 	waitFor(t, openStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
-	res, err := http.Get(l.ts.URL + "/lab/stream?datastar=" + url.QueryEscape(roomSig(tabFollower2, code, "follow", "")))
+	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
+	req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, "second")})
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +578,7 @@ func TestRoomLimits(t *testing.T) {
 	if res, _ := http.Get(l.ts.URL + "/r/" + code); res.StatusCode != 503 {
 		t.Errorf("attendee page of a full room: %d", res.StatusCode)
 	}
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
+	req, _ = http.NewRequest("POST", l.ts.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, _ = http.DefaultClient.Do(req)
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != 503 || !strings.Contains(string(b), "as many rooms") {
@@ -598,7 +603,7 @@ func TestRoomLesson(t *testing.T) {
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
-	follower := openStream(t, base, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
+	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
 	if st, body := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1), code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
@@ -624,3 +629,51 @@ func TestRoomLesson(t *testing.T) {
 
 // charted reports whether ev is a redraw's last event, the charts.
 func charted(ev sseEvent) bool { return strings.Contains(ev.Data, "applyCharts(") }
+
+// attendeeCookie is the identity a browser gets from the room's page at
+// base (its first visit: no cookie sent).
+func attendeeCookie(t testing.TB, base, code string) *http.Cookie {
+	t.Helper()
+	res, err := http.Get(base + "/r/" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for _, c := range res.Cookies() {
+		if c.Name == attendeeCookiePrefix+code {
+			return c
+		}
+	}
+	t.Fatalf("the room's page (%d) gave no %s cookie", res.StatusCode, attendeeCookiePrefix+code)
+	return nil
+}
+
+// openRoomStream opens an attendee's stream (signals name the room, a
+// follower or the projector) with the identity the room's page gives, as
+// a browser does; id is the attendee's.
+func openRoomStream(t *testing.T, base, code, signals string) <-chan sseEvent {
+	t.Helper()
+	ev, _ := openRoomStreamCtx(t, t.Context(), base, code, signals)
+	return ev
+}
+
+func openRoomStreamCtx(t *testing.T, ctx context.Context, base, code, signals string) (events <-chan sseEvent, id string) {
+	t.Helper()
+	c := attendeeCookie(t, base, code)
+	id, _, _ = strings.Cut(c.Value, ".")
+	return openStreamCtx(t, ctx, base, signals, c), id
+}
+
+// att is the identity named name in room code as the server would issue
+// it (the same on every replica), without a page load: for tests of many
+// attendees behind one address. It returns the cookie's value.
+func (l *roomLab) att(t testing.TB, code, name string) string {
+	t.Helper()
+	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(name))
+	id := hex.EncodeToString(sum[:attendeeIDBytes])
+	return id + "." + rec.attendeeTag(code, id)
+}

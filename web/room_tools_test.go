@@ -16,7 +16,8 @@ import (
 )
 
 // roomCall sends method path with body (JSON), the instructor key cookie
-// if key is set, and the attendee cookie if att is set.
+// if key is set, and the attendee identity cookie if att (its value, from
+// roomLab.att) is set.
 func roomCall(t testing.TB, method, url, body, code, key, att string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
@@ -25,7 +26,7 @@ func roomCall(t testing.TB, method, url, body, code, key, att string) (int, stri
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 	}
 	if att != "" {
-		req.AddCookie(&http.Cookie{Name: "olab_att", Value: att})
+		req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: att})
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -53,7 +54,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	bases := []string{la.ts.URL, lb.ts.URL}
-	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
@@ -74,9 +75,9 @@ func TestRoomQuestionReveal(t *testing.T) {
 		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
 	})
 
-	answer30(t, bases, code, q.ID) // 20 yes, 10 no
+	answer30(t, la, bases, code, q.ID) // 20 yes, 10 no
 	// A second answer replaces the first: attendee 0 changes its mind.
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", "attendee-00-0000000000"); st != 204 {
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", la.att(t, code, "attendee-00")); st != 204 {
 		t.Fatalf("second answer: %d %s", st, body)
 	}
 	for _, c := range []struct {
@@ -86,12 +87,16 @@ func TestRoomQuestionReveal(t *testing.T) {
 		{"/answer?q=nosuch&a=yes", `{}`, 404},
 		{"/answer?q=" + q.ID + "&a=maybe", `{}`, 422},
 	} {
-		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", "attendee-99-0000000000"); st != c.want {
+		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", la.att(t, code, "attendee-99")); st != c.want {
 			t.Errorf("%s: %d %s (want %d)", c.path, st, body, c.want)
 		}
 	}
-	// The instructor sees the count, not the split.
-	st, body = roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	// The instructor sees the count, not the split: the count as replica
+	// B has heard it (the answers went to both).
+	waitUntil(t, "replica B counts 30 answers", func() bool {
+		st, body = roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+		return strings.Contains(body, `"count":30`)
+	})
 	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
 		t.Fatalf("status before the reveal: %d %s", st, body)
 	}
@@ -112,7 +117,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
 	})
 	waitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", "attendee-01-0000000000"); st != 409 {
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", la.att(t, code, "attendee-01")); st != 409 {
 		t.Errorf("answer after the reveal: %d %s", st, body)
 	}
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
@@ -131,7 +136,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 	bases := []string{la.ts.URL, lb.ts.URL}
 	var streams []<-chan sseEvent
 	for i, base := range bases {
-		ev := openStream(t, base, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
+		ev := openRoomStream(t, base, code, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
 		waitFor(t, ev, "the first redraw", charted)
 		streams = append(streams, ev)
 	}
@@ -201,11 +206,13 @@ func TestRoomBoard(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	f1 := openStream(t, la.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	f1, id1 := openRoomStreamCtx(t, t.Context(), la.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, f1, "the first redraw", charted)
 	f2ctx, f2stop := context.WithCancel(context.Background())
 	t.Cleanup(f2stop)
-	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
+	att2 := attendeeCookie(t, lb.ts.URL, code)
+	id2, _, _ := strings.Cut(att2.Value, ".")
+	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
 	waitFor(t, f2, "the first redraw", charted)
 	board := func(parts ...string) func(sseEvent) bool {
 		return func(ev sseEvent) bool {
@@ -220,12 +227,12 @@ func TestRoomBoard(t *testing.T) {
 			return true
 		}
 	}
-	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname("t:"+tabFollower), nickname("t:"+tabFollower2)))
+	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname(id1), nickname(id2)))
 
 	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
 	var q roomQuestion
 	_ = json.Unmarshal([]byte(body), &q)
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", ""); st != 204 {
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", att2.Value); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	if st, _ := roomPost(t, la.ts.URL, "set", roomSig(tabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
@@ -275,7 +282,7 @@ func openStreamKey(t *testing.T, base, signals, code, key string) <-chan sseEven
 func TestRoomRecordingReplay(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
 	lb.s.rooms.mu.Lock()
 	hub := lb.s.rooms.hubs[code]
@@ -306,7 +313,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 			var st struct{ Question roomQuestion }
 			_ = json.Unmarshal([]byte(body), &st)
 			q = st.Question
-			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", "someone-0000000000000")
+			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone"))
 			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 		},
 	}
@@ -346,7 +353,7 @@ func TestRoomSpotlight(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	var streams []<-chan sseEvent
 	for i, base := range []string{la.ts.URL, lb.ts.URL} {
-		ev := openStream(t, base, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
+		ev := openRoomStream(t, base, code, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
 		waitFor(t, ev, "the first redraw", charted)
 		streams = append(streams, ev)
 	}
@@ -454,7 +461,7 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 
 // answer30 has 30 attendees, alternating between the replicas, answer
 // question id: the first 20 yes, the others no.
-func answer30(t *testing.T, bases []string, code, id string) {
+func answer30(t *testing.T, l *roomLab, bases []string, code, id string) {
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Add(1)
@@ -464,7 +471,7 @@ func answer30(t *testing.T, bases []string, code, id string) {
 			if i < 20 {
 				a = "yes"
 			}
-			att := fmt.Sprintf("attendee-%02d-0000000000", i)
+			att := l.att(t, code, fmt.Sprintf("attendee-%02d", i))
 			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", att); st != 204 {
 				t.Errorf("answer %d: %d %s", i, st, body)
 			}
@@ -519,7 +526,7 @@ func TestRoomLessonQuestion(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[0]), `{}`, code, "", "someone-0000000000000"); st != 204 {
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[0]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
@@ -541,15 +548,15 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	waitFor(t, presenter, "the first redraw", charted)
-	hub, err := l.s.rooms.open(context.Background(), code, false)
+	hub, err := l.s.rooms.open(context.Background(), code, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hub.release(false)
+	defer hub.release("")
 	hub.mu.Lock()
 	roomNext, boardNext, gen := hub.now.next, hub.boardNext, hub.boardGen
 	hub.mu.Unlock()
-	f := openStream(t, l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, f, "the follower's first redraw", charted)
 	select {
 	case <-boardNext:
@@ -579,11 +586,11 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	ctx := context.Background()
-	hub, err := l.s.rooms.open(ctx, code, false)
+	hub, err := l.s.rooms.open(ctx, code, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hub.release(false)
+	defer hub.release("")
 	set := func(k string, v float64) uint64 {
 		t.Helper()
 		_, rev, err := l.s.rooms.updateState(ctx, code, "state", func(st *roomState) error {

@@ -92,6 +92,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	for {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		boardNext := room.boardChanged()
+		answersNext := room.answersChanged()
 		sent := updateBatch(cw) // this pass's events leave as one
 		if err := room.send(sse, sess); err != nil {
 			return
@@ -121,6 +122,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		case <-roomNext:
 		case <-boardNext:
 			send = false // the board is the room's part: sent at the top
+		case <-answersNext:
+			send = false // so is the question panel
 		case <-wake:
 		case <-keep.C:
 			if keepaliveComment(cw) != nil {
