@@ -98,6 +98,24 @@ func call(t *testing.T, method, url, body, cookie string) (int, string) {
 	return res.StatusCode, b.String()
 }
 
+// attendee is a new browser's identity in a room, as its page gives it:
+// "olab_att_CODE=…", for a Cookie header.
+func attendee(t *testing.T, base, code string) string {
+	t.Helper()
+	res, err := http.Get(base + "/r/" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for _, c := range res.Cookies() {
+		if c.Name == "olab_att_"+code {
+			return c.Name + "=" + c.Value
+		}
+	}
+	t.Fatalf("the room's page (%d) gave no attendee identity", res.StatusCode)
+	return ""
+}
+
 // The default server (embedded bus, its data directory) killed with
 // SIGKILL mid-workshop and started again on the same directory: the room,
 // its open question with its answers, and the recording are there, and a
@@ -121,11 +139,16 @@ func TestServeRestartKeepsWorkshop(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
 	}
-	for i, who := range []string{"attendee-01-0000000000", "attendee-02-0000000000"} {
-		if st, body := call(t, "POST", a.base+"/r/"+room.Code+"/answer", `{"q":"`+q.ID+`","qans":"`+[]string{"yes", "no"}[i]+`"}`, "olab_att="+who); st != 204 {
+	for i := range 2 {
+		if st, body := call(t, "POST", a.base+"/r/"+room.Code+"/answer", `{"q":"`+q.ID+`","qans":"`+[]string{"yes", "no"}[i]+`"}`, attendee(t, a.base, room.Code)); st != 204 {
 			t.Fatalf("answer: %d %s", st, body)
 		}
 	}
+
+	// A follower's page, loaded before the crash: its identity is still
+	// good after it (signed with a secret derived from the room's key hash,
+	// which is on disk with the room).
+	followerID, _ := http.ParseCookie(attendee(t, a.base, room.Code))
 
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -145,7 +168,7 @@ func TestServeRestartKeepsWorkshop(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `"kind":"start"`) || !strings.Contains(body, `"kind":"question"`) {
 		t.Fatalf("the recording after the restart: %d %s", st, body)
 	}
-	patches := signalStream(t, b.base, `{"tab":"follower-tab-00000000001","room":"`+room.Code+`","roomRole":"follow","preset":"search-cache"}`)
+	patches := signalStream(t, b.base, `{"tab":"follower-tab-00000000001","room":"`+room.Code+`","roomRole":"follow","preset":"search-cache"}`, followerID...)
 	awaitSignals(t, patches, "the follower's page on the restarted server", `"max_ejection_percent":10`)
 	t.Logf("a follower's stream resynced %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	// The answer goes on in the restarted room.

@@ -135,14 +135,14 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
 		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
 	}
-	if c.bus.URL == "" && c.bus.DataDir == "" {
-		return c, errors.New("-data-dir: no directory (and no per-user state directory: $HOME is not set): name one, e.g. -data-dir /var/lib/outlierlab")
-	}
 	nets, err := clientaddr.Parse(*trusted)
 	if err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
 	}
 	c.proxies.Nets = nets
+	if c.bus.URL == "" && c.bus.DataDir == "" {
+		return c, errors.New("-data-dir: no directory (and no per-user state directory: $HOME is not set): name one, e.g. -data-dir /var/lib/outlierlab")
+	}
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
 	return c, nil
 }

@@ -124,7 +124,7 @@ http {
 
 // follow is a follower's stream through base that reconnects when it
 // ends, as Datastar does (here at once), sending each signals patch.
-func follow(t *testing.T, base, signals string, opened *atomic.Int32) <-chan string {
+func follow(t *testing.T, base, signals, cookie string, opened *atomic.Int32) <-chan string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -132,6 +132,7 @@ func follow(t *testing.T, base, signals string, opened *atomic.Int32) <-chan str
 	go func() {
 		for ctx.Err() == nil {
 			req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+			req.Header.Set("Cookie", cookie)
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				continue
@@ -198,7 +199,7 @@ func TestNginxTwoReplicas(t *testing.T) {
 	}
 	opened := time.Now()
 	var streams atomic.Int32
-	patches := follow(t, base, sig(follower, "follow", ""), &streams)
+	patches := follow(t, base, sig(follower, "follow", ""), attendee(t, base, room.Code), &streams)
 	awaitSignals(t, patches, "the follower's first redraw through nginx", `"max_ejection_percent":10`)
 	t.Logf("first event through nginx after %v", time.Since(opened).Round(time.Millisecond))
 

@@ -174,7 +174,7 @@ func TestBusCluster3(t *testing.T) {
 		}
 	}
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStream(t, lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openStreamCtx(t, t.Context(), lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, lb.ts.URL, code))
 	waitFor(t, follower, "the first redraw on the other replica", charted)
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
@@ -189,16 +189,17 @@ func TestBusCluster3(t *testing.T) {
 			t.Fatalf("answer on %s: %d %s", base, st, body)
 		}
 	}
-	answer(la.ts.URL, "attendee-01-0000000000", "yes")
-	answer(lb.ts.URL, "attendee-02-0000000000", "no")
+	answer(la.ts.URL, la.att(t, code, "attendee-01"), "yes")
+	answer(lb.ts.URL, lb.att(t, code, "attendee-02"), "no")
 
 	// A NATS node goes: the workshop goes on. Writes wait out the
 	// election of the streams' new leaders; a watch whose consumer was on
 	// the dead node is re-created by the client once it misses two
 	// heartbeats (5 s each), so the count may take that long to show.
+	third := lb.att(t, code, "attendee-03") // minted while the bus is whole
 	c.kill(1)
 	killed := time.Now()
-	answer(lb.ts.URL, "attendee-03-0000000000", "no")
+	answer(lb.ts.URL, third, "no")
 	t.Logf("an answer with a NATS node down: accepted after %v", time.Since(killed).Round(time.Millisecond))
 	timeout := time.After(25 * time.Second)
 	for counted := false; !counted; {
@@ -387,6 +388,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	opts.Port = ns.Addr().(*net.TCPAddr).Port
 	la := startRoomLab(t, BusOptions{URL: ns.ClientURL()}, RoomLimits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
+	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
 	ns.Shutdown()
 	ns.WaitForShutdown()
 
@@ -402,7 +404,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	t.Cleanup(s.Shutdown)
-	follower := openStream(t, ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openStreamCtx(t, t.Context(), ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), att)
 	if bus.Ready() {
 		t.Fatal("the bus is open with NATS down")
 	}
@@ -429,7 +431,8 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
-	first := openStreamCtx(t, ctx, lb.ts.URL, sig)
+	att := attendeeCookie(t, lb.ts.URL, code)
+	first := openStreamCtx(t, ctx, lb.ts.URL, sig, att)
 	waitFor(t, first, "the first redraw", charted)
 	cancel() // offline
 	for range first {
@@ -450,7 +453,7 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 			t.Fatalf("the instructor's move: %d %s", st, body)
 		}
 	}
-	back := openStream(t, lb.ts.URL, sig) // online again
+	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
 	waitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
 	if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)

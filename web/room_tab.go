@@ -255,6 +255,11 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if err != nil || !ok {
 		return nil, err
 	}
+	if !s.rooms.bus.Ready() {
+		// Before the lookup: the stream waits for the bus (stream.go), and
+		// the identity is checked once the room can be read.
+		return nil, errBusNotReady
+	}
 	rec, err := s.rooms.find(r, tr.code)
 	if err != nil {
 		return nil, roomError(err)
