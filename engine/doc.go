@@ -78,8 +78,9 @@
 // config is one Envoy cluster's, shown under both detectors), so values
 // grpc-go's outlierConfigFromCluster would also take (max below base, 0s
 // durations, below 1 ms, out-of-range values of fields gRPC ignores) are
-// refused with exit 2 in either dialect; what passes is read as grpc-go
-// reads it.
+// refused with exit 2 in either dialect, and under gRPC the refusal says
+// what grpc-go would have done (envoyconf.GRPCVerdict); what passes is read
+// as grpc-go reads it.
 //
 // Where grpc-go's bookkeeping slips, the dialect does what grpc-go does:
 //

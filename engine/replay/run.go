@@ -15,6 +15,9 @@ import (
 func Run(t *Trace) (*Output, error) {
 	cfg, err := envoyconf.ParseJSON(t.Config)
 	if err != nil {
+		if d, _ := t.dialect(); d == engine.DialectGRPC {
+			err = envoyconf.WithGRPCVerdicts(err)
+		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return RunConfig(t, cfg)
