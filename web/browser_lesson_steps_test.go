@@ -49,7 +49,10 @@ func TestBrowserLessonSteps(t *testing.T) {
 	poll("search-cache loaded at 10%", `document.getElementById('scenario-name').textContent === 'search-cache' && document.getElementById('c-max_ejection_percent').value === '10'`)
 	// The box is far down the prose, under the lab: clicked from script,
 	// as a keyboard's Enter would.
-	click := func(sel string) { t.Helper(); eval(`(() => { document.querySelector('` + sel + `').click(); return 'ok' })()`) }
+	click := func(sel string) {
+		t.Helper()
+		eval(`(() => { document.querySelector('` + sel + `').click(); return 'ok' })()`)
+	}
 	click(`#predict .choice[data-choice="0"]`)
 	poll("the wrong verdict", `document.querySelector('#predict .verdict').textContent.startsWith('Not quite')`)
 	click(`#predict .choice[data-choice="2"]`)
