@@ -87,3 +87,32 @@ func TestBrowserLessonSteps(t *testing.T) {
 	}
 	b.checkOffline()
 }
+
+// TestBrowserRoomQuestionHold: a workshop question in the free lab holds
+// playback before the moment it asks about; the attendee's status line
+// says to answer it in the Workshop bar, not "under Try this", which the
+// free lab does not have (issue 20, section 3).
+func TestBrowserRoomQuestionHold(t *testing.T) {
+	skipWithoutChromium(t)
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	laptops := roomLaptops(t, l.ts.URL, 2)
+	teacher, pupil := laptops[0], laptops[1]
+
+	teacher.step("open the free lab", chromedp.Navigate(teacher.url+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	teacher.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	code := teacher.eval(`document.querySelector('#room-bar .room-code').textContent`)
+	pupil.step("join the room", chromedp.Navigate(pupil.url+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+
+	teacher.step("open the question form", chromedp.Click(chromedp.CSS(".room-q-open summary")))
+	teacher.step("ask", chromedp.Click(chromedp.CSS("#btn-ask")))
+	pupil.poll("the question on the attendee's page", `(document.querySelector('#room-question .room-q-text') || {}).textContent === 'Question: Is h5 ejected at 60 s?'`)
+	teacher.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	pupil.poll("the attendee held before 60 s", `!!document.querySelector('#status .state.held')`)
+	if got := pupil.eval(`document.querySelector('#status .state.held').textContent`); got != "paused for the workshop's question: answer it in the Workshop bar to go on" {
+		t.Errorf("the held line in the free lab reads %q", got)
+	}
+	if got := teacher.eval(`(document.querySelector('#status .state.held') || {textContent: ''}).textContent`); strings.Contains(got, "Try this") {
+		t.Errorf("the instructor's held line points at Try this: %q", got)
+	}
+}
