@@ -85,6 +85,23 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(`document.querySelector('#predict .verdict').textContent`); !strings.HasPrefix(got, "Not quite") {
 		t.Errorf("the restored prediction reads %q", got)
 	}
+
+	// cap: the page shows the compare strip, and the prose says what it
+	// is; the decision log's overflow lines are not denied; cap-34 says it
+	// ticks when the redone run shows the ejection, not after the watching.
+	step("open /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	prose := eval(`document.querySelector('.prose').textContent`)
+	for _, want := range []string{"The compare strip under the Ejections lanes draws this same run under two detectors", "The lab's decision log does show each refusal"} {
+		if !strings.Contains(prose, want) {
+			t.Errorf("the cap lesson does not say %q", want)
+		}
+	}
+	if strings.Contains(prose, "The event log gets no line for it.") {
+		t.Error("the cap lesson still says the event log gets no line, under a decision log that shows one")
+	}
+	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step turns done at once") {
+		t.Errorf("cap-34's text: %q", got)
+	}
 	b.checkOffline()
 }
 
