@@ -24,7 +24,7 @@ func TestStrictCommandLine(t *testing.T) {
 		{"serve -log-format xml", runServe, func(*testing.T) []string { return []string{"-log-format", "xml"} }, 2, "", `-log-format: "xml" is not a format (allowed text, json)`},
 		{"replay {}", runReplay, func(t *testing.T) []string { return []string{writeTrace(t, `{}`)} }, 2, "", "steps: the trace has no steps"},
 		{"replay -check {}", runReplay, func(t *testing.T) []string { return []string{"-check", writeTrace(t, `{}`)} }, 2, "", "steps: the trace has no steps"},
-		{"replay no hosts", runReplay, func(t *testing.T) []string { return []string{writeTrace(t, `{"steps":[{"at_ms":0,"tick":true}]}`)} }, 2, "", "hosts: the trace lists no hosts"},
+		{"replay no hosts", runReplay, func(t *testing.T) []string { return []string{writeTrace(t, `{"steps":[{"at_ms":0,"tick":true}]}`)} }, 2, "", "hosts: missing, and no step adds a host"},
 		{"replay -check unnamed", runReplay, func(t *testing.T) []string { return []string{"-check", writeTrace(t, unnamed)} }, 0, `trace.json: (the trace has no "name")`, ""},
 		{"lessons -dir /missing", runLessons, func(*testing.T) []string { return []string{"-dir", "/missing-lessons-dir"} }, 2, "", "-dir /missing-lessons-dir: not a directory"},
 		{"lessons -dir empty", runLessons, func(t *testing.T) []string { return []string{"-dir", t.TempDir()} }, 2, "", "-dir /"},

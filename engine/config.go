@@ -1,5 +1,7 @@
 package engine
 
+import "math"
+
 // Config holds every field of Envoy's config.cluster.v3.OutlierDetection with
 // Envoy's defaults applied. Durations are whole milliseconds because Envoy
 // truncates them to ms when it reads the proto (PROTOBUF_GET_MS_OR_DEFAULT).
@@ -32,6 +34,41 @@ type Config struct {
 	SuccessfulActiveHealthCheckUnejectHost bool
 	AlwaysEjectOneHost                     bool
 	DetectDegradedHosts                    bool
+
+	// The part of interval, base_ejection_time and max_ejection_time below
+	// one millisecond, in nanoseconds (0–999 999). Envoy truncates it away
+	// (PROTOBUF_GET_MS_OR_DEFAULT); grpc-go keeps it, since its xDS client
+	// reads the proto as a time.Duration (outlierConfigFromCluster,
+	// AsDuration). Only the gRPC dialect reads it (GRPCIntervalNs and its
+	// siblings); a Config built by hand leaves it 0.
+	IntervalSubMsNs, BaseEjectionTimeSubMsNs, MaxEjectionTimeSubMsNs int32
+}
+
+// grpcNs is ms + sub as grpc-go's time.Duration holds it: durationpb's
+// AsDuration saturates at the largest time.Duration.
+func grpcNs(ms int64, sub int32) int64 {
+	const maxMs = math.MaxInt64 / 1_000_000
+	if ms > maxMs || (ms == maxMs && int64(sub) > math.MaxInt64-maxMs*1_000_000) {
+		return math.MaxInt64
+	}
+	return ms*1_000_000 + int64(sub)
+}
+
+// GRPCIntervalNs is interval as grpc-go holds it, in nanoseconds.
+func (c Config) GRPCIntervalNs() int64 { return grpcNs(c.IntervalMs, c.IntervalSubMsNs) }
+
+// GRPCBaseEjectionTimeNs is base_ejection_time as grpc-go holds it, in
+// nanoseconds.
+func (c Config) GRPCBaseEjectionTimeNs() int64 {
+	return grpcNs(c.BaseEjectionTimeMs, c.BaseEjectionTimeSubMsNs)
+}
+
+// GRPCMaxEjectionTimeNs is max_ejection_time as grpc-go holds it, in
+// nanoseconds. Unset, it is Envoy's default max(300 s, base), which is
+// what grpc-go's 300 s default gives too once the algorithm takes
+// max(base, max_ejection_time).
+func (c Config) GRPCMaxEjectionTimeNs() int64 {
+	return grpcNs(c.MaxEjectionTimeMs, c.MaxEjectionTimeSubMsNs)
 }
 
 // Envoy's DEFAULT_* constants (outlier_detection_impl.h).

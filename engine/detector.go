@@ -14,11 +14,27 @@ type Random interface {
 	Uint64() uint64
 }
 
+// NanoClock is a Clock that also tells nanoseconds. The gRPC dialect reads
+// it when the clock has it (grpc-go's time.Time is nanoseconds); any other
+// Clock gives it NowMs whole.
+type NanoClock interface {
+	Clock
+	NowNs() int64
+}
+
 // ManualClock is a Clock whose time is set by its owner (the replay harness,
-// the simulator, tests).
-type ManualClock struct{ Ms int64 }
+// the simulator, tests). SubMsNs, the nanoseconds past Ms, is read only by
+// NowNs; an owner that sets Ms without it sets it too (the simulator does,
+// for gRPC sweeps whose interval has a sub-millisecond part).
+type ManualClock struct {
+	Ms      int64
+	SubMsNs int64
+}
 
 func (c *ManualClock) NowMs() int64 { return c.Ms }
+
+// NowNs is Ms·10⁶ + SubMsNs.
+func (c *ManualClock) NowNs() int64 { return c.Ms*1_000_000 + c.SubMsNs }
 
 // FixedRandom returns the same value for every draw, the way Envoy's unit
 // tests pin their random generator.
@@ -54,6 +70,7 @@ type HostMonitor struct {
 	ejected        bool
 	numEjections   uint32
 	lastEjection   int64
+	ejectedAtNs    int64 // gRPC: latestEjectionTimestamp, in ns
 	lastUnejection int64
 	everUnejected  bool
 	backoff        uint32
@@ -75,6 +92,9 @@ type Detector struct {
 	clock   Clock
 	rng     Random
 	dialect Dialect // DialectGRPC switches to the rules of grpc.go
+	// grpcClock: how the gRPC dialect's sweeps sit on the clock (grpc.go).
+	grpcClock GRPCClock
+	sweepNs   int64 // gRPC: timerStartTime of the sweep running now
 
 	hosts  []*HostMonitor // insertion order: Envoy's map order is unspecified
 	active uint64         // ejections_active as the cap sees it

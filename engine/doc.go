@@ -58,7 +58,29 @@
 // counting only hosts already ejected; failure percentage compares with >;
 // detection runs before unejection; the multiplier has no cap and decays by
 // one per tick the host is not ejected; a host returns at the first tick
-// strictly after ejection time + min(base·multiplier, max(base, max)).
+// strictly after ejection time + min(base·multiplier, max(base, max)),
+// computed in nanoseconds from the proto's durations (Config's *SubMsNs
+// keep what Envoy truncates), wrapping past 2⁶³ ns as Go's time.Duration
+// does (G5).
+//
+// "Strictly after" depends on the clock (GRPCClock). grpc-go stamps an
+// ejection with its sweep's start (timerStartTime) and re-arms the timer
+// with afterFunc(interval) only after the sweep, so on a real clock each
+// sweep starts a little later than a whole number of intervals after the
+// stamp and the strict test holds at the sweep the ejection time ends on:
+// GRPCRealClock, the default and what the lab's runs use, returns a host
+// there, as Envoy's <= does. GRPCExactClock is a fake clock (synctest, the
+// unit tests that call the sweep by hand), where a deadline that falls on
+// a sweep keeps the host one interval more; replay uses it unless a trace
+// says "clock": "real", since the recorded grpc-go traces were taken on it.
+//
+// The config is checked as Envoy checks it first (envoyconf: the lab's
+// config is one Envoy cluster's, shown under both detectors), so values
+// grpc-go's outlierConfigFromCluster would also take (max below base, 0s
+// durations, below 1 ms, out-of-range values of fields gRPC ignores) are
+// refused with exit 2 in either dialect, and under gRPC the refusal says
+// what grpc-go would have done (envoyconf.GRPCVerdict); what passes is read
+// as grpc-go reads it.
 //
 // Where grpc-go's bookkeeping slips, the dialect does what grpc-go does:
 //
@@ -78,4 +100,7 @@
 //	G4. A request volume of 0 makes a host without calls a candidate with
 //	    rate 0/0 = NaN: the success-rate mean is then NaN and that pass
 //	    ejects nobody; failure percentage only passes over that host.
+//	G5. base_ejection_time × multiplier past 2⁶³ ns (292 years) wraps
+//	    negative in time.Duration, so min(·, max) is negative and the host
+//	    is due at once (grpcEjectionDurationNs).
 package engine

@@ -44,6 +44,50 @@ func ParseDialect(s string) (Dialect, error) {
 	return 0, fmt.Errorf("%q is not one of %s", s, strings.Join(dialectNames[:], ", "))
 }
 
+// GRPCClock is the clock the gRPC dialect's sweeps run on.
+type GRPCClock uint8
+
+const (
+	// GRPCRealClock (the default) is grpc-go in a real process: a sweep
+	// starts a little after the interval, by the time the sweeps before it
+	// took, so a host whose ejection time is a whole number of intervals
+	// is back at the sweep that many intervals on, as under Envoy (grpcDue).
+	GRPCRealClock GRPCClock = iota
+	// GRPCExactClock is grpc-go on a fake clock (testing/synctest, or its
+	// unit tests that call intervalTimerAlgorithm by hand): sweeps land
+	// exactly on multiples of the interval and take no time, so the strict
+	// After keeps a host whose deadline falls on a sweep one interval
+	// longer. The recorded grpc-go traces (shared/conformance/grpc) were
+	// taken on it; replay uses it unless a trace says "clock": "real".
+	GRPCExactClock
+)
+
+var grpcClockNames = [...]string{"real", "exact"}
+
+func (c GRPCClock) String() string {
+	if int(c) < len(grpcClockNames) {
+		return grpcClockNames[c]
+	}
+	return "unknown"
+}
+
+// ParseGRPCClock reads "real" or "exact".
+func ParseGRPCClock(s string) (GRPCClock, error) {
+	for i, n := range grpcClockNames {
+		if n == s {
+			return GRPCClock(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not one of %s", s, strings.Join(grpcClockNames[:], ", "))
+}
+
+// SetGRPCClock chooses the clock of the gRPC dialect's sweeps (the Envoy
+// dialect ignores it). Call it before the first Tick.
+func (d *Detector) SetGRPCClock(c GRPCClock) { d.grpcClock = c }
+
+// GRPCClock is the clock the gRPC dialect's sweeps run on.
+func (d *Detector) GRPCClock() GRPCClock { return d.grpcClock }
+
 // NewDialectDetector creates a detector that applies the given dialect's
 // rules to cfg. NewDetector is NewDialectDetector(DialectEnvoy, ...).
 func NewDialectDetector(dialect Dialect, cfg Config, clock Clock, rng Random) *Detector {
@@ -134,6 +178,8 @@ func (m *HostMonitor) putGRPCResult(r Result, code int) {
 // runs, so nothing is counted, detected or decayed.
 func (d *Detector) grpcTick() *TickReport {
 	now := d.clock.NowMs()
+	// timerStartTime: the stamp of every ejection of this sweep.
+	nowNs := d.nowNs()
 	start := len(d.events)
 	cfg := &d.cfg
 	r := &d.report
@@ -155,6 +201,7 @@ func (d *Detector) grpcTick() *TickReport {
 			m.extSR = rate(b)
 		}
 	}
+	d.sweepNs = nowNs
 	if cfg.GRPCSuccessRate() {
 		d.successRateAlgorithm(now, &r.External)
 	}
@@ -168,22 +215,65 @@ func (d *Detector) grpcTick() *TickReport {
 			}
 			continue
 		}
-		// Strictly after the deadline (time.Time.After), where Envoy's
-		// checkHostForUneject uses <=: on ticks that fall exactly on the
-		// deadline gRPC keeps the host one interval longer.
-		if now > m.lastEjection+d.ejectionDuration(m.backoff, 0) {
+		if d.grpcDue(nowNs-m.ejectedAtNs, d.grpcEjectionDurationNs(m.backoff)) {
 			d.unejectHost(m, now, UnejectTimeElapsed)
 		}
 	}
 	return d.finishReport(start)
 }
 
-// grpcEjectionDuration is intervalTimerAlgorithm's
-// min(base·multiplier, max(base, max_ejection_time)). The multiplier has
-// no cap, and a max_ejection_time below base means base.
+// grpcDue is intervalTimerAlgorithm's now().After(latestEjectionTimestamp +
+// duration), given the exact time between the ejecting sweep's start and
+// this sweep's: time.Time.After is strict, where Envoy's
+// checkHostForUneject tests duration <= elapsed.
+//
+// On GRPCExactClock that strict test is all there is: a deadline that falls
+// on a sweep keeps the host one more interval. On GRPCRealClock each sweep
+// starts later than the exact one by the time every sweep before it took
+// (the timer is re-armed with afterFunc(interval) at the sweep's end), and
+// the check reads now() after this sweep's start, while the timestamp is
+// the ejecting sweep's start: the real elapsed time is the exact one plus a
+// positive sliver. The dialect takes that sliver as smaller than any
+// difference of durations it runs with, so elapsed >= duration.
+func (d *Detector) grpcDue(elapsedNs, durationNs int64) bool {
+	if d.grpcClock == GRPCExactClock {
+		return elapsedNs > durationNs
+	}
+	return elapsedNs >= durationNs
+}
+
+// grpcEjectionDurationNs is intervalTimerAlgorithm's
+// min(base·multiplier, max(base, max_ejection_time)) in time.Duration's
+// nanoseconds: the multiplier has no cap, a max_ejection_time below base
+// means base, and, as in Go, the product wraps past 2⁶³ ns (292 years),
+// which makes it negative and the host due at once (G5).
+func (d *Detector) grpcEjectionDurationNs(mult uint32) int64 {
+	base := d.cfg.GRPCBaseEjectionTimeNs()
+	return min(base*int64(mult), max(base, d.cfg.GRPCMaxEjectionTimeNs()))
+}
+
+// grpcEjectionDuration is grpcEjectionDurationNs in whole milliseconds for
+// display: rounded up, so that lastEjection + it is the first millisecond
+// at which the host is due on a real clock (on the exact clock, one more),
+// and never below 0.
 func (d *Detector) grpcEjectionDuration(mult uint32) int64 {
-	base := d.cfg.BaseEjectionTimeMs
-	return min(base*int64(mult), max(base, d.cfg.MaxEjectionTimeMs))
+	ns := d.grpcEjectionDurationNs(mult)
+	if ns <= 0 {
+		return 0
+	}
+	ms := (ns-1)/1_000_000 + 1
+	if d.grpcClock == GRPCExactClock && ns%1_000_000 == 0 {
+		ms++
+	}
+	return ms
+}
+
+// nowNs is the clock in nanoseconds, from a NanoClock if it is one.
+func (d *Detector) nowNs() int64 {
+	if c, ok := d.clock.(NanoClock); ok {
+		return c.NowNs()
+	}
+	return d.clock.NowMs() * 1_000_000
 }
 
 // grpcSample is an endpoint with its success fraction (0–1, not Envoy's
@@ -322,6 +412,7 @@ func (d *Detector) ejectEndpoint(m *HostMonitor, now int64, ev *Event) {
 	m.ejected = true
 	m.numEjections++
 	m.lastEjection = now
+	m.ejectedAtNs = d.sweepNs // latestEjectionTimestamp = timerStartTime
 	m.jitterMs = 0
 	m.backoff++
 	ev.Kind = EventEject

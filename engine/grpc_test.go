@@ -70,27 +70,88 @@ func TestGRPCCapCountsOnlyEjectedHosts(t *testing.T) {
 }
 
 // The whole cycle of one bad host of six under A50 at the default cap:
-// ejected at 10 s, still out at the 40 s deadline, back at 50 s.
+// ejected at 10 s for 30 s. On a real clock each sweep starts after the
+// exact one and the strict After holds at 40 s; on the exact clock of
+// testing/synctest it does not, and the host is back at 50 s.
 func TestGRPCEjectsOneOfSixAndUnejectsStrictlyAfter(t *testing.T) {
-	cfg := fpOnly()
-	cfg.FailurePercentageThreshold = 20
-	d, clock, hs := grpcDetector(cfg, 6)
-	for i, h := range hs {
-		rpcs(h, 100, map[bool]int{true: 50}[i == 0])
-	}
-	for tick := int64(1); tick <= 5; tick++ {
-		clock.Ms = tick * 10000
-		d.Tick()
-		for _, h := range hs[1:] {
-			rpcs(h, 100, 0)
+	for _, tc := range []struct {
+		clock GRPCClock
+		back  string
+		mult  uint32 // at 50 s: decayed by the 50 s sweep if back at 40 s
+	}{{GRPCRealClock, "40000 h0 uneject", 0}, {GRPCExactClock, "50000 h0 uneject", 1}} {
+		cfg := fpOnly()
+		cfg.FailurePercentageThreshold = 20
+		d, clock, hs := grpcDetector(cfg, 6)
+		d.SetGRPCClock(tc.clock)
+		for i, h := range hs {
+			rpcs(h, 100, map[bool]int{true: 50}[i == 0])
+		}
+		for tick := int64(1); tick <= 5; tick++ {
+			clock.Ms = tick * 10000
+			d.Tick()
+			for _, h := range hs[1:] {
+				rpcs(h, 100, 0)
+			}
+		}
+		want := []string{"10000 h0 eject failure_percentage", tc.back}
+		if got := kinds(d.Events()); !slices.Equal(got, want) {
+			t.Fatalf("%s clock: events %q, want %q", tc.clock, got, want)
+		}
+		if d.EjectionsActive() != 0 || hs[0].Backoff() != tc.mult {
+			t.Errorf("%s clock: active %d, multiplier %d", tc.clock, d.EjectionsActive(), hs[0].Backoff())
 		}
 	}
-	want := []string{"10000 h0 eject failure_percentage", "50000 h0 uneject"}
-	if got := kinds(d.Events()); !slices.Equal(got, want) {
-		t.Fatalf("events %q, want %q", got, want)
+}
+
+// grpc-go holds durations in nanoseconds where Envoy truncates to ms: base
+// 0.9995 s × 2 is 1.999 s, not Envoy's 2 × 999 ms. With a sweep every 1 ms,
+// h0 fails in the intervals closing at 1 ms and at 1002 ms: out at 1 ms for
+// 999.5 ms (back at 1001 ms, the first sweep 1000 ms on, on either clock),
+// out again at 1002 ms for 1999 ms: back at 3001 ms on a real clock, at
+// 3002 ms on the exact one (Envoy's 1998 ms would give 3000 ms).
+func TestGRPCEjectionTimeInNanoseconds(t *testing.T) {
+	cfg := fpOnly()
+	cfg.FailurePercentageRequestVolume = 1
+	cfg.IntervalMs = 1
+	cfg.BaseEjectionTimeMs, cfg.BaseEjectionTimeSubMsNs = 999, 500_000
+	if got := cfg.GRPCBaseEjectionTimeNs(); got != 999_500_000 {
+		t.Fatalf("GRPCBaseEjectionTimeNs = %d", got)
 	}
-	if d.EjectionsActive() != 0 || hs[0].Backoff() != 1 {
-		t.Errorf("active %d, multiplier %d", d.EjectionsActive(), hs[0].Backoff())
+	for _, tc := range []struct {
+		clock GRPCClock
+		want  []string
+	}{
+		{GRPCRealClock, []string{"1 h0 eject failure_percentage", "1001 h0 uneject", "1002 h0 eject failure_percentage", "3001 h0 uneject"}},
+		{GRPCExactClock, []string{"1 h0 eject failure_percentage", "1001 h0 uneject", "1002 h0 eject failure_percentage", "3002 h0 uneject"}},
+	} {
+		d, clock, hs := grpcDetector(cfg, 6)
+		d.SetGRPCClock(tc.clock)
+		for ms := int64(1); ms <= 3100; ms++ {
+			for i, h := range hs {
+				rpcs(h, 1, map[bool]int{true: 9}[i == 0 && (ms == 1 || ms == 1002)])
+			}
+			clock.Ms = ms
+			d.Tick()
+		}
+		if got := kinds(d.Events()); !slices.Equal(got, tc.want) {
+			t.Errorf("%s clock: events %q, want %q", tc.clock, got, tc.want)
+		}
+	}
+}
+
+// Past 2⁶³ ns the product base × multiplier wraps in Go's time.Duration, so
+// grpc-go's ejection time turns negative and the host is due at once:
+// base 200 years is due at its second ejection's own sweep.
+func TestGRPCEjectionTimeWraps(t *testing.T) {
+	cfg := fpOnly()
+	cfg.BaseEjectionTimeMs = 200 * 365 * 24 * 3600 * 1000
+	cfg.MaxEjectionTimeMs = cfg.BaseEjectionTimeMs
+	d, _, _ := grpcDetector(cfg, 1)
+	if got := d.grpcEjectionDurationNs(1); got != cfg.BaseEjectionTimeMs*1_000_000 {
+		t.Errorf("× 1: %d", got)
+	}
+	if got := d.grpcEjectionDurationNs(2); got >= 0 {
+		t.Errorf("× 2: %d, want the wrapped negative product", got)
 	}
 }
 

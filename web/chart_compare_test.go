@@ -64,7 +64,7 @@ func cells(t *testing.T, data []json.RawMessage) [][2]int {
 
 // search-cache at the default 10% cap: Envoy refuses h5 at every sweep
 // from 40 s ((0+1)/6 > 10%), gRPC ejects it at 40 s (0/6 < 10%), back
-// at 80 s (strictly after 70 s). The strip shows both, Envoy above, from
+// at 70 s (on a real clock the 70 s sweep is strictly after 40 s + 30 s). The strip shows both, Envoy above, from
 // whichever dialect the visitor's run is in, up to the cursor only.
 func TestCompareStrip(t *testing.T) {
 	for _, dialect := range []string{"envoy", "grpc"} {
@@ -111,9 +111,9 @@ func TestCompareStrip(t *testing.T) {
 			if len(envoyOverflow) != 6 || envoyOverflow[0] != [2]int{3, 5} || envoyOverflow[5] != [2]int{8, 5} {
 				t.Errorf("Envoy's overflow marks up to 90 s: %v", envoyOverflow)
 			}
-			// gRPC: out after the 40, 50, 60 and 70 s sweeps, back at 80 s,
-			// out again at 90 s.
-			want := [][2]int{{3, 5}, {4, 5}, {5, 5}, {6, 5}, {8, 5}}
+			// gRPC: out after the 40, 50 and 60 s sweeps, back at 70 s, out
+			// again at 80 and 90 s.
+			want := [][2]int{{3, 5}, {4, 5}, {5, 5}, {7, 5}, {8, 5}}
 			got := cells(t, o.Series[1].Data)
 			if len(got) != len(want) {
 				t.Fatalf("gRPC's cells up to 90 s: %v, want %v", got, want)

@@ -25,10 +25,23 @@ func statusView(snap snapshot) view.Status {
 		Cursor: snap.cursor, Frames: len(r.Frames),
 		Time: r.frameTime(snap.cursor), End: r.endTime(),
 		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
-		Notice: snap.notice, Held: snap.held,
+		Notice: snap.notice, Held: snap.held, HeldFor: heldFor(snap),
 		Summary:    summaryLine(r, snap.cursor),
 		IntervalMs: r.Config.IntervalMs,
 	}
+}
+
+// heldFor is where the question a held page waits for is: the free lab
+// has no prediction, so only a workshop's question holds it; a lesson page
+// outside a workshop is held by its prediction alone.
+func heldFor(snap snapshot) string {
+	switch {
+	case snap.lesson == nil:
+		return "room"
+	case snap.room:
+		return "either"
+	}
+	return "prediction"
 }
 
 // summaryLine is the run so far in one line: what clients saw and what the

@@ -71,9 +71,10 @@ So a step cannot tick before its own action, even after an earlier step
 that already gives the same outcome ("cap 34" ejects h5 just as "cap 17"
 does: the cap-17 step must check the setting too, {kind: setting}). A step
 about looking, whose check holds from the start, says why with
-passes_before. `outlierlab lessons -check -seeds 1-5` (and TestEveryCheck)
-proves all of it on seeds 1 to 5: a lesson's claims hold for any seed, not
-only the one its page runs.
+passes_before. `outlierlab lessons -check -seeds 1-50` (and TestEveryCheck,
+in make test) proves all of it on seeds 1 to 50: a lesson's claims hold for
+any seed, not only the one its page runs; a claim that holds only usually
+says "usually", or shows the learner's run's own number.
 
 # Checks
 

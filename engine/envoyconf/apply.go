@@ -49,7 +49,7 @@ func ApplyFields(base engine.Config, set map[string]string) (engine.Config, erro
 	if err != nil {
 		return engine.Config{}, &FieldError{Reason: "cannot render the base config: " + err.Error(), cause: err}
 	}
-	derivedMax := base.MaxEjectionTimeMs == engine.DefaultMaxEjectionTimeFor(base.BaseEjectionTimeMs)
+	derivedMax := base.MaxEjectionTimeMs == engine.DefaultMaxEjectionTimeFor(base.BaseEjectionTimeMs) && base.MaxEjectionTimeSubMsNs == 0
 	var merged []member
 	for _, m := range members {
 		switch {

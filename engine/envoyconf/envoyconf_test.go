@@ -399,3 +399,33 @@ func TestConformanceConfigsParse(t *testing.T) {
 		}
 	}
 }
+
+// Envoy truncates durations to whole ms; the part below the ms is kept for
+// the gRPC dialect (grpc-go reads the proto as a time.Duration), survives
+// ApplyFields' round trip, and is written back by ToProto.
+func TestSubMillisecondKeptForGRPC(t *testing.T) {
+	cfg, err := ParseJSON([]byte(`{"interval":"0.9995s","base_ejection_time":"1.0000005s","max_ejection_time":"300.000001s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.IntervalMs != 999 || cfg.BaseEjectionTimeMs != 1000 || cfg.MaxEjectionTimeMs != 300000 {
+		t.Errorf("Envoy's ms: %d %d %d", cfg.IntervalMs, cfg.BaseEjectionTimeMs, cfg.MaxEjectionTimeMs)
+	}
+	if cfg.GRPCIntervalNs() != 999_500_000 || cfg.GRPCBaseEjectionTimeNs() != 1_000_000_500 || cfg.GRPCMaxEjectionTimeNs() != 300_000_001_000 {
+		t.Errorf("grpc-go's ns: %d %d %d", cfg.GRPCIntervalNs(), cfg.GRPCBaseEjectionTimeNs(), cfg.GRPCMaxEjectionTimeNs())
+	}
+	again, err := ApplyFields(cfg, map[string]string{"max_ejection_percent": "20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.GRPCBaseEjectionTimeNs() != 1_000_000_500 || again.GRPCIntervalNs() != 999_500_000 {
+		t.Errorf("after ApplyFields: %d %d", again.GRPCIntervalNs(), again.GRPCBaseEjectionTimeNs())
+	}
+	set, err := ApplyFields(engine.DefaultConfig(), map[string]string{"base_ejection_time": "0.9995s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.BaseEjectionTimeMs != 999 || set.GRPCBaseEjectionTimeNs() != 999_500_000 {
+		t.Errorf("-set base_ejection_time=0.9995s: %d ms, %d ns", set.BaseEjectionTimeMs, set.GRPCBaseEjectionTimeNs())
+	}
+}

@@ -28,6 +28,9 @@ type FieldError struct {
 	Allowed string
 	// Reason says what is wrong, phrased to follow Value ("is out of range").
 	Reason string
+	// Note, when set, follows the rest after "; ": what another reader of
+	// the same proto does with it (GRPCVerdict).
+	Note string
 
 	// cause is the underlying protojson / protoc-gen-validate / YAML error,
 	// kept for errors.As and debugging; its text is not part of Error().
@@ -49,6 +52,10 @@ func (e *FieldError) Error() string {
 		b.WriteString(" (allowed ")
 		b.WriteString(e.Allowed)
 		b.WriteString(")")
+	}
+	if e.Note != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Note)
 	}
 	return b.String()
 }

@@ -180,7 +180,7 @@ func toConfig(od *clusterv3.OutlierDetection) engine.Config {
 		return durationMs(d)
 	}
 	base := ms(od.GetBaseEjectionTime(), def.BaseEjectionTimeMs)
-	return engine.Config{
+	cfg := engine.Config{
 		Consecutive5xx:                         u32(od.GetConsecutive_5Xx(), def.Consecutive5xx),
 		IntervalMs:                             ms(od.GetInterval(), def.IntervalMs),
 		BaseEjectionTimeMs:                     base,
@@ -206,8 +206,17 @@ func toConfig(od *clusterv3.OutlierDetection) engine.Config {
 		SuccessfulActiveHealthCheckUnejectHost: flag(od.GetSuccessfulActiveHealthCheckUnejectHost(), def.SuccessfulActiveHealthCheckUnejectHost),
 		AlwaysEjectOneHost:                     flag(od.GetAlwaysEjectOneHost(), def.AlwaysEjectOneHost),
 		DetectDegradedHosts:                    flag(od.GetDetectDegradedHosts(), def.DetectDegradedHosts),
+		// What Envoy truncates and grpc-go keeps.
+		IntervalSubMsNs:         subMsNs(od.GetInterval()),
+		BaseEjectionTimeSubMsNs: subMsNs(od.GetBaseEjectionTime()),
+		MaxEjectionTimeSubMsNs:  subMsNs(od.GetMaxEjectionTime()),
 	}
+	return cfg
 }
+
+// subMsNs is the part of a duration below one millisecond, in nanoseconds
+// (0 for an unset one).
+func subMsNs(d *durationpb.Duration) int32 { return d.GetNanos() % 1_000_000 }
 
 // ToProto writes every field of cfg explicitly (no field is left to a
 // default), so the proto means the same thing in any Envoy version.
@@ -215,8 +224,8 @@ func ToProto(cfg engine.Config) *clusterv3.OutlierDetection {
 	u32 := wrapperspb.UInt32
 	return &clusterv3.OutlierDetection{
 		Consecutive_5Xx:                        u32(cfg.Consecutive5xx),
-		Interval:                               msDuration(cfg.IntervalMs),
-		BaseEjectionTime:                       msDuration(cfg.BaseEjectionTimeMs),
+		Interval:                               msSubDuration(cfg.IntervalMs, cfg.IntervalSubMsNs),
+		BaseEjectionTime:                       msSubDuration(cfg.BaseEjectionTimeMs, cfg.BaseEjectionTimeSubMsNs),
 		MaxEjectionPercent:                     u32(cfg.MaxEjectionPercent),
 		EnforcingConsecutive_5Xx:               u32(cfg.EnforcingConsecutive5xx),
 		EnforcingSuccessRate:                   u32(cfg.EnforcingSuccessRate),
@@ -234,7 +243,7 @@ func ToProto(cfg engine.Config) *clusterv3.OutlierDetection {
 		EnforcingFailurePercentageLocalOrigin:  u32(cfg.EnforcingFailurePercentageLocalOrigin),
 		FailurePercentageMinimumHosts:          u32(cfg.FailurePercentageMinimumHosts),
 		FailurePercentageRequestVolume:         u32(cfg.FailurePercentageRequestVolume),
-		MaxEjectionTime:                        msDuration(cfg.MaxEjectionTimeMs),
+		MaxEjectionTime:                        msSubDuration(cfg.MaxEjectionTimeMs, cfg.MaxEjectionTimeSubMsNs),
 		MaxEjectionTimeJitter:                  msDuration(cfg.MaxEjectionTimeJitterMs),
 		SuccessfulActiveHealthCheckUnejectHost: wrapperspb.Bool(cfg.SuccessfulActiveHealthCheckUnejectHost),
 		AlwaysEjectOneHost:                     wrapperspb.Bool(cfg.AlwaysEjectOneHost),
@@ -271,6 +280,14 @@ func formatDuration(d *durationpb.Duration) string {
 		out += strings.TrimRight(fmt.Sprintf(".%09d", un), "0")
 	}
 	return out + "s"
+}
+
+// msSubDuration is msDuration plus the nanoseconds below the millisecond
+// that Envoy drops and grpc-go keeps (Config.*SubMsNs).
+func msSubDuration(ms int64, sub int32) *durationpb.Duration {
+	d := msDuration(ms)
+	d.Nanos += sub
+	return d
 }
 
 func formatMs(ms int64) string { return formatDuration(msDuration(ms)) }

@@ -99,8 +99,11 @@ func grpcTwice(b *builder, e *engine.Event) {
 }
 
 // grpcReturn is the reason of a return under gRPC: intervalTimerAlgorithm
-// unejects when now is strictly after the ejection's end (time.After), so
-// an ejection that ends exactly on a sweep lasts one interval more.
+// unejects when now is strictly after the ejection's end (time.After). The
+// lab's runs are on a real clock (engine.GRPCRealClock): each sweep starts
+// a little after the interval, so an ejection that ends on a sweep has
+// ended by then, as under Envoy's <=.
 func grpcReturn(b *builder) {
-	b.text("its ejection time had ended before this sweep (gRPC returns a host only at a sweep strictly after its time).")
+	b.text("its ejection time had ended before this sweep (grpc-go returns a host at a sweep strictly after its time; " +
+		"a real sweep starts a little after the interval, so a time that ends on a sweep has ended).")
 }

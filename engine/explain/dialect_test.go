@@ -37,7 +37,8 @@ func grpcRun(t *testing.T, preset string, edit func(*engine.Config)) scenario.Re
 // percentage ejects strictly above its threshold; a host that success
 // rate and failure percentage both flag in one sweep is ejected twice
 // (engine doc.go G1) and the log says what that costs; a host returns
-// only at a sweep strictly after its time; the multiplier outgrows
+// at a sweep strictly after its time, which on a real clock is the sweep
+// its time ends on; the multiplier outgrows
 // max_ejection_time.
 func TestGRPCDecisions(t *testing.T) {
 	double := grpcRun(t, "search-cache", func(c *engine.Config) {
@@ -60,14 +61,16 @@ func TestGRPCDecisions(t *testing.T) {
 			"cap 1/6 = 16.7% < 20% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected again for 60 s " +
 			"(base_ejection_time 30 s × 2); h5 was already out, and grpc-go ejects it again: its multiplier and the count of ejected hosts " +
 			"both grow twice, and its return gives back only one, so one slot of max_ejection_percent stays taken for the rest of the run.",
-		// Out from 40 s for 60 s: the 100 s sweep is not after 100 s.
-		"110 s: h5 returns to service after 70 s out: its ejection time had ended before this sweep " +
-			"(gRPC returns a host only at a sweep strictly after its time).",
-		// The leaked slot: nobody is out at 120 s, yet the cap counts one.
-		"120 s: h5 success rate 66.6% is below the threshold 70.8% (mean 94.4 − 1.9 × 12.4, success_rate_stdev_factor): detected; " +
+		// Out from 40 s for 60 s: on a real clock the 100 s sweep starts
+		// after 100 s (engine.GRPCRealClock).
+		"100 s: h5 returns to service after 60 s out: its ejection time had ended before this sweep " +
+			"(grpc-go returns a host at a sweep strictly after its time; a real sweep starts a little after the interval, " +
+			"so a time that ends on a sweep has ended).",
+		// The leaked slot: nobody is out at 110 s, yet the cap counts one.
+		"110 s: h5 success rate 66.6% is below the threshold 70.8% (mean 94.4 − 1.9 × 12.4, success_rate_stdev_factor): detected; " +
 			"cap 1/6 = 16.7% < 20% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected for 60 s " +
 			"(max_ejection_time 60 s; base_ejection_time 30 s × 3 = 90 s, and gRPC's multiplier keeps growing).",
-		"120 s: h5 failure percentage 33.4% is above 30% (failure_percentage_threshold, gRPC ejects only above it): detected; " +
+		"110 s: h5 failure percentage 33.4% is above 30% (failure_percentage_threshold, gRPC ejects only above it): detected; " +
 			"cap 2/6 = 33.3% ≥ 20% (max_ejection_percent, gRPC counts only the hosts already ejected): refused (overflow).",
 	}
 	for _, w := range want {

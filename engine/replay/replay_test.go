@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,4 +225,94 @@ func timesOf(s Step) *int {
 		return s.Ext.Times
 	}
 	return nil
+}
+
+// The lab's own traces (testdata/traces): an empty cluster (Envoy's
+// EmptySuccessRate) and a gRPC trace on the real clock.
+func TestOwnTraces(t *testing.T) {
+	files, _ := filepath.Glob("testdata/traces/*.json")
+	if len(files) < 2 {
+		t.Fatalf("own traces: %v", files)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := ParseBytes(b)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if err := tr.CheckNotEmpty(); err != nil {
+				t.Fatalf("CheckNotEmpty: %v", err)
+			}
+			out, err := Run(tr)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			for _, d := range Diff(tr.Expect, out) {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+// "hosts": [] is a cluster with no hosts; a trace without "hosts" and no
+// add_host is still refused.
+func TestEmptyHosts(t *testing.T) {
+	for _, tc := range []struct {
+		trace string
+		ok    bool
+	}{
+		{`{"hosts":[],"steps":[{"at_ms":10000,"tick":true}]}`, true},
+		{`{"steps":[{"at_ms":10000,"tick":true}]}`, false},
+		{`{"steps":[{"at_ms":0,"add_host":"h0"}]}`, true},
+		{`{"hosts":[],"steps":[]}`, false},
+	} {
+		tr, err := ParseBytes([]byte(tc.trace))
+		if err != nil {
+			t.Fatalf("%s: parse: %v", tc.trace, err)
+		}
+		if err := tr.CheckNotEmpty(); (err == nil) != tc.ok {
+			t.Errorf("%s: CheckNotEmpty = %v, want ok %v", tc.trace, err, tc.ok)
+		}
+	}
+}
+
+// The same grpc steps on either clock: h0, ejected at 10 s for 30 s, is
+// back at 40 s on the real clock and at 50 s on the exact one (the
+// default, the clock the recorded traces were taken on).
+func TestGRPCTraceClock(t *testing.T) {
+	steps := `"steps":[` +
+		`{"at_ms":5000,"ext":{"host":"h0","result":"request_failed","times":100}},` +
+		`{"at_ms":5000,"ext":{"host":"h1","result":"request_success","times":100}},` +
+		`{"at_ms":5000,"ext":{"host":"h2","result":"request_success","times":100}},` +
+		`{"at_ms":5000,"ext":{"host":"h3","result":"request_success","times":100}},` +
+		`{"at_ms":5000,"ext":{"host":"h4","result":"request_success","times":100}},` +
+		`{"at_ms":5000,"ext":{"host":"h5","result":"request_success","times":100}},` +
+		`{"at_ms":10000,"tick":true},{"at_ms":20000,"tick":true},{"at_ms":30000,"tick":true},` +
+		`{"at_ms":40000,"tick":true},{"at_ms":50000,"tick":true}]`
+	for _, tc := range []struct{ clock, back string }{{``, "50000"}, {`"clock":"exact",`, "50000"}, {`"clock":"real",`, "40000"}} {
+		tr, err := ParseBytes([]byte(`{"dialect":"grpc",` + tc.clock + `"config":{"enforcing_success_rate":0,"enforcing_failure_percentage":100},` +
+			`"hosts":["h0","h1","h2","h3","h4","h5"],` + steps + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Run(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Events) != 2 || out.Events[1].Event != "uneject" || fmt.Sprint(out.Events[1].AtMs) != tc.back {
+			t.Errorf("clock %q: events %+v, want the uneject at %s", tc.clock, out.Events, tc.back)
+		}
+	}
+	for _, tc := range []struct{ trace, want string }{
+		{`{"clock":"real","hosts":[],"steps":[]}`, `clock: "real" is for the grpc dialect`},
+		{`{"dialect":"grpc","clock":"fake","hosts":[],"steps":[]}`, `clock: "fake" is not one of real, exact`},
+	} {
+		if _, err := ParseBytes([]byte(tc.trace)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.trace, err, tc.want)
+		}
+	}
 }

@@ -15,6 +15,9 @@ import (
 func Run(t *Trace) (*Output, error) {
 	cfg, err := envoyconf.ParseJSON(t.Config)
 	if err != nil {
+		if d, _ := t.dialect(); d == engine.DialectGRPC {
+			err = envoyconf.WithGRPCVerdicts(err)
+		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return RunConfig(t, cfg)
@@ -26,6 +29,10 @@ func RunConfig(t *Trace, cfg engine.Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	grpcClock, err := t.grpcClock(dialect)
+	if err != nil {
+		return nil, err
+	}
 	clock := &engine.ManualClock{}
 	// Every draw returns the trace's "random": enforcement is
 	// random%100 < enforcing_T, jitter random%(max_jitter_ms+1).
@@ -34,6 +41,7 @@ func RunConfig(t *Trace, cfg engine.Config) (*Output, error) {
 		hosts: map[string]*engine.HostMonitor{},
 		out:   &Output{Name: t.Name, Events: []Event{}, Snapshots: []Snapshot{}},
 	}
+	r.d.SetGRPCClock(grpcClock)
 	for _, h := range t.Hosts {
 		r.hosts[h] = r.d.AddHost(h)
 	}

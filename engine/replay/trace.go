@@ -25,12 +25,20 @@ type Trace struct {
 	// ejections_active is grpc-go's numEndpointsEjected (so it shows the
 	// double-ejection leak, engine/doc.go G1), the enforced, overflow and
 	// detected counters count what the A91 metrics and log lines report.
-	Dialect string          `json:"dialect,omitempty"`
-	Config  json.RawMessage `json:"config"`
-	Hosts   []string        `json:"hosts"`
-	Random  uint64          `json:"random"`
-	Steps   []Step          `json:"steps"`
-	Expect  *Output         `json:"expect,omitempty"`
+	Dialect string `json:"dialect,omitempty"`
+	// Clock is the clock a grpc trace's ticks sit on: "exact" (the
+	// default) when each tick is the sweep at exactly that time, as under
+	// testing/synctest, where the recorded grpc-go traces were taken;
+	// "real" when each tick stands for a sweep of a real process, which
+	// starts a little late (engine.GRPCRealClock). Envoy's uneject test
+	// (duration <= elapsed) reads the same on both, so an envoy trace
+	// takes no clock.
+	Clock  string          `json:"clock,omitempty"`
+	Config json.RawMessage `json:"config"`
+	Hosts  []string        `json:"hosts"`
+	Random uint64          `json:"random"`
+	Steps  []Step          `json:"steps"`
+	Expect *Output         `json:"expect,omitempty"`
 }
 
 // Step is one line of the script; exactly one action is set.
@@ -131,14 +139,17 @@ func describeJSONError(err error) error {
 }
 
 // CheckNotEmpty refuses a trace that replays nothing ("{}"): with no
-// steps, or no host to send to (neither listed nor added by a step), a
-// trace file is a mistake, not one whose result is empty. Parse leaves it
-// to the caller, so a config can be checked on its own.
+// steps, or without a "hosts" field and no host added by a step, a trace
+// file is a mistake, not one whose result is empty. An explicit
+// "hosts": [] is a cluster with no hosts, which Envoy's own tests drive
+// (EmptySuccessRate: ticks over an empty cluster find nothing), and is
+// kept. Parse leaves this to the caller, so a config can be checked on its
+// own.
 func (t *Trace) CheckNotEmpty() error {
 	if len(t.Steps) == 0 {
 		return errors.New("steps: the trace has no steps (allowed 1 or more)")
 	}
-	if len(t.Hosts) > 0 {
+	if t.Hosts != nil {
 		return nil
 	}
 	for _, s := range t.Steps {
@@ -146,7 +157,7 @@ func (t *Trace) CheckNotEmpty() error {
 			return nil
 		}
 	}
-	return errors.New("hosts: the trace lists no hosts and adds none (allowed 1 or more)")
+	return errors.New(`hosts: missing, and no step adds a host (list them, or write "hosts": [] for a cluster with no hosts)`)
 }
 
 func (t *Trace) check() error {
@@ -155,6 +166,9 @@ func (t *Trace) check() error {
 	}
 	dialect, err := t.dialect()
 	if err != nil {
+		return err
+	}
+	if _, err := t.grpcClock(dialect); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -238,6 +252,21 @@ func (t *Trace) dialect() (engine.Dialect, error) {
 		return 0, fmt.Errorf("dialect: %v", err)
 	}
 	return d, nil
+}
+
+// grpcClock reads the "clock" field; absent means exact.
+func (t *Trace) grpcClock(dialect engine.Dialect) (engine.GRPCClock, error) {
+	if t.Clock == "" {
+		return engine.GRPCExactClock, nil
+	}
+	if dialect != engine.DialectGRPC {
+		return 0, fmt.Errorf("clock: %q is for the grpc dialect; the envoy dialect's ticks mean the same on any clock (checkHostForUneject tests duration <= elapsed)", t.Clock)
+	}
+	c, err := engine.ParseGRPCClock(t.Clock)
+	if err != nil {
+		return 0, fmt.Errorf("clock: %v", err)
+	}
+	return c, nil
 }
 
 // checkGRPCStep refuses the steps that have no meaning for grpc-go's

@@ -22,9 +22,16 @@ func TestDialectKnobSearchCache(t *testing.T) {
 		t.Fatalf("dialect knob reads %q", KnobValue(sc, "dialect"))
 	}
 	for seed := uint64(1); seed <= 5; seed++ {
-		grpc := events(mustRun(t, sc, p.Outlier, seed), engine.EventEject)
+		res := mustRun(t, sc, p.Outlier, seed)
+		grpc := events(res, engine.EventEject)
 		if len(grpc) == 0 || grpc[0] != (ev{40000, "h5", "eject", "success_rate"}) {
 			t.Errorf("seed %d, grpc: ejections %v, want the first at 40000 h5 by success_rate", seed, grpc)
+		}
+		// Out for 30 s: on a real clock (engine.GRPCRealClock) the 70 s
+		// sweep starts after 40 s + 30 s, so h5 is back there, as under
+		// Envoy's <=; an exact clock would keep it until 80 s.
+		if back := events(res, engine.EventUneject); len(back) == 0 || back[0] != (ev{70000, "h5", "uneject", ""}) {
+			t.Errorf("seed %d, grpc: returns %v, want the first at 70000 h5", seed, back)
 		}
 		if envoy := events(mustRun(t, p.Scenario(), p.Outlier, seed), engine.EventEject); len(envoy) != 0 {
 			t.Errorf("seed %d, envoy: ejections %v, want none", seed, envoy)

@@ -24,7 +24,8 @@ import (
 // Knobs are checked and set by scenario.ApplyKnobs, outlier_detection
 // fields by envoyconf.ApplyFields: Envoy's own validation, with its
 // cross-field check (max_ejection_time below base_ejection_time fails as
-// it does in Envoy). Every bad name and value is reported (errors.Join),
+// it does in Envoy), in either dialect: under gRPC each refusal also says
+// what grpc-go's xDS client would do (envoyconf.GRPCVerdict). Every bad name and value is reported (errors.Join),
 // each naming its setting and what it accepts:
 //
 //	max_ejection_percent: 101 is out of range (allowed 0–100)
@@ -46,6 +47,11 @@ func Apply(p scenario.Preset, layers ...map[string]string) (scenario.Scenario, e
 	cfg := p.Outlier
 	if len(fields) > 0 {
 		cfg, err = envoyconf.ApplyFields(p.Outlier, fields)
+		if err != nil && sc.Cluster.Dialect == engine.DialectGRPC {
+			// Envoy's check stands in either dialect; say what grpc-go's
+			// xDS client would have done (outlierConfigFromCluster).
+			err = envoyconf.WithGRPCVerdicts(err)
+		}
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

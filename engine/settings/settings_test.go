@@ -231,3 +231,29 @@ func TestApplyLeavesThePresetAlone(t *testing.T) {
 		t.Fatal("Apply changed the preset")
 	}
 }
+
+// Envoy's validation stands in the gRPC dialect, and each refusal says
+// what grpc-go's xDS client (outlierConfigFromCluster) would have done.
+func TestGRPCDialectRefusesAsEnvoyAndSaysWhatGRPCWouldDo(t *testing.T) {
+	p, ok := scenario.Lookup("search-cache")
+	if !ok {
+		t.Fatal("no search-cache")
+	}
+	for _, tc := range []struct{ set, want string }{
+		{"max_ejection_time=10s", "max_ejection_time: 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time); grpc-go would accept it and use base_ejection_time instead"},
+		{"base_ejection_time=0s", "base_ejection_time: 0s is out of range (allowed > 0s); grpc-go would accept 0s (it asks only ≥ 0)"},
+		{"interval=0.0005s", "grpc-go would accept it and keep the nanoseconds"},
+		{"enforcing_consecutive_5xx=101", "grpc-go's xDS client ignores this field and would accept the config"},
+		{"max_ejection_percent=101", "max_ejection_percent: 101 is out of range (allowed 0–100); grpc-go refuses it too (≤ 100)"},
+	} {
+		name, v, _ := strings.Cut(tc.set, "=")
+		_, _, err := Apply(p, map[string]string{"dialect": "grpc", name: v})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("grpc, %s: %v, want %q", tc.set, err, tc.want)
+		}
+		_, _, err = Apply(p, map[string]string{name: v})
+		if err == nil || strings.Contains(err.Error(), "grpc-go") {
+			t.Errorf("envoy, %s: %v, want Envoy's refusal alone", tc.set, err)
+		}
+	}
+}

@@ -117,7 +117,7 @@ func (s *Sim) runUntil(tickKey uint64) {
 				// PutHTTPResponseCode(code) in both modes (putResultNoSplit,
 				// putResultSplit), so that is called directly.
 				h := &s.hosts[r.host]
-				s.clock.Ms = t / 1000
+				s.setClockUs(t)
 				h.mon.PutHTTPResponseCode(int(r.code))
 				if r.holdsRetry {
 					s.stats.RetrySuccess++
@@ -355,7 +355,7 @@ func (s *Sim) report(r *request, hi int32, res engine.Result, code int, t int64)
 	// is skipped there: it is the one report per attempt that changes
 	// nothing, and skipping it keeps the hot path short.
 	if res != engine.LocalOriginConnectSuccess || s.split {
-		s.clock.Ms = t / 1000
+		s.setClockUs(t)
 		m := s.hosts[hi].mon
 		if code == 0 {
 			m.PutResult(res)
@@ -581,7 +581,7 @@ func (s *Sim) healthCheck(hi int32, t int64) {
 			}
 		}
 	}
-	s.clock.Ms = t / 1000
+	s.setClockUs(t)
 	if changed {
 		// The flag changes before the callbacks run, so the success that
 		// reaches healthy_threshold also unejects (§8).

@@ -136,7 +136,8 @@ type Sim struct {
 	inFlight int64 // the cluster's active upstream requests
 	retries  int64 // the cluster's active retries
 
-	intervalUs  int64
+	intervalUs  int64 // the first tick's time; tickAtUs(k) for the k-th
+	intervalNs  int64 // the interval as the detector's dialect holds it
 	endUs       int64
 	tick        int64 // ticks done
 	nextArrival int64
@@ -191,12 +192,18 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	}
 	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue(), free: -1}
 	s.det = engine.NewDialectDetector(c.Dialect, od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
-	s.intervalUs = od.IntervalMs * 1000
+	// Envoy's timer runs on whole milliseconds (it truncates the proto);
+	// grpc-go's on the proto's nanoseconds.
+	s.intervalNs = od.IntervalMs * 1_000_000
+	if c.Dialect == engine.DialectGRPC {
+		s.intervalNs = od.GRPCIntervalNs()
+	}
+	s.intervalUs = s.intervalNs / 1000
 	ticks := c.Duration.Microseconds() / s.intervalUs
 	if ticks < 1 {
 		ticks = 1
 	}
-	s.endUs = ticks * s.intervalUs
+	s.endUs = s.tickAtUs(ticks)
 	s.meanGapUs = 1e6 / c.RPS
 	s.latencyUs.base = float64(c.Latency.Base.Microseconds())
 	s.latencyUs.jitter = float64(c.Latency.Jitter.Microseconds())
@@ -286,10 +293,10 @@ func (s *Sim) arrivalGap() int64 {
 // Next runs the simulation to the next detector tick and returns that
 // interval, or false when the run is over.
 func (s *Sim) Next() (*Interval, bool) {
-	if (s.tick+1)*s.intervalUs > s.endUs {
+	if s.tickAtUs(s.tick+1) > s.endUs {
 		return nil, false
 	}
-	tickAt := (s.tick + 1) * s.intervalUs
+	tickAt := s.tickAtUs(s.tick + 1)
 	if s.refLoop != nil {
 		s.refLoop(eventKey(tickAt, classTick))
 	} else {
@@ -299,15 +306,28 @@ func (s *Sim) Next() (*Interval, bool) {
 	return s.closeInterval(tickAt), true
 }
 
+// tickAtUs is when the k-th tick fires, in the simulator's microseconds:
+// k exact intervals (a gRPC interval with a part below the microsecond
+// fires at the microsecond it falls in; the detector sees its nanosecond).
+// The gRPC dialect models the real clock's lateness itself
+// (engine.GRPCRealClock), so the frames keep exact interval boundaries.
+func (s *Sim) tickAtUs(k int64) int64 { return k * s.intervalNs / 1000 }
+
+// setClockUs sets the detector's clock to t microseconds.
+func (s *Sim) setClockUs(t int64) {
+	s.clock.Ms, s.clock.SubMsNs = t/1000, t%1000*1000
+}
+
 // closeInterval fires the detector's interval timer and collects the frame.
 func (s *Sim) closeInterval(at int64) *Interval {
-	s.clock.Ms = at / 1000
+	ns := s.tick * s.intervalNs // the tick's exact time (s.tick counts it)
+	s.clock.Ms, s.clock.SubMsNs = ns/1_000_000, ns%1_000_000
 	for i := range s.hosts {
 		s.flushOK(&s.hosts[i])
 	}
 	rep := s.det.Tick()
 	iv := &s.out
-	iv.StartMs, iv.EndMs = (at-s.intervalUs)/1000, at/1000
+	iv.StartMs, iv.EndMs = s.tickAtUs(s.tick-1)/1000, at/1000
 	iv.Tick = rep
 	s.events = s.det.DrainEvents(s.events[:0])
 	iv.Events = s.events

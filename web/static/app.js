@@ -590,6 +590,7 @@ function answer(box, choice) {
   const verdict = box.querySelector('.verdict');
   if (verdict) verdict.textContent = choice === right ? 'Right.' : 'Not quite: the answer is ' + letter + '.';
   box.classList.add('answered');
+  box.querySelectorAll('.choice').forEach((b) => b.setAttribute('aria-disabled', 'true'));
   const reveal = box.querySelector('.reveal');
   if (reveal) reveal.hidden = false;
   // The prose kept back until the prediction is answered.
@@ -603,6 +604,10 @@ document.addEventListener('click', (ev) => {
   const box = btn && btn.closest('[data-kind]');
   const page = document.querySelector('.lesson-page');
   if (!box || !page) return;
+  // The first answer stands: a prediction or a quiz question, once
+  // answered, keeps that answer (and its verdict); another click changes
+  // nothing, so a wrong guess cannot be turned into a right one.
+  if (box.classList.contains('answered')) return;
   const choice = Number(btn.dataset.choice);
   answer(box, choice);
   progress.update(page.dataset.lesson, (p) => {
@@ -648,7 +653,21 @@ function showLessonProgress() {
   if (!page) return;
   const p = progress.lesson(page.dataset.lesson);
   const ids = page.dataset.steps.split(' ').filter(Boolean);
-  page.querySelectorAll('.step').forEach((li) => li.classList.toggle('was-done', !!p.steps[li.dataset.step]));
+  page.querySelectorAll('.step').forEach((li) => {
+    const before = !!p.steps[li.dataset.step];
+    li.classList.toggle('was-done', before);
+    // A step done on an earlier visit (or earlier in this one) whose check
+    // does not hold in the run on screen shows a tick, "done before": the
+    // header counts it done, so the step must not say ○ "not yet". The
+    // stream re-renders the status; set it only where it differs, so the
+    // observer that calls this does not loop.
+    const st = li.querySelector('.step-status');
+    if (!before || !st || st.classList.contains('done')) return;
+    const mark = st.querySelector('.mark');
+    const word = st.querySelector('.word');
+    if (mark && mark.textContent !== '✓') mark.textContent = '✓';
+    if (word && word.textContent !== 'done before') word.textContent = 'done before';
+  });
   const note = page.querySelector('[data-lesson-progress]');
   if (note) note.textContent = progressWords(p, ids, Number(page.dataset.quiz)).words;
   const short = page.querySelector('[data-lesson-progress-short]');
@@ -666,7 +685,9 @@ document.addEventListener('DOMContentLoaded', () => {
     });
     const steps = page.querySelector('.steps');
     if (steps && window.MutationObserver) {
-      new MutationObserver(noteDoneSteps).observe(steps, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-done'] });
+      // characterData too: the stream's morph may rewrite a status's text
+      // in place (○ over a "done before" ✓), which showLessonProgress undoes.
+      new MutationObserver(noteDoneSteps).observe(steps, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['data-done'] });
     }
     noteDoneSteps();
   }

@@ -254,8 +254,15 @@ type Status struct {
 	SpeedLabel string
 	// Notice is the last rejected input, shown until the next change.
 	Notice string
-	// Held: playback waits at the lesson's pause for the prediction.
+	// Held: playback waits at a pause until a question is answered: the
+	// lesson's prediction, or a workshop's question (HeldFor says which the
+	// page can show).
 	Held bool
+	// HeldFor is where the held page's question is: "prediction" (a lesson
+	// page outside a workshop: under "Try this"), "room" (the free lab in
+	// a workshop: only the workshop's question can hold it), "either" (a
+	// lesson page in a workshop).
+	HeldFor string
 	// Summary is one line about the run so far (failures seen by clients,
 	// ejections, overflows).
 	Summary string
