@@ -61,6 +61,8 @@ func (h *htmlInjector) finish() {
 
 func injectHTML(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Pages are gzipped when asked; the injection needs them plain.
+		r.Header.Del("Accept-Encoding")
 		iw := &htmlInjector{ResponseWriter: w}
 		next.ServeHTTP(iw, r)
 		iw.finish()

@@ -79,7 +79,11 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 	if err != nil || last == 0 {
 		return nil, err
 	}
-	cons, err := set.bus.timeline.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}})
+	// Creating the consumer is a request too: through a leader election it
+	// meets no responders for a moment, as the other bus calls do.
+	cons, err := retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return set.bus.timeline.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("room bus: %w", err)
 	}
