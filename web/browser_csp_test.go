@@ -129,5 +129,10 @@ func TestBrowserCSPInjection(t *testing.T) {
 	b.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")))
 	b.poll("the instructor page", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname) && `+charts)
 	clean("the instructor page")
+	// The instructor link (issue 22, item 5), by keyboard: focus its
+	// summary, open it, the link and its Copy button show.
+	b.step("open the instructor link", chromedp.Focus(chromedp.CSS("#room-handover summary")), chromedp.KeyEvent("\r"))
+	b.poll("the instructor link shown", `document.getElementById('room-handover').open && /\/present\?key=./.test(document.getElementById('room-handover-link').textContent) && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
+	shot(t, b, "outlierlab-instructor-link.png")
 	b.checkOffline()
 }

@@ -39,8 +39,13 @@ func (s *Server) roomRoutes(r chi.Router) {
 	s.recordingRoutes(r)
 }
 
-// roomKeyCookie is the instructor key this browser holds for a room.
-func roomKeyCookie(r *http.Request, code string) string {
+// roomKey is the instructor key a request carries: a script's
+// "Authorization: Bearer KEY" (no cookie jar needed), else the key cookie
+// this browser holds for the room.
+func roomKey(r *http.Request, code string) string {
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
 	c, err := r.Cookie("olab_key_" + code)
 	if err != nil {
 		return ""
@@ -282,7 +287,7 @@ func (s *Server) presentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	key := r.URL.Query().Get("key")
 	if key == "" {
-		key = roomKeyCookie(r, code)
+		key = roomKey(r, code)
 	}
 	if !rec.keyMatches(key) {
 		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
@@ -371,6 +376,12 @@ func (s *Server) roomBar(r *http.Request, code, role string) view.RoomBar {
 		PresentPath: join + "/present", ProjectorPath: join + "/projector"}
 	if qr, err := qrSVG(b.JoinURL, "QR code of "+b.JoinURL); err == nil {
 		b.QR = view.HTML(qr)
+	}
+	// A room started in the browser keeps its key in an HttpOnly cookie:
+	// without this link nobody could take over from another laptop. Only
+	// the key's holder gets the present page, so only they see it.
+	if key := roomKey(r, code); role == "present" && key != "" {
+		b.HandoverURL = s.rooms.origin(r) + b.PresentPath + "?key=" + url.QueryEscape(key)
 	}
 	return b
 }

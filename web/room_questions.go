@@ -101,7 +101,7 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 		writeError(w, roomError(err), kindInternal)
 		return "", rec, false
 	}
-	if instructor && !rec.keyMatches(roomKeyCookie(r, code)) {
+	if instructor && !rec.keyMatches(roomKey(r, code)) {
 		httpError(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
 		return "", rec, false
 	}

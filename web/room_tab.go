@@ -133,7 +133,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		return roomError(err)
 	}
 	defer hub.release("")
-	if rec := hub.current().rec; !rec.keyMatches(roomKeyCookie(r, tr.code)) {
+	if rec := hub.current().rec; !rec.keyMatches(roomKey(r, tr.code)) {
 		return withKind(kindForbidden, &inputError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
 	if err := apply(); err != nil {
@@ -278,7 +278,7 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
 	// The board shows who answered what: only to the holder of the key.
 	cur := hub.current()
-	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKeyCookie(r, tr.code))
+	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKey(r, tr.code))
 	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 

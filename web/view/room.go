@@ -12,6 +12,10 @@ type RoomBar struct {
 	JoinURL, JoinPath, PresentPath, ProjectorPath string
 	// QR is the join address as an SVG QR code, made by the server.
 	QR HTML
+	// HandoverURL (the instructor's page only) is the instructor link:
+	// the present page with the room's key, which gives another browser
+	// the key (and then drops it from its address).
+	HandoverURL string
 }
 
 // RoomStart is the "Start a workshop" strip of a page. On the home page
