@@ -135,7 +135,11 @@ func (set *roomSet) lastEntry(ctx context.Context, code string) (uint64, error) 
 
 // recordingJSON handles GET /r/{code}/recording.json (instructor key).
 func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
-	code, _, ok := s.roomAPI(w, r, true)
+	// One rule for the recording, page and export alike: anyone with the
+	// room's code may read it, as they may follow the room. It holds only
+	// what the room was shown (states, questions, reveals; an answer only
+	// from its reveal on), never the key or who answered what.
+	code, _, ok := s.roomAPI(w, r, false)
 	if !ok {
 		return
 	}
