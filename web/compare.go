@@ -168,26 +168,14 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	page := func() (templ.Component, error) {
-		runA, err := s.runs.get(a.inputs())
-		if err != nil {
-			return nil, err
-		}
-		runB, err := s.runs.get(b.inputs())
-		if err != nil {
-			return nil, err
-		}
-		v := compareView(runA, runB, a, b)
-		v.Layout = s.layout("Compare: "+runA.Preset, "lab", true)
-		return templates.ComparePage(v), nil
-	}
 	if len(todo) == 0 {
-		c, err := page()
+		v, err := s.compareOf(a, b)
 		if err != nil {
 			writeError(w, err, kindInternal)
 			return
 		}
-		s.render(w, r, http.StatusOK, c)
+		v.Layout = s.layout("Compare: "+a.link.Preset, "lab", true)
+		s.render(w, r, http.StatusOK, templates.ComparePage(v))
 		return
 	}
 	release, err := s.budget.admit(r.Context(), 1)
@@ -204,17 +192,25 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		p.phase("drawing the charts")
-		runA, err := s.runs.get(a.inputs())
+		v, err := s.compareOf(a, b)
 		if err != nil {
 			return nil, err
 		}
-		runB, err := s.runs.get(b.inputs())
-		if err != nil {
-			return nil, err
-		}
-		v := compareView(runA, runB, a, b)
 		return templates.CompareContent(v), nil
 	})
+}
+
+// compareOf is the view of both sides' runs (from the cache, or made).
+func (s *Server) compareOf(a, b compareSide) (view.Compare, error) {
+	runA, err := s.runs.get(a.inputs())
+	if err != nil {
+		return view.Compare{}, err
+	}
+	runB, err := s.runs.get(b.inputs())
+	if err != nil {
+		return view.Compare{}, err
+	}
+	return compareView(runA, runB, a, b), nil
 }
 
 // compareWork is the runs a compare has to make (the cache has the

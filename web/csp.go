@@ -48,9 +48,9 @@ func allowTabScripts(w http.ResponseWriter, tab string) {
 }
 
 // tabScript runs js in a tab's page: a script element with the tab's
-// nonce, which Datastar's patch recreates attributes and all.
-func tabScript(sse *datastar.ServerSentEventGenerator, tab, js string) error {
-	return sse.ExecuteScript(js, datastar.WithExecuteScriptAttributes(`nonce="`+scriptNonce(tab)+`"`))
+// nonce (scriptNonce), which Datastar's patch recreates attributes and all.
+func tabScript(sse *datastar.ServerSentEventGenerator, nonce, js string) error {
+	return sse.ExecuteScript(js, datastar.WithExecuteScriptAttributes(`nonce="`+nonce+`"`))
 }
 
 // runExpression runs a short Datastar expression in the page that made

@@ -612,7 +612,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(cw, r)
 	defer s.streamOpened(r, sess.tab)()
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), tab: sess.tab}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: scriptNonce(sess.tab)}
 	ps := &playerSent{entry: -1}
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()

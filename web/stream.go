@@ -79,7 +79,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer room.close()
 	defer s.streamOpened(r, sess.tab)()
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), tab: sess.tab}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: scriptNonce(sess.tab)}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -218,7 +218,7 @@ const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
-	tab            string // its scripts carry the tab's nonce (csp.go)
+	nonce          string // the tab's script nonce (csp.go), hashed once per stream
 	gen, inputsGen uint64
 	cursor         int
 	runKey         string // the key of the run drawn last
@@ -451,7 +451,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	}
 	js := replaceURL(u)
 	st.bytes += len(js)
-	if err := tabScript(sse, st.tab, js); err != nil {
+	if err := tabScript(sse, st.nonce, js); err != nil {
 		return err
 	}
 	st.url = u
@@ -487,7 +487,7 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 		return err
 	}
 	st.bytes += len(js)
-	return tabScript(sse, st.tab, js)
+	return tabScript(sse, st.nonce, js)
 }
 
 // roomGone is a room stream's error for a room that does not exist.
