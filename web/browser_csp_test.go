@@ -134,5 +134,9 @@ func TestBrowserCSPInjection(t *testing.T) {
 	b.step("open the instructor link", chromedp.Focus(chromedp.CSS("#room-handover summary")), chromedp.KeyEvent("\r"))
 	b.poll("the instructor link shown", `document.getElementById('room-handover').open && /\/present\?key=./.test(document.getElementById('room-handover-link').textContent) && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
 	shot(t, b, "outlierlab-instructor-link.png")
+	// On a phone the link (one long token) wraps instead of widening the
+	// page.
+	b.step("a phone's width", chromedp.EmulateViewport(390, 844))
+	b.poll("no sideways scroll with the instructor link open at 390 px", `document.documentElement.scrollWidth <= innerWidth`)
 	b.checkOffline()
 }
