@@ -71,7 +71,11 @@ func (set *roomSet) record(ctx context.Context, code, kind string, st roomState)
 // recording reads a room's timeline, oldest first, up to its last entry
 // as the stream's leader has it: the reading consumer may live on a copy
 // that is still catching up (a server just back), so it waits for that
-// entry rather than stopping at the first empty batch.
+// entry rather than stopping at the first empty batch. Through a leader
+// election (a NATS node killed or back) creating the consumer or a fetch
+// meets no responders for a moment, as the other bus calls do: the read
+// then goes on from the entry after the last one it has, on a new
+// consumer, until the request's deadline.
 func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry, error) {
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
@@ -79,41 +83,66 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 	if err != nil || last == 0 {
 		return nil, err
 	}
-	// Creating the consumer is a request too: through a leader election it
-	// meets no responders for a moment, as the other bus calls do.
-	cons, err := retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
-		return set.bus.timeline.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("room bus: %w", err)
-	}
 	var out []TimelineEntry
-	for len(out) < maxTimeline {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return out, fmt.Errorf("room bus: %w", err)
+	var seq uint64 // the stream sequence of the last entry read
+	for len(out) < maxTimeline && seq < last {
+		n, err := set.readTimeline(ctx, code, seq, last, &out)
+		seq = max(seq, n)
+		if err == nil {
+			continue
 		}
-		var seq uint64
-		for m := range batch.Messages() {
-			if md, err := m.Metadata(); err == nil {
-				seq = md.Sequence.Stream
-			}
-			var e TimelineEntry
-			if json.Unmarshal(m.Data(), &e) == nil {
-				out = append(out, e)
-			}
+		if !transient(err) || ctx.Err() != nil {
+			return out, fmt.Errorf("room bus: the recording of room %s, read up to entry %d of %d: %w", code, seq, last, err)
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return out, fmt.Errorf("room bus: %w", err)
-		}
-		if seq >= last {
-			break
-		}
-		if ctx.Err() != nil {
-			return out, fmt.Errorf("room bus: the recording of room %s, read up to entry %d of %d: %w", code, seq, last, ctx.Err())
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
 		}
 	}
 	return out, nil
+}
+
+// readTimeline appends to out the room's entries after sequence from, on
+// one ordered consumer, until it has entry last, the timeline is full or
+// an error; it answers the sequence of the last entry it appended.
+func (set *roomSet) readTimeline(ctx context.Context, code string, from, last uint64, out *[]TimelineEntry) (uint64, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
+	}
+	cons, err := retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return set.bus.timeline.OrderedConsumer(ctx, cfg)
+	})
+	if err != nil {
+		return from, err
+	}
+	seq := from
+	for len(*out) < maxTimeline && seq < last {
+		if ctx.Err() != nil {
+			return seq, ctx.Err()
+		}
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return seq, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil || md.Sequence.Stream <= seq {
+				continue // a repeat after a consumer's reset
+			}
+			seq = md.Sequence.Stream
+			var e TimelineEntry
+			if json.Unmarshal(m.Data(), &e) == nil {
+				*out = append(*out, e)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return seq, err
+		}
+	}
+	return seq, nil
 }
 
 // lastEntry is the bus's sequence of the room's last recorded entry (0
@@ -145,7 +174,8 @@ func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := s.rooms.recording(r.Context(), code)
 	if err != nil {
-		writeError(w, err, kindInternal)
+		// The bus, not the request: the page answers the same.
+		httpError(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="workshop-`+code+`.json"`)
