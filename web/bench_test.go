@@ -261,19 +261,11 @@ func BenchmarkChartStep(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		c := 1 + i%(n-1)
 		if c == 1 {
-			chartSteps.forget()
-			chartOptionsAt.forget()
+			chartSteps.Clear()
+			chartOptionsAt.Clear()
 		}
 		if _, err := chartsStepJS(run, c, c+1); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-// forget empties a memo (benchmarks measure the work it spares).
-func (m *memo[K, V]) forget() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	clear(m.byKey)
-	m.order = nil
 }

@@ -1,10 +1,8 @@
 package web
 
 import (
-	"container/list"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -12,6 +10,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/memo"
 )
 
 // The compare strip: the run's ejections under Envoy's detector and under
@@ -91,42 +90,16 @@ func lanesOf(frames []scenario.Frame) *dialectLanes {
 // twinCache keeps the other dialect's lanes by the run's inputs: small
 // (a few KB each) and bounded in entries like the run cache.
 type twinCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front: most recent; values are twinEntry
-	byKey map[string]*list.Element
+	lanes *memo.Cache[string, *dialectLanes]
 }
 
-type twinEntry struct {
-	key   string
-	lanes *dialectLanes
-}
-
-var twins = &twinCache{max: 64, order: list.New(), byKey: map[string]*list.Element{}}
+var twins = twinCache{memo.New[string, *dialectLanes](64)}
 
 // get returns the lanes of r's run under the other dialect, running it on
-// a miss (outside the lock, as runCache does).
-func (c *twinCache) get(r *Run) *dialectLanes {
-	key := r.Inputs.key() // canonical: runCache.get built r from them
-	c.mu.Lock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(twinEntry).lanes
-	}
-	c.mu.Unlock()
-	l := runTwin(r)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		return el.Value.(twinEntry).lanes
-	}
-	c.byKey[key] = c.order.PushFront(twinEntry{key, l})
-	for c.order.Len() > c.max {
-		old := c.order.Back()
-		c.order.Remove(old)
-		delete(c.byKey, old.Value.(twinEntry).key)
-	}
+// a miss (once for the tabs that miss together, as runCache does).
+func (c twinCache) get(r *Run) *dialectLanes {
+	// r.Inputs is canonical: runCache.get built r from them.
+	l, _, _ := c.lanes.Get(r.Inputs.key(), func() (*dialectLanes, error) { return runTwin(r), nil })
 	return l
 }
 

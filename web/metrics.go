@@ -172,11 +172,7 @@ func (st *sessionStore) count() int {
 }
 
 // heldBytes is the cache's estimate of its runs' memory.
-func (c *runCache) heldBytes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes
-}
+func (c *runCache) heldBytes() int { return c.runs.Cost() }
 
 // counts is the rooms served and their attendee streams (0, 0 without a
 // bus).

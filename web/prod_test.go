@@ -23,7 +23,7 @@ import (
 // no more runs alive than the cache holds, whatever the tabs sent.
 func TestRunsBoundedByCache(t *testing.T) {
 	s := newTestServer(t)
-	s.runs.maxBytes = 1 // one run at a time
+	s.runs = newRunCacheBytes(64, 1) // one run at a time
 	var refs []weak.Pointer[Run]
 	for i := range 60 {
 		sig := &tabSignals{Tab: fmt.Sprintf("tab-%016d", i), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}

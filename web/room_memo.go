@@ -2,7 +2,8 @@ package web
 
 import (
 	"encoding/json"
-	"sync"
+
+	"outlierlab/web/memo"
 )
 
 // A room's followers on one replica are all at the same run and cursor
@@ -14,12 +15,12 @@ import (
 // stale; the memos are small and bounded, and a tab alone pays only a map
 // insert more than before.
 var (
-	chartCalls = newMemo[chartKey, string](64)
-	chartSteps = newMemo[chartStep, string](64)
+	chartCalls = memo.New[chartKey, string](64)
+	chartSteps = memo.New[chartStep, string](64)
 	// chartOptionsAt are the charts' options by run and cursor: a playing
 	// tab's next frame diffs from what its last frame built.
-	chartOptionsAt = newMemo[runCursor, map[string]json.RawMessage](16)
-	labURLs        = newMemo[runCursor, string](64)
+	chartOptionsAt = memo.New[runCursor, map[string]json.RawMessage](16)
+	labURLs        = memo.New[runCursor, string](64)
 )
 
 type runCursor struct {
@@ -42,7 +43,7 @@ type chartKey struct {
 // cursor: every chart's option, merged into the old ones, or with replace
 // dropping them first and sizing the boxes that follow the run.
 func chartsJS(run *Run, cursor int, replace bool) (string, error) {
-	return chartCalls.get(chartKey{runCursor{run.Inputs.key(), cursor}, replace}, func() (string, error) {
+	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.key(), cursor}, replace}, func() (string, error) {
 		b, err := json.Marshal(optionsAt(run, cursor)) // the next frame's patch starts from these
 		if err != nil {
 			return "", err
@@ -53,6 +54,7 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 		h, _ := json.Marshal(chartHeights(run))
 		return "applyCharts(" + string(b) + ",true," + string(h) + ")", nil
 	})
+	return js, err
 }
 
 // chartsStepJS is the advanceCharts call that brings the page's charts
@@ -60,18 +62,19 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 // a patch of the options (chart_patch.go), a few hundred bytes where the
 // whole options are tens of kilobytes.
 func chartsStepJS(run *Run, from, to int) (string, error) {
-	return chartSteps.get(chartStep{run.Inputs.key(), from, to}, func() (string, error) {
+	js, _, err := chartSteps.Get(chartStep{run.Inputs.key(), from, to}, func() (string, error) {
 		js, err := chartPatch(optionsAt(run, from), optionsAt(run, to))
 		if err != nil {
 			return "", err
 		}
 		return "advanceCharts(" + string(js) + ")", nil
 	})
+	return js, err
 }
 
 // optionsAt is chartOptions, remembered.
 func optionsAt(run *Run, cursor int) map[string]json.RawMessage {
-	o, _ := chartOptionsAt.get(runCursor{run.Inputs.key(), cursor}, func() (map[string]json.RawMessage, error) {
+	o, _, _ := chartOptionsAt.Get(runCursor{run.Inputs.key(), cursor}, func() (map[string]json.RawMessage, error) {
 		return chartOptions(run, cursor), nil
 	})
 	return o
@@ -79,56 +82,6 @@ func optionsAt(run *Run, cursor int) map[string]json.RawMessage {
 
 // permalink is labURL, remembered.
 func permalink(run *Run, cursor int) string {
-	u, _ := labURLs.get(runCursor{run.Inputs.key(), cursor}, func() (string, error) { return labURL(run, cursor), nil })
+	u, _, _ := labURLs.Get(runCursor{run.Inputs.key(), cursor}, func() (string, error) { return labURL(run, cursor), nil })
 	return u
-}
-
-// memo is a small map that forgets its oldest entries. A value is made
-// once: streams that ask for it while it is being made wait for it (a
-// room's hundred followers wake at once, and each making it would be a
-// hundred times the work).
-type memo[K comparable, V any] struct {
-	mu    sync.Mutex
-	max   int
-	byKey map[K]*memoEntry[V]
-	order []K // oldest first
-}
-
-type memoEntry[V any] struct {
-	done chan struct{} // closed once v and err are set
-	v    V
-	err  error
-}
-
-func newMemo[K comparable, V any](max int) *memo[K, V] {
-	return &memo[K, V]{max: max, byKey: map[K]*memoEntry[V]{}}
-}
-
-// get is the value for k, made by build the first time. A failure is not
-// kept: the next call tries again.
-func (m *memo[K, V]) get(k K, build func() (V, error)) (V, error) {
-	m.mu.Lock()
-	if e, ok := m.byKey[k]; ok {
-		m.mu.Unlock()
-		<-e.done
-		return e.v, e.err
-	}
-	e := &memoEntry[V]{done: make(chan struct{})}
-	m.byKey[k] = e
-	m.order = append(m.order, k)
-	if len(m.order) > m.max {
-		delete(m.byKey, m.order[0])
-		m.order = m.order[1:]
-	}
-	m.mu.Unlock()
-	e.v, e.err = build()
-	close(e.done)
-	if e.err != nil {
-		m.mu.Lock()
-		if m.byKey[k] == e {
-			delete(m.byKey, k)
-		}
-		m.mu.Unlock()
-	}
-	return e.v, e.err
 }

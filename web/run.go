@@ -1,17 +1,16 @@
 package web
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/web/memo"
 	"outlierlab/web/view"
 )
 
@@ -201,67 +200,32 @@ func (r *Run) estimateSize() int {
 // rebuild (milliseconds), so a small LRU is enough; it spares the work
 // when a room of tabs plays the same preset, and keeps memory per tab small.
 // It is bounded in runs and in (estimated) bytes: the largest settings
-// make runs of megabytes.
+// make runs of megabytes. Tabs missing the same inputs at once wait for
+// one build (a room's laptops join together).
 type runCache struct {
-	mu       sync.Mutex
-	max      int
-	maxBytes int
-	bytes    int
-	order    *list.List // front: most recent; values are *Run
-	byKey    map[string]*list.Element
+	runs *memo.Cache[string, *Run]
 }
 
 // runCacheBytes bounds the cache's estimated memory.
 const runCacheBytes = 64 << 20
 
-func newRunCache(max int) *runCache {
-	return &runCache{max: max, maxBytes: runCacheBytes, order: list.New(), byKey: map[string]*list.Element{}}
+func newRunCache(max int) *runCache { return newRunCacheBytes(max, runCacheBytes) }
+
+func newRunCacheBytes(max, bytes int) *runCache {
+	return &runCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.size })}
 }
 
 // get returns the run for the inputs, building it on a miss.
 func (c *runCache) get(in Inputs) (*Run, error) {
 	in = in.canonical()
-	key := in.key()
-	c.mu.Lock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		c.mu.Unlock()
-		cacheLookup(true)
-		return el.Value.(*Run), nil
-	}
-	c.mu.Unlock()
-	cacheLookup(false)
-	// Build outside the lock: two tabs missing at once both build, which
-	// costs a few milliseconds and keeps every other tab unblocked.
-	r, err := buildRun(in)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		return el.Value.(*Run), nil
-	}
-	c.byKey[key] = c.order.PushFront(r)
-	c.bytes += r.size
-	for c.order.Len() > 1 && (c.order.Len() > c.max || c.bytes > c.maxBytes) {
-		old := c.order.Back()
-		c.order.Remove(old)
-		delete(c.byKey, old.Value.(*Run).key)
-		c.bytes -= old.Value.(*Run).size
-	}
-	return r, nil
+	r, hit, err := c.runs.Get(in.key(), func() (*Run, error) { return buildRun(in) })
+	cacheLookup(hit)
+	return r, err
 }
 
 // has says whether the cache holds the run of the inputs: a compare
 // weighs only the runs it has to make.
-func (c *runCache) has(in Inputs) bool {
-	key := in.canonical().key()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.byKey[key]
-	return ok
-}
+func (c *runCache) has(in Inputs) bool { return c.runs.Has(in.canonical().key()) }
 
 // frameTime is the tick time of the frame before the cursor ("0 s" at the
 // start).

@@ -101,18 +101,17 @@ func TestRunCache(t *testing.T) {
 		t.Errorf("cap 34 run: %d", d.Config.MaxEjectionPercent)
 	}
 	c.get(Inputs{Preset: "dead-host"})
-	if _, ok := c.byKey[Inputs{Preset: defaultPreset}.key()]; ok {
+	if c.has(Inputs{Preset: defaultPreset}) {
 		t.Error("least recently used run not evicted")
 	}
 	if _, err := c.get(Inputs{Preset: "nope"}); err != errUnknownPreset {
 		t.Errorf("unknown preset: %v", err)
 	}
 	// The byte bound: a cache that holds one run's worth keeps the newest.
-	c = newRunCache(10)
-	c.maxBytes = a.size
+	c = newRunCacheBytes(10, a.size)
 	c.get(Inputs{Preset: defaultPreset})
 	c.get(in)
-	if c.order.Len() != 1 || c.bytes != d.size {
-		t.Errorf("byte bound: %d runs, %d bytes", c.order.Len(), c.bytes)
+	if c.runs.Len() != 1 || c.heldBytes() != d.size {
+		t.Errorf("byte bound: %d runs, %d bytes", c.runs.Len(), c.heldBytes())
 	}
 }

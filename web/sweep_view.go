@@ -1,7 +1,6 @@
 package web
 
 import (
-	"container/list"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -19,49 +17,19 @@ import (
 
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sweep"
+	"outlierlab/web/memo"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
 
 // sweeps keeps recent sweeps by their address, so a reload or a room
 // opening the same link runs nothing.
-var sweeps = &sweepCache{max: 16, order: list.New(), byKey: map[string]*list.Element{}}
-
-type sweepCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front: most recent; values are sweepEntry
-	byKey map[string]*list.Element
-}
+var sweeps = memo.New[string, sweepEntry](16)
 
 type sweepEntry struct {
 	key  string
 	sw   *sweep.Sweep
 	took time.Duration
-}
-
-func (c *sweepCache) get(key string) (sweepEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		return el.Value.(sweepEntry), true
-	}
-	return sweepEntry{}, false
-}
-
-func (c *sweepCache) put(e sweepEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[e.key]; ok {
-		return
-	}
-	c.byKey[e.key] = c.order.PushFront(e)
-	for c.order.Len() > c.max {
-		old := c.order.Back()
-		c.order.Remove(old)
-		delete(c.byKey, old.Value.(sweepEntry).key)
-	}
 }
 
 // sweepKey names a sweep in the cache.
@@ -108,7 +76,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	spec := sq.spec(p)
 	key := sweepKey(spec)
 	layout := s.layout("Sweep: "+sq.ctl.Name, "lab", true)
-	if e, ok := sweeps.get(key); ok {
+	if e, ok := sweeps.Peek(key); ok {
 		v := sweepView(sq, e)
 		v.Layout = layout
 		s.render(w, r, http.StatusOK, templates.SweepPage(v))
@@ -141,7 +109,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
-		sweeps.put(e)
+		sweeps.Put(key, e)
 		pr.phase("drawing the charts")
 		v := sweepView(sq, e)
 		v.Layout = layout
