@@ -139,8 +139,10 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 	wg.Wait()
 	took := time.Since(start)
 	t.Logf("a class of 50 behind one address: %d answered in %v", answered.Load(), took.Round(time.Millisecond))
-	if answered.Load() != 50 || took > 10*time.Second {
-		t.Errorf("a class of 50 behind one address: %d answered in %v, want 50 within 10 s", answered.Load(), took)
+	// How long it took is logged, not asserted (a loaded machine decides
+	// that); what matters is that no one of the 50 was refused.
+	if answered.Load() != 50 {
+		t.Errorf("a class of 50 behind one address: %d answered, want 50", answered.Load())
 	}
 
 	// The attacker as a browser: page loads as fast as it can, each with a

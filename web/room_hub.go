@@ -242,16 +242,24 @@ func (h *roomHub) release(from string) {
 }
 
 // watch follows the room's key on the bus: its current value, then every
-// new one, until the hub is dropped.
+// new one, until the hub is dropped. Whatever ends it before the current
+// value came (the watch refused, its updates closed, the hub dropped)
+// still ends open's wait, with the reason: otherwise every join would
+// wait out busTimeout on a hub that will never be ready.
 func (h *roomHub) watch(ctx context.Context) {
+	initial := true
+	defer func() {
+		if initial {
+			h.fail(fmt.Errorf("room bus: the watch of room %s ended before its state came", h.code))
+		}
+	}()
 	w, err := h.set.bus.kv.Watch(ctx, h.code)
 	if err != nil {
-		h.err = fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err)
-		close(h.ready)
+		initial = false
+		h.fail(fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err))
 		return
 	}
 	defer func() { _ = w.Stop() }()
-	initial := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -279,6 +287,12 @@ func (h *roomHub) markReady() {
 		h.err = errRoomNotFound
 	}
 	h.mu.Unlock()
+	close(h.ready)
+}
+
+// fail ends open's wait with err.
+func (h *roomHub) fail(err error) {
+	h.err = err
 	close(h.ready)
 }
 

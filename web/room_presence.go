@@ -40,7 +40,11 @@ func presenceKey(code, who string) string {
 }
 
 // putPresence writes the attendee's line of the board when it changed
-// (and presenceEvery has passed since the last write).
+// (and presenceEvery has passed since the last write). The write goes to
+// the bus beside the stream, never in its way: a bus slow to answer (a
+// node down, an election) must not hold up the attendee's redraws. One
+// write at a time; a change met while one is under way is written at the
+// stream's next wake.
 func (w *roomWatch) putPresence(sess *Session) {
 	if w.role != "follow" || w.who == "" {
 		return
@@ -70,22 +74,33 @@ func (w *roomWatch) putPresence(sess *Session) {
 	// change as playback runs) at most once per presenceEvery.
 	var old presence
 	_ = json.Unmarshal([]byte(w.pSent), &old)
-	if w.pSent != "" && old.Follow == p.Follow && old.Answer == p.Answer && time.Since(w.pAt) < presenceEvery {
+	now := w.s.now()
+	if w.pSent != "" && old.Follow == p.Follow && old.Answer == p.Answer && now.Sub(w.pAt) < presenceEvery {
 		return
 	}
-	w.pSent, w.pAt = string(b), time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
-	defer cancel()
-	if _, err := w.s.rooms.bus.kv.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
-		w.s.log.Warn("room bus: presence", "room", w.hub.code, "err", err)
+	if !w.pWriting.CompareAndSwap(false, true) {
+		return
 	}
+	w.pSent, w.pAt = string(b), now
+	w.pWrites.Add(1)
+	go func() {
+		defer w.pWrites.Done()
+		defer w.pWriting.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+		defer cancel()
+		if _, err := w.s.rooms.bus.kv.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
+			w.s.log.Warn("room bus: presence", "room", w.hub.code, "err", err)
+		}
+	}()
 }
 
-// dropPresence takes the attendee off the board when its stream ends.
+// dropPresence takes the attendee off the board when its stream ends,
+// after the last write (which would otherwise put it back).
 func (w *roomWatch) dropPresence() {
 	if w == nil || w.pSent == "" {
 		return
 	}
+	w.pWrites.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
 	defer cancel()
 	_ = w.s.rooms.bus.kv.Delete(ctx, presenceKey(w.hub.code, w.who))

@@ -107,10 +107,11 @@ type recordingPlayer struct {
 // needed (runOf): a player of a long workshop would otherwise hold a run
 // per entry outside the cache's byte bound (issue 15).
 type prepared struct {
-	ok  bool
-	err error
-	in  Inputs
-	d   *lessonDoc
+	parsed bool // in, d and err are set
+	ok     bool
+	err    error
+	in     Inputs
+	d      *lessonDoc
 }
 
 // runOf is a prepared entry's run, from the cache (rebuilt if it went).
@@ -256,15 +257,22 @@ func (p *recordingPlayer) tail(i int) int64 {
 // prepare checks entry i's state against the lab and gets its run.
 // Callers hold mu (or own p alone).
 func (p *recordingPlayer) prepare(i int) *prepared {
-	pe := &p.prep[i]
+	pe := p.parse(i)
 	if pe.ok || pe.err != nil {
 		return pe
 	}
-	pe.in, pe.d, pe.err = p.s.roomInputs(&p.entries[i].State)
-	if pe.err == nil {
-		_, pe.err = p.s.runs.get(pe.in)
-	}
+	_, pe.err = p.s.runs.get(pe.in)
 	pe.ok = pe.err == nil
+	return pe
+}
+
+// parse checks entry i's state against the lab (no run). Callers hold mu.
+func (p *recordingPlayer) parse(i int) *prepared {
+	pe := &p.prep[i]
+	if !pe.parsed {
+		pe.in, pe.d, pe.err = p.s.roomInputs(&p.entries[i].State)
+		pe.parsed = true
+	}
 	return pe
 }
 
@@ -305,10 +313,35 @@ func (p *recordingPlayer) entryAt(v int64) int {
 // the stream must look again (zero: only at a command), and the channel
 // the next command closes.
 func (p *recordingPlayer) catchUp(sess *Session) (time.Time, <-chan struct{}) {
+	p.warm()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	next := p.catchUpLocked(sess)
 	return next, p.changed
+}
+
+// warm builds the runs catchUpLocked is about to apply (the entry in
+// force now, the one after the last applied) before it takes the
+// player's lock: a run of heavy settings takes a while to build, and a
+// command or another stream of the player must not wait on it. The lock
+// then finds them in the run cache (were one evicted in that moment, it
+// is rebuilt there: slower, still right).
+func (p *recordingPlayer) warm() {
+	p.mu.Lock()
+	var ins []Inputs
+	if len(p.entries) > 0 {
+		for _, i := range []int{p.entryAt(p.posLocked(p.s.now())), p.applied + 1} {
+			if i >= 0 && i < len(p.entries) {
+				if pe := p.parse(i); pe.err == nil && !p.s.runs.has(pe.in) {
+					ins = append(ins, pe.in)
+				}
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, in := range ins {
+		_, _ = p.s.runs.get(in)
+	}
 }
 
 func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {

@@ -403,3 +403,56 @@ func TestRecordingPlayersBounded(t *testing.T) {
 		t.Errorf("a player past the bound: %d %s", res.StatusCode, body)
 	}
 }
+
+// A player's stream building a run (heavy settings take a while) does not
+// hold the player's lock: a command on the player, from the transport's
+// buttons, is taken meanwhile. catchUp used to build under the lock.
+func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	s, err := New(Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	t0 := now.Add(-time.Hour).UnixMilli()
+	st := func(mep float64) roomState {
+		return roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}}
+	}
+	p, err := s.newPlayer("ABCDEF", []TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}}, replaySignals{RecSpeed: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.session(&tabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	building, release := make(chan struct{}), make(chan struct{})
+	s.runs.build = func(in Inputs) (*Run, error) {
+		if in.Values["max_ejection_percent"] == 15 {
+			close(building)
+			<-release
+		}
+		return buildRun(in)
+	}
+	caughtUp := make(chan struct{})
+	go func() { defer close(caughtUp); p.catchUp(sess) }()
+	<-building
+	took := make(chan error, 1)
+	go func() { took <- p.command("pause", httptest.NewRequest("POST", "/r/ABCDEF/recording/pause", nil)) }()
+	select {
+	case err := <-took:
+		if err != nil {
+			t.Fatalf("pause: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("a command waited for the player's run to be built")
+	}
+	close(release)
+	<-caughtUp
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if v := sess.in.Values["max_ejection_percent"]; v != 15 {
+		t.Errorf("after the build the tab is at max_ejection_percent %v, want the first entry's 15", v)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
@@ -236,6 +238,8 @@ type roomWatch struct {
 	// board generation last sent (the instructor's).
 	pSent     string
 	pAt       time.Time
+	pWriting  atomic.Bool    // a presence write is on the bus
+	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64
 	boardSent bool
 	keyOK     bool

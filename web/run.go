@@ -203,7 +203,8 @@ func (r *Run) estimateSize() int {
 // make runs of megabytes. Tabs missing the same inputs at once wait for
 // one build (a room's laptops join together).
 type runCache struct {
-	runs *memo.Cache[string, *Run]
+	runs  *memo.Cache[string, *Run]
+	build func(Inputs) (*Run, error) // buildRun; tests slow it down
 }
 
 // runCacheBytes bounds the cache's estimated memory.
@@ -212,13 +213,13 @@ const runCacheBytes = 64 << 20
 func newRunCache(max int) *runCache { return newRunCacheBytes(max, runCacheBytes) }
 
 func newRunCacheBytes(max, bytes int) *runCache {
-	return &runCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.size })}
+	return &runCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.size }), buildRun}
 }
 
 // get returns the run for the inputs, building it on a miss.
 func (c *runCache) get(in Inputs) (*Run, error) {
 	in = in.canonical()
-	r, hit, err := c.runs.Get(in.key(), func() (*Run, error) { return buildRun(in) })
+	r, hit, err := c.runs.Get(in.key(), func() (*Run, error) { return c.build(in) })
 	cacheLookup(hit)
 	return r, err
 }
