@@ -384,11 +384,11 @@ func (d *decoder) sceneState(s *Scene, f map[string]*yaml.Node, n *yaml.Node, pa
 	case s.Preset != "" && s.Lesson != "":
 		d.fail(f["lesson"], path+".lesson", "give preset or lesson, not both")
 		return false
-	case s.Preset == "" && s.Lesson == "":
-		d.fail(n, path+".preset", "missing: give preset (%s) or lesson (and step)", strings.Join(presetNames(), ", "))
-		return false
 	case s.Step != "" && s.Lesson == "":
 		d.fail(f["step"], path+".step", "a step needs its lesson")
+		return false
+	case s.Preset == "" && s.Lesson == "":
+		d.fail(n, path+".preset", "missing: give preset (%s) or lesson (and step)", strings.Join(presetNames(), ", "))
 		return false
 	case s.Lesson != "":
 		l, ok := d.lesson(s.Lesson)
