@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -96,4 +97,28 @@ func inOrder(t *testing.T, what, text string, lines []string) {
 			return
 		}
 	}
+}
+
+// The README's example plan is a plan: it parses, and its answers and
+// stated numbers hold (seeds 1–5; the shipped plans are held to 1–50).
+func TestReadmePlanExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Workshop plans")
+	if !ok {
+		t.Fatal(`README has no "Workshop plans" section`)
+	}
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	if !ok {
+		t.Fatal("the section has no ```yaml block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	t.Chdir(lessonDir(t, map[string]string{"example.md": block}))
+	var out, errOut bytes.Buffer
+	if code := runPlan([]string{"-check", "-seeds", "1-5", "example.md"}, &out, &errOut); code != 0 {
+		t.Errorf("plan -check on the README's example: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	inOrder(t, "stdout", out.String(), []string{"ok   example/cap-34: 15 of 15 checks hold on 5 seeds", "ok   example/panic: 5 of 5 checks hold on 5 seeds"})
 }
