@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"outlierlab/engine/course"
+	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/settings"
 )
 
 // Words is the question as the room asks it: the room's own words for
@@ -22,15 +24,16 @@ func (q *Question) Words() string {
 	return q.Text
 }
 
-// ChoiceTexts are a choice question's answers, in order (nil for the
-// other kinds: the room offers yes/no or takes a number).
+// ChoiceTexts are the answers the room offers, in order: a choice
+// question's texts, yes and no for ejected, none for out (the room takes
+// a number).
 func (q *Question) ChoiceTexts() []string {
+	if q.Kind == KindEjected {
+		return []string{"yes", "no"} // the room's own (newQuestion)
+	}
 	var out []string
 	for _, c := range q.Choices {
 		out = append(out, c.Text)
-	}
-	if q.Kind == KindEjected {
-		return []string{"yes", "no"}
 	}
 	return out
 }
@@ -124,4 +127,20 @@ func (q *Question) EngineAnswer(run *scenario.Result) (answer, detail string, er
 		names = append(names, strconv.Quote(q.Choices[i].Text))
 	}
 	return "", detail, fmt.Errorf("the checks of %s all hold: a question needs one right choice (%s)", strings.Join(names, " and "), detail)
+}
+
+// ClusterYAML is the scene's settings as an Envoy cluster (name: the
+// scene's id): its outlier_detection block, the max_retries breaker and
+// the panic threshold, every field explicit, as the lab's "Copy as Envoy
+// YAML" writes them (envoyconf.ClusterYAML) — what a handout prints.
+func (s *Scene) ClusterYAML() (string, error) {
+	p, ok := scenario.Lookup(s.State.Preset)
+	if !ok {
+		return "", fmt.Errorf("%s: unknown preset %q", s.ID, s.State.Preset)
+	}
+	sc, cfg, err := settings.Apply(p, s.State.Settings)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", s.ID, err)
+	}
+	return envoyconf.ClusterYAML(cfg, s.ID, float64(sc.Cluster.HealthyPanicThreshold), sc.Cluster.Retry.MaxRetries), nil
 }

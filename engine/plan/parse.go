@@ -265,7 +265,7 @@ func orNode(n, parent *yaml.Node) *yaml.Node {
 
 // scene reads and validates one scene; path is "scenes[i]".
 func (d *decoder) scene(n *yaml.Node, path string) Scene {
-	s := Scene{line: n.Line + d.offset}
+	var s Scene
 	f := d.fields(n, path, sceneKeys)
 	if f == nil {
 		return s
@@ -288,8 +288,13 @@ func (d *decoder) scene(n *yaml.Node, path string) Scene {
 	s.Settings = d.strMap(f["settings"], path+".settings")
 	s.Inject = d.strList(f["inject"], path+".inject")
 	s.Cursor = d.ms(f["cursor"], path+".cursor", true)
-	if f["play"] != nil {
-		s.Play = d.window(f["play"], path+".play", rangeKeys)
+	if pn := f["play"]; pn != nil {
+		if pf := d.fields(pn, path+".play", rangeKeys); pf != nil {
+			if pf["to"] == nil {
+				d.fail(pn, path+".play.to", "missing (where the play stops, like 90s or end)")
+			}
+			s.Play = d.window(pf, path+".play")
+		}
 	}
 	s.Notes = d.str(f["notes"], path+".notes")
 	s.ExploreMinutes = d.integer(f["explore_minutes"], path+".explore_minutes", 1, 120)
@@ -358,16 +363,9 @@ func (d *decoder) strList(n *yaml.Node, path string) []string {
 	return out
 }
 
-// window reads a from/to pair (play, spotlight).
-func (d *decoder) window(n *yaml.Node, path string, keys []string) *Range {
-	f := d.fields(n, path, keys)
-	if f == nil {
-		return nil
-	}
+// window reads the from and to of a mapping's fields (play, spotlight).
+func (d *decoder) window(f map[string]*yaml.Node, path string) *Range {
 	r := &Range{From: d.ms(f["from"], path+".from", false), To: d.ms(f["to"], path+".to", true)}
-	if f["to"] == nil && slices.Equal(keys, rangeKeys) {
-		d.fail(n, path+".to", "missing (where the play stops, like 90s or end)")
-	}
 	if r.To != 0 && r.To <= r.From {
 		d.fail(f["to"], path+".to", "%s is not after from %s", r.To, r.From)
 	}
@@ -566,12 +564,12 @@ func (d *decoder) question(s *Scene, n *yaml.Node, path string) *Question {
 	if q.Kind != KindChoice {
 		for _, key := range []string{"text", "choices"} {
 			if f[key] != nil {
-				d.fail(f[key], path+"."+key, "a %s question takes none: the room words it (%s)", q.Kind, (&Question{Kind: q.Kind, Host: q.Host, At: q.At}).Words())
+				d.fail(f[key], path+"."+key, "an %s question takes none: the room words it (%s)", q.Kind, (&Question{Kind: q.Kind, Host: q.Host, At: q.At}).Words())
 			}
 		}
 	}
 	if q.Kind != KindEjected && f["host"] != nil {
-		d.fail(f["host"], path+".host", "a %s question takes no host", q.Kind)
+		d.fail(f["host"], path+".host", "an %s question takes no host", q.Kind)
 	}
 	if q.Kind != KindChoice {
 		q.Text = q.Words()
@@ -657,11 +655,8 @@ func (d *decoder) spotlight(s *Scene, n *yaml.Node, path string) {
 	if f == nil {
 		return
 	}
-	r := d.window(n, path, spotlightKeys)
-	sp := &Spotlight{Host: d.str(f["host"], path+".host")}
-	if r != nil {
-		sp.From, sp.To = r.From, r.To
-	}
+	r := d.window(f, path)
+	sp := &Spotlight{Host: d.str(f["host"], path+".host"), From: r.From, To: r.To}
 	switch {
 	case sp.Host == "" && f["from"] == nil && f["to"] == nil:
 		d.fail(n, path, "is empty: give a host, a range (from, to) or both")

@@ -70,8 +70,6 @@ type Scene struct {
 	// frame, known before any run.
 	Hosts int
 	EndMs int64
-	// line is the file line of the scene's entry, for error messages.
-	line int
 }
 
 // Range is a window of the run, From → To (To may be course.End).

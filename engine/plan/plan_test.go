@@ -1,6 +1,8 @@
 package plan_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -131,10 +133,10 @@ func TestParseNamesEveryBadField(t *testing.T) {
 			`plans/demo.md:11: scenes[0] (a).question.at: 40 s is not after the scene's cursor (50 s): the room would show the answer before asking`,
 			`plans/demo.md:11: scenes[0] (a).question.host: "h6" is not a host of this run (allowed h0–h5)`,
 			`plans/demo.md:11: scenes[0] (a).question.answer: "maybe" is not an answer to "ejected" (allowed yes, no)`,
-			`plans/demo.md:11: scenes[0] (a).question.text: a ejected question takes none: the room words it (Is h6 ejected at 40 s?)`,
+			`plans/demo.md:11: scenes[0] (a).question.text: an ejected question takes none: the room words it (Is h6 ejected at 40 s?)`,
 			`plans/demo.md:16: scenes[1] (b).question.at: 400 s is after the run's last frame (300 s)`,
 			`plans/demo.md:16: scenes[1] (b).question.answer: "7" is not a number of hosts (allowed 0–6)`,
-			`plans/demo.md:16: scenes[1] (b).question.host: a out question takes no host`,
+			`plans/demo.md:16: scenes[1] (b).question.host: an out question takes no host`,
 			`plans/demo.md:21: scenes[2] (c).question.kind: "poll" is not a kind of question (allowed ejected, out, choice)`,
 		}},
 		{"choice question", head + `  - id: a
@@ -162,13 +164,14 @@ func TestParseNamesEveryBadField(t *testing.T) {
     minutes: 8
     preset: search-cache
     play: {from: 30s}
-    spotlight: {host: h8, from: 10s}
+    spotlight: {host: h8, from: 10s, size: 3}
     notes: "{{threshold@40s = }} and {{colour}} and {{mean"
 `, []string{
 			`plans/demo.md:17: scenes[1] (raise).play.to: missing (where the play stops, like 90s or end)`,
 			`plans/demo.md:19: scenes[1] (raise).notes: {{threshold@40s =}}: nothing stated after "=" (a value like 52.3, or a band like 0.5..1.5)`,
 			`plans/demo.md:19: scenes[1] (raise).notes: {{colour}}: unknown name "colour" (known: ` + strings.Join(course.PlaceholderNames(), ", ") + `)`,
 			`plans/demo.md:19: scenes[1] (raise).notes: unbalanced {{ }}`,
+			`plans/demo.md:18: scenes[1] (raise).spotlight.size: unknown field (allowed host, from, to)`,
 			`plans/demo.md:18: scenes[1] (raise).spotlight.host: "h8" is not a host of this run (allowed h0–h5)`,
 			`plans/demo.md:13: scenes[1].id: "raise" is already scenes[0]'s`,
 			`plans/demo.md:4: minutes: the scenes take 11 min, more than the workshop's 10`,
@@ -241,6 +244,10 @@ Overview.
 	}
 	if got := s.NotesOn(&run); got != "At 40 s: 70.9." {
 		t.Errorf("notes on seed 1: %q", got)
+	}
+	y, err := s.ClusterYAML()
+	if err != nil || !strings.Contains(y, "name: inject\n") || !strings.Contains(y, "\n  max_ejection_percent: 34\n") {
+		t.Errorf("cluster YAML (%v):\n%s", err, y)
 	}
 }
 
@@ -409,5 +416,44 @@ func TestReportNamesSeedAndAnswer(t *testing.T) {
 	if len(lines) != 1 || lines[0].String() != want {
 		t.Errorf("lines %v\nwant %s", lines, want)
 	}
-	var _ scenario.Result // the package's runs are scenario's
+}
+
+// LoadDir reads an instructor's directory of plans (serve -plans DIR):
+// every bad file reported, and a path that is no directory named.
+func TestLoadDir(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.md", head+okScene+"---\n")
+	write("notes.txt", "not a plan")
+	ps, err := plan.LoadDir(dir, theLessons(t))
+	if err != nil || len(ps) != 1 || ps[0].ID != "good" || ps[0].File != "good.md" {
+		t.Fatalf("plans %+v, %v", ps, err)
+	}
+	write("bad.md", head+"  - {id: a}\n---\n")
+	write("worse.md", "no front matter\n")
+	_, err = plan.LoadDir(dir, theLessons(t))
+	want := []string{
+		"bad.md:6: scenes[0] (a).title: missing (what the projector and attendees see)",
+		"bad.md:6: scenes[0] (a).minutes: missing (the time the scene takes, 1–120)",
+		"bad.md:6: scenes[0] (a).preset: missing: give preset (" + strings.Join(presetNames(), ", ") + ") or lesson (and step)",
+		`worse.md:1: does not start with a front matter block (a line "---")`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	if _, err := plan.LoadDir(filepath.Join(dir, "good.md"), nil); err == nil || !strings.HasSuffix(err.Error(), "good.md: not a directory that can be read") {
+		t.Errorf("a file as the directory: %v", err)
+	}
+}
+
+func presetNames() []string {
+	var out []string
+	for _, p := range scenario.Presets() {
+		out = append(out, p.Name)
+	}
+	return out
 }
