@@ -557,6 +557,8 @@ func (d *decoder) question(s *Scene, n *yaml.Node, path string) *Question {
 	case KindOut:
 		if n, err := strconv.Atoi(q.Answer); q.Answer != "" && (err != nil || n < 0 || n > s.Hosts) {
 			d.fail(f["answer"], path+".answer", "%q is not a number of hosts (allowed 0–%d)", q.Answer, s.Hosts)
+		} else if err == nil {
+			q.Answer = strconv.Itoa(n) // as the room's histogram labels it: "01" is 1
 		}
 	case KindChoice:
 		d.choices(q, f, n, path)

@@ -207,6 +207,7 @@ func TestParseScene(t *testing.T) {
     explore_minutes: 2
     spotlight: {host: h5, from: 30s, to: 60s}
     notes: "At 40 s: {{threshold@40s}}."
+    question: {kind: out, at: 40s, answer: "01"}
 ---
 Overview.
 `)
@@ -227,6 +228,9 @@ Overview.
 	want := map[string]string{"max_ejection_percent": "34", "inject": "h2@60s"}
 	if len(s.State.Settings) != len(want) || s.State.Settings["inject"] != want["inject"] || s.State.Settings["max_ejection_percent"] != "34" {
 		t.Errorf("scene 1 settings %v, want %v", s.State.Settings, want)
+	}
+	if q := s.Question; q == nil || q.Answer != "1" || q.Words() != "How many hosts are ejected at 40 s?" || q.ChoiceTexts() != nil {
+		t.Errorf("scene 1 question %+v: want the answer 1 as the room writes it", s.Question)
 	}
 	if s.Play == nil || s.Play.From != 30000 || s.Play.To != course.End || s.ExploreMinutes != 2 {
 		t.Errorf("scene 1 play %+v explore %d", s.Play, s.ExploreMinutes)
