@@ -25,6 +25,7 @@ var commands = map[string]command{
 	"lessons":     {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
 	"loadtest":    {summary: "load-test the lab on loopback: -streams N tabs, -movers M moving, -duration D; prints RSS, heap, latencies, losses", run: runLoadtest},
 	"lint":        {summary: "read an Envoy cluster's outlier_detection against its size and traffic", run: runLint},
+	"plan":        {summary: "list workshop plans (plans/*.md, or FILE…); -check holds every scene's question and numbers against the engine for seeds 1–50", run: runPlan},
 	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
 	"room":        {summary: "room replay FILE: print a workshop's recording (/r/CODE/recording.json) as text", run: runRoom},
 	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},

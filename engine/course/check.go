@@ -129,6 +129,11 @@ type CheckResult struct {
 // any run, so a host that does not exist is found by Evaluate instead.
 func (c *Check) Validate() error { return c.validate("check") }
 
+// ValidateAt is Validate with errors naming the check by path
+// ("scenes[2].question.choices[0].check"), for files other than lessons
+// that hold checks (workshop plans, engine/plan).
+func (c *Check) ValidateAt(path string) error { return c.validate(path) }
+
 func (c *Check) validate(path string) error {
 	if c.All != nil || c.Any != nil {
 		return c.validateGroup(path)

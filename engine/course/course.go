@@ -496,3 +496,9 @@ func Merge(layers ...map[string]string) map[string]string {
 	}
 	return out
 }
+
+// SplitFrontMatter cuts a file into its YAML front matter and its markdown
+// body: the one file format of lessons and of workshop plans (engine/plan).
+func SplitFrontMatter(data []byte) (front []byte, body string, err error) {
+	return splitFrontMatter(data)
+}

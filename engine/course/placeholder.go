@@ -51,6 +51,11 @@ type Placeholder struct {
 
 var placeholderRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
+// Placeholders returns the inside of every {{...}} in text, trimmed, in
+// order: what ParsePlaceholder reads. Workshop plans (engine/plan) find the
+// live numbers of their notes with it.
+func Placeholders(text string) []string { return findPlaceholders(text) }
+
 // findPlaceholders returns the inside of every {{...}} in text.
 func findPlaceholders(text string) []string {
 	var out []string
@@ -184,6 +189,15 @@ func ExpandFunc(text string, f func(Placeholder) string) string {
 			return m
 		}
 		return f(p)
+	})
+}
+
+// ExpandRaw replaces every {{...}} in text with f of its inside (trimmed),
+// parsed or not: for files that extend the placeholder syntax (a workshop
+// plan's stated numbers, engine/plan) and parse the inside themselves.
+func ExpandRaw(text string, f func(raw string) string) string {
+	return placeholderRE.ReplaceAllStringFunc(text, func(m string) string {
+		return f(placeholderRE.FindStringSubmatch(m)[1])
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -95,6 +96,10 @@ type State struct {
 
 // key identifies the run a state makes, whatever its name.
 func (st State) key() string { return st.Preset + "|" + fmtSettings(st.Settings) }
+
+// Key identifies the run a state makes on a seed, whatever its name: a
+// cache's key (workshop plans share runs between scenes, engine/plan).
+func (st State) Key(seed uint64) string { return st.key() + "|" + strconv.FormatUint(seed, 10) }
 
 // Run runs the state on a seed.
 func (st State) Run(seed uint64) (scenario.Result, error) {
@@ -243,23 +248,30 @@ func Report(lessons []Lesson, seeds []uint64) []CheckLine {
 		}
 	}
 	out := make([][]CheckLine, len(jobs))
+	Parallel(len(jobs), func(i int) { out[i] = reportLesson(jobs[i].l, jobs[i].seed) })
+	return slices.Concat(out...)
+}
+
+// Parallel calls f(0) … f(n-1), on as many goroutines as there are
+// cores (GOMAXPROCS), and returns when every call has: the checkers'
+// runs (Report, and engine/plan's) are independent and CPU-bound.
+func Parallel(n int, f func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = reportLesson(jobs[i].l, jobs[i].seed)
+				f(i)
 			}
 		}()
 	}
-	for i := range jobs {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return slices.Concat(out...)
 }
 
 // reportLesson is Report for one lesson on one seed.
