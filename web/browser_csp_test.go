@@ -3,12 +3,13 @@ package web
 import (
 	"bytes"
 
-	"github.com/chromedp/chromedp"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // htmlInjector stands for an escaping bug: it writes an inline script and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"outlierlab/web/httperr"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -196,5 +197,5 @@ func (b *budget) busy(why string) *busy {
 // writeBusy answers a request turned away: 503 with Retry-After.
 func writeBusy(w http.ResponseWriter, e *busy) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds())))))
-	httpError(w, http.StatusServiceUnavailable, e.msg)
+	httperr.Plain(w, http.StatusServiceUnavailable, e.msg)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	verb := chi.URLParam(r, "verb")
 	apply, ok := verbs[verb]
 	if !ok {
-		writeError(w, withKind(kindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), kindNotFound)
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), httperr.KindNotFound)
 		return
 	}
 	if !s.sessions.cmdLim.allow(s.peerAddr(r), s.now()) {
@@ -39,16 +40,16 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			err = withKind(kindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody))
+			err = httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody))
 		} else {
-			err = withKind(kindMalformed, fmt.Errorf("cannot read the request body: %w", err))
+			err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("cannot read the request body: %w", err))
 		}
-		writeError(w, err, kindMalformed)
+		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
 	var sig tabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
-		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	sess, ok := s.tabSession(w, r, &sig)
@@ -64,11 +65,11 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	s.metrics.commandArrived(sess.tab)
 	if err := s.roomCommand(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		sess.mu.Lock()
-		sess.notice = errorText(err)
+		sess.notice = httperr.Text(err)
 		sess.touch()
 		sess.mu.Unlock()
 		// A run of the request's inputs that fails is the request's fault.
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -85,7 +86,7 @@ func (s *Server) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSign
 	case errors.Is(err, errSessionFull) && r.Method == http.MethodPost:
 		tellReload(w, r)
 	case err != nil:
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 	default:
 		return sess, true
 	}
@@ -98,13 +99,13 @@ func (s *Server) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSign
 // acknowledged and lost, so the page is told to reload instead.
 var (
 	errTooManyTabs = errors.New("too many new tabs from your address")
-	errSessionFull = withKind(kindFull, errors.New("the lab is full: reload the page to try again"))
+	errSessionFull = httperr.WithKind(httperr.KindFull, errors.New("the lab is full: reload the page to try again"))
 )
 
 // tooMany answers 429 with what was limited and when to try again.
 func tooMany(w http.ResponseWriter, what string) {
 	w.Header().Set("Retry-After", "10")
-	httpError(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
+	httperr.Plain(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
 }
 
 // tellReload answers a command whose session is lost with a Datastar
@@ -147,10 +148,10 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 	var lesson *lessonDoc
 	if sig.Lesson != "" {
 		if lesson = s.lessons.byID[sig.Lesson]; lesson == nil {
-			return nil, withKind(kindNotFound, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(sig.Lesson, 40))})
+			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
 		}
 		if !lesson.hasStep(sig.Step) {
-			return nil, withKind(kindNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), lesson.ID)})
+			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), lesson.ID)})
 		}
 		in = lesson.inputs(sig.Step)
 	}
@@ -257,7 +258,7 @@ func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 	host := strings.TrimSpace(sig.InjectHost)
 	one, err := scenario.ParseInjections(host + "@0s")
 	if err != nil || len(one) != 1 || strings.ContainsAny(host, ",@") {
-		return &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not a host (allowed h0–h%d)", truncate(host, 20), len(sess.runOf().Hosts)-1)}
+		return &httperr.FieldError{Field: "inject", Msg: fmt.Sprintf("%q is not a host (allowed h0–h%d)", httperr.Truncate(host, 20), len(sess.runOf().Hosts)-1)}
 	}
 	one[0].At = time.Duration(atMs) * time.Millisecond
 	list := one[0].String()
@@ -287,7 +288,7 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) error {
 		if active == "" {
 			active = "none"
 		}
-		return &inputError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", truncate(sig.InjectDrop, 40), active)}
+		return &httperr.FieldError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", httperr.Truncate(sig.InjectDrop, 40), active)}
 	}
 	in.Inject = scenario.FormatInjections(slices.Delete(ins, k, k+1))
 	return rerun(s, sess, in)
@@ -394,7 +395,7 @@ func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
 	sp, ok := lookupSpeed(sig.Speed)
 	if !ok {
-		return &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
+		return &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
 	}
 	now := s.now()
 	sess.mu.Lock()
@@ -421,10 +422,10 @@ func cmdReset(s *Server, sess *Session, _ *tabSignals) error {
 // lesson page loads its scenarios through its steps instead.
 func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 	if sess.lessonOf() != nil {
-		return withKind(kindConflict, &inputError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
 	}
 	if _, ok := scenario.Lookup(sig.Preset); !ok {
-		return withKind(kindNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))})
+		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))})
 	}
 	return loadInputs(s, sess, Inputs{Preset: sig.Preset}, "")
 }
@@ -435,10 +436,10 @@ func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 func cmdLesson(s *Server, sess *Session, sig *tabSignals) error {
 	d := sess.lessonOf()
 	if d == nil {
-		return withKind(kindConflict, &inputError{Field: "lesson", Msg: "this tab is not a lesson page"})
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "lesson", Msg: "this tab is not a lesson page"})
 	}
 	if !d.hasStep(sig.Step) {
-		return withKind(kindNotFound, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(sig.Step, 40), d.ID)})
+		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), d.ID)})
 	}
 	return loadInputs(s, sess, d.inputs(sig.Step), sig.Step)
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,23 +56,23 @@ func (c compareSide) query() string {
 // nothing else. Every problem is named by its side ("b: preset ...").
 func parseCompareQuery(raw string) (a, b compareSide, err error) {
 	if len(raw) > 3*maxQueryBytes {
-		return a, b, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", errQueryTooLong, len(raw), 3*maxQueryBytes)
+		return a, b, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), 3*maxQueryBytes)
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return a, b, withKind(kindMalformed, &inputError{Msg: "the query is not valid: " + err.Error()})
+		return a, b, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the query is not valid: " + err.Error()})
 	}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch {
 		case k != "a" && k != "b":
-			errs = append(errs, &inputError{Field: truncate(k, 40), Msg: "is not a parameter of /compare (allowed a and b, each a lab link's query)"})
+			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: "is not a parameter of /compare (allowed a and b, each a lab link's query)"})
 		case len(q[k]) > 1:
-			errs = append(errs, &inputError{Field: k, Msg: fmt.Sprintf("is given %d times (allowed once)", len(q[k]))})
+			errs = append(errs, &httperr.FieldError{Field: k, Msg: fmt.Sprintf("is given %d times (allowed once)", len(q[k]))})
 		}
 	}
 	if len(errs) > 0 {
-		return a, b, withKind(kindMalformed, errors.Join(errs...))
+		return a, b, httperr.WithKind(httperr.KindMalformed, errors.Join(errs...))
 	}
 	a, errA := parseSide("a", strings.TrimPrefix(q.Get("a"), "?"))
 	b, errB := a, error(nil)
@@ -89,12 +90,12 @@ func parseCompareQuery(raw string) (a, b compareSide, err error) {
 func sameRun(a, b compareSide) error {
 	var errs []error
 	if a.link.Preset != b.link.Preset {
-		errs = append(errs, &inputError{Field: "b", Msg: fmt.Sprintf("preset %q is not a's %q (allowed: the same preset and seed on both sides)", truncate(b.link.Preset, 40), truncate(a.link.Preset, 40))})
+		errs = append(errs, &httperr.FieldError{Field: "b", Msg: fmt.Sprintf("preset %q is not a's %q (allowed: the same preset and seed on both sides)", httperr.Truncate(b.link.Preset, 40), httperr.Truncate(a.link.Preset, 40))})
 	}
 	if a.seed != b.seed {
-		errs = append(errs, &inputError{Field: "b", Msg: fmt.Sprintf("seed %d is not a's %d (allowed: the same preset and seed on both sides)", b.seed, a.seed)})
+		errs = append(errs, &httperr.FieldError{Field: "b", Msg: fmt.Sprintf("seed %d is not a's %d (allowed: the same preset and seed on both sides)", b.seed, a.seed)})
 	}
-	return withKind(kindMalformed, errors.Join(errs...))
+	return httperr.WithKind(httperr.KindMalformed, errors.Join(errs...))
 }
 
 // parseSide reads one side: a lab query, plus seed. Its errors are the
@@ -103,7 +104,7 @@ func parseSide(name, raw string) (compareSide, error) {
 	side := compareSide{seed: defaultSeed}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return side, withKind(kindMalformed, &inputError{Field: name, Msg: "is not a lab link's query: " + err.Error()})
+		return side, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: name, Msg: "is not a lab link's query: " + err.Error()})
 	}
 	var seedErr error
 	if vs, ok := q["seed"]; ok {
@@ -112,7 +113,7 @@ func parseSide(name, raw string) (compareSide, error) {
 	}
 	side.link, err = parseLabQuery(q.Encode())
 	if _, ok := scenario.Lookup(side.link.Preset); !ok && err == nil {
-		err = withKind(kindNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("there is no scenario preset called %q (allowed %s)", truncate(side.link.Preset, 40), strings.Join(presetNames(), ", "))})
+		err = httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("there is no scenario preset called %q (allowed %s)", httperr.Truncate(side.link.Preset, 40), strings.Join(presetNames(), ", "))})
 	}
 	if err = errors.Join(seedErr, err); err != nil {
 		return side, sideError(name, err)
@@ -123,7 +124,7 @@ func parseSide(name, raw string) (compareSide, error) {
 func parseSeed(side string, vs []string) (uint64, error) {
 	n, err := strconv.ParseUint(vs[0], 10, 64)
 	if len(vs) > 1 || err != nil || n < 1 || n > maxSeed {
-		return defaultSeed, &inputError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed once, 1–%d)", truncate(strings.Join(vs, ","), 40), uint64(maxSeed))}
+		return defaultSeed, &httperr.FieldError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed once, 1–%d)", httperr.Truncate(strings.Join(vs, ","), 40), uint64(maxSeed))}
 	}
 	return n, nil
 }
@@ -132,15 +133,15 @@ func parseSeed(side string, vs []string) (uint64, error) {
 // an unknown preset is still a 404, anything else makes the address a bad
 // one (400), as on the lab's own page.
 func sideError(side string, err error) error {
-	k := kindOf(err, kindMalformed)
-	if k == kindBadValue {
-		k = kindMalformed
+	k := httperr.KindOf(err, httperr.KindMalformed)
+	if k == httperr.KindBadValue {
+		k = httperr.KindMalformed
 	}
-	lines := strings.Split(errorText(err), "\n")
+	lines := strings.Split(httperr.Text(err), "\n")
 	for i := range lines {
 		lines[i] = side + ": " + lines[i]
 	}
-	return withKind(k, errors.New(strings.Join(lines, "\n")))
+	return httperr.WithKind(k, errors.New(strings.Join(lines, "\n")))
 }
 
 // comparePage handles GET /compare: two runs the cache holds are shown
@@ -155,23 +156,23 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		todo, names, err = s.compareWork(a, b)
 	}
 	if err != nil {
-		switch k := kindOf(err, kindMalformed); k {
-		case kindInternal, kindURITooLong:
-			httpError(w, kindStatus[k], errorText(err))
+		switch k := httperr.KindOf(err, httperr.KindMalformed); k {
+		case httperr.KindInternal, httperr.KindURITooLong:
+			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 		default:
-			status := kindStatus[k]
+			status := httperr.Status[k]
 			if _, over := errors.AsType[*overBudget](err); over {
 				metricHeavy.WithLabelValues("over_budget").Inc()
 				status = http.StatusUnprocessableEntity
 			}
-			s.badRequestPage(w, r, status, "/compare", errorText(err))
+			s.badRequestPage(w, r, status, "/compare", httperr.Text(err))
 		}
 		return
 	}
 	if len(todo) == 0 {
 		v, err := s.compareOf(a, b)
 		if err != nil {
-			writeError(w, err, kindInternal)
+			httperr.Write(w, err, httperr.KindInternal)
 			return
 		}
 		v.Layout = s.layout("Compare: "+a.link.Preset, "lab", true)
@@ -286,7 +287,7 @@ func compareMetrics(a, b sweep.Metrics) []view.CompareMetric {
 		{"ejections refused by the cap (overflow)", itoa(a.Overflows), itoa(b.Overflows)},
 		{"detections not enforced", itoa(a.Detections), itoa(b.Detections)},
 		{"most hosts ejected at once", itoa(a.MaxEjected), itoa(b.MaxEjected)},
-		{"time in panic", fmtNum(a.PanicS) + " s", fmtNum(b.PanicS) + " s"},
+		{"time in panic", httperr.FormatNumber(a.PanicS) + " s", httperr.FormatNumber(b.PanicS) + " s"},
 		{"retries refused (upstream_rq_retry_overflow)", strconv.FormatUint(a.RetryOverflow, 10), strconv.FormatUint(b.RetryOverflow, 10)},
 		{"503 no healthy upstream", strconv.FormatUint(a.NoHealthyUpstream, 10), strconv.FormatUint(b.NoHealthyUpstream, 10)},
 	}

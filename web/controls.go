@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
+	"outlierlab/web/httperr"
 	"strconv"
 	"strings"
 	"time"
@@ -323,10 +324,10 @@ func (c *control) number(s string) (float64, bool) {
 // check reports a value outside the control's span or off its step.
 func (c *control) check(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
-		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", msgNum(v), c.allowed())}
+		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", httperr.MessageNumber(v), c.allowed())}
 	}
 	if c.Step >= 1 && v != math.Trunc(v) {
-		return &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", msgNum(v), c.allowed())}
+		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", httperr.MessageNumber(v), c.allowed())}
 	}
 	return nil
 }
@@ -339,7 +340,7 @@ func (c *control) allowed() string {
 	case kindChoice:
 		return strings.Join(c.Choices, ", ")
 	}
-	s := fmtNum(c.Min) + "–" + fmtNum(c.Max)
+	s := httperr.FormatNumber(c.Min) + "–" + httperr.FormatNumber(c.Max)
 	if c.Kind == kindShare {
 		s += " (a fraction)"
 	} else if c.Unit != "" {
@@ -366,15 +367,13 @@ func (c *control) display(v float64) string {
 		return c.choice(v)
 	}
 	if c.Unit == "" {
-		return fmtNum(v)
+		return httperr.FormatNumber(v)
 	}
 	if c.Unit == "%" {
-		return fmtNum(v) + "%"
+		return httperr.FormatNumber(v) + "%"
 	}
-	return fmtNum(v) + " " + c.Unit
+	return httperr.FormatNumber(v) + " " + c.Unit
 }
-
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // fmtDuration writes a whole or fractional number of seconds the way the
 // log and the labels do: "30 s", "1.5 s".

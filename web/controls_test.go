@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"outlierlab/web/httperr"
 	"slices"
 	"strings"
 	"testing"
@@ -227,8 +228,8 @@ func TestPageValuesAreCheckedByTheCatalog(t *testing.T) {
 			"hosts: 500 is out of range (allowed 1–200 hosts)"},
 	} {
 		_, err := buildRun(tc.in)
-		var ie *inputError
-		if !errors.As(err, &ie) || errorText(err) != tc.want {
+		var ie *httperr.FieldError
+		if !errors.As(err, &ie) || httperr.Text(err) != tc.want {
 			t.Errorf("%+v: %v, want the input error %q", tc.in, err, tc.want)
 		}
 	}

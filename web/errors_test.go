@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/httperr"
 	"testing"
 
 	"outlierlab/engine"
@@ -13,12 +14,12 @@ import (
 // Every kind has its status, and an error's kind comes from withKind
 // first, then from what the error is, then from the caller's default.
 func TestErrorKinds(t *testing.T) {
-	for k := kindBadValue; k <= kindInternal; k++ {
-		if int(k) >= len(kindStatus) || kindStatus[k] < 400 {
+	for k := httperr.KindBadValue; k <= httperr.KindInternal; k++ {
+		if int(k) >= len(httperr.Status) || httperr.Status[k] < 400 {
 			t.Errorf("kind %d has no error status", k)
 		}
 	}
-	bad := &inputError{Field: "hosts", Msg: "500 is out of range (allowed 1–50 hosts)"}
+	bad := &httperr.FieldError{Field: "hosts", Msg: "500 is out of range (allowed 1–50 hosts)"}
 	_, fieldErr := envoyconf.ApplyFields(engine.DefaultConfig(), map[string]string{"max_ejection_percent": "300"})
 	if fieldErr == nil {
 		t.Fatal("a cap of 300% passes Envoy's validation")
@@ -27,26 +28,26 @@ func TestErrorKinds(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		err     error
-		unknown errKind
+		unknown httperr.Kind
 		status  int
 	}{
-		{"a field-named bad value", bad, kindInternal, http.StatusUnprocessableEntity},
-		{"Envoy's field validation", fieldErr, kindInternal, http.StatusUnprocessableEntity},
-		{"bad values joined", errors.Join(bad, fieldErr), kindInternal, http.StatusUnprocessableEntity},
-		{"an unknown preset", fmt.Errorf("building: %w", errUnknownPreset), kindBadValue, http.StatusNotFound},
-		{"a query over the limit", fmt.Errorf("%w: 9000 bytes", errQueryTooLong), kindBadValue, http.StatusRequestURITooLong},
-		{"a kind given wins", withKind(kindNotFound, bad), kindBadValue, http.StatusNotFound},
-		{"a conflict", withKind(kindConflict, bad), kindBadValue, http.StatusConflict},
-		{"a body over the limit", withKind(kindTooLarge, other), kindBadValue, http.StatusRequestEntityTooLarge},
-		{"malformed", withKind(kindMalformed, other), kindInternal, http.StatusBadRequest},
-		{"no known kind: the request's", other, kindBadValue, http.StatusUnprocessableEntity},
-		{"no known kind: the server's", other, kindInternal, http.StatusInternalServerError},
+		{"a field-named bad value", bad, httperr.KindInternal, http.StatusUnprocessableEntity},
+		{"Envoy's field validation", fieldErr, httperr.KindInternal, http.StatusUnprocessableEntity},
+		{"bad values joined", errors.Join(bad, fieldErr), httperr.KindInternal, http.StatusUnprocessableEntity},
+		{"an unknown preset", fmt.Errorf("building: %w", errUnknownPreset), httperr.KindBadValue, http.StatusNotFound},
+		{"a query over the limit", fmt.Errorf("%w: 9000 bytes", httperr.ErrQueryTooLong), httperr.KindBadValue, http.StatusRequestURITooLong},
+		{"a kind given wins", httperr.WithKind(httperr.KindNotFound, bad), httperr.KindBadValue, http.StatusNotFound},
+		{"a conflict", httperr.WithKind(httperr.KindConflict, bad), httperr.KindBadValue, http.StatusConflict},
+		{"a body over the limit", httperr.WithKind(httperr.KindTooLarge, other), httperr.KindBadValue, http.StatusRequestEntityTooLarge},
+		{"malformed", httperr.WithKind(httperr.KindMalformed, other), httperr.KindInternal, http.StatusBadRequest},
+		{"no known kind: the request's", other, httperr.KindBadValue, http.StatusUnprocessableEntity},
+		{"no known kind: the server's", other, httperr.KindInternal, http.StatusInternalServerError},
 	} {
-		if got := kindStatus[kindOf(tt.err, tt.unknown)]; got != tt.status {
+		if got := httperr.Status[httperr.KindOf(tt.err, tt.unknown)]; got != tt.status {
 			t.Errorf("%s: status %d, want %d", tt.name, got, tt.status)
 		}
 	}
-	if withKind(kindNotFound, nil) != nil {
+	if httperr.WithKind(httperr.KindNotFound, nil) != nil {
 		t.Error("withKind(nil) is not nil")
 	}
 
@@ -57,16 +58,16 @@ func TestErrorKinds(t *testing.T) {
 		name string
 		err  error
 		link labLink
-		want errKind
+		want httperr.Kind
 	}{
-		{"bad value", bad, set, kindMalformed},
-		{"bad value, nothing set", bad, labLink{}, kindMalformed},
-		{"unknown preset", errUnknownPreset, labLink{}, kindNotFound},
-		{"too long", errQueryTooLong, set, kindURITooLong},
-		{"the preset fails with its own settings", other, labLink{}, kindInternal},
-		{"the address's settings fail", other, set, kindMalformed},
-		{"the address's injection fails", other, labLink{Inject: "h3@60s"}, kindMalformed},
-		{"the address's time fails", other, labLink{TMs: 5000}, kindMalformed},
+		{"bad value", bad, set, httperr.KindMalformed},
+		{"bad value, nothing set", bad, labLink{}, httperr.KindMalformed},
+		{"unknown preset", errUnknownPreset, labLink{}, httperr.KindNotFound},
+		{"too long", httperr.ErrQueryTooLong, set, httperr.KindURITooLong},
+		{"the preset fails with its own settings", other, labLink{}, httperr.KindInternal},
+		{"the address's settings fail", other, set, httperr.KindMalformed},
+		{"the address's injection fails", other, labLink{Inject: "h3@60s"}, httperr.KindMalformed},
+		{"the address's time fails", other, labLink{TMs: 5000}, httperr.KindMalformed},
 	} {
 		if got := linkErrorKind(tt.err, tt.link); got != tt.want {
 			t.Errorf("%s: kind %d, want %d", tt.name, got, tt.want)

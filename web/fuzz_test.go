@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/httperr"
 	"strings"
 	"sync"
 	"testing"
@@ -90,12 +91,12 @@ func (l *fuzzLab) serve(t *testing.T, req *http.Request) *httptest.ResponseRecor
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("%s %s: no answer in 20 s", req.Method, truncate(req.URL.String(), 200))
+		t.Fatalf("%s %s: no answer in 20 s", req.Method, httperr.Truncate(req.URL.String(), 200))
 	}
 	// A stream that flushed its headers answered 200; a 503 is a limit
 	// reached (the lab is full, the bus is slow), which is not a failure.
 	if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
-		t.Fatalf("%s %s: %d %s", req.Method, truncate(req.URL.String(), 200), w.Code, truncate(w.Body.String(), 300))
+		t.Fatalf("%s %s: %d %s", req.Method, httperr.Truncate(req.URL.String(), 200), w.Code, httperr.Truncate(w.Body.String(), 300))
 	}
 	return w.ResponseRecorder
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"outlierlab/web/httperr"
 	"runtime"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestHostileBodies(t *testing.T) {
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			if res.StatusCode != 413 || !strings.Contains(string(b), "larger than") {
-				t.Errorf("%s (chunked %v): %d %q, want 413 saying it is larger than the limit", path, chunked, res.StatusCode, truncate(string(b), 200))
+				t.Errorf("%s (chunked %v): %d %q, want 413 saying it is larger than the limit", path, chunked, res.StatusCode, httperr.Truncate(string(b), 200))
 			}
 		}
 	}
@@ -180,14 +181,14 @@ func TestHostileSmall(t *testing.T) {
 	} {
 		res, body := do(tc.method, tc.path)
 		if res.StatusCode != tc.status || res.Header.Get("Allow") != tc.allow {
-			t.Errorf("%s %s: %d Allow %q, want %d Allow %q (%s)", tc.method, tc.path, res.StatusCode, res.Header.Get("Allow"), tc.status, tc.allow, truncate(body, 100))
+			t.Errorf("%s %s: %d Allow %q, want %d Allow %q (%s)", tc.method, tc.path, res.StatusCode, res.Header.Get("Allow"), tc.status, tc.allow, httperr.Truncate(body, 100))
 		}
 		if tc.method == "HEAD" && body != "" {
 			t.Errorf("HEAD %s has a body", tc.path)
 		}
 	}
 	if res, body := do("GET", "/lessons/cap?anything=1&view=projector"); res.StatusCode != 400 || !strings.Contains(body, "anything: is not a parameter of a lesson page (allowed view)") {
-		t.Errorf("a lesson page's unknown parameter: %d %s", res.StatusCode, truncate(body, 300))
+		t.Errorf("a lesson page's unknown parameter: %d %s", res.StatusCode, httperr.Truncate(body, 300))
 	}
 	if res, _ := do("GET", "/lessons/cap?view=projector"); res.StatusCode != 200 {
 		t.Errorf("a lesson page's projector view: %d", res.StatusCode)

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"slices"
 
 	"outlierlab/engine/envoyconf"
@@ -35,7 +36,7 @@ const maxImportBytes = 256 << 10
 func (s *Server) importCluster(w http.ResponseWriter, r *http.Request) {
 	req, err := readImport(w, r)
 	if err != nil {
-		httpError(w, kindStatus[kindOf(err, kindMalformed)], errorText(err))
+		httperr.Plain(w, httperr.Status[httperr.KindOf(err, httperr.KindMalformed)], httperr.Text(err))
 		return
 	}
 	imp := importDoc(req.preset, req.doc)
@@ -47,7 +48,7 @@ func (s *Server) importCluster(w http.ResponseWriter, r *http.Request) {
 	case req.form:
 		s.importFormPage(w, r, req, imp)
 	default:
-		httpError(w, imp.status, imp.err.Error())
+		httperr.Plain(w, imp.status, imp.err.Error())
 	}
 }
 
@@ -68,9 +69,9 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 3*maxImportBytes))
 	if err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			return req, withKind(kindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
+			return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
 		}
-		return req, withKind(kindMalformed, errors.New("cannot read the document: "+err.Error()))
+		return req, httperr.WithKind(httperr.KindMalformed, errors.New("cannot read the document: "+err.Error()))
 	}
 	req.doc = body
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
@@ -85,7 +86,7 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 		req.preset = defaultPreset
 	}
 	if len(req.doc) > maxImportBytes {
-		return req, withKind(kindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
+		return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
 	}
 	return req, nil
 }
@@ -107,15 +108,15 @@ type imported struct {
 func importDoc(name string, doc []byte) imported {
 	p, ok := scenario.Lookup(name)
 	if !ok {
-		return imported{status: http.StatusNotFound, err: fmt.Errorf("preset: there is no scenario preset called %q", truncate(name, 60))}
+		return imported{status: http.StatusNotFound, err: fmt.Errorf("preset: there is no scenario preset called %q", httperr.Truncate(name, 60))}
 	}
 	c, err := envoyconf.ParseCluster(doc)
 	if err != nil {
-		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(errorText(err))}
+		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(httperr.Text(err))}
 	}
 	imp := imported{preset: p, cluster: c, query: importQuery(p, c)}
 	if imp.link, err = parseLabQuery(imp.query); err != nil {
-		return imported{preset: p, cluster: c, status: http.StatusUnprocessableEntity, err: errors.New("the lab cannot show this cluster:\n" + errorText(err))}
+		return imported{preset: p, cluster: c, status: http.StatusUnprocessableEntity, err: errors.New("the lab cannot show this cluster:\n" + httperr.Text(err))}
 	}
 	return imp
 }

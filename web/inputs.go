@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
 
-	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 )
 
@@ -53,7 +52,7 @@ func (in Inputs) key() string {
 		b.WriteString("|")
 		b.WriteString(name)
 		b.WriteString("=")
-		b.WriteString(fmtNum(in.Values[name]))
+		b.WriteString(httperr.FormatNumber(in.Values[name]))
 	}
 	if in.Inject != "" {
 		b.WriteString("|inject=")
@@ -101,24 +100,9 @@ func (in Inputs) with(vals map[string]float64) Inputs {
 func normalInject(v string) (string, error) {
 	ins, err := scenario.ParseInjections(v)
 	if err != nil {
-		return "", &inputError{Msg: err.Error()} // already names the knob
+		return "", &httperr.FieldError{Msg: err.Error()} // already names the knob
 	}
 	return scenario.FormatInjections(ins), nil
-}
-
-// inputError is a bad value from a request, named by its field. Its text is
-// what the 4xx body says: "max_ejection_percent: 101 is out of range
-// (allowed 0–100 %)".
-type inputError struct {
-	Field string
-	Msg   string
-}
-
-func (e *inputError) Error() string {
-	if e.Field == "" {
-		return e.Msg
-	}
-	return e.Field + ": " + e.Msg
 }
 
 // parseControlValues reads the "cfg" signal object: control name → number
@@ -132,7 +116,7 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		c := lookupControl(name)
 		if c == nil {
-			errs = append(errs, &inputError{Field: name, Msg: "is not a setting of the lab"})
+			errs = append(errs, &httperr.FieldError{Field: name, Msg: "is not a setting of the lab"})
 			continue
 		}
 		var v float64
@@ -161,11 +145,11 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 func parseChoice(c *control, raw json.RawMessage) (float64, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a string (allowed %s)", compactJSON(raw), c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a string (allowed %s)", httperr.ClipJSON(raw), c.allowed())}
 	}
 	i, ok := c.choiceIndex(s)
 	if !ok {
-		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%q is not allowed (allowed %s)", truncate(s, 40), c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%q is not allowed (allowed %s)", httperr.Truncate(s, 40), c.allowed())}
 	}
 	return float64(i), nil
 }
@@ -174,7 +158,7 @@ func parseNumber(c *control, raw json.RawMessage) (float64, error) {
 	// JSON null decodes into a float64 as "leave it alone", which would
 	// silently set the control to 0.
 	if isNull(raw) {
-		return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("null is not a number (allowed %s)", c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("null is not a number (allowed %s)", c.allowed())}
 	}
 	var v float64
 	if err := json.Unmarshal(raw, &v); err == nil {
@@ -187,12 +171,12 @@ func parseNumber(c *control, raw json.RawMessage) (float64, error) {
 			return f, nil
 		}
 	}
-	return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not a number (allowed %s)", compactJSON(raw), c.allowed())}
+	return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a number (allowed %s)", httperr.ClipJSON(raw), c.allowed())}
 }
 
 func parseBool(c *control, raw json.RawMessage) (float64, error) {
 	if isNull(raw) {
-		return 0, &inputError{Field: c.Name, Msg: "null is not true or false"}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: "null is not true or false"}
 	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
@@ -204,55 +188,7 @@ func parseBool(c *control, raw json.RawMessage) (float64, error) {
 			return b2f(b), nil
 		}
 	}
-	return 0, &inputError{Field: c.Name, Msg: fmt.Sprintf("%s is not true or false", compactJSON(raw))}
+	return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not true or false", httperr.ClipJSON(raw))}
 }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
-
-// msgNum writes a number for an error message: as the lab writes it when
-// it is short, else in exponent form cut to a readable length, so that a
-// 309-digit value is not echoed back in full.
-func msgNum(v float64) string {
-	s := fmtNum(v)
-	if len(s) <= 24 {
-		return s
-	}
-	return truncate(strconv.FormatFloat(v, 'g', 6, 64), 24)
-}
-
-func compactJSON(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return s
-}
-
-// errorText is the body of a 4xx answer: one line per field error, each
-// naming the field and, where there is one, the allowed range.
-func errorText(err error) string {
-	var lines []string
-	var collect func(error)
-	collect = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				collect(e)
-			}
-			return
-		}
-		if me, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			// One text for a body cut at its limit, wherever it was read.
-			lines = append(lines, bodyTooLarge(me.Limit).Error())
-			return
-		}
-		if fes := envoyconf.FieldErrors(err); len(fes) > 0 {
-			for _, fe := range fes {
-				lines = append(lines, fe.Error())
-			}
-			return
-		}
-		lines = append(lines, err.Error())
-	}
-	collect(err)
-	return strings.Join(lines, "\n")
-}

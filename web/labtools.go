@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"outlierlab/web/httperr"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -42,7 +43,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp import
 	if imp.err == nil {
 		run, err := s.runs.get(imp.link.inputs())
 		if err != nil {
-			res = view.ImportResult{Problems: strings.Split(errorText(err), "\n")}
+			res = view.ImportResult{Problems: strings.Split(httperr.Text(err), "\n")}
 		} else {
 			b, _ := json.Marshal(inputSignals{Preset: run.Preset, Cfg: controlSignals(run, nil)})
 			if sse.PatchSignals(b) != nil {
@@ -111,12 +112,12 @@ type lintSignals struct {
 func (s *Server) labLint(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
-		writeError(w, withKind(kindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody)), kindTooLarge)
+		httperr.Write(w, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody)), httperr.KindTooLarge)
 		return
 	}
 	var sig lintSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
-		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	_ = patchTempl(datastar.NewSSE(w, r), templates.LintBody(lintView(sig)))
@@ -131,7 +132,7 @@ func lintView(sig lintSignals) view.LintPanel {
 	}
 	p, ok := scenario.Lookup(preset)
 	if !ok {
-		return view.LintPanel{Problem: fmt.Sprintf("preset: %q is not a preset", truncate(preset, 40))}
+		return view.LintPanel{Problem: fmt.Sprintf("preset: %q is not a preset", httperr.Truncate(preset, 40))}
 	}
 	vals, err := parseControlValues(sig.Cfg)
 	in := Inputs{Preset: p.Name}.with(vals)
@@ -144,10 +145,10 @@ func lintView(sig lintSignals) view.LintPanel {
 		sc, cfg, err = applyInputs(p, in)
 	}
 	if err != nil {
-		return view.LintPanel{Problem: errorText(err)}
+		return view.LintPanel{Problem: httperr.Text(err)}
 	}
 	cl := lint.Cluster{Hosts: sc.Cluster.Hosts, RPS: sc.Cluster.RPS, PanicThreshold: float64(sc.Cluster.HealthyPanicThreshold)}
-	v := view.LintPanel{Cluster: fmt.Sprintf("%d hosts, %s requests/s, panic below %s%% healthy", cl.Hosts, fmtNum(cl.RPS), fmtNum(cl.PanicThreshold))}
+	v := view.LintPanel{Cluster: fmt.Sprintf("%d hosts, %s requests/s, panic below %s%% healthy", cl.Hosts, httperr.FormatNumber(cl.RPS), httperr.FormatNumber(cl.PanicThreshold))}
 	for _, f := range lint.Check(cfg, cl) {
 		v.Findings = append(v.Findings, view.LintFinding{Severity: f.Severity.String(), Field: f.Field, Message: f.Message})
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"outlierlab/web/httperr"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -31,12 +32,12 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		err = onlyParams(rest, "a lesson page", "view")
 	}
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, r.URL.Path, errorText(err))
+		s.badRequestPage(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
 	}
 	v, err := s.lessonView(d)
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
+		httperr.Plain(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
 		return
 	}
 	v.Lab.View = mode
@@ -45,7 +46,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func quoteShort(s string) string {
-	b, _ := json.Marshal(truncate(s, 60))
+	b, _ := json.Marshal(httperr.Truncate(s, 60))
 	return string(b)
 }
 

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"slices"
 	"strings"
 
@@ -83,7 +84,7 @@ func presetLinks(selected string) []view.PresetLink {
 func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 	mode, query, err := splitView(r.URL.RawQuery)
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", errorText(err))
+		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
 		return
 	}
 	link, err := parseLabQuery(query)
@@ -104,12 +105,12 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch k := linkErrorKind(err, link); k {
-	case kindNotFound:
-		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(link.Preset, 60)))
-	case kindInternal:
-		httpError(w, kindStatus[k], "cannot run the preset: "+err.Error())
+	case httperr.KindNotFound:
+		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
+	case httperr.KindInternal:
+		httperr.Plain(w, httperr.Status[k], "cannot run the preset: "+err.Error())
 	default:
-		s.badRequestPage(w, r, kindStatus[k], "/lab", errorText(err))
+		s.badRequestPage(w, r, httperr.Status[k], "/lab", httperr.Text(err))
 	}
 }
 
@@ -127,9 +128,9 @@ func splitView(raw string) (mode, rest string, err error) {
 	q.Del("view")
 	switch {
 	case len(vs) > 1:
-		err = &inputError{Field: "view", Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))}
+		err = &httperr.FieldError{Field: "view", Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))}
 	case vs[0] != "" && vs[0] != view.Projector:
-		err = &inputError{Field: "view", Msg: fmt.Sprintf("%q is not a view (allowed %s)", truncate(vs[0], 40), view.Projector)}
+		err = &httperr.FieldError{Field: "view", Msg: fmt.Sprintf("%q is not a view (allowed %s)", httperr.Truncate(vs[0], 40), view.Projector)}
 	}
 	return vs[0], q.Encode(), err
 }
@@ -140,12 +141,12 @@ func splitView(raw string) (mode, rest string, err error) {
 func onlyParams(rawQuery, page string, allowed ...string) error {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return withKind(kindMalformed, &inputError{Msg: "the query is not valid: " + err.Error()})
+		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the query is not valid: " + err.Error()})
 	}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(allowed, k) {
-			errs = append(errs, &inputError{Field: truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (allowed %s)", page, strings.Join(allowed, ", "))})
+			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (allowed %s)", page, strings.Join(allowed, ", "))})
 		}
 	}
 	return errors.Join(errs...)
@@ -156,15 +157,15 @@ func onlyParams(rawQuery, page string, allowed ...string) error {
 // error of no known kind is the server's when the address set
 // nothing (the preset fails with its own settings), the address's
 // otherwise.
-func linkErrorKind(err error, link labLink) errKind {
-	unknown := kindBadValue
+func linkErrorKind(err error, link labLink) httperr.Kind {
+	unknown := httperr.KindBadValue
 	if len(link.Values) == 0 && link.TMs == 0 && link.Inject == "" {
-		unknown = kindInternal
+		unknown = httperr.KindInternal
 	}
-	if k := kindOf(err, unknown); k != kindBadValue {
+	if k := httperr.KindOf(err, unknown); k != httperr.KindBadValue {
 		return k
 	}
-	return kindMalformed
+	return httperr.KindMalformed
 }
 
 // labView is a lab panel for a new tab at the link's settings and cursor:
@@ -221,7 +222,7 @@ func speedLabel(sp speed, short bool) string {
 
 // notFound handles every unknown path.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.notFoundPage(w, r, fmt.Sprintf("Nothing lives at %s.", truncate(r.URL.Path, 80)))
+	s.notFoundPage(w, r, fmt.Sprintf("Nothing lives at %s.", httperr.Truncate(r.URL.Path, 80)))
 }
 
 // badRequestPage says what is wrong with an address, one line per field
@@ -233,5 +234,5 @@ func (s *Server) badRequestPage(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {
-	s.render(w, r, kindStatus[kindNotFound], templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
+	s.render(w, r, httperr.Status[httperr.KindNotFound], templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
 }

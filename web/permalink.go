@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"outlierlab/web/httperr"
 	"slices"
 	"sort"
 	"strconv"
@@ -49,18 +50,15 @@ type labLink struct {
 	Inject string
 }
 
-// errQueryTooLong is answered with 414.
-var errQueryTooLong = errors.New("query too long")
-
 // parseBoundedQuery parses an address's query, refusing one longer than
 // maxQueryBytes before reading it (a lab, compare or sweep address).
 func parseBoundedQuery(raw string) (url.Values, error) {
 	if len(raw) > maxQueryBytes {
-		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", errQueryTooLong, len(raw), maxQueryBytes)
+		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), maxQueryBytes)
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, &inputError{Msg: "the query is not valid: " + err.Error()}
+		return nil, &httperr.FieldError{Msg: "the query is not valid: " + err.Error()}
 	}
 	return q, nil
 }
@@ -83,7 +81,7 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 	for _, name := range slices.Sorted(maps.Keys(q)) {
 		vs := q[name]
 		if len(vs) > 1 {
-			errs = append(errs, &inputError{Field: truncate(name, 40), Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))})
+			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(name, 40), Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))})
 			continue
 		}
 		v := vs[0]
@@ -111,7 +109,7 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 			continue
 		}
 		if prev, ok := setBy[c.Name]; ok {
-			errs = append(errs, &inputError{Field: c.Name, Msg: fmt.Sprintf("is given twice, as %s and as %s (allowed once)", prev, name)})
+			errs = append(errs, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("is given twice, as %s and as %s (allowed once)", prev, name)})
 			continue
 		}
 		setBy[c.Name] = name
@@ -119,10 +117,10 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 	}
 	for i, name := range unknown {
 		if i == maxUnknownNamed {
-			errs = append(errs, &inputError{Msg: fmt.Sprintf("and %d more parameters that are not settings of the lab", len(unknown)-i)})
+			errs = append(errs, &httperr.FieldError{Msg: fmt.Sprintf("and %d more parameters that are not settings of the lab", len(unknown)-i)})
 			break
 		}
-		errs = append(errs, &inputError{Field: truncate(name, 40), Msg: "is not a setting of the lab (allowed preset, t, inject and the controls' names)"})
+		errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(name, 40), Msg: "is not a setting of the lab (allowed preset, t, inject and the controls' names)"})
 	}
 	vals, err := parseControlValues(raw)
 	if err != nil {
@@ -154,12 +152,12 @@ func parseSeconds(v string) (int64, error) {
 	if err != nil {
 		d, derr := time.ParseDuration(v)
 		if derr != nil {
-			return 0, &inputError{Field: "t", Msg: fmt.Sprintf("%q is not a time (allowed seconds from 0, such as 80)", truncate(v, 40))}
+			return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%q is not a time (allowed seconds from 0, such as 80)", httperr.Truncate(v, 40))}
 		}
 		sec = d.Seconds()
 	}
 	if math.IsNaN(sec) || sec < 0 || sec > 1e9 {
-		return 0, &inputError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed seconds from 0, such as 80)", truncate(v, 40))}
+		return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed seconds from 0, such as 80)", httperr.Truncate(v, 40))}
 	}
 	return int64(math.Round(sec * 1000)), nil
 }
@@ -174,7 +172,7 @@ func (l labLink) inputs() Inputs {
 func (l labLink) cursor(r *Run) (int, error) {
 	end := cursorMs(r, len(r.Frames))
 	if l.TMs > end {
-		return 0, &inputError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed 0–%s)", secs(l.TMs), fmtMs(end))}
+		return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed 0–%s)", secs(l.TMs), fmtMs(end))}
 	}
 	return sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > l.TMs }), nil
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"regexp"
 	"strings"
 	"testing"
@@ -219,7 +220,7 @@ func FuzzLabQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		link, err := parseLabQuery(q)
 		if err != nil {
-			if errorText(err) == "" {
+			if httperr.Text(err) == "" {
 				t.Errorf("%q: an error with no text", q)
 			}
 			return

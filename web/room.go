@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"outlierlab/web/httperr"
 	"strings"
 	"time"
 
@@ -173,24 +174,24 @@ func (s *Server) roomInputs(st *roomState) (Inputs, *lessonDoc, error) {
 	switch {
 	case st.Lesson != "":
 		if d = s.lessons.byID[st.Lesson]; d == nil {
-			return in, nil, &inputError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", truncate(st.Lesson, 40))}
+			return in, nil, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(st.Lesson, 40))}
 		}
 		if !d.hasStep(st.Step) {
-			return in, nil, &inputError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", truncate(st.Step, 40), d.ID)}
+			return in, nil, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(st.Step, 40), d.ID)}
 		}
 		in = d.inputs(st.Step)
 	case st.Step != "":
-		return in, nil, &inputError{Field: "step", Msg: "a step needs its lesson"}
+		return in, nil, &httperr.FieldError{Field: "step", Msg: "a step needs its lesson"}
 	default:
 		if _, ok := scenario.Lookup(st.Preset); !ok {
-			return in, nil, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(st.Preset, 40), strings.Join(presetNames(), ", "))}
+			return in, nil, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(st.Preset, 40), strings.Join(presetNames(), ", "))}
 		}
 		in = Inputs{Preset: st.Preset}
 	}
 	for name, v := range st.Cfg {
 		c := controlByName[name]
 		if c == nil {
-			return in, nil, &inputError{Field: truncate(name, 40), Msg: "is not a setting of the lab"}
+			return in, nil, &httperr.FieldError{Field: httperr.Truncate(name, 40), Msg: "is not a setting of the lab"}
 		}
 		if err := c.check(v); err != nil {
 			return in, nil, err
@@ -205,10 +206,10 @@ func (s *Server) roomInputs(st *roomState) (Inputs, *lessonDoc, error) {
 		in.Inject = inj
 	}
 	if _, ok := lookupSpeed(st.Speed); !ok {
-		return in, nil, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", truncate(st.Speed, 20))}
+		return in, nil, &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", httperr.Truncate(st.Speed, 20))}
 	}
 	if st.Anchor < 0 || st.Anchor > maxAnchor || st.AnchorAtMs < 0 {
-		return in, nil, &inputError{Field: "anchor", Msg: fmt.Sprintf("%d at %d is out of range (allowed 0–%d frames, a time from 1970)", st.Anchor, st.AnchorAtMs, maxAnchor)}
+		return in, nil, &httperr.FieldError{Field: "anchor", Msg: fmt.Sprintf("%d at %d is out of range (allowed 0–%d frames, a time from 1970)", st.Anchor, st.AnchorAtMs, maxAnchor)}
 	}
 	return in, d, nil
 }

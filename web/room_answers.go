@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"outlierlab/web/httperr"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func busError(what string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("room bus: %s: no answer within %v: %w", what, busTimeout, err)
 	case strings.Contains(msg, "maximum bytes"), strings.Contains(msg, "insufficient resources"):
-		return withKind(kindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, busMaxBucket>>20, err))
+		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, busMaxBucket>>20, err))
 	}
 	return fmt.Errorf("room bus: %s: %w", what, err)
 }
@@ -74,7 +75,7 @@ func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) 
 	ctx, cancel := context.WithTimeout(ctx, busTimeout)
 	defer cancel()
 	if n, mine := set.answerCount(code, q, who); n >= maxAnswers && !mine {
-		return withKind(kindFull, &inputError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
+		return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
 	}
 	b, _ := json.Marshal(roomAnswer{Nick: nickname(who), Answer: answer})
 	rev, err := set.bus.kv.Put(ctx, answerKey(code, q, who), b)
@@ -88,7 +89,7 @@ func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) 
 	case err != nil:
 		return busError("the answer", err)
 	case e.Revision() < rev:
-		return withKind(kindConflict, &inputError{Field: "question", Msg: "the answer has been revealed; answers are closed"})
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "the answer has been revealed; answers are closed"})
 	}
 	return nil
 }

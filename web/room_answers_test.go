@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/httperr"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestRoomAnswersCloseAtTheMark(t *testing.T) {
 		t.Fatalf("closeAnswers: %v, %v", got, err)
 	}
 	err = l.s.rooms.putAnswer(ctx, code, q.ID, "after", "4")
-	if kindOf(err, kindInternal) != kindConflict || !strings.Contains(errorText(err), "answers are closed") {
+	if httperr.KindOf(err, httperr.KindInternal) != httperr.KindConflict || !strings.Contains(httperr.Text(err), "answers are closed") {
 		t.Errorf("an answer after the mark: %v", err)
 	}
 	// A second reveal (another replica's, at once) finds the same mark.

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"outlierlab/web/httperr"
 )
 
 // "Bring everyone here" and "Lock": room-state fields on the bus, so the
@@ -27,7 +28,7 @@ func (s *Server) summonRoom(w http.ResponseWriter, r *http.Request) {
 func (s *Server) lockRoom(w http.ResponseWriter, r *http.Request) {
 	on := r.URL.Query().Get("on")
 	if on != "1" && on != "0" {
-		httpError(w, http.StatusUnprocessableEntity, "on: "+truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
+		httperr.Plain(w, http.StatusUnprocessableEntity, "on: "+httperr.Truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
 		return
 	}
 	s.changeRoom(w, r, "lock", func(st *roomState) { st.Lock = on == "1" })
@@ -41,7 +42,7 @@ func (s *Server) changeRoom(w http.ResponseWriter, r *http.Request, kind string,
 	}
 	rec, _, err := s.rooms.updateState(r.Context(), code, kind, func(st *roomState) error { f(st); return nil })
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"lock": rec.State.Lock, "summon": rec.State.Summon})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"strings"
 	"time"
 
@@ -72,7 +73,7 @@ func (s *Server) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, 
 // instructor page with the key in a cookie.
 func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	if s.rooms == nil {
-		httpError(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
+		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
 		return
 	}
 	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
@@ -81,13 +82,13 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := s.startState(r)
 	if err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	code, key, err := s.rooms.create(r.Context(), st)
 	if err != nil {
 		s.log.Error("room: create", "err", err)
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	s.log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset)
@@ -113,12 +114,12 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 func (s *Server) startState(r *http.Request) (roomState, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
 	if err != nil {
-		return roomState{}, withKind(kindTooLarge, fmt.Errorf("request body: %w", err))
+		return roomState{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		q, err := url.ParseQuery(string(body))
 		if err != nil {
-			return roomState{}, withKind(kindMalformed, &inputError{Msg: "the form is not valid: " + err.Error()})
+			return roomState{}, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the form is not valid: " + err.Error()})
 		}
 		return s.startFrom(q.Get("start"))
 	}
@@ -127,7 +128,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 	}
 	var sig tabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
-		return roomState{}, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
+		return roomState{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
 	if sig.Tab == "" {
 		sig.Tab = newTabID()
@@ -152,21 +153,21 @@ func (s *Server) startFrom(start string) (roomState, error) {
 	case "lesson":
 		d := s.lessons.byID[name]
 		if d == nil {
-			return st, withKind(kindNotFound, &inputError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", truncate(name, 40))})
+			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(name, 40))})
 		}
 		st.Lesson, st.Preset = d.ID, d.PresetFor("")
 		return st, nil
 	case "preset":
 		st.Preset = name
 		_, _, err := s.roomInputs(&st)
-		return st, withKind(kindNotFound, err)
+		return st, httperr.WithKind(httperr.KindNotFound, err)
 	}
-	return st, &inputError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID or preset:NAME)", truncate(start, 40))}
+	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID or preset:NAME)", httperr.Truncate(start, 40))}
 }
 
 func tooManyJoins(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httpError(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
+	httperr.Plain(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
 }
 
 // joinRoom handles GET /r?code=…: the join box sends its code here.
@@ -178,7 +179,7 @@ func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	code, ok := normalRoomCode(raw)
 	if !ok {
-		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", truncate(raw, 20)))
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
 		return
 	}
 	http.Redirect(w, r, "/r/"+code, http.StatusSeeOther)
@@ -186,7 +187,7 @@ func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
 	s.render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
-		Layout: s.layout("No such workshop", "", false), Code: truncate(code, 20), Problem: problem,
+		Layout: s.layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
@@ -218,7 +219,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 	switch {
 	case !valid:
 		s.rooms.missedCode(r)
-		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", truncate(raw, 20)))
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
 		return "", rec, false
 	case code != raw:
 		u := *r.URL
@@ -236,7 +237,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 		return "", rec, false
 	case err != nil:
 		s.log.Error("room: lookup", "room", code, "err", err)
-		httpError(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
+		httperr.Plain(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
 		return "", rec, false
 	}
 	return code, rec, true
@@ -316,7 +317,7 @@ func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string,
 	page, tab, err := s.roomPage(r, code, st, role)
 	if err != nil {
 		s.log.Error("room: page", "room", code, "err", err)
-		httpError(w, http.StatusInternalServerError, "cannot show the room: "+errorText(err))
+		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
 		return
 	}
 	allowTabScripts(w, tab)

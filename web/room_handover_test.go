@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"strings"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestRoomHandoverAndBearer(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != tc.want {
-			t.Errorf("a question with Authorization %q: %d %s, want %d", truncate(tc.auth, 12), res.StatusCode, b, tc.want)
+			t.Errorf("a question with Authorization %q: %d %s, want %d", httperr.Truncate(tc.auth, 12), res.StatusCode, b, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"outlierlab/web/httperr"
 	"sync"
 	"time"
 
@@ -315,7 +316,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	}
 	if err != nil {
 		h.set.log.Warn("room bus: ignored a room state", "room", h.code, "revision", e.Revision(),
-			"bytes", len(e.Value()), "err", errorText(err))
+			"bytes", len(e.Value()), "err", httperr.Text(err))
 		return
 	}
 	h.mu.Lock()
@@ -399,7 +400,7 @@ func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64
 		_, _, err = set.s.roomInputs(&rec.State)
 	}
 	if err != nil {
-		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", errorText(err))
+		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", httperr.Text(err))
 		return roomRecord{}, 0, errRoomNotFound
 	}
 	return rec, e.Revision(), nil

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"outlierlab/web/httperr"
 	"strings"
 	"time"
 )
@@ -94,7 +95,7 @@ func (rec *roomRecord) attendee(r *http.Request, code string) string {
 // errNoAttendee answers a request of the room that needs an identity and
 // carries none this server issued.
 func errNoAttendee(code string) error {
-	return withKind(kindForbidden, &inputError{Field: "attendee", Msg: fmt.Sprintf(
+	return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "attendee", Msg: fmt.Sprintf(
 		"this browser has no attendee identity for workshop %s (the %s%s cookie, which the server gives): open /r/%s first", code, attendeeCookiePrefix, code, code)})
 }
 
@@ -117,6 +118,6 @@ func (s *Server) issueAttendee(w http.ResponseWriter, r *http.Request, code stri
 
 func tooManyAttendees(w http.ResponseWriter, code string, lim RoomLimits) {
 	w.Header().Set("Retry-After", "60")
-	httpError(w, http.StatusTooManyRequests, fmt.Sprintf(
+	httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf(
 		"attendee: too many new attendees of workshop %s from your address (allowed %d at once, then %d a minute): try again in a minute", code, lim.JoinBurst, max(lim.JoinsPerMinute/5, 1)))
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"outlierlab/web/httperr"
 	"sync"
 	"time"
 
@@ -86,7 +87,7 @@ func (l *addrLimiter) prune(now time.Time) {
 
 // errTooManyGuesses: the address asked for too many codes that name no
 // room lately.
-var errTooManyGuesses = withKind(kindTooMany, errors.New("too many requests for workshop codes that name no workshop from your address: try again in a minute"))
+var errTooManyGuesses = httperr.WithKind(httperr.KindTooMany, errors.New("too many requests for workshop codes that name no workshop from your address: try again in a minute"))
 
 // admitCode refuses (errTooManyGuesses) a request of a room from an
 // address out of guesses.
@@ -118,7 +119,7 @@ func (set *roomSet) find(r *http.Request, code string) (roomRecord, error) {
 
 func tooManyGuesses(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httpError(w, http.StatusTooManyRequests, errTooManyGuesses.Error())
+	httperr.Plain(w, http.StatusTooManyRequests, errTooManyGuesses.Error())
 }
 
 // clientAddr is the address a request's limits count against

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"outlierlab/web/httperr"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -30,7 +31,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var req questionRequest
 	if err := s.readJSON(r, &req); err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	var q *roomQuestion
@@ -57,7 +58,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	if prev != "" {
@@ -77,10 +78,10 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	id := chi.URLParam(r, "id")
 	if q := s.rooms.questionOf(r.Context(), code, rec, id); q == nil || q.ID != id {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
+		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
 		return
 	} else if q.Revealed {
-		httpError(w, http.StatusConflict, "question: already revealed")
+		httperr.Plain(w, http.StatusConflict, "question: already revealed")
 		return
 	}
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
@@ -90,7 +91,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
 			if st.Question == nil || st.Question.ID != id {
-				return withKind(kindNotFound, &inputError{Field: "question", Msg: "the room's question changed"})
+				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
 			}
 			q = *st.Question
 			right, err := s.engineAnswer(st, &q)
@@ -104,7 +105,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	var sig struct {
@@ -132,7 +133,7 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var req answerRequest
 	if err := s.readJSON(r, &req); err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	id, a := r.URL.Query().Get("q"), r.URL.Query().Get("a")
@@ -146,16 +147,16 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	q := s.rooms.questionOf(r.Context(), code, rec, id)
 	if q == nil || q.ID != id {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", truncate(id, 20)))
+		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
 		return
 	}
 	if q.Revealed {
-		httpError(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
+		httperr.Plain(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
 		return
 	}
 	who := rec.attendee(r, code)
 	if who == "" {
-		writeError(w, errNoAttendee(code), kindForbidden)
+		httperr.Write(w, errNoAttendee(code), httperr.KindForbidden)
 		return
 	}
 	ans, err := checkAnswer(q, a)
@@ -163,7 +164,7 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans)
 	}
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -184,7 +185,7 @@ func (s *Server) questionStatus(w http.ResponseWriter, r *http.Request) {
 	if q := out.Question; q != nil {
 		hub, err := s.rooms.open(r.Context(), code, "")
 		if err != nil {
-			writeError(w, roomError(err), kindInternal)
+			httperr.Write(w, roomError(err), httperr.KindInternal)
 			return
 		}
 		answers := hub.answersNow(r.Context(), q.ID)

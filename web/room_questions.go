@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"sort"
 	"strconv"
@@ -83,7 +84,7 @@ func nickname(attendee string) string {
 // when it cannot; with instructor, the request must carry the room's key.
 func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
 	if s.rooms == nil {
-		httpError(w, http.StatusNotFound, "this server runs no workshops")
+		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
 		return "", roomRecord{}, false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -93,16 +94,16 @@ func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool
 	code, ok := normalRoomCode(chi.URLParam(r, "code"))
 	if !ok {
 		s.rooms.missedCode(r)
-		httpError(w, http.StatusNotFound, "room: not a workshop code")
+		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
 		return "", roomRecord{}, false
 	}
 	rec, err := s.rooms.find(r, code)
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return "", rec, false
 	}
 	if instructor && !rec.keyMatches(roomKey(r, code)) {
-		httpError(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
 		return "", rec, false
 	}
 	return code, rec, true
@@ -188,7 +189,7 @@ type questionRequest struct {
 }
 
 // questionMoment is the span of qat: a moment of the run, in seconds.
-var questionMoment = numSpan{1, maxQuestionS, "s"}
+var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
 
 // newQuestion builds the question q asks about the room's run.
 func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
@@ -203,7 +204,7 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host}
 	switch q.Kind {
 	case "ejected", "out":
-		at, err := requestNumberJSON("qat", q.At, questionMoment)
+		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
 		if err != nil {
 			return nil, err
 		}
@@ -213,17 +214,17 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 			break
 		}
 		if !slices.Contains(run.Hosts, q.Host) {
-			return nil, &inputError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
+			return nil, &httperr.FieldError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
 		}
 		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(at))
 		rq.Choices = []string{"yes", "no"}
 	case "lesson":
 		if d == nil || d.Predict.Question == "" {
-			return nil, &inputError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
+			return nil, &httperr.FieldError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
 		}
 		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
 	default:
-		return nil, &inputError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", truncate(q.Kind, 20))}
+		return nil, &httperr.FieldError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", httperr.Truncate(q.Kind, 20))}
 	}
 	for _, f := range run.Frames {
 		if f.TMs >= rq.AtMs {
@@ -232,7 +233,7 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 		rq.Hold++
 	}
 	if rq.Hold >= len(run.Frames) {
-		return nil, &inputError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
+		return nil, &httperr.FieldError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
 	}
 	return rq, nil
 }
@@ -307,13 +308,13 @@ func checkAnswer(q *roomQuestion, a string) (string, error) {
 	a = strings.TrimSpace(a)
 	if len(q.Choices) > 0 {
 		if !slices.Contains(q.Choices, a) {
-			return "", &inputError{Field: "answer", Msg: fmt.Sprintf("%q is not a choice (allowed %s)", truncate(a, 40), strings.Join(q.Choices, ", "))}
+			return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a choice (allowed %s)", httperr.Truncate(a, 40), strings.Join(q.Choices, ", "))}
 		}
 		return a, nil
 	}
 	n, err := strconv.Atoi(a)
 	if err != nil || n < 0 || n > 10000 {
-		return "", &inputError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", truncate(a, 20))}
+		return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", httperr.Truncate(a, 20))}
 	}
 	return strconv.Itoa(n), nil
 }
@@ -322,13 +323,13 @@ func checkAnswer(q *roomQuestion, a string) (string, error) {
 func (s *Server) readJSON(r *http.Request, v any) error {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
 	if err != nil {
-		return withKind(kindTooLarge, fmt.Errorf("request body: %w", err))
+		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return withKind(kindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
+		return httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"sort"
 	"strconv"
@@ -175,7 +176,7 @@ func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	entries, err := s.rooms.recording(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the page answers the same.
-		httpError(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="workshop-`+code+`.json"`)
@@ -202,18 +203,18 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sp, err := lookupReplaySpeed(orDefault(r.URL.Query().Get("speed"), defaultReplaySpeed))
 	if err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	entries, err := s.rooms.recording(r.Context(), code)
 	if err != nil {
-		httpError(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
 	v := view.RecordingPlayer{Layout: s.layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
 	p, err := s.newPlayer(code, entries, replaySignals{RecSpeed: sp.Name})
 	if err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	for _, sp := range replaySpeeds {
@@ -235,7 +236,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 		lab, err := s.recordingLab(code, &entries[0], sp.Name)
 		if err != nil {
 			s.log.Error("recording: page", "room", code, "err", err)
-			httpError(w, http.StatusInternalServerError, "cannot show the recording: "+errorText(err))
+			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
 			return
 		}
 		v.Lab, v.Lesson = lab.lab, lab.lesson

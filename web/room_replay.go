@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/httperr"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ func lookupReplaySpeed(name string) (replaySpeed, error) {
 		}
 		names[i] = sp.Name
 	}
-	return replaySpeed{}, withKind(kindBadValue, &inputError{Field: "speed", Msg: fmt.Sprintf("%q is not a replay speed (allowed %s)", truncate(name, 20), strings.Join(names, ", "))})
+	return replaySpeed{}, httperr.WithKind(httperr.KindBadValue, &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a replay speed (allowed %s)", httperr.Truncate(name, 20), strings.Join(names, ", "))})
 }
 
 // maxReplayTail bounds how long the player plays on after the last entry
@@ -468,11 +469,11 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 		raw := r.URL.Query().Get("entry")
 		var i int
 		if _, err := fmt.Sscan(raw, &i); err != nil || i < 0 || i >= len(p.entries) || fmt.Sprint(i) != raw {
-			return withKind(kindBadValue, &inputError{Field: "entry", Msg: fmt.Sprintf("%q is not an entry (allowed 0–%d)", truncate(raw, 20), len(p.entries)-1)})
+			return httperr.WithKind(httperr.KindBadValue, &httperr.FieldError{Field: "entry", Msg: fmt.Sprintf("%q is not an entry (allowed 0–%d)", httperr.Truncate(raw, 20), len(p.entries)-1)})
 		}
 		v, p.shown, p.pin = p.off[i], false, i
 	default:
-		return withKind(kindNotFound, fmt.Errorf("%q is not a player command (allowed play, pause, speed, seek)", truncate(verb, 20)))
+		return httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a player command (allowed play, pause, speed, seek)", httperr.Truncate(verb, 20)))
 	}
 	p.at, p.from = v, now
 	p.touchLocked()
@@ -542,7 +543,7 @@ func (ps *playerSet) evict(now time.Time) {
 // exists; it answers the request itself (404, 503) when not.
 func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if s.rooms == nil {
-		writeError(w, withKind(kindNotFound, errors.New("this server runs no workshops")), kindNotFound)
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops")), httperr.KindNotFound)
 		return "", false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -553,11 +554,11 @@ func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, 
 	code, valid := normalRoomCode(raw)
 	if !valid {
 		s.rooms.missedCode(r)
-		writeError(w, withKind(kindNotFound, &inputError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", truncate(raw, 20))}), kindNotFound)
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
 		return "", false
 	}
 	if _, err := s.rooms.find(r, code); err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return "", false
 	}
 	return code, true
@@ -575,28 +576,28 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	var sig replaySignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
-		writeError(w, withKind(kindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), kindMalformed)
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	if err := checkTab(sig.Tab); err != nil {
-		writeError(w, err, kindMalformed)
+		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
 	verb := chi.URLParam(r, "verb")
 	if verb == "speed" {
 		// Checked before a player is made for it.
 		if _, err := lookupReplaySpeed(r.URL.Query().Get("speed")); err != nil {
-			writeError(w, err, kindBadValue)
+			httperr.Write(w, err, httperr.KindBadValue)
 			return
 		}
 	}
 	p, err := s.openPlayer(r, code, sig, false)
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	if err := p.command(verb, r); err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -616,14 +617,14 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var sig tabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
-		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	var rs replaySignals
 	_ = datastar.ReadSignals(r, &rs)
 	if rs.RecSpeed != "" {
 		if _, err := lookupReplaySpeed(rs.RecSpeed); err != nil {
-			writeError(w, err, kindBadValue)
+			httperr.Write(w, err, httperr.KindBadValue)
 			return
 		}
 	}
@@ -634,7 +635,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	defer func() { sess.countStream(-1) }()
 	p, err := s.openPlayer(r, code, rs, true)
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	defer s.rooms.players.closePlayer(p)

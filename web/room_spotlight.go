@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strings"
 )
@@ -65,11 +66,11 @@ func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 		sp, err = s.spotOfLog(&rec.State, sp.Log)
 	}
 	if err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	if err := s.checkSpot(&rec.State, &sp); err != nil {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	next := &sp
@@ -78,7 +79,7 @@ func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _, err = s.rooms.updateState(r.Context(), code, "spotlight", func(st *roomState) error { st.Spot = next; return nil })
 	if err != nil {
-		writeError(w, roomError(err), kindInternal)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, sp.signal())
@@ -98,7 +99,7 @@ func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
 	sp.Host, sp.Log = q.Get("host"), q.Get("log")
 	for name, p := range map[string]*float64{"from": &sp.From, "to": &sp.To} {
 		if v := q.Get(name); v != "" {
-			f, err := requestNumber(name, v, numSpan{0, maxQuestionS, "s"})
+			f, err := httperr.Number(name, v, httperr.Span{Lo: 0, Hi: maxQuestionS, Unit: "s"})
 			if err != nil {
 				return sp, err
 			}
@@ -120,12 +121,12 @@ func (s *Server) checkSpot(st *roomState, sp *roomSpot) error {
 			return err
 		}
 		if !slices.Contains(run.Hosts, sp.Host) {
-			return &inputError{Field: "host", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", truncate(sp.Host, 20), strings.Join(run.Hosts, ", "))}
+			return &httperr.FieldError{Field: "host", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(sp.Host, 20), strings.Join(run.Hosts, ", "))}
 		}
 	}
 	if sp.From != 0 || sp.To != 0 {
 		if sp.From < 0 || sp.To <= sp.From || sp.To > maxQuestionS {
-			return &inputError{Field: "from", Msg: fmt.Sprintf("%s–%s s is not a time range (allowed 0 ≤ from < to ≤ %d)", ftoa(sp.From), ftoa(sp.To), maxQuestionS)}
+			return &httperr.FieldError{Field: "from", Msg: fmt.Sprintf("%s–%s s is not a time range (allowed 0 ≤ from < to ≤ %d)", ftoa(sp.From), ftoa(sp.To), maxQuestionS)}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/httperr"
 	"strconv"
 	"strings"
 
@@ -25,11 +26,11 @@ import (
 // no further).
 func (s *Server) spotOfLog(st *roomState, id string) (roomSpot, error) {
 	bad := func(format string, args ...any) (roomSpot, error) {
-		return roomSpot{}, &inputError{Field: "log", Msg: fmt.Sprintf(format, args...)}
+		return roomSpot{}, &httperr.FieldError{Field: "log", Msg: fmt.Sprintf(format, args...)}
 	}
 	frame, pos, ok := parseLogID(id)
 	if !ok {
-		return bad("%q is not a decision-log line (allowed lg-FRAME-POS, as the log's ids)", truncate(id, 24))
+		return bad("%q is not a decision-log line (allowed lg-FRAME-POS, as the log's ids)", httperr.Truncate(id, 24))
 	}
 	in, _, err := s.roomInputs(st)
 	if err != nil {
@@ -40,7 +41,7 @@ func (s *Server) spotOfLog(st *roomState, id string) (roomSpot, error) {
 		return roomSpot{}, err
 	}
 	if frame >= len(run.Log) || pos >= len(run.Log[frame]) {
-		return bad("%q is not a line of this run's log (it has %d intervals)", truncate(id, 24), len(run.Log))
+		return bad("%q is not a line of this run's log (it has %d intervals)", httperr.Truncate(id, 24), len(run.Log))
 	}
 	end := logLineEnd(run, frame, pos, roomCursor(st, in, run, s.now()))
 	iv := run.Config.IntervalMs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/httperr"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,11 +72,11 @@ func (s *Server) bindRoom(sess *Session, rs roomSignals) (tr tabRoom, ok bool, e
 		return tr, false, nil
 	}
 	if s.rooms == nil {
-		return tr, false, withKind(kindConflict, &inputError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+		return tr, false, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
 	}
 	code, valid := normalRoomCode(rs.Room)
 	if !valid {
-		return tr, false, withKind(kindMalformed, &inputError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
+		return tr, false, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
 	}
 	tr = tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
 	switch rs.RoomRole {
@@ -85,7 +86,7 @@ func (s *Server) bindRoom(sess *Session, rs roomSignals) (tr tabRoom, ok bool, e
 	case "present":
 		tr.role = rolePresenter
 	default:
-		return tr, false, withKind(kindMalformed, &inputError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", truncate(rs.RoomRole, 20))})
+		return tr, false, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", httperr.Truncate(rs.RoomRole, 20))})
 	}
 	sess.room = &tr
 	return tr, true, nil
@@ -114,7 +115,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 	}
 	switch tr.role {
 	case roleProjector:
-		return withKind(kindConflict, &inputError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
 	case roleFollower:
 		switch {
 		case !tr.follow || verb == "rejoin":
@@ -122,7 +123,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 			// The command noted the answer; the room's hold stands.
 			return s.snapToRoom(r.Context(), sess, tr.code)
 		case s.roomLocked(r.Context(), tr.code):
-			return withKind(kindConflict, &inputError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
+			return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
 		default:
 			sess.mu.Lock()
 			sess.room.follow = false
@@ -136,7 +137,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 	}
 	defer hub.release("")
 	if rec := hub.current().rec; !rec.keyMatches(roomKey(r, tr.code)) {
-		return withKind(kindForbidden, &inputError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
+		return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
 	if err := apply(); err != nil {
 		return err
@@ -151,11 +152,11 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 func roomError(err error) error {
 	switch {
 	case errors.Is(err, errRoomNotFound):
-		return withKind(kindNotFound, &inputError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
+		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
 	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, errBusNotReady):
-		return withKind(kindFull, err)
+		return httperr.WithKind(httperr.KindFull, err)
 	case errors.Is(err, errAddrFull):
-		return withKind(kindTooMany, err)
+		return httperr.WithKind(httperr.KindTooMany, err)
 	}
 	return err
 }
@@ -169,7 +170,7 @@ func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
 	tr := sess.room
 	if tr == nil || tr.role == rolePresenter {
 		sess.mu.Unlock()
-		return withKind(kindConflict, &inputError{Field: "room", Msg: "this tab follows no room"})
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
 	}
 	tr.follow = true
 	code := tr.code

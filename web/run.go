@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"outlierlab/web/httperr"
 	"sort"
 	"strconv"
 
@@ -47,7 +48,7 @@ type Run struct {
 }
 
 // errUnknownPreset is answered with a 404.
-var errUnknownPreset = errors.New("unknown preset")
+var errUnknownPreset = httperr.WithKind(httperr.KindNotFound, errors.New("unknown preset"))
 
 // defaultSeed makes a run reproducible: the same inputs give the same
 // frames on every machine, so a lesson's numbers are the room's numbers.
@@ -70,7 +71,7 @@ func buildRun(in Inputs) (*Run, error) {
 	}
 	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
-		return nil, &inputError{Msg: err.Error()}
+		return nil, &httperr.FieldError{Msg: err.Error()}
 	}
 	r := &Run{
 		Inputs:      in,
@@ -113,7 +114,7 @@ func applyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config
 	for name, v := range in.Values {
 		c := controlByName[name]
 		if c == nil {
-			return scenario.Scenario{}, engine.Config{}, &inputError{Field: name, Msg: "is not a setting of the lab"}
+			return scenario.Scenario{}, engine.Config{}, &httperr.FieldError{Field: name, Msg: "is not a setting of the lab"}
 		}
 		if err := c.check(v); err != nil {
 			return scenario.Scenario{}, engine.Config{}, err
@@ -126,7 +127,7 @@ func applyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config
 	}
 	sc, cfg, err := settings.Apply(p, layers...)
 	if err != nil {
-		return scenario.Scenario{}, engine.Config{}, &inputError{Msg: errorText(err)}
+		return scenario.Scenario{}, engine.Config{}, &httperr.FieldError{Msg: httperr.Text(err)}
 	}
 	return sc, cfg, nil
 }

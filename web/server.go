@@ -6,10 +6,10 @@ package web
 
 import (
 	"cmp"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strings"
 	"sync"
@@ -168,7 +168,7 @@ func (s *Server) Handler() http.Handler {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		httpError(w, http.StatusMethodNotAllowed, truncate(req.Method, 20)+" is not allowed on "+truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
+		httperr.Plain(w, http.StatusMethodNotAllowed, httperr.Truncate(req.Method, 20)+" is not allowed on "+httperr.Truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
 	})
 	return r
 }
@@ -231,7 +231,7 @@ func (s *Server) busReady(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.rooms != nil && !s.rooms.bus.Ready() {
 			w.Header().Set("Retry-After", "2")
-			httpError(w, http.StatusServiceUnavailable, errBusNotReady.Error())
+			httperr.Plain(w, http.StatusServiceUnavailable, errBusNotReady.Error())
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -249,14 +249,14 @@ func sameOrigin() *http.CrossOriginProtection {
 	p := http.NewCrossOriginProtection()
 	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site := r.Header.Get("Sec-Fetch-Site")
-		from := "origin " + truncate(r.Header.Get("Origin"), 80)
+		from := "origin " + httperr.Truncate(r.Header.Get("Origin"), 80)
 		if site != "" {
-			from = "Sec-Fetch-Site: " + truncate(site, 20)
+			from = "Sec-Fetch-Site: " + httperr.Truncate(site, 20)
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte("cross-site request refused (" + from + "): " + r.Method + " " + truncate(r.URL.Path, 80) +
-			" must come from a page of this lab (" + truncate(r.Host, 80) + ")\n"))
+		_, _ = w.Write([]byte("cross-site request refused (" + from + "): " + r.Method + " " + httperr.Truncate(r.URL.Path, 80) +
+			" must come from a page of this lab (" + httperr.Truncate(r.Host, 80) + ")\n"))
 	}))
 	return p
 }
@@ -280,18 +280,13 @@ func limitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Ha
 				// The connection is closed after the answer: the rest of
 				// the body is not read to keep it alive.
 				w.Header().Set("Connection", "close")
-				writeError(w, bodyTooLarge(limit), kindTooLarge)
+				httperr.Write(w, httperr.BodyTooLarge(limit), httperr.KindTooLarge)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// bodyTooLarge is the one text for a body over its route's limit.
-func bodyTooLarge(limit int64) error {
-	return withKind(kindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
 }
 
 // securityHeaders sets the policy of a page without a tab

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"outlierlab/web/httperr"
 	"strings"
 
 	"outlierlab/engine/scenario"
@@ -50,16 +51,9 @@ func newTabID() string {
 // malformed request: no page of the lab sends it.
 func checkTab(tab string) error {
 	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
-		return withKind(kindMalformed, &inputError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", truncate(tab, 80))})
+		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", httperr.Truncate(tab, 80))})
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // The signals the server sets, typed as the incoming tabSignals are. A
@@ -170,14 +164,14 @@ func controlSignals(r *Run, d *lessonDoc) map[string]any {
 // request (422 naming the field), not something to clamp silently.
 func parseCursor(c *float64, n int) (int, error) {
 	if c == nil {
-		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
+		return 0, &httperr.FieldError{Field: "cursor", Msg: fmt.Sprintf("is missing (allowed 0–%d)", n)}
 	}
 	v := *c
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > float64(n) {
-		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", msgNum(v), n)}
+		return 0, &httperr.FieldError{Field: "cursor", Msg: fmt.Sprintf("%s is out of range (allowed 0–%d)", httperr.MessageNumber(v), n)}
 	}
 	if v != math.Trunc(v) {
-		return 0, &inputError{Field: "cursor", Msg: fmt.Sprintf("%s is not a whole number (allowed 0–%d)", msgNum(v), n)}
+		return 0, &httperr.FieldError{Field: "cursor", Msg: fmt.Sprintf("%s is not a whole number (allowed 0–%d)", httperr.MessageNumber(v), n)}
 	}
 	return int(v), nil
 }
@@ -189,7 +183,7 @@ func checkNewTabPreset(name string) error {
 		return nil
 	}
 	if _, ok := scenario.Lookup(name); !ok {
-		return withKind(kindNotFound, &inputError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", truncate(name, 40), strings.Join(presetNames(), ", "))})
+		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(name, 40), strings.Join(presetNames(), ", "))})
 	}
 	return nil
 }

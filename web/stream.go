@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"outlierlab/web/httperr"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	var sig tabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
-		writeError(w, withKind(kindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), kindMalformed)
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	sess, ok := s.tabSession(w, r, &sig)
@@ -52,7 +53,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	// room that is gone says so on the page (below).
 	waiting := errors.Is(err, errBusNotReady)
 	if err != nil && !waiting && !roomGone(err) {
-		writeError(w, err, kindBadValue)
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	// http.Server's WriteTimeout would cut the stream after a few seconds
@@ -164,7 +165,7 @@ func (s *Server) streamSlot(w http.ResponseWriter, r *http.Request) (release fun
 	if s.openStreams.Add(1) > s.maxStreams {
 		s.openStreams.Add(-1)
 		w.Header().Set("Retry-After", "30")
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams))
+		httperr.Plain(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams))
 		return nil, false
 	}
 	return func() { s.openStreams.Add(-1) }, true
@@ -491,7 +492,9 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 }
 
 // roomGone is a room stream's error for a room that does not exist.
-func roomGone(err error) bool { return err != nil && kindOf(err, kindInternal) == kindNotFound }
+func roomGone(err error) bool {
+	return err != nil && httperr.KindOf(err, httperr.KindInternal) == httperr.KindNotFound
+}
 
 // awaitRoom waits for the room bus with the stream open (keepalives keep
 // a proxy from timing it out), then binds the stream to its room. The

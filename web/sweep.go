@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ func parseSweepQuery(raw string) (sweepQuery, error) {
 	for _, k := range sweepKeys {
 		if vs, ok := q[k]; ok {
 			if len(vs) > 1 {
-				errs = append(errs, &inputError{Field: k, Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))})
+				errs = append(errs, &httperr.FieldError{Field: k, Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))})
 			}
 			own[k] = strings.TrimSpace(vs[0])
 			delete(q, k)
@@ -95,11 +96,11 @@ func cmpOr(v, def string) string {
 // (not a switch or a menu: a sweep is a chart against the value).
 func sweepParam(name string) (*control, error) {
 	if name == "" {
-		return nil, &inputError{Field: "param", Msg: "is missing (allowed " + strings.Join(sweepParamNames(), ", ") + ")"}
+		return nil, &httperr.FieldError{Field: "param", Msg: "is missing (allowed " + strings.Join(sweepParamNames(), ", ") + ")"}
 	}
 	c := lookupControl(name)
 	if c == nil || c.Kind == kindToggle || c.Kind == kindChoice {
-		return nil, &inputError{Field: "param", Msg: fmt.Sprintf("%q is not a setting a sweep can vary (allowed %s)", truncate(name, 40), strings.Join(sweepParamNames(), ", "))}
+		return nil, &httperr.FieldError{Field: "param", Msg: fmt.Sprintf("%q is not a setting a sweep can vary (allowed %s)", httperr.Truncate(name, 40), strings.Join(sweepParamNames(), ", "))}
 	}
 	return c, nil
 }
@@ -131,7 +132,7 @@ func (sq *sweepQuery) readRange(own map[string]string) error {
 	// Left out, the step is the control's own, or a multiple of it that
 	// keeps the span to 101 points.
 	defStep := c.Step * math.Max(1, math.Ceil((c.Max-c.Min)/c.Step/100))
-	sq.from, sq.to, sq.step = cmpOr(own["from"], fmtNum(c.Min)), cmpOr(own["to"], fmtNum(c.Max)), cmpOr(own["step"], fmtNum(defStep))
+	sq.from, sq.to, sq.step = cmpOr(own["from"], httperr.FormatNumber(c.Min)), cmpOr(own["to"], httperr.FormatNumber(c.Max)), cmpOr(own["step"], httperr.FormatNumber(defStep))
 	from, errF := sweepNumber(c, "from", sq.from)
 	to, errT := sweepNumber(c, "to", sq.to)
 	step, errS := sweepNumber(c, "step", sq.step)
@@ -144,21 +145,21 @@ func (sq *sweepQuery) readRange(own map[string]string) error {
 		v     float64
 	}{{"from", from}, {"to", to}} {
 		if err := c.check(b.v); err != nil {
-			errs = append(errs, &inputError{Field: b.field, Msg: strings.TrimPrefix(err.Error(), c.Name+": ") + " for " + c.Name})
+			errs = append(errs, &httperr.FieldError{Field: b.field, Msg: strings.TrimPrefix(err.Error(), c.Name+": ") + " for " + c.Name})
 		}
 	}
 	switch {
 	case to < from:
-		errs = append(errs, &inputError{Field: "to", Msg: fmt.Sprintf("%s is below from (%s) (allowed from–%s)", fmtNum(to), fmtNum(from), fmtNum(c.Max))})
+		errs = append(errs, &httperr.FieldError{Field: "to", Msg: fmt.Sprintf("%s is below from (%s) (allowed from–%s)", httperr.FormatNumber(to), httperr.FormatNumber(from), httperr.FormatNumber(c.Max))})
 	case step <= 0 || (c.Step >= 1 && step != math.Trunc(step)):
-		errs = append(errs, &inputError{Field: "step", Msg: fmt.Sprintf("%s is not a step of %s (allowed %s and up, a multiple of %s)", fmtNum(step), c.Name, fmtNum(c.Step), fmtNum(min(c.Step, 1)))})
+		errs = append(errs, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%s is not a step of %s (allowed %s and up, a multiple of %s)", httperr.FormatNumber(step), c.Name, httperr.FormatNumber(c.Step), httperr.FormatNumber(min(c.Step, 1)))})
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	n := math.Floor((to-from)/step+1e-9) + 1
 	if n > maxSweepPoints {
-		return &inputError{Field: "step", Msg: fmt.Sprintf("%s–%s by %s is %s points (allowed at most %d: a larger step or a narrower range)", fmtNum(from), fmtNum(to), fmtNum(step), fmtNum(n), maxSweepPoints)}
+		return &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%s–%s by %s is %s points (allowed at most %d: a larger step or a narrower range)", httperr.FormatNumber(from), httperr.FormatNumber(to), httperr.FormatNumber(step), httperr.FormatNumber(n), maxSweepPoints)}
 	}
 	for i := range int(n) {
 		sq.values = append(sq.values, math.Round((from+float64(i)*step)*1e9)/1e9)
@@ -176,7 +177,7 @@ func sweepNumber(c *control, field, v string) (float64, error) {
 		}
 	}
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, &inputError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s for %s)", truncate(v, 40), c.allowed(), c.Name)}
+		return 0, &httperr.FieldError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s for %s)", httperr.Truncate(v, 40), c.allowed(), c.Name)}
 	}
 	return f, nil
 }
@@ -184,7 +185,7 @@ func sweepNumber(c *control, field, v string) (float64, error) {
 // parseSeeds reads "1-5", "1,3,7" or "2": at most maxSweepSeeds distinct
 // seeds from 1.
 func parseSeeds(spec string) ([]uint64, error) {
-	bad := &inputError{Field: "seeds", Msg: fmt.Sprintf("%q is not a list of seeds (allowed 1 to %d seeds from 1, such as 1-5 or 1,3,7)", truncate(spec, 40), maxSweepSeeds)}
+	bad := &httperr.FieldError{Field: "seeds", Msg: fmt.Sprintf("%q is not a list of seeds (allowed 1 to %d seeds from 1, such as 1-5 or 1,3,7)", httperr.Truncate(spec, 40), maxSweepSeeds)}
 	var out []uint64
 	for part := range strings.SplitSeq(spec, ",") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
@@ -203,7 +204,7 @@ func parseSeeds(spec string) ([]uint64, error) {
 		}
 	}
 	if len(out) > maxSweepSeeds {
-		return nil, &inputError{Field: "seeds", Msg: fmt.Sprintf("%q is %d seeds (allowed 1–%d seeds)", truncate(spec, 40), len(out), maxSweepSeeds)}
+		return nil, &httperr.FieldError{Field: "seeds", Msg: fmt.Sprintf("%q is %d seeds (allowed 1–%d seeds)", httperr.Truncate(spec, 40), len(out), maxSweepSeeds)}
 	}
 	return out, nil
 }

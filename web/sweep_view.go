@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"time"
@@ -61,16 +62,16 @@ func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	sq, err := parseSweepQuery(r.URL.RawQuery)
 	if err != nil {
-		if k := kindOf(err, kindMalformed); k == kindURITooLong {
-			httpError(w, kindStatus[k], errorText(err))
+		if k := httperr.KindOf(err, httperr.KindMalformed); k == httperr.KindURITooLong {
+			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 			return
 		}
-		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+defaultPreset+"&param=max_ejection_percent", errorText(err))
+		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+defaultPreset+"&param=max_ejection_percent", httperr.Text(err))
 		return
 	}
 	p, ok := scenario.Lookup(sq.preset)
 	if !ok {
-		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", truncate(sq.preset, 60)))
+		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(sq.preset, 60)))
 		return
 	}
 	spec := sq.spec(p)
@@ -85,12 +86,12 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	plain := "/sweep?preset=" + p.Name + "&param=" + sq.ctl.Name
 	jobs, err := sweep.Plan(spec)
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, plain, errorText(err))
+		s.badRequestPage(w, r, http.StatusBadRequest, plain, httperr.Text(err))
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
 		metricHeavy.WithLabelValues("over_budget").Inc()
-		s.badRequestPage(w, r, http.StatusUnprocessableEntity, plain, errorText(err))
+		s.badRequestPage(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
 		return
 	}
 	cores := min(len(jobs), int(s.budget.workers))
@@ -146,8 +147,8 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	for i, b := range bands {
 		v.Rows = append(v.Rows, view.SweepRow{
 			Value: b.Value, Display: sq.ctl.display(sq.values[i]), URL: sq.pointURL(i),
-			Failure: pct(b.FailurePct.Median), Ejections: fmtNum(b.Ejections.Median),
-			Overflows: fmtNum(b.Overflows.Median), PanicS: fmtNum(b.PanicS.Median) + " s",
+			Failure: pct(b.FailurePct.Median), Ejections: httperr.FormatNumber(b.Ejections.Median),
+			Overflows: httperr.FormatNumber(b.Overflows.Median), PanicS: httperr.FormatNumber(b.PanicS.Median) + " s",
 		})
 	}
 	return v
@@ -157,7 +158,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 func sweepParamViews(selected string) []view.SweepParam {
 	var out []view.SweepParam
 	for _, c := range sweepParams() {
-		out = append(out, view.SweepParam{Name: c.Name, Label: c.Label, Min: fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step), Selected: c.Name == selected})
+		out = append(out, view.SweepParam{Name: c.Name, Label: c.Label, Min: httperr.FormatNumber(c.Min), Max: httperr.FormatNumber(c.Max), Step: httperr.FormatNumber(c.Step), Selected: c.Name == selected})
 	}
 	return out
 }
@@ -213,7 +214,7 @@ func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sw
 		st := m.stat(b)
 		low[i], width[i] = round4(st.Min), round4(st.Max-st.Min)
 		median[i] = map[string]any{"value": round2(st.Median), "url": sq.pointURL(i),
-			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], fmtNum(round2(st.Median)), m.unit, fmtNum(round2(st.Min)), fmtNum(round2(st.Max)), m.unit)}
+			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(round2(st.Median)), m.unit, httperr.FormatNumber(round2(st.Min)), httperr.FormatNumber(round2(st.Max)), m.unit)}
 	}
 	silent := func(s *charts.SingleSeries) { s.Stack = "band"; s.ShowSymbol = opts.Bool(false) }
 	edge := charts.WithLineStyleOpts(opts.LineStyle{Opacity: opts.Float(0.01)})
@@ -228,7 +229,7 @@ func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sw
 		for i := range bands {
 			p := sw.Points[i*len(sw.Seeds)+seed1]
 			dots[i] = map[string]any{"value": []any{i, round2(m.of(p))}, "url": sq.pointURL(i),
-				"name": fmt.Sprintf("seed 1 at %s = %s: %s%s · click to open in the lab", sq.ctl.Name, labels[i], fmtNum(round2(m.of(p))), m.unit)}
+				"name": fmt.Sprintf("seed 1 at %s = %s: %s%s · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(round2(m.of(p))), m.unit)}
 		}
 		sc := charts.NewScatter()
 		sc.AddSeries("seed 1 (the lab's)", nil, rawData(dots), seriesColor(colorB),

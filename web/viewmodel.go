@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,8 +253,8 @@ func controlView(c *control, v float64) view.Control {
 	vc := view.Control{
 		Name: c.Name, Label: c.Label, Help: c.Help,
 		Toggle: c.Kind == kindToggle,
-		Min:    fmtNum(c.Min), Max: fmtNum(c.Max), Step: fmtNum(c.Step),
-		Value:   fmtNum(v),
+		Min:    httperr.FormatNumber(c.Min), Max: httperr.FormatNumber(c.Max), Step: httperr.FormatNumber(c.Step),
+		Value:   httperr.FormatNumber(v),
 		Display: c.display(v), DisplayExpr: c.displayExpr(),
 		Signal:  "cfg." + c.Name,
 		Range:   c.allowed(),
@@ -278,7 +279,7 @@ func controlView(c *control, v float64) view.Control {
 	if vc.Number || vc.NumberOnly {
 		vc.NumStep = vc.Step
 		if c.NumStep > 0 {
-			vc.NumStep = fmtNum(c.NumStep)
+			vc.NumStep = httperr.FormatNumber(c.NumStep)
 		}
 		vc.NumSet = c.numberSet()
 	}

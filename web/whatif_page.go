@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		v := s.whatifView(f)
-		v.Problems = strings.Split(errorText(err), "\n")
+		v.Problems = strings.Split(httperr.Text(err), "\n")
 		s.render(w, r, status, templates.WhatifPage(v))
 		return
 	}
@@ -101,7 +102,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 // maxWhatifBytes of it (413 past that).
 func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
 	f := whatifForm{seed: defaultSeed}
-	tooLarge := &inputError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", maxWhatifBytes>>20, maxWhatifBytes)}
+	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", maxWhatifBytes>>20, maxWhatifBytes)}
 	if r.ContentLength > maxWhatifBytes {
 		return f, http.StatusRequestEntityTooLarge, tooLarge
 	}
@@ -114,7 +115,7 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok || strings.Contains(err.Error(), "request body too large") {
 			return f, http.StatusRequestEntityTooLarge, tooLarge
 		}
-		return f, http.StatusBadRequest, &inputError{Msg: "cannot read the form: " + err.Error()}
+		return f, http.StatusBadRequest, &httperr.FieldError{Msg: "cannot read the form: " + err.Error()}
 	}
 	if r.MultipartForm != nil {
 		defer func() { _ = r.MultipartForm.RemoveAll() }()
@@ -124,7 +125,7 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 	if v := strings.TrimSpace(r.FormValue("seed")); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n < 1 {
-			errs = append(errs, &inputError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed a whole number from 1)", truncate(v, 40))})
+			errs = append(errs, &httperr.FieldError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed a whole number from 1)", httperr.Truncate(v, 40))})
 		} else {
 			f.seed = n
 		}
@@ -134,7 +135,7 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 		f.log = []byte(r.FormValue("log_text"))
 	}
 	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
-		err = &inputError{Field: "log", Msg: "is empty (upload an access log, or paste its lines)"}
+		err = &httperr.FieldError{Field: "log", Msg: "is empty (upload an access log, or paste its lines)"}
 	}
 	return f, http.StatusBadRequest, errors.Join(append(errs, err)...)
 }
@@ -146,12 +147,12 @@ func formFile(r *http.Request, name string) ([]byte, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &inputError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+		return nil, &httperr.FieldError{Field: name, Msg: "cannot read the upload: " + err.Error()}
 	}
 	defer func(f multipart.File) { _ = f.Close() }(file)
 	b, err := io.ReadAll(file)
 	if err != nil {
-		return nil, &inputError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+		return nil, &httperr.FieldError{Field: name, Msg: "cannot read the upload: " + err.Error()}
 	}
 	return b, nil
 }
@@ -174,7 +175,7 @@ func planReplay(f whatifForm) (*replayPlan, error) {
 	}
 	log, err := whatif.ParseLog(bytes.NewReader(f.log))
 	if err != nil {
-		return nil, &inputError{Field: "log", Msg: err.Error()}
+		return nil, &httperr.FieldError{Field: "log", Msg: err.Error()}
 	}
 	if err := checkSpan(log, c.Outlier.IntervalMs); err != nil {
 		return nil, err
@@ -192,7 +193,7 @@ func replayError(err error) error {
 	if strings.Contains(err.Error(), "cluster") {
 		field = "cluster"
 	}
-	return &inputError{Field: field, Msg: err.Error()}
+	return &httperr.FieldError{Field: field, Msg: err.Error()}
 }
 
 // replayWork weighs a replay against the budget: every request, and
@@ -227,10 +228,10 @@ func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
 // fieldPrefixed names err's lines by the form field they came from:
 // "config: outlier_detection.interval: …".
 func fieldPrefixed(field string, err error) error {
-	lines := strings.Split(errorText(err), "\n")
+	lines := strings.Split(httperr.Text(err), "\n")
 	errs := make([]error, len(lines))
 	for i, l := range lines {
-		errs[i] = &inputError{Field: field, Msg: l}
+		errs[i] = &httperr.FieldError{Field: field, Msg: l}
 	}
 	return errors.Join(errs...)
 }
@@ -253,7 +254,7 @@ func checkSpan(log *whatif.Log, intervalMs int64) error {
 	}
 	span := last.Sub(first.Truncate(time.Second))
 	if n := span.Milliseconds()/intervalMs + 1; n > maxWhatifFrames {
-		return &inputError{Field: "log", Msg: fmt.Sprintf("it spans %s, %d intervals of %s s (allowed up to %d intervals: a shorter stretch of the log, or a longer interval)",
+		return &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("it spans %s, %d intervals of %s s (allowed up to %d intervals: a shorter stretch of the log, or a longer interval)",
 			span.Round(time.Second), n, explain.Seconds(intervalMs), maxWhatifFrames)}
 	}
 	return nil
@@ -304,10 +305,10 @@ func whatifConfigWords(c envoyconf.Cluster, defaults bool) string {
 	if c.Name != "" {
 		what += " " + strconvQuote(c.Name)
 	}
-	return fmt.Sprintf("Config: %s; healthy_panic_threshold %s%%.", what, fmtNum(c.PanicThreshold))
+	return fmt.Sprintf("Config: %s; healthy_panic_threshold %s%%.", what, httperr.FormatNumber(c.PanicThreshold))
 }
 
-func strconvQuote(s string) string { return strconv.Quote(truncate(s, 80)) }
+func strconvQuote(s string) string { return strconv.Quote(httperr.Truncate(s, 80)) }
 
 // whatifWhy is every event as a sentence, interval by interval.
 func whatifWhy(res *whatif.Result, cfg engine.Config) []string {

@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"outlierlab/web/httperr"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request, l view.Layout,
 			return ctx.Err() // the visitor left: nobody reads the rest
 		}
 		if err != nil {
-			return templates.WorkFailed(title, errorText(err)).Render(ctx, tw)
+			return templates.WorkFailed(title, httperr.Text(err)).Render(ctx, tw)
 		}
 		return content.Render(ctx, tw)
 	})

@@ -1,4 +1,4 @@
-package web
+package httperr
 
 import (
 	"encoding/json"
@@ -10,15 +10,15 @@ import (
 
 // numSpan is the range a number from a request may take, with its unit for
 // the error text: {0, 300, "s"} reads "allowed 0–300 s".
-type numSpan struct {
-	lo, hi float64
-	unit   string
+type Span struct {
+	Lo, Hi float64
+	Unit   string
 }
 
-func (sp numSpan) String() string {
-	s := fmtNum(sp.lo) + "–" + fmtNum(sp.hi)
-	if sp.unit != "" {
-		s += " " + sp.unit
+func (sp Span) String() string {
+	s := FormatNumber(sp.Lo) + "–" + FormatNumber(sp.Hi)
+	if sp.Unit != "" {
+		s += " " + sp.Unit
 	}
 	return s
 }
@@ -31,30 +31,30 @@ func (sp numSpan) String() string {
 // into milliseconds is MinInt64. Refusing NaN and ±Inf here, and keeping
 // every value inside a finite numSpan, means a later integer conversion
 // cannot overflow.
-func requestNumber(field, text string, sp numSpan) (float64, error) {
+func Number(field, text string, sp Span) (float64, error) {
 	text = strings.TrimSpace(text)
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, &inputError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s)", truncate(text, 20), sp)}
+		return 0, &FieldError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s)", Truncate(text, 20), sp)}
 	}
-	if f < sp.lo || f > sp.hi {
-		return 0, &inputError{Field: field, Msg: fmt.Sprintf("%s is out of range (allowed %s)", msgNum(f), sp)}
+	if f < sp.Lo || f > sp.Hi {
+		return 0, &FieldError{Field: field, Msg: fmt.Sprintf("%s is out of range (allowed %s)", MessageNumber(f), sp)}
 	}
 	return f, nil
 }
 
 // requestNumberJSON reads a JSON number, or a string holding one (a page's
 // input sends "60"), as requestNumber does.
-func requestNumberJSON(field string, raw json.RawMessage, sp numSpan) (float64, error) {
+func NumberJSON(field string, raw json.RawMessage, sp Span) (float64, error) {
 	var v any
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return 0, &inputError{Field: field, Msg: fmt.Sprintf("is missing or not a number (allowed %s)", sp)}
+		return 0, &FieldError{Field: field, Msg: fmt.Sprintf("is missing or not a number (allowed %s)", sp)}
 	}
 	switch x := v.(type) {
 	case float64:
-		return requestNumber(field, strconv.FormatFloat(x, 'g', -1, 64), sp)
+		return Number(field, strconv.FormatFloat(x, 'g', -1, 64), sp)
 	case string:
-		return requestNumber(field, x, sp)
+		return Number(field, x, sp)
 	}
-	return 0, &inputError{Field: field, Msg: fmt.Sprintf("%s is not a number (allowed %s)", truncate(compactJSON(raw), 20), sp)}
+	return 0, &FieldError{Field: field, Msg: fmt.Sprintf("%s is not a number (allowed %s)", Truncate(ClipJSON(raw), 20), sp)}
 }

@@ -1,0 +1,202 @@
+// Package httperr is what a request did wrong and how it is answered: an
+// error's kind (Kind, given where the error is made) and the one table
+// from kinds to HTTP statuses; a field-named bad value (FieldError) and
+// the one parser of numbers from outside (Number); the plain-text answer
+// naming each field and what it allows (Write, Text). Every handler of
+// the lab, its rooms and its what-if pages answers through it, so an error
+// text is written once.
+package httperr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"outlierlab/engine/envoyconf"
+)
+
+// errKind is what is wrong with a request, and so how it is answered:
+// kindStatus is the one table from kinds to HTTP statuses. An error gets
+// its kind where it is made (withKind), or from what it is (kindOf).
+type Kind uint8
+
+const (
+	// kindBadValue: a value out of range or of the wrong type, named with
+	// its field and what is allowed ("max_ejection_percent: 101 is out of
+	// range (allowed 0–100 %)").
+	KindBadValue Kind = iota
+	// kindMalformed: a request the route cannot read (not JSON, not a tab
+	// id), or an address that is not a working lab link.
+	KindMalformed
+	// kindNotFound: an unknown preset, lesson, step or command.
+	KindNotFound
+	// kindConflict: a command this page does not take (a preset on a
+	// lesson page).
+	KindConflict
+	// kindTooLarge: a body over the server's limit.
+	KindTooLarge
+	// kindURITooLong: an address over the lab's limit.
+	KindURITooLong
+	// kindInternal: no request could cause it (a preset that fails with
+	// its own settings).
+	KindInternal
+	// kindForbidden: a room's instructor command without the room's key.
+	KindForbidden
+	// kindFull: a room limit of this server is reached.
+	KindFull
+	// kindTooMany: a client address's limit is reached (too many attendee
+	// streams of a room, too many guessed room codes).
+	KindTooMany
+)
+
+var Status = [...]int{
+	KindBadValue:   http.StatusUnprocessableEntity,
+	KindMalformed:  http.StatusBadRequest,
+	KindNotFound:   http.StatusNotFound,
+	KindConflict:   http.StatusConflict,
+	KindTooLarge:   http.StatusRequestEntityTooLarge,
+	KindURITooLong: http.StatusRequestURITooLong,
+	KindInternal:   http.StatusInternalServerError,
+	KindForbidden:  http.StatusForbidden,
+	KindFull:       http.StatusServiceUnavailable,
+	KindTooMany:    http.StatusTooManyRequests,
+}
+
+// kindError is an error with its kind; its text is the error's own.
+type kindError struct {
+	kind Kind
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
+func (e *kindError) Unwrap() error { return e.err }
+
+// withKind gives err a kind.
+func WithKind(k Kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &kindError{kind: k, err: err}
+}
+
+// kindOf is err's kind: the one withKind gave it, else what the error is
+// (an unknown preset, a query over the limit, a field-named bad value),
+// else unknown: the caller says whose fault an error of no known kind is
+// where it stands (a run of a request's inputs: the request's; a preset's
+// own run: the server's).
+func KindOf(err error, unknown Kind) Kind {
+	var ke *kindError
+	var ie *FieldError
+	var fe *envoyconf.FieldError
+	var me *http.MaxBytesError
+	switch {
+	case errors.As(err, &me):
+		// Before the kind a handler gave a body it could not read: a body
+		// cut at its limit (limitBodies) is too large, not malformed.
+		return KindTooLarge
+	case errors.As(err, &ke):
+		return ke.kind
+	case errors.As(err, &ie), errors.As(err, &fe):
+		return KindBadValue
+	}
+	return unknown
+}
+
+// writeError answers a request that failed with err in plain text: the
+// status of its kind (unknown for an error of no known kind, see kindOf)
+// and one line per problem, each naming the field and what is allowed.
+func Write(w http.ResponseWriter, err error, unknown Kind) {
+	Plain(w, Status[KindOf(err, unknown)], Text(err))
+}
+
+// httpError answers with plain text: msg and a newline.
+func Plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// inputError is a bad value from a request, named by its field. Its text is
+// what the 4xx body says: "max_ejection_percent: 101 is out of range
+// (allowed 0–100 %)".
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// errorText is the body of a 4xx answer: one line per field error, each
+// naming the field and, where there is one, the allowed range.
+func Text(err error) string {
+	var lines []string
+	var collect func(error)
+	collect = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				collect(e)
+			}
+			return
+		}
+		if me, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			// One text for a body cut at its limit, wherever it was read.
+			lines = append(lines, BodyTooLarge(me.Limit).Error())
+			return
+		}
+		if fes := envoyconf.FieldErrors(err); len(fes) > 0 {
+			for _, fe := range fes {
+				lines = append(lines, fe.Error())
+			}
+			return
+		}
+		lines = append(lines, err.Error())
+	}
+	collect(err)
+	return strings.Join(lines, "\n")
+}
+
+// msgNum writes a number for an error message: as the lab writes it when
+// it is short, else in exponent form cut to a readable length, so that a
+// 309-digit value is not echoed back in full.
+func MessageNumber(v float64) string {
+	s := FormatNumber(v)
+	if len(s) <= 24 {
+		return s
+	}
+	return Truncate(strconv.FormatFloat(v, 'g', 6, 64), 24)
+}
+
+func ClipJSON(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+func FormatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// bodyTooLarge is the one text for a body over its route's limit.
+func BodyTooLarge(limit int64) error {
+	return WithKind(KindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
+}
+
+// errQueryTooLong is answered with 414.
+var ErrQueryTooLong = WithKind(KindURITooLong, errors.New("query too long"))
