@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"runtime"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func BenchmarkSliderToRedraw(b *testing.B) {
 // options) into a discarding stream.
 func BenchmarkRedrawServerSide(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
-		run, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": float64(i % 101)}))
+		run, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(map[string]float64{"max_ejection_percent": float64(i % 101)}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 // with the gzip the stream negotiates with the browser (brotli is not
 // offered: stream_gzip.go); and the server's time per frame.
 func BenchmarkBytesPerFrame(b *testing.B) {
-	run, err := buildRun(Inputs{Preset: defaultPreset})
+	run, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +89,7 @@ type framesPlayed struct {
 // playFrames redraws run at 0, then advances it one frame at a time to its
 // end as a stream does (each update's events gathered into one
 // compressed run), into a recorder asking for encoding enc.
-func playFrames(tb testing.TB, run *Run, enc string) framesPlayed {
+func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 	tb.Helper()
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/lab/stream", nil)
@@ -253,7 +254,7 @@ func waitRedraw(b *testing.B, events <-chan sseEvent) {
 // order, as a playing tab asks for them, each diffing from the tree the
 // frame before decoded.
 func BenchmarkChartStep(b *testing.B) {
-	run, err := buildRun(Inputs{Preset: defaultPreset})
+	run, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 
@@ -25,8 +26,8 @@ func TestBrowserLessonSteps(t *testing.T) {
 	// grpc: step to 90 s, answering the prediction at its 30 s pause.
 	step("open /lessons/grpc", chromedp.Navigate(b.url+"/lessons/grpc"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	for i := range 3 {
-		step("step "+itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
-		poll("the step to "+itoa((i+1)*10)+" s", scrub+` === `+itoa(i+1))
+		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
+		poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
 	}
 	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden`)
@@ -34,8 +35,8 @@ func TestBrowserLessonSteps(t *testing.T) {
 		if got := eval(done("envoy-refuses")); got != "false" {
 			t.Fatalf("envoy-refuses done at %d0 s, before the 90 s it asks for", i)
 		}
-		step("step "+itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
-		poll("the step to "+itoa((i+1)*10)+" s", scrub+` === `+itoa(i+1))
+		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
+		poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
 	}
 	poll("envoy-refuses done at 90 s", done("envoy-refuses")+` === 'true' && `+scrub+` === 9`)
 

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http/httptest"
 	"os"
+	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,9 +48,9 @@ func lessonHoldAndPredict(t *testing.T, b *browser) string {
 	// Step before answering: the cursor stops at 30 s for the prediction,
 	// however often the learner steps, and the log stops there too.
 	for i := range 5 {
-		step("step "+itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
+		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
 		if i < 3 {
-			poll("the step to "+itoa((i+1)*10)+" s", scrub+` === `+itoa(i+1))
+			poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
 		}
 	}
 	poll("the pause at 30 s on step", `document.querySelector('#status .state.held') !== null && `+scrub+` === 3`)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ new MutationObserver(recs => {
 		b.poll("8× chosen", `document.querySelector('[data-rec-speed="8"]').classList.contains('active')`)
 		b.step("play", chromedp.Click(chromedp.CSS("#rec-play")))
 		b.poll("the replay at its end", `!document.getElementById('rec-play').textContent.includes('Pause') &&
-			document.getElementById('rec-now').dataset.entry === '`+itoa(last)+`' && document.getElementById('rec-clock').textContent !== '00:00' &&
+			document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && document.getElementById('rec-clock').textContent !== '00:00' &&
 			/In the interval to 300 s/.test(t_desc()) && document.body.dataset.spot === 'h5||'`)
 		if got := b.eval(`t_seen.join(' ')`); got != "0 1 2 3 4 5 6" {
 			t.Errorf("entries shown on the way: %q, want each of 0–6", got)
@@ -100,7 +101,7 @@ new MutationObserver(recs => {
 		if got := b.eval(`document.getElementById('rec-question').textContent.replace(/\s+/g, ' ')`); !strings.Contains(got, "Is h5 ejected at 60 s?") || !strings.Contains(got, "The engine says yes") {
 			t.Errorf("the revealed question at the end: %q", got)
 		}
-		name := "outlierlab-recording-" + itoa(size[0]) + "x" + itoa(size[1]) + ".png"
+		name := "outlierlab-recording-" + tabstate.Itoa(size[0]) + "x" + tabstate.Itoa(size[1]) + ".png"
 		shot(t, b, name)
 		// The page's own transport is the replay's (the lab's is hidden).
 		var problems []string
@@ -130,7 +131,7 @@ new MutationObserver(recs => {
 	b.poll("the question's entry", `document.getElementById('rec-now').dataset.entry === '4' && /waits before 60 s/.test(document.getElementById('rec-now').textContent)`)
 	b.step("fastest", chromedp.Click(chromedp.CSS(`[data-rec-speed="max"]`)))
 	b.step("play", chromedp.Click(chromedp.CSS("#rec-play")))
-	b.poll("the end again", `document.getElementById('rec-now').dataset.entry === '`+itoa(last)+`' && !document.getElementById('rec-play').textContent.includes('Pause')`)
+	b.poll("the end again", `document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && !document.getElementById('rec-play').textContent.includes('Pause')`)
 	if got := b.eval(`Array.from(document.querySelectorAll('.rec-table td')).map(td => td.textContent).join(' | ')`); !strings.Contains(got, "Question: Is h5 ejected at 60 s? — revealed: yes (1 yes / 2 no)") {
 		t.Errorf("the table lacks the reveal in words: %s", head(got, 600))
 	}

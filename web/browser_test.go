@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -73,7 +74,7 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 	if err := json.Unmarshal([]byte(eval(`JSON.stringify(raw)`)), &played); err != nil {
 		t.Fatalf("the page's options: %v", err)
 	}
-	if run, err := buildRun(Inputs{Preset: "search-cache"}); err != nil {
+	if run, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}); err != nil {
 		t.Fatal(err)
 	} else {
 		for id, want := range chartOptions(run, len(run.Frames)) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -109,12 +110,12 @@ func runWork(sc scenario.Scenario, cfg engine.Config) int64 {
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;
 // release is a no-op otherwise (a bad link is the page's to name).
-func (s *Server) admitLabPage(ctx context.Context, in Inputs) (release func(), err error) {
+func (s *Server) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
 	p, ok := scenario.Lookup(in.Preset)
-	if !ok || s.runs.has(in) {
+	if !ok || s.runs.Has(in) {
 		return func() {}, nil
 	}
-	sc, cfg, err := applyInputs(p, in.canonical())
+	sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
 	if err != nil || runWork(sc, cfg) <= lightRun {
 		return func() {}, nil
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -28,7 +29,7 @@ var compareChartEntry = chart{ID: chartCompare, Size: "wide", Title: "Envoy and 
 
 // compareAlt says in one sentence which hosts each dialect has out at the
 // cursor, and how many refusals each cap made so far.
-func compareAlt(r *Run, frames []scenario.Frame) string {
+func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
@@ -97,19 +98,19 @@ var twins = twinCache{memo.New[string, *dialectLanes](64)}
 
 // get returns the lanes of r's run under the other dialect, running it on
 // a miss (once for the tabs that miss together, as runCache does).
-func (c twinCache) get(r *Run) *dialectLanes {
+func (c twinCache) get(r *tabstate.Run) *dialectLanes {
 	// r.Inputs is canonical: runCache.get built r from them.
-	l, _, _ := c.lanes.Get(r.Inputs.key(), func() (*dialectLanes, error) { return runTwin(r), nil })
+	l, _, _ := c.lanes.Get(r.Inputs.Key(), func() (*dialectLanes, error) { return runTwin(r), nil })
 	return l
 }
 
 // runTwin runs r's scenario, config and seed under the other dialect.
 // The traffic is the same: arrivals, latencies and failures come from the
 // seed's own stream, apart from the detector's (sim.New).
-func runTwin(r *Run) *dialectLanes {
+func runTwin(r *tabstate.Run) *dialectLanes {
 	sc := r.Scenario.Clone()
 	sc.Cluster.Dialect = otherDialect(sc.Cluster.Dialect)
-	seed := uint64(defaultSeed)
+	seed := uint64(tabstate.DefaultSeed)
 	if r.Result != nil {
 		seed = r.Result.Seed
 	}
@@ -144,18 +145,18 @@ const (
 	compareMinRow = 40 // the smallest plot
 )
 
-func compareLayoutOf(r *Run) compareLayout {
+func compareLayoutOf(r *tabstate.Run) compareLayout {
 	chrome := 2*compareTitle + compareGap + compareAxis
 	plot := max(compareRow*len(r.Hosts), compareMinRow)
 	plot = min(plot, (compareMax-chrome)/2)
 	return compareLayout{plot: plot, total: 2*plot + chrome}
 }
 
-func compareHeight(r *Run) int { return compareLayoutOf(r).total }
+func compareHeight(r *tabstate.Run) int { return compareLayoutOf(r).total }
 
 // compareChart draws both dialects' lanes up to the cursor: the frames
 // shown so far of r, and as many of the twin.
-func compareChart(r *Run, frames []scenario.Frame) jsonOption {
+func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	own := lanesOf(frames)
 	twin := twins.get(r)
 	envoy, grpc := own, cut(twin, len(frames))

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/tabstate"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ type compareOption struct {
 	} `json:"series"`
 }
 
-func compareOf(t *testing.T, r *Run, cursor int) compareOption {
+func compareOf(t *testing.T, r *tabstate.Run, cursor int) compareOption {
 	t.Helper()
 	var o compareOption
 	if err := json.Unmarshal(chartOptions(r, cursor)[chartCompare], &o); err != nil {
@@ -69,11 +70,11 @@ func cells(t *testing.T, data []json.RawMessage) [][2]int {
 func TestCompareStrip(t *testing.T) {
 	for _, dialect := range []string{"envoy", "grpc"} {
 		t.Run(dialect, func(t *testing.T) {
-			in := Inputs{Preset: "search-cache"}
+			in := tabstate.Inputs{Preset: "search-cache"}
 			if dialect == "grpc" {
 				in.Base = map[string]string{"dialect": "grpc"}
 			}
-			r, err := buildRun(in)
+			r, err := tabstate.BuildRun(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +142,7 @@ func TestCompareStrip(t *testing.T) {
 // The other dialect's run is made once per inputs: later redraws read it
 // from the cache.
 func TestCompareStripCached(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: "dead-host", Seed: 3})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "dead-host", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestCompareStripCached(t *testing.T) {
 	if got, want := compareHeight(r), 2*compareRow*10+2*compareTitle+compareGap+compareAxis; got != want {
 		t.Errorf("strip height for 10 hosts: %d, want %d", got, want)
 	}
-	big, err := buildRun(Inputs{Preset: "search-cache", Values: map[string]float64{"hosts": 50}})
+	big, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"hosts": 50}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/tabstate"
 	"reflect"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // patch is a small part of the options it stands for.
 func TestChartPatchRebuildsOptions(t *testing.T) {
 	for _, name := range presetNames() {
-		run, err := buildRun(Inputs{Preset: name})
+		run, err := tabstate.BuildRun(tabstate.Inputs{Preset: name})
 		if err != nil {
 			t.Fatal(err)
 		}

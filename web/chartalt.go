@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/tabstate"
 	"strings"
 
 	"outlierlab/engine"
@@ -18,7 +19,7 @@ import (
 const noFrame = "no interval has run yet: press play or step."
 
 // srAlt: the pass at the cursor, and the lowest host against the threshold.
-func srAlt(r *Run, frames []scenario.Frame) string {
+func srAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
@@ -27,7 +28,7 @@ func srAlt(r *Run, frames []scenario.Frame) string {
 	p := f.External
 	if p.SRGate != engine.GateRan {
 		return fmt.Sprintf("At %s success rate did not run: %d %s had enough requests, %d needed.",
-			at, p.SRHostsVolume, plural(p.SRHostsVolume, "host", "hosts"), p.SRMinimumHosts)
+			at, p.SRHostsVolume, tabstate.Plural(p.SRHostsVolume, "host", "hosts"), p.SRMinimumHosts)
 	}
 	low, lowHost := 101.0, ""
 	for hi := range r.Hosts {
@@ -35,18 +36,18 @@ func srAlt(r *Run, frames []scenario.Frame) string {
 			low, lowHost = v, r.Hosts[hi]
 		}
 	}
-	s := fmt.Sprintf("At %s the mean success rate is %s%% and the threshold %s%%", at, pct1(p.Mean), pct1(max(p.Threshold, 0)))
+	s := fmt.Sprintf("At %s the mean success rate is %s%% and the threshold %s%%", at, tabstate.Pct1(p.Mean), tabstate.Pct1(max(p.Threshold, 0)))
 	switch {
 	case lowHost == "":
 		return s + "."
 	case low < p.Threshold:
-		return s + fmt.Sprintf("; the lowest, %s at %s%%, is below it: an outlier.", lowHost, pct1(low))
+		return s + fmt.Sprintf("; the lowest, %s at %s%%, is below it: an outlier.", lowHost, tabstate.Pct1(low))
 	}
-	return s + fmt.Sprintf("; the lowest, %s at %s%%, is above it.", lowHost, pct1(low))
+	return s + fmt.Sprintf("; the lowest, %s at %s%%, is above it.", lowHost, tabstate.Pct1(low))
 }
 
 // lanesAlt: who is out at the cursor, and the refusals so far.
-func lanesAlt(r *Run, frames []scenario.Frame) string {
+func lanesAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
@@ -70,16 +71,16 @@ func lanesAlt(r *Run, frames []scenario.Frame) string {
 	}
 	s := fmt.Sprintf("At %s no host is ejected", r.Times[i])
 	if len(out) > 0 {
-		s = fmt.Sprintf("At %s %d of %d hosts %s ejected: %s", r.Times[i], len(out), len(r.Hosts), plural(len(out), "is", "are"), strings.Join(out, ", "))
+		s = fmt.Sprintf("At %s %d of %d hosts %s ejected: %s", r.Times[i], len(out), len(r.Hosts), tabstate.Plural(len(out), "is", "are"), strings.Join(out, ", "))
 	}
 	if frames[i].Panic {
 		s += ", the cluster in panic"
 	}
-	return s + fmt.Sprintf("; so far %d %s refused by the cap and %d detected without enforcing.", ov, plural(ov, "ejection", "ejections"), det)
+	return s + fmt.Sprintf("; so far %d %s refused by the cap and %d detected without enforcing.", ov, tabstate.Plural(ov, "ejection", "ejections"), det)
 }
 
 // clientsAlt: the last interval as the clients saw it.
-func clientsAlt(r *Run, frames []scenario.Frame) string {
+func clientsAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
@@ -89,7 +90,7 @@ func clientsAlt(r *Run, frames []scenario.Frame) string {
 }
 
 // shareAlt: the smallest and largest share at the cursor.
-func shareAlt(r *Run, frames []scenario.Frame) string {
+func shareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
@@ -107,16 +108,16 @@ func shareAlt(r *Run, frames []scenario.Frame) string {
 		}
 	}
 	return fmt.Sprintf("In the interval to %s the hosts' shares of the attempts range from %s%% (%s) to %s%% (%s).",
-		r.Times[len(frames)-1], pct1(100*hs[lo].TrafficShare), hs[lo].Name, pct1(100*hs[hi].TrafficShare), hs[hi].Name)
+		r.Times[len(frames)-1], tabstate.Pct1(100*hs[lo].TrafficShare), hs[lo].Name, tabstate.Pct1(100*hs[hi].TrafficShare), hs[hi].Name)
 }
 
 // countersAlt: the detector's counters at the cursor.
-func countersAlt(r *Run, frames []scenario.Frame) string {
+func countersAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
 	s := &frames[len(frames)-1].Stats
 	return fmt.Sprintf("At %s the detector has counted %d detected, %d enforced and %d refused by the cap (overflow); %d %s ejected now.",
 		r.Times[len(frames)-1], detectedTotal(s), s[engine.StatEjectionsEnforcedTotal], s[engine.StatEjectionsOverflow],
-		s[engine.StatEjectionsActive], plural(int(s[engine.StatEjectionsActive]), "host is", "hosts are"))
+		s[engine.StatEjectionsActive], tabstate.Plural(int(s[engine.StatEjectionsActive]), "host is", "hosts are"))
 }

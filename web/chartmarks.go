@@ -1,6 +1,7 @@
 package web
 
 import (
+	"outlierlab/web/tabstate"
 	"sort"
 	"strings"
 
@@ -29,7 +30,7 @@ var dashDot = []int{8, 4, 2, 4}
 
 // markTime is the axis label where a moment shows: the tick of the first
 // interval that ends at or after it.
-func markTime(r *Run, ms int64) (string, int) {
+func markTime(r *tabstate.Run, ms int64) (string, int) {
 	k := sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs >= ms })
 	if k == len(r.Frames) {
 		return "", k
@@ -42,7 +43,7 @@ func markTime(r *Run, ms int64) (string, int) {
 // hides them all), one per kind of marker so that each line needs only its
 // tick and its name: the fault areas, the injections, the ejections, the
 // refusals.
-func markers(r *Run, frames []scenario.Frame) []any {
+func markers(r *tabstate.Run, frames []scenario.Frame) []any {
 	inj, ej, ov := markLines(r, frames)
 	return []any{
 		eventSeries(colorEjected, "solid", 2, ej, faultAreas(r, frames)),
@@ -78,7 +79,7 @@ func eventSeries(color string, dash any, width float64, lines, areas []any) map[
 
 // faultAreas shades the scenario's own fault windows (injected faults are
 // lines) from their start to their end, or to the cursor while they last.
-func faultAreas(r *Run, frames []scenario.Frame) []any {
+func faultAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 	out := []any{}
 	injected := map[string]bool{}
 	for _, in := range r.Scenario.Injections {
@@ -105,11 +106,11 @@ func faultAreas(r *Run, frames []scenario.Frame) []any {
 
 // markLines are the injections, ejections and refusals (overflows) so
 // far, one line per tick and kind, naming its hosts.
-func markLines(r *Run, frames []scenario.Frame) (inj, ej, ov []any) {
+func markLines(r *tabstate.Run, frames []scenario.Frame) (inj, ej, ov []any) {
 	inj, ej, ov = []any{}, []any{}, []any{}
 	for _, in := range r.Scenario.Injections {
 		if at, k := markTime(r, in.At.Milliseconds()); k < len(frames) {
-			inj = append(inj, markAt(at, "injected: h"+itoa(in.Host)))
+			inj = append(inj, markAt(at, "injected: h"+tabstate.Itoa(in.Host)))
 		}
 	}
 	for i := range frames {

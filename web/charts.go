@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"outlierlab/web/tabstate"
 	"slices"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -46,12 +47,12 @@ type chart struct {
 	Size string
 	// Height is the box's height in pixels for a run, for a chart whose
 	// height follows the run; nil keeps the stylesheet's.
-	Height func(r *Run) int
+	Height func(r *tabstate.Run) int
 	// Build is the chart's option for the frames shown so far.
-	Build func(r *Run, frames []scenario.Frame) jsonOption
+	Build func(r *tabstate.Run, frames []scenario.Frame) jsonOption
 	// Alt is its text alternative for the same frames: what it shows at
 	// the cursor, in one sentence (chartalt.go).
-	Alt func(r *Run, frames []scenario.Frame) string
+	Alt func(r *tabstate.Run, frames []scenario.Frame) string
 }
 
 // eventsKey reads the markers every chart carries (chartmarks.go).
@@ -83,7 +84,7 @@ func chartBoxes() []view.Chart { return chartBoxesAt(nil, 0) }
 
 // chartBoxesAt are the boxes with each chart's text alternative at the
 // cursor of r, so the page reads right before the stream connects.
-func chartBoxesAt(r *Run, cursor int) []view.Chart {
+func chartBoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 	out := make([]view.Chart, len(chartList))
 	for i, c := range chartList {
 		out[i] = view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size}
@@ -120,7 +121,7 @@ func hostColor(i int) string { return hostColors[i%len(hostColors)] }
 // alternative. ECharts' aria is off, so it neither writes its own
 // description over the box's label nor reads this one; app.js puts it in
 // the box's accessible name.
-func chartOptions(r *Run, cursor int) map[string]json.RawMessage {
+func chartOptions(r *tabstate.Run, cursor int) map[string]json.RawMessage {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	frames := r.Frames[:cursor]
 	ev := markers(r, frames)
@@ -158,7 +159,7 @@ func (s seriesPlus) MarshalJSON() ([]byte, error) {
 
 // chartHeights are the heights of the boxes that follow the run, by chart
 // id.
-func chartHeights(r *Run) map[string]int {
+func chartHeights(r *tabstate.Run) map[string]int {
 	out := map[string]int{}
 	for _, c := range chartList {
 		if c.Height != nil {
@@ -193,7 +194,7 @@ func optionJSON(c jsonOption) json.RawMessage {
 // covering the plot). The wide charts share fixed margins, so one tick
 // sits at the same x in all of them, one above the other. unit is
 // appended to the y axis labels ("%", "").
-func common(r *Run, unit string) []charts.GlobalOpts {
+func common(r *tabstate.Run, unit string) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
 		charts.WithInitializationOpts(opts.Initialization{BackgroundColor: "#ffffff"}),
@@ -215,7 +216,7 @@ var wideGrid = setGrid(opts.Grid{Left: "66", Right: "112", Top: "10", Bottom: "2
 
 // grid is a small chart's plot area: labels contained, legend on top.
 func grid(right, top int) charts.GlobalOpts {
-	return setGrid(opts.Grid{Left: "8", Right: itoa(right), Top: itoa(top), Bottom: "4", ContainLabel: opts.Bool(true)})
+	return setGrid(opts.Grid{Left: "8", Right: tabstate.Itoa(right), Top: tabstate.Itoa(top), Bottom: "4", ContainLabel: opts.Bool(true)})
 }
 
 // setGrid replaces the grid: go-echarts' WithGridOpts adds one more, and
@@ -255,7 +256,7 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 // detector compared them with. A host below success_rate_request_volume, or
 // ejected before the sweep, is left out, as the detector leaves it out: a
 // host that served 3 requests while ejected has a meaningless rate.
-func successRateChart(r *Run, frames []scenario.Frame) jsonOption {
+func successRateChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -292,7 +293,7 @@ func successRateChart(r *Run, frames []scenario.Frame) jsonOption {
 // srPlotted is host hi's success rate in frame i if the detector counted
 // it: enough requests, and not ejected at the previous sweep (out of the
 // statistics, even if panic sent it traffic).
-func srPlotted(r *Run, frames []scenario.Frame, i, hi int) (float64, bool) {
+func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bool) {
 	if hi >= len(frames[i].Hosts) {
 		return 0, false
 	}
@@ -311,7 +312,7 @@ func srPlotted(r *Run, frames []scenario.Frame, i, hi int) (float64, bool) {
 // ("h5 ×2"), and an ejected cell's tooltip the multiplier and
 // num_ejections after that sweep: what base_ejection_time is multiplied by
 // next, visible without opening the host table.
-func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
+func lanesChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "")...)
@@ -335,7 +336,7 @@ func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 			}
 		}
 		for _, e := range f.Events {
-			hi := r.hostIndex[e.Host]
+			hi := r.HostIndex[e.Host]
 			kind := -1
 			switch e.Kind {
 			case engine.EventOverflow:
@@ -390,7 +391,7 @@ func lanesChart(r *Run, frames []scenario.Frame) jsonOption {
 // base_ejection_time × it; each sweep the host spends back in service
 // lowers it by one (ejectHost and the interval timer's decay in
 // outlier_detection_impl.cc; envoy-semantics.md §6.2).
-func laneLabels(r *Run, frames []scenario.Frame) []string {
+func laneLabels(r *tabstate.Run, frames []scenario.Frame) []string {
 	labels := slices.Clone(r.Hosts)
 	if len(frames) == 0 {
 		return labels
@@ -418,7 +419,7 @@ func (p patched) JSON() map[string]any {
 
 // panicAreas are mark areas over the intervals in which the cluster was in
 // panic (the balancer ignored health because too few hosts were healthy).
-func panicAreas(r *Run, frames []scenario.Frame) []any {
+func panicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 	var out []any
 	for i := 0; i < len(frames); i++ {
 		if !frames[i].Panic {
@@ -439,7 +440,7 @@ func panicAreas(r *Run, frames []scenario.Frame) []any {
 // (upstream_rq_retry_overflow: the max_retries breaker, or the retry
 // budget that replaces it, said no, and the failure went to the client);
 // panic intervals shaded.
-func clientsChart(r *Run, frames []scenario.Frame) jsonOption {
+func clientsChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -479,7 +480,7 @@ func clientsChart(r *Run, frames []scenario.Frame) jsonOption {
 
 // shareChart: each host's share of the attempts, stacked to 100%: an
 // ejected host's share drops to zero and the others pick it up.
-func shareChart(r *Run, frames []scenario.Frame) jsonOption {
+func shareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "%")...)
@@ -505,7 +506,7 @@ func shareChart(r *Run, frames []scenario.Frame) jsonOption {
 
 // countersChart: the detector's own counters, cumulative as Envoy keeps
 // them, and the ejections_active gauge.
-func countersChart(r *Run, frames []scenario.Frame) jsonOption {
+func countersChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(common(r, "")...)
@@ -554,6 +555,6 @@ func detectedTotal(s *engine.Stats) uint64 {
 
 // lanesHeight gives the swimlanes a row per host, within what a screen
 // holds.
-func lanesHeight(r *Run) int { return min(max(56+22*len(r.Hosts), 150), 640) }
+func lanesHeight(r *tabstate.Run) int { return min(max(56+22*len(r.Hosts), 150), 640) }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http/httptest"
+	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,11 +82,11 @@ func TestChartOptionsShape(t *testing.T) {
 // cap, ejected cells with cap 34.
 func TestLanesChart(t *testing.T) {
 	lanes := func(cap float64) option {
-		in := Inputs{Preset: defaultPreset}
+		in := tabstate.Inputs{Preset: tabstate.DefaultPreset}
 		if cap > 0 {
-			in = in.with(map[string]float64{"max_ejection_percent": cap})
+			in = in.With(map[string]float64{"max_ejection_percent": cap})
 		}
-		r, err := buildRun(in)
+		r, err := tabstate.BuildRun(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestLanesChart(t *testing.T) {
 }
 
 func TestPanicShading(t *testing.T) {
-	r := &Run{Times: []string{"10 s", "20 s", "30 s", "40 s", "50 s"}}
+	r := &tabstate.Run{Times: []string{"10 s", "20 s", "30 s", "40 s", "50 s"}}
 	frames := []scenario.Frame{{}, {Panic: true}, {Panic: true}, {}, {Panic: true}}
 	got, _ := json.Marshal(panicAreas(r, frames))
 	want := `[[{"name":"panic","xAxis":"20 s"},{"xAxis":"30 s"}],[{"name":"panic","xAxis":"50 s"},{"xAxis":"50 s"}]]`
@@ -123,11 +124,11 @@ func TestPanicShading(t *testing.T) {
 // The acceptance story, without a browser: cap 34 ejects h5 at 40, 80,
 // 150 and 250 s and clients see fewer failures than with the default cap.
 func TestSearchCacheStory(t *testing.T) {
-	def, err := buildRun(Inputs{Preset: defaultPreset})
+	def, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c34, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34}))
+	c34, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(map[string]float64{"max_ejection_percent": 34}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestSearchCacheStory(t *testing.T) {
 	if got := jsonString(at); got != "[40,80,150,250]" {
 		t.Errorf("ejections at %v s, want 40, 80, 150, 250", at)
 	}
-	fail := func(r *Run) (req, failed uint64) {
+	fail := func(r *tabstate.Run) (req, failed uint64) {
 		for _, f := range r.Frames[3:] { // from the fault on
 			req += f.Clients.Requests
 			failed += f.Clients.Failures
@@ -169,7 +170,7 @@ func jsonString(v any) string {
 // the same count under the cluster's own prefix: bad-deploy under Envoy's
 // default breaker (3) refuses retries from the fault on.
 func TestRetryOverflowShown(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: "bad-deploy"})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "bad-deploy"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestRetryOverflowShown(t *testing.T) {
 // cluster.<name>., with the load balancer's count, never under
 // outlier_detection. burst sends most hosts out at once, into panic.
 func TestLbHealthyPanicStat(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: "burst"})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "burst"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestLbHealthyPanicStat(t *testing.T) {
 // run so far, since the fault (the lessons' "from 30 s"), the last
 // interval; each number is the frames' own.
 func TestSummaryLineWindows(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: defaultPreset})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestSummaryLineWindows(t *testing.T) {
 // ejected cell's tooltip both. search-cache with the cap at 34 ejects h5
 // at 40 s (×1), 80 s (×2), 150 s (×3) and 250 s.
 func TestLanesShowMultiplier(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34}))
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(map[string]float64{"max_ejection_percent": 34}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"time"
@@ -141,9 +142,9 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 	if err := checkNewTabPreset(sig.Preset); err != nil {
 		return nil, err
 	}
-	in := Inputs{Preset: sig.Preset}
+	in := tabstate.Inputs{Preset: sig.Preset}
 	if in.Preset == "" {
-		in.Preset = defaultPreset
+		in.Preset = tabstate.DefaultPreset
 	}
 	var lesson *lessonDoc
 	if sig.Lesson != "" {
@@ -155,17 +156,17 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 		}
 		in = lesson.inputs(sig.Step)
 	}
-	vals, err := parseControlValues(sig.Cfg)
+	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	if err != nil {
 		return nil, err
 	}
-	in = in.with(vals)
+	in = in.With(vals)
 	if sig.Inject != "" {
-		if in.Inject, err = normalInject(sig.Inject); err != nil {
+		if in.Inject, err = tabstate.NormalInject(sig.Inject); err != nil {
 			return nil, err
 		}
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func verbNames() []string { return slices.Sorted(maps.Keys(verbs)) }
 // cmdSet changes settings: the run is redone from t = 0 with the new
 // inputs and the stream redraws up to the same cursor.
 func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
-	vals, err := parseControlValues(sig.Cfg)
+	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
 		return nil // an older slider position that arrived late
 	}
 	sess.seq = sig.Seq
-	in := sess.in.with(vals)
+	in := sess.in.With(vals)
 	sess.mu.Unlock()
 
 	// A slider post overtaken while its run was built is dropped.
@@ -253,7 +254,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
 func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
-	in, atMs := sess.in, cursorMs(sess.runLocked(), sess.cursorAt(now))
+	in, atMs := sess.in, tabstate.CursorMs(sess.runLocked(), sess.cursorAt(now))
 	sess.mu.Unlock()
 	host := strings.TrimSpace(sig.InjectHost)
 	one, err := scenario.ParseInjections(host + "@0s")
@@ -265,7 +266,7 @@ func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 	if in.Inject != "" {
 		list = in.Inject + "," + list
 	}
-	if in.Inject, err = normalInject(list); err != nil {
+	if in.Inject, err = tabstate.NormalInject(list); err != nil {
 		return err
 	}
 	return rerun(s, sess, in)
@@ -297,14 +298,14 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) error {
 // rerun replaces the tab's inputs with in, redone from t = 0, and keeps
 // the cursor (and playback) where it is. The page's inject signal follows
 // at the stream's redraw.
-func rerun(s *Server, sess *Session, in Inputs) error {
+func rerun(s *Server, sess *Session, in tabstate.Inputs) error {
 	return rerunUnless(s, sess, in, nil)
 }
 
 // rerunUnless is rerun, skipped if stale says a newer command has won
 // meanwhile.
-func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
-	return swapRun(s, sess, in, stale, func(run *Run, now time.Time) {
+func rerunUnless(s *Server, sess *Session, in tabstate.Inputs, stale func() bool) error {
+	return swapRun(s, sess, in, stale, func(run *tabstate.Run, now time.Time) {
 		c := sess.cursorAt(now) // on the old run
 		sess.setRun(in, run)
 		sess.notice = ""
@@ -316,8 +317,8 @@ func rerunUnless(s *Server, sess *Session, in Inputs, stale func() bool) error {
 // keeps serving the old run meanwhile; then, with the lock held and unless
 // stale (if any) says a newer command has won, set puts the run in the
 // session and places the cursor, and the prediction's hold follows.
-func swapRun(s *Server, sess *Session, in Inputs, stale func() bool, set func(run *Run, now time.Time)) error {
-	run, err := s.runs.get(in)
+func swapRun(s *Server, sess *Session, in tabstate.Inputs, stale func() bool, set func(run *tabstate.Run, now time.Time)) error {
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func swapRun(s *Server, sess *Session, in Inputs, stale func() bool, set func(ru
 	return nil
 }
 
-func (s *Session) runOf() *Run {
+func (s *Session) runOf() *tabstate.Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.runLocked()
@@ -412,7 +413,7 @@ func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
 // starts from.
 func cmdReset(s *Server, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
-	in := Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
+	in := tabstate.Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
 	step := sess.step
 	sess.mu.Unlock()
 	return loadInputs(s, sess, in, step)
@@ -427,7 +428,7 @@ func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 	if _, ok := scenario.Lookup(sig.Preset); !ok {
 		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))})
 	}
-	return loadInputs(s, sess, Inputs{Preset: sig.Preset}, "")
+	return loadInputs(s, sess, tabstate.Inputs{Preset: sig.Preset}, "")
 }
 
 // cmdLesson loads what a lesson's step starts from (the "step" signal; ""
@@ -462,8 +463,8 @@ func (s *Session) lessonOf() *lessonDoc {
 
 // loadInputs replaces the tab's inputs, paused at t = 0; the page's
 // controls follow.
-func loadInputs(s *Server, sess *Session, in Inputs, step string) error {
-	return swapRun(s, sess, in, nil, func(run *Run, now time.Time) {
+func loadInputs(s *Server, sess *Session, in tabstate.Inputs, step string) error {
+	return swapRun(s, sess, in, nil, func(run *tabstate.Run, now time.Time) {
 		sess.setRun(in, run)
 		sess.notice, sess.step = "", step
 		sess.setCursor(0, now)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,12 +33,12 @@ const maxSeed = 1 << 32
 
 // compareSide is one side of a compare: the lab link and its seed.
 type compareSide struct {
-	link labLink
+	link tabstate.LabLink
 	seed uint64
 }
 
-func (c compareSide) inputs() Inputs {
-	in := c.link.inputs()
+func (c compareSide) inputs() tabstate.Inputs {
+	in := c.link.Inputs()
 	in.Seed = c.seed
 	return in
 }
@@ -46,7 +47,7 @@ func (c compareSide) inputs() Inputs {
 // controls that differ from the preset's, inject), then the seed if not 1.
 func (c compareSide) query() string {
 	q := linkQuery(c.link.Preset, c.link.Values, c.link.Inject)
-	if c.seed != defaultSeed {
+	if c.seed != tabstate.DefaultSeed {
 		q += "&seed=" + strconv.FormatUint(c.seed, 10)
 	}
 	return q
@@ -55,8 +56,8 @@ func (c compareSide) query() string {
 // parseCompareQuery reads /compare's query: a and b, each at most once,
 // nothing else. Every problem is named by its side ("b: preset ...").
 func parseCompareQuery(raw string) (a, b compareSide, err error) {
-	if len(raw) > 3*maxQueryBytes {
-		return a, b, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), 3*maxQueryBytes)
+	if len(raw) > 3*tabstate.MaxQueryBytes {
+		return a, b, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), 3*tabstate.MaxQueryBytes)
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
@@ -101,7 +102,7 @@ func sameRun(a, b compareSide) error {
 // parseSide reads one side: a lab query, plus seed. Its errors are the
 // lab's, each prefixed with the side ("a: max_ejection_percent: …").
 func parseSide(name, raw string) (compareSide, error) {
-	side := compareSide{seed: defaultSeed}
+	side := compareSide{seed: tabstate.DefaultSeed}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
 		return side, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: name, Msg: "is not a lab link's query: " + err.Error()})
@@ -111,7 +112,7 @@ func parseSide(name, raw string) (compareSide, error) {
 		side.seed, seedErr = parseSeed(name, vs)
 		delete(q, "seed")
 	}
-	side.link, err = parseLabQuery(q.Encode())
+	side.link, err = tabstate.ParseLabQuery(q.Encode())
 	if _, ok := scenario.Lookup(side.link.Preset); !ok && err == nil {
 		err = httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("there is no scenario preset called %q (allowed %s)", httperr.Truncate(side.link.Preset, 40), strings.Join(presetNames(), ", "))})
 	}
@@ -124,7 +125,7 @@ func parseSide(name, raw string) (compareSide, error) {
 func parseSeed(side string, vs []string) (uint64, error) {
 	n, err := strconv.ParseUint(vs[0], 10, 64)
 	if len(vs) > 1 || err != nil || n < 1 || n > maxSeed {
-		return defaultSeed, &httperr.FieldError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed once, 1–%d)", httperr.Truncate(strings.Join(vs, ","), 40), uint64(maxSeed))}
+		return tabstate.DefaultSeed, &httperr.FieldError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed once, 1–%d)", httperr.Truncate(strings.Join(vs, ","), 40), uint64(maxSeed))}
 	}
 	return n, nil
 }
@@ -188,7 +189,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	s.workPage(w, r, s.layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *progress) (templ.Component, error) {
 		for i, side := range todo {
 			p.step(i, len(todo), "runs ("+names[i]+" next)")
-			if _, err := s.runs.get(side.inputs()); err != nil {
+			if _, err := s.runs.Get(side.inputs()); err != nil {
 				return nil, err
 			}
 		}
@@ -203,11 +204,11 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 
 // compareOf is the view of both sides' runs (from the cache, or made).
 func (s *Server) compareOf(a, b compareSide) (view.Compare, error) {
-	runA, err := s.runs.get(a.inputs())
+	runA, err := s.runs.Get(a.inputs())
 	if err != nil {
 		return view.Compare{}, err
 	}
-	runB, err := s.runs.get(b.inputs())
+	runB, err := s.runs.Get(b.inputs())
 	if err != nil {
 		return view.Compare{}, err
 	}
@@ -224,14 +225,14 @@ func (s *Server) compareWork(a, b compareSide) ([]compareSide, []string, error) 
 	field := "a"
 	for i, side := range []compareSide{a, b} {
 		in := side.inputs()
-		if (i == 1 && in.canonical().key() == a.inputs().canonical().key()) || s.runs.has(in) {
+		if (i == 1 && in.Canonical().Key() == a.inputs().Canonical().Key()) || s.runs.Has(in) {
 			continue
 		}
 		p, ok := scenario.Lookup(in.Preset)
 		if !ok {
-			return nil, nil, errUnknownPreset
+			return nil, nil, tabstate.ErrUnknownPreset
 		}
-		sc, cfg, err := applyInputs(p, in.canonical())
+		sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
 		if err != nil {
 			return nil, nil, err // as the run would fail
 		}
@@ -249,7 +250,7 @@ func (s *Server) compareWork(a, b compareSide) ([]compareSide, []string, error) 
 
 // compareView is the page of two runs: the settings that differ, the
 // diff's sentences, both runs' numbers and the charts.
-func compareView(ra, rb *Run, a, b compareSide) view.Compare {
+func compareView(ra, rb *tabstate.Run, a, b compareSide) view.Compare {
 	d := sweep.Compare(*ra.Result, *rb.Result)
 	v := view.Compare{
 		Preset: ra.Preset, Seed: strconv.FormatUint(a.seed, 10),
@@ -259,10 +260,10 @@ func compareView(ra, rb *Run, a, b compareSide) view.Compare {
 		Charts:    compareCharts(ra, rb),
 	}
 	v.SwapURL = "/compare?a=" + url.QueryEscape(v.B.Query) + "&b=" + url.QueryEscape(v.A.Query)
-	if a.seed == defaultSeed {
-		v.A.LabURL, v.B.LabURL = labURL(ra, 0), labURL(rb, 0)
+	if a.seed == tabstate.DefaultSeed {
+		v.A.LabURL, v.B.LabURL = tabstate.LabURL(ra, 0), tabstate.LabURL(rb, 0)
 	} else {
-		v.SeedNote = fmt.Sprintf("The lab runs seed %d, so these runs (seed %d) open here only.", defaultSeed, a.seed)
+		v.SeedNote = fmt.Sprintf("The lab runs seed %d, so these runs (seed %d) open here only.", tabstate.DefaultSeed, a.seed)
 	}
 	for _, c := range d.Changed {
 		v.Changed = append(v.Changed, view.CompareChange{Name: c.Name, A: orNone(c.A), B: orNone(c.B)})
@@ -282,11 +283,11 @@ func compareMetrics(a, b sweep.Metrics) []view.CompareMetric {
 	}{
 		{"client failures", pct(a.FailurePct), pct(b.FailurePct)},
 		{"client failures since the fault", pct(a.FailurePctSinceFault), pct(b.FailurePctSinceFault)},
-		{"ejections", itoa(a.Ejections), itoa(b.Ejections)},
-		{"returns", itoa(a.Unejections), itoa(b.Unejections)},
-		{"ejections refused by the cap (overflow)", itoa(a.Overflows), itoa(b.Overflows)},
-		{"detections not enforced", itoa(a.Detections), itoa(b.Detections)},
-		{"most hosts ejected at once", itoa(a.MaxEjected), itoa(b.MaxEjected)},
+		{"ejections", tabstate.Itoa(a.Ejections), tabstate.Itoa(b.Ejections)},
+		{"returns", tabstate.Itoa(a.Unejections), tabstate.Itoa(b.Unejections)},
+		{"ejections refused by the cap (overflow)", tabstate.Itoa(a.Overflows), tabstate.Itoa(b.Overflows)},
+		{"detections not enforced", tabstate.Itoa(a.Detections), tabstate.Itoa(b.Detections)},
+		{"most hosts ejected at once", tabstate.Itoa(a.MaxEjected), tabstate.Itoa(b.MaxEjected)},
 		{"time in panic", httperr.FormatNumber(a.PanicS) + " s", httperr.FormatNumber(b.PanicS) + " s"},
 		{"retries refused (upstream_rq_retry_overflow)", strconv.FormatUint(a.RetryOverflow, 10), strconv.FormatUint(b.RetryOverflow, 10)},
 		{"503 no healthy upstream", strconv.FormatUint(a.NoHealthyUpstream, 10), strconv.FormatUint(b.NoHealthyUpstream, 10)},
@@ -314,14 +315,14 @@ func linkQuery(preset string, vals map[string]float64, inject string) string {
 	var b strings.Builder
 	b.WriteString("preset=")
 	b.WriteString(url.QueryEscape(preset))
-	def := presetValues(preset)
-	for i := range controls {
-		c := &controls[i]
+	def := tabstate.PresetValues(preset)
+	for i := range tabstate.Controls {
+		c := &tabstate.Controls[i]
 		v, ok := vals[c.Name]
 		if d, isDefault := def[c.Name]; !ok || (isDefault && d == v) {
 			continue
 		}
-		b.WriteString("&" + c.Name + "=" + url.QueryEscape(c.envoyValue(v)))
+		b.WriteString("&" + c.Name + "=" + url.QueryEscape(c.EnvoyValue(v)))
 	}
 	if inject != "" {
 		b.WriteString("&inject=" + strings.NewReplacer("%40", "@", "%2C", ",").Replace(url.QueryEscape(inject)))

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"outlierlab/web/tabstate"
 	"slices"
 	"sort"
 
@@ -35,9 +36,9 @@ type cmpAxis struct {
 	labels []string
 }
 
-func cmpAxisOf(a, b *Run) cmpAxis {
+func cmpAxisOf(a, b *tabstate.Run) cmpAxis {
 	var ms []int64
-	for _, r := range []*Run{a, b} {
+	for _, r := range []*tabstate.Run{a, b} {
 		for i := range r.Frames {
 			ms = append(ms, r.Frames[i].TMs)
 		}
@@ -46,21 +47,21 @@ func cmpAxisOf(a, b *Run) cmpAxis {
 	ms = slices.Compact(ms)
 	ax := cmpAxis{ms: ms, labels: make([]string, len(ms))}
 	for i, t := range ms {
-		ax.labels[i] = fmtMs(t)
+		ax.labels[i] = tabstate.FormatMs(t)
 	}
 	return ax
 }
 
 // at is the index of the run's frame in force at the axis' i-th tick: its
 // last frame at or before it (-1 before its first).
-func (ax cmpAxis) at(r *Run, i int) int {
+func (ax cmpAxis) at(r *tabstate.Run, i int) int {
 	t := ax.ms[i]
 	return sort.Search(len(r.Frames), func(k int) bool { return r.Frames[k].TMs > t }) - 1
 }
 
 // own is the run's value at the axis' i-th tick if the run ticks there,
 // else nil (a gap the line bridges).
-func (ax cmpAxis) own(r *Run, i int, v func(*scenario.Frame) any) any {
+func (ax cmpAxis) own(r *tabstate.Run, i int, v func(*scenario.Frame) any) any {
 	if k := ax.at(r, i); k >= 0 && r.Frames[k].TMs == ax.ms[i] {
 		return v(&r.Frames[k])
 	}
@@ -68,7 +69,7 @@ func (ax cmpAxis) own(r *Run, i int, v func(*scenario.Frame) any) any {
 }
 
 // compareCharts are the page's chart boxes and their options.
-func compareCharts(a, b *Run) view.StaticCharts {
+func compareCharts(a, b *tabstate.Run) view.StaticCharts {
 	ax := cmpAxisOf(a, b)
 	rows := 2 * len(cmpHosts(a, b))
 	boxes := []view.Chart{
@@ -89,11 +90,11 @@ func compareCharts(a, b *Run) view.StaticCharts {
 // cmpCommon are the options the compare charts share with the lab's: the
 // axis is the compare's.
 func cmpCommon(ax cmpAxis, unit string) []charts.GlobalOpts {
-	return common(&Run{Times: ax.labels}, unit)
+	return common(&tabstate.Run{Times: ax.labels}, unit)
 }
 
 // cmpLines draws one number of both runs as two lines.
-func cmpLines(ax cmpAxis, a, b *Run, unit string, v func(*scenario.Frame) any, what string) jsonOption {
+func cmpLines(ax cmpAxis, a, b *tabstate.Run, unit string, v func(*scenario.Frame) any, what string) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(ax.labels)
 	c.SetGlobalOptions(cmpCommon(ax, unit)...)
@@ -104,7 +105,7 @@ func cmpLines(ax cmpAxis, a, b *Run, unit string, v func(*scenario.Frame) any, w
 	c.SetGlobalOptions(charts.WithYAxisOpts(y))
 	for _, s := range []struct {
 		name, color, dash string
-		run               *Run
+		run               *tabstate.Run
 	}{{"A " + what, colorA, "", a}, {"B " + what, colorB, "dashed", b}} {
 		data := make([]any, len(ax.ms))
 		for i := range ax.ms {
@@ -118,7 +119,7 @@ func cmpLines(ax cmpAxis, a, b *Run, unit string, v func(*scenario.Frame) any, w
 
 // cmpHosts are the hosts of the run with more of them (B may change the
 // cluster's size): h0, h1, … in both.
-func cmpHosts(a, b *Run) []string {
+func cmpHosts(a, b *tabstate.Run) []string {
 	if len(b.Hosts) > len(a.Hosts) {
 		return b.Hosts
 	}
@@ -136,7 +137,7 @@ func cmpLaneLabels(hosts []string) []string {
 
 // cmpLanesChart is the ejection lanes of both runs, interleaved: A's
 // cells hold 1, B's 2, so one visual map colours each run its own way.
-func cmpLanesChart(ax cmpAxis, a, b *Run) jsonOption {
+func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) jsonOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(ax.labels)
 	c.SetGlobalOptions(cmpCommon(ax, "")...)
@@ -149,7 +150,7 @@ func cmpLanesChart(ax cmpAxis, a, b *Run) jsonOption {
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 	)
 	sc := charts.NewScatter()
-	for side, r := range []*Run{a, b} {
+	for side, r := range []*tabstate.Run{a, b} {
 		name := string(rune('A' + side))
 		cells, marks := cmpLaneData(ax, r, side, name)
 		color := []string{colorA, colorB}[side]
@@ -174,7 +175,7 @@ func cmpLanesChart(ax cmpAxis, a, b *Run) jsonOption {
 // cmpLaneData is one run's cells (ejected in force at each tick of the
 // axis) and its overflow marks (at the tick of the sweep that refused),
 // on its own rows: 2·host + side.
-func cmpLaneData(ax cmpAxis, r *Run, side int, name string) (cells, marks []any) {
+func cmpLaneData(ax cmpAxis, r *tabstate.Run, side int, name string) (cells, marks []any) {
 	seen := map[[2]int]bool{}
 	for i := range ax.ms {
 		k := ax.at(r, i)
@@ -192,7 +193,7 @@ func cmpLaneData(ax cmpAxis, r *Run, side int, name string) (cells, marks []any)
 			continue
 		}
 		for _, e := range f.Events {
-			hi, ok := r.hostIndex[e.Host]
+			hi, ok := r.HostIndex[e.Host]
 			if ok && e.Kind == engine.EventOverflow && !seen[[2]int{i, hi}] {
 				seen[[2]int{i, hi}] = true
 				marks = append(marks, []int{i, 2*hi + side})

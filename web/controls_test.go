@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // and the value it reads from a run is the value it writes back.
 func TestControlsAreTheirSettings(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range controls {
+	for _, c := range tabstate.Controls {
 		s, ok := settings.Lookup(c.Setting)
 		if !ok || c.Name != s.EnvoyName() {
 			t.Errorf("%s: setting %q: %+v", c.Name, c.Setting, s)
@@ -31,11 +32,11 @@ func TestControlsAreTheirSettings(t *testing.T) {
 		if c.Help != s.Help || c.Unit != s.Unit || !slices.Equal(c.Choices, s.Menu) {
 			t.Errorf("%s: help, unit or choices are not the catalog's", c.Name)
 		}
-		numeric := c.Kind != kindChoice && c.Kind != kindToggle
+		numeric := c.Kind != tabstate.KindChoice && c.Kind != tabstate.KindToggle
 		if c.Min > c.Max || c.Step <= 0 || (numeric && (c.Min < s.Min || c.Max > s.Max)) {
 			t.Errorf("%s: span %v–%v step %v, setting %s", c.Name, c.Min, c.Max, c.Step, s.Allowed())
 		}
-		if c.Kind == kindChoice && (c.Min != 0 || c.Max != float64(len(c.Choices)-1)) {
+		if c.Kind == tabstate.KindChoice && (c.Min != 0 || c.Max != float64(len(c.Choices)-1)) {
 			t.Errorf("%s: range %v–%v for %d choices", c.Name, c.Min, c.Max, len(c.Choices))
 		}
 		// Every preset's value, read as the control's number and written
@@ -43,12 +44,12 @@ func TestControlsAreTheirSettings(t *testing.T) {
 		for _, p := range scenario.Presets() {
 			sc := p.Scenario()
 			v, ok := settings.Value(sc, sc.Outlier, c.Setting)
-			f, shown := c.number(v)
+			f, shown := c.Number(v)
 			if !ok || !shown {
 				t.Errorf("%s: %s = %q is not shown", p.Name, c.Name, v)
 				continue
 			}
-			again, cfg, err := settings.Apply(p, map[string]string{c.Name: c.envoyValue(f)})
+			again, cfg, err := settings.Apply(p, map[string]string{c.Name: c.EnvoyValue(f)})
 			if err != nil {
 				t.Errorf("%s: %s: %v", p.Name, c.Name, err)
 			} else if back, _ := settings.Value(again, cfg, c.Setting); back != v {
@@ -62,14 +63,14 @@ func TestControlsAreTheirSettings(t *testing.T) {
 // other than the one the run uses.
 func TestPresetsFitTheControls(t *testing.T) {
 	for _, p := range scenario.Presets() {
-		r, err := buildRun(Inputs{Preset: p.Name})
+		r, err := tabstate.BuildRun(tabstate.Inputs{Preset: p.Name})
 		if err != nil {
 			t.Errorf("%s: %v", p.Name, err)
 			continue
 		}
 		for name, v := range r.Values {
-			c := controlByName[name]
-			if err := c.check(v); err != nil {
+			c := tabstate.ControlByName[name]
+			if err := c.Check(v); err != nil {
 				t.Errorf("%s: %v", p.Name, err)
 			}
 			if c.Step >= 1 && math.Mod(v-c.Min, c.Step) != 0 {
@@ -81,12 +82,12 @@ func TestPresetsFitTheControls(t *testing.T) {
 		for name, v := range controlSignals(r, nil) {
 			raw[name], _ = json.Marshal(v)
 		}
-		vals, err := parseControlValues(raw)
+		vals, err := tabstate.ParseControlValues(raw)
 		if err != nil {
 			t.Errorf("%s: the page's own signals are rejected: %v", p.Name, err)
 			continue
 		}
-		again, err := buildRun(Inputs{Preset: p.Name}.with(vals))
+		again, err := tabstate.BuildRun(tabstate.Inputs{Preset: p.Name}.With(vals))
 		if err != nil {
 			t.Errorf("%s: %v", p.Name, err)
 			continue
@@ -107,7 +108,7 @@ func TestControlAliasesAndChoices(t *testing.T) {
 		"fault_kind":      json.RawMessage(`"connect_failure"`),
 		"per_try_timeout": json.RawMessage(`0.25`),
 	}
-	vals, err := parseControlValues(raw)
+	vals, err := tabstate.ParseControlValues(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestControlAliasesAndChoices(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", k, vals[k], v, vals)
 		}
 	}
-	r, err := buildRun(Inputs{Preset: "search-cache"}.with(vals))
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}.With(vals))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestControlAliasesAndChoices(t *testing.T) {
 			t.Errorf("knob %s = %q, want %q", knob, got, want)
 		}
 	}
-	if _, err := parseControlValues(map[string]json.RawMessage{"lb_policy": json.RawMessage(`"fastest"`)}); err == nil ||
+	if _, err := tabstate.ParseControlValues(map[string]json.RawMessage{"lb_policy": json.RawMessage(`"fastest"`)}); err == nil ||
 		!strings.Contains(err.Error(), "lb_policy") || !strings.Contains(err.Error(), "round_robin") {
 		t.Errorf("a bad choice: %v", err)
 	}
@@ -137,22 +138,22 @@ func TestControlAliasesAndChoices(t *testing.T) {
 // default 3 refuses most retries (upstream_rq_retry_overflow), the breaker
 // lifted as Istio lifts it lets them all through.
 func TestMaxRetriesControl(t *testing.T) {
-	c := lookupControl("max_retries")
-	if c == nil || c.Setting != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.inputOf() != inputNumber {
+	c := tabstate.LookupControl("max_retries")
+	if c == nil || c.Setting != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.InputOf() != tabstate.InputNumber {
 		t.Fatalf("max_retries control: %+v", c)
 	}
-	def, err := buildRun(Inputs{Preset: "bad-deploy"})
+	def, err := tabstate.BuildRun(tabstate.Inputs{Preset: "bad-deploy"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if def.Values["max_retries"] != 3 {
 		t.Fatalf("bad-deploy's max_retries = %v, want Envoy's default 3", def.Values["max_retries"])
 	}
-	vals, err := parseControlValues(map[string]json.RawMessage{"max_retries": json.RawMessage(`4294967295`)})
+	vals, err := tabstate.ParseControlValues(map[string]json.RawMessage{"max_retries": json.RawMessage(`4294967295`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lifted, err := buildRun(Inputs{Preset: "bad-deploy"}.with(vals))
+	lifted, err := tabstate.BuildRun(tabstate.Inputs{Preset: "bad-deploy"}.With(vals))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,17 +188,17 @@ func TestNumberFields(t *testing.T) {
 		{"consecutive_5xx", "", false},
 		{"per_try_timeout", "", false},
 	} {
-		c := lookupControl(tc.name)
+		c := tabstate.LookupControl(tc.name)
 		v := controlView(c, c.Min)
 		if v.Number != tc.number || v.NumberOnly || v.NumStep != tc.step || (tc.number && v.NumLabel == "") {
 			t.Errorf("%s: number field %v step %q label %q; want %v step %q", tc.name, v.Number, v.NumStep, v.NumLabel, tc.number, tc.step)
 		}
 	}
-	vals, err := parseControlValues(map[string]json.RawMessage{"fault_rate": json.RawMessage(`0.333`), "max_ejection_time": json.RawMessage(`"437"`)})
+	vals, err := tabstate.ParseControlValues(map[string]json.RawMessage{"fault_rate": json.RawMessage(`0.333`), "max_ejection_time": json.RawMessage(`"437"`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := buildRun(Inputs{Preset: "search-cache"}.with(vals))
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}.With(vals))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,19 +216,19 @@ func TestNumberFields(t *testing.T) {
 // 500).
 func TestPageValuesAreCheckedByTheCatalog(t *testing.T) {
 	for _, tc := range []struct {
-		in   Inputs
+		in   tabstate.Inputs
 		want string
 	}{
-		{Inputs{Preset: "search-cache", Values: map[string]float64{"base_ejection_time": 60, "max_ejection_time": 30}},
+		{tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"base_ejection_time": 60, "max_ejection_time": 30}},
 			"max_ejection_time: 30s is below base_ejection_time 60s (allowed ≥ base_ejection_time)"},
-		{Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 101}},
+		{tabstate.Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 101}},
 			"healthy_panic_threshold: 101 is out of range (allowed 0–100 %)"},
-		{Inputs{Preset: "search-cache", Inject: "h9@60s"},
+		{tabstate.Inputs{Preset: "search-cache", Inject: "h9@60s"},
 			"inject: h9@60s: h9 is not a host of this cluster (allowed h0–h5)"},
-		{Inputs{Preset: "search-cache", Base: map[string]string{"hosts": "500"}},
+		{tabstate.Inputs{Preset: "search-cache", Base: map[string]string{"hosts": "500"}},
 			"hosts: 500 is out of range (allowed 1–200 hosts)"},
 	} {
-		_, err := buildRun(tc.in)
+		_, err := tabstate.BuildRun(tc.in)
 		var ie *httperr.FieldError
 		if !errors.As(err, &ie) || httperr.Text(err) != tc.want {
 			t.Errorf("%+v: %v, want the input error %q", tc.in, err, tc.want)
@@ -235,7 +236,7 @@ func TestPageValuesAreCheckedByTheCatalog(t *testing.T) {
 	}
 	// A learner's value by the Envoy name wins over the lesson's by the
 	// knob's.
-	r, err := buildRun(Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 0}})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache", Base: map[string]string{"panic_threshold": "50"}, Values: map[string]float64{"healthy_panic_threshold": 0}})
 	if err != nil || r.Scenario.Cluster.HealthyPanicThreshold != 0 || r.Values["healthy_panic_threshold"] != 0 {
 		t.Errorf("panic %v, %v", r.Values["healthy_panic_threshold"], err)
 	}

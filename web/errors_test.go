@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"testing"
 
 	"outlierlab/engine"
@@ -34,7 +35,7 @@ func TestErrorKinds(t *testing.T) {
 		{"a field-named bad value", bad, httperr.KindInternal, http.StatusUnprocessableEntity},
 		{"Envoy's field validation", fieldErr, httperr.KindInternal, http.StatusUnprocessableEntity},
 		{"bad values joined", errors.Join(bad, fieldErr), httperr.KindInternal, http.StatusUnprocessableEntity},
-		{"an unknown preset", fmt.Errorf("building: %w", errUnknownPreset), httperr.KindBadValue, http.StatusNotFound},
+		{"an unknown preset", fmt.Errorf("building: %w", tabstate.ErrUnknownPreset), httperr.KindBadValue, http.StatusNotFound},
 		{"a query over the limit", fmt.Errorf("%w: 9000 bytes", httperr.ErrQueryTooLong), httperr.KindBadValue, http.StatusRequestURITooLong},
 		{"a kind given wins", httperr.WithKind(httperr.KindNotFound, bad), httperr.KindBadValue, http.StatusNotFound},
 		{"a conflict", httperr.WithKind(httperr.KindConflict, bad), httperr.KindBadValue, http.StatusConflict},
@@ -53,21 +54,21 @@ func TestErrorKinds(t *testing.T) {
 
 	// A lab address: a bad value makes a malformed link (400); an error no
 	// address could cause (it set nothing) is the server's.
-	set := labLink{Values: map[string]float64{"hosts": 6}}
+	set := tabstate.LabLink{Values: map[string]float64{"hosts": 6}}
 	for _, tt := range []struct {
 		name string
 		err  error
-		link labLink
+		link tabstate.LabLink
 		want httperr.Kind
 	}{
 		{"bad value", bad, set, httperr.KindMalformed},
-		{"bad value, nothing set", bad, labLink{}, httperr.KindMalformed},
-		{"unknown preset", errUnknownPreset, labLink{}, httperr.KindNotFound},
+		{"bad value, nothing set", bad, tabstate.LabLink{}, httperr.KindMalformed},
+		{"unknown preset", tabstate.ErrUnknownPreset, tabstate.LabLink{}, httperr.KindNotFound},
 		{"too long", httperr.ErrQueryTooLong, set, httperr.KindURITooLong},
-		{"the preset fails with its own settings", other, labLink{}, httperr.KindInternal},
+		{"the preset fails with its own settings", other, tabstate.LabLink{}, httperr.KindInternal},
 		{"the address's settings fail", other, set, httperr.KindMalformed},
-		{"the address's injection fails", other, labLink{Inject: "h3@60s"}, httperr.KindMalformed},
-		{"the address's time fails", other, labLink{TMs: 5000}, httperr.KindMalformed},
+		{"the address's injection fails", other, tabstate.LabLink{Inject: "h3@60s"}, httperr.KindMalformed},
+		{"the address's time fails", other, tabstate.LabLink{TMs: 5000}, httperr.KindMalformed},
 	} {
 		if got := linkErrorKind(tt.err, tt.link); got != tt.want {
 			t.Errorf("%s: kind %d, want %d", tt.name, got, tt.want)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestPages(t *testing.T) {
 // a visible value.
 func TestLabControlsNamedByField(t *testing.T) {
 	body := bodyOf(t, do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
-	for _, c := range controls {
+	for _, c := range tabstate.Controls {
 		if c.Name == "fault_rate" || c.Name == "retry_budget_percent" {
 			continue // not every preset has these; search-cache has fault_rate
 		}

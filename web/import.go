@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 
 	"outlierlab/engine/envoyconf"
@@ -83,7 +84,7 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 		}
 	}
 	if req.preset == "" {
-		req.preset = defaultPreset
+		req.preset = tabstate.DefaultPreset
 	}
 	if len(req.doc) > maxImportBytes {
 		return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
@@ -97,7 +98,7 @@ type imported struct {
 	preset  scenario.Preset
 	cluster envoyconf.Cluster
 	query   string
-	link    labLink
+	link    tabstate.LabLink
 	status  int
 	err     error
 }
@@ -115,7 +116,7 @@ func importDoc(name string, doc []byte) imported {
 		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(httperr.Text(err))}
 	}
 	imp := imported{preset: p, cluster: c, query: importQuery(p, c)}
-	if imp.link, err = parseLabQuery(imp.query); err != nil {
+	if imp.link, err = tabstate.ParseLabQuery(imp.query); err != nil {
 		return imported{preset: p, cluster: c, status: http.StatusUnprocessableEntity, err: errors.New("the lab cannot show this cluster:\n" + httperr.Text(err))}
 	}
 	return imp

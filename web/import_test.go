@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"os"
+	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,11 +34,11 @@ func TestImportLoadsAndRoundTrips(t *testing.T) {
 			if page := do(t, h, http.MethodGet, loc, ""); page.StatusCode != http.StatusOK {
 				t.Fatalf("GET %s: %d", loc, page.StatusCode)
 			}
-			link, err := parseLabQuery(strings.TrimPrefix(loc, "/lab?"))
+			link, err := tabstate.ParseLabQuery(strings.TrimPrefix(loc, "/lab?"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, err := buildRun(link.inputs())
+			run, err := tabstate.BuildRun(link.Inputs())
 			if err != nil {
 				t.Fatal(err)
 			}

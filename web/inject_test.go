@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
@@ -159,20 +160,20 @@ func TestPermalinkInject(t *testing.T) {
 		t.Errorf("stream address %q, want %q", got, u)
 	}
 	pu, _ := url.Parse(u)
-	link, err := parseLabQuery(pu.RawQuery)
+	link, err := tabstate.ParseLabQuery(pu.RawQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := lab.runs.get(link.inputs())
+	run, err := lab.runs.Get(link.Inputs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if snap := lab.sessions.get(pageTab(t, sig)).snapshot(lab.now()); snap.run != run {
 		t.Error("the link and the tab do not share one run")
 	}
-	cursor, _ := link.cursor(run)
-	if labURL(run, cursor) != u {
-		t.Errorf("labURL %q", labURL(run, cursor))
+	cursor, _ := link.Cursor(run)
+	if tabstate.LabURL(run, cursor) != u {
+		t.Errorf("labURL %q", tabstate.LabURL(run, cursor))
 	}
 
 	for q, want := range map[string]string{

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -41,7 +42,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp import
 	sse := datastar.NewSSE(w, r)
 	res := importResultView(imp)
 	if imp.err == nil {
-		run, err := s.runs.get(imp.link.inputs())
+		run, err := s.runs.Get(imp.link.Inputs())
 		if err != nil {
 			res = view.ImportResult{Problems: strings.Split(httperr.Text(err), "\n")}
 		} else {
@@ -72,10 +73,10 @@ func importResultView(imp imported) view.ImportResult {
 	}
 	c := imp.cluster
 	v := view.ImportResult{Source: sourceWords(c.Source), Name: c.Name, Notes: c.Notes, Link: "/lab?" + imp.query}
-	for i := range controls {
-		ctl := &controls[i]
+	for i := range tabstate.Controls {
+		ctl := &tabstate.Controls[i]
 		if val, ok := imp.link.Values[ctl.Name]; ok {
-			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.envoyValue(val))
+			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.EnvoyValue(val))
 		}
 	}
 	return v
@@ -128,21 +129,21 @@ func (s *Server) labLint(w http.ResponseWriter, r *http.Request) {
 func lintView(sig lintSignals) view.LintPanel {
 	preset := sig.Preset
 	if preset == "" {
-		preset = defaultPreset
+		preset = tabstate.DefaultPreset
 	}
 	p, ok := scenario.Lookup(preset)
 	if !ok {
 		return view.LintPanel{Problem: fmt.Sprintf("preset: %q is not a preset", httperr.Truncate(preset, 40))}
 	}
-	vals, err := parseControlValues(sig.Cfg)
-	in := Inputs{Preset: p.Name}.with(vals)
+	vals, err := tabstate.ParseControlValues(sig.Cfg)
+	in := tabstate.Inputs{Preset: p.Name}.With(vals)
 	if err == nil && sig.Inject != "" {
-		in.Inject, err = normalInject(sig.Inject)
+		in.Inject, err = tabstate.NormalInject(sig.Inject)
 	}
 	var sc scenario.Scenario
 	var cfg engine.Config
 	if err == nil {
-		sc, cfg, err = applyInputs(p, in)
+		sc, cfg, err = tabstate.ApplyInputs(p, in)
 	}
 	if err != nil {
 		return view.LintPanel{Problem: httperr.Text(err)}

@@ -6,6 +6,7 @@ import (
 	"html"
 	"io/fs"
 	"maps"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ type lessonDoc struct {
 	// controls are the lab controls the page shows: the lesson's own, then
 	// any setting a step asks for that they miss (a step that says "set the
 	// cap to 50" needs the cap; so does a setting check), in that order.
-	controls []*control
+	controls []*tabstate.Control
 }
 
 type quizText struct {
@@ -122,7 +123,7 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 		names = append(names, s.Check.SettingNames()...)
 	}
 	for _, name := range names {
-		c := lookupControl(name)
+		c := tabstate.LookupControl(name)
 		if c == nil {
 			return nil, fmt.Errorf("the lab has no control for %q", name)
 		}
@@ -135,8 +136,8 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 
 // inputs are what a step's button loads (step "": the lesson's start): the
 // step's preset, or the lesson's, with course.StartSettings over it.
-func (d *lessonDoc) inputs(step string) Inputs {
-	return Inputs{Preset: d.PresetFor(step), Seed: d.SeedOrDefault(), Base: course.StartSettings(d.Lesson, step)}
+func (d *lessonDoc) inputs(step string) tabstate.Inputs {
+	return tabstate.Inputs{Preset: d.PresetFor(step), Seed: d.SeedOrDefault(), Base: course.StartSettings(d.Lesson, step)}
 }
 
 // hasStep reports whether step is "" (the start) or one of the lesson's.
@@ -149,20 +150,11 @@ func (d *lessonDoc) hasStep(step string) bool {
 }
 
 // shows reports whether the page shows a control.
-func (d *lessonDoc) shows(c *control) bool { return slices.Contains(d.controls, c) }
-
-// cursorMs is the time of the last frame shown: what checks and
-// placeholders read up to (0 before the first tick).
-func cursorMs(r *Run, cursor int) int64 {
-	if cursor <= 0 || len(r.Frames) == 0 {
-		return 0
-	}
-	return r.Frames[min(cursor, len(r.Frames))-1].TMs
-}
+func (d *lessonDoc) shows(c *tabstate.Control) bool { return slices.Contains(d.controls, c) }
 
 // values are the slots' values in a run at a cursor.
-func (d *lessonDoc) values(r *Run, cursor int) []string {
-	ms := cursorMs(r, cursor)
+func (d *lessonDoc) values(r *tabstate.Run, cursor int) []string {
+	ms := tabstate.CursorMs(r, cursor)
 	out := make([]string, len(d.slots))
 	for i, p := range d.slots {
 		v, err := p.Resolve(r.Result, ms)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"outlierlab/web/tabstate"
 	"reflect"
 	"regexp"
 	"slices"
@@ -45,7 +46,7 @@ func TestLessonPages(t *testing.T) {
 			if res.StatusCode != 200 {
 				t.Fatalf("status %d\n%s", res.StatusCode, head(body, 400))
 			}
-			c := lookupControl(l.Controls[0])
+			c := tabstate.LookupControl(l.Controls[0])
 			if c == nil {
 				t.Fatalf("no lab control for %s", l.Controls[0])
 			}
@@ -89,7 +90,7 @@ func TestLessonPages(t *testing.T) {
 				if m[1] == "cursor" {
 					continue
 				}
-				if !d.shows(controlByName[m[1]]) {
+				if !d.shows(tabstate.ControlByName[m[1]]) {
 					t.Errorf("the page shows %s, which the lesson does not list", m[1])
 				}
 			}
@@ -120,7 +121,7 @@ func TestCourseIndex(t *testing.T) {
 		last = i
 		card := body[strings.LastIndex(body[:i], `<li class="lesson-card"`):]
 		card = card[:strings.Index(card, "</li>")]
-		for _, want := range []string{templEscape(l.Title), templEscape(l.Summary), itoa(l.Minutes) + " min", `data-progress`, `data-steps="` + l.Steps[0].ID} {
+		for _, want := range []string{templEscape(l.Title), templEscape(l.Summary), tabstate.Itoa(l.Minutes) + " min", `data-progress`, `data-steps="` + l.Steps[0].ID} {
 			if !strings.Contains(card, want) {
 				t.Errorf("%s: card lacks %s", l.ID, want)
 			}
@@ -157,7 +158,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 	s := newTestServer(t)
 	for _, l := range courseLessons(t) {
 		d := s.lessons.byID[l.ID]
-		start, err := s.runs.get(d.inputs(""))
+		start, err := s.runs.Get(d.inputs(""))
 		if err != nil {
 			t.Fatalf("%s: %v", l.ID, err)
 		}
@@ -171,9 +172,9 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 		}
 		// The start fits the sliders.
 		for name, v := range controlSignals(start, d) {
-			c := controlByName[name]
+			c := tabstate.ControlByName[name]
 			if f, ok := v.(float64); ok {
-				if err := c.check(f); err != nil {
+				if err := c.Check(f); err != nil {
 					t.Errorf("%s: start: %v", l.ID, err)
 				}
 			}
@@ -185,23 +186,23 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 			}
 			vals := map[string]float64{}
 			for name, v := range st.Settings {
-				c := lookupControl(name)
+				c := tabstate.LookupControl(name)
 				if c == nil || !d.shows(c) {
 					t.Errorf("%s/%s: the page has no control for %s", l.ID, st.ID, name)
 					continue
 				}
-				f, ok := c.number(v)
+				f, ok := c.Number(v)
 				if !ok {
 					t.Errorf("%s/%s: %s=%q is not a value of its control", l.ID, st.ID, name, v)
 					continue
 				}
-				if err := c.check(f); err != nil {
+				if err := c.Check(f); err != nil {
 					t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 					continue
 				}
 				vals[c.Name] = f
 			}
-			run, err := s.runs.get(in.with(vals))
+			run, err := s.runs.Get(in.With(vals))
 			if err != nil {
 				t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 				continue
@@ -219,7 +220,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, b := range before {
-				run, err := s.runs.get(Inputs{Preset: b.Preset, Seed: d.SeedOrDefault(), Base: b.Settings})
+				run, err := s.runs.Get(tabstate.Inputs{Preset: b.Preset, Seed: d.SeedOrDefault(), Base: b.Settings})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -259,7 +260,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	done := func(cap float64) (bool, bool) {
 		t.Helper()
-		run, err := s.runs.get(d.inputs("").with(map[string]float64{"max_ejection_percent": cap}))
+		run, err := s.runs.Get(d.inputs("").With(map[string]float64{"max_ejection_percent": cap}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +277,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	// The setting part is decided at once: at t = 0 with the cap at 34,
 	// cap-17 says it is not these settings, not "play on".
-	run, _ := s.runs.get(d.inputs("").with(map[string]float64{"max_ejection_percent": 34}))
+	run, _ := s.runs.Get(d.inputs("").With(map[string]float64{"max_ejection_percent": 34}))
 	if st := d.statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
 		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
@@ -288,7 +289,7 @@ func TestLessonStatusesOnAnyRun(t *testing.T) {
 	s := newTestServer(t)
 	for _, d := range s.lessons.list {
 		for _, other := range []string{"search-cache", "burst", "small-fleet"} {
-			run, err := s.runs.get(Inputs{Preset: other})
+			run, err := s.runs.Get(tabstate.Inputs{Preset: other})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +351,7 @@ The answer: **{{cap_pct}}**.
 	}
 	vals := make([]string, len(d.slots))
 	for i := range vals {
-		vals[i] = "V" + itoa(i) + "<&>"
+		vals[i] = "V" + tabstate.Itoa(i) + "<&>"
 	}
 	html := d.body.HTML(vals)
 	for _, bad := range []string{"<script", "onclick", "<b "} {
@@ -381,7 +382,7 @@ The answer: **{{cap_pct}}**.
 func TestLessonPredictionHolds(t *testing.T) {
 	s := newTestServer(t)
 	d := s.lessons.byID["cap"]
-	run, err := s.runs.get(d.inputs(""))
+	run, err := s.runs.Get(d.inputs(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +412,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 		t.Errorf("after the answer: cursor %d", c)
 	}
 	// A step's other scenario has no pause.
-	burst, err := s.runs.get(d.inputs("safety"))
+	burst, err := s.runs.Get(d.inputs("safety"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +561,7 @@ func TestLessonCommands(t *testing.T) {
 		t.Fatal("reset")
 	}
 	r := s.sessions.get(strings.Repeat("c", 20)).runOf()
-	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(controlByName["fault_kind"].Choices, "connect_failure")) {
+	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(tabstate.ControlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
 	}
 }
@@ -575,7 +576,7 @@ func TestStreamLessonStatus(t *testing.T) {
 	slot := func(raw string) string {
 		for i, p := range d.slots {
 			if p.Raw == raw {
-				return "p" + itoa(i)
+				return "p" + tabstate.Itoa(i)
 			}
 		}
 		t.Fatalf("the cap lesson has no placeholder %s", raw)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -73,7 +74,7 @@ func lessonLink(d *lessonDoc) view.LessonLink {
 // lessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects.
 func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
-	run, err := s.runs.get(d.inputs(""))
+	run, err := s.runs.Get(d.inputs(""))
 	if err != nil {
 		return view.Lesson{}, err
 	}
@@ -144,7 +145,7 @@ func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
 
 // lessonSignals is a lesson page's initial data-signals: the lab's, plus
 // the lesson, the loaded step, the prediction and the live numbers.
-func lessonSignals(tab string, r *Run, d *lessonDoc, vals []string) string {
+func lessonSignals(tab string, r *tabstate.Run, d *lessonDoc, vals []string) string {
 	sig := map[string]any{
 		"tab":       tab,
 		"preset":    r.Preset,
@@ -172,7 +173,7 @@ func slotSignals(vals, prev []string) map[string]string {
 		if prev != nil && i < len(prev) && prev[i] == v {
 			continue
 		}
-		out["p"+itoa(i)] = v
+		out["p"+tabstate.Itoa(i)] = v
 	}
 	return out
 }
@@ -180,8 +181,8 @@ func slotSignals(vals, prev []string) map[string]string {
 // statuses evaluates every step's check against the run as far as the
 // cursor: done, or not yet and what is missing. A step about another
 // scenario than the one loaded is not yet, and says which to load.
-func (d *lessonDoc) statuses(r *Run, cursor int) []view.StepStatus {
-	ms := cursorMs(r, cursor)
+func (d *lessonDoc) statuses(r *tabstate.Run, cursor int) []view.StepStatus {
+	ms := tabstate.CursorMs(r, cursor)
 	last := int64(0)
 	if n := len(r.Frames); n > 0 {
 		last = r.Frames[n-1].TMs
@@ -214,7 +215,7 @@ func (d *lessonDoc) statuses(r *Run, cursor int) []view.StepStatus {
 
 // controlsFor is the settings panel of a tab: the free lab's, or a
 // lesson's own controls with no preset menu.
-func controlsFor(r *Run, d *lessonDoc) view.Controls {
+func controlsFor(r *tabstate.Run, d *lessonDoc) view.Controls {
 	if d == nil {
 		return controlsView(r)
 	}
@@ -222,7 +223,7 @@ func controlsFor(r *Run, d *lessonDoc) view.Controls {
 	for _, c := range d.controls {
 		if _, ok := r.Values[c.Name]; ok {
 			v := controlView(c, r.Values[c.Name])
-			if c.Group == groupEnforcing {
+			if c.Group == tabstate.GroupEnforcing {
 				// Out of its group, "Gateway failures" needs saying what.
 				v.Label = "Enforce " + strings.ToLower(v.Label[:1]) + v.Label[1:]
 			}

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"math"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +16,9 @@ import (
 // the chart markers, the charts' text alternatives, the host palette and
 // the projector view's address. The browser side is browser_look_test.go.
 
-func runOf(t *testing.T, in Inputs) *Run {
+func runOf(t *testing.T, in tabstate.Inputs) *tabstate.Run {
 	t.Helper()
-	r, err := buildRun(in)
+	r, err := tabstate.BuildRun(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +28,8 @@ func runOf(t *testing.T, in Inputs) *Run {
 // A run of like non-events in a row is one line at its newest, with how
 // many intervals it stands for and their span; a decision breaks the run.
 func TestLogFolds(t *testing.T) {
-	r := runOf(t, Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
-	lines, replaced, omitted := foldedLog(r, 0, len(r.Frames), 0)
+	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
+	lines, replaced, omitted := tabstate.FoldedLog(r, 0, len(r.Frames), 0)
 	if len(replaced) != 0 || omitted != 0 {
 		t.Fatalf("a whole log replaces %v, omits %d", replaced, omitted)
 	}
@@ -54,14 +55,14 @@ func TestLogFolds(t *testing.T) {
 		t.Errorf("decisions are not quiet, nor folded: %+v, %+v", lines[1], lines[3])
 	}
 	// The limit keeps the newest lines and counts the rest.
-	if few, _, om := foldedLog(r, 0, len(r.Frames), 4); len(few) != 4 || om != len(lines)-4 || few[0].ID != lines[0].ID {
+	if few, _, om := tabstate.FoldedLog(r, 0, len(r.Frames), 4); len(few) != 4 || om != len(lines)-4 || few[0].ID != lines[0].ID {
 		t.Errorf("limit 4: %d lines, %d omitted", len(few), om)
 	}
 }
 
 func badge(e view.LogEntry) string {
 	if e.Count > 1 {
-		return e.Badge + " ×" + itoa(e.Count)
+		return e.Badge + " ×" + tabstate.Itoa(e.Count)
 	}
 	return e.Badge
 }
@@ -70,7 +71,7 @@ func badge(e view.LogEntry) string {
 // replace removed, the new ones prepended), is the log a redraw would
 // send at every cursor.
 func TestLogFoldsAsItPlays(t *testing.T) {
-	for _, in := range []Inputs{
+	for _, in := range []tabstate.Inputs{
 		{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}},
 		{Preset: "shared-dependency"}, {Preset: "flapping"},
 		{Preset: "search-cache", Inject: "h2@60s"},
@@ -78,10 +79,10 @@ func TestLogFoldsAsItPlays(t *testing.T) {
 		r := runOf(t, in)
 		var page []view.LogEntry
 		for c := 1; c <= len(r.Frames); c++ {
-			add, replaced, _ := foldedLog(r, c-1, c, 0)
+			add, replaced, _ := tabstate.FoldedLog(r, c-1, c, 0)
 			page = slices.DeleteFunc(page, func(e view.LogEntry) bool { return slices.Contains(replaced, e.ID) })
 			page = append(slices.Clone(add), page...)
-			want, _, _ := foldedLog(r, 0, c, 0)
+			want, _, _ := tabstate.FoldedLog(r, 0, c, 0)
 			if !slices.EqualFunc(page, want, func(a, b view.LogEntry) bool { return a.ID == b.ID && a.Time == b.Time && a.Count == b.Count }) {
 				t.Fatalf("%s at cursor %d: the played log differs from the redrawn one", in.Preset, c)
 			}
@@ -101,11 +102,11 @@ func TestLogFoldsAsItPlays(t *testing.T) {
 func TestQuietOutcomes(t *testing.T) {
 	for o := explain.Ejected; o <= explain.NoOutlier; o++ {
 		want := o == explain.Skipped || o == explain.NotCounted || o == explain.NoOutlier
-		if quiet[o] != want {
-			t.Errorf("%s quiet = %v", o.Badge(), quiet[o])
+		if tabstate.Quiet[o] != want {
+			t.Errorf("%s quiet = %v", o.Badge(), tabstate.Quiet[o])
 		}
 	}
-	r := runOf(t, Inputs{Preset: "search-cache", Inject: "h2@60s"})
+	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Inject: "h2@60s"})
 	if e := r.Log[6][0]; e.Badge != "INJECTED" || e.Quiet {
 		t.Errorf("the injection's line: %+v", e)
 	}
@@ -177,7 +178,7 @@ func tickOf(m string) int {
 // overflows on its time axis, as far as the cursor, and names them in its
 // legend.
 func TestChartMarkers(t *testing.T) {
-	r := runOf(t, Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
+	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
 	// h5 at 40, 80, 150 and 250 s (the story without injection), h2 once
 	// its injected fault has run an interval.
 	wantLines := []string{"ejected: h5@40 s", "injected: h2@60 s", "ejected: h2@70 s", "ejected: h5@80 s", "ejected: h2@110 s",
@@ -201,13 +202,13 @@ func TestChartMarkers(t *testing.T) {
 		t.Errorf("markers at 50 s: %v %v", lines, areas)
 	}
 	// The default cap: a refusal at every sweep from 40 s.
-	d := runOf(t, Inputs{Preset: "search-cache"})
+	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
 	lines, _, _ = markData(t, chartOptions(d, 6)[chartClients])
 	if !slices.Equal(lines, []string{"refused by the cap: h5@40 s", "refused by the cap: h5@50 s", "refused by the cap: h5@60 s"}) {
 		t.Errorf("overflow markers: %v", lines)
 	}
 	// A window that ends is shaded to its end.
-	f := runOf(t, Inputs{Preset: "flapping"})
+	f := runOf(t, tabstate.Inputs{Preset: "flapping"})
 	_, areas, _ = markData(t, chartOptions(f, 10)[chartCounters])
 	if !slices.Equal(areas, []string{"fault: flapping@30 s–50 s", "fault: flapping@60 s–80 s", "fault: flapping@90 s–100 s"}) {
 		t.Errorf("flapping areas at 100 s: %v", areas)
@@ -217,10 +218,10 @@ func TestChartMarkers(t *testing.T) {
 // Each chart's text alternative says what it shows at the cursor in one
 // sentence, and the option carries it for the page.
 func TestChartTextAlternatives(t *testing.T) {
-	d := runOf(t, Inputs{Preset: "search-cache"})
-	c34 := runOf(t, Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
+	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
+	c34 := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
 	cases := []struct {
-		r      *Run
+		r      *tabstate.Run
 		cursor int
 		id     string
 		want   string

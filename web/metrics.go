@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"outlierlab/web/tabstate"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,42 +35,7 @@ var (
 		Name: "outlierlab_streams_open",
 		Help: "Tab streams (Server-Sent Events) open now.",
 	})
-	metricCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_run_cache_hits_total",
-		Help: "Run cache lookups that found the run.",
-	})
-	metricCacheMisses = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_run_cache_misses_total",
-		Help: "Run cache lookups that had to run the engine.",
-	})
-	metricRuns = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_runs_computed_total",
-		Help: "Engine runs computed for the lab (including ones that failed).",
-	})
-	metricRunSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "outlierlab_run_duration_seconds",
-		Help:    "How long one engine run took, inputs to frames.",
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-	})
 )
-
-// observeRun times one engine run: defer observeRun()().
-func observeRun() func() {
-	start := time.Now()
-	return func() {
-		metricRuns.Inc()
-		metricRunSeconds.Observe(time.Since(start).Seconds())
-	}
-}
-
-// cacheLookup counts a run cache lookup as a hit or a miss.
-func cacheLookup(hit bool) {
-	if hit {
-		metricCacheHits.Inc()
-	} else {
-		metricCacheMisses.Inc()
-	}
-}
 
 // maxPendingRedraws bounds the commands waiting for their redraw: a tab
 // that posts and never streams must not grow the map.
@@ -90,12 +56,12 @@ func newLabMetrics(s *Server) *labMetrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		metricCommands, metricRedraw, metricStreams, metricHeavy,
 		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.waiting.Load()) }),
-		metricCacheHits, metricCacheMisses, metricRuns, metricRunSeconds,
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
-		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.heldBytes()) }),
+		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.HeldBytes()) }),
 		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),
 		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
 	)
+	m.reg.MustRegister(tabstate.RunCollectors()...)
 	return m
 }
 
@@ -170,9 +136,6 @@ func (st *sessionStore) count() int {
 	defer st.mu.Unlock()
 	return len(st.byTab)
 }
-
-// heldBytes is the cache's estimate of its runs' memory.
-func (c *runCache) heldBytes() int { return c.runs.Cost() }
 
 // counts is the rooms served and their attendee streams (0, 0 without a
 // bus).

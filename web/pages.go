@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 
@@ -20,7 +21,6 @@ import (
 )
 
 // defaultPreset is the lab's opening story (design.md, presets 1).
-const defaultPreset = "search-cache"
 
 func (s *Server) layout(title, nav string, charts bool) view.Layout {
 	l := view.Layout{
@@ -87,9 +87,9 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
 		return
 	}
-	link, err := parseLabQuery(query)
+	link, err := tabstate.ParseLabQuery(query)
 	if err == nil {
-		release, berr := s.admitLabPage(r.Context(), link.inputs())
+		release, berr := s.admitLabPage(r.Context(), link.Inputs())
 		if berr != nil {
 			s.refuseHeavy(w, berr)
 			return
@@ -157,7 +157,7 @@ func onlyParams(rawQuery, page string, allowed ...string) error {
 // error of no known kind is the server's when the address set
 // nothing (the preset fails with its own settings), the address's
 // otherwise.
-func linkErrorKind(err error, link labLink) httperr.Kind {
+func linkErrorKind(err error, link tabstate.LabLink) httperr.Kind {
 	unknown := httperr.KindBadValue
 	if len(link.Values) == 0 && link.TMs == 0 && link.Inject == "" {
 		unknown = httperr.KindInternal
@@ -173,12 +173,12 @@ func linkErrorKind(err error, link labLink) httperr.Kind {
 // stream's first redraw replaces its live parts. The tab's session is
 // built from the page's signals (inputs and cursor) by its first request,
 // as any session is rebuilt: a page view alone keeps nothing on the server.
-func (s *Server) labView(link labLink) (view.Lab, error) {
-	run, err := s.runs.get(link.inputs())
+func (s *Server) labView(link tabstate.LabLink) (view.Lab, error) {
+	run, err := s.runs.Get(link.Inputs())
 	if err != nil {
 		return view.Lab{}, err
 	}
-	cursor, err := link.cursor(run)
+	cursor, err := link.Cursor(run)
 	if err != nil {
 		return view.Lab{}, err
 	}
@@ -195,7 +195,7 @@ func (s *Server) labView(link labLink) (view.Lab, error) {
 		Status:    statusView(snap),
 		Panels:    panelsView(run, cursor),
 		Link:      true,
-		Inject:    injectView(run),
+		Inject:    tabstate.InjectView(run),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
 	"testing"
@@ -161,15 +162,15 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := parseLabQuery(pu.RawQuery)
+	link, err := tabstate.ParseLabQuery(pu.RawQuery)
 	if err != nil {
 		t.Fatalf("the pushed address does not parse: %v", err)
 	}
-	run, err := lab.runs.get(link.inputs())
+	run, err := lab.runs.Get(link.Inputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cursor, err := link.cursor(run)
+	cursor, err := link.Cursor(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +181,8 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	if !maps.Equal(run.Values, snap.run.Values) {
 		t.Errorf("values differ:\n link %v\n tab  %v", run.Values, snap.run.Values)
 	}
-	if labURL(run, cursor) != u {
-		t.Errorf("the link's own address %q, pushed %q", labURL(run, cursor), u)
+	if tabstate.LabURL(run, cursor) != u {
+		t.Errorf("the link's own address %q, pushed %q", tabstate.LabURL(run, cursor), u)
 	}
 }
 
@@ -218,7 +219,7 @@ func FuzzLabQuery(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		link, err := parseLabQuery(q)
+		link, err := tabstate.ParseLabQuery(q)
 		if err != nil {
 			if httperr.Text(err) == "" {
 				t.Errorf("%q: an error with no text", q)
@@ -226,7 +227,7 @@ func FuzzLabQuery(f *testing.F) {
 			return
 		}
 		for name, v := range link.Values {
-			if c := controlByName[name]; c == nil || c.check(v) != nil {
+			if c := tabstate.ControlByName[name]; c == nil || c.Check(v) != nil {
 				t.Errorf("%q: %s = %v passed unchecked", q, name, v)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,8 +24,8 @@ import (
 // no more runs alive than the cache holds, whatever the tabs sent.
 func TestRunsBoundedByCache(t *testing.T) {
 	s := newTestServer(t)
-	s.runs = newRunCacheBytes(64, 1) // one run at a time
-	var refs []weak.Pointer[Run]
+	s.runs = tabstate.NewRunCacheBytes(64, 1) // one run at a time
+	var refs []weak.Pointer[tabstate.Run]
 	for i := range 60 {
 		sig := &tabSignals{Tab: fmt.Sprintf("tab-%016d", i), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}
 		sess, err := s.session(sig, "", false)
@@ -239,7 +240,7 @@ func TestStreamGzipValid(t *testing.T) {
 func TestStreamFrameBytes(t *testing.T) {
 	for _, name := range presetNames() {
 		t.Run(name, func(t *testing.T) {
-			run, err := buildRun(Inputs{Preset: name})
+			run, err := tabstate.BuildRun(tabstate.Inputs{Preset: name})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
@@ -168,8 +169,8 @@ func decodeRecord(b []byte) (roomRecord, error) {
 // roomInputs checks a state against the lab (its lesson and step, preset,
 // settings, faults, speed and anchor) and gives the run's inputs and the
 // lesson (nil in the free lab).
-func (s *Server) roomInputs(st *roomState) (Inputs, *lessonDoc, error) {
-	var in Inputs
+func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonDoc, error) {
+	var in tabstate.Inputs
 	var d *lessonDoc
 	switch {
 	case st.Lesson != "":
@@ -186,20 +187,20 @@ func (s *Server) roomInputs(st *roomState) (Inputs, *lessonDoc, error) {
 		if _, ok := scenario.Lookup(st.Preset); !ok {
 			return in, nil, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(st.Preset, 40), strings.Join(presetNames(), ", "))}
 		}
-		in = Inputs{Preset: st.Preset}
+		in = tabstate.Inputs{Preset: st.Preset}
 	}
 	for name, v := range st.Cfg {
-		c := controlByName[name]
+		c := tabstate.ControlByName[name]
 		if c == nil {
 			return in, nil, &httperr.FieldError{Field: httperr.Truncate(name, 40), Msg: "is not a setting of the lab"}
 		}
-		if err := c.check(v); err != nil {
+		if err := c.Check(v); err != nil {
 			return in, nil, err
 		}
 	}
-	in = in.with(st.Cfg)
+	in = in.With(st.Cfg)
 	if st.Inject != "" {
-		inj, err := normalInject(st.Inject)
+		inj, err := tabstate.NormalInject(st.Inject)
 		if err != nil {
 			return in, nil, err
 		}
@@ -234,7 +235,7 @@ func roomStateOf(sess *Session) roomState {
 // settings' signals. It reports false if the tab shows another
 // lesson (or a lesson where the room has the free lab): a page cannot
 // become another, and the state is not applied. Callers hold mu.
-func (sess *Session) setRoomState(st *roomState, in Inputs, run *Run, d *lessonDoc) bool {
+func (sess *Session) setRoomState(st *roomState, in tabstate.Inputs, run *tabstate.Run, d *lessonDoc) bool {
 	if d != sess.lesson {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
@@ -145,7 +146,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 // startFrom is a room on a lesson ("lesson:ID") or a preset
 // ("preset:NAME"; "" for the opening one), at its start.
 func (s *Server) startFrom(start string) (roomState, error) {
-	st := roomState{Preset: defaultPreset, Speed: speeds[0].Name}
+	st := roomState{Preset: tabstate.DefaultPreset, Speed: speeds[0].Name}
 	kind, name, _ := strings.Cut(start, ":")
 	switch kind {
 	case "":
@@ -345,11 +346,11 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 		}
 		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), v.Lab.Tab, nil
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return nil, "", err
 	}
-	lab, err := s.labView(labLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: cursorMs(run, roomCursor(st, in, run, s.now()))})
+	lab, err := s.labView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(st, in, run, s.now()))})
 	if err != nil {
 		return nil, "", err
 	}
@@ -364,7 +365,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 }
 
 // roomCursor is the room's cursor now (playback is arithmetic).
-func roomCursor(st *roomState, in Inputs, run *Run, now time.Time) int {
+func roomCursor(st *roomState, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
 	tmp := newSession("", in, run, now)
 	tmp.setRoomState(st, in, run, nil)
 	return tmp.cursorAt(now)

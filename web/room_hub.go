@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"sync"
 	"time"
 
@@ -311,7 +312,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	n.rec, err = decodeRecord(e.Value())
 	if err == nil {
 		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
-			n.run, err = h.set.s.runs.get(n.in)
+			n.run, err = h.set.s.runs.Get(n.in)
 		}
 	}
 	if err != nil {
@@ -339,8 +340,8 @@ type roomNow struct {
 	rec    roomRecord
 	raw    []byte // the record as the bus holds it (updateState starts from it)
 	rev    uint64
-	in     Inputs
-	run    *Run
+	in     tabstate.Inputs
+	run    *tabstate.Run
 	lesson *lessonDoc
 	next   chan struct{}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/tabstate"
 
 	"outlierlab/web/memo"
 )
@@ -42,8 +43,8 @@ type chartKey struct {
 // chartsJS is the applyCharts call that brings the page's charts to run at
 // cursor: every chart's option, merged into the old ones, or with replace
 // dropping them first and sizing the boxes that follow the run.
-func chartsJS(run *Run, cursor int, replace bool) (string, error) {
-	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.key(), cursor}, replace}, func() (string, error) {
+func chartsJS(run *tabstate.Run, cursor int, replace bool) (string, error) {
+	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.Key(), cursor}, replace}, func() (string, error) {
 		b, err := json.Marshal(optionsAt(run, cursor)) // the next frame's patch starts from these
 		if err != nil {
 			return "", err
@@ -61,8 +62,8 @@ func chartsJS(run *Run, cursor int, replace bool) (string, error) {
 // from run at cursor from (what the connection sent last) to cursor to:
 // a patch of the options (chart_patch.go), a few hundred bytes where the
 // whole options are tens of kilobytes.
-func chartsStepJS(run *Run, from, to int) (string, error) {
-	js, _, err := chartSteps.Get(chartStep{run.Inputs.key(), from, to}, func() (string, error) {
+func chartsStepJS(run *tabstate.Run, from, to int) (string, error) {
+	js, _, err := chartSteps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
 		js, err := chartPatch(optionsAt(run, from), optionsAt(run, to))
 		if err != nil {
 			return "", err
@@ -73,15 +74,15 @@ func chartsStepJS(run *Run, from, to int) (string, error) {
 }
 
 // optionsAt is chartOptions, remembered.
-func optionsAt(run *Run, cursor int) map[string]json.RawMessage {
-	o, _, _ := chartOptionsAt.Get(runCursor{run.Inputs.key(), cursor}, func() (map[string]json.RawMessage, error) {
+func optionsAt(run *tabstate.Run, cursor int) map[string]json.RawMessage {
+	o, _, _ := chartOptionsAt.Get(runCursor{run.Inputs.Key(), cursor}, func() (map[string]json.RawMessage, error) {
 		return chartOptions(run, cursor), nil
 	})
 	return o
 }
 
 // permalink is labURL, remembered.
-func permalink(run *Run, cursor int) string {
-	u, _, _ := labURLs.Get(runCursor{run.Inputs.key(), cursor}, func() (string, error) { return labURL(run, cursor), nil })
+func permalink(run *tabstate.Run, cursor int) string {
+	u, _, _ := labURLs.Get(runCursor{run.Inputs.Key(), cursor}, func() (string, error) { return tabstate.LabURL(run, cursor), nil })
 	return u
 }

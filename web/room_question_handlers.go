@@ -50,7 +50,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
 		if in, _, err := s.roomInputs(st); err == nil {
-			if run, err := s.runs.get(in); err == nil {
+			if run, err := s.runs.Get(in); err == nil {
 				cur = roomCursor(st, in, run, now)
 			}
 		}

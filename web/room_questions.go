@@ -197,7 +197,7 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return "", err
 	}

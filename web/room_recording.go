@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"sort"
 	"strconv"
@@ -279,11 +280,11 @@ func (s *Server) recordingLab(code string, e *TimelineEntry, speed string) (recL
 		v.Lab.View, v.Lab.StreamURL = view.Projector, stream
 		return recLab{lesson: &v}, nil
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return recLab{}, err
 	}
-	lab, err := s.labView(labLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: cursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
+	lab, err := s.labView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
 	if err != nil {
 		return recLab{}, err
 	}
@@ -316,12 +317,12 @@ func (s *Server) entryLink(e *TimelineEntry) string {
 	if err != nil || d != nil {
 		return ""
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return ""
 	}
 	c := roomCursor(&e.State, in, run, time.UnixMilli(e.TMs))
-	return labURL(run, c)
+	return tabstate.LabURL(run, c)
 }
 
 // DescribeEntry is an entry in words, for the page and `room replay`.
@@ -391,7 +392,7 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 		return "The workshop started on " + whereOf(st) + ", " + playOf(st) + " at " + at(e)
 	case "question":
 		if q != nil {
-			return "Question: " + q.Text + " — the room waits before " + fmtMs(q.AtMs) + " for the answers"
+			return "Question: " + q.Text + " — the room waits before " + tabstate.FormatMs(q.AtMs) + " for the answers"
 		}
 	case "reveal":
 		if q != nil {
@@ -411,7 +412,7 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 		case sp.Host != "":
 			return "Spotlight on host " + sp.Host
 		default:
-			return "Spotlight on " + fmtMs(int64(sp.From*1000)) + "–" + fmtMs(int64(sp.To*1000))
+			return "Spotlight on " + tabstate.FormatMs(int64(sp.From*1000)) + "–" + tabstate.FormatMs(int64(sp.To*1000))
 		}
 	}
 	if prev == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 	"sync"
 	"time"
@@ -111,13 +112,13 @@ type prepared struct {
 	parsed bool // in, d and err are set
 	ok     bool
 	err    error
-	in     Inputs
+	in     tabstate.Inputs
 	d      *lessonDoc
 }
 
 // runOf is a prepared entry's run, from the cache (rebuilt if it went).
-func (p *recordingPlayer) runOf(pe *prepared) (*Run, bool) {
-	run, err := p.s.runs.get(pe.in)
+func (p *recordingPlayer) runOf(pe *prepared) (*tabstate.Run, bool) {
+	run, err := p.s.runs.Get(pe.in)
 	return run, err == nil
 }
 
@@ -262,7 +263,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 	if pe.ok || pe.err != nil {
 		return pe
 	}
-	_, pe.err = p.s.runs.get(pe.in)
+	_, pe.err = p.s.runs.Get(pe.in)
 	pe.ok = pe.err == nil
 	return pe
 }
@@ -329,11 +330,11 @@ func (p *recordingPlayer) catchUp(sess *Session) (time.Time, <-chan struct{}) {
 // is rebuilt there: slower, still right).
 func (p *recordingPlayer) warm() {
 	p.mu.Lock()
-	var ins []Inputs
+	var ins []tabstate.Inputs
 	if len(p.entries) > 0 {
 		for _, i := range []int{p.entryAt(p.posLocked(p.s.now())), p.applied + 1} {
 			if i >= 0 && i < len(p.entries) {
-				if pe := p.parse(i); pe.err == nil && !p.s.runs.has(pe.in) {
+				if pe := p.parse(i); pe.err == nil && !p.s.runs.Has(pe.in) {
 					ins = append(ins, pe.in)
 				}
 			}
@@ -341,7 +342,7 @@ func (p *recordingPlayer) warm() {
 	}
 	p.mu.Unlock()
 	for _, in := range ins {
-		_, _ = p.s.runs.get(in)
+		_, _ = p.s.runs.Get(in)
 	}
 }
 
@@ -780,7 +781,7 @@ func (p *recordingPlayer) nowView(i int) view.RecNow {
 		if !pe.ok || !ok {
 			return "an unknown moment"
 		}
-		return fmtMs(cursorMs(run, roomCursor(&e.State, pe.in, run, time.UnixMilli(e.TMs))))
+		return tabstate.FormatMs(tabstate.CursorMs(run, roomCursor(&e.State, pe.in, run, time.UnixMilli(e.TMs))))
 	}
 	return view.RecNow{Index: i, Total: len(p.entries), At: fmtElapsed(p.off[i]), Kind: e.Kind, What: narrate(prev, e, at)}
 }

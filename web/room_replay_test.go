@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
@@ -427,12 +428,12 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	building, release := make(chan struct{}), make(chan struct{})
-	s.runs.build = func(in Inputs) (*Run, error) {
+	s.runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
 		if in.Values["max_ejection_percent"] == 15 {
 			close(building)
 			<-release
 		}
-		return buildRun(in)
+		return tabstate.BuildRun(in)
 	}
 	caughtUp := make(chan struct{})
 	go func() { defer close(caughtUp); p.catchUp(sess) }()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 )
@@ -51,7 +52,7 @@ func (sp *roomSpot) signal() spotSignal {
 	out := spotSignal{Host: sp.Host, Log: sp.Log}
 	if sp.To > 0 {
 		out.FromMs, out.ToMs = int64(math.Round(sp.From*1000)), int64(math.Round(sp.To*1000))
-		out.From, out.To = fmtMs(out.FromMs), fmtMs(out.ToMs)
+		out.From, out.To = tabstate.FormatMs(out.FromMs), tabstate.FormatMs(out.ToMs)
 	}
 	return out
 }
@@ -116,7 +117,7 @@ func (s *Server) checkSpot(st *roomState, sp *roomSpot) error {
 		if err != nil {
 			return err
 		}
-		run, err := s.runs.get(in)
+		run, err := s.runs.Get(in)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strconv"
 	"strings"
 
@@ -36,7 +37,7 @@ func (s *Server) spotOfLog(st *roomState, id string) (roomSpot, error) {
 	if err != nil {
 		return roomSpot{}, err
 	}
-	run, err := s.runs.get(in)
+	run, err := s.runs.Get(in)
 	if err != nil {
 		return roomSpot{}, err
 	}
@@ -80,21 +81,21 @@ func parseLogID(id string) (frame, pos int, ok bool) {
 // logLineEnd is the last frame line (frame, pos) stands for: itself, or
 // the newest of its run of like non-events (folds in decisions.go), but
 // none at or past cursor, which the page does not show yet.
-func logLineEnd(run *Run, frame, pos, cursor int) int {
+func logLineEnd(run *tabstate.Run, frame, pos, cursor int) int {
 	if !run.Log[frame][pos].Quiet {
 		return frame
 	}
 	s := frame
-	for s > 0 && quietFrame(run.Log[s-1]) {
+	for s > 0 && tabstate.QuietFrame(run.Log[s-1]) {
 		s--
 	}
 	to := max(min(cursor, len(run.Log)), frame+1)
-	fs := folds(run.Log, s, to)
+	fs := tabstate.Folds(run.Log, s, to)
 	end := frame
 	for i := frame + 1; i < to; i++ {
 		found := false
 		for _, f := range fs[i-s] {
-			if f.start == frame && f.pos == pos {
+			if f.Start == frame && f.Pos == pos {
 				end, found = i, true
 				break
 			}

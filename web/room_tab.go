@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -320,7 +321,7 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 	sess.mu.Lock()
 	tr := sess.room
 	follow := tr != nil && tr.follow
-	if f := int8(b2f(follow)); f != w.follow {
+	if f := int8(tabstate.B2F(follow)); f != w.follow {
 		w.follow, p.Follow = f, &follow
 	}
 	if tr != nil && tr.cfgGen != w.cfgGen {

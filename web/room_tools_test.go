@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/tabstate"
 	"reflect"
 	"strings"
 	"sync"
@@ -406,7 +407,7 @@ func TestRoomSpotlight(t *testing.T) {
 // of the run the page shows (search-cache: "no host below" at 10, 20 and
 // 30 s is one line, lg-0-0), never past the cursor.
 func TestSpotOfLogLine(t *testing.T) {
-	r, err := buildRun(Inputs{Preset: "search-cache"})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +487,7 @@ func answer30(t *testing.T, l *roomLab, bases []string, code, id string) {
 // drew for its followers.
 type liveState struct {
 	state string
-	run   *Run
+	run   *tabstate.Run
 }
 
 // checkReplay replays every entry of rec on a server of its own and
@@ -507,7 +508,7 @@ func checkReplay(t *testing.T, rec Recording, seen []liveState) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := fresh.runs.get(in)
+		run, err := fresh.runs.Get(in)
 		if err != nil {
 			t.Fatal(err)
 		}

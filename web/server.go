@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ type Options struct {
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
 	assets   *assets
-	runs     *runCache
+	runs     *tabstate.RunCache
 	sessions *sessionStore
 	lessons  *lessonBook
 	now      func() time.Time
@@ -114,7 +115,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		assets:     a,
 		lessons:    book,
-		runs:       newRunCache(64),
+		runs:       tabstate.NewRunCache(64),
 		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
 		now:        o.Now,
 		log:        o.Log,

@@ -3,6 +3,7 @@ package web
 import (
 	"container/list"
 	"net/http"
+	"outlierlab/web/tabstate"
 	"sync"
 	"time"
 	"weak"
@@ -21,16 +22,16 @@ type Session struct {
 	tab string
 
 	mu sync.Mutex
-	in Inputs
+	in tabstate.Inputs
 	// run is the tab's run, held weakly: the run cache (byte-bounded) keeps
 	// runs alive, a session does not, so a thousand tabs with distinct heavy
 	// settings cost the cache's bound, not a run each. A run the cache let
 	// go is rebuilt from in (milliseconds) by runLocked; frames and preset
 	// are what the cursor arithmetic needs without it.
-	run      weak.Pointer[Run]
+	run      weak.Pointer[tabstate.Run]
 	frames   int
 	preset   string
-	runs     *runCache
+	runs     *tabstate.RunCache
 	anchor   int       // cursor when playback last (re)started or stopped
 	anchorAt time.Time // when playback started from anchor
 	playing  bool
@@ -87,7 +88,7 @@ func lookupSpeed(name string) (speed, bool) {
 	return speed{}, false
 }
 
-func newSession(tab string, in Inputs, run *Run, now time.Time) *Session {
+func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, now time.Time) *Session {
 	s := &Session{tab: tab, speed: speeds[0], changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
 	s.setRun(in, run)
 	return s
@@ -95,10 +96,10 @@ func newSession(tab string, in Inputs, run *Run, now time.Time) *Session {
 
 // fallbackRuns rebuilds the runs of sessions made outside a server (tests,
 // a room's throwaway session); a server's sessions use its own cache.
-var fallbackRuns = newRunCache(16)
+var fallbackRuns = tabstate.NewRunCache(16)
 
 // setRun puts in and its run in the session. Callers hold mu.
-func (s *Session) setRun(in Inputs, run *Run) {
+func (s *Session) setRun(in tabstate.Inputs, run *tabstate.Run) {
 	s.in = in
 	s.run = weak.Make(run)
 	s.frames, s.preset = len(run.Frames), run.Preset
@@ -108,13 +109,13 @@ func (s *Session) setRun(in Inputs, run *Run) {
 // let it go. The inputs built once, so they build again (the engine is
 // deterministic); should that ever fail, the tab gets an empty run rather
 // than a crash. Callers hold mu.
-func (s *Session) runLocked() *Run {
+func (s *Session) runLocked() *tabstate.Run {
 	if r := s.run.Value(); r != nil {
 		return r
 	}
-	r, err := s.runs.get(s.in)
+	r, err := s.runs.Get(s.in)
 	if err != nil {
-		r = &Run{Inputs: s.in, Preset: s.preset, hostIndex: map[string]int{}}
+		r = &tabstate.Run{Inputs: s.in, Preset: s.preset, HostIndex: map[string]int{}}
 	}
 	s.run = weak.Make(r)
 	s.frames = len(r.Frames)
@@ -225,8 +226,8 @@ func (s *Session) touch() {
 
 // snapshot is what a stream needs to render, read under the lock once.
 type snapshot struct {
-	run       *Run
-	in        Inputs
+	run       *tabstate.Run
+	in        tabstate.Inputs
 	cursor    int
 	playing   bool
 	speed     speed

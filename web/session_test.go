@@ -2,13 +2,14 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/tabstate"
 	"testing"
 	"time"
 )
 
-func testRun(t testing.TB, frames int) *Run {
+func testRun(t testing.TB, frames int) *tabstate.Run {
 	t.Helper()
-	r, err := buildRun(Inputs{Preset: defaultPreset})
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func testRun(t testing.TB, frames int) *Run {
 // Playback is arithmetic over the clock: no goroutine per tab.
 func TestSessionCursorArithmetic(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newSession(testTab, Inputs{Preset: defaultPreset}, testRun(t, 30), t0)
+	s := newSession(testTab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), t0)
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}
@@ -59,59 +60,59 @@ func TestSessionStoreBounds(t *testing.T) {
 	st.grace = 0
 	tab := func(i int) string { return fmt.Sprintf("tab-%016d", i) }
 	for i := range 3 {
-		st.put(newSession(tab(i), Inputs{}, run, t0), t0)
+		st.put(newSession(tab(i), tabstate.Inputs{}, run, t0), t0)
 	}
 	// tab 0 streams; tab 1 is used; adding tab 3 evicts tab 2.
 	st.get(tab(0)).streams = 1
 	st.get(tab(1))
-	st.put(newSession(tab(3), Inputs{}, run, t0), t0)
+	st.put(newSession(tab(3), tabstate.Inputs{}, run, t0), t0)
 	if st.get(tab(2)) != nil || st.get(tab(0)) == nil || st.len() != 3 {
 		t.Fatalf("LRU eviction: tab2 %v tab0 %v len %d", st.get(tab(2)) != nil, st.get(tab(0)) != nil, st.len())
 	}
 	// Two minutes later every session without a stream has expired.
 	later := t0.Add(2 * time.Minute)
-	st.put(newSession(tab(4), Inputs{}, run, later), later)
+	st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later)
 	if st.len() != 2 || st.get(tab(0)) == nil || st.get(tab(4)) == nil {
 		t.Fatalf("expiry: len %d", st.len())
 	}
 	// put of a known tab returns the session already there.
-	if got := st.put(newSession(tab(4), Inputs{}, run, later), later); got != st.get(tab(4)) {
+	if got := st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later); got != st.get(tab(4)) {
 		t.Error("put replaced a live session")
 	}
 }
 
 func TestRunCache(t *testing.T) {
-	c := newRunCache(2)
-	a, err := c.get(Inputs{Preset: defaultPreset})
+	c := tabstate.NewRunCache(2)
+	a, err := c.Get(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.get(Inputs{Preset: defaultPreset})
+	b, _ := c.Get(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if a != b {
 		t.Error("same inputs, two runs")
 	}
 	// A stream's signals carry every control's value; where they equal the
 	// preset's, the page's run is the stream's run.
-	if all, _ := c.get(Inputs{Preset: defaultPreset}.with(presetValues(defaultPreset))); all != a {
+	if all, _ := c.Get(tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(tabstate.PresetValues(tabstate.DefaultPreset))); all != a {
 		t.Error("the preset's own values made a second run")
 	}
-	in := Inputs{Preset: defaultPreset}.with(map[string]float64{"max_ejection_percent": 34})
-	d, _ := c.get(in)
+	in := tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(map[string]float64{"max_ejection_percent": 34})
+	d, _ := c.Get(in)
 	if d == a || d.Config.MaxEjectionPercent != 34 {
 		t.Errorf("cap 34 run: %d", d.Config.MaxEjectionPercent)
 	}
-	c.get(Inputs{Preset: "dead-host"})
-	if c.has(Inputs{Preset: defaultPreset}) {
+	c.Get(tabstate.Inputs{Preset: "dead-host"})
+	if c.Has(tabstate.Inputs{Preset: tabstate.DefaultPreset}) {
 		t.Error("least recently used run not evicted")
 	}
-	if _, err := c.get(Inputs{Preset: "nope"}); err != errUnknownPreset {
+	if _, err := c.Get(tabstate.Inputs{Preset: "nope"}); err != tabstate.ErrUnknownPreset {
 		t.Errorf("unknown preset: %v", err)
 	}
 	// The byte bound: a cache that holds one run's worth keeps the newest.
-	c = newRunCacheBytes(10, a.size)
-	c.get(Inputs{Preset: defaultPreset})
-	c.get(in)
-	if c.runs.Len() != 1 || c.heldBytes() != d.size {
-		t.Errorf("byte bound: %d runs, %d bytes", c.runs.Len(), c.heldBytes())
+	c = tabstate.NewRunCacheBytes(10, a.Size)
+	c.Get(tabstate.Inputs{Preset: tabstate.DefaultPreset})
+	c.Get(in)
+	if c.Runs.Len() != 1 || c.HeldBytes() != d.Size {
+		t.Errorf("byte bound: %d runs, %d bytes", c.Runs.Len(), c.HeldBytes())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 
 	"outlierlab/engine/scenario"
@@ -122,7 +123,7 @@ type injectHostSignal struct {
 
 // pageSignals is the initial data-signals object of a lab page, paused at
 // cursor.
-func pageSignals(tab string, r *Run, cursor int) string {
+func pageSignals(tab string, r *tabstate.Run, cursor int) string {
 	b, _ := json.Marshal(labPageSignals{
 		Tab: tab, Preset: r.Preset,
 		Cursor: cursor, Frames: len(r.Frames), Speed: speeds[0].Name,
@@ -135,10 +136,10 @@ func pageSignals(tab string, r *Run, cursor int) string {
 // controlSignals is every control's effective value in the type its input
 // binds: numbers for sliders, booleans for switches, names for selects. A
 // lesson page has only its own controls.
-func controlSignals(r *Run, d *lessonDoc) map[string]any {
-	out := make(map[string]any, len(controls))
-	for i := range controls {
-		c := &controls[i]
+func controlSignals(r *tabstate.Run, d *lessonDoc) map[string]any {
+	out := make(map[string]any, len(tabstate.Controls))
+	for i := range tabstate.Controls {
+		c := &tabstate.Controls[i]
 		if d != nil && !d.shows(c) {
 			continue
 		}
@@ -147,10 +148,10 @@ func controlSignals(r *Run, d *lessonDoc) map[string]any {
 			continue
 		}
 		switch c.Kind {
-		case kindToggle:
+		case tabstate.KindToggle:
 			out[c.Name] = v != 0
-		case kindChoice:
-			out[c.Name] = c.choice(v)
+		case tabstate.KindChoice:
+			out[c.Name] = c.Choice(v)
 		default:
 			out[c.Name] = v
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/tabstate"
 	"slices"
 	"testing"
 )
@@ -68,7 +69,7 @@ func TestOutgoingSignals(t *testing.T) {
 	if err := json.Unmarshal([]byte(pageSignals(testTab, r, 4)), &page); err != nil {
 		t.Fatal(err)
 	}
-	if page.Tab != testTab || page.Preset != defaultPreset || page.Cursor == nil || *page.Cursor != 4 || page.Speed != "1" ||
+	if page.Tab != testTab || page.Preset != tabstate.DefaultPreset || page.Cursor == nil || *page.Cursor != 4 || page.Speed != "1" ||
 		page.InjectHost != "h0" || len(page.Cfg) == 0 {
 		t.Errorf("page signals %+v", page)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
@@ -236,7 +237,7 @@ type streamState struct {
 // send brings the browser from what this connection sent last to snap.
 func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
 	switch {
-	case snap.gen != st.gen || snap.run.key != st.runKey:
+	case snap.gen != st.gen || snap.run.Key != st.runKey:
 		return st.redraw(sse, snap)
 	case snap.cursor != st.cursor:
 		return st.advance(sse, snap)
@@ -272,7 +273,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 			return err
 		}
 	}
-	if snap.run.key != st.runKey {
+	if snap.run.Key != st.runKey {
 		if err := st.patch(sse, templates.EnvoyYAML(p)); err != nil {
 			return err
 		}
@@ -283,7 +284,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	if err := st.charts(sse, snap, true); err != nil {
 		return err
 	}
-	st.gen, st.inputsGen, st.cursor, st.runKey = snap.gen, snap.inputsGen, snap.cursor, snap.run.key
+	st.gen, st.inputsGen, st.cursor, st.runKey = snap.gen, snap.inputsGen, snap.cursor, snap.run.Key
 	return nil
 }
 
@@ -328,7 +329,7 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
 		return err
 	}
-	if entries, replaced, _ := foldedLog(snap.run, st.cursor, snap.cursor, 0); len(entries) > 0 {
+	if entries, replaced, _ := tabstate.FoldedLog(snap.run, st.cursor, snap.cursor, 0); len(entries) > 0 {
 		// A folded run of non-events that grew is prepended anew.
 		if len(replaced) > 0 {
 			if err := sse.RemoveElement("#" + strings.Join(replaced, ",#")); err != nil {
@@ -375,7 +376,7 @@ func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snaps
 	if snap.lesson != nil {
 		return nil
 	}
-	v := injectView(snap.run)
+	v := tabstate.InjectView(snap.run)
 	if err := st.patch(sse, templates.InjectList(v)); err != nil {
 		return err
 	}

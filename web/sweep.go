@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,11 +33,11 @@ const (
 // sweepQuery is what a /sweep address asks for.
 type sweepQuery struct {
 	preset string
-	ctl    *control
+	ctl    *tabstate.Control
 	values []float64
 	seeds  []uint64
 	// base are the other controls every run shares.
-	base labLink
+	base tabstate.LabLink
 	// from, to, step and seeds as given (for the form).
 	from, to, step, seedSpec string
 }
@@ -48,7 +49,7 @@ var sweepKeys = []string{"param", "from", "to", "step", "seeds"}
 // naming its parameter and what is allowed.
 func parseSweepQuery(raw string) (sweepQuery, error) {
 	var sq sweepQuery
-	q, err := parseBoundedQuery(raw)
+	q, err := tabstate.ParseBoundedQuery(raw)
 	if err != nil {
 		return sq, err
 	}
@@ -63,7 +64,7 @@ func parseSweepQuery(raw string) (sweepQuery, error) {
 			delete(q, k)
 		}
 	}
-	sq.base, err = parseLabQuery(q.Encode())
+	sq.base, err = tabstate.ParseLabQuery(q.Encode())
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -94,22 +95,22 @@ func cmpOr(v, def string) string {
 
 // sweepParam is the control a sweep varies: any lab control with a number
 // (not a switch or a menu: a sweep is a chart against the value).
-func sweepParam(name string) (*control, error) {
+func sweepParam(name string) (*tabstate.Control, error) {
 	if name == "" {
 		return nil, &httperr.FieldError{Field: "param", Msg: "is missing (allowed " + strings.Join(sweepParamNames(), ", ") + ")"}
 	}
-	c := lookupControl(name)
-	if c == nil || c.Kind == kindToggle || c.Kind == kindChoice {
+	c := tabstate.LookupControl(name)
+	if c == nil || c.Kind == tabstate.KindToggle || c.Kind == tabstate.KindChoice {
 		return nil, &httperr.FieldError{Field: "param", Msg: fmt.Sprintf("%q is not a setting a sweep can vary (allowed %s)", httperr.Truncate(name, 40), strings.Join(sweepParamNames(), ", "))}
 	}
 	return c, nil
 }
 
 // sweepParams are the controls a sweep can vary, in page order.
-func sweepParams() []*control {
-	var out []*control
-	for i := range controls {
-		if c := &controls[i]; c.Kind != kindToggle && c.Kind != kindChoice {
+func sweepParams() []*tabstate.Control {
+	var out []*tabstate.Control
+	for i := range tabstate.Controls {
+		if c := &tabstate.Controls[i]; c.Kind != tabstate.KindToggle && c.Kind != tabstate.KindChoice {
 			out = append(out, c)
 		}
 	}
@@ -144,7 +145,7 @@ func (sq *sweepQuery) readRange(own map[string]string) error {
 		field string
 		v     float64
 	}{{"from", from}, {"to", to}} {
-		if err := c.check(b.v); err != nil {
+		if err := c.Check(b.v); err != nil {
 			errs = append(errs, &httperr.FieldError{Field: b.field, Msg: strings.TrimPrefix(err.Error(), c.Name+": ") + " for " + c.Name})
 		}
 	}
@@ -169,15 +170,15 @@ func (sq *sweepQuery) readRange(own map[string]string) error {
 
 // sweepNumber reads a number of the control's (a duration may carry its
 // unit: "30s").
-func sweepNumber(c *control, field, v string) (float64, error) {
+func sweepNumber(c *tabstate.Control, field, v string) (float64, error) {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil && c.Kind == kindSeconds {
+	if err != nil && c.Kind == tabstate.KindSeconds {
 		if d, derr := time.ParseDuration(v); derr == nil {
 			f, err = d.Seconds(), nil
 		}
 	}
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, &httperr.FieldError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s for %s)", httperr.Truncate(v, 40), c.allowed(), c.Name)}
+		return 0, &httperr.FieldError{Field: field, Msg: fmt.Sprintf("%q is not a number (allowed %s for %s)", httperr.Truncate(v, 40), c.Allowed(), c.Name)}
 	}
 	return f, nil
 }
@@ -215,14 +216,14 @@ func parseSeeds(spec string) ([]uint64, error) {
 func (sq sweepQuery) spec(p scenario.Preset) sweep.Spec {
 	base := map[string]string{}
 	for name, v := range sq.base.Values {
-		base[name] = controlByName[name].envoyValue(v)
+		base[name] = tabstate.ControlByName[name].EnvoyValue(v)
 	}
 	if sq.base.Inject != "" {
 		base["inject"] = sq.base.Inject
 	}
 	values := make([]string, len(sq.values))
 	for i, v := range sq.values {
-		values[i] = sq.ctl.envoyValue(v)
+		values[i] = sq.ctl.EnvoyValue(v)
 	}
 	return sweep.Spec{Preset: p, Base: base, Param: sq.ctl.Setting, Values: values, Seeds: sq.seeds}
 }

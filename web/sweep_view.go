@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"time"
@@ -66,7 +67,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 			return
 		}
-		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+defaultPreset+"&param=max_ejection_percent", httperr.Text(err))
+		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+tabstate.DefaultPreset+"&param=max_ejection_percent", httperr.Text(err))
 		return
 	}
 	p, ok := scenario.Lookup(sq.preset)
@@ -138,7 +139,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 		Charts: sweepCharts(sq, bands, e.sw),
 	}
 	for name, val := range sq.base.Values {
-		v.Base = append(v.Base, name+" = "+controlByName[name].display(val))
+		v.Base = append(v.Base, name+" = "+tabstate.ControlByName[name].Display(val))
 	}
 	slices.Sort(v.Base)
 	if sq.base.Inject != "" {
@@ -146,7 +147,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	}
 	for i, b := range bands {
 		v.Rows = append(v.Rows, view.SweepRow{
-			Value: b.Value, Display: sq.ctl.display(sq.values[i]), URL: sq.pointURL(i),
+			Value: b.Value, Display: sq.ctl.Display(sq.values[i]), URL: sq.pointURL(i),
 			Failure: pct(b.FailurePct.Median), Ejections: httperr.FormatNumber(b.Ejections.Median),
 			Overflows: httperr.FormatNumber(b.Overflows.Median), PanicS: httperr.FormatNumber(b.PanicS.Median) + " s",
 		})
@@ -184,7 +185,7 @@ var sweepMetrics = []sweepMetric{
 func sweepCharts(sq sweepQuery, bands []sweep.Band, sw *sweep.Sweep) view.StaticCharts {
 	labels := make([]string, len(sq.values))
 	for i, v := range sq.values {
-		labels[i] = sq.ctl.display(v)
+		labels[i] = sq.ctl.Display(v)
 	}
 	seed1 := slices.Index(sw.Seeds, 1)
 	out := map[string]json.RawMessage{}
@@ -204,7 +205,7 @@ func sweepCharts(sq sweepQuery, bands []sweep.Band, sw *sweep.Sweep) view.Static
 func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sweep, seed1 int, m sweepMetric) jsonOption {
 	c := charts.NewLine()
 	c.SetXAxis(labels)
-	c.SetGlobalOptions(common(&Run{Times: labels}, m.unit)...)
+	c.SetGlobalOptions(common(&tabstate.Run{Times: labels}, m.unit)...)
 	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis(m.unit, 0, nil)),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ func statusView(snap snapshot) view.Status {
 	r := snap.run
 	return view.Status{
 		Cursor: snap.cursor, Frames: len(r.Frames),
-		Time: r.frameTime(snap.cursor), End: r.endTime(),
+		Time: r.FrameTime(snap.cursor), End: r.EndTime(),
 		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
 		Notice: snap.notice, Held: snap.held, HeldFor: heldFor(snap),
 		Summary:    summaryLine(r, snap.cursor),
@@ -50,7 +51,7 @@ func heldFor(snap snapshot) string {
 // lessons quote more than one: the whole run so far (since 0 s), the time
 // since the fault began (the lessons' "from 30 s"), and the last interval
 // alone (what the clients chart shows at the cursor).
-func summaryLine(r *Run, cursor int) string {
+func summaryLine(r *tabstate.Run, cursor int) string {
 	if cursor == 0 {
 		return "Press play (space) or step (→) to run the detector."
 	}
@@ -80,11 +81,11 @@ func summaryLine(r *Run, cursor int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(all.Failures, all.Requests), groupThousands(all.Requests))
 	if faultFrom > 0 {
-		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(since.Failures, since.Requests), fmtMs(faultFrom))
+		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(since.Failures, since.Requests), tabstate.FormatMs(faultFrom))
 	}
 	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", pct2(last.Clients.Failures, last.Clients.Requests),
-		scenario.Seconds(last.TMs-r.Config.IntervalMs), fmtMs(last.TMs))
-	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", groupThousands(uint64(ej)), plural(ej, "ejection", "ejections"),
+		scenario.Seconds(last.TMs-r.Config.IntervalMs), tabstate.FormatMs(last.TMs))
+	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", groupThousands(uint64(ej)), tabstate.Plural(ej, "ejection", "ejections"),
 		groupThousands(uint64(ov)))
 	return b.String()
 }
@@ -106,10 +107,10 @@ func groupThousands(n uint64) string {
 }
 
 // panelsView is everything below the charts at a cursor.
-func panelsView(r *Run, cursor int) view.Panels {
+func panelsView(r *tabstate.Run, cursor int) view.Panels {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	p := view.Panels{YAML: r.YAML, Cluster: r.Cluster}
-	p.Log, _, p.Omitted = foldedLog(r, 0, cursor, maxLogEntries)
+	p.Log, _, p.Omitted = tabstate.FoldedLog(r, 0, cursor, maxLogEntries)
 	var stats, prev engine.Stats
 	var cl, clPrev sim.ClusterStats
 	if cursor > 0 {
@@ -165,7 +166,7 @@ var clusterStats = []struct {
 
 // hostRows is the host table, like Envoy's admin /clusters: each host's
 // health flags and the success rate the detector computed for it.
-func hostRows(r *Run, cursor int) []view.HostRow {
+func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 	if cursor == 0 {
 		rows := make([]view.HostRow, len(r.Hosts))
 		for i, h := range r.Hosts {
@@ -180,7 +181,7 @@ func hostRows(r *Run, cursor int) []view.HostRow {
 			Name: h.Name, Prefix: r.Cluster + "::" + h.Name + "::",
 			HealthFlags: "healthy", SuccessRate: "-1",
 			Requests: h.Requests, Ejections: h.NumEjections, Multiplier: h.Multiplier,
-			Share: pct1(100*h.TrafficShare) + "%", Ejected: h.Ejected,
+			Share: tabstate.Pct1(100*h.TrafficShare) + "%", Ejected: h.Ejected,
 		}
 		var flags []string
 		if h.FailedActiveHC {
@@ -189,7 +190,7 @@ func hostRows(r *Run, cursor int) []view.HostRow {
 		if h.Ejected {
 			flags = append(flags, "/failed_outlier_check")
 			// The host returns at the first sweep once this has elapsed.
-			row.ReturnsIn = fmtMs(h.ReturnsInMs)
+			row.ReturnsIn = tabstate.FormatMs(h.ReturnsInMs)
 			if h.ReturnsInMs == 0 {
 				row.ReturnsIn = "next sweep"
 			}
@@ -210,7 +211,7 @@ func hostRows(r *Run, cursor int) []view.HostRow {
 		// A host ejected before this sweep was left out of it.
 		wasEjected := cursor > 1 && i < len(r.Frames[cursor-2].Hosts) && r.Frames[cursor-2].Hosts[i].Ejected
 		if h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= uint64(vol) && !wasEjected {
-			row.SuccessRate = pct1(h.SuccessRate)
+			row.SuccessRate = tabstate.Pct1(h.SuccessRate)
 		}
 		rows[i] = row
 	}
@@ -219,15 +220,15 @@ func hostRows(r *Run, cursor int) []view.HostRow {
 
 // controlsView is the settings panel for a run: its preset and the value
 // of every control the preset has.
-func controlsView(r *Run) view.Controls {
+func controlsView(r *tabstate.Run) view.Controls {
 	return view.Controls{Preset: r.Preset, Description: r.Description, Presets: presetLinks(r.Preset), Groups: controlGroups(r)}
 }
 
 // controlGroups builds the control groups for a run's values.
-func controlGroups(r *Run) []view.ControlGroup {
+func controlGroups(r *tabstate.Run) []view.ControlGroup {
 	var groups []view.ControlGroup
-	for i := range controls {
-		c := &controls[i]
+	for i := range tabstate.Controls {
+		c := &tabstate.Controls[i]
 		if _, ok := r.Values[c.Name]; !ok {
 			continue // the preset has no such setting
 		}
@@ -239,40 +240,40 @@ func controlGroups(r *Run) []view.ControlGroup {
 	}
 	// The groups a first visit needs are open; the rest fold away.
 	for i := range groups {
-		groups[i].Open = slices.Contains([]string{groupSuccessRate, groupEjection, groupScenario}, groups[i].Title)
+		groups[i].Open = slices.Contains([]string{tabstate.GroupSuccessRate, tabstate.GroupEjection, tabstate.GroupScenario}, groups[i].Title)
 	}
 	return groups
 }
 
 // controlView is one control at value v.
-func controlView(c *control, v float64) view.Control {
+func controlView(c *tabstate.Control, v float64) view.Control {
 	var opts []view.Option
 	for i, ch := range c.Choices {
 		opts = append(opts, view.Option{Value: ch, Selected: float64(i) == v})
 	}
 	vc := view.Control{
 		Name: c.Name, Label: c.Label, Help: c.Help,
-		Toggle: c.Kind == kindToggle,
+		Toggle: c.Kind == tabstate.KindToggle,
 		Min:    httperr.FormatNumber(c.Min), Max: httperr.FormatNumber(c.Max), Step: httperr.FormatNumber(c.Step),
 		Value:   httperr.FormatNumber(v),
-		Display: c.display(v), DisplayExpr: c.displayExpr(),
+		Display: c.Display(v), DisplayExpr: displayExpr(c),
 		Signal:  "cfg." + c.Name,
-		Range:   c.allowed(),
+		Range:   c.Allowed(),
 		Options: opts,
 		Field:   c.Name,
 	}
 	if c.Field != "" {
 		vc.Field = c.Field
 	}
-	switch c.inputOf() {
-	case inputNumber:
+	switch c.InputOf() {
+	case tabstate.InputNumber:
 		vc.NumberOnly = true
-	case inputSliderNumber:
+	case tabstate.InputSliderNumber:
 		vc.Number = true
 		vc.NumLabel = c.Label + ", typed"
 		if c.Unit != "" {
 			vc.NumLabel += " (" + c.Unit + ")"
-		} else if c.Kind == kindShare {
+		} else if c.Kind == tabstate.KindShare {
 			vc.NumLabel += " (a fraction, 0–1)"
 		}
 	}
@@ -281,7 +282,7 @@ func controlView(c *control, v float64) view.Control {
 		if c.NumStep > 0 {
 			vc.NumStep = httperr.FormatNumber(c.NumStep)
 		}
-		vc.NumSet = c.numberSet()
+		vc.NumSet = numberSet(c)
 	}
 	return vc
 }
@@ -293,25 +294,25 @@ func controlView(c *control, v float64) view.Control {
 // the signal, a number, or the text as typed when the browser cannot read
 // it as one, and posts it; the server checks it like any other value and
 // answers a bad one with the field-named message.
-func (c *control) numberSet() string {
+func numberSet(c *tabstate.Control) string {
 	sig := "$cfg." + c.Name
 	return sig + " = (el.value === '' || isNaN(+el.value)) ? el.value : +el.value; $seq++; @post('/lab/cmd/set')"
 }
 
 // displayExpr is display() as a Datastar expression over the control's
 // signal, so the shown value follows the slider while it moves.
-func (c *control) displayExpr() string {
+func displayExpr(c *tabstate.Control) string {
 	sig := "$cfg." + c.Name
 	switch c.Kind {
-	case kindFactor:
+	case tabstate.KindFactor:
 		return "'k = ' + (" + sig + " / 1000)"
-	case kindToggle:
+	case tabstate.KindToggle:
 		return sig + " ? 'on' : 'off'"
-	case kindSeconds:
+	case tabstate.KindSeconds:
 		return sig + " + ' s'"
-	case kindShare:
+	case tabstate.KindShare:
 		return "(" + sig + " * 100).toFixed(1) + '%'"
-	case kindChoice:
+	case tabstate.KindChoice:
 		return sig
 	}
 	switch c.Unit {

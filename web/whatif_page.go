@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ type whatifForm struct {
 
 // whatifPage handles GET /whatif: the form.
 func (s *Server) whatifPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: defaultSeed})))
+	s.render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: tabstate.DefaultSeed})))
 }
 
 func (s *Server) whatifView(f whatifForm) view.Whatif {
@@ -101,7 +102,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 // readWhatifForm reads a multipart or url-encoded post, at most
 // maxWhatifBytes of it (413 past that).
 func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
-	f := whatifForm{seed: defaultSeed}
+	f := whatifForm{seed: tabstate.DefaultSeed}
 	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", maxWhatifBytes>>20, maxWhatifBytes)}
 	if r.ContentLength > maxWhatifBytes {
 		return f, http.StatusRequestEntityTooLarge, tooLarge
@@ -336,7 +337,7 @@ func widenLabels(c jsonOption, hosts []string) json.RawMessage {
 	grids, _ := o["grid"].([]any)
 	for _, g := range grids {
 		if g, ok := g.(map[string]any); ok && g["left"] == "66" && left > 66 {
-			g["left"] = itoa(left)
+			g["left"] = tabstate.Itoa(left)
 		}
 	}
 	b, err := json.Marshal(o)
@@ -355,9 +356,9 @@ var whatifChartIDs = []string{chartSuccessRate, chartLanes, chartClients, chartS
 // builders, over a Run that holds only what they read: the frames, the
 // config, the hosts and the axis (wall-clock times, as the log has them).
 func whatifCharts(res *whatif.Result, cfg engine.Config) view.StaticCharts {
-	r := &Run{Config: cfg, Frames: res.Frames, Hosts: res.Hosts, hostIndex: map[string]int{}}
+	r := &tabstate.Run{Config: cfg, Frames: res.Frames, Hosts: res.Hosts, HostIndex: map[string]int{}}
 	for i, h := range res.Hosts {
-		r.hostIndex[h] = i
+		r.HostIndex[h] = i
 	}
 	r.Times = make([]string, len(res.Frames))
 	for i := range res.Frames {

@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import (
 	"encoding/json"
@@ -33,13 +33,13 @@ import (
 // maxQueryBytes bounds a lab address's query. Every control set to its
 // longest value fits in well under 2 KiB; anything longer is not a link the
 // lab wrote, and is refused before it is parsed.
-const maxQueryBytes = 4096
+const MaxQueryBytes = 4096
 
 // maxUnknownNamed bounds how many unknown parameters an error lists.
 const maxUnknownNamed = 10
 
 // labLink is what a lab address says.
-type labLink struct {
+type LabLink struct {
 	Preset string
 	// Values are the controls the address sets, by Envoy field name,
 	// already checked against each control's range.
@@ -52,9 +52,9 @@ type labLink struct {
 
 // parseBoundedQuery parses an address's query, refusing one longer than
 // maxQueryBytes before reading it (a lab, compare or sweep address).
-func parseBoundedQuery(raw string) (url.Values, error) {
-	if len(raw) > maxQueryBytes {
-		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), maxQueryBytes)
+func ParseBoundedQuery(raw string) (url.Values, error) {
+	if len(raw) > MaxQueryBytes {
+		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), MaxQueryBytes)
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
@@ -68,9 +68,9 @@ func parseBoundedQuery(raw string) (url.Values, error) {
 // the names, aliases and ranges a slider does and a bad value gets the
 // same field-named error; a duration may also be written as Envoy writes it
 // ("30s"). Every problem is reported, one inputError each.
-func parseLabQuery(rawQuery string) (labLink, error) {
-	link := labLink{Preset: defaultPreset}
-	q, err := parseBoundedQuery(rawQuery)
+func ParseLabQuery(rawQuery string) (LabLink, error) {
+	link := LabLink{Preset: DefaultPreset}
+	q, err := ParseBoundedQuery(rawQuery)
 	if err != nil {
 		return link, err
 	}
@@ -98,12 +98,12 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 			continue
 		case "inject":
 			// Checked against the cluster when the run is built.
-			if link.Inject, err = normalInject(v); err != nil {
+			if link.Inject, err = NormalInject(v); err != nil {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		c := lookupControl(name)
+		c := LookupControl(name)
 		if c == nil {
 			unknown = append(unknown, name)
 			continue
@@ -122,7 +122,7 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 		}
 		errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(name, 40), Msg: "is not a setting of the lab (allowed preset, t, inject and the controls' names)"})
 	}
-	vals, err := parseControlValues(raw)
+	vals, err := ParseControlValues(raw)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -134,8 +134,8 @@ func parseLabQuery(rawQuery string) (labLink, error) {
 // carry, for parseControlValues: a duration written with its unit ("30s",
 // "250ms") becomes a number of seconds, everything else a string, which
 // the parser reads as a number, a bool or a choice as the control needs.
-func queryValueJSON(c *control, v string) json.RawMessage {
-	if c.Kind == kindSeconds {
+func queryValueJSON(c *Control, v string) json.RawMessage {
+	if c.Kind == KindSeconds {
 		if _, err := strconv.ParseFloat(v, 64); err != nil {
 			if d, err := time.ParseDuration(v); err == nil {
 				return json.RawMessage(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
@@ -163,16 +163,16 @@ func parseSeconds(v string) (int64, error) {
 }
 
 // inputs are the run's inputs: the preset with the address's controls.
-func (l labLink) inputs() Inputs {
-	return Inputs{Preset: l.Preset, Inject: l.Inject}.with(l.Values)
+func (l LabLink) Inputs() Inputs {
+	return Inputs{Preset: l.Preset, Inject: l.Inject}.With(l.Values)
 }
 
 // cursor is the number of frames shown at the link's time: every frame at
 // or before it (a time between two sweeps shows the earlier one).
-func (l labLink) cursor(r *Run) (int, error) {
-	end := cursorMs(r, len(r.Frames))
+func (l LabLink) Cursor(r *Run) (int, error) {
+	end := CursorMs(r, len(r.Frames))
 	if l.TMs > end {
-		return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed 0–%s)", secs(l.TMs), fmtMs(end))}
+		return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed 0–%s)", secs(l.TMs), FormatMs(end))}
 	}
 	return sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > l.TMs }), nil
 }
@@ -180,13 +180,13 @@ func (l labLink) cursor(r *Run) (int, error) {
 // labURL is the permalink of a free-lab tab showing run r up to cursor.
 // Only the controls that differ from the preset's own values are written,
 // so a link stays short and says what was changed.
-func labURL(r *Run, cursor int) string {
+func LabURL(r *Run, cursor int) string {
 	var b strings.Builder
 	b.WriteString("/lab?preset=")
 	b.WriteString(url.QueryEscape(r.Preset))
-	def := presetValues(r.Preset)
-	for i := range controls {
-		c := &controls[i]
+	def := PresetValues(r.Preset)
+	for i := range Controls {
+		c := &Controls[i]
 		v, ok := r.Values[c.Name]
 		if d, isDefault := def[c.Name]; !ok || (isDefault && d == v) {
 			continue
@@ -194,7 +194,7 @@ func labURL(r *Run, cursor int) string {
 		b.WriteString("&")
 		b.WriteString(c.Name)
 		b.WriteString("=")
-		b.WriteString(url.QueryEscape(c.envoyValue(v)))
+		b.WriteString(url.QueryEscape(c.EnvoyValue(v)))
 	}
 	if len(r.Scenario.Injections) > 0 {
 		// "@" and "," may stand in a query as they are (RFC 3986), and a
@@ -204,7 +204,7 @@ func labURL(r *Run, cursor int) string {
 	}
 	if cursor > 0 {
 		b.WriteString("&t=")
-		b.WriteString(secs(cursorMs(r, cursor)))
+		b.WriteString(secs(CursorMs(r, cursor)))
 	}
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 // Every outcome has a tone app.css colours.
 func TestDecisionTones(t *testing.T) {
 	for o := explain.Ejected; o <= explain.NoOutlier; o++ {
-		switch tones[o] {
+		switch Tones[o] {
 		case "eject", "overflow", "detect", "return", "skip", "info":
 		default:
-			t.Errorf("%s has tone %q", o.Badge(), tones[o])
+			t.Errorf("%s has tone %q", o.Badge(), Tones[o])
 		}
 	}
 }
@@ -40,12 +40,12 @@ func TestDecisionsAreTheExplainers(t *testing.T) {
 	for i := range res.Frames {
 		iv := res.Frames[i].Interval()
 		want := explain.Decisions(&iv, cfg)
-		got := decisionsOf(&res.Frames[i], cfg)
+		got := DecisionsOf(&res.Frames[i], cfg)
 		if len(got) != len(want) {
 			t.Fatalf("frame %d: %d entries, want %d", i, len(got), len(want))
 		}
 		for j := range got {
-			if got[j].String() != want[j].String() || got[j].Badge != want[j].Outcome.Badge() || got[j].Tone != tones[want[j].Outcome] {
+			if got[j].String() != want[j].String() || got[j].Badge != want[j].Outcome.Badge() || got[j].Tone != Tones[want[j].Outcome] {
 				t.Errorf("frame %d entry %d: %s [%s %s], want %s", i, j, got[j], got[j].Tone, got[j].Badge, want[j])
 			}
 			seen[got[j].Tone] = true
@@ -63,7 +63,7 @@ func TestDecisionHTML(t *testing.T) {
 		Cap: engine.CapAdmits(0, 6, 34, false), Enforcing: 100, Backoff: 1, DurationMs: 30000}
 	f := scenario.Frame{TMs: 40000, Events: []engine.Event{ev}}
 	var b strings.Builder
-	if err := templates.LogEntries(decisionsOf(&f, engine.DefaultConfig())).Render(context.Background(), &b); err != nil {
+	if err := templates.LogEntries(DecisionsOf(&f, engine.DefaultConfig())).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()
@@ -100,7 +100,7 @@ func TestFmtMs(t *testing.T) {
 		{238990, "238.99 s"},
 		{239999, "239.999 s"},
 	} {
-		if got := fmtMs(tc.ms); got != tc.want {
+		if got := FormatMs(tc.ms); got != tc.want {
 			t.Errorf("fmtMs(%d) = %q, want %q", tc.ms, got, tc.want)
 		}
 	}

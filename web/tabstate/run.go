@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import (
 	"errors"
@@ -39,35 +39,35 @@ type Run struct {
 	Hosts []string
 	Times []string // x-axis labels, one per frame: "40 s"
 
-	hostIndex map[string]int
+	HostIndex map[string]int
 	// key is Inputs.key(): streams remember the run they drew by its key,
 	// never by a pointer that would keep it alive past the cache.
-	key string
+	Key string
 	// size estimates the run's memory, for the cache's byte bound.
-	size int
+	Size int
 }
 
 // errUnknownPreset is answered with a 404.
-var errUnknownPreset = httperr.WithKind(httperr.KindNotFound, errors.New("unknown preset"))
+var ErrUnknownPreset = httperr.WithKind(httperr.KindNotFound, errors.New("unknown preset"))
 
 // defaultSeed makes a run reproducible: the same inputs give the same
 // frames on every machine, so a lesson's numbers are the room's numbers.
-const defaultSeed = 1
+const DefaultSeed = 1
 
 // buildRun applies the inputs to their preset and runs the engine.
-func buildRun(in Inputs) (*Run, error) {
+func BuildRun(in Inputs) (*Run, error) {
 	defer observeRun()()
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok {
-		return nil, errUnknownPreset
+		return nil, ErrUnknownPreset
 	}
-	sc, cfg, err := applyInputs(p, in)
+	sc, cfg, err := ApplyInputs(p, in)
 	if err != nil {
 		return nil, err
 	}
 	seed := in.Seed
 	if seed == 0 {
-		seed = defaultSeed
+		seed = DefaultSeed
 	}
 	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
@@ -82,25 +82,25 @@ func buildRun(in Inputs) (*Run, error) {
 		Config:      cfg,
 		Frames:      res.Frames,
 		Result:      &res,
-		hostIndex:   map[string]int{},
+		HostIndex:   map[string]int{},
 	}
 	r.Values = controlValues(sc, cfg)
 	r.Log = make([][]view.LogEntry, len(r.Frames))
 	r.Times = make([]string, len(r.Frames))
 	for i := range r.Frames {
-		r.Log[i] = decisionsOf(&r.Frames[i], cfg)
-		r.Times[i] = fmtMs(r.Frames[i].TMs)
+		r.Log[i] = DecisionsOf(&r.Frames[i], cfg)
+		r.Times[i] = FormatMs(r.Frames[i].TMs)
 	}
 	r.logInjections()
 	if len(r.Frames) > 0 {
 		for i, h := range r.Frames[0].Hosts {
 			r.Hosts = append(r.Hosts, h.Name)
-			r.hostIndex[h.Name] = i
+			r.HostIndex[h.Name] = i
 		}
 	}
 	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold), sc.Cluster.Retry.MaxRetries)
-	r.size = r.estimateSize()
-	r.key = in.key()
+	r.Size = r.estimateSize()
+	r.Key = in.Key()
 	return r, nil
 }
 
@@ -109,17 +109,17 @@ func buildRun(in Inputs) (*Run, error) {
 // on top, then the faults injected live. A control's value must be inside
 // its slider's span; the rest (Envoy's own validation, a knob the preset
 // has no use for) is the catalog's, and so are its messages.
-func applyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config, error) {
+func ApplyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config, error) {
 	onPage := make(map[string]string, len(in.Values))
 	for name, v := range in.Values {
-		c := controlByName[name]
+		c := ControlByName[name]
 		if c == nil {
 			return scenario.Scenario{}, engine.Config{}, &httperr.FieldError{Field: name, Msg: "is not a setting of the lab"}
 		}
-		if err := c.check(v); err != nil {
+		if err := c.Check(v); err != nil {
 			return scenario.Scenario{}, engine.Config{}, err
 		}
-		onPage[name] = c.envoyValue(v)
+		onPage[name] = c.EnvoyValue(v)
 	}
 	layers := []map[string]string{in.Base, onPage}
 	if in.Inject != "" {
@@ -149,10 +149,10 @@ func (r *Run) logInjections() {
 
 // injectView is the inject control for a run: its hosts, and its
 // injections with the entry each remove button names.
-func injectView(r *Run) *view.Inject {
+func InjectView(r *Run) *view.Inject {
 	v := &view.Inject{Hosts: r.Hosts}
 	for _, in := range r.Scenario.Injections {
-		v.Active = append(v.Active, view.Injection{Entry: in.String(), Host: fmt.Sprintf("h%d", in.Host), Time: fmtMs(in.At.Milliseconds()), How: in.Describe()})
+		v.Active = append(v.Active, view.Injection{Entry: in.String(), Host: fmt.Sprintf("h%d", in.Host), Time: FormatMs(in.At.Milliseconds()), How: in.Describe()})
 	}
 	return v
 }
@@ -161,11 +161,11 @@ func injectView(r *Run) *view.Inject {
 // its detector config.
 func controlValues(sc scenario.Scenario, cfg engine.Config) map[string]float64 {
 	all := settings.Values(sc, cfg)
-	vals := make(map[string]float64, len(controls))
-	for i := range controls {
-		c := &controls[i]
+	vals := make(map[string]float64, len(Controls))
+	for i := range Controls {
+		c := &Controls[i]
 		if s, ok := all[c.Setting]; ok {
-			if v, ok := c.number(s); ok {
+			if v, ok := c.Number(s); ok {
 				vals[c.Name] = v
 			}
 		}
@@ -176,7 +176,7 @@ func controlValues(sc scenario.Scenario, cfg engine.Config) map[string]float64 {
 // presetValues is every control's value in a preset as it ships: what a
 // permalink leaves out. It runs nothing (no engine run, only the preset's
 // scenario), so the stream can call it at each change.
-func presetValues(preset string) map[string]float64 {
+func PresetValues(preset string) map[string]float64 {
 	p, ok := scenario.Lookup(preset)
 	if !ok {
 		return nil
@@ -203,35 +203,35 @@ func (r *Run) estimateSize() int {
 // It is bounded in runs and in (estimated) bytes: the largest settings
 // make runs of megabytes. Tabs missing the same inputs at once wait for
 // one build (a room's laptops join together).
-type runCache struct {
-	runs  *memo.Cache[string, *Run]
-	build func(Inputs) (*Run, error) // buildRun; tests slow it down
+type RunCache struct {
+	Runs  *memo.Cache[string, *Run]
+	Build func(Inputs) (*Run, error) // buildRun; tests slow it down
 }
 
 // runCacheBytes bounds the cache's estimated memory.
 const runCacheBytes = 64 << 20
 
-func newRunCache(max int) *runCache { return newRunCacheBytes(max, runCacheBytes) }
+func NewRunCache(max int) *RunCache { return NewRunCacheBytes(max, runCacheBytes) }
 
-func newRunCacheBytes(max, bytes int) *runCache {
-	return &runCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.size }), buildRun}
+func NewRunCacheBytes(max, bytes int) *RunCache {
+	return &RunCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.Size }), BuildRun}
 }
 
 // get returns the run for the inputs, building it on a miss.
-func (c *runCache) get(in Inputs) (*Run, error) {
-	in = in.canonical()
-	r, hit, err := c.runs.Get(in.key(), func() (*Run, error) { return c.build(in) })
+func (c *RunCache) Get(in Inputs) (*Run, error) {
+	in = in.Canonical()
+	r, hit, err := c.Runs.Get(in.Key(), func() (*Run, error) { return c.Build(in) })
 	cacheLookup(hit)
 	return r, err
 }
 
 // has says whether the cache holds the run of the inputs: a compare
 // weighs only the runs it has to make.
-func (c *runCache) has(in Inputs) bool { return c.runs.Has(in.canonical().key()) }
+func (c *RunCache) Has(in Inputs) bool { return c.Runs.Has(in.Canonical().Key()) }
 
 // frameTime is the tick time of the frame before the cursor ("0 s" at the
 // start).
-func (r *Run) frameTime(cursor int) string {
+func (r *Run) FrameTime(cursor int) string {
 	if cursor <= 0 || len(r.Frames) == 0 {
 		return "0 s"
 	}
@@ -239,6 +239,18 @@ func (r *Run) frameTime(cursor int) string {
 }
 
 // endTime is the last tick of the run.
-func (r *Run) endTime() string { return r.frameTime(len(r.Frames)) }
+func (r *Run) EndTime() string { return r.FrameTime(len(r.Frames)) }
 
-func itoa(i int) string { return strconv.Itoa(i) }
+func Itoa(i int) string { return strconv.Itoa(i) }
+
+// cursorMs is the time of the last frame shown: what checks and
+// placeholders read up to (0 before the first tick).
+func CursorMs(r *Run, cursor int) int64 {
+	if cursor <= 0 || len(r.Frames) == 0 {
+		return 0
+	}
+	return r.Frames[min(cursor, len(r.Frames))-1].TMs
+}
+
+// HeldBytes is the cache's estimate of its runs' memory.
+func (c *RunCache) HeldBytes() int { return c.Runs.Cost() }

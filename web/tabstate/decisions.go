@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import (
 	"fmt"
@@ -19,13 +19,13 @@ import (
 // sets fields as code and quantities in bold.
 
 // decisionsOf is every decision of one interval, oldest first.
-func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
+func DecisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	iv := f.Interval()
 	ss := explain.Decisions(&iv, cfg)
 	out := make([]view.LogEntry, len(ss))
 	for i, s := range ss {
-		out[i] = view.LogEntry{Time: fmtMs(s.AtMs), Tone: tones[s.Outcome], Badge: s.Outcome.Badge(), Parts: s.Spans}
-		if quiet[s.Outcome] {
+		out[i] = view.LogEntry{Time: FormatMs(s.AtMs), Tone: Tones[s.Outcome], Badge: s.Outcome.Badge(), Parts: s.Spans}
+		if Quiet[s.Outcome] {
 			out[i].Quiet = true
 			out[i].Fold = foldKey(out[i])
 		}
@@ -34,7 +34,7 @@ func decisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 }
 
 // tones are the log's colours (app.css .entry.<tone>), one per outcome.
-var tones = map[explain.Outcome]string{
+var Tones = map[explain.Outcome]string{
 	explain.Ejected: "eject", explain.Overflow: "overflow",
 	explain.DetectOnly: "detect", explain.Degraded: "detect",
 	explain.Returned: "return",
@@ -46,7 +46,7 @@ var tones = map[explain.Outcome]string{
 // nobody, a host left out for volume. They fill most of a long run's log,
 // so runs of them fold into one line and the "decisions only" filter
 // hides them.
-var quiet = map[explain.Outcome]bool{explain.Skipped: true, explain.NotCounted: true, explain.NoOutlier: true}
+var Quiet = map[explain.Outcome]bool{explain.Skipped: true, explain.NotCounted: true, explain.NoOutlier: true}
 
 // foldKey is a quiet entry's words and names without its numbers: "success
 // rate: no host of 6 below 93.2%" and "… of 6 below 93.4%" fold together,
@@ -64,7 +64,7 @@ func foldKey(e view.LogEntry) string {
 }
 
 // quietFrame reports whether an interval decided nothing.
-func quietFrame(log []view.LogEntry) bool {
+func QuietFrame(log []view.LogEntry) bool {
 	for _, e := range log {
 		if !e.Quiet {
 			return false
@@ -76,7 +76,7 @@ func quietFrame(log []view.LogEntry) bool {
 // fold is where one entry's run of like non-events starts: the frame and
 // the entry's place in it; more says the run goes on in the next frame.
 type fold struct {
-	start, pos int
+	Start, Pos int
 	more       bool
 }
 
@@ -84,19 +84,19 @@ type fold struct {
 // stretch: frame s-1, if any, is not quiet. A quiet entry of a quiet frame
 // continues the run of the same Fold in the frame before, if that frame
 // is quiet too; anything else starts its own.
-func folds(log [][]view.LogEntry, s, to int) [][]fold {
+func Folds(log [][]view.LogEntry, s, to int) [][]fold {
 	out := make([][]fold, to-s)
 	prev, cur := map[string]int{}, map[string]int{}
 	for i := s; i < to; i++ {
 		out[i-s] = make([]fold, len(log[i]))
-		q := quietFrame(log[i])
+		q := QuietFrame(log[i])
 		clear(cur)
 		for j, e := range log[i] {
-			f := fold{start: i, pos: j}
+			f := fold{Start: i, Pos: j}
 			if k, ok := prev[e.Fold]; ok && q && !out[i-1-s][k].more {
 				p := &out[i-1-s][k]
 				p.more = true
-				f.start, f.pos = p.start, p.pos
+				f.Start, f.Pos = p.Start, p.Pos
 			}
 			out[i-s][j] = f
 			if _, dup := cur[e.Fold]; q && !dup {
@@ -114,14 +114,14 @@ func folds(log [][]view.LogEntry, s, to int) [][]fold {
 // if it goes on), its Count the intervals it spans. replaced are the ids of
 // lines that began before from and go on past it: the page holds them as
 // they were at from, and the stream swaps them for the longer ones.
-func foldedLog(r *Run, from, to, limit int) (lines []view.LogEntry, replaced []string, omitted int) {
+func FoldedLog(r *Run, from, to, limit int) (lines []view.LogEntry, replaced []string, omitted int) {
 	to = min(to, len(r.Log))
 	from = min(max(from, 0), to)
 	s := from
-	for s > 0 && quietFrame(r.Log[s-1]) {
+	for s > 0 && QuietFrame(r.Log[s-1]) {
 		s--
 	}
-	fs := folds(r.Log, s, to)
+	fs := Folds(r.Log, s, to)
 	for i := to - 1; i >= from; i-- {
 		for j := len(r.Log[i]) - 1; j >= 0; j-- {
 			f := fs[i-s][j]
@@ -133,7 +133,7 @@ func foldedLog(r *Run, from, to, limit int) (lines []view.LogEntry, replaced []s
 				continue
 			}
 			lines = append(lines, foldedEntry(r, i, j, f))
-			if f.start < from {
+			if f.Start < from {
 				replaced = append(replaced, lines[len(lines)-1].ID)
 			}
 		}
@@ -144,10 +144,10 @@ func foldedLog(r *Run, from, to, limit int) (lines []view.LogEntry, replaced []s
 // foldedEntry is entry j of frame i as the newest of its run f.
 func foldedEntry(r *Run, i, j int, f fold) view.LogEntry {
 	e := r.Log[i][j]
-	e.ID = "lg-" + itoa(f.start) + "-" + itoa(f.pos)
-	if n := i - f.start + 1; n > 1 {
+	e.ID = "lg-" + Itoa(f.Start) + "-" + Itoa(f.Pos)
+	if n := i - f.Start + 1; n > 1 {
 		e.Count = n
-		e.Time = strings.TrimSuffix(r.Log[f.start][f.pos].Time, " s") + "–" + e.Time
+		e.Time = strings.TrimSuffix(r.Log[f.Start][f.Pos].Time, " s") + "–" + e.Time
 	}
 	return e
 }
@@ -162,15 +162,15 @@ func (s *sentence) text(format string, args ...any) *sentence {
 }
 
 func entry(atMs int64, tone, badge string, s *sentence) view.LogEntry {
-	return view.LogEntry{Time: fmtMs(atMs), Tone: tone, Badge: badge, Parts: s.parts}
+	return view.LogEntry{Time: FormatMs(atMs), Tone: tone, Badge: badge, Parts: s.parts}
 }
 
 // fmtMs writes milliseconds as seconds: "40 s", "20.1 s", "0.25 s",
 // rounded the way the decision log's sentences round (explain.Seconds).
-func fmtMs(ms int64) string { return explain.Seconds(ms) + " s" }
+func FormatMs(ms int64) string { return explain.Seconds(ms) + " s" }
 
 // plural and pct1 are the page's own number words (viewmodel.go).
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -178,4 +178,4 @@ func plural(n int, one, many string) string {
 }
 
 // pct1 writes a percentage (or any rate) with one decimal.
-func pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func Pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

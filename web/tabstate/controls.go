@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import (
 	"fmt"
@@ -26,17 +26,17 @@ const (
 	kindCount controlKind = iota
 	// kindSeconds is a duration the control holds in seconds and Envoy
 	// reads as "30s".
-	kindSeconds
+	KindSeconds
 	// kindFactor is success_rate_stdev_factor: Envoy stores k × 1000, the
 	// slider holds the same integer and the label shows k.
-	kindFactor
+	KindFactor
 	// kindToggle is a bool.
-	kindToggle
+	KindToggle
 	// kindShare is a fraction 0–1 shown as a percentage (fault_rate).
-	kindShare
+	KindShare
 	// kindChoice is one of Choices (lb_policy, fault_kind): the number is
 	// the choice's index, the page's select and the signal hold its name.
-	kindChoice
+	KindChoice
 )
 
 // control is one input of the lab: a setting of the catalog with what the
@@ -46,7 +46,7 @@ const (
 // Min/Max are the slider's span: the setting's range, or a narrower one
 // that keeps a run a few milliseconds (an interval of 1 ms over a
 // 10-minute run would be 600 000 frames).
-type control struct {
+type Control struct {
 	Name string
 	// Setting is the catalog's name for it (lessons and the CLI use it).
 	Setting string
@@ -80,10 +80,10 @@ const (
 	// has more steps than a slider can set one by one (see sliderSteps).
 	inputAuto inputKind = iota
 	// inputSliderNumber: a slider and a number field bound to one value.
-	inputSliderNumber
+	InputSliderNumber
 	// inputNumber: a number field alone, for a range no slider can hold
 	// (max_retries: 0–4294967295).
-	inputNumber
+	InputNumber
 )
 
 // sliderSteps is the most steps a slider alone may have: a sidebar slider
@@ -93,26 +93,26 @@ const (
 const sliderSteps = 240
 
 // inputOf is the input the page gives c.
-func (c *control) inputOf() inputKind {
-	if c.Entry != inputAuto || c.Kind == kindToggle || c.Kind == kindChoice {
+func (c *Control) InputOf() inputKind {
+	if c.Entry != inputAuto || c.Kind == KindToggle || c.Kind == KindChoice {
 		return c.Entry
 	}
 	if c.Step > 0 && (c.Max-c.Min)/c.Step > sliderSteps {
-		return inputSliderNumber
+		return InputSliderNumber
 	}
 	return inputAuto
 }
 
 // Control groups, in page order.
 const (
-	groupSuccessRate = "Success rate"
-	groupEjection    = "Ejection"
+	GroupSuccessRate = "Success rate"
+	GroupEjection    = "Ejection"
 	groupConsecutive = "Consecutive errors"
-	groupEnforcing   = "Enforcement (% of detections that eject)"
+	GroupEnforcing   = "Enforcement (% of detections that eject)"
 	groupFailurePct  = "Failure percentage"
 	groupToggles     = "Switches"
 	groupCluster     = "Cluster and clients"
-	groupScenario    = "Scenario"
+	GroupScenario    = "Scenario"
 )
 
 // onPage is what the page adds to one setting of the catalog.
@@ -143,15 +143,15 @@ func lab(lo, hi float64) span { return span{lo, hi, true} }
 
 // page lists every control of the lab, in page order.
 var page = []onPage{
-	{Setting: "success_rate_stdev_factor", Label: "Stdev factor", Group: groupSuccessRate, Span: lab(100, 5000), Step: 100, Show: kindFactor},
-	{Setting: "success_rate_request_volume", Label: "Request volume", Group: groupSuccessRate, Span: lab(0, 2000), Step: 10},
-	{Setting: "success_rate_minimum_hosts", Label: "Minimum hosts", Group: groupSuccessRate, Span: lab(0, 50)},
+	{Setting: "success_rate_stdev_factor", Label: "Stdev factor", Group: GroupSuccessRate, Span: lab(100, 5000), Step: 100, Show: KindFactor},
+	{Setting: "success_rate_request_volume", Label: "Request volume", Group: GroupSuccessRate, Span: lab(0, 2000), Step: 10},
+	{Setting: "success_rate_minimum_hosts", Label: "Minimum hosts", Group: GroupSuccessRate, Span: lab(0, 50)},
 
-	{Setting: "max_ejection_percent", Label: "Ejection cap", Group: groupEjection},
-	{Setting: "base_ejection_time", Label: "Base ejection time", Group: groupEjection, Span: lab(1, 600)},
-	{Setting: "max_ejection_time", Label: "Max ejection time", Group: groupEjection, Span: lab(1, 1800)},
-	{Setting: "interval", Label: "Interval", Group: groupEjection, Span: lab(1, 60)},
-	{Setting: "max_ejection_time_jitter", Label: "Ejection time jitter", Group: groupEjection, Span: lab(0, 60)},
+	{Setting: "max_ejection_percent", Label: "Ejection cap", Group: GroupEjection},
+	{Setting: "base_ejection_time", Label: "Base ejection time", Group: GroupEjection, Span: lab(1, 600)},
+	{Setting: "max_ejection_time", Label: "Max ejection time", Group: GroupEjection, Span: lab(1, 1800)},
+	{Setting: "interval", Label: "Interval", Group: GroupEjection, Span: lab(1, 60)},
+	{Setting: "max_ejection_time_jitter", Label: "Ejection time jitter", Group: GroupEjection, Span: lab(0, 60)},
 
 	{Setting: "consecutive_5xx", Label: "Consecutive 5xx", Group: groupConsecutive, Span: lab(0, 100)},
 	{Setting: "consecutive_gateway_failure", Label: "Consecutive gateway failures", Group: groupConsecutive, Span: lab(0, 100)},
@@ -161,13 +161,13 @@ var page = []onPage{
 	{Setting: "failure_percentage_request_volume", Label: "Request volume", Group: groupFailurePct, Span: lab(0, 2000), Step: 10},
 	{Setting: "failure_percentage_minimum_hosts", Label: "Minimum hosts", Group: groupFailurePct, Span: lab(0, 50)},
 
-	{Setting: "enforcing_success_rate", Label: "Success rate", Group: groupEnforcing},
-	{Setting: "enforcing_consecutive_5xx", Label: "Consecutive 5xx", Group: groupEnforcing},
-	{Setting: "enforcing_consecutive_gateway_failure", Label: "Gateway failures", Group: groupEnforcing},
-	{Setting: "enforcing_failure_percentage", Label: "Failure percentage", Group: groupEnforcing},
-	{Setting: "enforcing_consecutive_local_origin_failure", Label: "Local-origin consecutive", Group: groupEnforcing},
-	{Setting: "enforcing_local_origin_success_rate", Label: "Local-origin success rate", Group: groupEnforcing},
-	{Setting: "enforcing_failure_percentage_local_origin", Label: "Local-origin failure %", Group: groupEnforcing},
+	{Setting: "enforcing_success_rate", Label: "Success rate", Group: GroupEnforcing},
+	{Setting: "enforcing_consecutive_5xx", Label: "Consecutive 5xx", Group: GroupEnforcing},
+	{Setting: "enforcing_consecutive_gateway_failure", Label: "Gateway failures", Group: GroupEnforcing},
+	{Setting: "enforcing_failure_percentage", Label: "Failure percentage", Group: GroupEnforcing},
+	{Setting: "enforcing_consecutive_local_origin_failure", Label: "Local-origin consecutive", Group: GroupEnforcing},
+	{Setting: "enforcing_local_origin_success_rate", Label: "Local-origin success rate", Group: GroupEnforcing},
+	{Setting: "enforcing_failure_percentage_local_origin", Label: "Local-origin failure %", Group: GroupEnforcing},
 
 	{Setting: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles},
 	{Setting: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles},
@@ -180,27 +180,27 @@ var page = []onPage{
 	{Setting: "previous_hosts", Label: "Retry elsewhere", Group: groupCluster},
 	{Setting: "per_try_timeout", Label: "Per-try timeout", Group: groupCluster, Span: lab(0, 5), Step: 0.05},
 	{Setting: "retry_budget_percent", Label: "Retry budget", Group: groupCluster},
-	{Setting: "max_retries", Label: "Max concurrent retries", Group: groupCluster, Entry: inputNumber},
+	{Setting: "max_retries", Label: "Max concurrent retries", Group: groupCluster, Entry: InputNumber},
 	{Setting: "active_hc", Label: "Active health checks", Group: groupCluster},
 	{Setting: "hc_interval", Label: "Health check interval", Group: groupCluster, Span: lab(1, 60)},
 	{Setting: "hc_shares_fault", Label: "Health check sees the fault", Group: groupCluster},
 
 	// The lab's spans keep a run to a few milliseconds; the CLI and
 	// lessons take the settings' whole ranges.
-	{Setting: "hosts", Label: "Hosts", Group: groupScenario, Span: lab(1, 50)},
-	{Setting: "rps", Label: "Request rate", Group: groupScenario, Span: lab(10, 3000), Step: 10},
-	{Setting: "capacity_rps", Label: "Host capacity", Group: groupScenario, Span: lab(0, 2000), Step: 10},
-	{Setting: "fault_rate", Label: "Faulty host's failures", Group: groupScenario, Step: 0.01, Show: kindShare, Entry: inputSliderNumber, NumStep: 0.001},
-	{Setting: "fault_kind", Label: "How it fails", Group: groupScenario},
-	{Setting: "fault_pattern", Label: "Failure pattern", Group: groupScenario},
-	{Setting: "fault_duration", Label: "Fault lasts", Group: groupScenario, Span: lab(0, 600), Step: 10},
-	{Setting: "dialect", Label: "Whose detector", Group: groupScenario},
+	{Setting: "hosts", Label: "Hosts", Group: GroupScenario, Span: lab(1, 50)},
+	{Setting: "rps", Label: "Request rate", Group: GroupScenario, Span: lab(10, 3000), Step: 10},
+	{Setting: "capacity_rps", Label: "Host capacity", Group: GroupScenario, Span: lab(0, 2000), Step: 10},
+	{Setting: "fault_rate", Label: "Faulty host's failures", Group: GroupScenario, Step: 0.01, Show: KindShare, Entry: InputSliderNumber, NumStep: 0.001},
+	{Setting: "fault_kind", Label: "How it fails", Group: GroupScenario},
+	{Setting: "fault_pattern", Label: "Failure pattern", Group: GroupScenario},
+	{Setting: "fault_duration", Label: "Fault lasts", Group: GroupScenario, Span: lab(0, 600), Step: 10},
+	{Setting: "dialect", Label: "Whose detector", Group: GroupScenario},
 }
 
 // controls lists every input of the lab, in page order: each page entry
 // with its setting.
-var controls = func() []control {
-	out := make([]control, len(page))
+var Controls = func() []Control {
+	out := make([]Control, len(page))
 	for i, e := range page {
 		s, ok := settings.Lookup(e.Setting)
 		if !ok {
@@ -213,18 +213,18 @@ var controls = func() []control {
 }()
 
 // newControl joins a setting and what the page adds to it.
-func newControl(s settings.Setting, e onPage) control {
-	c := control{
+func newControl(s settings.Setting, e onPage) Control {
+	c := Control{
 		Name: s.EnvoyName(), Setting: s.Name, Label: e.Label, Group: e.Group, Unit: s.Unit, Help: s.Help,
 		Min: s.Min, Max: s.Max, Step: e.Step, Entry: e.Entry, NumStep: e.NumStep, Field: s.Envoy,
 	}
 	switch s.Kind {
 	case settings.Bool:
-		c.Kind = kindToggle
+		c.Kind = KindToggle
 	case settings.Enum, settings.List:
-		c.Kind, c.Choices, c.Min, c.Max = kindChoice, s.Menu, 0, float64(len(s.Menu)-1)
+		c.Kind, c.Choices, c.Min, c.Max = KindChoice, s.Menu, 0, float64(len(s.Menu)-1)
 	case settings.Duration:
-		c.Kind = kindSeconds
+		c.Kind = KindSeconds
 	}
 	if e.Show != 0 {
 		c.Kind = e.Show
@@ -241,10 +241,10 @@ func newControl(s settings.Setting, e onPage) control {
 	return c
 }
 
-var controlByName = func() map[string]*control {
-	m := make(map[string]*control, len(controls))
-	for i := range controls {
-		m[controls[i].Name] = &controls[i]
+var ControlByName = func() map[string]*Control {
+	m := make(map[string]*Control, len(Controls))
+	for i := range Controls {
+		m[Controls[i].Name] = &Controls[i]
 	}
 	return m
 }()
@@ -252,17 +252,17 @@ var controlByName = func() map[string]*control {
 // lookupControl finds a control by its name or by any name the catalog
 // knows its setting by (lessons and the CLI write panic_threshold,
 // retries, lb).
-func lookupControl(name string) *control {
-	if c := controlByName[name]; c != nil {
+func LookupControl(name string) *Control {
+	if c := ControlByName[name]; c != nil {
 		return c
 	}
 	if s, ok := settings.Lookup(name); ok {
-		return controlByName[s.EnvoyName()]
+		return ControlByName[s.EnvoyName()]
 	}
 	return nil
 }
 
-func b2f(b bool) float64 {
+func B2F(b bool) float64 {
 	if b {
 		return 1
 	}
@@ -271,7 +271,7 @@ func b2f(b bool) float64 {
 
 // choiceIndex is the index of a kindChoice control's value; ok is false for
 // a value the control does not offer.
-func (c *control) choiceIndex(v string) (int, bool) {
+func (c *Control) choiceIndex(v string) (int, bool) {
 	for i, ch := range c.Choices {
 		if ch == v {
 			return i, true
@@ -281,7 +281,7 @@ func (c *control) choiceIndex(v string) (int, bool) {
 }
 
 // choice is a kindChoice value's name ("" if the index is out of range).
-func (c *control) choice(v float64) string {
+func (c *Control) Choice(v float64) string {
 	if i := int(v); i >= 0 && i < len(c.Choices) && float64(i) == v {
 		return c.Choices[i]
 	}
@@ -290,14 +290,14 @@ func (c *control) choice(v float64) string {
 
 // envoyValue is the value as a user types it, the form settings.Apply
 // reads: "34", "30s", "true", "connect_failure".
-func (c *control) envoyValue(v float64) string {
+func (c *Control) EnvoyValue(v float64) string {
 	switch c.Kind {
-	case kindSeconds:
+	case KindSeconds:
 		return strconv.FormatFloat(v, 'f', -1, 64) + "s"
-	case kindToggle:
+	case KindToggle:
 		return strconv.FormatBool(v != 0)
-	case kindChoice:
-		return c.choice(v)
+	case KindChoice:
+		return c.Choice(v)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
@@ -305,15 +305,15 @@ func (c *control) envoyValue(v float64) string {
 // number reads a value as settings.Values writes it ("34", "250ms",
 // "true", "connect_failure") into the control's number; ok is false for a
 // value the control cannot show (a retry_on list its menu does not offer).
-func (c *control) number(s string) (float64, bool) {
+func (c *Control) Number(s string) (float64, bool) {
 	switch c.Kind {
-	case kindToggle:
+	case KindToggle:
 		b, err := strconv.ParseBool(s)
-		return b2f(b), err == nil
-	case kindChoice:
+		return B2F(b), err == nil
+	case KindChoice:
 		i, ok := c.choiceIndex(s)
 		return float64(i), ok
-	case kindSeconds:
+	case KindSeconds:
 		d, err := time.ParseDuration(s)
 		return d.Seconds(), err == nil
 	}
@@ -322,26 +322,26 @@ func (c *control) number(s string) (float64, bool) {
 }
 
 // check reports a value outside the control's span or off its step.
-func (c *control) check(v float64) error {
+func (c *Control) Check(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
-		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", httperr.MessageNumber(v), c.allowed())}
+		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", httperr.MessageNumber(v), c.Allowed())}
 	}
 	if c.Step >= 1 && v != math.Trunc(v) {
-		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", httperr.MessageNumber(v), c.allowed())}
+		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", httperr.MessageNumber(v), c.Allowed())}
 	}
 	return nil
 }
 
 // allowed is the span in words, with the unit: "0–100 %", "1–60 s".
-func (c *control) allowed() string {
+func (c *Control) Allowed() string {
 	switch c.Kind {
-	case kindToggle:
+	case KindToggle:
 		return "true or false"
-	case kindChoice:
+	case KindChoice:
 		return strings.Join(c.Choices, ", ")
 	}
 	s := httperr.FormatNumber(c.Min) + "–" + httperr.FormatNumber(c.Max)
-	if c.Kind == kindShare {
+	if c.Kind == KindShare {
 		s += " (a fraction)"
 	} else if c.Unit != "" {
 		s += " " + c.Unit
@@ -350,21 +350,21 @@ func (c *control) allowed() string {
 }
 
 // display is the value as the page shows it next to the slider.
-func (c *control) display(v float64) string {
+func (c *Control) Display(v float64) string {
 	switch c.Kind {
-	case kindFactor:
+	case KindFactor:
 		return "k = " + strconv.FormatFloat(v/1000, 'f', -1, 64)
-	case kindToggle:
+	case KindToggle:
 		if v != 0 {
 			return "on"
 		}
 		return "off"
-	case kindSeconds:
+	case KindSeconds:
 		return fmtDuration(time.Duration(v * float64(time.Second)))
-	case kindShare:
+	case KindShare:
 		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
-	case kindChoice:
-		return c.choice(v)
+	case KindChoice:
+		return c.Choice(v)
 	}
 	if c.Unit == "" {
 		return httperr.FormatNumber(v)

@@ -1,4 +1,11 @@
-package web
+// Package tabstate is what one tab of the lab shows, as data: its inputs
+// (a preset or lesson step, the controls' values, the faults injected,
+// the seed), the one catalog of controls that set them with their ranges
+// and error texts, the permalink that carries them, and the run they make
+// (the engine's frames and the decision log), kept in a bounded cache.
+// Everything here is a function of the inputs: no sessions, no streams,
+// no rooms.
+package tabstate
 
 import (
 	"encoding/json"
@@ -37,7 +44,7 @@ type Inputs struct {
 }
 
 // key is a canonical string of the inputs: the run cache's key.
-func (in Inputs) key() string {
+func (in Inputs) Key() string {
 	var b strings.Builder
 	b.WriteString(in.Preset)
 	b.WriteString("|")
@@ -65,11 +72,11 @@ func (in Inputs) key() string {
 // page (which knows only the preset) and its stream (whose signals carry
 // every control's value) find the same cached run instead of running the
 // engine twice. A lesson's inputs (with Base) are left as they are.
-func (in Inputs) canonical() Inputs {
+func (in Inputs) Canonical() Inputs {
 	if len(in.Base) > 0 || len(in.Values) == 0 {
 		return in
 	}
-	def := presetValues(in.Preset)
+	def := PresetValues(in.Preset)
 	if def == nil {
 		return in
 	}
@@ -84,7 +91,7 @@ func (in Inputs) canonical() Inputs {
 }
 
 // with returns a copy of in with vals set over its values.
-func (in Inputs) with(vals map[string]float64) Inputs {
+func (in Inputs) With(vals map[string]float64) Inputs {
 	out := in
 	out.Values = maps.Clone(in.Values)
 	if out.Values == nil {
@@ -97,7 +104,7 @@ func (in Inputs) with(vals map[string]float64) Inputs {
 // normalInject reads an inject list as a page or an address sends it and
 // writes it the way the knob does, so equal lists share a run and a link;
 // hosts and times are checked when the run is built, against its cluster.
-func normalInject(v string) (string, error) {
+func NormalInject(v string) (string, error) {
 	ins, err := scenario.ParseInjections(v)
 	if err != nil {
 		return "", &httperr.FieldError{Msg: err.Error()} // already names the knob
@@ -110,11 +117,11 @@ func normalInject(v string) (string, error) {
 // named by its scenario knob (retries for num_retries). Unknown names,
 // wrong types and values outside a control's range are errors naming the
 // field; every error is reported.
-func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, error) {
+func ParseControlValues(raw map[string]json.RawMessage) (map[string]float64, error) {
 	out := make(map[string]float64, len(raw))
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		c := lookupControl(name)
+		c := LookupControl(name)
 		if c == nil {
 			errs = append(errs, &httperr.FieldError{Field: name, Msg: "is not a setting of the lab"})
 			continue
@@ -122,15 +129,15 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 		var v float64
 		var err error
 		switch c.Kind {
-		case kindToggle:
+		case KindToggle:
 			v, err = parseBool(c, raw[name])
-		case kindChoice:
+		case KindChoice:
 			v, err = parseChoice(c, raw[name])
 		default:
 			v, err = parseNumber(c, raw[name])
 		}
 		if err == nil {
-			err = c.check(v)
+			err = c.Check(v)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -142,23 +149,23 @@ func parseControlValues(raw map[string]json.RawMessage) (map[string]float64, err
 }
 
 // parseChoice reads a select's value: one of the control's choices.
-func parseChoice(c *control, raw json.RawMessage) (float64, error) {
+func parseChoice(c *Control, raw json.RawMessage) (float64, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a string (allowed %s)", httperr.ClipJSON(raw), c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a string (allowed %s)", httperr.ClipJSON(raw), c.Allowed())}
 	}
 	i, ok := c.choiceIndex(s)
 	if !ok {
-		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%q is not allowed (allowed %s)", httperr.Truncate(s, 40), c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%q is not allowed (allowed %s)", httperr.Truncate(s, 40), c.Allowed())}
 	}
 	return float64(i), nil
 }
 
-func parseNumber(c *control, raw json.RawMessage) (float64, error) {
+func parseNumber(c *Control, raw json.RawMessage) (float64, error) {
 	// JSON null decodes into a float64 as "leave it alone", which would
 	// silently set the control to 0.
 	if isNull(raw) {
-		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("null is not a number (allowed %s)", c.allowed())}
+		return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("null is not a number (allowed %s)", c.Allowed())}
 	}
 	var v float64
 	if err := json.Unmarshal(raw, &v); err == nil {
@@ -171,24 +178,27 @@ func parseNumber(c *control, raw json.RawMessage) (float64, error) {
 			return f, nil
 		}
 	}
-	return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a number (allowed %s)", httperr.ClipJSON(raw), c.allowed())}
+	return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not a number (allowed %s)", httperr.ClipJSON(raw), c.Allowed())}
 }
 
-func parseBool(c *control, raw json.RawMessage) (float64, error) {
+func parseBool(c *Control, raw json.RawMessage) (float64, error) {
 	if isNull(raw) {
 		return 0, &httperr.FieldError{Field: c.Name, Msg: "null is not true or false"}
 	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err == nil {
-		return b2f(b), nil
+		return B2F(b), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		if b, err := strconv.ParseBool(s); err == nil {
-			return b2f(b), nil
+			return B2F(b), nil
 		}
 	}
 	return 0, &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is not true or false", httperr.ClipJSON(raw))}
 }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+// defaultPreset is the lab's preset when a page names none.
+const DefaultPreset = "search-cache"

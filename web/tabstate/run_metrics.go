@@ -1,0 +1,53 @@
+package tabstate
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The run cache's and the engine's counters: the process's (one lab
+// serves per process); each Server registers them (runCollectors) in its
+// own registry.
+var (
+	metricCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_run_cache_hits_total",
+		Help: "Run cache lookups that found the run.",
+	})
+	metricCacheMisses = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_run_cache_misses_total",
+		Help: "Run cache lookups that had to run the engine.",
+	})
+	metricRuns = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "outlierlab_runs_computed_total",
+		Help: "Engine runs computed for the lab (including ones that failed).",
+	})
+	metricRunSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "outlierlab_run_duration_seconds",
+		Help:    "How long one engine run took, inputs to frames.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
+)
+
+// runCollectors are the counters above, for a registry.
+func RunCollectors() []prometheus.Collector {
+	return []prometheus.Collector{metricCacheHits, metricCacheMisses, metricRuns, metricRunSeconds}
+}
+
+// observeRun times one engine run: defer observeRun()().
+func observeRun() func() {
+	start := time.Now()
+	return func() {
+		metricRuns.Inc()
+		metricRunSeconds.Observe(time.Since(start).Seconds())
+	}
+}
+
+// cacheLookup counts a run cache lookup as a hit or a miss.
+func cacheLookup(hit bool) {
+	if hit {
+		metricCacheHits.Inc()
+	} else {
+		metricCacheMisses.Inc()
+	}
+}
