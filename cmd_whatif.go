@@ -28,8 +28,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	cluster := fs.String("cluster", "", "replay only this upstream cluster (needed when the log has several)")
 	seed := fs.Uint64("seed", 1, "seed of the enforcing_* draws and the ejection jitter")
 	format := fs.String("format", "text", "output: text, or json (events in the replay format, a summary, frames for charts)")
+	eventsFile := fs.String("events", "", "Envoy's outlier event log (event_log_path, JSON lines of OutlierDetectionEvent): match its events with the replay's")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
+		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-events EVENTS.jsonl] [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
 		fmt.Fprintln(stderr, "Replays an access log through the detector: what outlier detection would have done on that traffic.")
 		fs.PrintDefaults()
 	}
@@ -59,7 +60,11 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", *logFile, err)
 	}
-	res, err := whatif.Run(log, whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: *cluster, Seed: *seed})
+	opts := whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: *cluster, Seed: *seed}
+	if *eventsFile != "" {
+		return whatifEvents(stdout, stderr, *eventsFile, *format, *configFile, c, log, opts)
+	}
+	res, err := whatif.Run(log, opts)
 	if err != nil {
 		return fail("%s: %v", *logFile, err)
 	}

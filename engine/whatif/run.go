@@ -24,6 +24,11 @@ type Options struct {
 	Cluster string
 	// Seed seeds the enforcing_* draws and the ejection jitter.
 	Seed uint64
+	// FirstTickMs, in (0, interval), puts the first tick that many ms
+	// after Start (and every later one an interval on), where Envoy's
+	// timer fired (Compare reads it from Envoy's event log); 0 is one
+	// interval after Start.
+	FirstTickMs int64
 	// Progress, if not nil, is told now and then how many of the lines to
 	// replay have been (done of total).
 	Progress func(done, total int)
@@ -229,6 +234,9 @@ type interval struct {
 
 func newReplayer(opts Options, start time.Time, hosts []string) *replayer {
 	r := &replayer{opts: opts, start: start, hosts: map[string]*engine.HostMonitor{}, index: map[string]int{}, nextTick: opts.Config.IntervalMs}
+	if opts.FirstTickMs > 0 && opts.FirstTickMs < opts.Config.IntervalMs {
+		r.nextTick = opts.FirstTickMs
+	}
 	r.d = engine.NewDetector(opts.Config, &r.clock, rand.New(rand.NewPCG(opts.Seed, 0x7768617469660000)))
 	for i, h := range hosts {
 		r.hosts[h] = r.d.AddHost(h)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/eventlog"
+	"outlierlab/engine/whatif"
+)
+
+// whatifEvents is `outlierlab whatif -events EVENTS.jsonl`: Envoy's
+// outlier event log beside the lab's replay of the access log. Exit 0
+// when something was compared (lines set aside are counted, shown with
+// their numbers and warned of on stderr), 2 when no event is usable.
+func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile string, c envoyconf.Cluster, log *whatif.Log, opts whatif.Options) int {
+	events, err := readEvents(eventsFile, eventsCluster(opts.Cluster, c.Name, log))
+	if err != nil {
+		fmt.Fprintf(stderr, "outlierlab whatif: %s: %v\n", eventsFile, err)
+		return 2
+	}
+	if n := events.Counts.Skipped() + events.Counts.UnknownFields; n > 0 {
+		fmt.Fprintf(stderr, "outlierlab whatif: warning: %s: %d of %d lines not read as Envoy wrote them:", eventsFile, n, events.Lines)
+		for _, p := range events.Problems {
+			fmt.Fprintf(stderr, " line %d (%s);", p.Line, p.Kind)
+		}
+		fmt.Fprintln(stderr)
+	}
+	cmp, err := whatif.Compare(log, events, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "outlierlab whatif: %v\n", err)
+		return 2
+	}
+	if configFile == "" {
+		configFile = "Envoy's defaults"
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Config   map[string]any     `json:"config"`
+			EventLog eventLogView       `json:"event_log"`
+			Replay   whatif.Summary     `json:"replay"`
+			Compare  *whatif.Comparison `json:"comparison"`
+		}{map[string]any{"file": configFile, "source": c.Source, "notes": append([]string{}, c.Notes...)},
+			eventLogView{eventsFile, events.Cluster, events.Lines, len(events.Events), events.Counts, events.Problems}, cmp.Result.Summary, cmp})
+	} else {
+		var b strings.Builder
+		fmt.Fprintf(&b, "config: %s (%s)\n", configFile, c.Source)
+		fmt.Fprintf(&b, "access log: %d requests on %d hosts, from %s\n", cmp.Result.Summary.Requests, len(cmp.Result.Hosts), cmp.Result.Start.Format("2006-01-02T15:04:05Z07:00"))
+		whatif.WriteCompareText(&b, cmp, events, c.Outlier)
+		_, err = io.WriteString(stdout, b.String())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "outlierlab whatif: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// eventLogView is the event log without its events: the comparison
+// carries each of them.
+type eventLogView struct {
+	File     string             `json:"file"`
+	Cluster  string             `json:"cluster"`
+	Lines    int                `json:"lines"`
+	Events   int                `json:"events"`
+	Counts   eventlog.Counts    `json:"counts"`
+	Problems []eventlog.Problem `json:"problems"`
+}
+
+// eventsCluster is the cluster whose events are compared: -cluster, else
+// the config's name, else the one the access log names; "" lets the
+// event log's most named cluster be chosen.
+func eventsCluster(flag, config string, log *whatif.Log) string {
+	if flag != "" {
+		return flag
+	}
+	if config != "" {
+		return config
+	}
+	named := ""
+	for _, e := range log.Entries {
+		if e.Cluster != "" {
+			if named != "" && named != e.Cluster {
+				return ""
+			}
+			named = e.Cluster
+		}
+	}
+	return named
+}
+
+func readEvents(file, cluster string) (*eventlog.Log, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	log, err := eventlog.Parse(f, cluster)
+	if errors.Is(err, eventlog.ErrNoEvents) && log != nil && len(log.Problems) > 0 {
+		var b strings.Builder
+		for _, p := range log.Problems {
+			fmt.Fprintf(&b, "\n  line %d: %s", p.Line, p.Reason)
+		}
+		return nil, fmt.Errorf("%v%s", err, b.String())
+	}
+	return log, err
+}
