@@ -19,6 +19,7 @@ import (
 // with proto field names and always_print_primitive_fields, which is
 // protojson's UseProtoNames and EmitDefaultValues (primitives printed at
 // their zero value, unset messages left out).
+//
 // protojson varies its spacing from build to build on purpose; the line
 // is compacted so that it is the same bytes every time.
 func Line(pe *datav3.OutlierDetectionEvent) ([]byte, error) {

@@ -163,20 +163,29 @@ func tickPhase(events []eventlog.Event, start time.Time, intervalMs int64) (int6
 		d := (a - b + intervalMs) % intervalMs
 		return d <= 50 || intervalMs-d <= 50
 	}
+	// offset is s−r on the circle of residues, in (−interval/2, interval/2].
+	offset := func(r, s int64) int64 {
+		d := ((s-r)%intervalMs + intervalMs) % intervalMs
+		if d > intervalMs/2 {
+			d -= intervalMs
+		}
+		return d
+	}
 	var best []int64
+	center := int64(0)
 	for _, r := range res {
 		var group []int64
 		for _, s := range res {
 			if near(r, s) {
-				group = append(group, s)
+				group = append(group, offset(r, s))
 			}
 		}
 		if len(group) > len(best) {
-			best = group
+			best, center = group, r
 		}
 	}
 	slices.Sort(best)
-	return best[len(best)/2], len(best)
+	return ((center+best[len(best)/2])%intervalMs + intervalMs) % intervalMs, len(best)
 }
 
 // matcher pairs the events.
@@ -489,6 +498,10 @@ func (m *matcher) explainOnlyLab(p *MatchedPair) {
 	l := p.Lab
 	add := func(format string, a ...any) { p.Why = append(p.Why, fmt.Sprintf(format, a...)) }
 	if isReturn(l.Kind) {
+		if ej := m.labEjectionBefore(l); ej != nil && ej.Match != OnlyLab {
+			add("Envoy's event log has no return of %s within an interval of %s, though Envoy ejected it too (line %d): its UNEJECT line is missing (set aside above?) or after the event log ends.", p.Host, clock(l.Time), ej.Envoy.Line)
+			return
+		}
 		add("It ends the lab's ejection of %s, which Envoy did not make the same way.", p.Host)
 		return
 	}
@@ -503,6 +516,19 @@ func (m *matcher) explainOnlyLab(p *MatchedPair) {
 		return
 	}
 	add("Envoy logged no %s of %s within an interval of %s: its cap may have refused it (Envoy logs no overflow), or its buckets held other requests than the log's (its ticks, retried attempts, another Envoy's traffic).", t, p.Host, clock(l.Time))
+}
+
+// labEjectionBefore is the pair of the lab's last ejection of the host
+// before its return l.
+func (m *matcher) labEjectionBefore(l *LabEvent) *MatchedPair {
+	var out *MatchedPair
+	for i := range m.pairs {
+		p := &m.pairs[i]
+		if p.Lab != nil && p.Lab.Kind == "eject" && p.Host == l.raw.Host && p.Lab.AtMs <= l.AtMs {
+			out = p
+		}
+	}
+	return out
 }
 
 // previousEnvoy is the host's last Envoy event of the action before e.
