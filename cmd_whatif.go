@@ -24,7 +24,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	logFile := fs.String("log", "", "the access log: Envoy's default format, Istio's, or JSON lines; - reads stdin (required)")
-	configFile := fs.String("config", "", "an Envoy cluster, its outlier_detection block, or an Istio DestinationRule, YAML or JSON (default: Envoy's defaults)")
+	configFile := fs.String("config", "", "an Envoy cluster, its outlier_detection block, an Istio DestinationRule (YAML or JSON), or Envoy's /config_dump (with -cluster when it has several) (default: Envoy's defaults)")
 	cluster := fs.String("cluster", "", "replay only this upstream cluster (needed when the log has several)")
 	seed := fs.Uint64("seed", 1, "seed of the enforcing_* draws and the ejection jitter")
 	format := fs.String("format", "text", "output: text, or json (events in the replay format, a summary, frames for charts)")
@@ -52,7 +52,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	case *format != "text" && *format != "json":
 		return fail("-format %q is not one of text, json", *format)
 	}
-	c, err := readConfig(*configFile)
+	c, err := readConfig(*configFile, *cluster)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -60,9 +60,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", *logFile, err)
 	}
-	opts := whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: *cluster, Seed: *seed}
+	opts := whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: logCluster(log, *cluster), Seed: *seed}
 	if *eventsFile != "" {
-		return whatifEvents(stdout, stderr, *eventsFile, *format, *configFile, c, log, opts)
+		return whatifEvents(stdout, stderr, *eventsFile, *format, *configFile, *cluster, c, log, opts)
 	}
 	res, err := whatif.Run(log, opts)
 	if err != nil {
@@ -75,8 +75,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readConfig reads the cluster to replay with; no file is Envoy's defaults.
-func readConfig(file string) (envoyconf.Cluster, error) {
+// readConfig reads the cluster to replay with; no file is Envoy's
+// defaults. A /config_dump is searched for the cluster named cluster.
+func readConfig(file, cluster string) (envoyconf.Cluster, error) {
 	if file == "" {
 		return envoyconf.ParseCluster(nil)
 	}
@@ -92,7 +93,7 @@ func readConfig(file string) (envoyconf.Cluster, error) {
 	if len(data) > maxConfigBytes {
 		return envoyconf.Cluster{}, fmt.Errorf("%s: larger than %d bytes", file, maxConfigBytes)
 	}
-	c, err := envoyconf.ParseCluster(data)
+	c, err := parseConfigFile(data, cluster)
 	if err != nil {
 		return envoyconf.Cluster{}, fmt.Errorf("%s: %v", file, err)
 	}

@@ -17,14 +17,14 @@ import (
 // outlier event log beside the lab's replay of the access log. Exit 0
 // when something was compared (lines set aside are counted, shown with
 // their numbers and warned of on stderr), 2 when no event is usable.
-func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile string, c envoyconf.Cluster, log *whatif.Log, opts whatif.Options) int {
-	events, err := readEvents(eventsFile, eventsCluster(opts.Cluster, c.Name, log))
+func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile, cluster string, c envoyconf.Cluster, log *whatif.Log, opts whatif.Options) int {
+	events, err := readEvents(eventsFile, eventsCluster(cluster, c.Name, log))
 	if err != nil {
 		fmt.Fprintf(stderr, "outlierlab whatif: %s: %v\n", eventsFile, err)
 		return 2
 	}
-	if n := events.Counts.Skipped() + events.Counts.UnknownFields; n > 0 {
-		fmt.Fprintf(stderr, "outlierlab whatif: warning: %s: %d of %d lines not read as Envoy wrote them:", eventsFile, n, events.Lines)
+	if k := events.Counts; k.Skipped()+k.UnknownFields > 0 {
+		fmt.Fprintf(stderr, "outlierlab whatif: warning: %s: of %d lines, %d set aside and %d read without fields Envoy's proto lacks:", eventsFile, events.Lines, k.Skipped(), k.UnknownFields)
 		for _, p := range events.Problems {
 			fmt.Fprintf(stderr, " line %d (%s);", p.Line, p.Kind)
 		}
@@ -51,6 +51,9 @@ func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile strin
 	} else {
 		var b strings.Builder
 		fmt.Fprintf(&b, "config: %s (%s)\n", configFile, c.Source)
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
 		fmt.Fprintf(&b, "access log: %d requests on %d hosts, from %s\n", cmp.Result.Summary.Requests, len(cmp.Result.Hosts), cmp.Result.Start.Format("2006-01-02T15:04:05Z07:00"))
 		whatif.WriteCompareText(&b, cmp, events, c.Outlier)
 		_, err = io.WriteString(stdout, b.String())
@@ -62,6 +65,26 @@ func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile strin
 	return 0
 }
 
+// parseConfigFile reads a -config file: Envoy's /config_dump (JSON with
+// "configs") is searched for the cluster by name, anything else is
+// ParseCluster's.
+func parseConfigFile(data []byte, cluster string) (envoyconf.Cluster, error) {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) == nil && probe["configs"] != nil {
+		d, err := envoyconf.ParseConfigDump(data, cluster)
+		if err != nil {
+			return envoyconf.Cluster{}, err
+		}
+		note := fmt.Sprintf("read from the config dump's %s", d.Where)
+		if d.VersionInfo != "" {
+			note += fmt.Sprintf(" (version_info %s)", d.VersionInfo)
+		}
+		d.Notes = append([]string{note}, d.Notes...)
+		return d.Cluster, nil
+	}
+	return envoyconf.ParseCluster(data)
+}
+
 // eventLogView is the event log without its events: the comparison
 // carries each of them.
 type eventLogView struct {
@@ -71,6 +94,18 @@ type eventLogView struct {
 	Events   int                `json:"events"`
 	Counts   eventlog.Counts    `json:"counts"`
 	Problems []eventlog.Problem `json:"problems"`
+}
+
+// logCluster is -cluster as the access log is filtered by it: a log that
+// names no cluster (Envoy's default format) is all of the one -cluster
+// chose in a config dump or an event log.
+func logCluster(log *whatif.Log, cluster string) string {
+	for _, e := range log.Entries {
+		if e.Cluster != "" {
+			return cluster
+		}
+	}
+	return ""
 }
 
 // eventsCluster is the cluster whose events are compared: -cluster, else

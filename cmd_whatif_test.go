@@ -46,11 +46,17 @@ func TestWhatifCommand(t *testing.T) {
 			"agree 5, disagree 1, only Envoy 4, only the lab 0", ""},
 		{"problems: shown with line numbers, warned of, exit 0", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/problems-events.jsonl", "-config", "testdata/whatif/compare/cluster.yaml"}, 0,
 			"  line 2: not a JSON object: unexpected end of JSON input\n  line 4: action \"DRAIN\" is not one of EJECT, UNEJECT\n  line 6: cluster \"payments\", not \"search\"\n",
-			"warning: testdata/whatif/compare/problems-events.jsonl: 4 of 13 lines not read as Envoy wrote them: line 2 (bad_line); line 4 (unknown_action); line 6 (other_cluster); line 7 (unknown_field);"},
+			"warning: testdata/whatif/compare/problems-events.jsonl: of 13 lines, 3 set aside and 1 read without fields Envoy's proto lacks: line 2 (bad_line); line 4 (unknown_action); line 6 (other_cluster); line 7 (unknown_field);"},
 		{"nothing usable: exit 2 with the lines", []string{"-log", "testdata/whatif/compare/agree.log", "-events", badEvents}, 2, "",
 			"no usable event in the event log (2 lines; 1 bad, 1 with an unknown action, 0 of another cluster)\n  line 1: not a JSON object"},
 		{"only another cluster's events: exit 2", []string{"-log", "testdata/whatif/compare/agree.log", "-events", foreign, "-config", "testdata/whatif/compare/cluster.yaml"}, 2, "",
 			`none of cluster "search"; 0 bad, 0 with an unknown action, 1 of another cluster)` + "\n  line 1: cluster \"payments\", not \"search\""},
+		{"a config dump: the cluster by name", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/agree-events.jsonl", "-config", "testdata/admin/config_dump.json", "-cluster", "search"}, 0,
+			"config: testdata/admin/config_dump.json (envoy_cluster)\n  note: read from the config dump's static_clusters", ""},
+		{"a config dump's match", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/agree-events.jsonl", "-config", "testdata/admin/config_dump.json", "-cluster", "search"}, 0,
+			"agree 10, disagree 0, only Envoy 0, only the lab 0", ""},
+		{"a config dump without -cluster", []string{"-log", "testdata/whatif/compare/agree.log", "-config", "testdata/admin/config_dump.json"}, 2, "",
+			"testdata/admin/config_dump.json: the dump has 3 clusters; choose one by name"},
 		{"missing event log", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/nope.jsonl"}, 2, "", "nope.jsonl: open"},
 	}
 	for _, tc := range tests {

@@ -802,8 +802,8 @@ func WriteCompareText(w *strings.Builder, c *Comparison, events *eventlog.Log, c
 	s := c.Summary
 	fmt.Fprintf(w, "Envoy's event log: %d events of cluster %q (%d lines)\n", len(events.Events), events.Cluster, events.Lines)
 	if k := events.Counts; k.BadLines+k.UnknownActions+k.UnknownFields+k.OtherCluster > 0 {
-		fmt.Fprintf(w, "warning: %d lines not read as Envoy wrote them (bad %d, unknown action or type %d, unknown fields %d, read without them, other cluster %d):\n",
-			k.Skipped()+k.UnknownFields, k.BadLines, k.UnknownActions, k.UnknownFields, k.OtherCluster)
+		fmt.Fprintf(w, "warning: %d lines set aside (bad %d, unknown action or type %d, other cluster %d), %d read without fields the proto lacks:\n",
+			k.Skipped(), k.BadLines, k.UnknownActions, k.OtherCluster, k.UnknownFields)
 		for _, p := range events.Problems {
 			fmt.Fprintf(w, "  line %d: %s\n", p.Line, p.Reason)
 		}
