@@ -47,7 +47,7 @@ func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile, clus
 			Replay   whatif.Summary     `json:"replay"`
 			Compare  *whatif.Comparison `json:"comparison"`
 		}{map[string]any{"file": configFile, "source": c.Source, "notes": append([]string{}, c.Notes...)},
-			eventLogView{eventsFile, events.Cluster, events.Lines, len(events.Events), events.Counts, events.Problems}, cmp.Result.Summary, cmp})
+			eventLogView{eventsFile, events.Cluster, events.Lines, len(events.Events), events.Counts, append([]eventlog.Problem{}, events.Problems...)}, cmp.Result.Summary, cmp})
 	} else {
 		var b strings.Builder
 		fmt.Fprintf(&b, "config: %s (%s)\n", configFile, c.Source)

@@ -3,6 +3,7 @@ package whatif
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,17 +45,26 @@ func TestCompareDays(t *testing.T) {
 	c := compareConfig(t)
 	for _, tc := range []struct {
 		log, events string
-		want        MatchSummary
-		phase       int64
-		field       string
+		// consecutive5xx replaces the cluster file's, when not 0.
+		consecutive5xx uint32
+		want           MatchSummary
+		phase          int64
+		field          string
 	}{
-		{"agree.log", "agree-events.jsonl", MatchSummary{EnvoyEvents: 10, LabEvents: 10, Agree: 10}, 4321, ""},
-		{"agree.log", "problems-events.jsonl", MatchSummary{EnvoyEvents: 10, LabEvents: 10, Agree: 10}, 4321, ""},
-		{"override.log", "override-events.jsonl", MatchSummary{EnvoyEvents: 10, LabEvents: 6, Agree: 5, Disagree: 1, OnlyEnvoy: 4}, 4321, "consecutive_5xx"},
+		{"agree.log", "agree-events.jsonl", 0, MatchSummary{EnvoyEvents: 10, LabEvents: 10, Agree: 10}, 4321, ""},
+		{"agree.log", "problems-events.jsonl", 0, MatchSummary{EnvoyEvents: 10, LabEvents: 10, Agree: 10}, 4321, ""},
+		{"override.log", "override-events.jsonl", 0, MatchSummary{EnvoyEvents: 10, LabEvents: 6, Agree: 5, Disagree: 1, OnlyEnvoy: 4}, 4321, "consecutive_5xx"},
+		// Replayed as the finding says, with consecutive_5xx 3, the
+		// override day agrees throughout.
+		{"override.log", "override-events.jsonl", 3, MatchSummary{EnvoyEvents: 10, LabEvents: 10, Agree: 10}, 4321, ""},
 	} {
-		t.Run(tc.events, func(t *testing.T) {
+		t.Run(tc.events+"/"+strconv.Itoa(int(tc.consecutive5xx)), func(t *testing.T) {
 			log, events := compareDayFiles(t, tc.log, tc.events)
-			cmp, err := Compare(log, events, Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Seed: 1})
+			cfg := c.Outlier
+			if tc.consecutive5xx != 0 {
+				cfg.Consecutive5xx = tc.consecutive5xx
+			}
+			cmp, err := Compare(log, events, Options{Config: cfg, PanicThreshold: c.PanicThreshold, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
