@@ -28,9 +28,10 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	cluster := fs.String("cluster", "", "replay only this upstream cluster (needed when the log has several)")
 	seed := fs.Uint64("seed", 1, "seed of the enforcing_* draws and the ejection jitter")
 	format := fs.String("format", "text", "output: text, or json (events in the replay format, a summary, frames for charts)")
+	clustersFile := fs.String("clusters", "", "Envoy's /clusters?format=json: the cluster's hosts join the replay (max_ejection_percent counts hosts that served nothing too), and which were ejected is noted")
 	eventsFile := fs.String("events", "", "Envoy's outlier event log (event_log_path, JSON lines of OutlierDetectionEvent): match its events with the replay's")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-events EVENTS.jsonl] [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
+		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-events EVENTS.jsonl] [-clusters CLUSTERS.json] [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
 		fmt.Fprintln(stderr, "Replays an access log through the detector: what outlier detection would have done on that traffic.")
 		fs.PrintDefaults()
 	}
@@ -61,6 +62,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		return fail("%s: %v", *logFile, err)
 	}
 	opts := whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: logCluster(log, *cluster), Seed: *seed}
+	if opts.Hosts, err = adminHosts(*clustersFile, *cluster, &c); err != nil {
+		return fail("%v", err)
+	}
 	if *eventsFile != "" {
 		return whatifEvents(stdout, stderr, *eventsFile, *format, *configFile, *cluster, c, log, opts)
 	}
@@ -81,17 +85,9 @@ func readConfig(file, cluster string) (envoyconf.Cluster, error) {
 	if file == "" {
 		return envoyconf.ParseCluster(nil)
 	}
-	f, err := os.Open(file)
+	data, err := readSmall(file)
 	if err != nil {
 		return envoyconf.Cluster{}, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return envoyconf.Cluster{}, fmt.Errorf("%s: %v", file, err)
-	}
-	if len(data) > maxConfigBytes {
-		return envoyconf.Cluster{}, fmt.Errorf("%s: larger than %d bytes", file, maxConfigBytes)
 	}
 	c, err := parseConfigFile(data, cluster)
 	if err != nil {

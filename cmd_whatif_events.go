@@ -100,12 +100,58 @@ type eventLogView struct {
 // names no cluster (Envoy's default format) is all of the one -cluster
 // chose in a config dump or an event log.
 func logCluster(log *whatif.Log, cluster string) string {
-	for _, e := range log.Entries {
-		if e.Cluster != "" {
-			return cluster
-		}
+	if log.NamesClusters() {
+		return cluster
 	}
 	return ""
+}
+
+// adminHosts reads Envoy's /clusters?format=json for the cluster named
+// cluster, else the config's: its hosts join the replay (the cap counts
+// every host of the cluster), and a note says which were ejected when the
+// admin was asked.
+func adminHosts(file, cluster string, c *envoyconf.Cluster) ([]string, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := readSmall(file)
+	if err != nil {
+		return nil, err
+	}
+	if cluster == "" {
+		cluster = c.Name
+	}
+	ac, err := envoyconf.ParseAdminClusters(data, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	hosts := make([]string, len(ac.Hosts))
+	for i, h := range ac.Hosts {
+		hosts[i] = h.Address
+	}
+	ejected := "none"
+	if e := ac.EjectedHosts(); len(e) > 0 {
+		ejected = strings.Join(e, ", ")
+	}
+	c.Notes = append(c.Notes, fmt.Sprintf("%s: cluster %q has %d hosts; ejected when the admin was asked (failed_outlier_check): %s", file, ac.Name, len(hosts), ejected))
+	return hosts, nil
+}
+
+// readSmall reads a file of at most maxConfigBytes.
+func readSmall(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", file, maxConfigBytes)
+	}
+	return data, nil
 }
 
 // eventsCluster is the cluster whose events are compared: -cluster, else

@@ -57,6 +57,12 @@ func TestWhatifCommand(t *testing.T) {
 			"agree 10, disagree 0, only Envoy 0, only the lab 0", ""},
 		{"a config dump without -cluster", []string{"-log", "testdata/whatif/compare/agree.log", "-config", "testdata/admin/config_dump.json"}, 2, "",
 			"testdata/admin/config_dump.json: the dump has 3 clusters; choose one by name"},
+		{"/clusters: ten hosts let one out at the default cap", []string{"-log", "testdata/whatif/envoy.log", "-clusters", "testdata/admin/clusters.json", "-cluster", "search"}, 0,
+			"02:00:20.902       20.9 s  eject     10.0.0.5:8080            consecutive_5xx", ""},
+		{"/clusters: the note", []string{"-log", "testdata/whatif/envoy.log", "-clusters", "testdata/admin/clusters.json", "-cluster", "search"}, 0,
+			`note: testdata/admin/clusters.json: cluster "search" has 10 hosts; ejected when the admin was asked (failed_outlier_check): 10.0.0.5:8080`, ""},
+		{"/clusters: a cluster it lacks", []string{"-log", "testdata/whatif/envoy.log", "-clusters", "testdata/admin/clusters.json", "-cluster", "payments"}, 2, "",
+			`testdata/admin/clusters.json: "payments" is not a cluster of /clusters (allowed "outbound|9080||reviews.default.svc.cluster.local", "search")`},
 		{"missing event log", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/nope.jsonl"}, 2, "", "nope.jsonl: open"},
 	}
 	for _, tc := range tests {

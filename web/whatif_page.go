@@ -189,6 +189,11 @@ func planReplay(f whatifForm) (*replayPlan, error) {
 		return nil, err
 	}
 	rp := &replayPlan{f: f, c: c, log: log, opts: whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: f.cluster, Seed: f.seed}}
+	if !log.NamesClusters() {
+		// Envoy's default format names no cluster: the field then chooses
+		// only the event log's.
+		rp.opts.Cluster = ""
+	}
 	if rp.plan, err = whatif.Plan(log, rp.opts); err != nil {
 		return nil, replayError(err)
 	}

@@ -62,11 +62,11 @@ func adminJSON(t *testing.T, m proto.Message) []byte {
 }
 
 // configDump is an Envoy's /config_dump: its bootstrap, "search" as a
-// static cluster of six hosts, and Istio's reviews as a dynamic one (with
+// static cluster of ten hosts, and Istio's reviews as a dynamic one (with
 // a warming successor), built with go-control-plane's types.
 func configDump(t *testing.T) *adminv3.ConfigDump {
 	var lbs []*endpointv3.LbEndpoint
-	for i := range 6 {
+	for i := range 10 {
 		lbs = append(lbs, &endpointv3.LbEndpoint{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: socket(fmt.Sprintf("10.0.0.%d", i+1), 8080)}}})
 	}
 	search := &clusterv3.Cluster{
@@ -116,11 +116,11 @@ func configDump(t *testing.T) *adminv3.ConfigDump {
 
 // adminClusters is that Envoy's /clusters?format=json for "search" (and
 // reviews): 10.0.0.5 ejected now, the others with the rates of the last
-// interval.
+// interval but 10.0.0.7–10, which served nothing (newly added).
 func adminClusters() *adminv3.Clusters {
 	pct := func(v float64) *typev3.Percent { return &typev3.Percent{Value: v} }
 	var hosts []*adminv3.HostStatus
-	for i := range 6 {
+	for i := range 10 {
 		h := &adminv3.HostStatus{
 			Address: socket(fmt.Sprintf("10.0.0.%d", i+1), 8080), Weight: 1,
 			HealthStatus: &adminv3.HostHealthStatus{EdsHealthStatus: corev3.HealthStatus_HEALTHY},
@@ -130,10 +130,13 @@ func adminClusters() *adminv3.Clusters {
 				{Type: adminv3.SimpleMetric_GAUGE, Name: "cx_active", Value: 2},
 			},
 		}
-		if i == 4 {
+		switch {
+		case i == 4:
 			h.HealthStatus.FailedOutlierCheck = true
 			h.Stats[1].Value = 10
-		} else {
+		case i >= 6:
+			h.Stats[0].Value, h.Stats[2].Value = 0, 0
+		default:
 			h.SuccessRate = pct(100)
 		}
 		hosts = append(hosts, h)
@@ -220,15 +223,15 @@ func TestParseAdminClusters(t *testing.T) {
 	for _, h := range c.Hosts {
 		addrs = append(addrs, h.Address)
 	}
-	if want := []string{"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080", "10.0.0.4:8080", "10.0.0.5:8080", "10.0.0.6:8080"}; !slices.Equal(addrs, want) {
+	if want := []string{"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080", "10.0.0.4:8080", "10.0.0.5:8080", "10.0.0.6:8080", "10.0.0.7:8080", "10.0.0.8:8080", "10.0.0.9:8080", "10.0.0.10:8080"}; !slices.Equal(addrs, want) {
 		t.Errorf("hosts %v", addrs)
 	}
 	if e := c.EjectedHosts(); !slices.Equal(e, []string{"10.0.0.5:8080"}) {
 		t.Errorf("ejected %v", e)
 	}
-	h3, h5 := c.Hosts[2], c.Hosts[4]
-	if *c.SuccessRateEjectionThreshold != 79.88 || *h3.SuccessRate != 76.19047619047619 || h5.SuccessRate != nil || h5.Stats["rq_error"] != 10 || h3.EDSHealth != "HEALTHY" {
-		t.Errorf("cluster %+v, host 3 %+v, host 5 %+v", c, h3, h5)
+	h3, h5, h7 := c.Hosts[2], c.Hosts[4], c.Hosts[6]
+	if *c.SuccessRateEjectionThreshold != 79.88 || *h3.SuccessRate != 76.19047619047619 || h5.SuccessRate != nil || h5.Stats["rq_error"] != 10 || h3.EDSHealth != "HEALTHY" || h7.SuccessRate != nil || h7.Stats["rq_total"] != 0 {
+		t.Errorf("cluster %+v, host 3 %+v, host 5 %+v, host 7 %+v", c, h3, h5, h7)
 	}
 	for _, tc := range []struct{ name, cluster, data, err string }{
 		{"no name, two clusters", "", string(data), `/clusters has 2 clusters; choose one by name`},

@@ -108,6 +108,18 @@ type Finding struct {
 	Text  string `json:"text"`
 }
 
+// NamesClusters says whether some line names its upstream cluster
+// (Istio's format, or JSON with upstream_cluster); Envoy's default format
+// does not, and such a log is all of one cluster, whatever its name.
+func (l *Log) NamesClusters() bool {
+	for _, e := range l.Entries {
+		if e.Cluster != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Compare replays the log with opts, its ticks where Envoy's fired, and
 // matches the replay's events with Envoy's: per host, an ejection with an
 // ejection and a return with a return, at most an interval apart.
@@ -413,7 +425,7 @@ func (m *matcher) explainOnlyEnvoy(p *MatchedPair) {
 		return
 	}
 	if o := m.overflowNear(e.Host, e.AtMs); o != nil {
-		add("The lab's cap refused it: 100·(%d+1)/%d = %s%% is over max_ejection_percent %d%%. The lab counts only the %d hosts the log names; Envoy's cluster may have more (a host that served nothing is missing), which lets more out.",
+		add("The lab's cap refused it: 100·(%d+1)/%d = %s%% is over max_ejection_percent %d%%. The lab counts %d hosts; Envoy's cluster may have more (a host that served nothing is not in the log: give Envoy's /clusters), which lets more out.",
 			o.Cap.Active, o.Cap.Hosts, pct(o.Cap.Percent), o.Cap.MaxPercent, o.Cap.Hosts)
 		p.Field = "max_ejection_percent"
 		return

@@ -155,7 +155,7 @@ func TestComparePairs(t *testing.T) {
 		}, []Match{Disagree, Agree, Agree}, "enforcing_consecutive_gateway_failure", "enforcing_consecutive_gateway_failure is 0% here, which draws nothing"},
 		{"Envoy's cap let it out, the lab's refused it", func(c *engine.Config) { c.MaxEjectionPercent = 10 }, []eventlog.Event{
 			ev(1, 20902, "10.0.0.5:8080", eventlog.Eject, "consecutive_5xx", true),
-		}, []Match{OnlyEnvoy}, "max_ejection_percent", "The lab's cap refused it: 100·(0+1)/6 = 16.67% is over max_ejection_percent 10%"},
+		}, []Match{OnlyEnvoy}, "max_ejection_percent", "The lab's cap refused it: 100·(0+1)/6 = 16.67% is over max_ejection_percent 10%. The lab counts 6 hosts"},
 		{"no return in Envoy's log", nil, []eventlog.Event{
 			ev(1, 20902, "10.0.0.5:8080", eventlog.Eject, "consecutive_5xx", true),
 		}, []Match{Agree, OnlyLab, OnlyLab}, "consecutive_gateway_failure", "Envoy writes an EJECT line with enforced false for a detection it does not enforce"},
@@ -239,5 +239,28 @@ func TestTickPhase(t *testing.T) {
 				t.Errorf("phase %d from %d, want %d from %d", phase, used, tc.phase, tc.used)
 			}
 		})
+	}
+}
+
+// The cluster's hosts from Envoy's /clusters join the log's: with ten,
+// Envoy's default cap (10%) lets 10.0.0.5 out, where six refuse it.
+func TestRunWithClusterHosts(t *testing.T) {
+	log, err := ParseLog(strings.NewReader(sixHosts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := []string{"10.0.0.7:8080", "10.0.0.8:8080", "10.0.0.5:8080", "10.0.0.9:8080", "10.0.0.10:8080"}
+	res, err := Run(log, Options{Config: engine.DefaultConfig(), PanicThreshold: 50, Seed: 1, Hosts: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Hosts); n != 10 || res.Hosts[6] != "10.0.0.7:8080" || res.Summary.Ejections != 1 || res.Summary.Overflows != 0 {
+		t.Errorf("hosts %v, summary %+v", res.Hosts, res.Summary)
+	}
+	if want := "Hosts are the cluster's 10: the 6 the log names and 4 more from Envoy's /clusters"; !strings.HasPrefix(res.Summary.Caveats[0], want) {
+		t.Errorf("caveat %q", res.Summary.Caveats[0])
+	}
+	if p, err := Plan(log, Options{Config: engine.DefaultConfig(), Hosts: idle}); err != nil || p.Hosts != 10 {
+		t.Errorf("plan %+v (%v)", p, err)
 	}
 }
