@@ -55,8 +55,9 @@ func whatifEvents(stdout, stderr io.Writer, eventsFile, format, configFile, clus
 			fmt.Fprintf(&b, "  note: %s\n", n)
 		}
 		fmt.Fprintf(&b, "access log: %d requests on %d hosts, from %s\n", cmp.Result.Summary.Requests, len(cmp.Result.Hosts), cmp.Result.Start.Format("2006-01-02T15:04:05Z07:00"))
-		whatif.WriteCompareText(&b, cmp, events, c.Outlier)
-		_, err = io.WriteString(stdout, b.String())
+		if _, err = io.WriteString(stdout, b.String()); err == nil {
+			err = whatif.WriteCompareText(stdout, cmp, events, c.Outlier)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "outlierlab whatif: %v\n", err)

@@ -163,3 +163,31 @@ func TestParseFile(t *testing.T) {
 		})
 	}
 }
+
+// Whatever a line holds, Parse counts it or reads it; it never panics,
+// and a kept event has a host, a cluster and an action.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"problems-events.jsonl", "override-events.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(testdata, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"action":null,"type":[]}`))
+	f.Add([]byte("[1]\n{}\n\"x\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		log, err := Parse(bytes.NewReader(data), "")
+		if err != nil {
+			return
+		}
+		for _, e := range log.Events {
+			if e.Host == "" || e.Cluster == "" || (e.Action != Eject && e.Action != Uneject) {
+				t.Errorf("kept %+v", e)
+			}
+		}
+		if log.Counts.Skipped()+len(log.Events) != log.Lines {
+			t.Errorf("%d lines, %d kept, counts %+v", log.Lines, len(log.Events), log.Counts)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -809,8 +810,12 @@ func (s streaks) at(host string, t engine.EjectionType, since, ms int64) uint32 
 	return n
 }
 
-// WriteCompareText writes the comparison for a reader.
-func WriteCompareText(w *strings.Builder, c *Comparison, events *eventlog.Log, cfg engine.Config) {
+// WriteCompareText writes the comparison for a reader: what was read of
+// the event log (and what was set aside, by line), the timer's phase,
+// every match with its reasons, the findings.
+func WriteCompareText(out io.Writer, c *Comparison, events *eventlog.Log, cfg engine.Config) error {
+	var b strings.Builder
+	w := &b
 	s := c.Summary
 	fmt.Fprintf(w, "Envoy's event log: %d events of cluster %q (%d lines)\n", len(events.Events), events.Cluster, events.Lines)
 	if k := events.Counts; k.BadLines+k.UnknownActions+k.UnknownFields+k.OtherCluster > 0 {
@@ -856,4 +861,6 @@ func WriteCompareText(w *strings.Builder, c *Comparison, events *eventlog.Log, c
 			fmt.Fprintf(w, "  - %s\n", f.Text)
 		}
 	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }
