@@ -144,7 +144,9 @@ func Compare(log *Log, events *eventlog.Log, opts Options) (*Comparison, error) 
 		return nil, err
 	}
 	c.Result = res
-	m := matcher{cfg: opts.Config, res: res, streaks: newStreaks(entries, opts.Config.SplitExternalLocalOriginErrors), envoy: events.Events}
+	envoy := slices.Clone(events.Events)
+	sort.SliceStable(envoy, func(i, j int) bool { return envoy[i].Time.Before(envoy[j].Time) })
+	m := matcher{cfg: opts.Config, res: res, streaks: newStreaks(entries, opts.Config.SplitExternalLocalOriginErrors), envoy: envoy}
 	m.match(c)
 	c.Findings = m.findings()
 	return c, nil
@@ -201,7 +203,8 @@ func tickPhase(events []eventlog.Event, start time.Time, intervalMs int64) (int6
 	return ((center+best[len(best)/2])%intervalMs + intervalMs) % intervalMs, len(best)
 }
 
-// matcher pairs the events.
+// matcher pairs the events. Each list is indexed by host (its indices in
+// time order), so that a day's events pair in n·log n, not n².
 type matcher struct {
 	cfg     engine.Config
 	res     *Result
@@ -210,6 +213,18 @@ type matcher struct {
 	pairs   []MatchedPair
 	// overflows are the lab's cap refusals (Envoy logs none of its own).
 	overflows []engine.Event
+
+	envoyAt, rawAt, overflowAt, pairAt map[string][]int
+}
+
+// byHost indexes a time-ordered list by host.
+func byHost[T any](list []T, host func(*T) string) map[string][]int {
+	out := map[string][]int{}
+	for i := range list {
+		h := host(&list[i])
+		out[h] = append(out[h], i)
+	}
+	return out
 }
 
 func (m *matcher) at(t time.Time) int64 { return t.Sub(m.res.Start).Milliseconds() }
@@ -223,18 +238,25 @@ func (m *matcher) match(c *Comparison) {
 		}
 		lab = append(lab, labEvent(e, m.res.Start))
 	}
+	m.envoyAt = byHost(m.envoy, func(e *eventlog.Event) string { return e.Host })
+	m.rawAt = byHost(m.res.Raw, func(e *engine.Event) string { return e.Host })
+	m.overflowAt = byHost(m.overflows, func(e *engine.Event) string { return e.Host })
+	labAt := byHost(lab, func(l **LabEvent) string { return (*l).raw.Host })
 	used := make([]bool, len(lab))
 	for _, e := range m.envoy {
 		ev := &EnvoyEvent{Event: e, AtMs: m.at(e.Time), Kind: envoyKind(e)}
 		best, bestScore := -1, int64(math.MaxInt64)
-		for i, l := range lab {
-			if used[i] || l.raw.Host != e.Host || isReturn(l.Kind) != (ev.Kind == "uneject") {
+		near := labAt[e.Host]
+		from := sort.Search(len(near), func(k int) bool { return lab[near[k]].AtMs >= ev.AtMs-m.cfg.IntervalMs })
+		for _, i := range near[from:] {
+			l := lab[i]
+			if l.AtMs > ev.AtMs+m.cfg.IntervalMs {
+				break
+			}
+			if used[i] || isReturn(l.Kind) != (ev.Kind == "uneject") {
 				continue
 			}
 			d := abs(l.AtMs - ev.AtMs)
-			if d > m.cfg.IntervalMs {
-				continue
-			}
 			score := d
 			if !sameKind(ev, l) {
 				score += 2 * m.cfg.IntervalMs // an exact match first
@@ -257,6 +279,7 @@ func (m *matcher) match(c *Comparison) {
 		}
 	}
 	sort.SliceStable(m.pairs, func(i, j int) bool { return pairAt(m.pairs[i]) < pairAt(m.pairs[j]) })
+	m.pairAt = byHost(m.pairs, func(p *MatchedPair) string { return p.Host })
 	for i := range m.pairs {
 		m.explain(&m.pairs[i])
 	}
@@ -534,49 +557,48 @@ func (m *matcher) explainOnlyLab(p *MatchedPair) {
 // labEjectionBefore is the pair of the lab's last ejection of the host
 // before its return l.
 func (m *matcher) labEjectionBefore(l *LabEvent) *MatchedPair {
-	var out *MatchedPair
-	for i := range m.pairs {
-		p := &m.pairs[i]
-		if p.Lab != nil && p.Lab.Kind == "eject" && p.Host == l.raw.Host && p.Lab.AtMs <= l.AtMs {
-			out = p
+	idx := m.pairAt[l.raw.Host]
+	for k := sort.Search(len(idx), func(k int) bool { return pairAt(m.pairs[idx[k]]) > l.AtMs }) - 1; k >= 0; k-- {
+		if p := &m.pairs[idx[k]]; p.Lab != nil && p.Lab.Kind == "eject" && p.Lab.AtMs <= l.AtMs {
+			return p
 		}
 	}
-	return out
+	return nil
 }
 
 // previousEnvoy is the host's last Envoy event of the action before e.
 func (m *matcher) previousEnvoy(e *EnvoyEvent, a eventlog.Action) *eventlog.Event {
-	var out *eventlog.Event
-	for i := range m.envoy {
-		x := &m.envoy[i]
-		if x.Host == e.Host && x.Action == a && x.Time.Before(e.Time) {
-			out = x
+	return m.lastEnvoyBefore(e, func(x *eventlog.Event) bool { return x.Action == a })
+}
+
+// lastEnvoyBefore is the host's last Envoy event before e that is ok.
+func (m *matcher) lastEnvoyBefore(e *EnvoyEvent, ok func(*eventlog.Event) bool) *eventlog.Event {
+	idx := m.envoyAt[e.Host]
+	for k := sort.Search(len(idx), func(k int) bool { return !m.envoy[idx[k]].Time.Before(e.Time) }) - 1; k >= 0; k-- {
+		if x := &m.envoy[idx[k]]; ok(x) {
+			return x
 		}
 	}
-	return out
+	return nil
 }
 
 // labEjectedAt is the lab's ejection of host in force at ms, if any.
 func (m *matcher) labEjectedAt(host string, ms int64) *engine.Event {
-	var open *engine.Event
-	for i := range m.res.Raw {
-		e := &m.res.Raw[i]
-		if e.Host != host || e.AtMs > ms {
-			continue
-		}
-		switch e.Kind {
+	idx := m.rawAt[host]
+	for k := sort.Search(len(idx), func(k int) bool { return m.res.Raw[idx[k]].AtMs > ms }) - 1; k >= 0; k-- {
+		switch e := &m.res.Raw[idx[k]]; e.Kind {
 		case engine.EventEject:
-			open = e
+			return e
 		case engine.EventUneject:
-			open = nil
+			return nil
 		}
 	}
-	return open
+	return nil
 }
 
 func (m *matcher) overflowNear(host string, ms int64) *engine.Event {
-	for i := range m.overflows {
-		if o := &m.overflows[i]; o.Host == host && abs(o.AtMs-ms) <= m.cfg.IntervalMs {
+	for _, i := range m.overflowAt[host] {
+		if o := &m.overflows[i]; abs(o.AtMs-ms) <= m.cfg.IntervalMs {
 			return o
 		}
 	}
@@ -585,10 +607,12 @@ func (m *matcher) overflowNear(host string, ms int64) *engine.Event {
 
 // frameNear is the frame whose tick is nearest ms (within an interval).
 func (m *matcher) frameNear(ms int64) int {
+	fs := m.res.Frames
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].TMs >= ms })
 	best := -1
-	for i, f := range m.res.Frames {
-		if d := abs(f.TMs - ms); d <= m.cfg.IntervalMs && (best < 0 || d < abs(m.res.Frames[best].TMs-ms)) {
-			best = i
+	for _, j := range []int{i - 1, i} {
+		if j >= 0 && j < len(fs) && abs(fs[j].TMs-ms) <= m.cfg.IntervalMs && (best < 0 || abs(fs[j].TMs-ms) < abs(fs[best].TMs-ms)) {
+			best = j
 		}
 	}
 	return best
@@ -623,10 +647,8 @@ func (m *matcher) threshold(t engine.EjectionType) uint32 {
 func (m *matcher) streakAt(e *EnvoyEvent) uint32 {
 	t, _ := engine.ParseEjectionType(e.Detector)
 	since := int64(math.MinInt64)
-	for _, x := range m.envoy {
-		if x.Host == e.Host && x.Time.Before(e.Time) && (x.Action == eventlog.Uneject || x.Detector == e.Detector) {
-			since = max(since, m.at(x.Time))
-		}
+	if x := m.lastEnvoyBefore(e, func(x *eventlog.Event) bool { return x.Action == eventlog.Uneject || x.Detector == e.Detector }); x != nil {
+		since = m.at(x.Time)
 	}
 	return m.streaks.at(e.Host, t, since, e.AtMs)
 }
@@ -675,17 +697,16 @@ func (m *matcher) findings() []Finding {
 	out := []Finding{}
 	for _, t := range []engine.EjectionType{engine.Consecutive5xx, engine.ConsecutiveGatewayFailure, engine.ConsecutiveLocalOriginFailure} {
 		counts := map[uint32][]int{}
-		var all []int
 		for _, p := range m.pairs {
 			if p.Envoy == nil || p.Envoy.Action != eventlog.Eject || p.Envoy.Detector != t.String() || (p.Match != Disagree && p.Match != OnlyEnvoy) {
 				continue
 			}
-			if n := m.streakAt(p.Envoy); n > 0 {
-				counts[n] = append(counts[n], p.Envoy.Line)
-				all = append(all, p.Envoy.Line)
-			}
+			// Every one counts, those after no failure in the log too:
+			// a finding needs them all at one count.
+			n := m.streakAt(p.Envoy)
+			counts[n] = append(counts[n], p.Envoy.Line)
 		}
-		if len(counts) != 1 {
+		if len(counts) != 1 || len(counts[0]) > 0 {
 			continue
 		}
 		for n, lines := range counts {

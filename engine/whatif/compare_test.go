@@ -264,3 +264,45 @@ func TestRunWithClusterHosts(t *testing.T) {
 		t.Errorf("plan %+v (%v)", p, err)
 	}
 }
+
+// A finding needs every disagreeing ejection on the detector at one
+// count: Envoy ejecting 10.0.0.5 after the third of its five 503 says
+// consecutive_5xx = 3; one more ejection, of a host the log shows no
+// failure on, leaves the lab without a finding.
+func TestFindingNeedsEveryEjection(t *testing.T) {
+	log, err := ParseLog(strings.NewReader(sixHosts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.DefaultConfig()
+	cfg.MaxEjectionPercent = 20
+	ev := func(line int, ms int64, host string) eventlog.Event {
+		return eventlog.Event{Line: line, Time: t0.Add(time.Duration(ms) * time.Millisecond), Cluster: "search", Host: host, Action: eventlog.Eject, Detector: "consecutive_5xx", Enforced: true, NumEjections: 1}
+	}
+	third := ev(2, 20502, "10.0.0.5:8080")
+	for _, tc := range []struct {
+		name     string
+		events   []eventlog.Event
+		findings int
+	}{
+		{"at the third 503", []eventlog.Event{third}, 1},
+		{"and a host without failures", []eventlog.Event{ev(1, 5000, "10.0.0.1:8080"), third}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmp, err := Compare(log, &eventlog.Log{Cluster: "search", Events: tc.events}, Options{Config: cfg, PanicThreshold: 50, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cmp.Findings) != tc.findings {
+				t.Fatalf("findings %+v", cmp.Findings)
+			}
+			p := cmp.Events[len(tc.events)-1]
+			if p.Match != Disagree || p.Field != "consecutive_5xx" || *p.DeltaMs != 400 {
+				t.Errorf("the third 503's ejection: %+v", p)
+			}
+			if tc.findings == 1 && !strings.Contains(cmp.Findings[0].Text, "Envoy ran with consecutive_5xx = 3") {
+				t.Errorf("finding %q", cmp.Findings[0].Text)
+			}
+		})
+	}
+}
