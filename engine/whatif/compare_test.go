@@ -127,18 +127,24 @@ func TestCompareOverrideReasons(t *testing.T) {
 	}
 }
 
-// Synthetic pairs for what the generated days do not show.
-func TestComparePairs(t *testing.T) {
+// sixHostsCase is sixHosts' log, a cap that lets one of its hosts out,
+// and an Envoy event of "search" at ms after t0.
+func sixHostsCase(t *testing.T) (*Log, engine.Config, func(line int, ms int64, host string, a eventlog.Action, detector string, enforced bool) eventlog.Event) {
+	t.Helper()
 	log, err := ParseLog(strings.NewReader(sixHosts()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := engine.DefaultConfig()
 	cfg.MaxEjectionPercent = 20
-	at := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	ev := func(line int, ms int64, host string, a eventlog.Action, detector string, enforced bool) eventlog.Event {
-		return eventlog.Event{Line: line, Time: at(ms), Cluster: "search", Host: host, Action: a, Detector: detector, Enforced: enforced, NumEjections: 1}
+	return log, cfg, func(line int, ms int64, host string, a eventlog.Action, detector string, enforced bool) eventlog.Event {
+		return eventlog.Event{Line: line, Time: t0.Add(time.Duration(ms) * time.Millisecond), Cluster: "search", Host: host, Action: a, Detector: detector, Enforced: enforced, NumEjections: 1}
 	}
+}
+
+// Synthetic pairs for what the generated days do not show.
+func TestComparePairs(t *testing.T) {
+	log, cfg, ev := sixHostsCase(t)
 	for _, tc := range []struct {
 		name   string
 		cfg    func(*engine.Config)
@@ -270,14 +276,9 @@ func TestRunWithClusterHosts(t *testing.T) {
 // consecutive_5xx = 3; one more ejection, of a host the log shows no
 // failure on, leaves the lab without a finding.
 func TestFindingNeedsEveryEjection(t *testing.T) {
-	log, err := ParseLog(strings.NewReader(sixHosts()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := engine.DefaultConfig()
-	cfg.MaxEjectionPercent = 20
+	log, cfg, event := sixHostsCase(t)
 	ev := func(line int, ms int64, host string) eventlog.Event {
-		return eventlog.Event{Line: line, Time: t0.Add(time.Duration(ms) * time.Millisecond), Cluster: "search", Host: host, Action: eventlog.Eject, Detector: "consecutive_5xx", Enforced: true, NumEjections: 1}
+		return event(line, ms, host, eventlog.Eject, "consecutive_5xx", true)
 	}
 	third := ev(2, 20502, "10.0.0.5:8080")
 	for _, tc := range []struct {
