@@ -84,3 +84,16 @@ func TestWhatifEvents(t *testing.T) {
 		t.Errorf("nothing usable: %d %s", res.StatusCode, head(page, 1500))
 	}
 }
+
+// FuzzWhatifEvents: POST /whatif with any log and any event log.
+func FuzzWhatifEvents(f *testing.F) {
+	line := `[2026-11-30T02:00:20.000Z] "GET / HTTP/1.1" 503 - 0 0 1 1 "-" "-" "-" "-" "10.0.0.5:8080"`
+	f.Add(line, `{"type":"CONSECUTIVE_5XX","timestamp":"2026-11-30T02:00:20.001Z","cluster_name":"search","upstream_url":"10.0.0.5:8080","action":"EJECT","num_ejections":1,"enforced":true,"eject_consecutive_event":{}}`)
+	f.Add(line, `{"type":"SUCCESS_RATE","timestamp":"1970-01-01T00:00:00Z","cluster_name":"search","upstream_url":"10.0.0.5:8080","action":"EJECT","eject_success_rate_event":{"host_success_rate":4294967295}}`)
+	f.Add(line, `{"action":"UNEJECT","timestamp":"9999-12-31T23:59:59Z","cluster_name":"x","upstream_url":"y"}`+"\n[]\n{")
+	f.Fuzz(func(t *testing.T, log, events string) {
+		l := startFuzzLab(t)
+		form := url.Values{"log_text": {log}, "events_text": {events}}
+		l.serve(t, fuzzRequest("POST", "/whatif", form.Encode(), "application/x-www-form-urlencoded"))
+	})
+}
