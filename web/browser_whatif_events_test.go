@@ -20,9 +20,9 @@ func TestBrowserWhatifEvents(t *testing.T) {
 	dir, _ := filepath.Abs(filepath.Join("..", "testdata", "whatif", "compare"))
 	cfg := string(compareFile(t, "cluster.yaml"))
 
-	step("open /whatif", chromedp.Navigate(b.url+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-events")))
+	step("open /whatif", chromedp.Navigate(b.url+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-eventlog")))
 	step("choose the access log", chromedp.SetUploadFiles(chromedp.CSS("#whatif-log"), []string{filepath.Join(dir, "override.log")}))
-	step("choose Envoy's event log", chromedp.SetUploadFiles(chromedp.CSS("#whatif-events"), []string{filepath.Join(dir, "override-events.jsonl")}))
+	step("choose Envoy's event log", chromedp.SetUploadFiles(chromedp.CSS("#whatif-eventlog"), []string{filepath.Join(dir, "override-events.jsonl")}))
 	eval(`(() => { document.getElementById('whatif-config').value = ` + strconv.Quote(cfg) + `; return 'ok' })()`)
 	step("replay and compare", chromedp.Click(chromedp.CSS("#whatif-run")), chromedp.WaitVisible(chromedp.CSS("#whatif-matches")))
 	poll("the lanes", `!!document.querySelector('#chart-lanes canvas')`)

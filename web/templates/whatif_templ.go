@@ -364,7 +364,7 @@ func whatifForm(v view.Whatif) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</textarea> <label for=\"whatif-events\">Envoy's outlier event log (optional: the <code>event_log_path</code> file, to compare)</label> <input type=\"file\" id=\"whatif-events\" name=\"events\"><div class=\"row-form\"><div><label for=\"whatif-cluster\">Upstream cluster (when the log has several)</label> <input type=\"text\" id=\"whatif-cluster\" name=\"cluster\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</textarea> <label for=\"whatif-eventlog\">Envoy's outlier event log (optional: the <code>event_log_path</code> file, to compare)</label> <input type=\"file\" id=\"whatif-eventlog\" name=\"events\"><div class=\"row-form\"><div><label for=\"whatif-cluster\">Upstream cluster (when the log has several)</label> <input type=\"text\" id=\"whatif-cluster\" name=\"cluster\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
