@@ -61,7 +61,7 @@ conformance:
 # Rewrite the golden transcripts (every preset's text run and decision
 # log) after an intended engine change; review the diff before committing.
 golden:
-	$(GO) test ./engine/scenario ./engine/explain -run Golden -update
+	$(GO) test ./engine/scenario ./engine/explain ./engine/whatif -run Golden -update
 
 templ:
 	$(GO) tool templ generate -include-version=false

@@ -24,12 +24,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	logFile := fs.String("log", "", "the access log: Envoy's default format, Istio's, or JSON lines; - reads stdin (required)")
-	configFile := fs.String("config", "", "an Envoy cluster, its outlier_detection block, or an Istio DestinationRule, YAML or JSON (default: Envoy's defaults)")
+	configFile := fs.String("config", "", "an Envoy cluster, its outlier_detection block, an Istio DestinationRule (YAML or JSON), or Envoy's /config_dump (with -cluster when it has several) (default: Envoy's defaults)")
 	cluster := fs.String("cluster", "", "replay only this upstream cluster (needed when the log has several)")
 	seed := fs.Uint64("seed", 1, "seed of the enforcing_* draws and the ejection jitter")
 	format := fs.String("format", "text", "output: text, or json (events in the replay format, a summary, frames for charts)")
+	clustersFile := fs.String("clusters", "", "Envoy's /clusters?format=json: the cluster's hosts join the replay (max_ejection_percent counts hosts that served nothing too), and which were ejected is noted")
+	eventsFile := fs.String("events", "", "Envoy's outlier event log (event_log_path, JSON lines of OutlierDetectionEvent): match its events with the replay's")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
+		fmt.Fprintln(stderr, "usage: outlierlab whatif -log FILE [-events EVENTS.jsonl] [-clusters CLUSTERS.json] [-config CLUSTER.yaml] [-cluster NAME] [-seed N] [-format text|json]")
 		fmt.Fprintln(stderr, "Replays an access log through the detector: what outlier detection would have done on that traffic.")
 		fs.PrintDefaults()
 	}
@@ -51,7 +53,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	case *format != "text" && *format != "json":
 		return fail("-format %q is not one of text, json", *format)
 	}
-	c, err := readConfig(*configFile)
+	c, err := readConfig(*configFile, *cluster)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -59,7 +61,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", *logFile, err)
 	}
-	res, err := whatif.Run(log, whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: *cluster, Seed: *seed})
+	opts := whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: logCluster(log, *cluster), Seed: *seed}
+	if opts.Hosts, err = adminHosts(*clustersFile, *cluster, &c); err != nil {
+		return fail("%v", err)
+	}
+	if *eventsFile != "" {
+		return whatifEvents(stdout, stderr, *eventsFile, *format, *configFile, *cluster, c, log, opts)
+	}
+	res, err := whatif.Run(log, opts)
 	if err != nil {
 		return fail("%s: %v", *logFile, err)
 	}
@@ -70,24 +79,17 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readConfig reads the cluster to replay with; no file is Envoy's defaults.
-func readConfig(file string) (envoyconf.Cluster, error) {
+// readConfig reads the cluster to replay with; no file is Envoy's
+// defaults. A /config_dump is searched for the cluster named cluster.
+func readConfig(file, cluster string) (envoyconf.Cluster, error) {
 	if file == "" {
 		return envoyconf.ParseCluster(nil)
 	}
-	f, err := os.Open(file)
+	data, err := readSmall(file)
 	if err != nil {
 		return envoyconf.Cluster{}, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return envoyconf.Cluster{}, fmt.Errorf("%s: %v", file, err)
-	}
-	if len(data) > maxConfigBytes {
-		return envoyconf.Cluster{}, fmt.Errorf("%s: larger than %d bytes", file, maxConfigBytes)
-	}
-	c, err := envoyconf.ParseCluster(data)
+	c, err := parseConfigFile(data, cluster)
 	if err != nil {
 		return envoyconf.Cluster{}, fmt.Errorf("%s: %v", file, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
+	"outlierlab/engine/eventlog"
 	"outlierlab/engine/explain"
 	"outlierlab/engine/replay"
 	"outlierlab/engine/whatif"
@@ -44,7 +45,7 @@ const (
 
 // whatifForm is what a post gives.
 type whatifForm struct {
-	log             []byte
+	log, events     []byte
 	config, cluster string
 	seed            uint64
 }
@@ -131,6 +132,12 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 			f.seed = n
 		}
 	}
+	if f.events, err = formFile(r, "events"); err != nil {
+		errs = append(errs, err)
+	}
+	if len(bytes.TrimSpace(f.events)) == 0 {
+		f.events = []byte(r.FormValue("events_text"))
+	}
 	f.log, err = formFile(r, "log")
 	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
 		f.log = []byte(r.FormValue("log_text"))
@@ -165,6 +172,8 @@ type replayPlan struct {
 	log  *whatif.Log
 	opts whatif.Options
 	plan whatif.Planned
+	// events is Envoy's event log, nil without one.
+	events *eventlog.Log
 }
 
 // planReplay parses the config and the log and checks what the replay
@@ -182,8 +191,16 @@ func planReplay(f whatifForm) (*replayPlan, error) {
 		return nil, err
 	}
 	rp := &replayPlan{f: f, c: c, log: log, opts: whatif.Options{Config: c.Outlier, PanicThreshold: c.PanicThreshold, Cluster: f.cluster, Seed: f.seed}}
+	if !log.NamesClusters() {
+		// Envoy's default format names no cluster: the field then chooses
+		// only the event log's.
+		rp.opts.Cluster = ""
+	}
 	if rp.plan, err = whatif.Plan(log, rp.opts); err != nil {
 		return nil, replayError(err)
+	}
+	if rp.events, err = parseWhatifEvents(f.events, f.cluster); err != nil {
+		return nil, err
 	}
 	return rp, nil
 }
@@ -218,6 +235,16 @@ func (s *Server) replayWork(rp *replayPlan) error {
 func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
 	opts := rp.opts
 	opts.Progress = func(done, total int) { p.step(done, total, "requests replayed") }
+	if rp.events != nil {
+		cmp, err := whatif.Compare(rp.log, rp.events, opts)
+		if err != nil {
+			return nil, replayError(err)
+		}
+		p.phase("drawing the charts")
+		v := whatifResultView(cmp.Result, rp.c, rp.f.config == "")
+		v.Compare = whatifCompareView(cmp, rp.events, rp.c.Outlier)
+		return v, nil
+	}
 	res, err := whatif.Run(rp.log, opts)
 	if err != nil {
 		return nil, replayError(err)

@@ -24,6 +24,15 @@ type Options struct {
 	Cluster string
 	// Seed seeds the enforcing_* draws and the ejection jitter.
 	Seed uint64
+	// Hosts are hosts of the cluster beyond those the log names (Envoy's
+	// /clusters lists them all): a host that served nothing still counts
+	// in max_ejection_percent's denominator, every host of the cluster.
+	Hosts []string
+	// FirstTickMs, in (0, interval), puts the first tick that many ms
+	// after Start (and every later one an interval on), where Envoy's
+	// timer fired (Compare reads it from Envoy's event log); 0 is one
+	// interval after Start.
+	FirstTickMs int64
 	// Progress, if not nil, is told now and then how many of the lines to
 	// replay have been (done of total).
 	Progress func(done, total int)
@@ -93,7 +102,7 @@ func Plan(log *Log, opts Options) (Planned, error) {
 			last = e.Answer
 		}
 	}
-	return Planned{Requests: len(entries), Hosts: len(hostsOf(entries)), Span: last.Sub(first.Truncate(time.Second))}, nil
+	return Planned{Requests: len(entries), Hosts: len(withHosts(hostsOf(entries), opts.Hosts)), Span: last.Sub(first.Truncate(time.Second))}, nil
 }
 
 // replayable is the entries Run replays: the chosen cluster's.
@@ -124,7 +133,9 @@ func Run(log *Log, opts Options) (*Result, error) {
 			start = e.Start
 		}
 	}
-	r := newReplayer(opts, start.Truncate(time.Second), hostsOf(entries))
+	named := hostsOf(entries)
+	r := newReplayer(opts, start.Truncate(time.Second), withHosts(named, opts.Hosts))
+	r.named = len(named)
 	r.res.Summary.Lines, r.res.Summary.Unparsed, r.res.Summary.OtherCluster = log.Lines, log.Unparsed, other
 	r.res.Summary.Unparsable = log.Errors
 	for i, e := range entries {
@@ -204,6 +215,17 @@ func hostsOf(entries []Entry) []string {
 	return out
 }
 
+// withHosts is the log's hosts, then the others' not among them.
+func withHosts(named, others []string) []string {
+	out := slices.Clone(named)
+	for _, h := range others {
+		if h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // replayer is one replay under way.
 type replayer struct {
 	opts     Options
@@ -216,6 +238,7 @@ type replayer struct {
 	lastMs   int64
 	cur      interval
 	res      *Result
+	named    int // hosts the log names (the first of res.Hosts)
 }
 
 // interval accumulates the traffic between two ticks.
@@ -229,6 +252,9 @@ type interval struct {
 
 func newReplayer(opts Options, start time.Time, hosts []string) *replayer {
 	r := &replayer{opts: opts, start: start, hosts: map[string]*engine.HostMonitor{}, index: map[string]int{}, nextTick: opts.Config.IntervalMs}
+	if opts.FirstTickMs > 0 && opts.FirstTickMs < opts.Config.IntervalMs {
+		r.nextTick = opts.FirstTickMs
+	}
 	r.d = engine.NewDetector(opts.Config, &r.clock, rand.New(rand.NewPCG(opts.Seed, 0x7768617469660000)))
 	for i, h := range hosts {
 		r.hosts[h] = r.d.AddHost(h)
@@ -311,4 +337,7 @@ func (r *replayer) finish() {
 	s := &r.res.Summary
 	s.EndMs = r.clock.Ms
 	s.Caveats = caveats(s, len(r.res.Hosts))
+	if extra := len(r.res.Hosts) - r.named; extra > 0 {
+		s.Caveats[0] = fmt.Sprintf("Hosts are the cluster's %d: the %d the log names and %d more from Envoy's /clusters that served nothing in it; max_ejection_percent counts all of them, as Envoy does.", len(r.res.Hosts), r.named, extra)
+	}
 }

@@ -150,6 +150,8 @@ type WhatifResult struct {
 	EventsJSON string
 	Why        []string
 	Charts     StaticCharts
+	// Compare is set when Envoy's event log was given too.
+	Compare *WhatifCompare
 }
 
 // WhatifEvent is one detector event with its wall-clock time.
