@@ -9,6 +9,7 @@ import (
 	"outlierlab/engine/eventlog"
 	"outlierlab/engine/explain"
 	"outlierlab/engine/whatif"
+	"outlierlab/web/httperr"
 	"outlierlab/web/view"
 )
 
@@ -30,7 +31,7 @@ func parseWhatifEvents(data []byte, cluster string) (*eventlog.Log, error) {
 				msg += "; " + p.String()
 			}
 		}
-		return nil, &inputError{Field: "events", Msg: msg}
+		return nil, &httperr.FieldError{Field: "events", Msg: msg}
 	}
 	return log, nil
 }
