@@ -83,6 +83,13 @@ function chartMode(el) {
 // room; on a narrow box the legend moves from the right (where it took 40%
 // of the width) to a scrolling line on top. The option sent is not changed.
 function fitChart(el, o) {
+  // go-echarts puts an empty toolbox ({}: no tools, nothing drawn) in every
+  // option; the lab's ECharts bundle has no toolbox component
+  // (web/assets/echarts-lab.js), so it is left out rather than refused.
+  if (o.toolbox) {
+    o = Object.assign({}, o);
+    delete o.toolbox;
+  }
   const mode = el.dataset.mode || '';
   if (!mode) return o;
   const fs = mode === 'projector' ? 18 : 12;
