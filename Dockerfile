@@ -6,6 +6,7 @@ FROM docker.io/library/golang:1.26-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm make && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum package.json package-lock.json Makefile ./
+COPY web/assets/ web/assets/
 RUN go mod download
 # The assets in their own layer, before the sources: a source change does
 # not fetch ECharts again (only a change of the pins above does). The

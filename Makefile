@@ -1,16 +1,23 @@
 # outlierlab: `make run` serves the lab, `make test` runs every check.
 # Third-party browser files are fetched here, never committed: the Datastar
 # client from its Go module, ECharts from npm (versions pinned below and in
-# package-lock.json), into the git-ignored web/static/vendor/.
+# package-lock.json), into the git-ignored web/static/vendor/. ECharts is
+# bundled by esbuild (pinned in package.json) from our entry file
+# web/assets/echarts-lab.js: only the charts and components the lab uses.
+# Each vendored file gets a .gz and a .br made once here (precompress.mjs).
 
 GO       ?= go
 DATASTAR := github.com/starfederation/datastar@v1.0.0
 VENDOR   := web/static/vendor
-ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
-# The stamp is embedded first: a build without assets fails naming it.
-STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
+VENDORED := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
+ASSETS   := $(VENDORED) $(addsuffix .gz,$(VENDORED)) $(addsuffix .br,$(VENDORED))
+# The stamp is embedded first: a build without assets fails naming it. Its
+# name changes when the set of files does (v2: the bundle and .gz/.br), so
+# a vendor directory from before fails the same way instead of naming a
+# missing .br file.
+STAMP    := $(VENDOR)/FETCH-WITH-make-assets-v2.stamp
 
-.PHONY: run test assets build bench templ conformance golden clean loadtest loadtest-heavy fuzz
+.PHONY: run test assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
 
 run: assets
 	$(GO) run . serve $(ARGS)
@@ -69,7 +76,8 @@ templ:
 assets: $(STAMP)
 
 $(STAMP): $(ASSETS)
-	echo "fetched by make assets: Datastar $(DATASTAR), ECharts from package-lock.json" > $@
+	rm -f $(VENDOR)/FETCH-WITH-make-assets.stamp
+	echo "fetched by make assets: Datastar $(DATASTAR), ECharts bundled from web/assets/echarts-lab.js and package-lock.json" > $@
 
 $(VENDOR)/datastar.js:
 	@mkdir -p $(VENDOR)
@@ -77,11 +85,23 @@ $(VENDOR)/datastar.js:
 	cp "$$($(GO) env GOMODCACHE)/$(DATASTAR)/bundles/datastar.js" $@
 	chmod 644 $@
 
-$(VENDOR)/echarts.min.js: package.json package-lock.json
+ESBUILD_ECHARTS := node_modules/.bin/esbuild web/assets/echarts-lab.js --bundle \
+	--format=iife --global-name=echarts --target=es2017
+
+$(VENDOR)/echarts.min.js: package.json package-lock.json web/assets/echarts-lab.js
 	@mkdir -p $(VENDOR)
 	npm ci --no-audit --no-fund --silent
-	cp node_modules/echarts/dist/echarts.min.js $@
+	$(ESBUILD_ECHARTS) --minify --define:process.env.NODE_ENV='"production"' --log-level=warning --outfile=$@
 	chmod 644 $@
+
+# The same bundle as ECharts' dev build (unminified, with its warnings:
+# "Component X is used but not imported" names a part the entry lacks).
+# Not embedded: copy it over echarts.min.js by hand to look.
+echarts-dev: $(VENDOR)/echarts.min.js
+	$(ESBUILD_ECHARTS) --define:process.env.NODE_ENV='"development"' --log-level=warning --outfile=$(VENDOR)/echarts.dev.js
+
+$(VENDOR)/%.gz $(VENDOR)/%.br: $(VENDOR)/% web/assets/precompress.mjs
+	node web/assets/precompress.mjs $<
 
 clean:
 	rm -rf $(VENDOR) node_modules outlierlab

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -106,13 +107,15 @@ func (o runOutput) single(p scenario.Preset, layer map[string]string, seed uint6
 	if err != nil {
 		return o.fail("%v", err)
 	}
-	res, err := scenario.Run(sc, cfg, seed)
-	if err != nil {
+	// Streamed: a frame is written as it is made and not kept, so the
+	// longest, busiest run the settings allow stays in a few MB (issue 26).
+	// A bad config fails in sim.New, before the first byte.
+	if _, err := scenario.Stream(sc, cfg, seed, write(o.stdout)); err != nil {
+		if _, wrote := errors.AsType[*scenario.WriteError](err); wrote {
+			fmt.Fprintf(o.stderr, "outlierlab run: %v\n", err)
+			return 1
+		}
 		return o.fail("%v", err)
-	}
-	if err := write(o.stdout, res); err != nil {
-		fmt.Fprintf(o.stderr, "outlierlab run: %v\n", err)
-		return 1
 	}
 	return 0
 }
@@ -147,10 +150,10 @@ func runUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintln(w, "\noutlier_detection fields:", strings.Join(settings.Names(settings.OutlierField), ", "))
 }
 
-var writers = map[string]func(io.Writer, scenario.Result) error{
-	"json": scenario.WriteJSONLines,
-	"csv":  scenario.WriteCSV,
-	"text": scenario.WriteText,
+var writers = map[string]func(io.Writer) scenario.FrameWriter{
+	"json": scenario.NewJSONLinesWriter,
+	"csv":  scenario.NewCSVWriter,
+	"text": scenario.NewTextWriter,
 }
 
 func presetNames() []string {

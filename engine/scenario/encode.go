@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,40 +121,104 @@ type summaryLine struct {
 
 // WriteJSONLines writes one JSON object per frame per line, then
 // {"summary": {...}}.
-func WriteJSONLines(w io.Writer, res Result) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for _, f := range res.Frames {
-		l := frameLine{Frame: f, Events: make([]EventLine, len(f.Events)), Stats: statsJSON(f.Stats)}
-		for i, e := range f.Events {
-			l.Events[i] = NewEventLine(e)
-		}
-		if err := enc.Encode(l); err != nil {
-			return err
-		}
-	}
-	if err := enc.Encode(map[string]summaryLine{"summary": {res.Summary, statsJSON(res.Summary.Stats)}}); err != nil {
+func WriteJSONLines(w io.Writer, res Result) error { return writeAll(NewJSONLinesWriter(w), &res) }
+
+// NewJSONLinesWriter is WriteJSONLines a frame at a time (Stream).
+func NewJSONLinesWriter(w io.Writer) FrameWriter {
+	j := &jsonLinesWriter{bw: bufio.NewWriter(w)}
+	j.enc = json.NewEncoder(&j.buf)
+	return j
+}
+
+// jsonLinesWriter writes a frame's line in pieces: the frame's own fields,
+// then its events one at a time, then its stats. An overflow storm puts
+// 60 000 events in one 10 s interval, a 10 MB line: built whole (as
+// json.Encoder would, with every EventLine first) it alone took ~100 MB
+// with the garbage of its growing buffer.
+type jsonLinesWriter struct {
+	bw  *bufio.Writer
+	buf bytes.Buffer // one value's JSON, reused
+	enc *json.Encoder
+}
+
+func (j *jsonLinesWriter) Begin(*Result) error { return nil }
+
+// eventsField is where a frame line's events go: frameLine's Events come
+// after every field of Frame and before Stats (encoding/json orders an
+// embedded struct's fields at the embedding's place), so the last match is
+// the line's own (stats hold only names and numbers).
+const eventsField = `"events":[]`
+
+func (j *jsonLinesWriter) Frame(f *Frame) error {
+	line, err := j.encode(frameLine{Frame: *f, Events: []EventLine{}, Stats: statsJSON(f.Stats)})
+	if err != nil {
 		return err
 	}
-	return bw.Flush()
+	at := bytes.LastIndex(line, []byte(eventsField)) + len(eventsField) - 1
+	rest := string(line[at:]) + "\n" // "]" and the stats; line is reused below
+	j.bw.Write(line[:at])
+	for i, e := range f.Events {
+		if i > 0 {
+			j.bw.WriteByte(',')
+		}
+		ev, err := j.encode(NewEventLine(e))
+		if err != nil {
+			return err
+		}
+		j.bw.Write(ev)
+	}
+	_, err = j.bw.WriteString(rest)
+	return err
+}
+
+// encode is v's JSON as json.Encoder writes it (HTML-safe, no trailing
+// newline), valid until the next call.
+func (j *jsonLinesWriter) encode(v any) ([]byte, error) {
+	j.buf.Reset()
+	if err := j.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")), nil
+}
+
+func (j *jsonLinesWriter) End(res *Result) error {
+	line, err := j.encode(map[string]summaryLine{"summary": {res.Summary, statsJSON(res.Summary.Stats)}})
+	if err != nil {
+		return err
+	}
+	j.bw.Write(line)
+	j.bw.WriteByte('\n')
+	return j.bw.Flush()
 }
 
 // WriteCSV writes one row per host per frame, with the frame's cluster and
 // client columns repeated on each of its rows.
-func WriteCSV(w io.Writer, res Result) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "t_ms,host,attempts,requests,successes,success_rate,ejected,multiplier,num_ejections,returns_in_ms,traffic_share,consecutive_5xx,failed_active_hc,sr_gate,sr_mean,sr_threshold,panic,healthy_hosts,client_requests,client_failures,client_failure_pct,retries,retry_overflow")
-	for _, f := range res.Frames {
-		for _, h := range f.Hosts {
-			fmt.Fprintf(bw, "%d,%s,%d,%d,%d,%s,%t,%d,%d,%d,%s,%d,%t,%s,%s,%s,%t,%d,%d,%d,%s,%d,%d\n",
-				f.TMs, h.Name, h.Attempts, h.Requests, h.Successes, ffmt(h.SuccessRate, 4), h.Ejected, h.Multiplier, h.NumEjections,
-				h.ReturnsInMs, ffmt(h.TrafficShare, 4), h.Consecutive5xx, h.FailedActiveHC,
-				f.SuccessRate.Gate, ffmt(f.SuccessRate.Mean, 4), ffmt(f.SuccessRate.Threshold, 4), f.Panic, f.Healthy,
-				f.Clients.Requests, f.Clients.Failures, ffmt(f.Clients.FailurePct(), 3), f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+func WriteCSV(w io.Writer, res Result) error { return writeAll(NewCSVWriter(w), &res) }
+
+// NewCSVWriter is WriteCSV a frame at a time (Stream).
+func NewCSVWriter(w io.Writer) FrameWriter { return &csvWriter{bw: bufio.NewWriter(w)} }
+
+type csvWriter struct{ bw *bufio.Writer }
+
+func (c *csvWriter) Begin(*Result) error {
+	_, err := fmt.Fprintln(c.bw, "t_ms,host,attempts,requests,successes,success_rate,ejected,multiplier,num_ejections,returns_in_ms,traffic_share,consecutive_5xx,failed_active_hc,sr_gate,sr_mean,sr_threshold,panic,healthy_hosts,client_requests,client_failures,client_failure_pct,retries,retry_overflow")
+	return err
+}
+
+func (c *csvWriter) Frame(f *Frame) error {
+	for _, h := range f.Hosts {
+		if _, err := fmt.Fprintf(c.bw, "%d,%s,%d,%d,%d,%s,%t,%d,%d,%d,%s,%d,%t,%s,%s,%s,%t,%d,%d,%d,%s,%d,%d\n",
+			f.TMs, h.Name, h.Attempts, h.Requests, h.Successes, ffmt(h.SuccessRate, 4), h.Ejected, h.Multiplier, h.NumEjections,
+			h.ReturnsInMs, ffmt(h.TrafficShare, 4), h.Consecutive5xx, h.FailedActiveHC,
+			f.SuccessRate.Gate, ffmt(f.SuccessRate.Mean, 4), ffmt(f.SuccessRate.Threshold, 4), f.Panic, f.Healthy,
+			f.Clients.Requests, f.Clients.Failures, ffmt(f.Clients.FailurePct(), 3), f.Clients.RetriesSent, f.Clients.BudgetRefusals); err != nil {
+			return err
 		}
 	}
-	return bw.Flush()
+	return nil
 }
+
+func (c *csvWriter) End(*Result) error { return c.bw.Flush() }
 
 func ffmt(f float64, digits int) string { return strconv.FormatFloat(f, 'f', digits, 64) }
 
@@ -161,56 +226,76 @@ func ffmt(f float64, digits int) string { return strconv.FormatFloat(f, 'f', dig
 // per interval (the faulty hosts' success rates, the success-rate
 // threshold or why it did not run, who is ejected, what clients saw), and
 // each event as a short sentence under its interval.
-func WriteText(w io.Writer, res Result) error {
-	bw := bufio.NewWriter(w)
-	writeHeader(bw, res)
-	watch := faultyHosts(res)
-	for _, f := range res.Frames {
-		fmt.Fprintf(bw, "%7s ", secs(f.TMs))
-		for _, i := range watch {
-			h := f.Hosts[i]
-			sr := "   -  "
-			if h.SuccessRate >= 0 {
-				sr = fmt.Sprintf("%5.1f%%", h.SuccessRate)
-			}
-			mark := " "
-			if h.Ejected {
-				mark = "*"
-			}
-			fmt.Fprintf(bw, " %s %s%s", h.Name, sr, mark)
+func WriteText(w io.Writer, res Result) error { return writeAll(NewTextWriter(w), &res) }
+
+// NewTextWriter is WriteText a frame at a time (Stream).
+func NewTextWriter(w io.Writer) FrameWriter { return &textWriter{bw: bufio.NewWriter(w)} }
+
+type textWriter struct {
+	bw    *bufio.Writer
+	watch []int
+	cfg   engine.Config
+}
+
+func (t *textWriter) Begin(res *Result) error {
+	writeHeader(t.bw, *res)
+	t.watch, t.cfg = faultyHosts(*res), res.Config
+	return nil
+}
+
+// Frame writes one interval's line and its events' sentences; a write
+// error is the buffer's, and End reports it.
+func (t *textWriter) Frame(f *Frame) error {
+	bw := t.bw
+	fmt.Fprintf(bw, "%7s ", secs(f.TMs))
+	for _, i := range t.watch {
+		h := f.Hosts[i]
+		sr := "   -  "
+		if h.SuccessRate >= 0 {
+			sr = fmt.Sprintf("%5.1f%%", h.SuccessRate)
 		}
-		switch f.SuccessRate.Gate {
-		case "ran":
-			fmt.Fprintf(bw, " | SR thr %5.1f%% (mean %5.1f)", f.SuccessRate.Threshold, f.SuccessRate.Mean)
-		case "too_few_hosts":
-			fmt.Fprintf(bw, " | SR off: %d hosts < %d", len(f.Hosts), f.SuccessRate.MinimumHosts)
-		default:
-			fmt.Fprintf(bw, " | SR skipped: %d/%d hosts with volume", f.SuccessRate.HostsWithVolume, f.SuccessRate.MinimumHosts)
+		mark := " "
+		if h.Ejected {
+			mark = "*"
 		}
-		var ejected []string
-		for _, h := range f.Hosts {
-			if h.Ejected {
-				ejected = append(ejected, h.Name)
-			}
-		}
-		fmt.Fprintf(bw, " | ejected %d/%d", len(ejected), len(f.Hosts))
-		if len(ejected) > 0 && len(ejected) <= 6 {
-			fmt.Fprintf(bw, " %s", strings.Join(ejected, ","))
-		}
-		fmt.Fprintf(bw, " | clients %5.2f%% failed of %d", f.Clients.FailurePct(), f.Clients.Requests)
-		if f.Clients.RetriesSent > 0 || f.Clients.BudgetRefusals > 0 {
-			fmt.Fprintf(bw, ", %d retries, %d retry overflows", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
-		}
-		fmt.Fprintf(bw, ", p99 %.0f ms", f.Clients.LatencyP99Ms)
-		if f.Panic {
-			fmt.Fprint(bw, " | PANIC")
-		}
-		fmt.Fprintln(bw)
-		iv := f.Interval()
-		for _, s := range explain.Events(&iv, res.Config) {
-			fmt.Fprintf(bw, "          %s\n", s)
+		fmt.Fprintf(bw, " %s %s%s", h.Name, sr, mark)
+	}
+	switch f.SuccessRate.Gate {
+	case "ran":
+		fmt.Fprintf(bw, " | SR thr %5.1f%% (mean %5.1f)", f.SuccessRate.Threshold, f.SuccessRate.Mean)
+	case "too_few_hosts":
+		fmt.Fprintf(bw, " | SR off: %d hosts < %d", len(f.Hosts), f.SuccessRate.MinimumHosts)
+	default:
+		fmt.Fprintf(bw, " | SR skipped: %d/%d hosts with volume", f.SuccessRate.HostsWithVolume, f.SuccessRate.MinimumHosts)
+	}
+	var ejected []string
+	for _, h := range f.Hosts {
+		if h.Ejected {
+			ejected = append(ejected, h.Name)
 		}
 	}
+	fmt.Fprintf(bw, " | ejected %d/%d", len(ejected), len(f.Hosts))
+	if len(ejected) > 0 && len(ejected) <= 6 {
+		fmt.Fprintf(bw, " %s", strings.Join(ejected, ","))
+	}
+	fmt.Fprintf(bw, " | clients %5.2f%% failed of %d", f.Clients.FailurePct(), f.Clients.Requests)
+	if f.Clients.RetriesSent > 0 || f.Clients.BudgetRefusals > 0 {
+		fmt.Fprintf(bw, ", %d retries, %d retry overflows", f.Clients.RetriesSent, f.Clients.BudgetRefusals)
+	}
+	fmt.Fprintf(bw, ", p99 %.0f ms", f.Clients.LatencyP99Ms)
+	if f.Panic {
+		fmt.Fprint(bw, " | PANIC")
+	}
+	fmt.Fprintln(bw)
+	iv := f.Interval()
+	for _, s := range explain.Events(&iv, t.cfg) {
+		fmt.Fprintf(bw, "          %s\n", s)
+	}
+	return nil
+}
+
+func (t *textWriter) End(res *Result) error {
+	bw := t.bw
 	s := res.Summary
 	fmt.Fprintf(bw, "\n%d requests, %.2f%% failed", s.Requests, s.FailurePct)
 	if s.FaultStartMs >= 0 {

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"math"
 	"slices"
 
 	"outlierlab/engine"
@@ -82,23 +81,29 @@ type Summary struct {
 // seed. Same inputs, same frames: nothing here reads a clock or a global
 // random source.
 func Run(sc Scenario, cfg engine.Config, seed uint64) (Result, error) {
-	s, err := sim.New(sc.Cluster, cfg, seed)
-	if err != nil {
+	var k keepFrames
+	if _, err := Stream(sc, cfg, seed, &k); err != nil {
 		return Result{}, err
 	}
-	res := Result{Scenario: sc.Clone(), Config: cfg, Seed: seed}
-	res.Frames = make([]Frame, 0, s.EndMs()/cfg.IntervalMs)
-	for {
-		iv, ok := s.Next()
-		if !ok {
-			break
-		}
-		f := newFrame(iv)
-		f.Dialect = sc.Cluster.Dialect
-		res.Frames = append(res.Frames, f)
+	return k.res, nil
+}
+
+// keepFrames is the FrameWriter that keeps the whole run: Run.
+type keepFrames struct{ res Result }
+
+func (k *keepFrames) Begin(res *Result) error { k.res = *res; return nil }
+func (k *keepFrames) Frame(f *Frame) error {
+	kept := *f
+	kept.Events = slices.Clone(f.Events)
+	k.res.Frames = append(k.res.Frames, kept)
+	return nil
+}
+func (k *keepFrames) End(res *Result) error {
+	k.res.Summary = res.Summary
+	if k.res.Frames == nil {
+		k.res.Frames = []Frame{} // a run of no frames is [], as it always was
 	}
-	res.Summary = summarize(&res, s)
-	return res, nil
+	return nil
 }
 
 func newFrame(iv *sim.Interval) Frame {
@@ -126,7 +131,9 @@ func newFrame(iv *sim.Interval) Frame {
 		Cluster:     iv.Cluster,
 	}
 	if len(iv.Events) > 0 {
-		f.Events = append([]engine.Event(nil), iv.Events...)
+		// The simulator's own slice, valid until its next interval: a
+		// streamed frame is written before that, and Run keeps a copy.
+		f.Events = iv.Events
 	}
 	var attempts uint64
 	for _, h := range iv.Hosts {
@@ -182,60 +189,80 @@ var gateNames = [...]string{
 	engine.GateNotConfigured: "not_configured",
 }
 
-func summarize(res *Result, s *sim.Sim) Summary {
+// summaryAcc adds up a run's summary one frame at a time, so a run that
+// keeps no frames (Stream) summarizes exactly as one that keeps them all.
+type summaryAcc struct {
+	sum Summary
+	// The clients' counters of the intervals that start at or after the
+	// first fault (Window(frames, FaultStartMs, ∞)): a frame's interval
+	// starts at the previous frame's tick, 0 s for the first.
+	sinceFault ClientTotals
+	prevTMs    int64
+}
+
+func newSummary(res *Result) *summaryAcc {
 	sc := &res.Scenario
-	tot := s.Totals()
-	sum := Summary{
-		Scenario:          sc.Name,
-		Seed:              res.Seed,
-		Hosts:             sc.Cluster.Hosts,
-		IntervalMs:        res.Config.IntervalMs,
-		EndMs:             s.EndMs(),
-		Frames:            len(res.Frames),
-		Requests:          tot.Requests,
-		Failures:          tot.Failures,
-		FailurePct:        pct(tot.Failures, tot.Requests),
-		Retries:           tot.Retries,
-		RetryOverflow:     tot.RetryOverflow,
-		NoHealthyUpstream: tot.NoHealthy,
-		LatencyP50Ms:      tot.P50Ms,
-		LatencyP99Ms:      tot.P99Ms,
-		Stats:             s.Detector().Stats(),
-		Cluster:           s.ClusterStats(),
-		FaultStartMs:      -1,
-	}
-	sum.LbHealthyPanic = sum.Cluster.LbHealthyPanic
+	a := &summaryAcc{sum: Summary{
+		Scenario:     sc.Name,
+		Seed:         res.Seed,
+		Hosts:        sc.Cluster.Hosts,
+		IntervalMs:   res.Config.IntervalMs,
+		FaultStartMs: -1,
+	}}
 	for _, f := range sc.Cluster.Faults {
-		if ms := f.From.Milliseconds(); sum.FaultStartMs < 0 || ms < sum.FaultStartMs {
-			sum.FaultStartMs = ms
+		if ms := f.From.Milliseconds(); a.sum.FaultStartMs < 0 || ms < a.sum.FaultStartMs {
+			a.sum.FaultStartMs = ms
 		}
 	}
+	return a
+}
+
+func (a *summaryAcc) add(f *Frame) {
+	sum := &a.sum
+	sum.Frames++
+	if sum.FaultStartMs >= 0 && a.prevTMs >= sum.FaultStartMs {
+		a.sinceFault.Requests += f.Clients.Requests
+		a.sinceFault.Failures += f.Clients.Failures
+	}
+	a.prevTMs = f.TMs
+	for _, e := range f.Events {
+		switch e.Kind {
+		case engine.EventEject:
+			sum.Ejections++
+		case engine.EventUneject:
+			sum.Unejections++
+		case engine.EventOverflow:
+			sum.Overflows++
+		case engine.EventDetect:
+			sum.Detections++
+		}
+	}
+	ej := 0
+	for _, h := range f.Hosts {
+		if h.Ejected {
+			ej++
+		}
+	}
+	sum.MaxEjected = max(sum.MaxEjected, ej)
+	if f.Panic {
+		sum.PanicFrames++
+	}
+}
+
+// finish adds the simulator's run totals once the last frame is in.
+func (a *summaryAcc) finish(s *sim.Sim) Summary {
+	sum := a.sum
+	tot := s.Totals()
+	sum.EndMs = s.EndMs()
+	sum.Requests, sum.Failures = tot.Requests, tot.Failures
+	sum.FailurePct = pct(tot.Failures, tot.Requests)
+	sum.Retries, sum.RetryOverflow, sum.NoHealthyUpstream = tot.Retries, tot.RetryOverflow, tot.NoHealthy
+	sum.LatencyP50Ms, sum.LatencyP99Ms = tot.P50Ms, tot.P99Ms
+	sum.Stats = s.Detector().Stats()
+	sum.Cluster = s.ClusterStats()
+	sum.LbHealthyPanic = sum.Cluster.LbHealthyPanic
 	if sum.FaultStartMs >= 0 {
-		sum.FailurePctSinceFault = Totals(Window(res.Frames, sum.FaultStartMs, math.MaxInt64)).FailurePct()
-	}
-	for _, f := range res.Frames {
-		for _, e := range f.Events {
-			switch e.Kind {
-			case engine.EventEject:
-				sum.Ejections++
-			case engine.EventUneject:
-				sum.Unejections++
-			case engine.EventOverflow:
-				sum.Overflows++
-			case engine.EventDetect:
-				sum.Detections++
-			}
-		}
-		ej := 0
-		for _, h := range f.Hosts {
-			if h.Ejected {
-				ej++
-			}
-		}
-		sum.MaxEjected = max(sum.MaxEjected, ej)
-		if f.Panic {
-			sum.PanicFrames++
-		}
+		sum.FailurePctSinceFault = a.sinceFault.FailurePct()
 	}
 	return sum
 }

@@ -62,12 +62,56 @@ function drawChart(id, option, replace, height) {
   raw[id] = option;
   const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
   el.dataset.mode = chartMode(el);
-  chart.setOption(fitChart(el, option), { notMerge: !!replace, lazyUpdate: true });
+  const fit = fitChart(el, option);
+  // A redraw of the same shape as the option the chart holds (a slider
+  // move: the same hosts, series and components, other numbers) is merged,
+  // not replaced: ECharts then updates the views it has instead of
+  // building every axis, legend and mark anew, which cost 35–120 ms a
+  // move for the lab's six charts (issue 26). The result is the same:
+  // sameShape holds only when the old option has no object key the new one
+  // lacks, and ECharts' merge writes every leaf and replaces arrays whole.
+  const merge = replace && fitted.has(el) && sameShape(fitted.get(el), fit, true);
+  fitted.set(el, fit);
+  chart.setOption(fit, { notMerge: !!replace && !merge, lazyUpdate: true });
   if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
   spotPickable(el, chart);
   describeChart(el, option);
   const table = $('tbl-' + id);
   if (table && !table.hidden) showTable(id);
+}
+
+// fitted is the option each chart's ECharts instance was last given.
+const fitted = new WeakMap();
+
+// sameShape reports whether merging option b into a chart holding a
+// (ECharts' setOption without notMerge) leaves what b alone would. A merge
+// goes down through pairs of objects and overwrites everything else whole
+// (arrays, null, numbers), so it is exact unless an object of a has a key
+// b lacks (it would stay). The top level's arrays (series, axes, grids)
+// are merged element by element, a series found by its name: they must
+// have the same length, names, ids and types.
+function sameShape(a, b, top) {
+  if (top && (Array.isArray(a) || Array.isArray(b))) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i], y = b[i];
+      if (!isObject(x) || !isObject(y)) {
+        if (isObject(x) || isObject(y)) return false;
+        continue; // a colour, a string: overwritten
+      }
+      if (x.name !== y.name || x.id !== y.id || x.type !== y.type || !sameShape(x, y, false)) return false;
+    }
+    return true;
+  }
+  if (!isObject(a) || !isObject(b)) return true; // overwritten whole
+  for (const k in a) {
+    if (!(k in b) || !sameShape(a[k], b[k], top && Array.isArray(a[k]))) return false;
+  }
+  return true;
+}
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 // chartMode is how a chart's box asks for its text: projector (large
@@ -83,6 +127,13 @@ function chartMode(el) {
 // room; on a narrow box the legend moves from the right (where it took 40%
 // of the width) to a scrolling line on top. The option sent is not changed.
 function fitChart(el, o) {
+  // go-echarts puts an empty toolbox ({}: no tools, nothing drawn) in every
+  // option; the lab's ECharts bundle has no toolbox component
+  // (web/assets/echarts-lab.js), so it is left out rather than refused.
+  if (o.toolbox) {
+    o = Object.assign({}, o);
+    delete o.toolbox;
+  }
   const mode = el.dataset.mode || '';
   if (!mode) return o;
   const fs = mode === 'projector' ? 18 : 12;

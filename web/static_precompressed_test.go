@@ -1,0 +1,77 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"testing"
+)
+
+func TestAcceptsEncoding(t *testing.T) {
+	tests := []struct {
+		header, coding string
+		want           bool
+	}{
+		{"gzip, deflate, br, zstd", "br", true}, // Chromium's
+		{"gzip, deflate", "br", false},
+		{"br;q=0, gzip", "br", false},
+		{"br; q=0.000", "br", false},
+		{"BR;Q=0.5", "br", true},
+		{"*", "br", true},
+		{"*;q=0", "gzip", false},
+		{"gzip;q=0, *", "gzip", false}, // named beats the star
+		{"*;q=0, gzip", "gzip", true},
+		{"brotli", "br", false},
+		{"", "gzip", false},
+	}
+	for _, tt := range tests {
+		if got := acceptsEncoding(tt.header, tt.coding); got != tt.want {
+			t.Errorf("acceptsEncoding(%q, %q) = %v, want %v", tt.header, tt.coding, got, tt.want)
+		}
+	}
+}
+
+// A vendored file goes out as the .br or .gz `make assets` wrote, by what
+// the client accepts; the compressed copies have no URL of their own.
+func TestStaticPrecompressed(t *testing.T) {
+	s := newTestServer(t)
+	h := s.Handler()
+	read := func(name string) []byte {
+		b, err := fs.ReadFile(staticFiles, "static/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const js = "vendor/echarts.min.js"
+	tests := []struct {
+		accept, encoding string
+		body             []byte
+	}{
+		{"gzip, deflate, br, zstd", "br", read(js + ".br")},
+		{"gzip", "gzip", read(js + ".gz")},
+		{"br;q=0, gzip", "gzip", read(js + ".gz")},
+		{"identity", "", read(js)},
+	}
+	for _, tt := range tests {
+		res := do(t, h, "GET", s.assets.URL(js), "", "Accept-Encoding", tt.accept)
+		body, _ := io.ReadAll(res.Body)
+		if got := res.Header.Get("Content-Encoding"); got != tt.encoding {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", tt.accept, got, tt.encoding)
+		}
+		if !bytes.Equal(body, tt.body) {
+			t.Errorf("Accept-Encoding %q: body is %d bytes, not the %d of its file", tt.accept, len(body), len(tt.body))
+		}
+		if v := res.Header.Get("Vary"); v != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: Vary %q", tt.accept, v)
+		}
+	}
+	for _, name := range []string{js + ".br", js + ".gz", "vendor/datastar.js.br"} {
+		if res := do(t, h, "GET", "/static/"+name, ""); res.StatusCode != 404 {
+			t.Errorf("/static/%s: status %d, want 404", name, res.StatusCode)
+		}
+	}
+	if n := len(read(js + ".br")); n > 200<<10 {
+		t.Errorf("the ECharts bundle is %d KB in brotli: is it the full build again?", n>>10)
+	}
+}
