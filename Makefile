@@ -7,6 +7,9 @@ GO       ?= go
 DATASTAR := github.com/starfederation/datastar@v1.0.0
 VENDOR   := web/static/vendor
 ASSETS   := $(VENDOR)/datastar.js $(VENDOR)/echarts.min.js
+# axe-core (npm, a devDependency) is read from node_modules by the browser
+# look test only (web/browser_look_pages_test.go); the lab never serves it.
+AXE      := node_modules/axe-core/axe.min.js
 # The stamp is embedded first: a build without assets fails naming it.
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets.stamp
 
@@ -19,7 +22,7 @@ run: assets
 # goroutines (the web server and its streams). The engine tests include
 # every lesson's checks on seeds 1–50 (engine/course TestEveryCheck, the
 # same as `outlierlab lessons -check -seeds 1-50`, about 55 s of CPU).
-test: assets
+test: assets $(AXE)
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
@@ -82,6 +85,10 @@ $(VENDOR)/echarts.min.js: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	cp node_modules/echarts/dist/echarts.min.js $@
 	chmod 644 $@
+
+$(AXE): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch $@
 
 clean:
 	rm -rf $(VENDOR) node_modules outlierlab
