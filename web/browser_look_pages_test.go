@@ -80,7 +80,9 @@ func TestBrowserLookPages(t *testing.T) {
 		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector-head svg.qr') && ` + lab, projector: true},
 	}
 	start, axeTime := time.Now(), time.Duration(0)
-	defer func() { t.Logf("%d pages in %s, of which axe-core %s", len(lookSizes)*len(pages), time.Since(start).Round(time.Second), axeTime.Round(time.Second)) }()
+	defer func() {
+		t.Logf("%d pages in %s, of which axe-core %s", len(lookSizes)*len(pages), time.Since(start).Round(time.Second), axeTime.Round(time.Second))
+	}()
 	for _, size := range lookSizes {
 		for _, p := range pages {
 			name := fmt.Sprintf("%s-%dx%d", p.name, size[0], size[1])
