@@ -114,7 +114,9 @@ function fitChart(el, o) {
   if (o.legend) {
     out.legend = Object.assign({}, o.legend, {
       type: projector ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
-      itemWidth: projector ? 24 : 16, itemHeight: projector ? 12 : 8,
+      // A paged legend clips its line to the item's height: 8 px cut the
+      // top off 12 px text on a phone.
+      itemWidth: projector ? 24 : 18, itemHeight: 12,
       pageIconSize: 12,
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
