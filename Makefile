@@ -15,6 +15,9 @@ ASSETS   := $(VENDORED) $(addsuffix .gz,$(VENDORED)) $(addsuffix .br,$(VENDORED)
 # name changes when the set of files does (v2: the bundle and .gz/.br), so
 # a vendor directory from before fails the same way instead of naming a
 # missing .br file.
+# axe-core (npm, a devDependency) is read from node_modules by the browser
+# look test only (web/browser_look_pages_test.go); the lab never serves it.
+AXE      := node_modules/axe-core/axe.min.js
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets-v2.stamp
 
 .PHONY: run test assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
@@ -26,7 +29,7 @@ run: assets
 # goroutines (the web server and its streams). The engine tests include
 # every lesson's checks on seeds 1–50 (engine/course TestEveryCheck, the
 # same as `outlierlab lessons -check -seeds 1-50`, about 55 s of CPU).
-test: assets
+test: assets $(AXE)
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
@@ -102,6 +105,10 @@ echarts-dev: $(VENDOR)/echarts.min.js
 
 $(VENDOR)/%.gz $(VENDOR)/%.br: $(VENDOR)/% web/assets/precompress.mjs
 	node web/assets/precompress.mjs $<
+
+$(AXE): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch $@
 
 clean:
 	rm -rf $(VENDOR) node_modules outlierlab

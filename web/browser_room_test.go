@@ -95,8 +95,13 @@ func roomLaptops(t *testing.T, base string, n int) []*browser {
 }
 
 // roomBrowser is a new browser context (its own cookies) in a running
-// Chromium, recording requests to other hosts and console errors.
+// Chromium, recording requests to other hosts and console errors, for 90 s.
 func roomBrowser(t *testing.T, bctx context.Context, base string) *browser {
+	return tabFor(t, bctx, base, 90*time.Second)
+}
+
+// tabFor is roomBrowser for a test that needs its tab for longer.
+func tabFor(t *testing.T, bctx context.Context, base string, limit time.Duration) *browser {
 	ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	b := &browser{t: t, url: base}
@@ -123,7 +128,7 @@ func roomBrowser(t *testing.T, bctx context.Context, base string) *browser {
 	}); err != nil {
 		t.Fatalf("new browser context: %v", err)
 	}
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelT := context.WithTimeout(ctx, limit)
 	t.Cleanup(cancelT)
 	b.ctx = ctx
 	return b

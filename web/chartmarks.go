@@ -96,8 +96,10 @@ func faultAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 				last = j
 			}
 		}
+		// The label says when the fault began: the axis labels every
+		// few ticks (10, 40, 70 s …) and rarely names the start (issue 25).
 		out = append(out, []map[string]any{
-			{"name": "fault: " + f.Label, "xAxis": from},
+			{"name": "fault: " + f.Label, "xAxis": from, "label": map[string]any{"formatter": "fault: " + f.Label + " from " + from}},
 			{"xAxis": r.Times[last]},
 		})
 	}
@@ -105,9 +107,25 @@ func faultAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 }
 
 // markLines are the injections, ejections and refusals (overflows) so
-// far, one line per tick and kind, naming its hosts.
+// far, one line per tick and kind, naming its hosts; refusals at
+// consecutive sweeps are one line at the first, naming the span (a cap
+// refuses at every sweep while it is full: a line every interval hid the
+// lanes, issue 25; the lanes' triangles still mark each refusal).
 func markLines(r *tabstate.Run, frames []scenario.Frame) (inj, ej, ov []any) {
 	inj, ej, ov = []any{}, []any{}, []any{}
+	var run []string // the hosts of the refusals run so far
+	first, last := -1, -1
+	endRun := func() {
+		if first < 0 {
+			return
+		}
+		name := "refused by the cap: " + strings.Join(run, ", ")
+		if last > first {
+			name += " at each of the " + tabstate.Itoa(last-first+1) + " sweeps " + strings.TrimSuffix(r.Times[first], " s") + "–" + r.Times[last]
+		}
+		ov = append(ov, markAt(r.Times[first], name))
+		run, first = nil, -1
+	}
 	for _, in := range r.Scenario.Injections {
 		if at, k := markTime(r, in.At.Milliseconds()); k < len(frames) {
 			inj = append(inj, markAt(at, "injected: h"+tabstate.Itoa(in.Host)))
@@ -126,10 +144,19 @@ func markLines(r *tabstate.Run, frames []scenario.Frame) (inj, ej, ov []any) {
 		if len(ejected) > 0 {
 			ej = append(ej, markAt(r.Times[i], "ejected: "+strings.Join(ejected, ", ")))
 		}
-		if len(refused) > 0 {
-			ov = append(ov, markAt(r.Times[i], "refused by the cap: "+strings.Join(refused, ", ")))
+		if len(refused) == 0 {
+			endRun()
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+		for _, h := range refused {
+			run = appendOnce(run, h)
 		}
 	}
+	endRun()
 	return inj, ej, ov
 }
 

@@ -67,7 +67,7 @@ func parseCompareQuery(raw string) (a, b compareSide, err error) {
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch {
 		case k != "a" && k != "b":
-			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: "is not a parameter of /compare (allowed a and b, each a lab link's query)"})
+			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: "is not a parameter of /compare (allowed a and b, each a lab link's query, and view)"})
 		case len(q[k]) > 1:
 			errs = append(errs, &httperr.FieldError{Field: k, Msg: fmt.Sprintf("is given %d times (allowed once)", len(q[k]))})
 		}
@@ -150,7 +150,13 @@ func sideError(side string, err error) error {
 // 422 naming the heavier side), admitted (a 503 when the lab is busy)
 // and made on a streamed page with its progress.
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
-	a, b, err := parseCompareQuery(r.URL.RawQuery)
+	// ?view=projector lays the page out for a room's screen, as on the
+	// lab (splitView); it is not part of either run.
+	mode, rest, viewErr := splitView(r.URL.RawQuery)
+	a, b, err := parseCompareQuery(rest)
+	if viewErr != nil {
+		err = errors.Join(httperr.WithKind(httperr.KindMalformed, viewErr), err)
+	}
 	var todo []compareSide
 	var names []string
 	if err == nil {
@@ -177,6 +183,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Layout = s.layout("Compare: "+a.link.Preset, "lab", true)
+		v.Projector = mode == view.Projector
 		s.render(w, r, http.StatusOK, templates.ComparePage(v))
 		return
 	}
@@ -198,6 +205,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		v.Projector = mode == view.Projector
 		return templates.CompareContent(v), nil
 	})
 }

@@ -201,11 +201,21 @@ func TestChartMarkers(t *testing.T) {
 	if !slices.Equal(lines, []string{"ejected: h5@40 s"}) || !slices.Equal(areas, []string{"fault: cache lost@30 s–50 s"}) {
 		t.Errorf("markers at 50 s: %v %v", lines, areas)
 	}
-	// The default cap: a refusal at every sweep from 40 s.
+	// The default cap: a refusal at every sweep from 40 s, one line at the
+	// first naming the span so far; a single refusal is named alone.
 	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
-	lines, _, _ = markData(t, chartOptions(d, 6)[chartClients])
-	if !slices.Equal(lines, []string{"refused by the cap: h5@40 s", "refused by the cap: h5@50 s", "refused by the cap: h5@60 s"}) {
-		t.Errorf("overflow markers: %v", lines)
+	for _, tc := range []struct {
+		frames int
+		want   string
+	}{
+		{4, "refused by the cap: h5@40 s"},
+		{6, "refused by the cap: h5 at each of the 3 sweeps 40–60 s@40 s"},
+		{len(d.Frames), "refused by the cap: h5 at each of the 27 sweeps 40–300 s@40 s"},
+	} {
+		lines, _, _ = markData(t, chartOptions(d, tc.frames)[chartClients])
+		if !slices.Equal(lines, []string{tc.want}) {
+			t.Errorf("overflow markers of %d frames: %v, want %s", tc.frames, lines, tc.want)
+		}
 	}
 	// A window that ends is shaded to its end.
 	f := runOf(t, tabstate.Inputs{Preset: "flapping"})

@@ -61,6 +61,16 @@ func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 // the budget, a 422), admitted (a 503 when the lab is busy), then run
 // on a streamed page with its progress.
 func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery == "" {
+		// A bare /sweep is where a person starts: the form (the cap of
+		// the default preset chosen), not a 400 for the missing param.
+		const param = "max_ejection_percent"
+		s.render(w, r, http.StatusOK, templates.SweepStartPage(view.Sweep{
+			Layout: s.layout("Sweep a setting", "lab", true), Preset: tabstate.DefaultPreset, Param: param, Seeds: "1-5",
+			Presets: presetLinks(tabstate.DefaultPreset), Params: sweepParamViews(param),
+		}))
+		return
+	}
 	sq, err := parseSweepQuery(r.URL.RawQuery)
 	if err != nil {
 		if k := httperr.KindOf(err, httperr.KindMalformed); k == httperr.KindURITooLong {

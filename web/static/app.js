@@ -60,7 +60,11 @@ function drawChart(id, option, replace, height) {
     if (old) old.resize();
   }
   raw[id] = option;
-  const chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
+  let chart = echarts.getInstanceByDom(el);
+  if (!chart) {
+    chart = echarts.init(el, null, { renderer: 'canvas' });
+    chart.on('rendered', () => fitLegend(el, chart));
+  }
   el.dataset.mode = chartMode(el);
   const fit = fitChart(el, option);
   // A redraw of the same shape as the option the chart holds (a slider
@@ -147,20 +151,71 @@ function fitChart(el, o) {
   // only the type grows. The others get one grid fitted to the box and the
   // legend on top.
   const grids = [].concat(o.grid || []);
+  // On a projector no legend is paged (issue 25: "threshold", "mean" and
+  // the hosts were on a second page nobody turns): it wraps, and the plot
+  // starts under the lines it took (fitLegend measures them). Its text is
+  // 4 px below the box's top, where 18 px type at 0 was cut.
+  const projector = mode === 'projector';
+  const legendH = projector ? +(el.dataset.legendH || 0) : 0;
   if (grids.length > 1) {
+    if (projector) return fitStrip(el, o, out, fs, legendH);
     if (o.legend) out.legend = [].concat(o.legend).map((l) => Object.assign({}, l, { textStyle: Object.assign({}, l.textStyle, { fontSize: fs }) }));
     return out;
   }
   if (o.legend) {
     out.legend = Object.assign({}, o.legend, {
-      type: 'scroll', orient: 'horizontal', top: 0, left: 0, right: 0, bottom: 'auto',
-      itemWidth: mode === 'projector' ? 24 : 16, itemHeight: mode === 'projector' ? 12 : 8,
-      pageIconSize: mode === 'projector' ? 16 : 12,
+      type: projector ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
+      // A paged legend clips its line to the item's height: 8 px cut the
+      // top off 12 px text on a phone.
+      itemWidth: projector ? 24 : 18, itemHeight: 12,
+      pageIconSize: 12,
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
   }
-  out.grid = [{ left: 16, right: 12, top: legend ? fs + 18 : 10, bottom: 6, containLabel: true }];
+  out.grid = [{ left: 16, right: 12, top: legend ? (legendH ? legendH + 10 : fs + 22) : 10, bottom: 6, containLabel: true }];
   return out;
+}
+
+// fitStrip fits a chart of stacked plots (the Envoy/gRPC strip, laid out
+// in pixels for the lab's box: web/chart_compare.go) to a projector's
+// box: the plots share its height, the titles are cut to its width, the
+// axes' type is 18 px, and the legend wraps under the plots.
+function fitStrip(el, o, out, fs, legendH) {
+  const grids = [].concat(o.grid);
+  const h = el.clientHeight || 240, w = el.clientWidth || 300;
+  const title = fs + 8, xlab = fs + 10, gap = 6;
+  const legendRoom = o.legend ? (legendH || fs + 8) + 6 : 0;
+  const plot = Math.max(16, Math.floor((h - grids.length * (title + gap) - xlab - legendRoom) / grids.length));
+  const top = (i) => title + i * (plot + gap + title);
+  out.grid = grids.map((g, i) => Object.assign({}, g, { left: 4 * fs, right: 8, top: top(i), height: plot }));
+  // A host named on every lane only where the lanes are as tall as the
+  // type; else every second (third…) lane, so that no two labels overlap
+  // (ECharts' 'auto' let them overlap on an empty strip).
+  out.yAxis = out.yAxis.map((a) => Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel,
+    { interval: Math.max(0, Math.ceil((fs + 2) * [].concat(a.data || []).length / plot) - 1) }) }));
+  out.title = [].concat(o.title || []).map((t, i) => Object.assign({}, t, { left: 4 * fs, top: top(i) - title + 2,
+    textStyle: Object.assign({}, t.textStyle, { fontSize: fs - 2, width: w - 4 * fs - 8, overflow: 'truncate' }) }));
+  if (o.legend) {
+    out.legend = [].concat(o.legend).map((l) => Object.assign({}, l, { type: 'plain', orient: 'horizontal', left: 0, right: 0, top: 'auto', bottom: 2,
+      textStyle: Object.assign({}, l.textStyle, { fontSize: fs }) }));
+  }
+  return out;
+}
+
+// fitLegend measures a projector chart's legend each time ECharts has drawn
+// it; when it took another height than the plot left it, the chart is
+// fitted again around it (at most once a height: the loop ends).
+function fitLegend(el, chart) {
+  if (el.dataset.mode !== 'projector' || !raw[el.id]) return;
+  const m = chart.getModel() && chart.getModel().getComponent('legend');
+  const v = m && chart.getViewOfComponentModel(m);
+  if (!v || !v.group) return;
+  const h = Math.ceil(v.group.getBoundingRect().height);
+  if (h > 0 && Math.abs(h - (+el.dataset.legendH || 0)) > 2) {
+    el.dataset.legendH = String(h);
+    // Not from inside ECharts' own drawing, which ignores a setOption.
+    setTimeout(() => chart.setOption(fitChart(el, raw[el.id])), 0);
+  }
 }
 
 // refitCharts redoes every chart whose box changed mode (the projector
@@ -172,8 +227,11 @@ function refitCharts() {
     const mode = chartMode(el);
     if (mode !== (el.dataset.mode || '') && raw[el.id]) {
       el.dataset.mode = mode;
+      delete el.dataset.legendH; // measured in the other mode
       chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
       window.applyRoomSpot(el);
+    } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
+      chart.setOption(fitChart(el, raw[el.id])); // a strip laid out in pixels for its old box
     }
     chart.resize();
   });

@@ -192,7 +192,7 @@ func whatifStyle() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<style>\n\t.whatif { max-width: 1400px; margin: 0 auto; padding: 0 1rem 2rem; }\n\t.whatif h1 small { font-weight: normal; font-size: 1rem; color: #555; margin-left: .5rem; }\n\t.whatif-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(340px, 1fr)); gap: 1rem; margin: 1rem 0; }\n\t.whatif .card { padding: .8rem 1rem; }\n\t.whatif table { border-collapse: collapse; width: 100%; font-size: .95rem; }\n\t.whatif th, .whatif td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #e5e5e5; vertical-align: top; }\n\t.whatif td.num, .whatif th.num { text-align: right; font-variant-numeric: tabular-nums; }\n\t.whatif tr.differs td { background: #fff6e0; }\n\t.whatif .sentences li { margin: .2rem 0; }\n\t.whatif form label { display: block; margin: .5rem 0 .2rem; font-weight: 600; }\n\t.whatif form input[type=\"text\"], .whatif form input[type=\"number\"], .whatif form select, .whatif textarea, .lab-tools textarea, .lab-tools input, .lab-tools select { font: inherit; padding: .3rem .4rem; border: 1px solid #999; border-radius: 4px; max-width: 100%; }\n\t.whatif form input[type=\"text\"] { width: 100%; font-family: ui-monospace, monospace; }\n\t.whatif textarea, .lab-tools textarea { width: 100%; min-height: 10rem; font-family: ui-monospace, monospace; font-size: .9rem; }\n\t.whatif button, .lab-tools button { font: inherit; padding: .35rem .8rem; border: 1px solid #0072B2; border-radius: 4px; background: #0072B2; color: #fff; cursor: pointer; margin-top: .5rem; }\n\t.whatif .row-form { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: end; }\n\t.whatif .row-form label { margin: 0; }\n\t.whatif .problems-box, .lab-tools .problems-box { border-left: 4px solid #C00000; background: #fff0f0; padding: .5rem .8rem; margin: .5rem 0; }\n\t.whatif .notes, .lab-tools .notes { border-left: 4px solid #E69F00; background: #fffaf0; padding: .5rem .8rem; margin: .5rem 0; }\n\t.whatif pre { max-height: 20rem; overflow: auto; background: #f6f6f6; padding: .6rem; font-size: .85rem; }\n\t.whatif .events { max-height: 24rem; overflow: auto; }\n\t.whatif-charts { margin: 1rem 0; }\n\t.lab-tools { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(360px, 100%), 1fr)); gap: 1rem; margin: 1rem 0; min-width: 0; }\n\t.lab-tools > section, .lab-tools .finding, .lab-tools code { min-width: 0; overflow-wrap: anywhere; }\n\tbody:has(.lab.projector) .lab-tools { display: none; }\n\t.lab-tools > section { border: 1px solid #ddd; border-radius: 6px; padding: .6rem 1rem; background: #fff; }\n\t.lab-tools h2 { font-size: 1.1rem; margin: .2rem 0 .5rem; }\n\t.lab-tools .finding { margin: .3rem 0; }\n\t.lab-tools .sev { display: inline-block; min-width: 5.5em; font-weight: 700; font-size: .8rem; text-transform: uppercase; }\n\t.lab-tools .sev.problem { color: #C00000; }\n\t.lab-tools .sev.warning { color: #8a5a00; }\n\t.lab-tools .sev.info { color: #555; }\n\t.lab-tools .inline { display: flex; flex-wrap: wrap; gap: .4rem; align-items: end; }\n\t.lab-tools .inline label { display: flex; flex-direction: column; font-size: .85rem; }\n\t.lab-tools .inline input { width: 6rem; }\n\t.compare-with { display: inline-flex; gap: .3rem; align-items: center; }\n\t</style>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<style>\n\t.whatif { max-width: 1400px; margin: 0 auto; padding: 0 1rem 2rem; }\n\t.whatif h1 small { font-weight: normal; font-size: 1rem; color: #555; margin-left: .5rem; }\n\t.whatif-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(340px, 100%), 1fr)); gap: 1rem; margin: 1rem 0; }\n\t.whatif .card { padding: .8rem 1rem; }\n\t.whatif table { border-collapse: collapse; width: 100%; font-size: .95rem; }\n\t.whatif th, .whatif td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #e5e5e5; vertical-align: top; }\n\t/* A long counter name (upstream_rq_retry_overflow) breaks rather than\n\t   widen a phone's page. */\n\t.whatif td { overflow-wrap: anywhere; }\n\t.whatif td.num, .whatif th.num { text-align: right; font-variant-numeric: tabular-nums; }\n\t.whatif tr.differs td { background: #fff6e0; }\n\t.whatif .sentences li { margin: .2rem 0; }\n\t.whatif form label { display: block; margin: .5rem 0 .2rem; font-weight: 600; }\n\t.whatif form input[type=\"text\"], .whatif form input[type=\"number\"], .whatif form select, .whatif textarea, .lab-tools textarea, .lab-tools input, .lab-tools select { font: inherit; padding: .3rem .4rem; border: 1px solid #999; border-radius: 4px; max-width: 100%; }\n\t.whatif form input[type=\"text\"] { width: 100%; font-family: ui-monospace, monospace; }\n\t.whatif textarea, .lab-tools textarea { width: 100%; min-height: 10rem; font-family: ui-monospace, monospace; font-size: .9rem; }\n\t.whatif button, .lab-tools button { font: inherit; padding: .35rem .8rem; border: 1px solid #0072B2; border-radius: 4px; background: #0072B2; color: #fff; cursor: pointer; margin-top: .5rem; }\n\t.whatif .row-form { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: end; }\n\t.whatif .row-form > div, .whatif .card, .whatif-grid > * { min-width: 0; max-width: 100%; }\n\t.whatif h1 { overflow-wrap: anywhere; }\n\t.whatif .row-form label { margin: 0; }\n\t.whatif .problems-box, .lab-tools .problems-box { border-left: 4px solid #C00000; background: #fff0f0; padding: .5rem .8rem; margin: .5rem 0; }\n\t.whatif .notes, .lab-tools .notes { border-left: 4px solid #E69F00; background: #fffaf0; padding: .5rem .8rem; margin: .5rem 0; }\n\t.whatif pre { max-height: 20rem; overflow: auto; background: #f6f6f6; padding: .6rem; font-size: .85rem; }\n\t.whatif .events { max-height: 24rem; overflow: auto; }\n\t.whatif-charts { margin: 1rem 0; }\n\t.lab-tools { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(360px, 100%), 1fr)); gap: 1rem; margin: 1rem 0; min-width: 0; }\n\t.lab-tools > section, .lab-tools .finding, .lab-tools code { min-width: 0; overflow-wrap: anywhere; }\n\tbody:has(.lab.projector) .lab-tools { display: none; }\n\t.lab-tools > section { border: 1px solid #ddd; border-radius: 6px; padding: .6rem 1rem; background: #fff; }\n\t.lab-tools h2 { font-size: 1.1rem; margin: .2rem 0 .5rem; }\n\t.lab-tools .finding { margin: .3rem 0; }\n\t.lab-tools .sev { display: inline-block; min-width: 5.5em; font-weight: 700; font-size: .8rem; text-transform: uppercase; }\n\t.lab-tools .sev.problem { color: #C00000; }\n\t.lab-tools .sev.warning { color: #8a5a00; }\n\t.lab-tools .sev.info { color: #555; }\n\t.lab-tools .inline { display: flex; flex-wrap: wrap; gap: .4rem; align-items: end; }\n\t.lab-tools .inline label { display: flex; flex-direction: column; font-size: .85rem; }\n\t.lab-tools .inline input { width: 6rem; }\n\t.compare-with { display: inline-flex; gap: .3rem; align-items: center; }\n\t</style>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -285,7 +285,7 @@ func WhatifContent(v view.Whatif) templ.Component {
 				var templ_7745c5c3_Var14 string
 				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(p)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 86, Col: 19}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 91, Col: 19}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
@@ -345,7 +345,7 @@ func whatifForm(v view.Whatif) templ.Component {
 		var templ_7745c5c3_Var16 string
 		templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(v.MaxBytes)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 105, Col: 21}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 110, Col: 21}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 		if templ_7745c5c3_Err != nil {
@@ -358,7 +358,7 @@ func whatifForm(v view.Whatif) templ.Component {
 		var templ_7745c5c3_Var17 string
 		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(v.Config)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 116, Col: 118}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 121, Col: 118}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 		if templ_7745c5c3_Err != nil {
@@ -371,7 +371,7 @@ func whatifForm(v view.Whatif) templ.Component {
 		var templ_7745c5c3_Var18 string
 		templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Cluster).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 122, Col: 77}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 127, Col: 77}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 		if templ_7745c5c3_Err != nil {
@@ -384,7 +384,7 @@ func whatifForm(v view.Whatif) templ.Component {
 		var templ_7745c5c3_Var19 string
 		templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Seed).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 126, Col: 78}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 131, Col: 78}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 		if templ_7745c5c3_Err != nil {
@@ -424,7 +424,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 		var templ_7745c5c3_Var21 string
 		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(r.Read)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 140, Col: 30}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 145, Col: 30}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
@@ -437,7 +437,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 		var templ_7745c5c3_Var22 string
 		templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(r.Config)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 141, Col: 15}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 146, Col: 15}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 		if templ_7745c5c3_Err != nil {
@@ -460,7 +460,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var23 string
 				templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(n)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 145, Col: 12}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 150, Col: 12}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 				if templ_7745c5c3_Err != nil {
@@ -489,7 +489,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var24 string
 				templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(u)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 154, Col: 19}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 159, Col: 19}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 				if templ_7745c5c3_Err != nil {
@@ -512,7 +512,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var25 string
 				templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(r.MoreUnparsed))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 158, Col: 38}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 163, Col: 38}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 				if templ_7745c5c3_Err != nil {
@@ -545,7 +545,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 		var templ_7745c5c3_Var26 string
 		templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(len(r.Events)))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 168, Col: 43}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 173, Col: 43}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 		if templ_7745c5c3_Err != nil {
@@ -573,7 +573,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var27 string
 				templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(e.Clock)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 177, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 182, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 				if templ_7745c5c3_Err != nil {
@@ -586,7 +586,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var28 string
 				templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(e.AtS)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 177, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 182, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 				if templ_7745c5c3_Err != nil {
@@ -599,7 +599,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var29 string
 				templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(e.Event)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 177, Col: 76}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 182, Col: 76}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 				if templ_7745c5c3_Err != nil {
@@ -612,7 +612,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var30 string
 				templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(e.Host)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 177, Col: 95}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 182, Col: 95}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 				if templ_7745c5c3_Err != nil {
@@ -625,7 +625,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 				var templ_7745c5c3_Var31 string
 				templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(e.Detector)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 177, Col: 118}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 182, Col: 118}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
 				if templ_7745c5c3_Err != nil {
@@ -648,7 +648,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 		var templ_7745c5c3_Var32 string
 		templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(`{"events": […]}`)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 184, Col: 63}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 189, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 		if templ_7745c5c3_Err != nil {
@@ -661,7 +661,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 		var templ_7745c5c3_Var33 string
 		templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(r.EventsJSON)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 185, Col: 41}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 190, Col: 41}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 		if templ_7745c5c3_Err != nil {
@@ -679,7 +679,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 			var templ_7745c5c3_Var34 string
 			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(w)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 192, Col: 13}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 197, Col: 13}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 			if templ_7745c5c3_Err != nil {
@@ -702,7 +702,7 @@ func whatifResult(r *view.WhatifResult) templ.Component {
 			var templ_7745c5c3_Var35 string
 			templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(c)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 198, Col: 13}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/whatif.templ`, Line: 203, Col: 13}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 			if templ_7745c5c3_Err != nil {

@@ -82,6 +82,9 @@ type Compare struct {
 	SeedNote string
 	// SwapURL is the compare with A and B swapped.
 	SwapURL string
+	// Projector is ?view=projector: the charts and the numbers in large
+	// type, without the site's header and the form.
+	Projector bool
 }
 
 // CompareSide is one run: its lab query and where the lab opens it.

@@ -1,0 +1,249 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// lookSizes are issue 25's four windows: a phone, a 1280×720 projector at
+// 150% zoom, the projector itself, and a full-HD screen.
+var lookSizes = [][2]int{{390, 844}, {853, 480}, {1280, 720}, {1920, 1080}}
+
+// lookPage is one page of the look pass: its address, a name for its
+// screenshots, what shows it is drawn, and whether it is a projector view.
+type lookPage struct {
+	name, path, ready string
+	projector         bool
+}
+
+// chartsDrawn holds once every chart of the page has its series (the
+// stream's first redraw on a lab, the page itself on a static chart).
+const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { const c = window.echarts && echarts.getInstanceByDom(el);
+	return !!c && c.getOption().series.length > 0 })`
+
+// TestBrowserLookPages checks issue 25's acceptance in one Chromium on one
+// server with rooms: every page (the course, the lab, a lesson, compare,
+// sweep with and without a setting, what-if, a room's attendee,
+// instructor, projector and recording pages, and the projector views) at
+// the four sizes: no sideways scroll, no text out of its box, no text
+// under 12 px, no chart part outside its chart or a legend over a plot,
+// the room's code box over neither the status line nor a legend; in a
+// projector view at a projector's size every chart wholly on screen and
+// no legend paged; and axe-core finds nothing (at 390×844 and 1280×720). Screenshots go to
+// $TMPDIR/outlierlab-look/pages, named by page and size.
+func TestBrowserLookPages(t *testing.T) {
+	skipWithoutChromium(t)
+	axe := axeSource(t)
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	bctx := startChromium(t, 1280, 720)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	b := tabFor(t, bctx, l.ts.URL, 10*time.Minute)
+	keep := filepath.Join(os.TempDir(), "outlierlab-look", "pages")
+	_ = os.MkdirAll(keep, 0o755)
+	t.Logf("screenshots: %s", keep)
+
+	// The instructor plays the run to its end (its key as the handover
+	// link gives it), so the room's pages and its recording have a story.
+	b.step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+url.QueryEscape(key)))
+	b.poll("the instructor's charts", `!!document.querySelector('#room-bar.present') && `+chartsDrawn)
+	b.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	b.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	b.poll("the run's end", `document.getElementById('scrub').value === '30'`)
+
+	runs := "a=" + url.QueryEscape("preset=search-cache") + "&b=" + url.QueryEscape("preset=search-cache&max_ejection_percent=34")
+	lab := `!!document.querySelector('#lab') && ` + chartsDrawn
+	pages := []lookPage{
+		{name: "home", path: "/", ready: `!!document.getElementById('room-start-from')`},
+		{name: "lab", path: "/lab?t=100", ready: lab},
+		{name: "lesson", path: "/lessons/cap", ready: lab},
+		{name: "compare", path: "/compare?" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn},
+		{name: "sweep-form", path: "/sweep", ready: `!!document.querySelector('form[action="/sweep"]')`},
+		{name: "sweep", path: "/sweep?preset=search-cache&param=max_ejection_percent&from=0&to=100&step=10&seeds=1", ready: `!!document.querySelector('#sweep-failure canvas') && ` + chartsDrawn},
+		{name: "whatif", path: "/whatif", ready: `!!document.querySelector('form[action="/whatif"]')`},
+		{name: "attendee", path: "/r/" + code, ready: lab + ` && document.getElementById('scrub').value === '30'`},
+		{name: "instructor", path: "/r/" + code + "/present", ready: `!!document.querySelector('#room-bar.present') && ` + lab},
+		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab},
+		{name: "lab-projector", path: "/lab?view=projector&t=100", ready: lab, projector: true},
+		{name: "lesson-projector", path: "/lessons/cap?view=projector", ready: lab, projector: true},
+		{name: "compare-projector", path: "/compare?view=projector&" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn, projector: true},
+		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector-head svg.qr') && ` + lab, projector: true},
+	}
+	start, axeTime := time.Now(), time.Duration(0)
+	defer func() {
+		t.Logf("%d pages in %s, of which axe-core %s", len(lookSizes)*len(pages), time.Since(start).Round(time.Second), axeTime.Round(time.Second))
+	}()
+	for _, size := range lookSizes {
+		for _, p := range pages {
+			name := fmt.Sprintf("%s-%dx%d", p.name, size[0], size[1])
+			b.step("open "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+p.path))
+			b.poll(name+" drawn", `document.readyState === 'complete' && `+p.ready)
+			b.poll(name+" settled", chartsSettled)
+			if png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot()); err == nil {
+				_ = os.WriteFile(filepath.Join(keep, name+".png"), png, 0o644)
+			}
+			var problems []string
+			for _, check := range []string{layoutProblems, smallText, chartParts} {
+				for _, line := range strings.Split(b.eval(check), "\n") {
+					// The instructor's bar (the code, the links, the room's
+					// tools) is a phone's or a short screen's first screen:
+					// the charts follow.
+					if line == "" || p.name == "instructor" && (size[0] < 700 || size[1] < 600) && strings.HasPrefix(line, "no chart is wholly in the first screen") {
+						continue
+					}
+					problems = append(problems, line)
+				}
+			}
+			// A projector view is for a projector's window (the other two
+			// it may scroll in): every chart whole, no legend paged.
+			if p.projector && size[0] >= 1280 {
+				if got := b.eval(chartsInView); got != "" {
+					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.eval(belowWindow))
+				}
+				if got := b.eval(pagedLegends); got != "" {
+					problems = append(problems, "paged legends: "+got)
+				}
+			}
+			// axe-core at a phone's and a projector's size (a third of the
+			// test's time at all four; the other two lay out the same DOM).
+			if size == [2]int{390, 844} || size == [2]int{1280, 720} {
+				axeStart := time.Now()
+				problems = append(problems, axeViolations(b, axe)...)
+				axeTime += time.Since(axeStart)
+			}
+			if len(problems) > 0 {
+				t.Errorf("%s (%s):\n%s", name, p.path, strings.Join(problems, "\n"))
+			}
+		}
+	}
+	b.checkOffline()
+}
+
+// axeSource is axe-core's script from node_modules (package.json's
+// devDependencies, installed by `make assets`): the test injects it; the
+// lab never serves it.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("axe-core: %v (run `make assets` or `npm ci` at the repository's root)", err)
+	}
+	return string(src)
+}
+
+// axeViolations runs axe-core on the page (once injected it stays until
+// the next navigation) and returns one line per violation: its rule,
+// impact and the elements it names.
+func axeViolations(b *browser, axe string) []string {
+	b.t.Helper()
+	if b.eval(`typeof window.axe`) != "object" {
+		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[any](axe+";0")); err != nil {
+			b.t.Fatalf("inject axe-core: %v", err)
+		}
+	}
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+		JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe.run: %v", err)
+	}
+	var vs []struct {
+		ID, Impact, Help string
+		Targets          []string
+	}
+	if err := json.Unmarshal([]byte(got), &vs); err != nil {
+		b.t.Fatalf("axe's answer %q: %v", got, err)
+	}
+	var out []string
+	for _, v := range vs {
+		out = append(out, fmt.Sprintf("axe %s (%s): %s: %s", v.ID, v.Impact, v.Help, strings.Join(v.Targets, ", ")))
+	}
+	return out
+}
+
+// chartsSettled holds once no chart is animating (ECharts draws its
+// series in over about a second; its parts are measured at rest) and a
+// projector's legends are measured (app.js fitLegend).
+const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
+	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)) })`
+
+// smallText lists visible text set under 12 px.
+const smallText = `(() => {
+	const out = new Set();
+	const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+		const el = n.parentElement;
+		if (!n.textContent.trim() || !el || !el.checkVisibility() || el.closest('.sr-only, [hidden], script, style, noscript')) continue;
+		const px = parseFloat(getComputedStyle(el).fontSize);
+		if (px < 12) out.add('text under 12 px (' + px + ' px): ' + el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' + n.textContent.trim().slice(0, 30) + '"');
+	}
+	const min = (o) => [...(o.xAxis || []), ...(o.yAxis || [])].map(a => a.axisLabel.fontSize).concat((o.legend || []).filter(l => l.show !== false).map(l => l.textStyle.fontSize));
+	for (const el of document.querySelectorAll('.chart')) {
+		const c = echarts.getInstanceByDom(el);
+		const small = c ? min(c.getOption()).filter(s => !(s >= 12)) : [];
+		if (small.length) out.add(el.id + ': chart text under 12 px: ' + small.join(','));
+	}
+	return [...out].join('\n');
+})()`
+
+// chartParts lists what is out of place in the charts and around them: an
+// axis or a legend outside its chart's box (clipped), a legend over a
+// plot, and the room's code box over the status line or a legend.
+const chartParts = `(() => {
+	const out = [];
+	const boxes = [];
+	const cut = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+	const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1;
+	const fmt = (r) => [r.left, r.top, r.right, r.bottom].map(Math.round).join(',');
+	for (const el of document.querySelectorAll('.chart')) {
+		const c = echarts.getInstanceByDom(el);
+		if (!c || !el.checkVisibility()) continue;
+		const box = el.getBoundingClientRect();
+		const rectOf = (m) => { const v = c.getViewOfComponentModel(m); if (!v || !v.group) return null;
+			const g = v.group; g.updateTransform(); const r = g.getBoundingRect().clone(); if (g.transform) r.applyTransform(g.transform);
+			return r.width > 0 ? {left: box.left + r.x, top: box.top + r.y, right: box.left + r.x + r.width, bottom: box.top + r.y + r.height} : null; };
+		const model = c.getModel();
+		const grids = model.findComponents({mainType: 'grid'}).map(g => { const r = g.coordinateSystem.getRect();
+			return {left: box.left + r.x, top: box.top + r.y, right: box.left + r.x + r.width, bottom: box.top + r.y + r.height}; });
+		for (const type of ['legend', 'xAxis', 'yAxis', 'title']) {
+			model.findComponents({mainType: type}).forEach((m, i) => {
+				const r = rectOf(m);
+				if (!r) return;
+				// A paged legend (not a projector's) clips its items along
+				// its line on purpose; across it its text must be whole.
+				const paged = type === 'legend' && m.get('type') === 'scroll' && m.get('orient');
+				const across = paged === 'vertical' ? r.left < box.left - 1 || r.right > box.right + 1 : r.top < box.top - 1 || r.bottom > box.bottom + 1;
+				if (paged ? across : !inside(r, box)) out.push(el.id + ' ' + type + '[' + i + '] is cut by its chart: ' + fmt(r) + ' outside ' + fmt(box));
+				if (type === 'legend') { boxes.push({name: el.id + ' legend', r});
+					grids.forEach((g, j) => { if (cut(r, g)) out.push(el.id + ' legend over its plot ' + j + ': ' + fmt(r) + ' on ' + fmt(g)); }); }
+			});
+		}
+	}
+	const head = document.querySelector('.room-projector-head');
+	if (head && head.checkVisibility()) {
+		const h = head.getBoundingClientRect();
+		const status = document.getElementById('status');
+		if (status && status.checkVisibility()) boxes.push({name: '#status', r: status.getBoundingClientRect()});
+		document.querySelectorAll('.chart').forEach(el => el.checkVisibility() && boxes.push({name: el.id, r: el.getBoundingClientRect()}));
+		for (const b of boxes) if (cut(h, b.r)) out.push('the room code box ' + fmt(h) + ' is over ' + b.name + ' ' + fmt(b.r));
+	}
+	return out.join('\n');
+})()`
+
+// pagedLegends lists the charts whose legend pages its items.
+const pagedLegends = `[...document.querySelectorAll('.chart')].filter(el => (echarts.getInstanceByDom(el).getOption().legend || []).some(l => l.type === 'scroll')).map(el => el.id).join(' ')`
+
+// belowWindow names the boxes that end below the window, the innermost
+// first, to say what makes a projector view scroll.
+const belowWindow = `[...document.querySelectorAll('body *')].filter(el => el.checkVisibility() && el.getBoundingClientRect().bottom > innerHeight + 0.5 &&
+	![...el.children].some(c => c.checkVisibility() && c.getBoundingClientRect().bottom > innerHeight + 0.5)).slice(0, 6)
+	.map(el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + '.' + [...el.classList].join('.') + ' ' + Math.round(el.getBoundingClientRect().top) + '–' + Math.round(el.getBoundingClientRect().bottom)).join(', ')`
