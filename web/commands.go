@@ -221,6 +221,7 @@ var verbs = map[string]verb{
 	"answer":   cmdAnswer,
 	"inject":   cmdInject,
 	"uninject": cmdUninject,
+	"rejoin":   cmdRejoin, // room_tab.go: a follower back to the room
 }
 
 // verbNames are the commands, sorted, for the error that names them.

@@ -162,7 +162,6 @@ func roomError(err error) error {
 	return err
 }
 
-func init() { verbs["rejoin"] = cmdRejoin }
 
 // cmdRejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
