@@ -162,7 +162,6 @@ func roomError(err error) error {
 	return err
 }
 
-
 // cmdRejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
 func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
