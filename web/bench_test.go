@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"runtime"
 	"strings"
@@ -262,10 +263,10 @@ func BenchmarkChartStep(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		c := 1 + i%(n-1)
 		if c == 1 {
-			chartSteps.Clear()
-			chartOptionsAt.Clear()
+			chart.ChartSteps.Clear()
+			chart.ChartOptionsAt.Clear()
 		}
-		if _, err := chartsStepJS(run, c, c+1); err != nil {
+		if _, err := chart.StepScript(run, c, c+1); err != nil {
 			b.Fatal(err)
 		}
 	}

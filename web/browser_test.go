@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
@@ -77,7 +78,7 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 	if run, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}); err != nil {
 		t.Fatal(err)
 	} else {
-		for id, want := range chartOptions(run, len(run.Frames)) {
+		for id, want := range chart.Options(run, len(run.Frames)) {
 			if got, ok := played[id]; !ok || !sameJSON(t, got, want) {
 				t.Errorf("%s after playing differs from its option at the end:\n%s\nwant\n%s", id, head(string(got), 400), head(string(want), 400))
 			}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"testing"
 )
@@ -32,14 +33,14 @@ type compareOption struct {
 func compareOf(t *testing.T, r *tabstate.Run, cursor int) compareOption {
 	t.Helper()
 	var o compareOption
-	if err := json.Unmarshal(chartOptions(r, cursor)[chartCompare], &o); err != nil {
+	if err := json.Unmarshal(chart.Options(r, cursor)[chart.ChartCompare], &o); err != nil {
 		t.Fatal(err)
 	}
 	// Every chart also carries the story's markers (chartmarks.go); the
 	// strip's own series are the rest.
 	own := o.Series[:0]
 	for _, s := range o.Series {
-		if s.Name != eventsSeries {
+		if s.Name != chart.EventsSeries {
 			own = append(own, s)
 		}
 	}
@@ -146,24 +147,24 @@ func TestCompareStripCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := twins.get(r), twins.get(r)
+	a, b := chart.Twins.Get(r), chart.Twins.Get(r)
 	if a != b {
 		t.Error("the twin run was made twice for the same inputs")
 	}
 	// dead-host under gRPC: nothing ejects h3 before the 30 s sweep
 	// (no consecutive detectors), where Envoy's consecutive_5xx has it out
 	// at 20.1 s, so after the 30 s sweep both show it ejected.
-	if len(a.ejected) < 3 || a.ejected[1][3] || !a.ejected[2][3] {
-		t.Errorf("dead-host under gRPC: h3 after 20 s and 30 s: %v", a.ejected[1:3])
+	if len(a.Ejected) < 3 || a.Ejected[1][3] || !a.Ejected[2][3] {
+		t.Errorf("dead-host under gRPC: h3 after 20 s and 30 s: %v", a.Ejected[1:3])
 	}
-	if got, want := compareHeight(r), 2*compareRow*10+2*compareTitle+compareGap+compareAxis; got != want {
+	if got, want := chart.CompareHeight(r), 2*chart.CompareRow*10+2*chart.CompareTitle+chart.CompareGap+chart.CompareAxis; got != want {
 		t.Errorf("strip height for 10 hosts: %d, want %d", got, want)
 	}
 	big, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"hosts": 50}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := compareHeight(big); got > compareMax {
-		t.Errorf("strip height for 50 hosts: %d, more than %d", got, compareMax)
+	if got := chart.CompareHeight(big); got > chart.CompareMax {
+		t.Errorf("strip height for 50 hosts: %d, more than %d", got, chart.CompareMax)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"reflect"
 	"testing"
@@ -19,8 +20,8 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 		}
 		n := len(run.Frames)
 		for _, step := range [][2]int{{0, 1}, {0, n}, {3, 4}, {n / 2, n/2 + 1}, {2, n - 1}, {n - 1, n}} {
-			from, to := chartOptions(run, step[0]), chartOptions(run, step[1])
-			raw, err := chartPatch(from, to)
+			from, to := chart.Options(run, step[0]), chart.Options(run, step[1])
+			raw, err := chart.ChartPatch(from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func TestValuePatch(t *testing.T) {
 		{`[[1,2],[3]]`, `[[1,2],[3,4],[]]`, `{"a":{"1":{"p":[4]}},"p":[[]]}`},
 		{`{"a":null,"b":true}`, `{"a":false,"b":true}`, `{"o":{"a":{"=":false}}}`},
 	} {
-		p, changed, err := valuePatch([]byte(tt.a), []byte(tt.b))
+		p, changed, err := chart.ValuePatch([]byte(tt.a), []byte(tt.b))
 		if err != nil {
 			t.Fatal(err)
 		}

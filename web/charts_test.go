@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http/httptest"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
@@ -43,11 +44,11 @@ func decodeOption(t *testing.T, raw json.RawMessage) option {
 // never rescales while playing), animation off, data up to the cursor.
 func TestChartOptionsShape(t *testing.T) {
 	r := testRun(t, -1)
-	opts := chartOptions(r, 12)
-	if len(opts) != len(chartList) {
-		t.Fatalf("%d charts, want %d", len(opts), len(chartList))
+	opts := chart.Options(r, 12)
+	if len(opts) != len(chart.List) {
+		t.Fatalf("%d charts, want %d", len(opts), len(chart.List))
 	}
-	for _, c := range chartList {
+	for _, c := range chart.List {
 		id := c.ID
 		o := decodeOption(t, opts[id])
 		if len(o.XAxis) == 0 || o.XAxis[0].Type != "category" || len(o.XAxis[0].Data) != len(r.Frames) || o.XAxis[0].Data[3] != "40 s" {
@@ -60,8 +61,8 @@ func TestChartOptionsShape(t *testing.T) {
 			t.Errorf("%s: option JSON could close a script element", id)
 		}
 	}
-	sr := decodeOption(t, opts[chartSuccessRate])
-	if len(sr.Series) != len(r.Hosts)+5 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" || sr.Series[8].Name != eventsSeries {
+	sr := decodeOption(t, opts[chart.ChartSuccessRate])
+	if len(sr.Series) != len(r.Hosts)+5 || sr.Series[6].Name != "mean" || sr.Series[7].Name != "threshold" || sr.Series[8].Name != chart.EventsSeries {
 		t.Fatalf("success-rate series: %d", len(sr.Series))
 	}
 	for _, s := range sr.Series[:8] {
@@ -90,7 +91,7 @@ func TestLanesChart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decodeOption(t, chartOptions(r, len(r.Frames))[chartLanes])
+		return decodeOption(t, chart.Options(r, len(r.Frames))[chart.ChartLanes])
 	}
 	count := func(o option, name string) int {
 		for _, s := range o.Series {
@@ -114,7 +115,7 @@ func TestLanesChart(t *testing.T) {
 func TestPanicShading(t *testing.T) {
 	r := &tabstate.Run{Times: []string{"10 s", "20 s", "30 s", "40 s", "50 s"}}
 	frames := []scenario.Frame{{}, {Panic: true}, {Panic: true}, {}, {Panic: true}}
-	got, _ := json.Marshal(panicAreas(r, frames))
+	got, _ := json.Marshal(chart.PanicAreas(r, frames))
 	want := `[[{"name":"panic","xAxis":"20 s"},{"xAxis":"30 s"}],[{"name":"panic","xAxis":"50 s"},{"xAxis":"50 s"}]]`
 	if string(got) != want {
 		t.Errorf("panic areas\n got %s\nwant %s", got, want)
@@ -174,7 +175,7 @@ func TestRetryOverflowShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := decodeOption(t, chartOptions(r, len(r.Frames))[chartClients])
+	o := decodeOption(t, chart.Options(r, len(r.Frames))[chart.ChartClients])
 	var overflow []uint64
 	for _, s := range o.Series {
 		if s.Name == "retry overflow" {
@@ -277,7 +278,7 @@ func TestSummaryLineWindows(t *testing.T) {
 			req += f.Clients.Requests
 			fail += f.Clients.Failures
 		}
-		return pct2(fail, req)
+		return tabstate.Pct2(fail, req)
 	}
 	for _, tc := range []struct {
 		cursor int
@@ -329,7 +330,7 @@ func TestLanesShowMultiplier(t *testing.T) {
 	}
 	at := func(cursor int) lanes {
 		var l lanes
-		if err := json.Unmarshal(chartOptions(r, cursor)[chartLanes], &l); err != nil {
+		if err := json.Unmarshal(chart.Options(r, cursor)[chart.ChartLanes], &l); err != nil {
 			t.Fatal(err)
 		}
 		return l
@@ -391,7 +392,7 @@ func TestLanesShowMultiplier(t *testing.T) {
 func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	seen := map[string]bool{}
 	halves := 0
-	for _, c := range chartList {
+	for _, c := range chart.List {
 		if c.ID == "" || seen[c.ID] || c.Title == "" || c.Caption == "" || c.Build == nil || c.Alt == nil {
 			t.Errorf("chart %q: an id (unique), a title, a caption, a builder and a text alternative are required", c.ID)
 		}
@@ -418,10 +419,10 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 			t.Fatalf("%s: status %d", page, res.StatusCode)
 		}
 		got := box.FindAllStringSubmatch(body, -1)
-		if len(got) != len(chartList) || strings.Count(body, `class="chart"`) != len(chartList) {
-			t.Fatalf("%s: %d chart boxes, want %d", page, len(got), len(chartList))
+		if len(got) != len(chart.List) || strings.Count(body, `class="chart"`) != len(chart.List) {
+			t.Fatalf("%s: %d chart boxes, want %d", page, len(got), len(chart.List))
 		}
-		for i, c := range chartList {
+		for i, c := range chart.List {
 			if g := got[i]; g[3] != c.ID || g[1] != c.Size || html.UnescapeString(g[2]) != c.Title || html.UnescapeString(g[4]) != c.Caption {
 				t.Errorf("%s: box %d is %q (%s) %q: %q, want %q (%s) %q: %q", page, i, g[3], g[1], g[2], g[4], c.ID, c.Size, c.Title, c.Caption)
 			}
@@ -449,7 +450,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	}
 	run := lab.sessions.get(testTab).runOf()
 	wantHeights := 0
-	for _, c := range chartList {
+	for _, c := range chart.List {
 		if _, ok := call.options[c.ID]; !ok {
 			t.Errorf("the stream sends no option for %s", c.ID)
 		}
@@ -462,7 +463,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 			wantHeights++
 		}
 	}
-	if len(call.options) != len(chartList) || len(call.heights) != wantHeights {
-		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.options), len(call.heights), len(chartList), wantHeights)
+	if len(call.options) != len(chart.List) || len(call.heights) != wantHeights {
+		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.options), len(call.heights), len(chart.List), wantHeights)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"slices"
@@ -265,7 +266,7 @@ func compareView(ra, rb *tabstate.Run, a, b compareSide) view.Compare {
 		A:         view.CompareSide{Name: "A", Query: a.query()},
 		B:         view.CompareSide{Name: "B", Query: b.query()},
 		Sentences: d.Sentences,
-		Charts:    compareCharts(ra, rb),
+		Charts:    chart.CompareCharts(ra, rb),
 	}
 	v.SwapURL = "/compare?a=" + url.QueryEscape(v.B.Query) + "&b=" + url.QueryEscape(v.A.Query)
 	if a.seed == tabstate.DefaultSeed {

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"strings"
@@ -93,7 +94,7 @@ func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
 			Signals:   lessonSignals(tab, run, d, vals),
 			StreamURL: "/lab/stream",
 			Controls:  controlsFor(run, d),
-			Charts:    chartBoxesAt(run, 0),
+			Charts:    chart.BoxesAt(run, 0),
 			Speeds:    speedButtons(),
 			Status:    statusView(snap),
 			Panels:    panelsView(run, 0),

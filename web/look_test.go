@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"math"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
@@ -145,7 +146,7 @@ func markData(t *testing.T, raw json.RawMessage) (lines, areas []string, legend 
 	// (and the fault areas), refusals, injections.
 	n := len(o.Series)
 	for k, ev := range o.Series[n-3:] {
-		if ev.Name != eventsSeries {
+		if ev.Name != chart.EventsSeries {
 			t.Fatalf("series %d is %q, not the markers", n-3+k, ev.Name)
 		}
 		for _, l := range ev.MarkLine.Data {
@@ -183,21 +184,21 @@ func TestChartMarkers(t *testing.T) {
 	// its injected fault has run an interval.
 	wantLines := []string{"ejected: h5@40 s", "injected: h2@60 s", "ejected: h2@70 s", "ejected: h5@80 s", "ejected: h2@110 s",
 		"ejected: h5@150 s", "ejected: h2@180 s", "ejected: h5@250 s", "ejected: h2@280 s"}
-	for id, raw := range chartOptions(r, len(r.Frames)) {
+	for id, raw := range chart.Options(r, len(r.Frames)) {
 		lines, areas, legend := markData(t, raw)
 		if !slices.Equal(lines, wantLines) || !slices.Equal(areas, []string{"fault: cache lost@30 s–300 s"}) {
 			t.Errorf("%s: lines %v, areas %v", id, lines, areas)
 		}
-		if legend != nil && !slices.Contains(legend, eventsSeries) {
+		if legend != nil && !slices.Contains(legend, chart.EventsSeries) {
 			t.Errorf("%s: the legend %v leaves out the markers", id, legend)
 		}
 	}
 	// Before the fault, nothing; at 50 s the fault so far and one ejection.
-	lines, areas, _ := markData(t, chartOptions(r, 2)[chartSuccessRate])
+	lines, areas, _ := markData(t, chart.Options(r, 2)[chart.ChartSuccessRate])
 	if len(lines)+len(areas) != 0 {
 		t.Errorf("markers at 20 s: %v %v", lines, areas)
 	}
-	lines, areas, _ = markData(t, chartOptions(r, 5)[chartLanes])
+	lines, areas, _ = markData(t, chart.Options(r, 5)[chart.ChartLanes])
 	if !slices.Equal(lines, []string{"ejected: h5@40 s"}) || !slices.Equal(areas, []string{"fault: cache lost@30 s–50 s"}) {
 		t.Errorf("markers at 50 s: %v %v", lines, areas)
 	}
@@ -212,14 +213,14 @@ func TestChartMarkers(t *testing.T) {
 		{6, "refused by the cap: h5 at each of the 3 sweeps 40–60 s@40 s"},
 		{len(d.Frames), "refused by the cap: h5 at each of the 27 sweeps 40–300 s@40 s"},
 	} {
-		lines, _, _ = markData(t, chartOptions(d, tc.frames)[chartClients])
+		lines, _, _ = markData(t, chart.Options(d, tc.frames)[chart.ChartClients])
 		if !slices.Equal(lines, []string{tc.want}) {
 			t.Errorf("overflow markers of %d frames: %v, want %s", tc.frames, lines, tc.want)
 		}
 	}
 	// A window that ends is shaded to its end.
 	f := runOf(t, tabstate.Inputs{Preset: "flapping"})
-	_, areas, _ = markData(t, chartOptions(f, 10)[chartCounters])
+	_, areas, _ = markData(t, chart.Options(f, 10)[chart.ChartCounters])
 	if !slices.Equal(areas, []string{"fault: flapping@30 s–50 s", "fault: flapping@60 s–80 s", "fault: flapping@90 s–100 s"}) {
 		t.Errorf("flapping areas at 100 s: %v", areas)
 	}
@@ -236,15 +237,15 @@ func TestChartTextAlternatives(t *testing.T) {
 		id     string
 		want   string
 	}{
-		{d, 0, chartSuccessRate, "no interval has run yet: press play or step."},
-		{d, 4, chartSuccessRate, "At 40 s the mean success rate is 94.5% and the threshold 70.9%; the lowest, h5 at 66.7%, is below it: an outlier."},
-		{d, 2, chartSuccessRate, "At 20 s the mean success rate is 100.0% and the threshold 100.0%; the lowest, h0 at 100.0%, is above it."},
-		{d, 6, chartLanes, "At 60 s no host is ejected; so far 3 ejections refused by the cap and 0 detected without enforcing."},
-		{c34, 4, chartLanes, "At 40 s 1 of 6 hosts is ejected: h5 (×1); so far 0 ejections refused by the cap and 0 detected without enforcing."},
-		{c34, 4, chartCounters, "At 40 s the detector has counted 1 detected, 1 enforced and 0 refused by the cap (overflow); 1 host is ejected now."},
+		{d, 0, chart.ChartSuccessRate, "no interval has run yet: press play or step."},
+		{d, 4, chart.ChartSuccessRate, "At 40 s the mean success rate is 94.5% and the threshold 70.9%; the lowest, h5 at 66.7%, is below it: an outlier."},
+		{d, 2, chart.ChartSuccessRate, "At 20 s the mean success rate is 100.0% and the threshold 100.0%; the lowest, h0 at 100.0%, is above it."},
+		{d, 6, chart.ChartLanes, "At 60 s no host is ejected; so far 3 ejections refused by the cap and 0 detected without enforcing."},
+		{c34, 4, chart.ChartLanes, "At 40 s 1 of 6 hosts is ejected: h5 (×1); so far 0 ejections refused by the cap and 0 detected without enforcing."},
+		{c34, 4, chart.ChartCounters, "At 40 s the detector has counted 1 detected, 1 enforced and 0 refused by the cap (overflow); 1 host is ejected now."},
 	}
 	for _, tc := range cases {
-		c := chartList[slices.IndexFunc(chartList, func(c chart) bool { return c.ID == tc.id })]
+		c := chart.List[slices.IndexFunc(chart.List, func(c chart.Chart) bool { return c.ID == tc.id })]
 		got := c.Alt(tc.r, tc.r.Frames[:tc.cursor])
 		if got != tc.want {
 			t.Errorf("%s at %d: %q\nwant %q", tc.id, tc.cursor, got, tc.want)
@@ -252,19 +253,19 @@ func TestChartTextAlternatives(t *testing.T) {
 		var o struct {
 			Aria struct{ Label struct{ Description string } }
 		}
-		_ = json.Unmarshal(chartOptions(tc.r, tc.cursor)[tc.id], &o)
+		_ = json.Unmarshal(chart.Options(tc.r, tc.cursor)[tc.id], &o)
 		if o.Aria.Label.Description != got {
 			t.Errorf("%s at %d: the option says %q", tc.id, tc.cursor, o.Aria.Label.Description)
 		}
 	}
-	for _, c := range chartList {
+	for _, c := range chart.List {
 		for _, cur := range []int{1, 15, 30} {
 			if s := c.Alt(c34, c34.Frames[:cur]); !strings.HasPrefix(s, "At ") && !strings.HasPrefix(s, "In the interval to ") || strings.Count(s, ". ") > 0 {
 				t.Errorf("%s at %d: not one sentence about the cursor: %q", c.ID, cur, s)
 			}
 		}
 	}
-	if b := chartBoxesAt(c34, 4); b[1].Alt != cases[4].want {
+	if b := chart.BoxesAt(c34, 4); b[1].Alt != cases[4].want {
 		t.Errorf("the page's lanes box says %q", b[1].Alt)
 	}
 }
@@ -273,10 +274,10 @@ func TestChartTextAlternatives(t *testing.T) {
 // colours that mean something (CIE76 ΔE in Lab, where about 2 is just
 // noticeable and 25 unmistakable).
 func TestHostPalette(t *testing.T) {
-	states := map[string]string{"threshold": colorThreshold, "ejected": colorEjected, "overflow": colorOverflow,
-		"detect only": colorDetect, "mean": colorMean, "injected": colorInjected}
-	for i, a := range hostColors {
-		for _, b := range hostColors[i+1:] {
+	states := map[string]string{"threshold": chart.ColorThreshold, "ejected": chart.ColorEjected, "overflow": chart.ColorOverflow,
+		"detect only": chart.ColorDetect, "mean": chart.ColorMean, "injected": chart.ColorInjected}
+	for i, a := range chart.HostColors {
+		for _, b := range chart.HostColors[i+1:] {
 			if d := deltaE(a, b); d < 25 {
 				t.Errorf("hosts %s and %s: ΔE %.1f", a, b, d)
 			}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"slices"
@@ -190,7 +191,7 @@ func (s *Server) labView(link tabstate.LabLink) (view.Lab, error) {
 		Signals:   pageSignals(tab, run, cursor),
 		StreamURL: "/lab/stream",
 		Controls:  controlsView(run),
-		Charts:    chartBoxesAt(run, cursor),
+		Charts:    chart.BoxesAt(run, cursor),
 		Speeds:    speedButtons(),
 		Status:    statusView(snap),
 		Panels:    panelsView(run, cursor),

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"regexp"
@@ -72,7 +73,7 @@ func TestPermalinkOpens(t *testing.T) {
 	// The tab's session is built from those signals by its stream.
 	events := openStream(t, ts.URL, sig)
 	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "failed %"); n != 8 {
+	if n := seriesLen(t, opts[chart.ChartClients], "failed %"); n != 8 {
 		t.Errorf("first redraw has %d points, want 8 (t = 80 s)", n)
 	}
 	text := joinData(evs)

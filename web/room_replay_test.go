@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return sess.room.applied >= rev
 		})
 		sess.mu.Lock()
-		js, err := chartsJS(sess.runLocked(), sess.cursorAt(lb.s.now()), true)
+		js, err := chart.ScriptAt(sess.runLocked(), sess.cursorAt(lb.s.now()), true)
 		sess.mu.Unlock()
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"strings"
@@ -447,7 +448,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	if snap.lesson != nil || snap.room {
 		return nil
 	}
-	u := permalink(snap.run, snap.cursor)
+	u := chart.Permalink(snap.run, snap.cursor)
 	if u == st.url {
 		return nil
 	}
@@ -481,9 +482,9 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 	var js string
 	var err error
 	if replace {
-		js, err = chartsJS(snap.run, snap.cursor, true)
+		js, err = chart.ScriptAt(snap.run, snap.cursor, true)
 	} else {
-		js, err = chartsStepJS(snap.run, st.cursor, snap.cursor)
+		js, err = chart.StepScript(snap.run, st.cursor, snap.cursor)
 	}
 	if err != nil {
 		return err

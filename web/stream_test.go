@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"outlierlab/web/chart"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 	sig := `{"tab":"` + testTab + `","preset":"search-cache","cursor":0}`
 	events := openStream(t, ts.URL, sig)
 	opts, first := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartSuccessRate], "h5"); n != 0 {
+	if n := seriesLen(t, opts[chart.ChartSuccessRate], "h5"); n != 0 {
 		t.Fatalf("at t = 0 the success-rate chart has %d points", n)
 	}
 	if !strings.Contains(joinData(first), `"frames":30`) {
@@ -267,10 +268,10 @@ func TestStreamFollowsSlider(t *testing.T) {
 	// Defaults, to the end: overflows, no ejection.
 	post("scrub", `,"cursor":30`)
 	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartLanes], "ejected"); n != 0 {
+	if n := seriesLen(t, opts[chart.ChartLanes], "ejected"); n != 0 {
 		t.Errorf("default cap: %d ejected cells, want 0", n)
 	}
-	if n := seriesLen(t, opts[chartLanes], "overflow"); n == 0 {
+	if n := seriesLen(t, opts[chart.ChartLanes], "overflow"); n == 0 {
 		t.Error("default cap: no overflow marks")
 	}
 	text := joinData(evs)
@@ -281,10 +282,10 @@ func TestStreamFollowsSlider(t *testing.T) {
 	// The cap slider to 34: the same stream now shows ejections.
 	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
 	opts, evs = nextCharts(t, events)
-	if n := seriesLen(t, opts[chartLanes], "ejected"); n == 0 {
+	if n := seriesLen(t, opts[chart.ChartLanes], "ejected"); n == 0 {
 		t.Error("cap 34: no ejected cells")
 	}
-	if n := seriesLen(t, opts[chartSuccessRate], "h5"); n != 30 {
+	if n := seriesLen(t, opts[chart.ChartSuccessRate], "h5"); n != 30 {
 		t.Errorf("cap 34: redraw up to the cursor has %d points, want 30", n)
 	}
 	text = joinData(evs)
@@ -313,7 +314,7 @@ func TestStreamPlays(t *testing.T) {
 	_, ts := startTestServer(t)
 	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":2,"speed":"16"}`)
 	opts, _ := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "failed %"); n != 2 {
+	if n := seriesLen(t, opts[chart.ChartClients], "failed %"); n != 2 {
 		t.Fatalf("resumed at cursor 2 with %d points", n)
 	}
 	res, err := http.Post(ts.URL+"/lab/cmd/play", "application/json", strings.NewReader(`{"tab":"`+testTab+`"}`))
@@ -323,7 +324,7 @@ func TestStreamPlays(t *testing.T) {
 	res.Body.Close()
 	nextCharts(t, events) // the redraw for the command
 	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "failed %"); n != 3 {
+	if n := seriesLen(t, opts[chart.ChartClients], "failed %"); n != 3 {
 		t.Errorf("first frame of play: %d points, want 3", n)
 	}
 	text := joinData(evs)
@@ -389,7 +390,7 @@ func TestStreamReconnectResumes(t *testing.T) {
 
 	events := openStream(t, ts.URL, sig) // same stale signals: cursor 0
 	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chartClients], "failed %"); n != 7 {
+	if n := seriesLen(t, opts[chart.ChartClients], "failed %"); n != 7 {
 		t.Errorf("reconnected at %d frames, want the session's 7", n)
 	}
 	if !strings.Contains(joinData(evs), `"cursor":7`) {

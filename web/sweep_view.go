@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"slices"
@@ -203,7 +204,7 @@ func sweepCharts(sq sweepQuery, bands []sweep.Band, sw *sweep.Sweep) view.Static
 	for _, m := range sweepMetrics {
 		boxes = append(boxes, view.Chart{ID: m.id, Size: "half", Title: m.title,
 			Caption: fmt.Sprintf("against %s · line: median of seeds %s · band: lowest to highest seed · dots: seed 1, the lab's run · click a point to open it in the lab", sq.ctl.Name, sq.seedSpec)})
-		out[m.id] = optionJSON(sweepChart(sq, labels, bands, sw, seed1, m))
+		out[m.id] = chart.OptionJSON(sweepChart(sq, labels, bands, sw, seed1, m))
 	}
 	o, _ := json.Marshal(out)
 	return view.StaticCharts{Boxes: boxes, Options: string(o), Heights: "{}"}
@@ -212,43 +213,43 @@ func sweepCharts(sq sweepQuery, bands []sweep.Band, sw *sweep.Sweep) view.Static
 // sweepChart is one metric's chart. The band is two stacked series (the
 // lowest seed, then highest − lowest, filled), silent so the tooltip is the
 // median's and seed 1's, which say the band in words.
-func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sweep, seed1 int, m sweepMetric) jsonOption {
+func sweepChart(sq sweepQuery, labels []string, bands []sweep.Band, sw *sweep.Sweep, seed1 int, m sweepMetric) chart.JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(labels)
-	c.SetGlobalOptions(common(&tabstate.Run{Times: labels}, m.unit)...)
-	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis(m.unit, 0, nil)),
+	c.SetGlobalOptions(chart.Common(&tabstate.Run{Times: labels}, m.unit)...)
+	c.SetGlobalOptions(charts.WithYAxisOpts(chart.YAxis(m.unit, 0, nil)),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
-		grid(16, 40))
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", TextStyle: &opts.TextStyle{FontSize: chart.FontSize - 2, Color: chart.ColorText}}),
+		chart.Grid(16, 40))
 	low, width, median := make([]any, len(bands)), make([]any, len(bands)), make([]any, len(bands))
 	for i, b := range bands {
 		st := m.stat(b)
 		low[i], width[i] = round4(st.Min), round4(st.Max-st.Min)
-		median[i] = map[string]any{"value": round2(st.Median), "url": sq.pointURL(i),
-			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(round2(st.Median)), m.unit, httperr.FormatNumber(round2(st.Min)), httperr.FormatNumber(round2(st.Max)), m.unit)}
+		median[i] = map[string]any{"value": chart.Round2(st.Median), "url": sq.pointURL(i),
+			"name": fmt.Sprintf("%s = %s: median %s%s (seeds: %s–%s%s) · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(chart.Round2(st.Median)), m.unit, httperr.FormatNumber(chart.Round2(st.Min)), httperr.FormatNumber(chart.Round2(st.Max)), m.unit)}
 	}
 	silent := func(s *charts.SingleSeries) { s.Stack = "band"; s.ShowSymbol = opts.Bool(false) }
 	edge := charts.WithLineStyleOpts(opts.LineStyle{Opacity: opts.Float(0.01)})
-	c.AddSeries("lowest seed", nil, rawData(low), edge, charts.WithSeriesOpts(silent))
-	c.AddSeries("seeds "+sq.seedSpec, nil, rawData(width), seriesColor(colorA), edge,
-		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorA, Opacity: opts.Float(0.18)}), charts.WithSeriesOpts(silent))
-	c.AddSeries("median", nil, rawData(median), seriesColor(colorA), lineStyle(colorA, 3, ""),
+	c.AddSeries("lowest seed", nil, chart.RawData(low), edge, charts.WithSeriesOpts(silent))
+	c.AddSeries("seeds "+sq.seedSpec, nil, chart.RawData(width), chart.SeriesColor(chart.ColorA), edge,
+		charts.WithAreaStyleOpts(opts.AreaStyle{Color: chart.ColorA, Opacity: opts.Float(0.18)}), charts.WithSeriesOpts(silent))
+	c.AddSeries("median", nil, chart.RawData(median), chart.SeriesColor(chart.ColorA), chart.LineStyle(chart.ColorA, 3, ""),
 		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 8 }))
 	if seed1 >= 0 {
 		dots := make([]any, len(bands))
 		for i := range bands {
 			p := sw.Points[i*len(sw.Seeds)+seed1]
-			dots[i] = map[string]any{"value": []any{i, round2(m.of(p))}, "url": sq.pointURL(i),
-				"name": fmt.Sprintf("seed 1 at %s = %s: %s%s · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(round2(m.of(p))), m.unit)}
+			dots[i] = map[string]any{"value": []any{i, chart.Round2(m.of(p))}, "url": sq.pointURL(i),
+				"name": fmt.Sprintf("seed 1 at %s = %s: %s%s · click to open in the lab", sq.ctl.Name, labels[i], httperr.FormatNumber(chart.Round2(m.of(p))), m.unit)}
 		}
 		sc := charts.NewScatter()
-		sc.AddSeries("seed 1 (the lab's)", nil, rawData(dots), seriesColor(colorB),
+		sc.AddSeries("seed 1 (the lab's)", nil, chart.RawData(dots), chart.SeriesColor(chart.ColorB),
 			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
 		c.Overlap(sc)
 	}
-	return patched{c, func(o map[string]any) {
+	return chart.Patched{JSONOption: c, Patch: func(o map[string]any) {
 		// The band's two series are silent (no tooltip, no hover): the
 		// median's and seed 1's tooltips say the band in words. The
 		// legend leaves out its lower edge, which no reader needs named.

@@ -6,7 +6,6 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"slices"
-	"strconv"
 	"strings"
 
 	"outlierlab/engine"
@@ -79,31 +78,15 @@ func summaryLine(r *tabstate.Run, cursor int) string {
 	}
 	last := frames[len(frames)-1]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", pct2(all.Failures, all.Requests), groupThousands(all.Requests))
+	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", tabstate.Pct2(all.Failures, all.Requests), tabstate.GroupThousands(all.Requests))
 	if faultFrom > 0 {
-		fmt.Fprintf(&b, " · %s%% since %s (the fault)", pct2(since.Failures, since.Requests), tabstate.FormatMs(faultFrom))
+		fmt.Fprintf(&b, " · %s%% since %s (the fault)", tabstate.Pct2(since.Failures, since.Requests), tabstate.FormatMs(faultFrom))
 	}
-	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", pct2(last.Clients.Failures, last.Clients.Requests),
+	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", tabstate.Pct2(last.Clients.Failures, last.Clients.Requests),
 		scenario.Seconds(last.TMs-r.Config.IntervalMs), tabstate.FormatMs(last.TMs))
-	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", groupThousands(uint64(ej)), tabstate.Plural(ej, "ejection", "ejections"),
-		groupThousands(uint64(ov)))
+	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", tabstate.GroupThousands(uint64(ej)), tabstate.Plural(ej, "ejection", "ejections"),
+		tabstate.GroupThousands(uint64(ov)))
 	return b.String()
-}
-
-// pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
-func pct2(a, b uint64) string {
-	if b == 0 {
-		return "0.00"
-	}
-	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 2, 64)
-}
-
-func groupThousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "\u202f" + s[i:]
-	}
-	return s
 }
 
 // panelsView is everything below the charts at a cursor.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"outlierlab/web/chart"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,14 +72,14 @@ func TestCompareSummary(t *testing.T) {
 		}
 	}
 	opt := embedded(t, body, "compare-options")
-	lanes := opt[cmpLanes].(map[string]any)["yAxis"].([]any)[0].(map[string]any)["data"].([]any)
+	lanes := opt[chart.CmpLanes].(map[string]any)["yAxis"].([]any)[0].(map[string]any)["data"].([]any)
 	if len(lanes) != 12 || lanes[10] != "h5 A" || lanes[11] != "h5 B" {
 		t.Errorf("lanes %v, want h0 A, h0 B, …, h5 A, h5 B", lanes)
 	}
-	if a := seriesData(t, opt, cmpLanes, "A ejected"); len(a) != 0 {
+	if a := seriesData(t, opt, chart.CmpLanes, "A ejected"); len(a) != 0 {
 		t.Errorf("A ejects: %v", a)
 	}
-	for _, c := range seriesData(t, opt, cmpLanes, "B ejected") {
+	for _, c := range seriesData(t, opt, chart.CmpLanes, "B ejected") {
 		if v := c.(map[string]any)["value"].([]any); v[1] != 11.0 || v[2] != 2.0 {
 			t.Errorf("a B cell off h5's B lane: %v", v)
 		}
@@ -259,10 +260,10 @@ func TestWhatifReplay(t *testing.T) {
 		}
 	}
 	opt := embedded(t, page, "whatif-options")
-	if n := len(seriesData(t, opt, chartLanes, "ejected")); n != 3 {
+	if n := len(seriesData(t, opt, chart.ChartLanes, "ejected")); n != 3 {
 		t.Errorf("%d ejected cells, want 3 (after the sweeps at 30, 40 and 50 s)", n)
 	}
-	if _, ok := opt[chartCompare]; ok {
+	if _, ok := opt[chart.ChartCompare]; ok {
 		t.Errorf("the replay draws the dialect strip, which needs a scenario")
 	}
 	// Pasted lines, url-encoded, Envoy's defaults: the cap (10% of 6)

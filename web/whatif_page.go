@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"slices"
@@ -353,7 +354,7 @@ func whatifWhy(res *whatif.Result, cfg engine.Config) []string {
 // widenLabels is a chart's option with room on the left for the log's
 // host names ("10.0.0.5:8080"), which the lab's margins, made for "h5",
 // would cut: each grid at the lab's left margin moves to fit the longest.
-func widenLabels(c jsonOption, hosts []string) json.RawMessage {
+func widenLabels(c chart.JSONOption, hosts []string) json.RawMessage {
 	longest := 0
 	for _, h := range hosts {
 		longest = max(longest, len(h))
@@ -377,7 +378,7 @@ func widenLabels(c jsonOption, hosts []string) json.RawMessage {
 // whatifChartIDs are the lab's charts a replay draws: all but the compare
 // strip, which reruns a scenario under the other dialect (a log has no
 // scenario to rerun).
-var whatifChartIDs = []string{chartSuccessRate, chartLanes, chartClients, chartShare, chartCounters}
+var whatifChartIDs = []string{chart.ChartSuccessRate, chart.ChartLanes, chart.ChartClients, chart.ChartShare, chart.ChartCounters}
 
 // whatifCharts draws the replay's frames with the lab's own chart
 // builders, over a Run that holds only what they read: the frames, the
@@ -394,7 +395,7 @@ func whatifCharts(res *whatif.Result, cfg engine.Config) view.StaticCharts {
 	opt := map[string]json.RawMessage{}
 	heights := map[string]int{}
 	var boxes []view.Chart
-	for _, c := range chartList {
+	for _, c := range chart.List {
 		if !slices.Contains(whatifChartIDs, c.ID) {
 			continue
 		}

@@ -179,3 +179,19 @@ func Plural(n int, one, many string) string {
 
 // pct1 writes a percentage (or any rate) with one decimal.
 func Pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func GroupThousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "\u202f" + s[i:]
+	}
+	return s
+}
+
+// pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
+func Pct2(a, b uint64) string {
+	if b == 0 {
+		return "0.00"
+	}
+	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 2, 64)
+}

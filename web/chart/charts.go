@@ -1,4 +1,12 @@
-package web
+// Package chart builds the lab's charts from a run: every chart's ECharts
+// option (go-echarts, with the few settings it has no field for patched
+// in), the markers of injections, ejections and refusals, the sentences
+// that name each chart for a screen reader, the Envoy/gRPC strip
+// (dialects.go), the /compare page's charts (compare_charts.go), and the
+// scripts a stream sends — a whole option, or a patch from one cursor to
+// the next (chart_patch.go), remembered for a room's followers
+// (chart_memo.go).
+package chart
 
 import (
 	"encoding/json"
@@ -26,17 +34,17 @@ import (
 // chart ids: the DOM ids of the chart boxes, and the keys of an update.
 // Tests name the charts by these; a new chart needs no constant.
 const (
-	chartSuccessRate = "chart-sr"
-	chartLanes       = "chart-lanes"
-	chartClients     = "chart-clients"
-	chartShare       = "chart-share"
-	chartCounters    = "chart-counters"
+	ChartSuccessRate = "chart-sr"
+	ChartLanes       = "chart-lanes"
+	ChartClients     = "chart-clients"
+	ChartShare       = "chart-share"
+	ChartCounters    = "chart-counters"
 )
 
 // chart is one chart of the lab: its box on the page and how the stream
 // fills it. Adding a chart is one entry in chartList, whose order is the
 // page's.
-type chart struct {
+type Chart struct {
 	// ID is the box's DOM id and the chart's key in every update.
 	ID string
 	// Title and Caption head the box; together they are its accessible
@@ -49,7 +57,7 @@ type chart struct {
 	// height follows the run; nil keeps the stylesheet's.
 	Height func(r *tabstate.Run) int
 	// Build is the chart's option for the frames shown so far.
-	Build func(r *tabstate.Run, frames []scenario.Frame) jsonOption
+	Build func(r *tabstate.Run, frames []scenario.Frame) JSONOption
 	// Alt is its text alternative for the same frames: what it shows at
 	// the cursor, in one sentence (chartalt.go).
 	Alt func(r *tabstate.Run, frames []scenario.Frame) string
@@ -59,34 +67,34 @@ type chart struct {
 const eventsKey = "events (legend): grey shading a fault, solid line an ejection, dashed line a refusal by the cap, dash-dot line an injected fault"
 
 // chartList is every chart, in page order.
-var chartList = []chart{
-	{ID: chartSuccessRate, Size: "wide", Title: "Success rate per host",
+var List = []Chart{
+	{ID: ChartSuccessRate, Size: "wide", Title: "Success rate per host",
 		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
 		Build:   successRateChart, Alt: srAlt},
-	{ID: chartLanes, Size: "wide", Title: "Ejections",
+	{ID: ChartLanes, Size: "wide", Title: "Ejections",
 		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
 		Height:  lanesHeight, Build: lanesChart, Alt: lanesAlt},
 	compareChartEntry,
-	{ID: chartClients, Size: "wide", Title: "What clients saw",
+	{ID: ChartClients, Size: "wide", Title: "What clients saw",
 		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
 		Build:   clientsChart, Alt: clientsAlt},
-	{ID: chartShare, Size: "half", Title: "Traffic share",
+	{ID: ChartShare, Size: "half", Title: "Traffic share",
 		Caption: "attempts each host served · events as above",
 		Build:   shareChart, Alt: shareAlt},
-	{ID: chartCounters, Size: "half", Title: "Detector counters",
+	{ID: ChartCounters, Size: "half", Title: "Detector counters",
 		Caption: "cumulative; active is a gauge · events as above",
 		Build:   countersChart, Alt: countersAlt},
 }
 
 // chartBoxes are the empty boxes a lab page holds, one per chart, for the
 // stream to fill.
-func chartBoxes() []view.Chart { return chartBoxesAt(nil, 0) }
+func chartBoxes() []view.Chart { return BoxesAt(nil, 0) }
 
 // chartBoxesAt are the boxes with each chart's text alternative at the
 // cursor of r, so the page reads right before the stream connects.
-func chartBoxesAt(r *tabstate.Run, cursor int) []view.Chart {
-	out := make([]view.Chart, len(chartList))
-	for i, c := range chartList {
+func BoxesAt(r *tabstate.Run, cursor int) []view.Chart {
+	out := make([]view.Chart, len(List))
+	for i, c := range List {
 		out[i] = view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size}
 		if r != nil {
 			out[i].Alt = c.Alt(r, r.Frames[:min(max(cursor, 0), len(r.Frames))])
@@ -101,34 +109,34 @@ func chartBoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 // threshold, ejected, overflow), no purple (detect only), no grey (the
 // mean). States have fixed colours and, on the swimlanes, a shape too, so
 // colour is never the only cue. TestHostPalette measures the distances.
-var hostColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#999933", "#8C564B", "#01665E", "#E7298A", "#053061"}
+var HostColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#999933", "#8C564B", "#01665E", "#E7298A", "#053061"}
 
 const (
-	colorEjected   = "#D55E00"
-	colorOverflow  = "#8B0000"
-	colorDetect    = "#6A3D9A"
-	colorMean      = "#444444"
-	colorThreshold = "#C00000"
+	ColorEjected   = "#D55E00"
+	ColorOverflow  = "#8B0000"
+	ColorDetect    = "#6A3D9A"
+	ColorMean      = "#444444"
+	ColorThreshold = "#C00000"
 	colorPanic     = "rgba(200, 0, 0, 0.10)"
-	colorText      = "#222222"
-	fontSize       = 14
+	ColorText      = "#222222"
+	FontSize       = 14
 )
 
-func hostColor(i int) string { return hostColors[i%len(hostColors)] }
+func hostColor(i int) string { return HostColors[i%len(HostColors)] }
 
 // chartOptions builds every chart's option for the frames before cursor,
 // by chart id: the chart, its markers (the events series) and its text
 // alternative. ECharts' aria is off, so it neither writes its own
 // description over the box's label nor reads this one; app.js puts it in
 // the box's accessible name.
-func chartOptions(r *tabstate.Run, cursor int) map[string]json.RawMessage {
+func Options(r *tabstate.Run, cursor int) map[string]json.RawMessage {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	frames := r.Frames[:cursor]
 	ev := markers(r, frames)
-	out := make(map[string]json.RawMessage, len(chartList))
-	for _, c := range chartList {
+	out := make(map[string]json.RawMessage, len(List))
+	for _, c := range List {
 		alt := c.Alt(r, frames)
-		out[c.ID] = optionJSON(patched{c.Build(r, frames), func(o map[string]any) {
+		out[c.ID] = OptionJSON(Patched{c.Build(r, frames), func(o map[string]any) {
 			o["series"] = seriesPlus{o["series"], ev}
 			o["aria"] = map[string]any{"enabled": false, "label": map[string]any{"description": alt}}
 		}})
@@ -161,7 +169,7 @@ func (s seriesPlus) MarshalJSON() ([]byte, error) {
 // id.
 func chartHeights(r *tabstate.Run) map[string]int {
 	out := map[string]int{}
-	for _, c := range chartList {
+	for _, c := range List {
 		if c.Height != nil {
 			out[c.ID] = c.Height(r)
 		}
@@ -169,15 +177,15 @@ func chartHeights(r *tabstate.Run) map[string]int {
 	return out
 }
 
-// jsonOption is what every go-echarts chart can give: its option object.
-type jsonOption interface {
+// JSONOption is what every go-echarts chart can give: its option object.
+type JSONOption interface {
 	Validate()
 	JSON() map[string]any
 }
 
 // optionJSON marshals an option with HTML escaping on: the JSON travels
 // inside a <script> element, where "</script>" must never appear.
-func optionJSON(c jsonOption) json.RawMessage {
+func OptionJSON(c JSONOption) json.RawMessage {
 	c.Validate()
 	b, err := json.Marshal(c.JSON())
 	if err != nil {
@@ -194,19 +202,19 @@ func optionJSON(c jsonOption) json.RawMessage {
 // covering the plot). The wide charts share fixed margins, so one tick
 // sits at the same x in all of them, one above the other. unit is
 // appended to the y axis labels ("%", "").
-func common(r *tabstate.Run, unit string) []charts.GlobalOpts {
+func Common(r *tabstate.Run, unit string) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
 		charts.WithInitializationOpts(opts.Initialization{BackgroundColor: "#ffffff"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Orient: "vertical", Right: "0", Top: "8",
-			ItemWidth: 18, ItemHeight: 10, TextStyle: &opts.TextStyle{FontSize: fontSize - 1, Color: colorText}}),
+			ItemWidth: 18, ItemHeight: 10, TextStyle: &opts.TextStyle{FontSize: FontSize - 1, Color: ColorText}}),
 		wideGrid,
 		charts.WithXAxisOpts(opts.XAxis{
 			Type: "category", Data: r.Times,
-			AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, HideOverlap: opts.Bool(true)},
+			AxisLabel: &opts.AxisLabel{FontSize: FontSize - 1, Color: ColorText, HideOverlap: opts.Bool(true)},
 		}),
-		charts.WithYAxisOpts(yAxis(unit, nil, nil)),
+		charts.WithYAxisOpts(YAxis(unit, nil, nil)),
 	}
 }
 
@@ -215,7 +223,7 @@ func common(r *tabstate.Run, unit string) []charts.GlobalOpts {
 var wideGrid = setGrid(opts.Grid{Left: "66", Right: "112", Top: "10", Bottom: "26", ContainLabel: opts.Bool(false)})
 
 // grid is a small chart's plot area: labels contained, legend on top.
-func grid(right, top int) charts.GlobalOpts {
+func Grid(right, top int) charts.GlobalOpts {
 	return setGrid(opts.Grid{Left: "8", Right: tabstate.Itoa(right), Top: tabstate.Itoa(top), Bottom: "4", ContainLabel: opts.Bool(true)})
 }
 
@@ -227,25 +235,25 @@ func setGrid(g opts.Grid) charts.GlobalOpts {
 
 // yAxis is a value axis whose labels carry the unit; min and max may be nil
 // (ECharts picks them).
-func yAxis(unit string, lo, hi any) opts.YAxis {
+func YAxis(unit string, lo, hi any) opts.YAxis {
 	return opts.YAxis{
 		Type: "value", Min: lo, Max: hi,
-		AxisLabel: &opts.AxisLabel{FontSize: fontSize - 1, Color: colorText, Formatter: types.FuncStr("{value}" + unit)},
+		AxisLabel: &opts.AxisLabel{FontSize: FontSize - 1, Color: ColorText, Formatter: types.FuncStr("{value}" + unit)},
 		SplitLine: &opts.SplitLine{Show: opts.Bool(true), LineStyle: &opts.LineStyle{Color: "#e5e5e5"}},
 	}
 }
 
 // rawData sets a series' data to plain values (null for a gap) instead of
 // go-echarts' {"value": …} objects: a third of the bytes on every frame.
-func rawData(data []any) charts.SeriesOpts {
+func RawData(data []any) charts.SeriesOpts {
 	return func(s *charts.SingleSeries) { s.Data = data }
 }
 
-func lineStyle(color string, width float32, dash string) charts.SeriesOpts {
+func LineStyle(color string, width float32, dash string) charts.SeriesOpts {
 	return charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: width, Type: dash})
 }
 
-func seriesColor(color string) charts.SeriesOpts {
+func SeriesColor(color string) charts.SeriesOpts {
 	return charts.WithItemStyleOpts(opts.ItemStyle{Color: color})
 }
 
@@ -256,37 +264,37 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 // detector compared them with. A host below success_rate_request_volume, or
 // ejected before the sweep, is left out, as the detector leaves it out: a
 // host that served 3 requests while ejected has a meaningless rate.
-func successRateChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "%")...)
+	c.SetGlobalOptions(Common(r, "%")...)
 	lo := 100.0
 	for hi, name := range r.Hosts {
 		data := make([]any, len(frames))
 		for i := range frames {
 			if v, ok := srPlotted(r, frames, i, hi); ok {
-				data[i] = round2(v)
+				data[i] = Round2(v)
 				lo = min(lo, v)
 			}
 		}
-		c.AddSeries(name, nil, rawData(data), seriesColor(hostColor(hi)), lineStyle(hostColor(hi), 2, ""),
+		c.AddSeries(name, nil, RawData(data), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
 	}
 	mean := make([]any, len(frames))
 	thr := make([]any, len(frames))
 	for i := range frames {
 		if p := frames[i].External; p.SRGate == engine.GateRan {
-			mean[i] = round2(p.Mean)
-			thr[i] = round2(max(p.Threshold, 0))
+			mean[i] = Round2(p.Mean)
+			thr[i] = Round2(max(p.Threshold, 0))
 			lo = min(lo, max(p.Threshold, 0))
 		}
 	}
-	c.AddSeries("mean", nil, rawData(mean), seriesColor(colorMean), lineStyle(colorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
-	c.AddSeries("threshold", nil, rawData(thr), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, "dashed"),
+	c.AddSeries("mean", nil, RawData(mean), SeriesColor(ColorMean), LineStyle(ColorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
+	c.AddSeries("threshold", nil, RawData(thr), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, "dashed"),
 		charts.WithSeriesOpts(noSymbol))
 	// Start the axis at the next 10 below the lowest value: success rates
 	// live near 100, and an axis from 0 would flatten the gap that matters.
-	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)))
 	return c
 }
 
@@ -312,14 +320,14 @@ func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bo
 // ("h5 ×2"), and an ejected cell's tooltip the multiplier and
 // num_ejections after that sweep: what base_ejection_time is multiplied by
 // next, visible without opening the host table.
-func lanesChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "")...)
+	c.SetGlobalOptions(Common(r, "")...)
 	c.SetGlobalOptions(
 		charts.WithYAxisOpts(opts.YAxis{
 			Type: "category", Data: laneLabels(r, frames), Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{FontSize: fontSize, Color: colorText},
+			AxisLabel: &opts.AxisLabel{FontSize: FontSize, Color: ColorText},
 			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
 		}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
@@ -355,32 +363,32 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 			}
 		}
 	}
-	panicSpans = panicAreas(r, frames)
+	panicSpans = PanicAreas(r, frames)
 	// The ejected cells' tooltip is their name (a string template: options
 	// travel as JSON, where no formatter function survives).
-	c.AddSeries("ejected", nil, rawData(ejected), seriesColor(colorEjected),
+	c.AddSeries("ejected", nil, RawData(ejected), SeriesColor(ColorEjected),
 		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: colorPanic},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorThreshold, FontSize: fontSize - 2},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
 			}}
 		}))
 	sc := charts.NewScatter()
-	sc.AddSeries("overflow", nil, rawData(overflow), seriesColor(colorOverflow),
+	sc.AddSeries("overflow", nil, RawData(overflow), SeriesColor(ColorOverflow),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
-	sc.AddSeries("detect only", nil, rawData(detect), seriesColor(colorDetect),
+	sc.AddSeries("detect only", nil, RawData(detect), SeriesColor(ColorDetect),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
 	c.Overlap(sc)
 	// ECharts colours heatmap cells through a visualMap (one piece: 1 is
 	// ejected). It must be tied to the heatmap alone, or it would also
 	// recolour, and hide, the marks of the other series; go-echarts'
 	// VisualMap has no seriesIndex, so it is set on the option itself.
-	return patched{c, func(o map[string]any) {
+	return Patched{c, func(o map[string]any) {
 		o["visualMap"] = []any{map[string]any{
 			"type": "piecewise", "show": false, "seriesIndex": 0,
-			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": colorEjected}},
+			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
 		}}
 	}}
 }
@@ -404,22 +412,22 @@ func laneLabels(r *tabstate.Run, frames []scenario.Frame) []string {
 	return labels
 }
 
-// patched is a go-echarts chart with a last change to its option, for the
+// Patched is a go-echarts chart with a last change to its option, for the
 // few settings go-echarts has no field for.
-type patched struct {
-	jsonOption
-	patch func(map[string]any)
+type Patched struct {
+	JSONOption
+	Patch func(map[string]any)
 }
 
-func (p patched) JSON() map[string]any {
-	o := p.jsonOption.JSON()
-	p.patch(o)
+func (p Patched) JSON() map[string]any {
+	o := p.JSONOption.JSON()
+	p.Patch(o)
 	return o
 }
 
 // panicAreas are mark areas over the intervals in which the cluster was in
 // panic (the balancer ignored health because too few hosts were healthy).
-func panicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
+func PanicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 	var out []any
 	for i := 0; i < len(frames); i++ {
 		if !frames[i].Panic {
@@ -440,12 +448,12 @@ func panicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 // (upstream_rq_retry_overflow: the max_retries breaker, or the retry
 // budget that replaces it, said no, and the failure went to the client);
 // panic intervals shaded.
-func clientsChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func clientsChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "%")...)
-	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, nil)))
-	retryAxis := yAxis("", 0, nil)
+	c.SetGlobalOptions(Common(r, "%")...)
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", 0, nil)))
+	retryAxis := YAxis("", 0, nil)
 	retryAxis.Position, retryAxis.SplitLine, retryAxis.MinInterval = "right", &opts.SplitLine{Show: opts.Bool(false)}, 1
 	retryAxis.AxisLabel.Inside = opts.Bool(true) // inside the plot: the margins stay those of the other charts
 	c.ExtendYAxis(retryAxis)
@@ -453,26 +461,26 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	retries := make([]any, len(frames))
 	overflow := make([]any, len(frames))
 	for i := range frames {
-		fail[i] = round2(frames[i].Clients.FailurePct())
+		fail[i] = Round2(frames[i].Clients.FailurePct())
 		retries[i] = frames[i].Clients.RetriesSent
 		overflow[i] = frames[i].Clients.BudgetRefusals
 	}
-	c.AddSeries("failed %", nil, rawData(fail), seriesColor(colorThreshold), lineStyle(colorThreshold, 3, ""),
-		charts.WithAreaStyleOpts(opts.AreaStyle{Color: colorThreshold, Opacity: opts.Float(0.12)}),
+	c.AddSeries("failed %", nil, RawData(fail), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, ""),
+		charts.WithAreaStyleOpts(opts.AreaStyle{Color: ColorThreshold, Opacity: opts.Float(0.12)}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.SymbolSize = 5
-			s.MarkAreas = &opts.MarkAreas{Data: panicAreas(r, frames), MarkAreaStyle: opts.MarkAreaStyle{
+			s.MarkAreas = &opts.MarkAreas{Data: PanicAreas(r, frames), MarkAreaStyle: opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: colorPanic},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorThreshold, FontSize: fontSize - 2},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
 			}}
 		}))
 	b := charts.NewBar()
-	b.AddSeries("retries", nil, rawData(retries), seriesColor("#9DB9D3"),
+	b.AddSeries("retries", nil, RawData(retries), SeriesColor("#9DB9D3"),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	// Dark red beside the pale retries: a refusal is a failure the client
 	// got. The legend names both, so colour is not the only cue.
-	b.AddSeries("retry overflow", nil, rawData(overflow), seriesColor(colorOverflow),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOverflow, BorderColor: "#ffffff", BorderWidth: 1}),
+	b.AddSeries("retry overflow", nil, RawData(overflow), SeriesColor(ColorOverflow),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorOverflow, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	c.Overlap(b)
 	return c
@@ -480,24 +488,24 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 
 // shareChart: each host's share of the attempts, stacked to 100%: an
 // ejected host's share drops to zero and the others pick it up.
-func shareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func shareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "%")...)
+	c.SetGlobalOptions(Common(r, "%")...)
 	// The legend names the markers only: the hosts keep the colours of the
 	// success-rate chart.
-	c.SetGlobalOptions(charts.WithYAxisOpts(yAxis("%", 0, 100)),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Data: []string{eventsSeries}, Top: "0", Right: "8",
-			ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
-		grid(16, 28))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", 0, 100)),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Data: []string{EventsSeries}, Top: "0", Right: "8",
+			ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: FontSize - 2, Color: ColorText}}),
+		Grid(16, 28))
 	for hi, name := range r.Hosts {
 		data := make([]any, len(frames))
 		for i := range frames {
 			if hi < len(frames[i].Hosts) {
-				data[i] = round2(100 * frames[i].Hosts[hi].TrafficShare)
+				data[i] = Round2(100 * frames[i].Hosts[hi].TrafficShare)
 			}
 		}
-		c.AddSeries(name, nil, rawData(data), seriesColor(hostColor(hi)), lineStyle(hostColor(hi), 1, ""),
+		c.AddSeries(name, nil, RawData(data), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 1, ""),
 			charts.WithAreaStyleOpts(opts.AreaStyle{Color: hostColor(hi), Opacity: opts.Float(0.55)}),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Stack = "share"; s.ShowSymbol = opts.Bool(false) }))
 	}
@@ -506,22 +514,22 @@ func shareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 
 // countersChart: the detector's own counters, cumulative as Envoy keeps
 // them, and the ejections_active gauge.
-func countersChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func countersChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "")...)
-	counts := yAxis("", 0, nil)
+	c.SetGlobalOptions(Common(r, "")...)
+	counts := YAxis("", 0, nil)
 	counts.MinInterval = 1
 	c.SetGlobalOptions(charts.WithYAxisOpts(counts),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: fontSize - 2, Color: colorText}}),
-		grid(16, 48))
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: FontSize - 2, Color: ColorText}}),
+		Grid(16, 48))
 	series := []struct {
 		name, color, dash string
 		value             func(*engine.Stats) uint64
 	}{
-		{"detected", colorDetect, "", detectedTotal},
-		{"enforced", colorEjected, "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsEnforcedTotal] }},
-		{"overflow", colorOverflow, "dashed", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsOverflow] }},
+		{"detected", ColorDetect, "", detectedTotal},
+		{"enforced", ColorEjected, "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsEnforcedTotal] }},
+		{"overflow", ColorOverflow, "dashed", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsOverflow] }},
 		{"active", "#0072B2", "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsActive] }},
 	}
 	for _, s := range series {
@@ -529,7 +537,7 @@ func countersChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 		for i := range frames {
 			data[i] = s.value(&frames[i].Stats)
 		}
-		c.AddSeries(s.name, nil, rawData(data), seriesColor(s.color), lineStyle(s.color, 3, s.dash),
+		c.AddSeries(s.name, nil, RawData(data), SeriesColor(s.color), LineStyle(s.color, 3, s.dash),
 			charts.WithSeriesOpts(func(ss *charts.SingleSeries) { ss.Step = "end"; ss.SymbolSize = 5 }))
 	}
 	return c
@@ -557,4 +565,4 @@ func detectedTotal(s *engine.Stats) uint64 {
 // holds.
 func lanesHeight(r *tabstate.Run) int { return min(max(56+22*len(r.Hosts), 150), 640) }
 
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
+func Round2(v float64) float64 { return math.Round(v*100) / 100 }

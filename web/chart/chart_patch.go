@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 // chartPatch is the patch for every chart from the options at one cursor
 // (a) to the options at another (b), by chart id, as JSON; charts that did
 // not change are left out.
-func chartPatch(a, b map[string]json.RawMessage) ([]byte, error) {
+func ChartPatch(a, b map[string]json.RawMessage) ([]byte, error) {
 	var out bytes.Buffer
 	out.WriteByte('{')
 	first := true
@@ -48,7 +48,7 @@ func chartPatch(a, b map[string]json.RawMessage) ([]byte, error) {
 		} else {
 			var changed bool
 			var err error
-			if p, changed, err = valuePatch(va, b[id]); err != nil {
+			if p, changed, err = ValuePatch(va, b[id]); err != nil {
 				return nil, err
 			} else if !changed {
 				continue
@@ -79,7 +79,7 @@ func writeKey(out *bytes.Buffer, quoted string) {
 
 // valuePatch is the node that turns JSON value a into b, and whether they
 // differ. Both are one value each, compact.
-func valuePatch(a, b []byte) ([]byte, bool, error) {
+func ValuePatch(a, b []byte) ([]byte, bool, error) {
 	if bytes.Equal(a, b) {
 		return nil, false, nil
 	}
@@ -126,7 +126,7 @@ func objectPatch(a, b []byte) ([]byte, bool, error) {
 		} else {
 			seen[i], at = true, i+1
 			var changed bool
-			if p, changed, err = valuePatch(av[i], bv[j]); err != nil {
+			if p, changed, err = ValuePatch(av[i], bv[j]); err != nil {
 				return nil, false, err
 			} else if !changed {
 				continue
@@ -185,7 +185,7 @@ func arrayPatch(a, b []byte) ([]byte, bool, error) {
 	var changed bytes.Buffer
 	replaced := 0
 	for i := range ae {
-		p, diff, err := valuePatch(ae[i], be[i])
+		p, diff, err := ValuePatch(ae[i], be[i])
 		if err != nil {
 			return nil, false, err
 		}

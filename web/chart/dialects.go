@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"fmt"
@@ -20,12 +20,12 @@ import (
 // other is the same scenario, settings and seed with the dialect flipped,
 // run once and cached, so stepping through the run costs a lookup.
 
-const chartCompare = "chart-compare"
+const ChartCompare = "chart-compare"
 
 // compareChartEntry is the strip's entry in chartList.
-var compareChartEntry = chart{ID: chartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
+var compareChartEntry = Chart{ID: ChartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
 	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that sweep · ▲ refused by the cap",
-	Height:  compareHeight, Build: compareChart, Alt: compareAlt}
+	Height:  CompareHeight, Build: compareChart, Alt: compareAlt}
 
 // compareAlt says in one sentence which hosts each dialect has out at the
 // cursor, and how many refusals each cap made so far.
@@ -33,14 +33,14 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
-	envoy, grpc := lanesOf(frames), cut(twins.get(r), len(frames))
+	envoy, grpc := lanesOf(frames), cut(Twins.Get(r), len(frames))
 	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
 		envoy, grpc = grpc, envoy
 	}
 	i := len(frames) - 1
 	say := func(name string, l *dialectLanes) string {
 		var out []string
-		for hi, ejected := range l.ejected[i] {
+		for hi, ejected := range l.Ejected[i] {
 			if ejected && hi < len(r.Hosts) {
 				out = append(out, r.Hosts[hi])
 			}
@@ -63,19 +63,19 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 // dialectLanes is what the strip draws of one dialect's run: which hosts
 // are ejected after each sweep, and the cap's refusals.
 type dialectLanes struct {
-	ejected  [][]bool // [frame][host]
+	Ejected  [][]bool // [frame][host]
 	overflow [][2]int // {frame, host}, once per host and sweep
 }
 
 func lanesOf(frames []scenario.Frame) *dialectLanes {
-	l := &dialectLanes{ejected: make([][]bool, len(frames))}
+	l := &dialectLanes{Ejected: make([][]bool, len(frames))}
 	seen := map[[2]int]bool{}
 	for i := range frames {
 		f := &frames[i]
-		l.ejected[i] = make([]bool, len(f.Hosts))
+		l.Ejected[i] = make([]bool, len(f.Hosts))
 		index := make(map[string]int, len(f.Hosts))
 		for hi := range f.Hosts {
-			l.ejected[i][hi] = f.Hosts[hi].Ejected
+			l.Ejected[i][hi] = f.Hosts[hi].Ejected
 			index[f.Hosts[hi].Name] = hi
 		}
 		for _, e := range f.Events {
@@ -94,11 +94,11 @@ type twinCache struct {
 	lanes *memo.Cache[string, *dialectLanes]
 }
 
-var twins = twinCache{memo.New[string, *dialectLanes](64)}
+var Twins = twinCache{memo.New[string, *dialectLanes](64)}
 
 // get returns the lanes of r's run under the other dialect, running it on
 // a miss (once for the tabs that miss together, as runCache does).
-func (c twinCache) get(r *tabstate.Run) *dialectLanes {
+func (c twinCache) Get(r *tabstate.Run) *dialectLanes {
 	// r.Inputs is canonical: runCache.get built r from them.
 	l, _, _ := c.lanes.Get(r.Inputs.Key(), func() (*dialectLanes, error) { return runTwin(r), nil })
 	return l
@@ -137,28 +137,28 @@ type compareLayout struct {
 }
 
 const (
-	compareTitle  = 20 // a plot's title line
-	compareGap    = 10 // between the first plot and the second title
-	compareAxis   = 26 // the x labels under the second plot
-	compareRow    = 16 // a host's row, up to compareMax
-	compareMax    = 640
+	CompareTitle  = 20 // a plot's title line
+	CompareGap    = 10 // between the first plot and the second title
+	CompareAxis   = 26 // the x labels under the second plot
+	CompareRow    = 16 // a host's row, up to compareMax
+	CompareMax    = 640
 	compareMinRow = 40 // the smallest plot
 )
 
 func compareLayoutOf(r *tabstate.Run) compareLayout {
-	chrome := 2*compareTitle + compareGap + compareAxis
-	plot := max(compareRow*len(r.Hosts), compareMinRow)
-	plot = min(plot, (compareMax-chrome)/2)
+	chrome := 2*CompareTitle + CompareGap + CompareAxis
+	plot := max(CompareRow*len(r.Hosts), compareMinRow)
+	plot = min(plot, (CompareMax-chrome)/2)
 	return compareLayout{plot: plot, total: 2*plot + chrome}
 }
 
-func compareHeight(r *tabstate.Run) int { return compareLayoutOf(r).total }
+func CompareHeight(r *tabstate.Run) int { return compareLayoutOf(r).total }
 
 // compareChart draws both dialects' lanes up to the cursor: the frames
 // shown so far of r, and as many of the twin.
-func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
+func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	own := lanesOf(frames)
-	twin := twins.get(r)
+	twin := Twins.Get(r)
 	envoy, grpc := own, cut(twin, len(frames))
 	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
 		envoy, grpc = grpc, envoy
@@ -166,7 +166,7 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
-	c.SetGlobalOptions(common(r, "")...)
+	c.SetGlobalOptions(Common(r, "")...)
 	c.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}))
 	cell := func(i int) charts.SeriesOpts {
 		return charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.XAxisIndex, s.YAxisIndex = i, i })
@@ -176,7 +176,7 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 		lanes *dialectLanes
 	}{{"Envoy", envoy}, {"gRPC", grpc}} {
 		var data []any
-		for fi, hosts := range d.lanes.ejected {
+		for fi, hosts := range d.lanes.Ejected {
 			for hi, out := range hosts {
 				if out && hi < len(r.Hosts) && fi < len(r.Times) {
 					data = append(data, map[string]any{"value": []int{fi, hi, 1},
@@ -184,9 +184,9 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 				}
 			}
 		}
-		c.AddSeries("ejected", nil, rawData(data), seriesColor(colorEjected), cell(i),
+		c.AddSeries("ejected", nil, RawData(data), SeriesColor(ColorEjected), cell(i),
 			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorEjected, BorderColor: "#ffffff", BorderWidth: 1}))
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}))
 	}
 	sc := charts.NewScatter()
 	for i, lanes := range []*dialectLanes{envoy, grpc} {
@@ -194,7 +194,7 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 		for _, m := range lanes.overflow {
 			marks = append(marks, []int{m[0], m[1]})
 		}
-		sc.AddSeries("overflow", nil, rawData(marks), seriesColor(colorOverflow),
+		sc.AddSeries("overflow", nil, RawData(marks), SeriesColor(ColorOverflow),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 				s.Symbol, s.SymbolSize, s.XAxisIndex, s.YAxisIndex = "triangle", 10, i, i
 			}))
@@ -202,21 +202,21 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 	c.Overlap(sc)
 
 	lay := compareLayoutOf(r)
-	top2 := compareTitle + lay.plot + compareGap + compareTitle
-	return patched{c, func(o map[string]any) {
+	top2 := CompareTitle + lay.plot + CompareGap + CompareTitle
+	return Patched{c, func(o map[string]any) {
 		grid := func(top int) map[string]any {
 			return map[string]any{"left": 66, "right": 112, "top": top, "height": lay.plot, "containLabel": false}
 		}
-		o["grid"] = []any{grid(compareTitle), grid(top2)}
+		o["grid"] = []any{grid(CompareTitle), grid(top2)}
 		xAxis := func(i int, labels bool) map[string]any {
 			return map[string]any{"type": "category", "data": r.Times, "gridIndex": i,
-				"axisLabel": map[string]any{"show": labels, "fontSize": fontSize - 1, "color": colorText, "hideOverlap": true}}
+				"axisLabel": map[string]any{"show": labels, "fontSize": FontSize - 1, "color": ColorText, "hideOverlap": true}}
 		}
 		o["xAxis"] = []any{xAxis(0, false), xAxis(1, true)}
 		// Every host named while its row holds a label; past that ECharts
 		// leaves some out rather than overlap them.
-		label := map[string]any{"fontSize": fontSize - 2, "color": colorText}
-		if len(r.Hosts) > 0 && lay.plot/len(r.Hosts) >= fontSize {
+		label := map[string]any{"fontSize": FontSize - 2, "color": ColorText}
+		if len(r.Hosts) > 0 && lay.plot/len(r.Hosts) >= FontSize {
 			label["interval"] = 0
 		}
 		yAxis := func(i int) map[string]any {
@@ -227,20 +227,20 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) jsonOption {
 		o["yAxis"] = []any{yAxis(0), yAxis(1)}
 		title := func(text string, top int) map[string]any {
 			return map[string]any{"text": text, "left": 66, "top": top,
-				"textStyle": map[string]any{"fontSize": fontSize - 1, "fontWeight": "bold", "color": colorText}}
+				"textStyle": map[string]any{"fontSize": FontSize - 1, "fontWeight": "bold", "color": ColorText}}
 		}
-		o["title"] = []any{title("Envoy (outlier_detection_impl.cc)", 0), title("gRPC (gRFC A50, grpc-go)", top2-compareTitle)}
+		o["title"] = []any{title("Envoy (outlier_detection_impl.cc)", 0), title("gRPC (gRFC A50, grpc-go)", top2-CompareTitle)}
 		// One piece colours both dialects' cells; the marks keep theirs.
 		o["visualMap"] = []any{map[string]any{
 			"type": "piecewise", "show": false, "seriesIndex": []int{0, 1},
-			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": colorEjected}},
+			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
 		}}
 	}}
 }
 
 // cut is l up to the first n frames.
 func cut(l *dialectLanes, n int) *dialectLanes {
-	out := &dialectLanes{ejected: l.ejected[:min(n, len(l.ejected))]}
+	out := &dialectLanes{Ejected: l.Ejected[:min(n, len(l.Ejected))]}
 	for _, m := range l.overflow {
 		if m[0] < n {
 			out.overflow = append(out.overflow, m)

@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"encoding/json"
@@ -24,10 +24,10 @@ import (
 const (
 	cmpClients = "cmp-clients"
 	cmpActive  = "cmp-active"
-	cmpLanes   = "cmp-lanes"
+	CmpLanes   = "cmp-lanes"
 
-	colorA = "#0072B2"
-	colorB = "#E69F00"
+	ColorA = "#0072B2"
+	ColorB = "#E69F00"
 )
 
 // cmpAxis is the shared x axis: every tick of A and of B, in ms.
@@ -69,36 +69,36 @@ func (ax cmpAxis) own(r *tabstate.Run, i int, v func(*scenario.Frame) any) any {
 }
 
 // compareCharts are the page's chart boxes and their options.
-func compareCharts(a, b *tabstate.Run) view.StaticCharts {
+func CompareCharts(a, b *tabstate.Run) view.StaticCharts {
 	ax := cmpAxisOf(a, b)
 	rows := 2 * len(cmpHosts(a, b))
 	boxes := []view.Chart{
 		{ID: cmpClients, Size: "wide", Title: "What clients saw", Caption: "requests that failed after retries, A (solid) and B (dashed), on the same axes"},
 		{ID: cmpActive, Size: "wide", Title: "Hosts ejected", Caption: "ejections_active after each sweep, A (solid) and B (dashed)"},
-		{ID: cmpLanes, Size: "wide", Title: "Ejections, A and B interleaved", Caption: "each host's lane under A, then under B · filled: ejected after that sweep · ▲ refused by the cap"},
+		{ID: CmpLanes, Size: "wide", Title: "Ejections, A and B interleaved", Caption: "each host's lane under A, then under B · filled: ejected after that sweep · ▲ refused by the cap"},
 	}
 	opt := map[string]json.RawMessage{
-		cmpClients: optionJSON(cmpLines(ax, a, b, "%", func(f *scenario.Frame) any { return round2(f.Clients.FailurePct()) }, "failed %")),
-		cmpActive:  optionJSON(cmpLines(ax, a, b, "", func(f *scenario.Frame) any { return f.Stats[engine.StatEjectionsActive] }, "ejected")),
-		cmpLanes:   optionJSON(cmpLanesChart(ax, a, b)),
+		cmpClients: OptionJSON(cmpLines(ax, a, b, "%", func(f *scenario.Frame) any { return Round2(f.Clients.FailurePct()) }, "failed %")),
+		cmpActive:  OptionJSON(cmpLines(ax, a, b, "", func(f *scenario.Frame) any { return f.Stats[engine.StatEjectionsActive] }, "ejected")),
+		CmpLanes:   OptionJSON(cmpLanesChart(ax, a, b)),
 	}
 	o, _ := json.Marshal(opt)
-	h, _ := json.Marshal(map[string]int{cmpLanes: min(max(56+16*rows, 150), 900)})
+	h, _ := json.Marshal(map[string]int{CmpLanes: min(max(56+16*rows, 150), 900)})
 	return view.StaticCharts{Boxes: boxes, Options: string(o), Heights: string(h)}
 }
 
 // cmpCommon are the options the compare charts share with the lab's: the
 // axis is the compare's.
 func cmpCommon(ax cmpAxis, unit string) []charts.GlobalOpts {
-	return common(&tabstate.Run{Times: ax.labels}, unit)
+	return Common(&tabstate.Run{Times: ax.labels}, unit)
 }
 
 // cmpLines draws one number of both runs as two lines.
-func cmpLines(ax cmpAxis, a, b *tabstate.Run, unit string, v func(*scenario.Frame) any, what string) jsonOption {
+func cmpLines(ax cmpAxis, a, b *tabstate.Run, unit string, v func(*scenario.Frame) any, what string) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(ax.labels)
 	c.SetGlobalOptions(cmpCommon(ax, unit)...)
-	y := yAxis(unit, 0, nil)
+	y := YAxis(unit, 0, nil)
 	if unit == "" {
 		y.MinInterval = 1
 	}
@@ -106,12 +106,12 @@ func cmpLines(ax cmpAxis, a, b *tabstate.Run, unit string, v func(*scenario.Fram
 	for _, s := range []struct {
 		name, color, dash string
 		run               *tabstate.Run
-	}{{"A " + what, colorA, "", a}, {"B " + what, colorB, "dashed", b}} {
+	}{{"A " + what, ColorA, "", a}, {"B " + what, ColorB, "dashed", b}} {
 		data := make([]any, len(ax.ms))
 		for i := range ax.ms {
 			data[i] = ax.own(s.run, i, v)
 		}
-		c.AddSeries(s.name, nil, rawData(data), seriesColor(s.color), lineStyle(s.color, 3, s.dash),
+		c.AddSeries(s.name, nil, RawData(data), SeriesColor(s.color), LineStyle(s.color, 3, s.dash),
 			charts.WithSeriesOpts(func(ss *charts.SingleSeries) { ss.SymbolSize = 5; ss.ConnectNulls = opts.Bool(true) }))
 	}
 	return c
@@ -137,14 +137,14 @@ func cmpLaneLabels(hosts []string) []string {
 
 // cmpLanesChart is the ejection lanes of both runs, interleaved: A's
 // cells hold 1, B's 2, so one visual map colours each run its own way.
-func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) jsonOption {
+func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) JSONOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(ax.labels)
 	c.SetGlobalOptions(cmpCommon(ax, "")...)
 	c.SetGlobalOptions(
 		charts.WithYAxisOpts(opts.YAxis{
 			Type: "category", Data: cmpLaneLabels(cmpHosts(a, b)), Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{FontSize: fontSize - 2, Color: colorText, Interval: "0"},
+			AxisLabel: &opts.AxisLabel{FontSize: FontSize - 2, Color: ColorText, Interval: "0"},
 			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
 		}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
@@ -153,20 +153,20 @@ func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) jsonOption {
 	for side, r := range []*tabstate.Run{a, b} {
 		name := string(rune('A' + side))
 		cells, marks := cmpLaneData(ax, r, side, name)
-		color := []string{colorA, colorB}[side]
-		c.AddSeries(name+" ejected", nil, rawData(cells), seriesColor(color),
+		color := []string{ColorA, ColorB}[side]
+		c.AddSeries(name+" ejected", nil, RawData(cells), SeriesColor(color),
 			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#ffffff", BorderWidth: 1}))
-		sc.AddSeries(name+" overflow", nil, rawData(marks), seriesColor(colorOverflow),
+		sc.AddSeries(name+" overflow", nil, RawData(marks), SeriesColor(ColorOverflow),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 11 }))
 	}
 	c.Overlap(sc)
-	return patched{c, func(o map[string]any) {
+	return Patched{c, func(o map[string]any) {
 		o["visualMap"] = []any{map[string]any{
 			"type": "piecewise", "show": false, "seriesIndex": []int{0, 1},
 			"pieces": []any{
-				map[string]any{"min": 0.5, "max": 1.5, "color": colorA},
-				map[string]any{"min": 1.5, "max": 2.5, "color": colorB},
+				map[string]any{"min": 0.5, "max": 1.5, "color": ColorA},
+				map[string]any{"min": 1.5, "max": 2.5, "color": ColorB},
 			},
 		}}
 	}}

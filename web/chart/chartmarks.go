@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"outlierlab/web/tabstate"
@@ -17,11 +17,11 @@ import (
 // tooltip. Markers appear as the cursor reaches them, like the data.
 
 // eventsSeries is the markers' series name and legend entry.
-const eventsSeries = "events"
+const EventsSeries = "events"
 
 const (
 	colorFault    = "rgba(110, 110, 110, 0.14)"
-	colorInjected = "#222222"
+	ColorInjected = "#222222"
 )
 
 // dashDot is the injection lines' dash: neither the mean's dots nor the
@@ -46,16 +46,16 @@ func markTime(r *tabstate.Run, ms int64) (string, int) {
 func markers(r *tabstate.Run, frames []scenario.Frame) []any {
 	inj, ej, ov := markLines(r, frames)
 	return []any{
-		eventSeries(colorEjected, "solid", 2, ej, faultAreas(r, frames)),
-		eventSeries(colorOverflow, "dashed", 1, ov, nil),
-		eventSeries(colorInjected, dashDot, 2, inj, nil),
+		eventSeries(ColorEjected, "solid", 2, ej, faultAreas(r, frames)),
+		eventSeries(ColorOverflow, "dashed", 1, ov, nil),
+		eventSeries(ColorInjected, dashDot, 2, inj, nil),
 	}
 }
 
 // eventSeries is one kind of marker: its lines (and areas) drawn alike.
 func eventSeries(color string, dash any, width float64, lines, areas []any) map[string]any {
 	s := map[string]any{
-		"name": eventsSeries, "type": "line", "data": []any{},
+		"name": EventsSeries, "type": "line", "data": []any{},
 		"itemStyle": map[string]any{"color": color},
 		"lineStyle": map[string]any{"color": color, "width": 2},
 		"tooltip":   map[string]any{"trigger": "item"},
@@ -70,7 +70,7 @@ func eventSeries(color string, dash any, width float64, lines, areas []any) map[
 		s["markArea"] = map[string]any{
 			"silent": true, "animation": false,
 			"itemStyle": map[string]any{"color": colorFault},
-			"label":     map[string]any{"show": true, "position": "insideTopLeft", "color": colorText, "fontSize": fontSize - 2},
+			"label":     map[string]any{"show": true, "position": "insideTopLeft", "color": ColorText, "fontSize": FontSize - 2},
 			"data":      areas,
 		}
 	}

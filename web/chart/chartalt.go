@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"fmt"
@@ -86,7 +86,7 @@ func clientsAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	}
 	c := frames[len(frames)-1].Clients
 	return fmt.Sprintf("In the interval to %s, %s%% of %s requests failed after retries; %s retries were sent and %s refused (retry overflow).",
-		r.Times[len(frames)-1], pct2(c.Failures, c.Requests), groupThousands(c.Requests), groupThousands(c.RetriesSent), groupThousands(c.BudgetRefusals))
+		r.Times[len(frames)-1], tabstate.Pct2(c.Failures, c.Requests), tabstate.GroupThousands(c.Requests), tabstate.GroupThousands(c.RetriesSent), tabstate.GroupThousands(c.BudgetRefusals))
 }
 
 // shareAlt: the smallest and largest share at the cursor.

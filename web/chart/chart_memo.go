@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"encoding/json"
@@ -17,10 +17,10 @@ import (
 // insert more than before.
 var (
 	chartCalls = memo.New[chartKey, string](64)
-	chartSteps = memo.New[chartStep, string](64)
+	ChartSteps = memo.New[chartStep, string](64)
 	// chartOptionsAt are the charts' options by run and cursor: a playing
 	// tab's next frame diffs from what its last frame built.
-	chartOptionsAt = memo.New[runCursor, map[string]json.RawMessage](16)
+	ChartOptionsAt = memo.New[runCursor, map[string]json.RawMessage](16)
 	labURLs        = memo.New[runCursor, string](64)
 )
 
@@ -43,7 +43,7 @@ type chartKey struct {
 // chartsJS is the applyCharts call that brings the page's charts to run at
 // cursor: every chart's option, merged into the old ones, or with replace
 // dropping them first and sizing the boxes that follow the run.
-func chartsJS(run *tabstate.Run, cursor int, replace bool) (string, error) {
+func ScriptAt(run *tabstate.Run, cursor int, replace bool) (string, error) {
 	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.Key(), cursor}, replace}, func() (string, error) {
 		b, err := json.Marshal(optionsAt(run, cursor)) // the next frame's patch starts from these
 		if err != nil {
@@ -62,9 +62,9 @@ func chartsJS(run *tabstate.Run, cursor int, replace bool) (string, error) {
 // from run at cursor from (what the connection sent last) to cursor to:
 // a patch of the options (chart_patch.go), a few hundred bytes where the
 // whole options are tens of kilobytes.
-func chartsStepJS(run *tabstate.Run, from, to int) (string, error) {
-	js, _, err := chartSteps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
-		js, err := chartPatch(optionsAt(run, from), optionsAt(run, to))
+func StepScript(run *tabstate.Run, from, to int) (string, error) {
+	js, _, err := ChartSteps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
+		js, err := ChartPatch(optionsAt(run, from), optionsAt(run, to))
 		if err != nil {
 			return "", err
 		}
@@ -75,14 +75,14 @@ func chartsStepJS(run *tabstate.Run, from, to int) (string, error) {
 
 // optionsAt is chartOptions, remembered.
 func optionsAt(run *tabstate.Run, cursor int) map[string]json.RawMessage {
-	o, _, _ := chartOptionsAt.Get(runCursor{run.Inputs.Key(), cursor}, func() (map[string]json.RawMessage, error) {
-		return chartOptions(run, cursor), nil
+	o, _, _ := ChartOptionsAt.Get(runCursor{run.Inputs.Key(), cursor}, func() (map[string]json.RawMessage, error) {
+		return Options(run, cursor), nil
 	})
 	return o
 }
 
 // permalink is labURL, remembered.
-func permalink(run *tabstate.Run, cursor int) string {
+func Permalink(run *tabstate.Run, cursor int) string {
 	u, _, _ := labURLs.Get(runCursor{run.Inputs.Key(), cursor}, func() (string, error) { return tabstate.LabURL(run, cursor), nil })
 	return u
 }
