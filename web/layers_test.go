@@ -1,0 +1,33 @@
+package web
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The web layer's packages are layered as ARCHITECTURE.md draws them: a
+// package may import the ones below it, never one above (nor web itself).
+// Checked over `go list -deps`, so an indirect import is caught too.
+func TestWebLayers(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not on PATH")
+	}
+	// Lowest first; each may import only those before it.
+	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/view", "outlierlab/web/tabstate", "outlierlab/web/chart"}
+	for i, pkg := range layers {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		allowed := map[string]bool{pkg: true}
+		for _, below := range layers[:i] {
+			allowed[below] = true
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if (dep == "outlierlab/web" || strings.HasPrefix(dep, "outlierlab/web/")) && !allowed[dep] {
+				t.Errorf("%s depends on %s, which is not below it", pkg, dep)
+			}
+		}
+	}
+}
