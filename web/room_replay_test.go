@@ -200,11 +200,7 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 // the player's speed; pause freezes the clock and seek jumps to an entry.
 func TestRecordingPlayerSpeed(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	s, err := New(Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
+	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
 	st := func(mep float64, playing bool, anchorAt int64) roomState {
 		return roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}, Playing: playing, AnchorAtMs: anchorAt}
@@ -328,11 +324,7 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 // still applied, in order, one per pass, and the player stops at the end.
 func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	s, err := New(Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
+	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
 	var entries []TimelineEntry
 	for i, at := range []int64{0, 10_000, 10_001, 10_002} {
@@ -411,11 +403,7 @@ func TestRecordingPlayersBounded(t *testing.T) {
 // buttons, is taken meanwhile. catchUp used to build under the lock.
 func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	s, err := New(Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
+	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
 	st := func(mep float64) roomState {
 		return roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}}
@@ -457,4 +445,15 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	if v := sess.in.Values["max_ejection_percent"]; v != 15 {
 		t.Errorf("after the build the tab is at max_ejection_percent %v, want the first entry's 15", v)
 	}
+}
+
+// clockServer is a server whose clock reads *now (the test moves it).
+func clockServer(t *testing.T, now *time.Time) *Server {
+	t.Helper()
+	s, err := New(Options{Now: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
 }
