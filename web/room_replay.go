@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -79,6 +80,7 @@ type recordingPlayer struct {
 	off     []int64    // each entry's offset from the first (ms)
 	prep    []prepared // each entry's inputs and run, made when first applied
 	end     int64      // the recording's length (ms): the last entry and its tail
+	last    uint64     // the bus's sequence of the last entry held (followLive)
 	// The clock is arithmetic, as a session's cursor: at (ms) when
 	// playback last started or stopped, at the wall time from.
 	at      int64
@@ -156,24 +158,24 @@ type sharedRecording struct {
 
 const maxSharedRecordings = 16
 
-// sharedRecordingOf is room code's recording: the shared copy when the
-// room has had no entry since, else read from the bus (players never
-// change their entries).
-func (s *Server) sharedRecordingOf(r *http.Request, code string) ([]TimelineEntry, error) {
-	last, err := s.rooms.lastEntry(r.Context(), code)
+// sharedRecordingOf is room code's recording and the bus's sequence of
+// its last entry: the shared copy when the room has had no entry since,
+// else read from the bus (players never change their entries).
+func (s *Server) sharedRecordingOf(ctx context.Context, code string) ([]TimelineEntry, uint64, error) {
+	last, err := s.rooms.lastEntry(ctx, code)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ps := s.rooms.players
 	ps.recMu.Lock()
 	if c, ok := ps.recordings[code]; ok && c.last == last {
 		ps.recMu.Unlock()
-		return c.entries, nil
+		return c.entries, last, nil
 	}
 	ps.recMu.Unlock()
-	entries, err := s.rooms.recording(r.Context(), code)
+	entries, err := s.rooms.recording(ctx, code)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ps.recMu.Lock()
 	defer ps.recMu.Unlock()
@@ -181,7 +183,57 @@ func (s *Server) sharedRecordingOf(r *http.Request, code string) ([]TimelineEntr
 		clear(ps.recordings)
 	}
 	ps.recordings[code] = sharedRecording{entries, last}
-	return entries, nil
+	return entries, last, nil
+}
+
+// liveEvery is how often a player's stream looks for entries its room
+// has added since the player read the recording: a workshop still
+// running is followed live, without a reload (issue 22). A look is one
+// small request to the bus (the last entry's sequence).
+const liveEvery = 2 * time.Second
+
+// followLive adds to p the entries its room recorded since p read it.
+func (s *Server) followLive(ctx context.Context, p *recordingPlayer) {
+	p.mu.Lock()
+	known := p.last
+	p.mu.Unlock()
+	if last, err := s.rooms.lastEntry(ctx, p.code); err != nil || last <= known {
+		return
+	}
+	entries, last, err := s.sharedRecordingOf(ctx, p.code)
+	if err != nil || len(entries) == 0 {
+		return
+	}
+	// The new last entry's run is built here, outside the player's lock
+	// (its tail needs it; see warm).
+	if in, _, err := s.roomInputs(&entries[len(entries)-1].State); err == nil {
+		_, _ = s.runs.Get(in)
+	}
+	p.extend(entries, last)
+}
+
+// extend gives the player the room's longer recording (entries, whose
+// last is sequence last on the bus). A viewer who had played to the end
+// goes on with the room: from the newest entry's moment, playing.
+func (p *recordingPlayer) extend(entries []TimelineEntry, last uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last <= p.last || len(entries) <= len(p.entries) {
+		return
+	}
+	now := p.s.now()
+	atEnd := len(p.entries) > 0 && p.posLocked(now) >= p.end
+	p.entries, p.last = entries, last
+	for i := len(p.off); i < len(entries); i++ {
+		p.off = append(p.off, entries[i].TMs-entries[0].TMs)
+		p.prep = append(p.prep, prepared{})
+	}
+	n := len(entries)
+	p.end = p.off[n-1] + p.tail(n-1)
+	if atEnd {
+		p.at, p.from, p.pin, p.playing, p.shown = p.off[n-1], now, n-1, true, false
+	}
+	p.touchLocked()
 }
 
 // streams counts the players' open streams. Callers hold ps.mu.
@@ -498,7 +550,7 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 		return p, nil
 	}
 	ps.mu.Unlock()
-	entries, err := s.sharedRecordingOf(r, code)
+	entries, last, err := s.sharedRecordingOf(r.Context(), code)
 	if err != nil {
 		return nil, err
 	}
@@ -506,6 +558,7 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 	if err != nil {
 		return nil, err
 	}
+	p.last = last
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if q := ps.m[k]; q != nil && q.code == code {
@@ -651,6 +704,8 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	ps := &playerSent{entry: -1}
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
+	live := time.NewTicker(liveEvery)
+	defer live.Stop()
 	var changed, pchanged <-chan struct{}
 	var next time.Time
 	send := true
@@ -682,6 +737,9 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 		case <-changed:
 		case <-pchanged:
 		case <-wake:
+		case <-live.C:
+			s.followLive(r.Context(), p) // a new entry wakes pchanged
+			send = false
 		case <-keep.C:
 			if keepaliveComment(cw) != nil {
 				return

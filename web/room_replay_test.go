@@ -367,19 +367,18 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 func TestRecordingPlayersBounded(t *testing.T) {
 	l := startRoomLab(t, BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	req := httptest.NewRequest("GET", "/r/"+code+"/recording", nil)
-	a, err := l.s.sharedRecordingOf(req, code)
+	a, _, err := l.s.sharedRecordingOf(t.Context(), code)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := l.s.sharedRecordingOf(req, code)
+	b, _, _ := l.s.sharedRecordingOf(t.Context(), code)
 	if len(a) != 1 || &a[0] != &b[0] {
 		t.Errorf("two players of an unchanged recording: %d entries, shared %v", len(a), len(b) > 0 && &a[0] == &b[0])
 	}
 	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":30}`), code, key); st != 204 {
 		t.Fatalf("set: %d %s", st, body)
 	}
-	if c, _ := l.s.sharedRecordingOf(req, code); len(c) != 2 {
+	if c, _, _ := l.s.sharedRecordingOf(t.Context(), code); len(c) != 2 {
 		t.Errorf("after a move the players read %d entries, want 2", len(c))
 	}
 
@@ -456,4 +455,29 @@ func clockServer(t *testing.T, now *time.Time) *Server {
 	}
 	t.Cleanup(s.Shutdown)
 	return s
+}
+
+// A workshop still running is followed live: a viewer who has played the
+// recording to its end sees the instructor's next move without a reload
+// (issue 22, item 6).
+func TestRecordingPlayerFollowsLive(t *testing.T) {
+	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
+	waitFor(t, ev, "the player's first redraw", redrawn)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+		t.Fatalf("play: %d %s", st, body)
+	}
+	waitFor(t, ev, "the player at the end", signalPatch(`"recPlaying":false`))
+	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
+		t.Fatalf("set: %d %s", st, body)
+	}
+	// The tab's redraw (its cluster YAML at the new cap) comes before the
+	// entry's line.
+	var counted, at34 bool
+	waitFor(t, ev, "the instructor's move in the open player: the tab at cap 34 and entry 2 of 2", func(e sseEvent) bool {
+		counted = counted || strings.Contains(e.Data, "(entry 2 of 2)")
+		at34 = at34 || strings.Contains(e.Data, "max_ejection_percent: 34")
+		return counted && at34
+	})
 }
