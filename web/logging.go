@@ -40,6 +40,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
 			countCommand(r, status)
+			countRequest(r, status, time.Since(start))
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,7 +22,18 @@ var (
 	metricCommands = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "outlierlab_commands_total",
 		Help: "Commands answered, by verb (unknown for a verb the lab does not have) and HTTP status.",
-	}, []string{"verb", "status"})
+	}, []string{"verb", "code"})
+	// Every request by its route (the chi pattern, "unmatched" for none),
+	// method and status code, as client_golang's promhttp names them.
+	metricRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outlierlab_http_requests_total",
+		Help: "HTTP requests answered, by route pattern, method and status code.",
+	}, []string{"route", "method", "code"})
+	metricRequestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "outlierlab_http_request_duration_seconds",
+		Help:    "How long a request took to answer, by route pattern and method (a stream's whole life for the stream routes).",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"route", "method"})
 	metricRedraw = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "outlierlab_command_redraw_seconds",
 		Help:    "From a command's arrival to the next frame its tab's stream sends.",
@@ -54,7 +66,7 @@ func newLabMetrics(s *Server) *labMetrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		metricCommands, metricRedraw, metricStreams, metricHeavy,
+		metricCommands, metricRedraw, metricStreams, metricHeavy, metricRequests, metricRequestSeconds,
 		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.waiting.Load()) }),
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
 		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.HeldBytes()) }),
@@ -62,6 +74,7 @@ func newLabMetrics(s *Server) *labMetrics {
 		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
 	)
 	m.reg.MustRegister(tabstate.RunCollectors()...)
+	zeroCommands()
 	return m
 }
 
@@ -114,6 +127,25 @@ func (m *labMetrics) redrawn(tab string) {
 	if ok {
 		metricRedraw.Observe(time.Since(t).Seconds())
 	}
+}
+
+// zeroCommands makes every verb's series, at zero: an alert on a fresh
+// replica sees "no commands yet", not no data.
+func zeroCommands() {
+	for verb := range verbs {
+		metricCommands.WithLabelValues(verb, "204")
+	}
+}
+
+// countRequest counts a request by its route pattern (known once chi has
+// routed it; a refusal before routing is "unmatched").
+func countRequest(r *http.Request, status int, took time.Duration) {
+	route := "unmatched"
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		route = rc.RoutePattern()
+	}
+	metricRequests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+	metricRequestSeconds.WithLabelValues(route, r.Method).Observe(took.Seconds())
 }
 
 // countCommand counts an answered command by its route's verb.

@@ -104,10 +104,10 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		res.Body.Close()
 	}
 	families := []string{
-		`outlierlab_commands_total{status="403",verb="pause"} `,
+		`outlierlab_commands_total{code="403",verb="pause"} `,
 		"outlierlab_sessions 1",
 		"outlierlab_streams_open ",
-		`outlierlab_commands_total{status="204",verb="set"} `,
+		`outlierlab_commands_total{code="204",verb="set"} `,
 		"outlierlab_command_redraw_seconds_count ",
 		"outlierlab_run_cache_hits_total ",
 		"outlierlab_run_cache_misses_total ",
@@ -115,6 +115,9 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		"outlierlab_runs_computed_total ",
 		"outlierlab_run_duration_seconds_count ",
 		"outlierlab_rooms 0",
+		`outlierlab_commands_total{code="204",verb="uninject"} 0`, // never posted: there from the start
+		`outlierlab_http_requests_total{code="204",method="POST",route="/lab/cmd/{verb}"} `,
+		`outlierlab_http_request_duration_seconds_count{method="POST",route="/lab/cmd/{verb}"} `,
 		"outlierlab_room_followers 0",
 		"go_goroutines ",
 		"go_memstats_heap_alloc_bytes ",

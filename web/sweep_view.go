@@ -115,7 +115,10 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	spec.Workers = cores
 	s.workPage(w, r, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *progress) (templ.Component, error) {
-		spec.Progress = func(done, total int) { pr.step(done, total, "runs") }
+		spec.Progress = func(done, total int) {
+			tabstate.CountRun() // one call per distinct run
+			pr.step(done, total, "runs")
+		}
 		start := time.Now()
 		sw, err := sweep.Run(r.Context(), spec)
 		if err != nil {

@@ -246,7 +246,9 @@ func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
 		v.Compare = whatifCompareView(cmp, rp.events, rp.c.Outlier)
 		return v, nil
 	}
+	stop := tabstate.ObserveRun()
 	res, err := whatif.Run(rp.log, opts)
+	stop()
 	if err != nil {
 		return nil, replayError(err)
 	}

@@ -56,7 +56,7 @@ const DefaultSeed = 1
 
 // buildRun applies the inputs to their preset and runs the engine.
 func BuildRun(in Inputs) (*Run, error) {
-	defer observeRun()()
+	defer ObserveRun()()
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok {
 		return nil, ErrUnknownPreset

@@ -7,7 +7,7 @@ import (
 )
 
 // The run cache's and the engine's counters: the process's (one lab
-// serves per process); each Server registers them (runCollectors) in its
+// serves per process); each Server registers them (RunCollectors) in its
 // own registry.
 var (
 	metricCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
@@ -20,7 +20,7 @@ var (
 	})
 	metricRuns = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "outlierlab_runs_computed_total",
-		Help: "Engine runs computed for the lab (including ones that failed).",
+		Help: "Engine runs computed: the lab's, compare's, each run of a sweep and each what-if replay (including ones that failed).",
 	})
 	metricRunSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "outlierlab_run_duration_seconds",
@@ -29,13 +29,14 @@ var (
 	})
 )
 
-// runCollectors are the counters above, for a registry.
+// RunCollectors are the counters above, for a registry.
 func RunCollectors() []prometheus.Collector {
 	return []prometheus.Collector{metricCacheHits, metricCacheMisses, metricRuns, metricRunSeconds}
 }
 
-// observeRun times one engine run: defer observeRun()().
-func observeRun() func() {
+// ObserveRun times one engine run, the lab's or a heavy page's (a
+// what-if replay): defer ObserveRun()().
+func ObserveRun() func() {
 	start := time.Now()
 	return func() {
 		metricRuns.Inc()
@@ -51,3 +52,7 @@ func cacheLookup(hit bool) {
 		metricCacheMisses.Inc()
 	}
 }
+
+// CountRun counts one engine run whose time is not the lab's to take (a
+// sweep's runs go in parallel inside the engine's workers).
+func CountRun() { metricRuns.Inc() }
