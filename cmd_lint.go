@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 
+	"sigs.k8s.io/yaml"
+
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/lint"
-
-	"sigs.k8s.io/yaml"
 )
 
 // runLint exits 0 when the config can do its job on the cluster, 1 when a

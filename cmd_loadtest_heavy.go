@@ -14,7 +14,7 @@ import (
 )
 
 // heavyKind is one of the heaviest requests the lab allows with its
-// default budget (web.BudgetOptions), made a cache miss by n: the load
+// default budget (budget.BudgetOptions), made a cache miss by n: the load
 // test's -heavy clients send them in turn.
 type heavyKind struct {
 	name string

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"outlierlab/web"
+	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 )
 
@@ -57,7 +58,7 @@ type serveConfig struct {
 	// $GOMEMLIMIT, when set, wins.
 	memoryMiB int
 	// budget bounds heavy work (sweeps, compares, what-if replays).
-	budget web.BudgetOptions
+	budget budget.BudgetOptions
 }
 
 // parseServe reads serve's flags; $PORT is read through getenv.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"outlierlab/web"
+	"outlierlab/web/budget"
 )
 
 func TestServeAddr(t *testing.T) {
@@ -357,7 +357,7 @@ func TestParseServeFlags(t *testing.T) {
 		t.Errorf("-trusted-proxies: %+v, %v", c.proxies, err)
 	}
 	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, home)
-	if err != nil || c.budget != (web.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
+	if err != nil || c.budget != (budget.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
 		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
 	if c, _ := parseServe(nil, io.Discard, home); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +13,10 @@ import (
 	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/chart"
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/tabstate"
 )
 
 // BenchmarkSliderToRedraw is the lab's promise in one number: the time from
@@ -97,12 +99,12 @@ func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 	if enc != "" {
 		req.Header.Set("Accept-Encoding", enc)
 	}
-	cw, _ := compressStream(rec, req)
+	cw, _ := gzipstream.Compress(rec, req)
 	sse := datastar.NewSSE(cw, req)
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
 	snap := snapshot{run: run, speed: speeds[0], gen: 1}
 	send := func(f func(*datastar.ServerSentEventGenerator, snapshot) error) {
-		sent := updateBatch(cw)
+		sent := gzipstream.Batch(cw)
 		if err := f(sse, snap); err != nil {
 			tb.Fatal(err)
 		}
@@ -193,7 +195,7 @@ func recorderSSE(enc string) (*datastar.ServerSentEventGenerator, *httptest.Resp
 	if enc != "" {
 		req.Header.Set("Accept-Encoding", enc)
 	}
-	cw, _ := compressStream(rec, req)
+	cw, _ := gzipstream.Compress(rec, req)
 	return datastar.NewSSE(cw, req), rec
 }
 

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-
 	"log/slog"
 	"net/http"
 	"net/http/httptest"

@@ -1,11 +1,12 @@
 package web
 
 import (
-	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/tabstate"
 )
 
 // TestBrowserLessonSteps takes lesson steps a reviewer could not finish in

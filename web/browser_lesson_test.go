@@ -3,13 +3,14 @@ package web
 import (
 	"net/http/httptest"
 	"os"
-	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"outlierlab/web/tabstate"
 )
 
 // TestBrowserLesson drives the cap lesson in headless Chromium: the page

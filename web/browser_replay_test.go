@@ -3,12 +3,13 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/tabstate"
 )
 
 // TestBrowserRecordingPlayer: a test workshop (the cap lifted to 34 %,

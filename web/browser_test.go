@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +17,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"outlierlab/web/chart"
+	"outlierlab/web/tabstate"
 )
 
 // TestBrowserLab drives the real page in headless Chromium: it opens /lab,

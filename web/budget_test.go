@@ -14,10 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/budget"
 )
 
 // budgetServer is a lab with the given budget on a real socket.
-func budgetServer(t *testing.T, o BudgetOptions) (*Server, *httptest.Server) {
+func budgetServer(t *testing.T, o budget.BudgetOptions) (*Server, *httptest.Server) {
 	t.Helper()
 	lab, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Budget: o})
 	if err != nil {
@@ -56,19 +58,19 @@ func TestOverBudget(t *testing.T) {
 	heavy := "preset=flapping&hosts=50&rps=3000&interval=1"
 	for _, tc := range []struct {
 		name   string
-		budget BudgetOptions
+		budget budget.BudgetOptions
 		method string
 		target string
 		log    []byte
 		want   string
 	}{
-		{"whatif: hosts × ticks", BudgetOptions{}, "POST", "/whatif", manyHostsLog(1000, 4000, 9*time.Hour),
+		{"whatif: hosts × ticks", budget.BudgetOptions{}, "POST", "/whatif", manyHostsLog(1000, 4000, 9*time.Hour),
 			"log: 1000 hosts × 3272 ticks of 10 s is 3272000 host-ticks to replay and draw (allowed up to 250000: fewer hosts"},
-		{"sweep: runs × requests", BudgetOptions{}, "GET", "/sweep?param=max_ejection_percent&step=1&" + heavy, nil,
+		{"sweep: runs × requests", budget.BudgetOptions{}, "GET", "/sweep?param=max_ejection_percent&step=1&" + heavy, nil,
 			"step: 101 values × 5 seeds is 255 distinct runs of up to 2.1 M units each, 535.5 M units of work (allowed up to 100.0 M per request: a larger step"},
-		{"sweep: one value, many seeds", BudgetOptions{MaxWork: 5_000_000}, "GET", "/sweep?param=max_ejection_percent&from=10&to=10&" + heavy, nil,
+		{"sweep: one value, many seeds", budget.BudgetOptions{MaxWork: 5_000_000}, "GET", "/sweep?param=max_ejection_percent&from=10&to=10&" + heavy, nil,
 			"seeds: 1 values × 5 seeds is 5 distinct runs of up to 2.1 M units each, 10.5 M units of work (allowed up to 5.0 M per request"},
-		{"compare: the heavier side", BudgetOptions{MaxWork: 2_000_000}, "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {heavy}}.Encode(), nil,
+		{"compare: the heavier side", budget.BudgetOptions{MaxWork: 2_000_000}, "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {heavy}}.Encode(), nil,
 			"b: 2 runs of up to 2.1 M units each, 2.6 M units of work (allowed up to 2.0 M per request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,8 +104,8 @@ func TestOverBudget(t *testing.T) {
 // Retry-After, and so is one that waited its longest; one in the queue
 // runs when the core comes free. The test holds the one core itself.
 func TestHeavyQueue(t *testing.T) {
-	lab, ts := budgetServer(t, BudgetOptions{Workers: 1, Queue: 1, Wait: time.Minute})
-	hold, err := lab.budget.admit(context.Background(), 1)
+	lab, ts := budgetServer(t, budget.BudgetOptions{Workers: 1, Queue: 1, Wait: time.Minute})
+	hold, err := lab.budget.Admit(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestHeavyQueue(t *testing.T) {
 		}
 		queued <- res
 	}()
-	waitUntil(t, "a request in the queue", func() bool { return lab.budget.waiting.Load() == 1 })
+	waitUntil(t, "a request in the queue", func() bool { return lab.budget.Waiting.Load() == 1 })
 	// A lab page at the preset's settings is never queued; one at the
 	// sliders' ends (a heavy run not cached) is a page load like a compare.
 	if res, err := http.Get(ts.URL + "/lab?preset=flapping&max_ejection_percent=30"); err != nil || res.StatusCode != 200 || bodyOf(t, res) == "" {
@@ -142,8 +144,8 @@ func TestHeavyQueue(t *testing.T) {
 		t.Errorf("the queued compare: %d %s", res.StatusCode, head(page, 600))
 	}
 
-	lab, ts = budgetServer(t, BudgetOptions{Workers: 1, Queue: 4, Wait: 50 * time.Millisecond})
-	hold, _ = lab.budget.admit(context.Background(), 1)
+	lab, ts = budgetServer(t, budget.BudgetOptions{Workers: 1, Queue: 4, Wait: 50 * time.Millisecond})
+	hold, _ = lab.budget.Admit(context.Background(), 1)
 	defer hold()
 	res, err = http.Get(ts.URL + "/compare?" + url.Values{"a": {"preset=dead-host"}}.Encode())
 	if err != nil {

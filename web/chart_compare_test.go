@@ -2,9 +2,10 @@ package web
 
 import (
 	"encoding/json"
+	"testing"
+
 	"outlierlab/web/chart"
 	"outlierlab/web/tabstate"
-	"testing"
 )
 
 // compareOption is the strip's option as the page gets it.

@@ -2,10 +2,11 @@ package web
 
 import (
 	"encoding/json"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"reflect"
 	"testing"
+
+	"outlierlab/web/chart"
+	"outlierlab/web/tabstate"
 )
 
 // A patch applied to the options at one cursor gives the options at the

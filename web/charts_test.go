@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"html"
 	"net/http/httptest"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +11,8 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/chart"
+	"outlierlab/web/tabstate"
 )
 
 type option struct {

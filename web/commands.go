@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +15,9 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // Commands are short POSTs that change a tab's session and return at once
@@ -115,7 +116,7 @@ func tooMany(w http.ResponseWriter, what string) {
 // that no stream would show.
 func tellReload(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(w, r)
-	_ = runExpression(sse, "window.outlierlabReload && window.outlierlabReload()")
+	_ = csp.Run(sse, "window.outlierlabReload && window.outlierlabReload()")
 }
 
 // session finds the tab's session, or rebuilds it from the signals the

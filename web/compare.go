@@ -6,9 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +14,10 @@ import (
 
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sweep"
+	"outlierlab/web/budget"
+	"outlierlab/web/chart"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -169,8 +170,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 		default:
 			status := httperr.Status[k]
-			if _, over := errors.AsType[*overBudget](err); over {
-				metricHeavy.WithLabelValues("over_budget").Inc()
+			if _, over := errors.AsType[*budget.OverBudget](err); over {
+				budget.MetricHeavy.WithLabelValues("over_budget").Inc()
 				status = http.StatusUnprocessableEntity
 			}
 			s.badRequestPage(w, r, status, "/compare", httperr.Text(err))
@@ -188,7 +189,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, templates.ComparePage(v))
 		return
 	}
-	release, err := s.budget.admit(r.Context(), 1)
+	release, err := s.budget.Admit(r.Context(), 1)
 	if err != nil {
 		s.refuseHeavy(w, err)
 		return
@@ -245,14 +246,14 @@ func (s *Server) compareWork(a, b compareSide) ([]compareSide, []string, error) 
 		if err != nil {
 			return nil, nil, err // as the run would fail
 		}
-		w := runWork(sc, cfg)
+		w := budget.RunWork(sc, cfg)
 		if w > heaviest {
 			heaviest, field = w, []string{"a", "b"}[i]
 		}
 		units += w
 		todo, names = append(todo, side), append(names, []string{"A", "B"}[i])
 	}
-	err := s.budget.checkWork(field, units, fmt.Sprintf("%d runs of up to %s units each", len(todo), millions(heaviest)),
+	err := s.budget.CheckWork(field, units, fmt.Sprintf("%d runs of up to %s units each", len(todo), budget.Millions(heaviest)),
 		"fewer hosts, a lower rps or a longer interval")
 	return todo, names, err
 }

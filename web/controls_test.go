@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"testing"
 
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // Each control is a setting of the catalog, once, with the setting's

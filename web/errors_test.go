@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"testing"
 
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // Every kind has its status, and an error's kind comes from withKind

@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/httperr"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/httperr"
 )
 
 // The fuzz targets send what a hostile visitor could to every route

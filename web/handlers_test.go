@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabstate"
 )
 
 const testTab = "0123456789abcdef0123"

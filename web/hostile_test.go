@@ -8,12 +8,12 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"outlierlab/web/httperr"
 	"runtime"
 	"strings"
 	"testing"
 
 	"outlierlab/web/clientaddr"
+	"outlierlab/web/httperr"
 )
 
 // Issue 19, defect 1: a question's moment of NaN once stored MinInt64

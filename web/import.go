@@ -8,13 +8,13 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // maxImportBytes bounds a pasted cluster or DestinationRule.

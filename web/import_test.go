@@ -3,12 +3,12 @@ package web
 import (
 	"net/http"
 	"os"
-	"outlierlab/web/tabstate"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"outlierlab/engine/envoyconf"
+	"outlierlab/web/tabstate"
 )
 
 // Each sample imports into the lab: the 303 leads to a permalink whose run

@@ -5,11 +5,11 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
 
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -18,6 +16,9 @@ import (
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/lint"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -55,7 +56,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp import
 	if patchTempl(sse, templates.ImportResult(res)) != nil || len(res.Problems) > 0 {
 		return
 	}
-	_ = runExpression(sse, "document.getElementById('btn-import-apply').click()")
+	_ = csp.Run(sse, "document.getElementById('btn-import-apply').click()")
 }
 
 func patchTempl(sse *datastar.ServerSentEventGenerator, c templ.Component) error {

@@ -6,7 +6,6 @@ import (
 	"html"
 	"io/fs"
 	"maps"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/yuin/goldmark"
 
 	"outlierlab/engine/course"
+	"outlierlab/web/tabstate"
 )
 
 // The lessons come from engine/course, which knows the files, the checks

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"outlierlab/web/tabstate"
 	"reflect"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
+	"outlierlab/web/tabstate"
 )
 
 // courseLessons is the course as engine/course loads it.

@@ -3,14 +3,15 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"outlierlab/engine/course"
+	"outlierlab/web/chart"
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -43,7 +44,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Lab.View = mode
-	allowTabScripts(w, v.Lab.Tab)
+	csp.AllowTabScripts(w, v.Lab.Tab)
 	s.render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
 }
 

@@ -3,10 +3,11 @@ package web
 import (
 	"net/http"
 	"os"
-	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
 	"testing"
+
+	"outlierlab/web/tabstate"
 )
 
 // Issue 25: /compare takes the projector view as the lab does, a bare

@@ -3,13 +3,13 @@ package web
 import (
 	"encoding/json"
 	"math"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"testing"
 
 	"outlierlab/engine/explain"
+	"outlierlab/web/chart"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 

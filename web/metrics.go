@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"outlierlab/web/tabstate"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"outlierlab/web/budget"
+	"outlierlab/web/tabstate"
 )
 
 // The counters that code far from the Server bumps (the run cache, the
@@ -39,10 +41,6 @@ var (
 		Help:    "From a command's arrival to the next frame its tab's stream sends.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	})
-	metricHeavy = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "outlierlab_heavy_work_total",
-		Help: "Heavy requests (sweeps, compares, what-if replays) at the budget, by outcome: run (a core was free), queued_run, queue_full and wait_expired (503), over_budget (422).",
-	}, []string{"outcome"})
 	metricStreams = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "outlierlab_streams_open",
 		Help: "Tab streams (Server-Sent Events) open now.",
@@ -66,8 +64,8 @@ func newLabMetrics(s *Server) *labMetrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		metricCommands, metricRedraw, metricStreams, metricHeavy, metricRequests, metricRequestSeconds,
-		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.waiting.Load()) }),
+		metricCommands, metricRedraw, metricStreams, budget.MetricHeavy, metricRequests, metricRequestSeconds,
+		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.Waiting.Load()) }),
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
 		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.HeldBytes()) }),
 		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),

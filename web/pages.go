@@ -2,21 +2,25 @@ package web
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/url"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/budget"
+	"outlierlab/web/chart"
+	"outlierlab/web/csp"
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -46,7 +50,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	var out io.Writer = w
 	// A lab page is ~70 KB of HTML and ~13 KB gzipped: on a room's Wi-Fi
 	// that is most of a first chart's wait after the scripts.
-	if r.Method != http.MethodHead && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if r.Method != http.MethodHead && gzipstream.AcceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		defer func() { _ = zw.Close() }()
@@ -100,7 +104,7 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		lab, err = s.labView(link)
 		if err == nil {
 			lab.View = mode
-			allowTabScripts(w, lab.Tab)
+			csp.AllowTabScripts(w, lab.Tab)
 			s.render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab), false))
 			return
 		}
@@ -236,4 +240,18 @@ func (s *Server) badRequestPage(w http.ResponseWriter, r *http.Request, status i
 
 func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {
 	s.render(w, r, httperr.Status[httperr.KindNotFound], templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
+}
+
+// admitLabPage admits a lab page's run when it is heavy and not cached;
+// release is a no-op otherwise (a bad link is the page's to name).
+func (s *Server) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
+	p, ok := scenario.Lookup(in.Preset)
+	if !ok || s.runs.Has(in) {
+		return func() {}, nil
+	}
+	sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
+	if err != nil || budget.RunWork(sc, cfg) <= budget.LightRun {
+		return func() {}, nil
+	}
+	return s.budget.Admit(ctx, 1)
 }

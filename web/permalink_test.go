@@ -6,12 +6,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"regexp"
 	"strings"
 	"testing"
+
+	"outlierlab/web/chart"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // pageSignalsOf is a lab page's data-signals object, as JSON.

@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/tabstate"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 	"weak"
+
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/tabstate"
 )
 
 // Issue 15, defect 1: sessions hold their inputs, not their runs. Sixty
@@ -195,7 +197,7 @@ func TestStreamGzipValid(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/", nil)
 	req.Header.Set("Accept-Encoding", "br, gzip;q=0.9")
-	w, done := compressStream(rec, req)
+	w, done := gzipstream.Compress(rec, req)
 	var want strings.Builder
 	for i := range 200 {
 		ev := fmt.Sprintf("event: x\ndata: frame %d %s\n\n", i, strings.Repeat("abc", i%50))
@@ -216,14 +218,14 @@ func TestStreamGzipValid(t *testing.T) {
 	if err != nil || string(got) != want.String() {
 		t.Fatalf("round trip: %v, %d of %d bytes", err, len(got), want.Len())
 	}
-	if g := w.(*gzipStream); cap(g.dict) > dictSize {
-		t.Errorf("dictionary %d bytes", cap(g.dict))
+	if g := w.(*gzipstream.GzipStream); cap(g.Dict) > gzipstream.DictSize {
+		t.Errorf("dictionary %d bytes", cap(g.Dict))
 	}
 	for _, ae := range []string{"", "identity", "gzip;q=0", "br"} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Accept-Encoding", ae)
-		if w, _ := compressStream(httptest.NewRecorder(), r); w != http.ResponseWriter(nil) {
-			if _, ok := w.(*gzipStream); ok {
+		if w, _ := gzipstream.Compress(httptest.NewRecorder(), r); w != http.ResponseWriter(nil) {
+			if _, ok := w.(*gzipstream.GzipStream); ok {
 				t.Errorf("%q: gzip", ae)
 			}
 		}

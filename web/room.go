@@ -10,12 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // A room is a workshop: an instructor drives one lab (or lesson) and the

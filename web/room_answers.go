@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"outlierlab/web/httperr"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/httperr"
 )
 
 // A poll's answers on the bus: one key per attendee and question,

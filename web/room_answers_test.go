@@ -2,10 +2,11 @@ package web
 
 import (
 	"fmt"
-	"outlierlab/web/httperr"
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web/httperr"
 )
 
 func TestParseAnswerKey(t *testing.T) {

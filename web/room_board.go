@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+
 	"outlierlab/web/httperr"
 )
 

@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
@@ -18,6 +16,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -99,7 +100,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
 		// Not sse.Redirect: that is an inline script without a nonce, which
 		// the page's policy refuses (csp.go).
-		_ = runExpression(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
+		_ = csp.Run(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -321,7 +322,7 @@ func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string,
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
 		return
 	}
-	allowTabScripts(w, tab)
+	csp.AllowTabScripts(w, tab)
 	s.render(w, r, http.StatusOK, page)
 }
 

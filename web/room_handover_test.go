@@ -4,9 +4,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"outlierlab/web/httperr"
 	"strings"
 	"testing"
+
+	"outlierlab/web/httperr"
 )
 
 // Issue 22, items 5 and 6: a room started in the browser keeps its key in

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // RoomLimits bounds what one replica does for rooms. Zero values pick the

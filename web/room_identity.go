@@ -7,9 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
 	"strings"
 	"time"
+
+	"outlierlab/web/httperr"
 )
 
 // An attendee's identity in a room is issued by the server, never chosen by

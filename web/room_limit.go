@@ -3,11 +3,12 @@ package web
 import (
 	"errors"
 	"net/http"
-	"outlierlab/web/httperr"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"outlierlab/web/httperr"
 )
 
 // addrLimiter rate-limits by client address: a token bucket per address,

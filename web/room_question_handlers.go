@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
 
 	"github.com/go-chi/chi/v5"
+
+	"outlierlab/web/httperr"
 )
 
 // The question routes:

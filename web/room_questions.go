@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"outlierlab/web/httperr"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/httperr"
 	"outlierlab/web/view"
 )
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -242,9 +243,9 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Lab, v.Lesson = lab.lab, lab.lesson
 		if lab.lab != nil {
-			allowTabScripts(w, lab.lab.Tab)
+			csp.AllowTabScripts(w, lab.lab.Tab)
 		} else {
-			allowTabScripts(w, lab.lesson.Lab.Tab)
+			csp.AllowTabScripts(w, lab.lesson.Lab.Tab)
 		}
 	}
 	s.render(w, r, http.StatusOK, templates.RecordingPage(v))

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +12,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/csp"
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -695,12 +697,12 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 	defer s.rooms.players.closePlayer(p)
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	w.Header().Set("X-Accel-Buffering", "no")
-	cw, done := compressStream(w, r)
+	cw, done := gzipstream.Compress(w, r)
 	defer done()
 	sse := datastar.NewSSE(cw, r)
 	defer s.streamOpened(r, sess.tab)()
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: scriptNonce(sess.tab)}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
 	ps := &playerSent{entry: -1}
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
@@ -714,7 +716,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 			var pnext time.Time
 			var err error
 			pnext, pchanged = p.catchUp(sess)
-			sent := updateBatch(cw)
+			sent := gzipstream.Batch(cw)
 			changed, next, err = st.sendNow(sse, sess, s.now())
 			if err == nil {
 				err = p.send(sse, ps)

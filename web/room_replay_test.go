@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/chart"
-	"outlierlab/web/tabstate"
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web/chart"
+	"outlierlab/web/tabstate"
 )
 
 const tabReplay = "replay-tab-0000000000001"

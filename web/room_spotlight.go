@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // Spotlight: the instructor points at a host or a time range and every

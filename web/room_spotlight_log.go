@@ -2,12 +2,12 @@ package web
 
 import (
 	"fmt"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strconv"
 	"strings"
 
 	"outlierlab/engine/explain"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // A spotlight picked from the decision log: the instructor clicks a line,

@@ -6,14 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 )
 

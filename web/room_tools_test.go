@@ -8,12 +8,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"outlierlab/web/tabstate"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabstate"
 )
 
 // roomCall sends method path with body (JSON), the instructor key cookie

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +19,11 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"outlierlab/lessons"
+	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // Options configures a Server. Zero values pick the defaults.
@@ -53,7 +55,7 @@ type Options struct {
 	// the scheme and host of a room's join link.
 	Proxies clientaddr.Proxies
 	// Budget bounds heavy work: sweeps, compares, what-if replays.
-	Budget BudgetOptions
+	Budget budget.BudgetOptions
 }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
@@ -73,7 +75,7 @@ type Server struct {
 	openStreams atomic.Int64
 	maxStreams  int64
 	// budget admits heavy work (budget.go); the lab's own runs skip it.
-	budget *budget
+	budget *budget.Budget
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.
@@ -122,7 +124,7 @@ func New(o Options) (*Server, error) {
 		maxBody:    o.MaxBodyBytes,
 		proxies:    o.Proxies,
 		maxStreams: int64(o.MaxStreams),
-		budget:     newBudget(o.Budget),
+		budget:     budget.New(o.Budget),
 		closing:    make(chan struct{}),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
@@ -293,7 +295,7 @@ func limitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Ha
 // securityHeaders sets the policy of a page without a tab
 // (contentSecurityPolicy); a tab's page replaces it with its nonce's.
 func securityHeaders(next http.Handler) http.Handler {
-	csp := contentSecurityPolicy("")
+	csp := csp.Policy("")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)

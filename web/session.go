@@ -3,10 +3,11 @@ package web
 import (
 	"container/list"
 	"net/http"
-	"outlierlab/web/tabstate"
 	"sync"
 	"time"
 	"weak"
+
+	"outlierlab/web/tabstate"
 )
 
 // A session is one browser tab's lab: its inputs, where its cursor is, and

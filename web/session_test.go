@@ -2,9 +2,10 @@ package web
 
 import (
 	"fmt"
-	"outlierlab/web/tabstate"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabstate"
 )
 
 func testRun(t testing.TB, frames int) *tabstate.Run {

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // tabSignals is what a lab page's Datastar signals hold, and so what every

@@ -2,9 +2,10 @@ package web
 
 import (
 	"encoding/json"
-	"outlierlab/web/tabstate"
 	"slices"
 	"testing"
+
+	"outlierlab/web/tabstate"
 )
 
 // signalKeys is the sorted keys of a signals object as it goes out.

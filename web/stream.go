@@ -9,15 +9,17 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/chart"
+	"outlierlab/web/csp"
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -63,7 +65,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	// nginx buffers responses unless told not to; a stream must not wait.
 	w.Header().Set("X-Accel-Buffering", "no")
-	cw, done := compressStream(w, r)
+	cw, done := gzipstream.Compress(w, r)
 	defer done()
 	sse := datastar.NewSSE(cw, r)
 	if waiting {
@@ -82,7 +84,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer room.close()
 	defer s.streamOpened(r, sess.tab)()
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: scriptNonce(sess.tab)}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -96,7 +98,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		roomNext := room.catchUp(sess) // a follower takes the room's latest state
 		boardNext := room.boardChanged()
 		answersNext := room.answersChanged()
-		sent := updateBatch(cw) // this pass's events leave as one
+		sent := gzipstream.Batch(cw) // this pass's events leave as one
 		if err := room.send(sse, sess); err != nil {
 			return
 		}
@@ -454,7 +456,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	}
 	js := replaceURL(u)
 	st.bytes += len(js)
-	if err := tabScript(sse, st.nonce, js); err != nil {
+	if err := csp.Script(sse, st.nonce, js); err != nil {
 		return err
 	}
 	st.url = u
@@ -490,7 +492,7 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 		return err
 	}
 	st.bytes += len(js)
-	return tabScript(sse, st.nonce, js)
+	return csp.Script(sse, st.nonce, js)
 }
 
 // roomGone is a room stream's error for a room that does not exist.

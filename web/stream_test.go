@@ -8,12 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"outlierlab/web/chart"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/chart"
 )
 
 // sseEvent is one server-sent event: its type and its data lines joined.

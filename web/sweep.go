@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,8 @@ import (
 
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sweep"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // /sweep?preset=S&param=NAME&from=A&to=B&step=D[&seeds=1-5][&control=v…]:

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"time"
@@ -20,7 +17,11 @@ import (
 
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sweep"
+	"outlierlab/web/budget"
+	"outlierlab/web/chart"
+	"outlierlab/web/httperr"
 	"outlierlab/web/memo"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -45,15 +46,15 @@ func sweepKey(spec sweep.Spec) string {
 func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 	var units, heaviest int64
 	for _, j := range jobs {
-		w := runWork(j.Scenario, j.Config)
+		w := budget.RunWork(j.Scenario, j.Config)
 		units, heaviest = units+w, max(heaviest, w)
 	}
 	field := "step"
 	if len(sq.values) == 1 {
 		field = "seeds"
 	}
-	return s.budget.checkWork(field, units,
-		fmt.Sprintf("%d values × %d seeds is %d distinct runs of up to %s units each", len(sq.values), len(sq.seeds), len(jobs), millions(heaviest)),
+	return s.budget.CheckWork(field, units,
+		fmt.Sprintf("%d values × %d seeds is %d distinct runs of up to %s units each", len(sq.values), len(sq.seeds), len(jobs), budget.Millions(heaviest)),
 		"a larger step, a narrower range, fewer seeds, or a lighter run: fewer hosts, a lower rps, a longer interval")
 }
 
@@ -102,12 +103,12 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
-		metricHeavy.WithLabelValues("over_budget").Inc()
+		budget.MetricHeavy.WithLabelValues("over_budget").Inc()
 		s.badRequestPage(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
 		return
 	}
-	cores := min(len(jobs), int(s.budget.workers))
-	release, err := s.budget.admit(r.Context(), cores)
+	cores := min(len(jobs), int(s.budget.Workers))
+	release, err := s.budget.Admit(r.Context(), cores)
 	if err != nil {
 		s.refuseHeavy(w, err)
 		return
@@ -136,8 +137,8 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 // refuseHeavy answers heavy work the budget did not admit: a 503 with
 // Retry-After when the lab is busy; nothing when the visitor left.
 func (s *Server) refuseHeavy(w http.ResponseWriter, err error) {
-	if b, ok := errors.AsType[*busy](err); ok {
-		writeBusy(w, b)
+	if b, ok := errors.AsType[*budget.Busy](err); ok {
+		budget.WriteBusy(w, b)
 	}
 }
 

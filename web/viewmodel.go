@@ -3,14 +3,14 @@ package web
 import (
 	"fmt"
 	"math"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sim"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 

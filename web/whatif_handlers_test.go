@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"outlierlab/web/chart"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"outlierlab/web/chart"
 )
 
 // getPage GETs target and returns the status and the body, HTML unescaped.

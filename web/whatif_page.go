@@ -8,9 +8,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"outlierlab/web/chart"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +21,10 @@ import (
 	"outlierlab/engine/explain"
 	"outlierlab/engine/replay"
 	"outlierlab/engine/whatif"
+	"outlierlab/web/budget"
+	"outlierlab/web/chart"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -73,7 +74,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusBadRequest
 		if rp, err = planReplay(f); err == nil {
 			if err = s.replayWork(rp); err != nil {
-				metricHeavy.WithLabelValues("over_budget").Inc()
+				budget.MetricHeavy.WithLabelValues("over_budget").Inc()
 				status = http.StatusUnprocessableEntity
 			}
 		}
@@ -84,7 +85,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, status, templates.WhatifPage(v))
 		return
 	}
-	release, err := s.budget.admit(r.Context(), 1)
+	release, err := s.budget.Admit(r.Context(), 1)
 	if err != nil {
 		s.refuseHeavy(w, err)
 		return
@@ -224,11 +225,11 @@ func (s *Server) replayWork(rp *replayPlan) error {
 	ticks := (rp.plan.Span.Milliseconds()+tail)/max(cfg.IntervalMs, 1) + 1
 	cells := int64(rp.plan.Hosts) * ticks
 	hint := "fewer hosts (one cluster: the cluster field), a shorter stretch of the log, or a longer interval"
-	if cells > s.budget.maxCells {
-		return &overBudget{Field: "log", Msg: fmt.Sprintf("%d hosts × %d ticks of %s s is %d host-ticks to replay and draw (allowed up to %d: %s)",
-			rp.plan.Hosts, ticks, explain.Seconds(cfg.IntervalMs), cells, s.budget.maxCells, hint)}
+	if cells > s.budget.MaxCells {
+		return &budget.OverBudget{Field: "log", Msg: fmt.Sprintf("%d hosts × %d ticks of %s s is %d host-ticks to replay and draw (allowed up to %d: %s)",
+			rp.plan.Hosts, ticks, explain.Seconds(cfg.IntervalMs), cells, s.budget.MaxCells, hint)}
 	}
-	return s.budget.checkWork("log", int64(rp.plan.Requests)+hostIntervalWork*cells,
+	return s.budget.CheckWork("log", int64(rp.plan.Requests)+budget.HostIntervalWork*cells,
 		fmt.Sprintf("%d requests on %d hosts × %d ticks", rp.plan.Requests, rp.plan.Hosts, ticks), hint)
 }
 

@@ -6,12 +6,12 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"outlierlab/web/httperr"
 	"sync"
 	"time"
 
 	"github.com/a-h/templ"
 
+	"outlierlab/web/httperr"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )

@@ -2,9 +2,9 @@ package chart
 
 import (
 	"encoding/json"
-	"outlierlab/web/tabstate"
 
 	"outlierlab/web/memo"
+	"outlierlab/web/tabstate"
 )
 
 // A room's followers on one replica are all at the same run and cursor

@@ -2,11 +2,11 @@ package chart
 
 import (
 	"fmt"
-	"outlierlab/web/tabstate"
 	"strings"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/tabstate"
 )
 
 // Each chart's text alternative is one sentence the server writes from the

@@ -1,12 +1,12 @@
 package chart
 
 import (
-	"outlierlab/web/tabstate"
 	"sort"
 	"strings"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/tabstate"
 )
 
 // Chart markers put the story on every chart's time axis: the scenario's

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"outlierlab/web/tabstate"
 	"slices"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -21,6 +20,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 

@@ -3,7 +3,6 @@ package chart
 import (
 	"encoding/json"
 	"fmt"
-	"outlierlab/web/tabstate"
 	"slices"
 	"sort"
 
@@ -13,6 +12,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 

@@ -2,7 +2,6 @@ package chart
 
 import (
 	"fmt"
-	"outlierlab/web/tabstate"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -12,6 +11,7 @@ import (
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
 	"outlierlab/web/memo"
+	"outlierlab/web/tabstate"
 )
 
 // The compare strip: the run's ejections under Envoy's detector and under

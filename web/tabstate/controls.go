@@ -3,12 +3,12 @@ package tabstate
 import (
 	"fmt"
 	"math"
-	"outlierlab/web/httperr"
 	"strconv"
 	"strings"
 	"time"
 
 	"outlierlab/engine/settings"
+	"outlierlab/web/httperr"
 )
 
 // The lab's controls are the catalog's settings (engine/settings) as the

@@ -12,12 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
 )
 
 // Inputs is everything a run is a function of, besides the engine: the

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"net/url"
-	"outlierlab/web/httperr"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
 )
 
 // A permalink is the inputs plus the cursor (design.md): since a timeline

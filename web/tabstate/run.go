@@ -3,7 +3,6 @@ package tabstate
 import (
 	"errors"
 	"fmt"
-	"outlierlab/web/httperr"
 	"sort"
 	"strconv"
 
@@ -11,6 +10,7 @@ import (
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/web/httperr"
 	"outlierlab/web/memo"
 	"outlierlab/web/view"
 )

@@ -1,4 +1,7 @@
-package web
+// Package csp is the lab's content security policy: the policy of a page,
+// a tab's script nonce, and the only ways a stream runs script in the page
+// (Script, Run), each carrying that nonce.
+package csp
 
 import (
 	"crypto/sha256"
@@ -19,9 +22,9 @@ import (
 const cspRest = "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
 	"font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
 
-// contentSecurityPolicy is the policy of a page; nonce is "" on a page
+// Policy is the policy of a page; nonce is "" on a page
 // without a tab (no stream sends it scripts).
-func contentSecurityPolicy(nonce string) string {
+func Policy(nonce string) string {
 	src := "script-src 'self' 'unsafe-eval'"
 	if nonce != "" {
 		src += " 'nonce-" + nonce + "'"
@@ -29,34 +32,34 @@ func contentSecurityPolicy(nonce string) string {
 	return "default-src 'self'; " + src + "; " + cspRest
 }
 
-// scriptNonce is the nonce of a tab's scripts: the page names it in its
+// Nonce is the nonce of a tab's scripts: the page names it in its
 // policy, every stream and command of the tab sends it on its scripts.
 // It is derived from the tab id rather than drawn per response so that a
 // tab's stream on another replica (no sticky sessions) sends the same one
 // with nothing shared between replicas. It is as secret as the tab id,
 // which is the tab's bearer token already: markup injected into the page
 // cannot know it.
-func scriptNonce(tab string) string {
+func Nonce(tab string) string {
 	sum := sha256.Sum256([]byte("outlierlab script nonce\x00" + tab))
 	return base64.RawURLEncoding.EncodeToString(sum[:18])
 }
 
-// allowTabScripts sets a tab page's policy: its scripts are the files and
+// AllowTabScripts sets a tab page's policy: its scripts are the files and
 // what its stream sends with scriptNonce(tab).
-func allowTabScripts(w http.ResponseWriter, tab string) {
-	w.Header().Set("Content-Security-Policy", contentSecurityPolicy(scriptNonce(tab)))
+func AllowTabScripts(w http.ResponseWriter, tab string) {
+	w.Header().Set("Content-Security-Policy", Policy(Nonce(tab)))
 }
 
-// tabScript runs js in a tab's page: a script element with the tab's
+// Script runs js in a tab's page: a script element with the tab's
 // nonce (scriptNonce), which Datastar's patch recreates attributes and all.
-func tabScript(sse *datastar.ServerSentEventGenerator, nonce, js string) error {
+func Script(sse *datastar.ServerSentEventGenerator, nonce, js string) error {
 	return sse.ExecuteScript(js, datastar.WithExecuteScriptAttributes(`nonce="`+nonce+`"`))
 }
 
-// runExpression runs a short Datastar expression in the page that made
+// Run runs a short Datastar expression in the page that made
 // the request, for a response that has no tab to take a nonce from (a form
 // post): an element whose data-init runs once, then removes it.
-func runExpression(sse *datastar.ServerSentEventGenerator, expr string) error {
+func Run(sse *datastar.ServerSentEventGenerator, expr string) error {
 	return sse.PatchElements(`<div hidden data-init="`+html.EscapeString(expr+"; el.remove()")+`"></div>`,
 		datastar.WithSelector("body"), datastar.WithModeAppend())
 }

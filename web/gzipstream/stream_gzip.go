@@ -1,4 +1,8 @@
-package web
+// Package gzipstream compresses a Server-Sent Events stream with gzip,
+// an update (the events of one frame or redraw) at a time, holding only a
+// 32 KiB dictionary between updates (see GzipStream). The lab's tab
+// streams and the recording player's streams both write through it.
+package gzipstream
 
 import (
 	"encoding/binary"
@@ -19,9 +23,9 @@ import (
 // issue 15); an idle stream here holds its 32 KiB dictionary. Every
 // browser offers gzip, so brotli is not offered (no Go brotli encoder can
 // be flushed to a byte boundary with its state dropped in between).
-type gzipStream struct {
+type GzipStream struct {
 	http.ResponseWriter
-	dict []byte // the last dictSize bytes sent, uncompressed
+	Dict []byte // the last dictSize bytes sent, uncompressed
 	crc  uint32
 	size uint32
 	head bool // gzip header written
@@ -38,7 +42,7 @@ type gzipStream struct {
 var pendingBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // hold starts gathering writes; release compresses and sends them.
-func (g *gzipStream) hold() {
+func (g *GzipStream) hold() {
 	g.held = true
 	if g.pending == nil {
 		g.pending = pendingBufs.Get().(*[]byte)
@@ -47,7 +51,7 @@ func (g *gzipStream) hold() {
 
 // release ends hold: what was written since is compressed as one run of
 // blocks and sent at once.
-func (g *gzipStream) release() error {
+func (g *GzipStream) release() error {
 	g.held = false
 	b := g.pending
 	if b == nil {
@@ -65,7 +69,7 @@ func (g *gzipStream) release() error {
 }
 
 // dictSize is deflate's whole window: a back reference reaches no further.
-const dictSize = 32 << 10
+const DictSize = 32 << 10
 
 // deflaters are compressors lent to one event at a time. Reset with the
 // stream's dictionary, a compressor's output continues the stream's
@@ -81,23 +85,23 @@ const deflateLevel = 5
 // gzipHeader is a gzip member header: deflate, no name, no time, OS unknown.
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
 
-// compressStream wraps w in the stream's compressor when the request
+// Compress wraps w in the stream's compressor when the request
 // accepts gzip, and returns w as it is otherwise; done ends the gzip
 // member (the stream is ending).
-func compressStream(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
+func Compress(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	if !AcceptsGzip(r.Header.Get("Accept-Encoding")) {
 		return w, func() {}
 	}
 	h := w.Header()
 	h.Set("Content-Encoding", "gzip")
 	h.Add("Vary", "Accept-Encoding")
 	h.Del("Content-Length")
-	g := &gzipStream{ResponseWriter: w, dict: make([]byte, 0, dictSize)}
+	g := &GzipStream{ResponseWriter: w, Dict: make([]byte, 0, DictSize)}
 	return g, g.close
 }
 
-// acceptsGzip reports whether an Accept-Encoding names gzip (not with q=0).
-func acceptsGzip(ae string) bool {
+// AcceptsGzip reports whether an Accept-Encoding names gzip (not with q=0).
+func AcceptsGzip(ae string) bool {
 	for part := range strings.SplitSeq(ae, ",") {
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
@@ -110,7 +114,7 @@ func acceptsGzip(ae string) bool {
 
 // Write compresses p as one run of deflate blocks ending on a byte
 // boundary (a sync point), so the browser can decode it at once.
-func (g *gzipStream) Write(p []byte) (int, error) {
+func (g *GzipStream) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -126,7 +130,7 @@ func (g *gzipStream) Write(p []byte) (int, error) {
 	}
 	fw := deflaters.Get().(*flate.Writer)
 	defer deflaters.Put(fw)
-	fw.ResetDict(g.ResponseWriter, g.dict)
+	fw.ResetDict(g.ResponseWriter, g.Dict)
 	if _, err := fw.Write(p); err != nil {
 		return 0, err
 	}
@@ -140,19 +144,19 @@ func (g *gzipStream) Write(p []byte) (int, error) {
 }
 
 // remember keeps the last dictSize bytes sent as the next dictionary.
-func (g *gzipStream) remember(p []byte) {
-	if len(p) >= dictSize {
-		g.dict = append(g.dict[:0], p[len(p)-dictSize:]...)
+func (g *GzipStream) remember(p []byte) {
+	if len(p) >= DictSize {
+		g.Dict = append(g.Dict[:0], p[len(p)-DictSize:]...)
 		return
 	}
-	if over := len(g.dict) + len(p) - dictSize; over > 0 {
-		g.dict = append(g.dict[:0], g.dict[over:]...)
+	if over := len(g.Dict) + len(p) - DictSize; over > 0 {
+		g.Dict = append(g.Dict[:0], g.Dict[over:]...)
 	}
-	g.dict = append(g.dict, p...)
+	g.Dict = append(g.Dict, p...)
 }
 
 // close writes the final block and the gzip trailer.
-func (g *gzipStream) close() {
+func (g *GzipStream) close() {
 	if !g.head {
 		return
 	}
@@ -168,16 +172,16 @@ func (g *gzipStream) close() {
 
 // Flush sends what was written; every Write already ends on a sync point.
 // While held, nothing is sent until release.
-func (g *gzipStream) Flush() {
+func (g *GzipStream) Flush() {
 	if !g.held {
 		_ = http.NewResponseController(g.ResponseWriter).Flush()
 	}
 }
 
-// updateBatch gathers one update's events on w when it compresses
+// Batch gathers one update's events on w when it compresses
 // (gzipStream.hold), and returns what sends them.
-func updateBatch(w http.ResponseWriter) func() error {
-	g, ok := w.(*gzipStream)
+func Batch(w http.ResponseWriter) func() error {
+	g, ok := w.(*GzipStream)
 	if !ok {
 		return func() error { return nil }
 	}
@@ -186,6 +190,6 @@ func updateBatch(w http.ResponseWriter) func() error {
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
-func (g *gzipStream) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+func (g *GzipStream) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
-var _ io.Writer = (*gzipStream)(nil)
+var _ io.Writer = (*GzipStream)(nil)

@@ -1,21 +1,24 @@
-package web
+// Package budget admits the lab's heavy work (sweeps, compares, what-if
+// replays, heavy lab pages): an estimate refused past its ceiling, then a
+// few cores at a time with a short queue (see below).
+package budget
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
 )
 
 // The lab's heavy work — sweeps, compares and what-if replays, which run
@@ -34,22 +37,22 @@ import (
 // milliseconds), and on a small machine one core is always left to them
 // (Workers defaults to all cores but one), so a slider's redraw is never
 // queued behind a sweep. A lab page (GET /lab) whose run is not cached and
-// is heavier than lightRun (sliders near their ends) is a page load like
+// is heavier than LightRun (sliders near their ends) is a page load like
 // a compare's, and is admitted as one.
 
 // Work is counted in units of about one simulated request (≈ 0.1 µs of a
 // core here): a request simulated or a line replayed is one unit, a host
 // at a detector tick (its pass, its frame kept, its lane cell drawn) is
-// hostIntervalWork units. Measured on this machine: 1.8 M requests over
+// HostIntervalWork units. Measured on this machine: 1.8 M requests over
 // 50 hosts × 600 ticks (the lab's heaviest run, 2.1 M units) take 0.2 s;
 // a replay of 2000 hosts × 3600 ticks (72 M units) takes 7 s with its
 // charts.
-const hostIntervalWork = 10
+const HostIntervalWork = 10
 
-// lightRun is the most a lab page's run may cost without the budget: every
+// LightRun is the most a lab page's run may cost without the budget: every
 // preset as it ships is under 0.5 M units; the heaviest run the sliders
 // make is 2.1 M.
-const lightRun = 1_000_000
+const LightRun = 1_000_000
 
 // BudgetOptions bounds heavy work. Zero values pick the defaults.
 type BudgetOptions struct {
@@ -68,17 +71,17 @@ type BudgetOptions struct {
 	Wait           time.Duration
 }
 
-// budget is BudgetOptions at work.
-type budget struct {
-	maxWork, maxCells int64
-	workers           int64
+// Budget is BudgetOptions at work.
+type Budget struct {
+	maxWork, MaxCells int64
+	Workers           int64
 	slots             *semaphore.Weighted
 	queue             int64
-	waiting           atomic.Int64
+	Waiting           atomic.Int64
 	wait              time.Duration
 }
 
-func newBudget(o BudgetOptions) *budget {
+func New(o BudgetOptions) *Budget {
 	if o.MaxWork <= 0 {
 		o.MaxWork = 100_000_000
 	}
@@ -94,54 +97,40 @@ func newBudget(o BudgetOptions) *budget {
 	if o.Wait <= 0 {
 		o.Wait = 10 * time.Second
 	}
-	return &budget{maxWork: o.MaxWork, maxCells: o.MaxReplayCells, workers: int64(o.Workers),
+	return &Budget{maxWork: o.MaxWork, MaxCells: o.MaxReplayCells, Workers: int64(o.Workers),
 		slots: semaphore.NewWeighted(int64(o.Workers)), queue: int64(o.Queue), wait: o.Wait}
 }
 
-// runWork estimates one engine run: its requests (rps × duration) and its
+// RunWork estimates one engine run: its requests (rps × duration) and its
 // hosts × ticks.
-func runWork(sc scenario.Scenario, cfg engine.Config) int64 {
+func RunWork(sc scenario.Scenario, cfg engine.Config) int64 {
 	c := sc.Cluster
 	secs := c.Duration.Seconds()
 	ticks := secs / (float64(max(cfg.IntervalMs, 1)) / 1000)
-	w := c.RPS*secs + hostIntervalWork*float64(c.Hosts)*ticks
+	w := c.RPS*secs + HostIntervalWork*float64(c.Hosts)*ticks
 	return int64(min(w, math.MaxInt64/4))
 }
 
-// admitLabPage admits a lab page's run when it is heavy and not cached;
-// release is a no-op otherwise (a bad link is the page's to name).
-func (s *Server) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
-	p, ok := scenario.Lookup(in.Preset)
-	if !ok || s.runs.Has(in) {
-		return func() {}, nil
-	}
-	sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
-	if err != nil || runWork(sc, cfg) <= lightRun {
-		return func() {}, nil
-	}
-	return s.budget.admit(ctx, 1)
-}
-
-// overBudget is work past a ceiling: a 422 naming the field to change.
-type overBudget struct {
+// OverBudget is work past a ceiling: a 422 naming the field to change.
+type OverBudget struct {
 	Field string
 	Msg   string
 }
 
-func (e *overBudget) Error() string { return e.Field + ": " + e.Msg }
+func (e *OverBudget) Error() string { return e.Field + ": " + e.Msg }
 
-// checkWork refuses work past MaxWork: what says what it is ("this sweep
+// CheckWork refuses work past MaxWork: what says what it is ("this sweep
 // is 105 runs"), hint what would make it smaller.
-func (b *budget) checkWork(field string, units int64, what, hint string) error {
+func (b *Budget) CheckWork(field string, units int64, what, hint string) error {
 	if units <= b.maxWork {
 		return nil
 	}
-	return &overBudget{Field: field, Msg: fmt.Sprintf("%s, %s units of work (allowed up to %s per request: %s)",
-		what, millions(units), millions(b.maxWork), hint)}
+	return &OverBudget{Field: field, Msg: fmt.Sprintf("%s, %s units of work (allowed up to %s per request: %s)",
+		what, Millions(units), Millions(b.maxWork), hint)}
 }
 
-// millions writes a count of units: "2.1 M", "950 k", "120".
-func millions(n int64) string {
+// Millions writes a count of units: "2.1 M", "950 k", "120".
+func Millions(n int64) string {
 	switch {
 	case n >= 1_000_000:
 		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " M"
@@ -151,52 +140,61 @@ func millions(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// busy is heavy work turned away: the queue is full, or the wait ran out.
-type busy struct {
+// Busy is heavy work turned away: the queue is full, or the wait ran out.
+type Busy struct {
 	retryAfter time.Duration
 	msg        string
 }
 
-func (e *busy) Error() string { return e.msg }
+func (e *Busy) Error() string { return e.msg }
 
-// admit waits for cores (1 to Workers) for a request's heavy work, in
+// Admit waits for cores (1 to Workers) for a request's heavy work, in
 // the order asked, at most Wait; call release when the work is done.
 // A full queue or a wait that runs out is *busy; a request that ends
 // while waiting is its context's error.
-func (b *budget) admit(ctx context.Context, cores int) (release func(), err error) {
-	n := min(max(int64(cores), 1), b.workers)
+func (b *Budget) Admit(ctx context.Context, cores int) (release func(), err error) {
+	n := min(max(int64(cores), 1), b.Workers)
 	release = func() { b.slots.Release(n) }
 	if b.slots.TryAcquire(n) {
-		metricHeavy.WithLabelValues("run").Inc()
+		MetricHeavy.WithLabelValues("run").Inc()
 		return release, nil
 	}
-	if b.waiting.Add(1) > b.queue {
-		b.waiting.Add(-1)
-		metricHeavy.WithLabelValues("queue_full").Inc()
+	if b.Waiting.Add(1) > b.queue {
+		b.Waiting.Add(-1)
+		MetricHeavy.WithLabelValues("queue_full").Inc()
 		return nil, b.busy(fmt.Sprintf("%d requests are waiting already (allowed %d)", b.queue, b.queue))
 	}
-	defer b.waiting.Add(-1)
+	defer b.Waiting.Add(-1)
 	wctx, cancel := context.WithTimeout(ctx, b.wait)
 	defer cancel()
 	if err := b.slots.Acquire(wctx, n); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		metricHeavy.WithLabelValues("wait_expired").Inc()
+		MetricHeavy.WithLabelValues("wait_expired").Inc()
 		return nil, b.busy(fmt.Sprintf("no core came free within %s (the longest a request waits)", b.wait))
 	}
-	metricHeavy.WithLabelValues("queued_run").Inc()
+	MetricHeavy.WithLabelValues("queued_run").Inc()
 	return release, nil
 }
 
-func (b *budget) busy(why string) *busy {
-	return &busy{retryAfter: b.wait, msg: fmt.Sprintf(
+func (b *Budget) busy(why string) *Busy {
+	return &Busy{retryAfter: b.wait, msg: fmt.Sprintf(
 		"the lab is busy with other heavy work (sweeps, compares, what-if replays: %d at once on this server): %s; try again in %d s",
-		b.workers, why, int(b.wait.Seconds()))}
+		b.Workers, why, int(b.wait.Seconds()))}
 }
 
-// writeBusy answers a request turned away: 503 with Retry-After.
-func writeBusy(w http.ResponseWriter, e *busy) {
+// WriteBusy answers a request turned away: 503 with Retry-After.
+func WriteBusy(w http.ResponseWriter, e *Busy) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds())))))
 	httperr.Plain(w, http.StatusServiceUnavailable, e.msg)
 }
+
+// MetricHeavy counts heavy requests by outcome (the process's; each
+// Server registers it).
+var (
+	MetricHeavy = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outlierlab_heavy_work_total",
+		Help: "Heavy requests (sweeps, compares, what-if replays) at the budget, by outcome: run (a core was free), queued_run, queue_full and wait_expired (503), over_budget (422).",
+	}, []string{"outcome"})
+)
