@@ -386,41 +386,59 @@ func fmtElapsed(ms int64) string {
 // 34", "Question: Is h5 ejected at 60 s? — revealed: no (19 yes / 11
 // no)". at is the room's cursor at an entry, as a time ("40 s").
 func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
-	st := &e.State
-	q := st.Question
-	switch e.Kind {
-	case "start":
-		return "The workshop started on " + whereOf(st) + ", " + playOf(st) + " at " + at(e)
-	case "question":
-		if q != nil {
-			return "Question: " + q.Text + " — the room waits before " + tabstate.FormatMs(q.AtMs) + " for the answers"
-		}
-	case "reveal":
-		if q != nil {
-			return "Question: " + q.Text + " — revealed: " + q.Answer + " (" + histWords(q.Hist) + ")"
-		}
-	case "summon":
-		return "Instructor brought everyone back to the room"
-	case "lock":
-		if st.Lock {
-			return "Instructor locked the room: attendees follow and cannot break away"
-		}
-		return "Instructor unlocked the room"
-	case "spotlight":
-		switch sp := st.Spot; {
-		case sp == nil || sp.Host == "" && sp.To == 0:
-			return "Instructor cleared the spotlight"
-		case sp.Host != "":
-			return "Spotlight on host " + sp.Host
-		default:
-			return "Spotlight on " + tabstate.FormatMs(int64(sp.From*1000)) + "–" + tabstate.FormatMs(int64(sp.To*1000))
-		}
+	if words, ok := kindWords(e, at); ok {
+		return words
 	}
 	if prev == nil {
 		return describeEntry(e)
 	}
+	did := changes(&prev.State, &e.State, func() string { return at(e) })
+	if len(did) == 0 {
+		return "Instructor's page at " + at(e) + " (no change)"
+	}
+	return "Instructor " + strings.Join(did, ", ")
+}
+
+// kindWords is the sentence of an entry whose kind says it all (a start,
+// a question, a reveal, a summon, a lock, a spotlight).
+func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) {
+	st := &e.State
+	q := st.Question
+	switch e.Kind {
+	case "start":
+		return "The workshop started on " + whereOf(st) + ", " + playOf(st) + " at " + at(e), true
+	case "question":
+		if q != nil {
+			return "Question: " + q.Text + " — the room waits before " + tabstate.FormatMs(q.AtMs) + " for the answers", true
+		}
+	case "reveal":
+		if q != nil {
+			return "Question: " + q.Text + " — revealed: " + q.Answer + " (" + histWords(q.Hist) + ")", true
+		}
+	case "summon":
+		return "Instructor brought everyone back to the room", true
+	case "lock":
+		if st.Lock {
+			return "Instructor locked the room: attendees follow and cannot break away", true
+		}
+		return "Instructor unlocked the room", true
+	case "spotlight":
+		switch sp := st.Spot; {
+		case sp == nil || sp.Host == "" && sp.To == 0:
+			return "Instructor cleared the spotlight", true
+		case sp.Host != "":
+			return "Spotlight on host " + sp.Host, true
+		default:
+			return "Spotlight on " + tabstate.FormatMs(int64(sp.From*1000)) + "–" + tabstate.FormatMs(int64(sp.To*1000)), true
+		}
+	}
+	return "", false
+}
+
+// changes are what the instructor did from state ps to st, in words;
+// at is the moment of st.
+func changes(ps, st *roomState, at func() string) []string {
 	var did []string
-	ps := &prev.State
 	switch {
 	case st.Lesson != ps.Lesson:
 		did = append(did, "moved the room to "+whereOf(st))
@@ -455,21 +473,18 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 	}
 	switch {
 	case st.Playing && !ps.Playing:
-		did = append(did, "pressed play at "+at(e))
+		did = append(did, "pressed play at "+at())
 	case !st.Playing && ps.Playing:
-		did = append(did, "paused at "+at(e))
+		did = append(did, "paused at "+at())
 	case !st.Playing && st.Anchor != ps.Anchor:
 		// Paused, the anchor is the cursor (a scrub, a step); playing, a
 		// new anchor only restarts the clock (a speed change).
-		did = append(did, "moved the cursor to "+at(e))
+		did = append(did, "moved the cursor to "+at())
 	}
 	if st.Predicted && !ps.Predicted {
 		did = append(did, "answered the lesson's prediction")
 	}
-	if len(did) == 0 {
-		return "Instructor's page at " + at(e) + " (no change)"
-	}
-	return "Instructor " + strings.Join(did, ", ")
+	return did
 }
 
 func whereOf(st *roomState) string {

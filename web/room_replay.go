@@ -695,12 +695,15 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.rooms.players.closePlayer(p)
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	w.Header().Set("X-Accel-Buffering", "no")
-	cw, done := gzipstream.Compress(w, r)
+	cw, sse, done := sseResponse(w, r)
 	defer done()
-	sse := datastar.NewSSE(cw, r)
 	defer s.streamOpened(r, sess.tab)()
+	s.playerLoop(r, cw, sse, sess, p)
+}
+
+// playerLoop is a recording player's stream: the tab's lab stream with
+// the player's clock driving its session.
+func (s *Server) playerLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, p *recordingPlayer) {
 
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
 	ps := &playerSent{entry: -1}

@@ -60,14 +60,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	// http.Server's WriteTimeout would cut the stream after a few seconds
-	// (stack-notes §1); this response has no deadline.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	// nginx buffers responses unless told not to; a stream must not wait.
-	w.Header().Set("X-Accel-Buffering", "no")
-	cw, done := gzipstream.Compress(w, r)
+	cw, sse, done := sseResponse(w, r)
 	defer done()
-	sse := datastar.NewSSE(cw, r)
 	if waiting {
 		room, err = s.awaitRoom(r, sess, cw)
 		if err != nil && !roomGone(err) {
@@ -83,7 +77,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer room.close()
 	defer s.streamOpened(r, sess.tab)()
+	s.tabLoop(r, cw, sse, sess, room)
+}
 
+// tabLoop is a tab's stream until the tab goes, the connection fails or
+// the server shuts down: each pass sends what changed (the room's part,
+// then the lab's), then sleeps until something does.
+func (s *Server) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room *roomWatch) {
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
@@ -142,6 +142,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		stop()
 	}
+}
+
+// sseResponse readies w for a stream and answers the writer events go
+// to, the generator over it, and what ends it: no write deadline
+// (http.Server's WriteTimeout would cut the stream after a few seconds,
+// stack-notes §1), no buffering by a proxy in front (nginx buffers
+// responses unless told not to; a stream must not wait), gzip when the
+// browser takes it.
+func sseResponse(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *datastar.ServerSentEventGenerator, func()) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	w.Header().Set("X-Accel-Buffering", "no")
+	cw, done := gzipstream.Compress(w, r)
+	return cw, datastar.NewSSE(cw, r), done
 }
 
 // wakeAt is a channel that fires at next (never, for a zero next), and
