@@ -18,6 +18,7 @@ import (
 
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/qr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -377,7 +378,7 @@ func (s *Server) roomBar(r *http.Request, code, role string) view.RoomBar {
 	join := "/r/" + code
 	b := view.RoomBar{Code: code, Role: role, JoinPath: join, JoinURL: s.rooms.origin(r) + join,
 		PresentPath: join + "/present", ProjectorPath: join + "/projector"}
-	if qr, err := qrSVG(b.JoinURL, "QR code of "+b.JoinURL); err == nil {
+	if qr, err := qr.SVG(b.JoinURL, "QR code of "+b.JoinURL); err == nil {
 		b.QR = view.HTML(qr)
 	}
 	// A room started in the browser keeps its key in an HttpOnly cookie:

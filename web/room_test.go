@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/qr"
 )
 
 // roomLab is a test server with its own room bus (embedded, in-process
@@ -270,18 +272,18 @@ func TestRoomRecordDecode(t *testing.T) {
 // The QR code is a QR code: its three finder patterns (7×7 rings with a
 // 3×3 core) sit in three corners inside the quiet zone.
 func TestRoomQR(t *testing.T) {
-	svg, err := qrSVG("http://192.168.1.20:8080/r/K7QX2M", "QR code")
+	svg, err := qr.SVG("http://192.168.1.20:8080/r/K7QX2M", "QR code")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg" class="qr" viewBox="0 0 37 37"`) || !strings.Contains(svg, `aria-label="QR code"`) {
 		t.Fatalf("svg head: %s", head(svg, 200))
 	}
-	var m qrMatrix
+	var m qr.Matrix
 	for y := range 29 {
-		m.bits = append(m.bits, make([]bool, 29))
+		m.Bits = append(m.Bits, make([]bool, 29))
 		for x := range 29 {
-			m.bits[y][x] = strings.Contains(svg, fmt.Sprintf("M%d %dh1v1h-1z", x+qrQuiet, y+qrQuiet))
+			m.Bits[y][x] = strings.Contains(svg, fmt.Sprintf("M%d %dh1v1h-1z", x+qr.Quiet, y+qr.Quiet))
 		}
 	}
 	finder := func(x0, y0 int) bool {
@@ -289,7 +291,7 @@ func TestRoomQR(t *testing.T) {
 			for x := range 7 {
 				ring := x == 0 || y == 0 || x == 6 || y == 6
 				core := x >= 2 && x <= 4 && y >= 2 && y <= 4
-				if m.bits[y0+y][x0+x] != (ring || core) {
+				if m.Bits[y0+y][x0+x] != (ring || core) {
 					return false
 				}
 			}

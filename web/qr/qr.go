@@ -1,4 +1,7 @@
-package web
+// Package qr draws a room's join address as a QR code in SVG, on the
+// server: no service elsewhere is asked (a workshop room may be offline),
+// and the page shows it at any size without blur.
+package qr
 
 import (
 	"fmt"
@@ -7,49 +10,45 @@ import (
 	qrcode "github.com/yeqown/go-qrcode/v2"
 )
 
-// The join address as a QR code, drawn by the server as SVG: no service
-// elsewhere is asked (a workshop room may be offline), and the page shows
-// it at any size without blur.
-
-// qrQuiet is the quiet zone around the code, in modules (the QR standard
+// Quiet is the quiet zone around the code, in modules (the QR standard
 // asks for four).
-const qrQuiet = 4
+const Quiet = 4
 
-// qrSVG draws text as a QR code (error correction M: a projector's glare
+// SVG draws text as a QR code (error correction M: a projector's glare
 // and a phone's angle cost some modules) titled for screen readers.
-func qrSVG(text, title string) (string, error) {
+func SVG(text, title string) (string, error) {
 	q, err := qrcode.NewWith(text, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
 	if err != nil {
 		return "", fmt.Errorf("qr code: %w", err)
 	}
-	var m qrMatrix
+	var m Matrix
 	if err := q.Save(&m); err != nil {
 		return "", fmt.Errorf("qr code: %w", err)
 	}
 	return m.svg(title), nil
 }
 
-// qrMatrix is a qrcode.Writer that keeps the modules (bits[y][x], true for
+// Matrix is a qrcode.Writer that keeps the modules (bits[y][x], true for
 // dark).
-type qrMatrix struct{ bits [][]bool }
+type Matrix struct{ Bits [][]bool }
 
-func (m *qrMatrix) Write(mat qrcode.Matrix) error {
-	m.bits = mat.Bitmap()
+func (m *Matrix) Write(mat qrcode.Matrix) error {
+	m.Bits = mat.Bitmap()
 	return nil
 }
 
-func (m *qrMatrix) Close() error { return nil }
+func (m *Matrix) Close() error { return nil }
 
 // svg is one path of unit squares, one per dark module, in a viewBox with
 // the quiet zone; crispEdges keeps neighbouring squares seamless.
-func (m *qrMatrix) svg(title string) string {
-	n := len(m.bits)
-	size := n + 2*qrQuiet
+func (m *Matrix) svg(title string) string {
+	n := len(m.Bits)
+	size := n + 2*Quiet
 	var d strings.Builder
-	for y, row := range m.bits {
+	for y, row := range m.Bits {
 		for x, dark := range row {
 			if dark {
-				fmt.Fprintf(&d, "M%d %dh1v1h-1z", x+qrQuiet, y+qrQuiet)
+				fmt.Fprintf(&d, "M%d %dh1v1h-1z", x+Quiet, y+Quiet)
 			}
 		}
 	}
