@@ -21,6 +21,7 @@ import (
 	"outlierlab/web"
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
+	"outlierlab/web/roombus"
 )
 
 const defaultAddr = "127.0.0.1:8080"
@@ -45,7 +46,7 @@ type serveConfig struct {
 	addr string
 	// bus is where the room bus is: embedded (no port, or Listen), or an
 	// external NATS (URL).
-	bus   web.BusOptions
+	bus   roombus.BusOptions
 	rooms web.RoomLimits
 	// proxies are the proxies whose X-Forwarded-* are believed.
 	proxies clientaddr.Proxies
@@ -243,7 +244,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	cfg.bus.Log = log
 	// The bus opens in the background: the lab is served at once, rooms
 	// answer 503 until the bus is open (/healthz?ready says when).
-	bus, err := web.OpenBus(cfg.bus)
+	bus, err := roombus.OpenBus(cfg.bus)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/roombus"
 )
 
 // Issue 26's first-load budgets, measured in Chromium over CDP: what a
@@ -157,7 +159,7 @@ func (m *wireMeter) settle(quiet time.Duration) {
 // over an emulated 1 Mbit/s, 300 ms link: the first chart within 6 s.
 func TestBrowserFirstLoadBudget(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	bctx := startChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {

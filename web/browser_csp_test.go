@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/roombus"
 )
 
 // htmlInjector stands for an escaping bug: it writes an inline script and
@@ -77,7 +79,7 @@ func injectHTML(next http.Handler) http.Handler {
 // player; the pages without a lab render their forms.
 func TestBrowserCSPInjection(t *testing.T) {
 	skipWithoutChromium(t)
-	bus, err := StartBus(BusOptions{})
+	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

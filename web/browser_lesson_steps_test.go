@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -113,7 +114,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 // free lab does not have (issue 20, section 3).
 func TestBrowserRoomQuestionHold(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	laptops := roomLaptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 

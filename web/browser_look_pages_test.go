@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/roombus"
 )
 
 // lookSizes are issue 25's four windows: a phone, a 1280×720 projector at
@@ -42,7 +44,7 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 func TestBrowserLookPages(t *testing.T) {
 	skipWithoutChromium(t)
 	axe := axeSource(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	bctx := startChromium(t, 1280, 720)
 	if err := chromedp.Do(bctx); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -22,7 +23,7 @@ import (
 // size and a desktop's.
 func TestBrowserRecordingPlayer(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	with := func(extra string) string { return strings.Replace(present, "}", ","+extra+"}", 1) }

@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/roombus"
 )
 
 // TestBrowserRoom drives a workshop in headless Chromium with two browser
@@ -24,7 +26,7 @@ import (
 // the code, the QR code and the charts, no controls.
 func TestBrowserRoom(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	laptops := roomLaptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 	const helpers = `

@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"outlierlab/web/roombus"
 )
 
 // TestBrowserRoomQuestion: in headless Chromium with two browser
@@ -20,7 +22,7 @@ import (
 // cap refuses the ejection) marked, and the attendee's own answer.
 func TestBrowserRoomQuestion(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	laptops := roomLaptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 

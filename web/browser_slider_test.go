@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/roombus"
 )
 
 // Issue 26 item 0: a slider move must feel instant. In headless Chromium
@@ -136,7 +138,7 @@ func reportMoves(t *testing.T, what string, moves []moveTimes) {
 // instructor's input), and reports each against the budget.
 func TestBrowserSliderRepaint(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	bctx := startChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 )
 
 // The fuzz targets send what a hostile visitor could to every route
@@ -42,7 +43,7 @@ func startFuzzLab(t testing.TB) *fuzzLab {
 	if fuzzLabs != nil {
 		return fuzzLabs
 	}
-	bus, err := StartBus(BusOptions{})
+	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatalf("bus: %v", err)
 	}

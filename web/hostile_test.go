@@ -14,6 +14,7 @@ import (
 
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 )
 
 // Issue 19, defect 1: a question's moment of NaN once stored MinInt64
@@ -22,7 +23,7 @@ import (
 // qat; the recording (and the replica) stay up; a spotlight range of NaN
 // is a 422 naming its field, not a 500 from the JSON encoder.
 func TestHostileNumbers(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
 		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
@@ -60,7 +61,7 @@ func (z *zeroReader) Read(p []byte) (int, error) {
 // read; sent chunked, it is cut at the limit. Either way a 413 that names
 // the body, and the server's heap does not grow by the upload.
 func TestHostileBodies(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
 		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
@@ -112,7 +113,7 @@ func TestHostileBodies(t *testing.T) {
 // their limits count against. 200 code guesses through "nginx" with a new
 // forged first entry each: the join limit (60) still stops them.
 func TestHostileForwardedFor(t *testing.T) {
-	bus, err := StartBus(BusOptions{})
+	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ func TestWebLayers(t *testing.T) {
 		t.Skip("go command not on PATH")
 	}
 	// Lowest first; each may import only those before it.
-	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/qr", "outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/view", "outlierlab/web/tabstate", "outlierlab/web/budget", "outlierlab/web/chart"}
+	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/qr", "outlierlab/web/roombus", "outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/view", "outlierlab/web/tabstate", "outlierlab/web/budget", "outlierlab/web/chart"}
 	for i, pkg := range layers {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web/roombus"
 )
 
 // Issue 15, Build: a request writes exactly one log line with its method,
@@ -157,7 +159,7 @@ func get(t *testing.T, url string) string {
 
 // Issue 15, Build: a room and its followers show in /metrics.
 func TestMetricsRooms(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 )
 
 // A poll's answers on the bus: one key per attendee and question,
@@ -64,26 +65,26 @@ func busError(what string, err error) error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("room bus: %s: no answer within %v: %w", what, busTimeout, err)
+		return fmt.Errorf("room bus: %s: no answer within %v: %w", what, roombus.Timeout, err)
 	case strings.Contains(msg, "maximum bytes"), strings.Contains(msg, "insufficient resources"):
-		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, busMaxBucket>>20, err))
+		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, roombus.MaxBucket>>20, err))
 	}
 	return fmt.Errorf("room bus: %s: %w", what, err)
 }
 
 // putAnswer stores who's answer to question q of the room.
 func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) error {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	if n, mine := set.answerCount(code, q, who); n >= maxAnswers && !mine {
 		return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
 	}
 	b, _ := json.Marshal(roomAnswer{Nick: nickname(who), Answer: answer})
-	rev, err := set.bus.kv.Put(ctx, answerKey(code, q, who), b)
+	rev, err := set.bus.KV.Put(ctx, answerKey(code, q, who), b)
 	if err != nil {
 		return busError("the answer", err)
 	}
-	e, err := set.bus.kv.Get(ctx, closedKey(code, q))
+	e, err := set.bus.KV.Get(ctx, closedKey(code, q))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil
@@ -113,19 +114,19 @@ func (set *roomSet) answerCount(code, q, who string) (int, bool) {
 // closeAnswers puts question q's mark (or finds the one a concurrent
 // reveal put) and reads the answers put before it.
 func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[string]roomAnswer, error) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	mark, err := set.bus.kv.Create(ctx, closedKey(code, q), []byte("{}"))
+	mark, err := set.bus.KV.Create(ctx, closedKey(code, q), []byte("{}"))
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		var e jetstream.KeyValueEntry
-		if e, err = set.bus.kv.Get(ctx, closedKey(code, q)); err == nil {
+		if e, err = set.bus.KV.Get(ctx, closedKey(code, q)); err == nil {
 			mark = e.Revision()
 		}
 	}
 	if err != nil {
 		return nil, busError("closing the answers", err)
 	}
-	w, err := set.bus.kv.Watch(ctx, answersOf(code, q), jetstream.IgnoreDeletes())
+	w, err := set.bus.KV.Watch(ctx, answersOf(code, q), jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, busError("reading the answers", err)
 	}
@@ -152,13 +153,13 @@ func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[strin
 // instructor opened the next question, and the histogram of this one, if
 // it was revealed, is on the room's state.
 func (set *roomSet) dropAnswers(ctx context.Context, code, q string) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	js, err := jetstream.New(set.bus.nc)
+	js, err := jetstream.New(set.bus.Conn())
 	if err == nil {
 		var st jetstream.Stream
-		if st, err = js.Stream(ctx, "KV_"+roomBucket); err == nil {
-			err = st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+roomBucket+"."+code+".q."+q+".>"))
+		if st, err = js.Stream(ctx, "KV_"+roombus.RoomBucket); err == nil {
+			err = st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+roombus.RoomBucket+"."+code+".q."+q+".>"))
 		}
 	}
 	if err != nil {
@@ -171,7 +172,7 @@ func (set *roomSet) dropAnswers(ctx context.Context, code, q string) {
 // rises on every page.
 func (h *roomHub) watchAnswers(ctx context.Context) {
 	defer h.markAnswersReady()
-	w, err := h.set.bus.kv.Watch(ctx, h.code+".q.*.a.*")
+	w, err := h.set.bus.KV.Watch(ctx, h.code+".q.*.a.*")
 	if err != nil {
 		h.set.log.Warn("room bus: cannot watch the answers", "room", h.code, "err", err)
 		return
@@ -280,7 +281,7 @@ func (h *roomHub) answersNow(ctx context.Context, q string) map[string]roomAnswe
 	select {
 	case <-h.answersReady:
 	case <-ctx.Done():
-	case <-time.After(busTimeout):
+	case <-time.After(roombus.Timeout):
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 )
 
 func TestParseAnswerKey(t *testing.T) {
@@ -30,7 +31,7 @@ func TestParseAnswerKey(t *testing.T) {
 // The reveal's mark splits the answers exactly: one put before it is in
 // the histogram, one put after it is refused (409), not silently lost.
 func TestRoomAnswersCloseAtTheMark(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	ctx := t.Context()
@@ -54,7 +55,7 @@ func TestRoomAnswersCloseAtTheMark(t *testing.T) {
 // Opening the next question purges the last one's answers from the bus and
 // from the hubs: a room that asks many questions holds one's answers.
 func TestRoomNextQuestionDropsAnswers(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	hub, err := l.s.rooms.open(t.Context(), code, "")
 	if err != nil {
@@ -70,7 +71,7 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 	waitUntil(t, "the hub has the 5 answers", func() bool { n, _ := l.s.rooms.answerCount(code, q1.ID, ""); return n == 5 })
 	q2 := l.openQuestion(t, code, key)
 	keys := func(q string) int {
-		lister, err := l.bus.kv.ListKeysFiltered(t.Context(), answersOf(code, q))
+		lister, err := l.bus.KV.ListKeysFiltered(t.Context(), answersOf(code, q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 // through the room's state channel, which has every stream snapshot its
 // session.
 func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"outlierlab/web/roombus"
 )
 
 // Issue 19's attacks on a workshop, run against a real server (an
@@ -82,7 +84,7 @@ func (l *roomLab) openQuestion(t testing.TB, code, key string) roomQuestion {
 // address loads the page and answers within 10 s; the same address
 // minting identities as fast as it can gets no more than a class's worth.
 func TestRoomAttackPollStuffing(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	attacker := clientFrom(t, "127.0.0.2")
@@ -177,7 +179,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 		// its bus is 20 times slower: as many answers, fewer at once.
 		here, inflight = 100, 4
 	}
-	l := startRoomLab(t, BusOptions{}, RoomLimits{AttendeesPerAddress: here}) // the test's attendees share one address
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{AttendeesPerAddress: here}) // the test's attendees share one address
 	l.s.SetClientLimits(1_000_000, 1_000_000)
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
@@ -234,7 +236,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	if int(ok.Load()) != n {
 		t.Fatalf("%d of %d answers accepted", ok.Load(), n)
 	}
-	if s := time.Duration(slowest.Load()); s >= busTimeout {
+	if s := time.Duration(slowest.Load()); s >= roombus.Timeout {
 		t.Errorf("the slowest answer took %v, the bus's timeout", s)
 	}
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
@@ -256,7 +258,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 // the page; an attendee at another address still gets in.
 func TestRoomAttackFill(t *testing.T) {
 	const room = 150
-	l := startRoomLab(t, BusOptions{}, RoomLimits{MaxAttendees: room})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{MaxAttendees: room})
 	l.s.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -335,7 +337,7 @@ func TestRoomAttackFill(t *testing.T) {
 // the room's pages: after a burst of 60 misses the address gets 429 for
 // every code, live or not, so 404 against 200 tells nothing more.
 func TestRoomAttackEnumeration(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	attacker := clientFrom(t, "127.0.0.7")
 	routes := []struct{ method, path string }{
@@ -366,7 +368,7 @@ func TestRoomAttackEnumeration(t *testing.T) {
 // A command whose signals name a room is a request of that room: guessing
 // codes through /lab/cmd counts as on the room API.
 func TestRoomGuessesByCommand(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{JoinsPerMinute: 3, JoinBurst: 3})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{JoinsPerMinute: 3, JoinBurst: 3})
 	code, _ := l.createRoom(t, "")
 	var got []int
 	for range 5 {

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"outlierlab/web/roombus"
 )
 
 // BenchmarkRoomFanout is issue 11's workshop: one room, 200 followers
@@ -53,8 +55,8 @@ func BenchmarkRoomFanout(b *testing.B) {
 func benchRoomFanout(b *testing.B, enc string) {
 	const followers = 200
 	lim := RoomLimits{AttendeesPerAddress: followers} // every follower's request comes from httptest's one address
-	la := startRoomLab(b, BusOptions{Listen: "127.0.0.1:0"}, lim)
-	lb := startRoomLab(b, BusOptions{URL: la.bus.URL()}, lim)
+	la := startRoomLab(b, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)
+	lb := startRoomLab(b, roombus.BusOptions{URL: la.bus.URL()}, lim)
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)
 	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",

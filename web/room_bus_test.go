@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/roombus"
 )
 
 // natsCluster is a real JetStream cluster in the test process: n
@@ -163,12 +165,12 @@ func streamReplicas(t testing.TB, urls, name string) int {
 // nothing, and back it serves again.
 func TestBusCluster3(t *testing.T) {
 	c := startNATSCluster(t, 3)
-	la := startRoomLab(t, BusOptions{URL: c.urls()}, RoomLimits{})
-	lb := startRoomLab(t, BusOptions{URL: c.urls()}, RoomLimits{})
-	if la.bus.replicas != 3 || lb.bus.replicas != 3 {
-		t.Fatalf("copies of the rooms' bucket: %d and %d, want 3", la.bus.replicas, lb.bus.replicas)
+	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, RoomLimits{})
+	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, RoomLimits{})
+	if la.bus.Replicas != 3 || lb.bus.Replicas != 3 {
+		t.Fatalf("copies of the rooms' bucket: %d and %d, want 3", la.bus.Replicas, lb.bus.Replicas)
 	}
-	for _, name := range []string{"KV_" + roomBucket, timelineStream} {
+	for _, name := range []string{"KV_" + roombus.RoomBucket, roombus.TimelineStream} {
 		if n := streamReplicas(t, c.urls(), name); n != 3 {
 			t.Errorf("%s: %d copies, want 3", name, n)
 		}
@@ -248,14 +250,14 @@ func TestBusKeepsBucketReplicas(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roomBucket, History: 1, Replicas: 1}); err != nil {
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
-	l := startRoomLab(t, BusOptions{URL: c.urls()}, RoomLimits{})
-	if l.bus.replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roomBucket) != 1 {
-		t.Fatalf("the bucket's copies changed: %d", l.bus.replicas)
+	l := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, RoomLimits{})
+	if l.bus.Replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roombus.RoomBucket) != 1 {
+		t.Fatalf("the bucket's copies changed: %d", l.bus.Replicas)
 	}
-	if n := streamReplicas(t, c.urls(), timelineStream); n != 1 {
+	if n := streamReplicas(t, c.urls(), roombus.TimelineStream); n != 1 {
 		t.Errorf("the recordings' copies: %d, want the bucket's 1", n)
 	}
 	l.createRoom(t, `{"preset":"search-cache"}`)
@@ -272,7 +274,7 @@ func TestBusUpAfterReplica(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	bus, err := OpenBus(BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", port)})
+	bus, err := roombus.OpenBus(roombus.BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", port)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +335,8 @@ func TestBusUpAfterReplica(t *testing.T) {
 		t.Fatalf("POST /rooms once the bus is open: %v %v", err, res)
 	}
 	res.Body.Close()
-	if bus.replicas != 1 {
-		t.Errorf("one server's bucket: %d copies", bus.replicas)
+	if bus.Replicas != 1 {
+		t.Errorf("one server's bucket: %d copies", bus.Replicas)
 	}
 	// The waiting stream, the bus open, finds its room gone and says so.
 	waitFor(t, waiting, "the waiting stream's answer", func(ev sseEvent) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
@@ -357,7 +359,7 @@ func grepLines(s, part string) string {
 // retry a finished stream; an error status would leave the banner saying
 // "Following the instructor").
 func TestRoomGoneSaysSo(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	for _, role := range []string{"follow", "projector", "present"} {
 		events := openStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
 		var got []string
@@ -386,13 +388,13 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 		t.Fatal("nats did not start")
 	}
 	opts.Port = ns.Addr().(*net.TCPAddr).Port
-	la := startRoomLab(t, BusOptions{URL: ns.ClientURL()}, RoomLimits{})
+	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, RoomLimits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
 	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
 	ns.Shutdown()
 	ns.WaitForShutdown()
 
-	bus, err := OpenBus(BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)})
+	bus, err := roombus.OpenBus(roombus.BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,16 +467,16 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 // the directory; once the first has closed, it may start.
 func TestBusDataDirLocked(t *testing.T) {
 	dir := t.TempDir()
-	a, err := StartBus(BusOptions{DataDir: dir})
+	a, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := OpenBus(BusOptions{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "another outlierlab serve uses the data directory "+dir) {
+	if b, err := roombus.OpenBus(roombus.BusOptions{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "another outlierlab serve uses the data directory "+dir) {
 		b.Close()
 		t.Fatalf("a second server on %s: %v", dir, err)
 	}
 	a.Close()
-	b, err := StartBus(BusOptions{DataDir: dir})
+	b, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
 	if err != nil {
 		t.Fatalf("after the first closed: %v", err)
 	}

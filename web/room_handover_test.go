@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 )
 
 // Issue 22, items 5 and 6: a room started in the browser keeps its key in
@@ -15,7 +16,7 @@ import (
 // (present?key=…) that moves the key to another laptop; no other page
 // shows it. Scripts send the key as "Authorization: Bearer KEY".
 func TestRoomHandoverAndBearer(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	link := l.ts.URL + "/r/" + code + "/present?key=" + url.QueryEscape(key)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -73,7 +74,7 @@ const hubIdle = 30 * time.Second
 // room's streams here.
 type roomSet struct {
 	s     *Server
-	bus   *Bus
+	bus   *roombus.Bus
 	lim   RoomLimits
 	log   *slog.Logger
 	joins *addrLimiter
@@ -87,7 +88,7 @@ type roomSet struct {
 	players *playerSet
 }
 
-func newRoomSet(s *Server, bus *Bus, lim RoomLimits, log *slog.Logger) *roomSet {
+func newRoomSet(s *Server, bus *roombus.Bus, lim RoomLimits, log *slog.Logger) *roomSet {
 	if bus == nil {
 		return nil
 	}
@@ -148,7 +149,7 @@ type roomHub struct {
 // from is "" for what is not an attendee's stream.
 func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHub, error) {
 	if !set.bus.Ready() {
-		return nil, errBusNotReady
+		return nil, roombus.ErrNotReady
 	}
 	set.mu.Lock()
 	h := set.hubs[code]
@@ -170,7 +171,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 	}
 	h.refs++
 	set.mu.Unlock()
-	timeout := time.NewTimer(busTimeout)
+	timeout := time.NewTimer(roombus.Timeout)
 	defer timeout.Stop()
 	select {
 	case <-h.ready:
@@ -179,7 +180,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		return nil, ctx.Err()
 	case <-timeout.C:
 		h.release("")
-		return nil, fmt.Errorf("room bus: no answer about room %s within %v", code, busTimeout)
+		return nil, fmt.Errorf("room bus: no answer about room %s within %v", code, roombus.Timeout)
 	}
 	if h.err != nil {
 		h.release("")
@@ -256,7 +257,7 @@ func (h *roomHub) watch(ctx context.Context) {
 			h.fail(fmt.Errorf("room bus: the watch of room %s ended before its state came", h.code))
 		}
 	}()
-	w, err := h.set.bus.kv.Watch(ctx, h.code)
+	w, err := h.set.bus.KV.Watch(ctx, h.code)
 	if err != nil {
 		initial = false
 		h.fail(fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err))
@@ -388,9 +389,9 @@ func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64
 		default:
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	e, err := set.bus.kv.Get(ctx, code)
+	e, err := set.bus.KV.Get(ctx, code)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return roomRecord{}, 0, errRoomNotFound
 	}
@@ -421,11 +422,11 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 	if err != nil {
 		return "", "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	for range 5 { // a taken code is one chance in millions: try another
 		code = newRoomCode()
-		if _, err = set.bus.kv.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+		if _, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
 			break
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/roombus"
 )
 
 // endedWatchKV is the rooms' bucket with every watch ending before it has
@@ -43,9 +45,9 @@ func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
 		{"watch refused", func(kv jetstream.KeyValue) jetstream.KeyValue { return refusedWatchKV{kv} }, "cannot watch room"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := startRoomLab(t, BusOptions{}, RoomLimits{})
+			l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 			code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-			l.bus.kv = tc.kv(l.bus.kv)
+			l.bus.KV = tc.kv(l.bus.KV)
 			for range 3 {
 				start := time.Now()
 				h, err := l.s.rooms.open(t.Context(), code, "")
@@ -54,7 +56,7 @@ func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
 					h.release("")
 					t.Fatal("open succeeded on a hub with no state")
 				}
-				if !strings.Contains(err.Error(), tc.want) || took > busTimeout/2 {
+				if !strings.Contains(err.Error(), tc.want) || took > roombus.Timeout/2 {
 					t.Fatalf("open: %v after %v, want %q at once", err, took, tc.want)
 				}
 			}
@@ -82,10 +84,10 @@ func (kv stuckPresenceKV) Put(ctx context.Context, key string, value []byte) (ui
 // on it, the follower still takes the instructor's next move (it used to
 // wait in putPresence, inside the stream loop, for the bus's answer).
 func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	kv := stuckPresenceKV{l.bus.kv, make(chan struct{}), make(chan string, 16)}
-	l.bus.kv = kv
+	kv := stuckPresenceKV{l.bus.KV, make(chan struct{}), make(chan string, 16)}
+	l.bus.KV = kv
 	t.Cleanup(func() { close(kv.release) }) // before the stream's end waits for the write
 	follower := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
 	waitFor(t, follower, "the first redraw", charted)

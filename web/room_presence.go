@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/roombus"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -86,9 +87,9 @@ func (w *roomWatch) putPresence(sess *Session) {
 	go func() {
 		defer w.pWrites.Done()
 		defer w.pWriting.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), roombus.Timeout)
 		defer cancel()
-		if _, err := w.s.rooms.bus.kv.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
+		if _, err := w.s.rooms.bus.KV.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
 			w.s.log.Warn("room bus: presence", "room", w.hub.code, "err", err)
 		}
 	}()
@@ -101,9 +102,9 @@ func (w *roomWatch) dropPresence() {
 		return
 	}
 	w.pWrites.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), roombus.Timeout)
 	defer cancel()
-	_ = w.s.rooms.bus.kv.Delete(ctx, presenceKey(w.hub.code, w.who))
+	_ = w.s.rooms.bus.KV.Delete(ctx, presenceKey(w.hub.code, w.who))
 }
 
 // watchPresence keeps the board of the room from the bus and wakes the
@@ -131,7 +132,7 @@ func (h *roomHub) watchPresence(ctx context.Context) {
 // watchSide follows keys of the room beside its state (the board, the
 // answers) until the hub is dropped, handing each change to take.
 func (h *roomHub) watchSide(ctx context.Context, key, what string, take func(jetstream.KeyValueEntry)) {
-	w, err := h.set.bus.kv.Watch(ctx, key)
+	w, err := h.set.bus.KV.Watch(ctx, key)
 	if err != nil {
 		h.set.log.Warn("room bus: cannot watch "+what, "room", h.code, "err", err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/view"
 )
 
@@ -117,9 +118,9 @@ func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord,
 	if q := rec.State.Question; q != nil && q.ID == id {
 		return q
 	}
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	e, err := set.bus.kv.Get(ctx, code)
+	e, err := set.bus.KV.Get(ctx, code)
 	if err != nil {
 		return rec.State.Question
 	}
@@ -134,7 +135,7 @@ func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord,
 // retrying when another replica wrote in between, and records it on the
 // room's timeline as kind.
 func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	// The first try starts from the state this replica's hub already has
 	// (almost always the latest: an instructor's move is then one message,
@@ -147,7 +148,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		if haveKnown {
 			raw, was, haveKnown = known.raw, known.rev, false
 		} else {
-			e, err := set.bus.kv.Get(ctx, code)
+			e, err := set.bus.KV.Get(ctx, code)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
 				return roomRecord{}, 0, errRoomNotFound
 			}
@@ -167,7 +168,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		if err != nil {
 			return rec, 0, err
 		}
-		rev, err := set.bus.kv.Update(ctx, code, b, was)
+		rev, err := set.bus.KV.Update(ctx, code, b, was)
 		if err == nil {
 			set.record(ctx, code, kind, rec.State)
 			return rec, rev, nil

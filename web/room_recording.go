@@ -19,6 +19,7 @@ import (
 
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -35,12 +36,8 @@ import (
 //	                              each entry a lab link at its state
 //	GET /r/{code}/recording.json  the timeline as JSON (instructor key)
 
-const (
-	timelineStream  = "outlierlab_timeline"
-	timelineSubject = "olab.tl."
-	// maxTimeline bounds the entries one recording returns.
-	maxTimeline = 20000
-)
+// maxTimeline bounds the entries one recording returns.
+const maxTimeline = 20000
 
 // TimelineEntry is one entry of a room's recording: when (Unix ms), what
 // (start, state, question, reveal, summon, lock) and the room's state
@@ -62,8 +59,8 @@ type Recording struct {
 func (set *roomSet) record(ctx context.Context, code, kind string, st roomState) {
 	b, err := json.Marshal(TimelineEntry{TMs: set.s.now().UnixMilli(), Kind: kind, State: st})
 	if err == nil {
-		_, err = retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
-			return set.bus.js.Publish(ctx, timelineSubject+code, b)
+		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
+			return set.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
 		})
 	}
 	if err != nil {
@@ -80,7 +77,7 @@ func (set *roomSet) record(ctx context.Context, code, kind string, st roomState)
 // then goes on from the entry after the last one it has, on a new
 // consumer, until the request's deadline.
 func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry, error) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	last, err := set.lastEntry(ctx, code)
 	if err != nil || last == 0 {
@@ -94,7 +91,7 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 		if err == nil {
 			continue
 		}
-		if !transient(err) || ctx.Err() != nil {
+		if !roombus.Transient(err) || ctx.Err() != nil {
 			return out, fmt.Errorf("room bus: the recording of room %s, read up to entry %d of %d: %w", code, seq, last, err)
 		}
 		t := time.NewTimer(100 * time.Millisecond)
@@ -111,12 +108,12 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 // one ordered consumer, until it has entry last, the timeline is full or
 // an error; it answers the sequence of the last entry it appended.
 func (set *roomSet) readTimeline(ctx context.Context, code string, from, last uint64, out *[]TimelineEntry) (uint64, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{timelineSubject + code}}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{roombus.TimelineSubject + code}}
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
 	}
-	cons, err := retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
-		return set.bus.timeline.OrderedConsumer(ctx, cfg)
+	cons, err := roombus.Retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return set.bus.Timeline.OrderedConsumer(ctx, cfg)
 	})
 	if err != nil {
 		return from, err
@@ -151,10 +148,10 @@ func (set *roomSet) readTimeline(ctx context.Context, code string, from, last ui
 // lastEntry is the bus's sequence of the room's last recorded entry (0
 // for none): it changes whenever an entry is added.
 func (set *roomSet) lastEntry(ctx context.Context, code string) (uint64, error) {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	m, err := retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-		return set.bus.timeline.GetLastMsgForSubject(ctx, timelineSubject+code)
+	m, err := roombus.Retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return set.bus.Timeline.GetLastMsgForSubject(ctx, roombus.TimelineSubject+code)
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil

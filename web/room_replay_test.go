@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -167,7 +168,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 // Bad input names the field and the allowed values; an unknown room is
 // 404 on every route of the recording.
 func TestRecordingPlayerBadInput(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	tab := `{"tab":"` + tabReplay + `"}`
 	for _, c := range []struct {
@@ -299,7 +300,7 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 // lesson's lab in the projector view, and the player's stream applies the
 // room's step (a page of the same lesson takes its states).
 func TestRecordingPlayerLessonRoom(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	present := roomSig(tabPresenter, code, "present", `"lesson":"cap"`)
 	if st, body := roomPost(t, l.ts.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
@@ -366,7 +367,7 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 // and the players' streams on a server are bounded (503 past the bound,
 // naming it), as each holds a recording.
 func TestRecordingPlayersBounded(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	a, _, err := l.s.sharedRecordingOf(t.Context(), code)
 	if err != nil {
@@ -462,7 +463,7 @@ func clockServer(t *testing.T, now *time.Time) *Server {
 // recording to its end sees the instructor's next move without a reload
 // (issue 22, item 6).
 func TestRecordingPlayerFollowsLive(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
 	waitFor(t, ev, "the player's first redraw", redrawn)

@@ -13,6 +13,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 )
@@ -154,7 +155,7 @@ func roomError(err error) error {
 	switch {
 	case errors.Is(err, errRoomNotFound):
 		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
-	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, errBusNotReady):
+	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, roombus.ErrNotReady):
 		return httperr.WithKind(httperr.KindFull, err)
 	case errors.Is(err, errAddrFull):
 		return httperr.WithKind(httperr.KindTooMany, err)
@@ -262,7 +263,7 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	if !s.rooms.bus.Ready() {
 		// Before the lookup: the stream waits for the bus (stream.go), and
 		// the identity is checked once the room can be read.
-		return nil, errBusNotReady
+		return nil, roombus.ErrNotReady
 	}
 	rec, err := s.rooms.find(r, tr.code)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"outlierlab/web/qr"
+	"outlierlab/web/roombus"
 )
 
 // roomLab is a test server with its own room bus (embedded, in-process
@@ -25,7 +26,7 @@ import (
 type roomLab struct {
 	s    *Server
 	ts   *httptest.Server
-	bus  *Bus
+	bus  *roombus.Bus
 	logs *syncBuffer
 }
 
@@ -47,12 +48,12 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func startRoomLab(t testing.TB, bo BusOptions, lim RoomLimits) *roomLab {
+func startRoomLab(t testing.TB, bo roombus.BusOptions, lim RoomLimits) *roomLab {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	bo.Log = log
-	bus, err := StartBus(bo)
+	bus, err := roombus.StartBus(bo)
 	if err != nil {
 		t.Fatalf("StartBus: %v", err)
 	}
@@ -307,7 +308,7 @@ func TestRoomQR(t *testing.T) {
 // HttpOnly and SameSite=Strict; the home page's form starts a lesson's
 // room and goes to its instructor page.
 func TestRoomCreate(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, err := http.DefaultClient.Do(req)
@@ -344,7 +345,7 @@ func TestRoomCreate(t *testing.T) {
 // 60 s and so held at its prediction's 30 s) and the answer is a script
 // that takes the browser to the instructor page, with the key cookie.
 func TestRoomCreateFromTab(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	postCommand := func(verb, rest string) {
 		if st, body := roomPost(t, l.ts.URL, verb, `{"tab":"`+testTab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
 			t.Fatalf("%s: %d %s", verb, st, body)
@@ -395,7 +396,7 @@ func getRoomPage(t *testing.T, base, path, code, key string) (int, string, *http
 // holder only (403 otherwise), a 404 with a code box for a code that
 // leads nowhere; "Start a workshop" on the home page and the lab.
 func TestRoomPages(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, "")
 	for _, tt := range []struct {
 		path, cookie string
@@ -444,7 +445,7 @@ func TestRoomPages(t *testing.T) {
 // a follower that touches a control breaks away (the room is unchanged),
 // and rejoin brings it back to the room's state.
 func TestRoomFollowBreakAwayRejoin(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
@@ -514,11 +515,11 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 // joiner's page is served, and the next good state still applies. A value
 // over the bus's own limit never arrives.
 func TestRoomBusBadInput(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	waitFor(t, follower, "the first redraw", charted)
-	subject := "$KV." + roomBucket + "." + code
+	subject := "$KV." + roombus.RoomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
 	// One at a time: the bucket keeps one revision per key, so a value
 	// overwritten before a replica read it is never seen (latest wins).
@@ -528,7 +529,7 @@ func TestRoomBusBadInput(t *testing.T) {
 		{`{"v":1,"keyHash":"` + hash + `","state":{"preset":"no-such-preset","speed":"1"}}`, `preset: \"no-such-preset\" is not a preset`},
 		{`{"v":7,"keyHash":"` + hash + `","state":{"preset":"search-cache","speed":"1"}}`, "v: 7 is not a record version"},
 		{`{"v":1,"keyHash":"` + hash + `","state":{"preset":"search-cache","speed":"1","cfg":{"max_ejection_percent":1e9}}}`, "max_ejection_percent: 1000000000 is out of range"},
-		{strings.Repeat("y", busMaxValue+1), ""}, // refused by the bus itself
+		{strings.Repeat("y", roombus.MaxValue+1), ""}, // refused by the bus itself
 	} {
 		if err := l.bus.Conn().Publish(subject, []byte(tt.msg)); err != nil {
 			t.Fatal(err)
@@ -561,7 +562,7 @@ func TestRoomBusBadInput(t *testing.T) {
 // The limits: attendees per room and rooms per replica answer 503, joins
 // per client address 429.
 func TestRoomLimits(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{MaxRooms: 1, MaxAttendees: 1})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{MaxRooms: 1, MaxAttendees: 1})
 	code, _ := l.createRoom(t, "")
 	waitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
@@ -587,7 +588,7 @@ func TestRoomLimits(t *testing.T) {
 		t.Errorf("a second room: %d %s", res.StatusCode, b)
 	}
 
-	l2 := startRoomLab(t, BusOptions{}, RoomLimits{JoinsPerMinute: 2, JoinBurst: 2})
+	l2 := startRoomLab(t, roombus.BusOptions{}, RoomLimits{JoinsPerMinute: 2, JoinBurst: 2})
 	for i, want := range []int{404, 404, 429} {
 		res, _ := http.Get(l2.ts.URL + "/r/ZZZZZZ")
 		if res.StatusCode != want || (want == 429 && res.Header.Get("Retry-After") != "60") {
@@ -601,7 +602,7 @@ func TestRoomLimits(t *testing.T) {
 // away, the room's hold stands); the instructor's answer releases the
 // room; a step loaded by the instructor loads for the room.
 func TestRoomLesson(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -41,8 +42,8 @@ func roomCall(t testing.TB, method, url, body, code, key, att string) (int, stri
 
 // twoReplicas is replica A with the embedded bus open to B, and B.
 func twoReplicas(t *testing.T) (a, b *roomLab) {
-	a = startRoomLab(t, BusOptions{Listen: "127.0.0.1:0"}, RoomLimits{})
-	b = startRoomLab(t, BusOptions{URL: a.bus.URL()}, RoomLimits{})
+	a = startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, RoomLimits{})
+	b = startRoomLab(t, roombus.BusOptions{URL: a.bus.URL()}, RoomLimits{})
 	return a, b
 }
 
@@ -434,7 +435,7 @@ func TestSpotOfLogLine(t *testing.T) {
 // The instructor's own page holds at the question too (its request names
 // its tab), and plays on at the reveal.
 func TestRoomQuestionHoldsInstructor(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	ev := openStreamKey(t, l.ts.URL, present, code, key)
@@ -523,7 +524,7 @@ func checkReplay(t *testing.T, rec Recording, seen []liveState) {
 // its pause_at (30 s: three frames), and the reveal marks the lesson's
 // answer, which engine/course checks against the engine.
 func TestRoomLessonQuestion(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
 	var q roomQuestion
@@ -548,7 +549,7 @@ func TestRoomLessonQuestion(t *testing.T) {
 // show: it wakes the board's waiters, not the room's (a room of 500 would
 // otherwise wake every stream at every arrival).
 func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	waitFor(t, presenter, "the first redraw", charted)
@@ -587,7 +588,7 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 // bus moved on before the hub heard), the revision check refuses it and
 // the change is made again on the bus's latest, losing nothing.
 func TestRoomUpdateFromHubState(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	ctx := context.Background()
 	hub, err := l.s.rooms.open(ctx, code, "")
@@ -635,7 +636,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 	if rev2 <= rev {
 		t.Fatalf("revision %d after %d", rev2, rev)
 	}
-	e, err := l.bus.kv.Get(ctx, code)
+	e, err := l.bus.KV.Get(ctx, code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +653,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 // An answer to a question opened a moment ago is taken even when this
 // replica's hub has not heard of the question yet: the bus is asked.
 func TestRoomQuestionOfLaggingHub(t *testing.T) {
-	l := startRoomLab(t, BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q roomQuestion

@@ -23,6 +23,7 @@ import (
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )
 
@@ -48,7 +49,7 @@ type Options struct {
 	// Lessons holds the lesson files (default: the course, lessons.FS).
 	Lessons fs.FS
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
-	Bus   *Bus
+	Bus   *roombus.Bus
 	Rooms RoomLimits
 	// Proxies are the proxies in front whose X-Forwarded-* headers are
 	// believed (none by default): the client address of every limit, and
@@ -209,7 +210,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	msg := "ok\n"
 	if _, ready := r.URL.Query()["ready"]; ready && s.rooms != nil {
 		if !s.rooms.bus.Ready() {
-			msg = errBusNotReady.Error()
+			msg = roombus.ErrNotReady.Error()
 			if err := s.rooms.bus.Err(); err != nil {
 				msg += " (" + err.Error() + ")"
 			}
@@ -234,7 +235,7 @@ func (s *Server) busReady(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.rooms != nil && !s.rooms.bus.Ready() {
 			w.Header().Set("Retry-After", "2")
-			httperr.Plain(w, http.StatusServiceUnavailable, errBusNotReady.Error())
+			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -19,6 +19,7 @@ import (
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -55,7 +56,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	// Datastar does not retry a stream answered with an error status: a
 	// room stream that met a bus not open yet waits for it instead, and a
 	// room that is gone says so on the page (below).
-	waiting := errors.Is(err, errBusNotReady)
+	waiting := errors.Is(err, roombus.ErrNotReady)
 	if err != nil && !waiting && !roomGone(err) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
@@ -527,7 +528,7 @@ func (s *Server) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter
 	ready := make(chan error, 1)
 	go func() { ready <- bus.WaitReady(ctx) }()
 	if keepaliveComment(w) != nil {
-		return nil, errBusNotReady
+		return nil, roombus.ErrNotReady
 	}
 	for {
 		select {
@@ -537,10 +538,10 @@ func (s *Server) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter
 			}
 			return s.roomStream(r, sess)
 		case <-s.closing:
-			return nil, errBusNotReady
+			return nil, roombus.ErrNotReady
 		case <-keep.C:
 			if keepaliveComment(w) != nil {
-				return nil, errBusNotReady
+				return nil, roombus.ErrNotReady
 			}
 		}
 	}

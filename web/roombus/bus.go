@@ -1,4 +1,8 @@
-package web
+// Package roombus is the workshops' bus: NATS with JetStream, embedded
+// in the process by default or an external cluster (-nats-url), holding
+// the rooms' key-value bucket and the recordings' stream, every call
+// retried through a leader election (see below and workshops.md).
+package roombus
 
 import (
 	"context"
@@ -36,19 +40,26 @@ import (
 // electing its JetStream leader, NATS started after the replicas); rooms
 // answer 503 until it is open, and /healthz?ready says whether it is.
 
-// roomBucket is the key-value bucket of the rooms' states.
-const roomBucket = "outlierlab_rooms"
+// RoomBucket is the key-value bucket of the rooms' states.
+const RoomBucket = "outlierlab_rooms"
 
 // Bounds of the bus. A record the lab writes is about 1–2 KiB; the bucket
-// takes up to busMaxValue so that a bigger hand-published value still
+// takes up to MaxValue so that a bigger hand-published value still
 // reaches the replicas and is refused there with a log line (maxRecordBytes,
 // room.go) rather than vanishing unnoticed.
+// The recordings: one stream of every room's timeline, a subject per room
+// (room_recording.go).
 const (
-	busMaxValue  = 64 << 10
-	busMaxBucket = 32 << 20
+	TimelineStream  = "outlierlab_timeline"
+	TimelineSubject = "olab.tl."
+)
+
+const (
+	MaxValue     = 64 << 10
+	MaxBucket    = 32 << 20
 	busMaxMemory = 64 << 20
 	busMaxStore  = 256 << 20
-	busTimeout   = 5 * time.Second
+	Timeout      = 5 * time.Second
 	// busAttempt bounds one attempt of a key-value call (retry).
 	busAttempt = 2 * time.Second
 	// busRetryMin and busRetryMax bound the backoff between attempts to
@@ -61,8 +72,8 @@ const (
 	busSettle = 30 * time.Second
 )
 
-// errBusNotReady is what rooms answer before the bus is open.
-var errBusNotReady = errors.New("the room bus is not ready yet: try again in a few seconds")
+// ErrNotReady is what rooms answer before the bus is open.
+var ErrNotReady = errors.New("the room bus is not ready yet: try again in a few seconds")
 
 // BusOptions says where the room bus is.
 type BusOptions struct {
@@ -94,11 +105,11 @@ type Bus struct {
 	nc      *nats.Conn
 	// kv, js and timeline are set before ready is closed; only code that
 	// has seen ready closed (Ready) reads them.
-	kv jetstream.KeyValue
-	js jetstream.JetStream
+	KV jetstream.KeyValue
+	JS jetstream.JetStream
 	// timeline is the rooms' recordings (room_recording.go).
-	timeline jetstream.Stream
-	replicas int // the copies the rooms' bucket has
+	Timeline jetstream.Stream
+	Replicas int // the copies the rooms' bucket has
 	ready    chan struct{}
 	stop     context.CancelFunc
 	done     chan struct{}
@@ -179,9 +190,9 @@ func (b *Bus) WaitReady(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		if err := b.Err(); err != nil {
-			return fmt.Errorf("%w (%v)", errBusNotReady, err)
+			return fmt.Errorf("%w (%v)", ErrNotReady, err)
 		}
-		return errBusNotReady
+		return ErrNotReady
 	}
 }
 
@@ -202,16 +213,16 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 		b.setErr(err)
 		return
 	}
-	b.js = js
+	b.JS = js
 	start := time.Now()
 	wait := busRetryMin
 	for attempt := 1; ; attempt++ {
 		err := b.openOnce(ctx, ttl, external, time.Since(start) >= settle)
-		if err == nil && b.replicas > 1 {
+		if err == nil && b.Replicas > 1 {
 			err = b.followLeader()
 		}
 		if err == nil {
-			b.log.Info("room bus: open", "bucket", roomBucket, "copies", b.replicas, "attempts", attempt,
+			b.log.Info("room bus: open", "bucket", RoomBucket, "copies", b.Replicas, "attempts", attempt,
 				"after", time.Since(start).Round(time.Millisecond).String())
 			b.setErr(nil)
 			close(b.ready)
@@ -324,35 +335,35 @@ func (b *Bus) connOptions() []nats.Option {
 // once settled (before that, a fresh cluster's servers may still be
 // joining, and the attempt is retried). The embedded server keeps one.
 func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled bool) error {
-	ctx, cancel := context.WithTimeout(ctx, busTimeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	kv, err := b.js.KeyValue(ctx, roomBucket)
+	kv, err := b.JS.KeyValue(ctx, RoomBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = b.createBucket(ctx, ttl, external, settled)
 	}
 	if err != nil {
-		return fmt.Errorf("cannot open the %s bucket (the NATS server needs JetStream): %w", roomBucket, err)
+		return fmt.Errorf("cannot open the %s bucket (the NATS server needs JetStream): %w", RoomBucket, err)
 	}
 	st, err := kv.Status(ctx)
 	if err != nil {
-		return fmt.Errorf("cannot read the %s bucket: %w", roomBucket, err)
+		return fmt.Errorf("cannot read the %s bucket: %w", RoomBucket, err)
 	}
 	replicas := 1
 	if ks, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 		replicas = max(1, ks.StreamInfo().Config.Replicas)
 	}
-	tl, err := b.js.Stream(ctx, timelineStream)
+	tl, err := b.JS.Stream(ctx, TimelineStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		tl, err = b.createTimeline(ctx, ttl, replicas)
 	}
 	if err != nil {
-		return fmt.Errorf("cannot open the %s stream: %w", timelineStream, err)
+		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
 	}
 	r := retryKV{KeyValue: kv}
 	if replicas > 1 {
 		r.bus = b
 	}
-	b.kv, b.timeline, b.replicas = r, tl, replicas
+	b.KV, b.Timeline, b.Replicas = r, tl, replicas
 	return nil
 }
 
@@ -360,21 +371,21 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 // can place (see openBucket), or opens the one another replica just made.
 func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, settled bool) (jetstream.KeyValue, error) {
 	cfg := jetstream.KeyValueConfig{
-		Bucket:      roomBucket,
+		Bucket:      RoomBucket,
 		Description: "outlierlab workshop rooms: one key per room, its latest state",
 		History:     1, TTL: ttl, Storage: jetstream.FileStorage,
-		MaxValueSize: busMaxValue, MaxBytes: busMaxBucket, Replicas: 1,
+		MaxValueSize: MaxValue, MaxBytes: MaxBucket, Replicas: 1,
 	}
 	if external {
 		cfg.Replicas = 3
 	}
 	for {
-		kv, err := b.js.CreateKeyValue(ctx, cfg)
+		kv, err := b.JS.CreateKeyValue(ctx, cfg)
 		switch {
 		case err == nil:
 			return kv, nil
 		case errors.Is(err, jetstream.ErrBucketExists):
-			return b.js.KeyValue(ctx, roomBucket)
+			return b.JS.KeyValue(ctx, RoomBucket)
 		case cfg.Replicas > 1 && apiCode(err) == server.JSStreamReplicasNotSupportedErr:
 			// A single server, not a cluster: one copy is all it holds.
 			b.log.Info("room bus: the NATS server is not a cluster: the rooms' bucket has one copy")
@@ -391,15 +402,15 @@ func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, set
 // createTimeline creates the recordings' stream with the bucket's copies,
 // or opens the one another replica just made.
 func (b *Bus) createTimeline(ctx context.Context, ttl time.Duration, replicas int) (jetstream.Stream, error) {
-	st, err := b.js.CreateStream(ctx, jetstream.StreamConfig{
-		Name:        timelineStream,
+	st, err := b.JS.CreateStream(ctx, jetstream.StreamConfig{
+		Name:        TimelineStream,
 		Description: "outlierlab workshop recordings: one subject per room, every change of its state",
-		Subjects:    []string{timelineSubject + ">"},
-		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: busMaxBucket,
-		MaxMsgSize: busMaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
+		Subjects:    []string{TimelineSubject + ">"},
+		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: MaxBucket,
+		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return b.js.Stream(ctx, timelineStream)
+		return b.JS.Stream(ctx, TimelineStream)
 	}
 	return st, err
 }
@@ -466,17 +477,17 @@ func (b *Bus) Close() {
 // already landed fails as a conflict, which their callers handle).
 
 // transient is an error a retry in a moment may not see.
-func transient(err error) bool {
+func Transient(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		apiCode(err) == server.JSClusterNotAvailErr
 }
 
 // retry calls f until it succeeds, fails for good, or ctx ends.
-func retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+func Retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 2*busTimeout)
+		ctx, cancel = context.WithTimeout(ctx, 2*Timeout)
 		defer cancel()
 	}
 	wait := 50 * time.Millisecond
@@ -489,7 +500,7 @@ func retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, e
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", nats.ErrTimeout, err)
 		}
-		if err == nil || !transient(err) || ctx.Err() != nil {
+		if err == nil || !Transient(err) || ctx.Err() != nil {
 			return v, err
 		}
 		t := time.NewTimer(wait)
@@ -510,23 +521,23 @@ type retryKV struct {
 }
 
 func (kv retryKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-	return retry(ctx, func(ctx context.Context) (jetstream.KeyValueEntry, error) { return kv.KeyValue.Get(ctx, key) })
+	return Retry(ctx, func(ctx context.Context) (jetstream.KeyValueEntry, error) { return kv.KeyValue.Get(ctx, key) })
 }
 
 func (kv retryKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	return retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Put(ctx, key, value) })
+	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Put(ctx, key, value) })
 }
 
 func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
-	return retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Create(ctx, key, value, opts...) })
+	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Create(ctx, key, value, opts...) })
 }
 
 func (kv retryKV) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
-	return retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Update(ctx, key, value, revision) })
+	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Update(ctx, key, value, revision) })
 }
 
 func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	_, err := retry(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, kv.KeyValue.Delete(ctx, key, opts...) })
+	_, err := Retry(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, kv.KeyValue.Delete(ctx, key, opts...) })
 	return err
 }
 
@@ -625,7 +636,7 @@ func (b *Bus) leaderMoved() <-chan struct{} {
 // followLeader subscribes to the cluster's announcements of the bucket's
 // new stream leaders.
 func (b *Bus) followLeader() error {
-	_, err := b.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.KV_"+roomBucket, func(*nats.Msg) {
+	_, err := b.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.KV_"+RoomBucket, func(*nats.Msg) {
 		b.log.Info("room bus: the rooms' bucket has a new leader: watches start again")
 		b.restartWatches()
 	})
