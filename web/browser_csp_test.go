@@ -136,9 +136,18 @@ func TestBrowserCSPInjection(t *testing.T) {
 	b.step("open the instructor link", chromedp.Focus(chromedp.CSS("#room-handover summary")), chromedp.KeyEvent("\r"))
 	b.poll("the instructor link shown", `document.getElementById('room-handover').open && /\/present\?key=./.test(document.getElementById('room-handover-link').textContent) && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
 	shot(t, b, "outlierlab-instructor-link.png")
-	// On a phone the link (one long token) wraps instead of widening the
-	// page.
+	// On a phone the bar folds its less used tools (the instructor link
+	// among them) behind "More tools", a button the keyboard opens; the
+	// link (one long token) wraps instead of widening the page.
 	b.step("a phone's width", chromedp.EmulateViewport(390, 844))
+	b.poll("the instructor link folded at 390 px", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0 &&
+		document.querySelector('.room-more-toggle').getAttribute('aria-expanded') === 'false'`)
+	b.step("open More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent("\r"))
+	b.poll("the instructor link shown again", `document.querySelector('.room-more-toggle').getAttribute('aria-expanded') === 'true' &&
+		document.getElementById('room-handover').open && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
 	b.poll("no sideways scroll with the instructor link open at 390 px", `document.documentElement.scrollWidth <= innerWidth`)
+	shot(t, b, "outlierlab-instructor-more-phone.png")
+	b.step("close More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent(" "))
+	b.poll("the instructor link folded again", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0`)
 	b.checkOffline()
 }
