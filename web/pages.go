@@ -50,7 +50,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	var out io.Writer = w
 	// A lab page is ~70 KB of HTML and ~13 KB gzipped: on a room's Wi-Fi
 	// that is most of a first chart's wait after the scripts.
-	if r.Method != http.MethodHead && gzipstream.AcceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if r.Method != http.MethodHead && gzipstream.Accepts(r.Header.Get("Accept-Encoding"), "gzip") {
 		h.Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		defer func() { _ = zw.Close() }()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"outlierlab/web/gzipstream"
 )
 
 // The lab serves every byte the browser needs from the binary: no CDN, no
@@ -124,10 +126,10 @@ func (a *assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body := f.body
 	switch enc := r.Header.Get("Accept-Encoding"); {
-	case f.brotli != nil && acceptsEncoding(enc, "br"):
+	case f.brotli != nil && gzipstream.Accepts(enc, "br"):
 		h.Set("Content-Encoding", "br")
 		body = f.brotli
-	case acceptsEncoding(enc, "gzip"):
+	case gzipstream.Accepts(enc, "gzip"):
 		if gz := f.gz(); gz != nil {
 			h.Set("Content-Encoding", "gzip")
 			body = gz

@@ -7,30 +7,6 @@ import (
 	"testing"
 )
 
-func TestAcceptsEncoding(t *testing.T) {
-	tests := []struct {
-		header, coding string
-		want           bool
-	}{
-		{"gzip, deflate, br, zstd", "br", true}, // Chromium's
-		{"gzip, deflate", "br", false},
-		{"br;q=0, gzip", "br", false},
-		{"br; q=0.000", "br", false},
-		{"BR;Q=0.5", "br", true},
-		{"*", "br", true},
-		{"*;q=0", "gzip", false},
-		{"gzip;q=0, *", "gzip", false}, // named beats the star
-		{"*;q=0, gzip", "gzip", true},
-		{"brotli", "br", false},
-		{"", "gzip", false},
-	}
-	for _, tt := range tests {
-		if got := acceptsEncoding(tt.header, tt.coding); got != tt.want {
-			t.Errorf("acceptsEncoding(%q, %q) = %v, want %v", tt.header, tt.coding, got, tt.want)
-		}
-	}
-}
-
 // A vendored file goes out as the .br or .gz `make assets` wrote, by what
 // the client accepts; the compressed copies have no URL of their own.
 func TestStaticPrecompressed(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -89,7 +88,7 @@ var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
 // accepts gzip, and returns w as it is otherwise; done ends the gzip
 // member (the stream is ending).
 func Compress(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	if !AcceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if !Accepts(r.Header.Get("Accept-Encoding"), "gzip") {
 		return w, func() {}
 	}
 	h := w.Header()
@@ -98,18 +97,6 @@ func Compress(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func
 	h.Del("Content-Length")
 	g := &GzipStream{ResponseWriter: w, Dict: make([]byte, 0, DictSize)}
 	return g, g.close
-}
-
-// AcceptsGzip reports whether an Accept-Encoding names gzip (not with q=0).
-func AcceptsGzip(ae string) bool {
-	for part := range strings.SplitSeq(ae, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			q := strings.ReplaceAll(params, " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-		}
-	}
-	return false
 }
 
 // Write compresses p as one run of deflate blocks ending on a byte
