@@ -199,7 +199,12 @@ func (s *Server) followLive(ctx context.Context, p *recordingPlayer) {
 	p.mu.Lock()
 	known := p.last
 	p.mu.Unlock()
-	if last, err := s.rooms.lastEntry(ctx, p.code); err != nil || last <= known {
+	// A look in passing: a bus slow to answer must not hold the viewer's
+	// stream (the next look comes liveEvery later).
+	look, cancel := context.WithTimeout(ctx, liveEvery/2)
+	last, err := s.rooms.lastEntry(look, p.code)
+	cancel()
+	if err != nil || last <= known {
 		return
 	}
 	entries, last, err := s.sharedRecordingOf(ctx, p.code)
