@@ -14,7 +14,7 @@ import (
 // speed skips frames) and from nothing drawn yet; and a played frame's
 // patch is a small part of the options it stands for.
 func TestChartPatchRebuildsOptions(t *testing.T) {
-	for _, name := range presetNames() {
+	for _, name := range tabstate.PresetNames() {
 		run, err := tabstate.BuildRun(tabstate.Inputs{Preset: name})
 		if err != nil {
 			t.Fatal(err)

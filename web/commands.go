@@ -428,7 +428,7 @@ func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
 	}
 	if _, ok := scenario.Lookup(sig.Preset); !ok {
-		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(sig.Preset, 40), strings.Join(presetNames(), ", "))})
+		return httperr.WithKind(httperr.KindNotFound, tabstate.UnknownPreset("preset", sig.Preset))
 	}
 	return loadInputs(s, sess, tabstate.Inputs{Preset: sig.Preset}, "")
 }
@@ -473,12 +473,4 @@ func loadInputs(s *Server, sess *Session, in tabstate.Inputs, step string) error
 		sess.playing = false
 		sess.inputsGen++
 	})
-}
-
-func presetNames() []string {
-	var names []string
-	for _, p := range scenario.Presets() {
-		names = append(names, p.Name)
-	}
-	return names
 }

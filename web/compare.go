@@ -17,6 +17,7 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -116,7 +117,7 @@ func parseSide(name, raw string) (compareSide, error) {
 	}
 	side.link, err = tabstate.ParseLabQuery(q.Encode())
 	if _, ok := scenario.Lookup(side.link.Preset); !ok && err == nil {
-		err = httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("there is no scenario preset called %q (allowed %s)", httperr.Truncate(side.link.Preset, 40), strings.Join(presetNames(), ", "))})
+		err = httperr.WithKind(httperr.KindNotFound, tabstate.UnknownPreset("preset", side.link.Preset))
 	}
 	if err = errors.Join(seedErr, err); err != nil {
 		return side, sideError(name, err)
@@ -154,7 +155,7 @@ func sideError(side string, err error) error {
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	// ?view=projector lays the page out for a room's screen, as on the
 	// lab (splitView); it is not part of either run.
-	mode, rest, viewErr := splitView(r.URL.RawQuery)
+	mode, rest, viewErr := page.SplitView(r.URL.RawQuery)
 	a, b, err := parseCompareQuery(rest)
 	if viewErr != nil {
 		err = errors.Join(httperr.WithKind(httperr.KindMalformed, viewErr), err)
@@ -174,7 +175,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 				budget.MetricHeavy.WithLabelValues("over_budget").Inc()
 				status = http.StatusUnprocessableEntity
 			}
-			s.badRequestPage(w, r, status, "/compare", httperr.Text(err))
+			s.pages.BadRequest(w, r, status, "/compare", httperr.Text(err))
 		}
 		return
 	}
@@ -184,9 +185,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			httperr.Write(w, err, httperr.KindInternal)
 			return
 		}
-		v.Layout = s.layout("Compare: "+a.link.Preset, "lab", true)
+		v.Layout = s.pages.Layout("Compare: "+a.link.Preset, "lab", true)
 		v.Projector = mode == view.Projector
-		s.render(w, r, http.StatusOK, templates.ComparePage(v))
+		s.pages.Render(w, r, http.StatusOK, templates.ComparePage(v))
 		return
 	}
 	release, err := s.budget.Admit(r.Context(), 1)
@@ -195,14 +196,14 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	s.workPage(w, r, s.layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *progress) (templ.Component, error) {
+	s.pages.Work(w, r, s.pages.Layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *page.Progress) (templ.Component, error) {
 		for i, side := range todo {
-			p.step(i, len(todo), "runs ("+names[i]+" next)")
+			p.Step(i, len(todo), "runs ("+names[i]+" next)")
 			if _, err := s.runs.Get(side.inputs()); err != nil {
 				return nil, err
 			}
 		}
-		p.phase("drawing the charts")
+		p.Phase("drawing the charts")
 		v, err := s.compareOf(a, b)
 		if err != nil {
 			return nil, err

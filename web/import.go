@@ -109,7 +109,7 @@ type imported struct {
 func importDoc(name string, doc []byte) imported {
 	p, ok := scenario.Lookup(name)
 	if !ok {
-		return imported{status: http.StatusNotFound, err: fmt.Errorf("preset: there is no scenario preset called %q", httperr.Truncate(name, 60))}
+		return imported{status: http.StatusNotFound, err: tabstate.UnknownPreset("preset", name)}
 	}
 	c, err := envoyconf.ParseCluster(doc)
 	if err != nil {

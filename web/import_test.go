@@ -65,7 +65,7 @@ func TestImportErrors(t *testing.T) {
 		{"a typo in the cluster", "/lab/import", "name: a\nconect_timeout: 1s\noutlier_detection: {}\n", 400, `conect_timeout: unknown field, did you mean "connect_timeout"?`},
 		{"a bad DestinationRule field", "/lab/import", "host: r\ntrafficPolicy:\n  outlierDetection: {interval: 10}\n", 400, "trafficPolicy.outlierDetection.interval: 10 is not a valid duration"},
 		{"not YAML", "/lab/import", "outlier_detection: [1s", 400, "not valid YAML"},
-		{"unknown preset", "/lab/import?preset=nope", "outlier_detection: {}", 404, `no scenario preset called "nope"`},
+		{"unknown preset", "/lab/import?preset=nope", "outlier_detection: {}", 404, `preset: "nope" is not a preset (allowed `},
 		{"beyond a control's span", "/lab/import", "outlier_detection: {interval: 0.5s}", 422, "the lab cannot show this cluster:\ninterval"},
 		{"too large", "/lab/import", "outlier_detection: {}\n" + strings.Repeat("# padding\n", 30000), 413, "larger than"},
 	} {

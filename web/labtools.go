@@ -18,6 +18,7 @@ import (
 	"outlierlab/engine/scenario"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -29,7 +30,7 @@ import (
 
 // labToolsView is the tools panel of a free-lab page.
 func labToolsView(preset string) view.LabTools {
-	return view.LabTools{Preset: preset, Presets: presetLinks(preset), Params: sweepParamViews("max_ejection_percent")}
+	return view.LabTools{Preset: preset, Presets: page.PresetLinks(preset), Params: sweepParamViews("max_ejection_percent")}
 }
 
 // importStream answers the lab's form (through Datastar): a document with
@@ -96,9 +97,9 @@ func sourceWords(src envoyconf.Source) string {
 // importFormPage is the lab form's answer without JavaScript when the
 // document has problems: the problems, and the form with the document.
 func (s *Server) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
-	v := view.ImportPage{Layout: s.layout("Paste your cluster", "lab", false), Preset: req.preset,
-		Presets: presetLinks(req.preset), Document: string(req.doc), Result: importResultView(imp)}
-	s.render(w, r, imp.status, templates.ImportPage(v))
+	v := view.ImportPage{Layout: s.pages.Layout("Paste your cluster", "lab", false), Preset: req.preset,
+		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Result: importResultView(imp)}
+	s.pages.Render(w, r, imp.status, templates.ImportPage(v))
 }
 
 // lintSignals are the signals the lint panel posts: the tab's inputs.
@@ -134,7 +135,7 @@ func lintView(sig lintSignals) view.LintPanel {
 	}
 	p, ok := scenario.Lookup(preset)
 	if !ok {
-		return view.LintPanel{Problem: fmt.Sprintf("preset: %q is not a preset", httperr.Truncate(preset, 40))}
+		return view.LintPanel{Problem: tabstate.UnknownPreset("preset", preset).Error()}
 	}
 	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	in := tabstate.Inputs{Preset: p.Name}.With(vals)

@@ -11,6 +11,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -27,15 +28,15 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	d := s.lessons.byID[id]
 	if d == nil {
-		s.notFoundPage(w, r, "There is no lesson "+quoteShort(id)+".")
+		s.pages.NotFound(w, r, "There is no lesson "+quoteShort(id)+".")
 		return
 	}
-	mode, rest, err := splitView(r.URL.RawQuery)
+	mode, rest, err := page.SplitView(r.URL.RawQuery)
 	if err == nil {
-		err = onlyParams(rest, "a lesson page", "view")
+		err = page.OnlyParams(rest, "a lesson page", "view")
 	}
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
 	}
 	v, err := s.lessonView(d)
@@ -45,7 +46,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Lab.View = mode
 	csp.AllowTabScripts(w, v.Lab.Tab)
-	s.render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
+	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
 }
 
 func quoteShort(s string) string {
@@ -84,7 +85,7 @@ func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
 	snap := snapshot{run: run, speed: speeds[0], lesson: d}
 	vals := d.values(run, 0)
 	v := view.Lesson{
-		Layout: s.layout(d.Title, "lessons", true),
+		Layout: s.pages.Layout(d.Title, "lessons", true),
 		ID:     d.ID, Title: d.Title, Summary: d.Summary,
 		Number: d.index + 1, Total: len(s.lessons.list), Minutes: d.Minutes,
 		Body:     view.HTML(d.body.HTML(vals)),

@@ -1,25 +1,16 @@
 package web
 
 import (
-	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
-
-	"github.com/a-h/templ"
 
 	"outlierlab/engine/scenario"
 	"outlierlab/web/budget"
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
-	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -27,57 +18,10 @@ import (
 
 // defaultPreset is the lab's opening story (design.md, presets 1).
 
-func (s *Server) layout(title, nav string, charts bool) view.Layout {
-	l := view.Layout{
-		Title: title, Nav: nav,
-		CSS: s.assets.URL("app.css"), AppJS: s.assets.URL("app.js"),
-		Datastar: s.assets.URL("vendor/datastar.js"), Icon: s.assets.URL("favicon.svg"),
-	}
-	if charts {
-		l.ECharts = s.assets.URL("vendor/echarts.min.js")
-	}
-	return l
-}
-
-// render writes a full page. Pages are small; rendering into the response
-// directly is fine, and a render error after the first byte can only be
-// logged.
-func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Add("Vary", "Accept-Encoding")
-	var out io.Writer = w
-	// A lab page is ~70 KB of HTML and ~13 KB gzipped: on a room's Wi-Fi
-	// that is most of a first chart's wait after the scripts.
-	if r.Method != http.MethodHead && gzipstream.Accepts(r.Header.Get("Accept-Encoding"), "gzip") {
-		h.Set("Content-Encoding", "gzip")
-		zw := gzip.NewWriter(w)
-		defer func() { _ = zw.Close() }()
-		out = zw
-	}
-	w.WriteHeader(status)
-	if err := c.Render(r.Context(), out); err != nil {
-		s.log.Error("render", "path", r.URL.Path, "err", err)
-	}
-}
-
 // home handles GET /.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	h := view.Home{Layout: s.layout("Lessons", "home", false), Presets: presetLinks(""), Lessons: s.lessonLinks()}
-	s.render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
-}
-
-func presetLinks(selected string) []view.PresetLink {
-	var out []view.PresetLink
-	for _, p := range scenario.Presets() {
-		out = append(out, view.PresetLink{
-			Name: p.Name, Description: p.Description,
-			URL:      "/lab?preset=" + url.QueryEscape(p.Name),
-			Selected: p.Name == selected,
-		})
-	}
-	return out
+	h := view.Home{Layout: s.pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.lessonLinks()}
+	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
 }
 
 // labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
@@ -87,9 +31,9 @@ func presetLinks(selected string) []view.PresetLink {
 // the settings silently dropped: a room following the projector must see
 // what the instructor sees, or be told why not.
 func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
-	mode, query, err := splitView(r.URL.RawQuery)
+	mode, query, err := page.SplitView(r.URL.RawQuery)
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
+		s.pages.BadRequest(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
 		return
 	}
 	link, err := tabstate.ParseLabQuery(query)
@@ -105,56 +49,18 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
-			s.render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.layout("Lab: "+link.Preset, "lab", true), lab), false))
+			s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.pages.Layout("Lab: "+link.Preset, "lab", true), lab), false))
 			return
 		}
 	}
 	switch k := linkErrorKind(err, link); k {
 	case httperr.KindNotFound:
-		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
+		s.pages.NotFound(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
 	case httperr.KindInternal:
 		httperr.Plain(w, httperr.Status[k], "cannot run the preset: "+err.Error())
 	default:
-		s.badRequestPage(w, r, httperr.Status[k], "/lab", httperr.Text(err))
+		s.pages.BadRequest(w, r, httperr.Status[k], "/lab", httperr.Text(err))
 	}
-}
-
-// splitView takes the page's view out of a query (?view=projector): it is
-// how the page is laid out, not one of the lab's inputs, so a permalink
-// never carries it (app.js keeps it in the address while the stream
-// rewrites the rest). A view other than "" or projector is refused,
-// named.
-func splitView(raw string) (mode, rest string, err error) {
-	q, perr := url.ParseQuery(raw)
-	if perr != nil || !q.Has("view") {
-		return "", raw, nil // the lab's own parser names a bad query
-	}
-	vs := q["view"]
-	q.Del("view")
-	switch {
-	case len(vs) > 1:
-		err = &httperr.FieldError{Field: "view", Msg: fmt.Sprintf("is given %d times (allowed once)", len(vs))}
-	case vs[0] != "" && vs[0] != view.Projector:
-		err = &httperr.FieldError{Field: "view", Msg: fmt.Sprintf("%q is not a view (allowed %s)", httperr.Truncate(vs[0], 40), view.Projector)}
-	}
-	return vs[0], q.Encode(), err
-}
-
-// onlyParams is the one rule for a page's query: a parameter the page does
-// not take is refused, named, never silently dropped (a link that seems to
-// set something must not be believed to).
-func onlyParams(rawQuery, page string, allowed ...string) error {
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the query is not valid: " + err.Error()})
-	}
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(q)) {
-		if !slices.Contains(allowed, k) {
-			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (allowed %s)", page, strings.Join(allowed, ", "))})
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // linkErrorKind is what a lab address that fails is: a bad value in it
@@ -223,23 +129,6 @@ func speedLabel(sp speed, short bool) string {
 		return "1 interval/s"
 	}
 	return sp.Name + " intervals/s"
-}
-
-// notFound handles every unknown path.
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.notFoundPage(w, r, fmt.Sprintf("Nothing lives at %s.", httperr.Truncate(r.URL.Path, 80)))
-}
-
-// badRequestPage says what is wrong with an address, one line per field
-// with its allowed range, and links to the plain page (plain) instead.
-func (s *Server) badRequestPage(w http.ResponseWriter, r *http.Request, status int, plain, problems string) {
-	s.render(w, r, status, templates.BadRequest(view.BadRequest{
-		Layout: s.layout("Bad link", "", false), Problems: strings.Split(problems, "\n"), Plain: plain,
-	}))
-}
-
-func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request, what string) {
-	s.render(w, r, httperr.Status[httperr.KindNotFound], templates.NotFound(view.NotFound{Layout: s.layout("Not found", "", false), What: what, Lessons: s.lessonLinks()}))
 }
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;

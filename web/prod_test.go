@@ -240,7 +240,7 @@ func TestStreamGzipValid(t *testing.T) {
 // run is the bound; the largest frame (the one with the fault's burst of
 // decisions) is logged.
 func TestStreamFrameBytes(t *testing.T) {
-	for _, name := range presetNames() {
+	for _, name := range tabstate.PresetNames() {
 		t.Run(name, func(t *testing.T) {
 			run, err := tabstate.BuildRun(tabstate.Inputs{Preset: name})
 			if err != nil {

@@ -185,7 +185,7 @@ func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonDoc, error) 
 		return in, nil, &httperr.FieldError{Field: "step", Msg: "a step needs its lesson"}
 	default:
 		if _, ok := scenario.Lookup(st.Preset); !ok {
-			return in, nil, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(st.Preset, 40), strings.Join(presetNames(), ", "))}
+			return in, nil, tabstate.UnknownPreset("preset", st.Preset)
 		}
 		in = tabstate.Inputs{Preset: st.Preset}
 	}

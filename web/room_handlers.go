@@ -18,6 +18,7 @@ import (
 
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/qr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -177,7 +178,7 @@ func tooManyJoins(w http.ResponseWriter) {
 func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("code")
 	if raw == "" {
-		s.render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.layout("Join a workshop", "", false)}))
+		s.pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.pages.Layout("Join a workshop", "", false)}))
 		return
 	}
 	code, ok := normalRoomCode(raw)
@@ -189,14 +190,14 @@ func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
-	s.render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
-		Layout: s.layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
+	s.pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
+		Layout: s.pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
 func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
-	s.render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
-		Layout: s.layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
+	s.pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
+		Layout: s.pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
 	}))
 }
 
@@ -206,7 +207,7 @@ func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, 
 // lower case) and then returning ok false.
 func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
 	if s.rooms == nil {
-		s.notFoundPage(w, r, "This server runs no workshops.")
+		s.pages.NotFound(w, r, "This server runs no workshops.")
 		return "", rec, false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -324,7 +325,7 @@ func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string,
 		return
 	}
 	csp.AllowTabScripts(w, tab)
-	s.render(w, r, http.StatusOK, page)
+	s.pages.Render(w, r, http.StatusOK, page)
 }
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
@@ -358,7 +359,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 	}
 	lab.Signals = withRoomSignals(lab.Signals, code, role)
 	lab.Link = false // the address is the room's, not a permalink
-	l := s.layout("Workshop "+code, "lab", true)
+	l := s.pages.Layout("Workshop "+code, "lab", true)
 	if role == "projector" {
 		lab.View = view.Projector
 		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
@@ -433,13 +434,13 @@ func withStrip(page, strip templ.Component) templ.Component {
 
 // withRoomStart adds "Start a workshop" to a page of the lab (home, lab,
 // lesson), when the server has workshops.
-func (s *Server) withRoomStart(page templ.Component, home bool) templ.Component {
+func (s *Server) withRoomStart(pg templ.Component, home bool) templ.Component {
 	if s.rooms == nil {
-		return page
+		return pg
 	}
 	st := view.RoomStart{Home: home}
 	if home {
-		st.Lessons, st.Presets = s.lessonLinks(), presetLinks("")
+		st.Lessons, st.Presets = s.lessonLinks(), page.PresetLinks("")
 	}
-	return withStrip(page, templates.RoomStartStrip(st))
+	return withStrip(pg, templates.RoomStartStrip(st))
 }

@@ -210,7 +210,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
-	v := view.RecordingPlayer{Layout: s.layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
+	v := view.RecordingPlayer{Layout: s.pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
 	p, err := s.newPlayer(code, entries, replaySignals{RecSpeed: sp.Name})
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
@@ -245,7 +245,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 			csp.AllowTabScripts(w, lab.lesson.Lab.Tab)
 		}
 	}
-	s.render(w, r, http.StatusOK, templates.RecordingPage(v))
+	s.pages.Render(w, r, http.StatusOK, templates.RecordingPage(v))
 }
 
 func replaySpeedTitle(sp replaySpeed) string {

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"outlierlab/web/asset"
+	"outlierlab/web/page"
 	"slices"
 	"strings"
 	"sync"
@@ -62,7 +64,8 @@ type Options struct {
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	assets   *assets
+	assets   *asset.Assets
+	pages    *page.Pages
 	runs     *tabstate.RunCache
 	sessions *sessionStore
 	lessons  *lessonBook
@@ -86,7 +89,7 @@ type Server struct {
 
 // New builds a Server over the embedded assets.
 func New(o Options) (*Server, error) {
-	a, err := loadAssets(staticFiles)
+	a, err := asset.LoadAssets(staticFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +134,7 @@ func New(o Options) (*Server, error) {
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
 	}
+	s.pages = page.New(a, s.log, s.lessonLinks())
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.metrics = newLabMetrics(s)
 	return s, nil
@@ -167,7 +171,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
-	r.NotFound(s.notFound)
+	r.NotFound(s.pages.NotFoundHandler)
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)

@@ -184,7 +184,7 @@ func checkNewTabPreset(name string) error {
 		return nil
 	}
 	if _, ok := scenario.Lookup(name); !ok {
-		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "preset", Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(name, 40), strings.Join(presetNames(), ", "))})
+		return httperr.WithKind(httperr.KindNotFound, tabstate.UnknownPreset("preset", name))
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/memo"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -67,9 +68,9 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 		// A bare /sweep is where a person starts: the form (the cap of
 		// the default preset chosen), not a 400 for the missing param.
 		const param = "max_ejection_percent"
-		s.render(w, r, http.StatusOK, templates.SweepStartPage(view.Sweep{
-			Layout: s.layout("Sweep a setting", "lab", true), Preset: tabstate.DefaultPreset, Param: param, Seeds: "1-5",
-			Presets: presetLinks(tabstate.DefaultPreset), Params: sweepParamViews(param),
+		s.pages.Render(w, r, http.StatusOK, templates.SweepStartPage(view.Sweep{
+			Layout: s.pages.Layout("Sweep a setting", "lab", true), Preset: tabstate.DefaultPreset, Param: param, Seeds: "1-5",
+			Presets: page.PresetLinks(tabstate.DefaultPreset), Params: sweepParamViews(param),
 		}))
 		return
 	}
@@ -79,32 +80,32 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 			return
 		}
-		s.badRequestPage(w, r, http.StatusBadRequest, "/sweep?preset="+tabstate.DefaultPreset+"&param=max_ejection_percent", httperr.Text(err))
+		s.pages.BadRequest(w, r, http.StatusBadRequest, "/sweep?preset="+tabstate.DefaultPreset+"&param=max_ejection_percent", httperr.Text(err))
 		return
 	}
 	p, ok := scenario.Lookup(sq.preset)
 	if !ok {
-		s.notFoundPage(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(sq.preset, 60)))
+		s.pages.NotFound(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(sq.preset, 60)))
 		return
 	}
 	spec := sq.spec(p)
 	key := sweepKey(spec)
-	layout := s.layout("Sweep: "+sq.ctl.Name, "lab", true)
+	layout := s.pages.Layout("Sweep: "+sq.ctl.Name, "lab", true)
 	if e, ok := sweeps.Peek(key); ok {
 		v := sweepView(sq, e)
 		v.Layout = layout
-		s.render(w, r, http.StatusOK, templates.SweepPage(v))
+		s.pages.Render(w, r, http.StatusOK, templates.SweepPage(v))
 		return
 	}
 	plain := "/sweep?preset=" + p.Name + "&param=" + sq.ctl.Name
 	jobs, err := sweep.Plan(spec)
 	if err != nil {
-		s.badRequestPage(w, r, http.StatusBadRequest, plain, httperr.Text(err))
+		s.pages.BadRequest(w, r, http.StatusBadRequest, plain, httperr.Text(err))
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
 		budget.MetricHeavy.WithLabelValues("over_budget").Inc()
-		s.badRequestPage(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
+		s.pages.BadRequest(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
 		return
 	}
 	cores := min(len(jobs), int(s.budget.Workers))
@@ -115,10 +116,10 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	spec.Workers = cores
-	s.workPage(w, r, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *progress) (templ.Component, error) {
+	s.pages.Work(w, r, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *page.Progress) (templ.Component, error) {
 		spec.Progress = func(done, total int) {
 			tabstate.CountRun() // one call per distinct run
-			pr.step(done, total, "runs")
+			pr.Step(done, total, "runs")
 		}
 		start := time.Now()
 		sw, err := sweep.Run(r.Context(), spec)
@@ -127,7 +128,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 		}
 		e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
 		sweeps.Put(key, e)
-		pr.phase("drawing the charts")
+		pr.Phase("drawing the charts")
 		v := sweepView(sq, e)
 		v.Layout = layout
 		return templates.SweepContent(v), nil
@@ -148,7 +149,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	v := view.Sweep{
 		Preset: sq.preset, Param: sq.ctl.Name, Label: sq.ctl.Label,
 		From: sq.from, To: sq.to, Step: sq.step, Seeds: sq.seedSpec,
-		Presets: presetLinks(sq.preset), Params: sweepParamViews(sq.ctl.Name),
+		Presets: page.PresetLinks(sq.preset), Params: sweepParamViews(sq.ctl.Name),
 		Runs: e.sw.Runs, Points: len(sq.values), SeedCount: len(sq.seeds),
 		Took:   strconv.FormatFloat(e.took.Seconds(), 'f', 2, 64) + " s",
 		Charts: sweepCharts(sq, bands, e.sw),

@@ -10,6 +10,7 @@ import (
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/sim"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
@@ -204,7 +205,7 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 // controlsView is the settings panel for a run: its preset and the value
 // of every control the preset has.
 func controlsView(r *tabstate.Run) view.Controls {
-	return view.Controls{Preset: r.Preset, Description: r.Description, Presets: presetLinks(r.Preset), Groups: controlGroups(r)}
+	return view.Controls{Preset: r.Preset, Description: r.Description, Presets: page.PresetLinks(r.Preset), Groups: controlGroups(r)}
 }
 
 // controlGroups builds the control groups for a run's values.

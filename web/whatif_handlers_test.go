@@ -110,7 +110,7 @@ func TestCompareErrors(t *testing.T) {
 		{"an unknown setting", compareURL("preset=search-cache&cap=3", ""), 400, "a: cap: is not a setting of the lab"},
 		{"an unknown parameter", "/compare?c=1", 400, "c: is not a parameter of /compare (allowed a and b"},
 		{"a given twice", "/compare?a=&a=", 400, "a: is given 2 times (allowed once)"},
-		{"an unknown preset", compareURL("preset=nope", "preset=nope"), 404, `a: preset: there is no scenario preset called "nope"`},
+		{"an unknown preset", compareURL("preset=nope", "preset=nope"), 404, `a: preset: "nope" is not a preset (allowed `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := getPage(t, h, tc.target)

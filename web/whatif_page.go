@@ -24,6 +24,7 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
+	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -54,11 +55,11 @@ type whatifForm struct {
 
 // whatifPage handles GET /whatif: the form.
 func (s *Server) whatifPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: tabstate.DefaultSeed})))
+	s.pages.Render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: tabstate.DefaultSeed})))
 }
 
 func (s *Server) whatifView(f whatifForm) view.Whatif {
-	return view.Whatif{Layout: s.layout("What if: replay an access log", "lab", true),
+	return view.Whatif{Layout: s.pages.Layout("What if: replay an access log", "lab", true),
 		Config: f.config, Cluster: f.cluster, Seed: strconv.FormatUint(f.seed, 10),
 		MaxBytes: fmt.Sprintf("%d MiB", maxWhatifBytes>>20)}
 }
@@ -82,7 +83,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		v := s.whatifView(f)
 		v.Problems = strings.Split(httperr.Text(err), "\n")
-		s.render(w, r, status, templates.WhatifPage(v))
+		s.pages.Render(w, r, status, templates.WhatifPage(v))
 		return
 	}
 	release, err := s.budget.Admit(r.Context(), 1)
@@ -92,7 +93,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	v := s.whatifView(f)
-	s.workPage(w, r, v.Layout, fmt.Sprintf("Replaying %d requests on %d hosts", rp.plan.Requests, rp.plan.Hosts), func(p *progress) (templ.Component, error) {
+	s.pages.Work(w, r, v.Layout, fmt.Sprintf("Replaying %d requests on %d hosts", rp.plan.Requests, rp.plan.Hosts), func(p *page.Progress) (templ.Component, error) {
 		res, err := rp.run(p)
 		if err != nil {
 			return nil, err
@@ -234,15 +235,15 @@ func (s *Server) replayWork(rp *replayPlan) error {
 }
 
 // run replays the log and draws it, telling p.
-func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
+func (rp *replayPlan) run(p *page.Progress) (*view.WhatifResult, error) {
 	opts := rp.opts
-	opts.Progress = func(done, total int) { p.step(done, total, "requests replayed") }
+	opts.Progress = func(done, total int) { p.Step(done, total, "requests replayed") }
 	if rp.events != nil {
 		cmp, err := whatif.Compare(rp.log, rp.events, opts)
 		if err != nil {
 			return nil, replayError(err)
 		}
-		p.phase("drawing the charts")
+		p.Phase("drawing the charts")
 		v := whatifResultView(cmp.Result, rp.c, rp.f.config == "")
 		v.Compare = whatifCompareView(cmp, rp.events, rp.c.Outlier)
 		return v, nil
@@ -253,7 +254,7 @@ func (rp *replayPlan) run(p *progress) (*view.WhatifResult, error) {
 	if err != nil {
 		return nil, replayError(err)
 	}
-	p.phase("drawing the charts")
+	p.Phase("drawing the charts")
 	return whatifResultView(res, rp.c, rp.f.config == ""), nil
 }
 

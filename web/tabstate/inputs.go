@@ -202,3 +202,19 @@ func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) ==
 
 // defaultPreset is the lab's preset when a page names none.
 const DefaultPreset = "search-cache"
+
+// UnknownPreset is the one text for a preset name that is none: the field,
+// the name, and the presets there are. Callers give it its kind (a new tab
+// on it is a 404, a room's state a bad value).
+func UnknownPreset(field, name string) *httperr.FieldError {
+	return &httperr.FieldError{Field: field, Msg: fmt.Sprintf("%q is not a preset (allowed %s)", httperr.Truncate(name, 40), strings.Join(PresetNames(), ", "))}
+}
+
+// PresetNames are the presets' names, in the catalog's order.
+func PresetNames() []string {
+	var names []string
+	for _, p := range scenario.Presets() {
+		names = append(names, p.Name)
+	}
+	return names
+}

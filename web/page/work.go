@@ -1,4 +1,4 @@
-package web
+package page
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"outlierlab/web/view"
 )
 
-// workPage answers a request whose content takes a while — a sweep, a
+// Work answers a request whose content takes a while — a sweep, a
 // compare, a what-if replay, each admitted by the budget first: the
 // page's frame and a progress bar go out at once, the bar moves as the
 // work reports, and the content follows in the same response when the
@@ -26,17 +26,17 @@ import (
 // work itself is shown in the page. Every write moves the write deadline
 // on, so work longer than the server's WriteTimeout is not cut at it,
 // and the response is never silent for long.
-func (s *Server) workPage(w http.ResponseWriter, r *http.Request, l view.Layout, title string, work func(p *progress) (templ.Component, error)) {
+func (p *Pages) Work(w http.ResponseWriter, r *http.Request, l view.Layout, title string, work func(pr *Progress) (templ.Component, error)) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy passes the progress on as it comes
 	rc := http.NewResponseController(w)
 	body := templ.ComponentFunc(func(ctx context.Context, tw io.Writer) error {
-		p := &progress{w: tw, rc: rc, every: progressEvery}
-		p.start(title)
-		content, err := work(p)
-		p.end()
+		pr := &Progress{w: tw, rc: rc, every: progressEvery}
+		pr.start(title)
+		content, err := work(pr)
+		pr.end()
 		if ctx.Err() != nil {
 			return ctx.Err() // the visitor left: nobody reads the rest
 		}
@@ -47,7 +47,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request, l view.Layout,
 	})
 	w.WriteHeader(http.StatusOK)
 	if err := templates.Page(l).Render(templ.WithChildren(r.Context(), body), w); err != nil && r.Context().Err() == nil {
-		s.log.Error("render", "path", r.URL.Path, "err", err)
+		p.log.Error("render", "path", r.URL.Path, "err", err)
 	}
 }
 
@@ -58,9 +58,9 @@ const (
 	progressDeadline = 30 * time.Second
 )
 
-// progress is a work page's bar: each step is a paragraph with a
+// Progress is a work page's bar: each step is a paragraph with a
 // <progress>, of which app.css shows the last.
-type progress struct {
+type Progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	rc    *http.ResponseController
@@ -69,16 +69,16 @@ type progress struct {
 	ended bool
 }
 
-func (p *progress) start(title string) {
+func (p *Progress) start(title string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, _ = io.WriteString(p.w, `<div class="work" role="status" aria-live="polite"><h1>`+html.EscapeString(title)+`</h1>`)
 	p.writeLocked(`<p class="work-step"><progress></progress> starting…</p>`)
 }
 
-// step reports done of total, in unit ("runs"); steps closer than every
+// Step reports done of total, in unit ("runs"); steps closer than every
 // to the last one are dropped, but for the last.
-func (p *progress) step(done, total int, unit string) {
+func (p *Progress) Step(done, total int, unit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended || (done < total && time.Since(p.last) < p.every) {
@@ -92,8 +92,8 @@ func (p *progress) step(done, total int, unit string) {
 		total, done, pct, done, total, html.EscapeString(unit)))
 }
 
-// phase reports a step without a count ("drawing the charts").
-func (p *progress) phase(what string) {
+// Phase reports a step without a count ("drawing the charts").
+func (p *Progress) Phase(what string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.ended {
@@ -102,7 +102,7 @@ func (p *progress) phase(what string) {
 }
 
 // end closes the bar: later steps (a straggling worker) are dropped.
-func (p *progress) end() {
+func (p *Progress) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ended = true
@@ -112,7 +112,7 @@ func (p *progress) end() {
 
 // writeLocked writes a step, flushes it to the visitor and moves the
 // write deadline on. Callers hold mu.
-func (p *progress) writeLocked(s string) {
+func (p *Progress) writeLocked(s string) {
 	p.last = time.Now()
 	_ = p.rc.SetWriteDeadline(p.last.Add(progressDeadline))
 	_, _ = io.WriteString(p.w, s+"\n")

@@ -1,4 +1,4 @@
-package web
+package asset
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // encoded bodies, out of the URL space: /static/vendor/echarts.min.js.br
 // is not a file of its own. A .gz or .br with no FILE beside it stays a
 // plain file.
-func attachPrecompressed(a *assets) {
+func attachPrecompressed(a *Assets) {
 	for name, f := range a.byName {
 		for _, ext := range []string{".gz", ".br"} {
 			base, ok := strings.CutSuffix(name, ext)
