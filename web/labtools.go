@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"outlierlab/web/tools"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -30,7 +31,7 @@ import (
 
 // labToolsView is the tools panel of a free-lab page.
 func labToolsView(preset string) view.LabTools {
-	return view.LabTools{Preset: preset, Presets: page.PresetLinks(preset), Params: sweepParamViews("max_ejection_percent")}
+	return view.LabTools{Preset: preset, Presets: page.PresetLinks(preset), Params: tools.SweepParamViews("max_ejection_percent")}
 }
 
 // importStream answers the lab's form (through Datastar): a document with

@@ -40,7 +40,7 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		release, berr := s.admitLabPage(r.Context(), link.Inputs())
 		if berr != nil {
-			s.refuseHeavy(w, berr)
+			budget.Refuse(w, berr)
 			return
 		}
 		defer release()

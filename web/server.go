@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"outlierlab/web/asset"
 	"outlierlab/web/page"
+	"outlierlab/web/tools"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,7 @@ type Options struct {
 type Server struct {
 	assets   *asset.Assets
 	pages    *page.Pages
+	tools    *tools.Tools
 	runs     *tabstate.RunCache
 	sessions *sessionStore
 	lessons  *lessonBook
@@ -135,6 +137,7 @@ func New(o Options) (*Server, error) {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
 	}
 	s.pages = page.New(a, s.log, s.lessonLinks())
+	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.metrics = newLabMetrics(s)
 	return s, nil
@@ -145,8 +148,8 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler,
 		limitBodies(s.maxBody, map[string]int64{
-			"/lab/import": 3 * maxImportBytes, // a config pasted and uploaded, in a form
-			"/whatif":     maxWhatifBytes,     // an access log
+			"/lab/import": 3 * maxImportBytes,   // a config pasted and uploaded, in a form
+			"/whatif":     tools.MaxWhatifBytes, // an access log
 		}),
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)
@@ -156,10 +159,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/lab/cmd/{verb}", s.command)
 	r.Post("/lab/import", s.importCluster)
 	r.Post("/lab/lint", s.labLint)
-	r.Get("/compare", s.comparePage)
-	r.Get("/sweep", s.sweepPage)
-	r.Get("/whatif", s.whatifPage)
-	r.Post("/whatif", s.whatifPost)
+	s.tools.Routes(r)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", s.healthz)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"outlierlab/web/tools"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -292,7 +293,7 @@ func TestWhatifErrors(t *testing.T) {
 		{"nothing parses", nil, []byte("garbage\n"), 400, "log: the log has no request to replay (1 line, 1 did not parse)"},
 		{"a day long", nil, []byte(line + later), 400, "log: it spans 24h0m0s, 8641 intervals of 10 s (allowed up to 3600 intervals"},
 		{"a bad seed", map[string]string{"seed": "x"}, []byte(line), 400, `seed: "x" is not a seed (allowed a whole number from 1)`},
-		{"too large", nil, bytes.Repeat([]byte(line), maxWhatifBytes/len(line)+10), 413, "log: the upload is larger than 4 MiB"},
+		{"too large", nil, bytes.Repeat([]byte(line), tools.MaxWhatifBytes/len(line)+10), 413, "log: the upload is larger than 4 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body, ctype := multipartBody(t, tc.fields, tc.log)

@@ -5,6 +5,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -198,3 +199,11 @@ var (
 		Help: "Heavy requests (sweeps, compares, what-if replays) at the budget, by outcome: run (a core was free), queued_run, queue_full and wait_expired (503), over_budget (422).",
 	}, []string{"outcome"})
 )
+
+// Refuse answers heavy work the budget did not admit: a 503 with
+// Retry-After when the lab is busy; nothing when the visitor left.
+func Refuse(w http.ResponseWriter, err error) {
+	if b, ok := errors.AsType[*Busy](err); ok {
+		WriteBusy(w, b)
+	}
+}

@@ -1,8 +1,7 @@
-package web
+package tools
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -20,16 +19,11 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
-	"outlierlab/web/memo"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
-
-// sweeps keeps recent sweeps by their address, so a reload or a room
-// opening the same link runs nothing.
-var sweeps = memo.New[string, sweepEntry](16)
 
 type sweepEntry struct {
 	key  string
@@ -44,7 +38,7 @@ func sweepKey(spec sweep.Spec) string {
 
 // sweepWork weighs a sweep's distinct runs against the budget: its
 // field is step (or seeds, for one value), what the visitor changes.
-func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
+func (s *Tools) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 	var units, heaviest int64
 	for _, j := range jobs {
 		w := budget.RunWork(j.Scenario, j.Config)
@@ -63,14 +57,14 @@ func (s *Server) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 // otherwise the sweep is planned (a bad value is a 400), weighed (past
 // the budget, a 422), admitted (a 503 when the lab is busy), then run
 // on a streamed page with its progress.
-func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery == "" {
 		// A bare /sweep is where a person starts: the form (the cap of
 		// the default preset chosen), not a 400 for the missing param.
 		const param = "max_ejection_percent"
 		s.pages.Render(w, r, http.StatusOK, templates.SweepStartPage(view.Sweep{
 			Layout: s.pages.Layout("Sweep a setting", "lab", true), Preset: tabstate.DefaultPreset, Param: param, Seeds: "1-5",
-			Presets: page.PresetLinks(tabstate.DefaultPreset), Params: sweepParamViews(param),
+			Presets: page.PresetLinks(tabstate.DefaultPreset), Params: SweepParamViews(param),
 		}))
 		return
 	}
@@ -91,7 +85,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	spec := sq.spec(p)
 	key := sweepKey(spec)
 	layout := s.pages.Layout("Sweep: "+sq.ctl.Name, "lab", true)
-	if e, ok := sweeps.Peek(key); ok {
+	if e, ok := s.sweeps.Peek(key); ok {
 		v := sweepView(sq, e)
 		v.Layout = layout
 		s.pages.Render(w, r, http.StatusOK, templates.SweepPage(v))
@@ -111,7 +105,7 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 	cores := min(len(jobs), int(s.budget.Workers))
 	release, err := s.budget.Admit(r.Context(), cores)
 	if err != nil {
-		s.refuseHeavy(w, err)
+		budget.Refuse(w, err)
 		return
 	}
 	defer release()
@@ -127,20 +121,12 @@ func (s *Server) sweepPage(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		e := sweepEntry{key: key, sw: sw, took: time.Since(start)}
-		sweeps.Put(key, e)
+		s.sweeps.Put(key, e)
 		pr.Phase("drawing the charts")
 		v := sweepView(sq, e)
 		v.Layout = layout
 		return templates.SweepContent(v), nil
 	})
-}
-
-// refuseHeavy answers heavy work the budget did not admit: a 503 with
-// Retry-After when the lab is busy; nothing when the visitor left.
-func (s *Server) refuseHeavy(w http.ResponseWriter, err error) {
-	if b, ok := errors.AsType[*budget.Busy](err); ok {
-		budget.WriteBusy(w, b)
-	}
 }
 
 // sweepView is the page of a sweep: the form, the charts and the table.
@@ -149,7 +135,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	v := view.Sweep{
 		Preset: sq.preset, Param: sq.ctl.Name, Label: sq.ctl.Label,
 		From: sq.from, To: sq.to, Step: sq.step, Seeds: sq.seedSpec,
-		Presets: page.PresetLinks(sq.preset), Params: sweepParamViews(sq.ctl.Name),
+		Presets: page.PresetLinks(sq.preset), Params: SweepParamViews(sq.ctl.Name),
 		Runs: e.sw.Runs, Points: len(sq.values), SeedCount: len(sq.seeds),
 		Took:   strconv.FormatFloat(e.took.Seconds(), 'f', 2, 64) + " s",
 		Charts: sweepCharts(sq, bands, e.sw),
@@ -172,7 +158,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 }
 
 // sweepParamViews are the sweep form's choices, each with its span.
-func sweepParamViews(selected string) []view.SweepParam {
+func SweepParamViews(selected string) []view.SweepParam {
 	var out []view.SweepParam
 	for _, c := range sweepParams() {
 		out = append(out, view.SweepParam{Name: c.Name, Label: c.Label, Min: httperr.FormatNumber(c.Min), Max: httperr.FormatNumber(c.Max), Step: httperr.FormatNumber(c.Step), Selected: c.Name == selected})

@@ -1,4 +1,4 @@
-package web
+package tools
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ import (
 const (
 	// maxWhatifBytes bounds an upload (log and config together): larger
 	// is 413. Some 20 000 lines of Envoy's default format.
-	maxWhatifBytes = 4 << 20
+	MaxWhatifBytes = 4 << 20
 	// maxWhatifFrames bounds the intervals a replay draws: an hour at 1 s,
 	// ten at Envoy's 10 s. A log spanning more is refused before it runs.
 	maxWhatifFrames = 3600
@@ -54,21 +54,21 @@ type whatifForm struct {
 }
 
 // whatifPage handles GET /whatif: the form.
-func (s *Server) whatifPage(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) whatifPage(w http.ResponseWriter, r *http.Request) {
 	s.pages.Render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: tabstate.DefaultSeed})))
 }
 
-func (s *Server) whatifView(f whatifForm) view.Whatif {
+func (s *Tools) whatifView(f whatifForm) view.Whatif {
 	return view.Whatif{Layout: s.pages.Layout("What if: replay an access log", "lab", true),
 		Config: f.config, Cluster: f.cluster, Seed: strconv.FormatUint(f.seed, 10),
-		MaxBytes: fmt.Sprintf("%d MiB", maxWhatifBytes>>20)}
+		MaxBytes: fmt.Sprintf("%d MiB", MaxWhatifBytes>>20)}
 }
 
 // whatifPost handles POST /whatif: the form again with every problem
 // named by its field (log, config, cluster, seed) — a 400, or a 422 for a
 // replay past the budget — or the replay, admitted by the budget (a 503
 // when the lab is busy) and made on a streamed page with its progress.
-func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) whatifPost(w http.ResponseWriter, r *http.Request) {
 	f, status, err := readWhatifForm(w, r)
 	var rp *replayPlan
 	if err == nil {
@@ -88,7 +88,7 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 	}
 	release, err := s.budget.Admit(r.Context(), 1)
 	if err != nil {
-		s.refuseHeavy(w, err)
+		budget.Refuse(w, err)
 		return
 	}
 	defer release()
@@ -107,11 +107,11 @@ func (s *Server) whatifPost(w http.ResponseWriter, r *http.Request) {
 // maxWhatifBytes of it (413 past that).
 func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
 	f := whatifForm{seed: tabstate.DefaultSeed}
-	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", maxWhatifBytes>>20, maxWhatifBytes)}
-	if r.ContentLength > maxWhatifBytes {
+	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", MaxWhatifBytes>>20, MaxWhatifBytes)}
+	if r.ContentLength > MaxWhatifBytes {
 		return f, http.StatusRequestEntityTooLarge, tooLarge
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxWhatifBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxWhatifBytes)
 	err := r.ParseMultipartForm(1 << 20)
 	if errors.Is(err, http.ErrNotMultipart) {
 		err = r.ParseForm()
@@ -220,7 +220,7 @@ func replayError(err error) error {
 // replayWork weighs a replay against the budget: every request, and
 // every host at every tick to the last ejection's possible return (the
 // replay keeps each in a frame and draws it in the lanes).
-func (s *Server) replayWork(rp *replayPlan) error {
+func (s *Tools) replayWork(rp *replayPlan) error {
 	cfg := rp.c.Outlier
 	tail := max(cfg.MaxEjectionTimeMs, cfg.BaseEjectionTimeMs) + cfg.MaxEjectionTimeJitterMs + 2*cfg.IntervalMs
 	ticks := (rp.plan.Span.Milliseconds()+tail)/max(cfg.IntervalMs, 1) + 1

@@ -1,4 +1,4 @@
-package web
+package tools
 
 import (
 	"errors"
@@ -152,7 +152,7 @@ func sideError(side string, err error) error {
 // at once; otherwise the runs to make are weighed (past the budget, a
 // 422 naming the heavier side), admitted (a 503 when the lab is busy)
 // and made on a streamed page with its progress.
-func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 	// ?view=projector lays the page out for a room's screen, as on the
 	// lab (splitView); it is not part of either run.
 	mode, rest, viewErr := page.SplitView(r.URL.RawQuery)
@@ -192,7 +192,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	release, err := s.budget.Admit(r.Context(), 1)
 	if err != nil {
-		s.refuseHeavy(w, err)
+		budget.Refuse(w, err)
 		return
 	}
 	defer release()
@@ -214,7 +214,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 }
 
 // compareOf is the view of both sides' runs (from the cache, or made).
-func (s *Server) compareOf(a, b compareSide) (view.Compare, error) {
+func (s *Tools) compareOf(a, b compareSide) (view.Compare, error) {
 	runA, err := s.runs.Get(a.inputs())
 	if err != nil {
 		return view.Compare{}, err
@@ -229,7 +229,7 @@ func (s *Server) compareOf(a, b compareSide) (view.Compare, error) {
 // compareWork is the runs a compare has to make (the cache has the
 // others) and their names (A, B), weighed against the budget: past it,
 // the heavier side is the field named.
-func (s *Server) compareWork(a, b compareSide) ([]compareSide, []string, error) {
+func (s *Tools) compareWork(a, b compareSide) ([]compareSide, []string, error) {
 	var todo []compareSide
 	var names []string
 	var units, heaviest int64

@@ -1,0 +1,41 @@
+// Package tools serves the pages that check a config beyond one run of the
+// lab: /compare, /sweep and /whatif (an access log, and Envoy's own event
+// log beside it, replayed).
+package tools
+
+import (
+	"log/slog"
+	"outlierlab/web/budget"
+	"outlierlab/web/memo"
+	"outlierlab/web/page"
+	"outlierlab/web/tabstate"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Tools serves the pages that check a config beyond one run of the lab:
+// two runs side by side (/compare), a setting swept over seeds (/sweep),
+// an access log replayed (/whatif). Each is heavy work, admitted by the
+// budget and answered as a progress page.
+type Tools struct {
+	pages  *page.Pages
+	runs   *tabstate.RunCache
+	budget *budget.Budget
+	log    *slog.Logger
+	// sweeps keeps recent sweeps by their address, so a reload or a room
+	// of attendees opening one link runs it once.
+	sweeps *memo.Cache[string, sweepEntry]
+}
+
+// NewTools is the tools' pages over the lab's run cache and the budget.
+func NewTools(pages *page.Pages, runs *tabstate.RunCache, b *budget.Budget, log *slog.Logger) *Tools {
+	return &Tools{pages: pages, runs: runs, budget: b, log: log, sweeps: memo.New[string, sweepEntry](16)}
+}
+
+// Routes registers the tools' pages.
+func (s *Tools) Routes(r chi.Router) {
+	r.Get("/compare", s.comparePage)
+	r.Get("/sweep", s.sweepPage)
+	r.Get("/whatif", s.whatifPage)
+	r.Post("/whatif", s.whatifPost)
+}
