@@ -186,7 +186,7 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 		sess.setCursor(c, now)
 	}
 	if sp, ok := lookupSpeed(sig.Speed); ok {
-		sess.speed = sp
+		sess.pb.Speed = sp
 	}
 	if lesson != nil {
 		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
@@ -351,7 +351,7 @@ func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
 		c = 0 // play at the end starts over
 	}
 	sess.setCursor(c, now)
-	sess.playing = true
+	sess.pb.Playing = true
 	sess.touch()
 	return nil
 }
@@ -374,7 +374,7 @@ func moveCursor(s *Server, sess *Session, delta int) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.setCursor(sess.cursorAt(now)+delta, now)
-	sess.playing = false
+	sess.pb.Playing = false
 	sess.touch()
 	return nil
 }
@@ -389,7 +389,7 @@ func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 		return err
 	}
 	sess.setCursor(c, now)
-	sess.playing = false
+	sess.pb.Playing = false
 	sess.touch()
 	return nil
 }
@@ -404,7 +404,7 @@ func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	c := sess.cursorAt(now)
-	sess.speed = sp
+	sess.pb.Speed = sp
 	sess.setCursor(c, now)
 	sess.touch()
 	return nil
@@ -470,7 +470,7 @@ func loadInputs(s *Server, sess *Session, in tabstate.Inputs, step string) error
 		sess.setRun(in, run)
 		sess.notice, sess.step = "", step
 		sess.setCursor(0, now)
-		sess.playing = false
+		sess.pb.Playing = false
 		sess.inputsGen++
 	})
 }

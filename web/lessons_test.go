@@ -390,10 +390,10 @@ func TestLessonPredictionHolds(t *testing.T) {
 	sess := newSession(testTab, d.inputs(""), run, t0)
 	sess.lesson = d
 	sess.rehold()
-	if sess.hold != 3 {
-		t.Fatalf("hold = %d, want 3 (30 s)", sess.hold)
+	if sess.pb.Hold != 3 {
+		t.Fatalf("hold = %d, want 3 (30 s)", sess.pb.Hold)
 	}
-	sess.playing, sess.anchorAt = true, t0
+	sess.pb.Playing, sess.pb.AnchorAt = true, t0
 	if c := sess.cursorAt(t0.Add(2 * time.Second)); c != 2 || !sess.isPlaying(t0.Add(2*time.Second)) {
 		t.Errorf("before the pause: cursor %d", c)
 	}
@@ -419,8 +419,8 @@ func TestLessonPredictionHolds(t *testing.T) {
 	other := newSession(testTab, d.inputs("safety"), burst, t0)
 	other.lesson = d
 	other.rehold()
-	if other.hold != 0 {
-		t.Errorf("hold %d on the burst scenario", other.hold)
+	if other.pb.Hold != 0 {
+		t.Errorf("hold %d on the burst scenario", other.pb.Hold)
 	}
 }
 

@@ -215,50 +215,34 @@ func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonDoc, error) 
 	return in, d, nil
 }
 
-// roomStateOf is a tab's state as its room shares it. Callers hold mu.
-func roomStateOf(sess *Session) roomState {
+// roomStateOf is a tab's state as its room shares it.
+func roomStateOf(ts TabState) roomState {
+	pb := ts.Playback
 	st := roomState{
-		Preset: sess.in.Preset, Cfg: sess.in.Values, Inject: sess.in.Inject,
-		Anchor: sess.anchor, Playing: sess.playing, Speed: sess.speed.Name, Predicted: sess.predicted,
+		Preset: ts.In.Preset, Cfg: ts.In.Values, Inject: ts.In.Inject,
+		Anchor: pb.Anchor, Playing: pb.Playing, Speed: pb.Speed.Name, Predicted: ts.Predicted,
 	}
-	if !sess.anchorAt.IsZero() {
-		st.AnchorAtMs = sess.anchorAt.UnixMilli()
+	if !pb.AnchorAt.IsZero() {
+		st.AnchorAtMs = pb.AnchorAt.UnixMilli()
 	}
-	if sess.lesson != nil {
-		st.Lesson, st.Step = sess.lesson.ID, sess.step
+	if ts.Lesson != nil {
+		st.Lesson, st.Step = ts.Lesson.ID, ts.Step
 	}
 	return st
 }
 
-// setRoomState puts a tab on a room's state, whose inputs (in, run of
-// lesson d) roomInputs checked; the caller has the stream patch the
-// settings' signals. It reports false if the tab shows another
-// lesson (or a lesson where the room has the free lab): a page cannot
-// become another, and the state is not applied. Callers hold mu.
-func (sess *Session) setRoomState(st *roomState, in tabstate.Inputs, run *tabstate.Run, d *lessonDoc) bool {
-	if d != sess.lesson {
-		return false
+// tabState is the room's state for a tab to take, over the inputs
+// roomInputs checked (in, its run, of lesson d): an open question holds
+// playback before the moment it asks about.
+func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonDoc) TabState {
+	sp, _ := lookupSpeed(st.Speed)
+	pb := Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
+	if st.AnchorAtMs != 0 {
+		pb.AnchorAt = time.UnixMilli(st.AnchorAtMs)
 	}
-	if run.Preset != sess.preset || st.Step != sess.step {
-		sess.inputsGen++ // another panel of controls: the stream re-renders it
+	ts := TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted}
+	if q := st.Question; q != nil && !q.Revealed {
+		ts.QuestionHold = q.Hold
 	}
-	sess.setRun(in, run)
-	sess.step = st.Step
-	sess.notice = ""
-	sess.speed, _ = lookupSpeed(st.Speed)
-	sess.playing = st.Playing
-	sess.predicted = st.Predicted
-	sess.rehold()
-	if q := st.Question; q != nil && !q.Revealed && q.Hold > 0 && (sess.hold == 0 || q.Hold < sess.hold) {
-		sess.hold = q.Hold // the room waits before the moment its question asks about
-	}
-	sess.anchor = min(st.Anchor, len(run.Frames))
-	if sess.hold > 0 {
-		sess.anchor = min(sess.anchor, sess.hold)
-	}
-	sess.anchorAt = time.UnixMilli(st.AnchorAtMs)
-	if st.AnchorAtMs == 0 {
-		sess.anchorAt = time.Time{}
-	}
-	return true
+	return ts
 }

@@ -141,9 +141,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 	if err != nil {
 		return roomState{}, err
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return roomStateOf(sess), nil
+	return roomStateOf(sess.State()), nil
 }
 
 // startFrom is a room on a lesson ("lesson:ID") or a preset
@@ -369,9 +367,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 
 // roomCursor is the room's cursor now (playback is arithmetic).
 func roomCursor(st *roomState, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
-	tmp := newSession("", in, run, now)
-	tmp.setRoomState(st, in, run, nil)
-	return tmp.cursorAt(now)
+	return st.tabState(in, run, nil).CursorAt(now)
 }
 
 // roomBar is the strip's view of a room.

@@ -443,9 +443,7 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 func (h *roomHub) publish(ctx context.Context, sess *Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
-	sess.mu.Lock()
-	st := roomStateOf(sess)
-	sess.mu.Unlock()
+	st := roomStateOf(sess.State())
 	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *roomState) error {
 		st.keepTools(old)
 		*old = st
@@ -454,10 +452,10 @@ func (h *roomHub) publish(ctx context.Context, sess *Session) error {
 	if err != nil {
 		return fmt.Errorf("room bus: cannot publish room %s: %w", h.code, err)
 	}
-	sess.mu.Lock()
-	if sess.room != nil {
-		sess.room.applied = max(sess.room.applied, rev)
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		tr.applied = max(tr.applied, rev)
+		tr.mu.Unlock()
 	}
-	sess.mu.Unlock()
 	return nil
 }

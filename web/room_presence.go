@@ -51,17 +51,8 @@ func (w *roomWatch) putPresence(sess *Session) {
 		return
 	}
 	p := presence{Nick: nickname(w.who)}
-	sess.mu.Lock()
-	p.Follow = sess.room != nil && sess.room.follow
-	// The run if the cache still has it: the board is not worth a rebuild.
-	if d, run := sess.lesson, sess.run.Value(); d != nil && run != nil {
-		for _, st := range d.statuses(run, sess.cursorAt(w.s.now())) {
-			if st.Done {
-				p.Done = append(p.Done, st.ID)
-			}
-		}
-	}
-	sess.mu.Unlock()
+	p.Follow = tieOf(sess).following()
+	p.Done = sess.StepsDone(w.s.now())
 	w.hub.mu.Lock()
 	if q := w.hub.now.rec.State.Question; q != nil {
 		p.Answer = w.hub.answers[q.ID][w.who].Answer

@@ -372,13 +372,15 @@ func (s *Server) resyncTab(code, tab string, rev uint64) {
 	if sess == nil {
 		return
 	}
-	sess.mu.Lock()
-	tr := sess.room
-	mark := tr != nil && tr.code == code && tr.role == rolePresenter && rev > tr.applied
-	if mark {
-		tr.resync = rev
+	tr := tieOf(sess)
+	mark := false
+	if tr != nil && tr.code == code && tr.role == rolePresenter {
+		tr.mu.Lock()
+		if mark = rev > tr.applied; mark {
+			tr.resync = rev
+		}
+		tr.mu.Unlock()
 	}
-	sess.mu.Unlock()
 	if !mark {
 		return
 	}

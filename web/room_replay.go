@@ -304,13 +304,7 @@ func (p *recordingPlayer) tail(i int) int64 {
 	if !ok {
 		return 0
 	}
-	at := time.UnixMilli(p.entries[i].TMs)
-	tmp := newSession("", pe.in, run, at)
-	tmp.setRoomState(st, pe.in, run, nil)
-	left := len(run.Frames) - tmp.cursorAt(at)
-	if tmp.holding() {
-		left = tmp.hold - tmp.cursorAt(at)
-	}
+	left := st.tabState(pe.in, run, nil).Left(time.UnixMilli(p.entries[i].TMs))
 	d := time.Duration(float64(max(left, 0)) / sp.FPS * float64(time.Second))
 	return min(d, maxReplayTail).Milliseconds()
 }
@@ -433,9 +427,7 @@ func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
 		v = p.end
 		i = p.entryAt(v)
 	}
-	sess.mu.Lock()
-	gen := sess.gen
-	sess.mu.Unlock()
+	gen := sess.Gen()
 	if i != p.applied || p.dirty || gen != p.sessGen {
 		at, from := v, now
 		if i != p.applied && !p.dirty && p.playing && p.speed.X > 0 {
@@ -446,9 +438,7 @@ func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
 		}
 		p.apply(sess, i, at, from)
 		p.applied, p.dirty, p.shown = i, false, true
-		sess.mu.Lock()
-		p.sessGen = sess.gen // also when the entry could not be applied
-		sess.mu.Unlock()
+		p.sessGen = sess.Gen() // also when the entry could not be applied
 	}
 	switch {
 	case !p.playing:
@@ -482,20 +472,19 @@ func (p *recordingPlayer) apply(sess *Session, i int, v int64, from time.Time) {
 		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
-	c := roomCursor(&e.State, pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if !sess.setRoomState(&e.State, pe.in, run, pe.d) {
+	ts := e.State.tabState(pe.in, run, pe.d)
+	ts.Playback.Anchor = roomCursor(&e.State, pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
+	ts.Playback.AnchorAt = from
+	ts.Playback.Playing = p.playing && p.speed.X > 0 && e.State.Playing
+	if ts.Playback.Playing && ts.Playback.Speed.FPS > 0 {
+		ts.Playback.Speed.FPS *= p.speed.X
+	}
+	gen, ok := sess.Follow(ts)
+	if !ok {
 		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
 		return
 	}
-	sess.setCursor(c, from)
-	sess.playing = p.playing && p.speed.X > 0 && e.State.Playing
-	if sess.playing && sess.speed.FPS > 0 {
-		sess.speed.FPS *= p.speed.X
-	}
-	sess.touch()
-	p.sessGen = sess.gen
+	p.sessGen = gen
 }
 
 // touchLocked wakes the player's streams. Callers hold mu.

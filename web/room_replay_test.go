@@ -66,9 +66,10 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		rev := hub.current().rev
 		sess := lb.s.sessions.get(tabFollower)
 		waitUntil(t, "the follower applied "+what, func() bool {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
-			return sess.room.applied >= rev
+			tr := tieOf(sess)
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			return tr.applied >= rev
 		})
 		sess.mu.Lock()
 		js, err := chart.ScriptAt(sess.runLocked(), sess.cursorAt(lb.s.now()), true)
@@ -224,7 +225,7 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 	state := func() (mep float64, cursor int, playing bool, fps float64) {
 		sess.mu.Lock()
 		defer sess.mu.Unlock()
-		return sess.in.Values["max_ejection_percent"], sess.cursorAt(now), sess.playing, sess.speed.FPS
+		return sess.in.Values["max_ejection_percent"], sess.cursorAt(now), sess.pb.Playing, sess.pb.Speed.FPS
 	}
 	cmd := func(verb, q string) {
 		t.Helper()

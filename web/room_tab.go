@@ -33,10 +33,14 @@ const (
 	rolePresenter
 )
 
-// tabRoom is a tab's place in a room, kept in its session (under its mu).
+// tabRoom is a tab's place in a room: the session holds it (a Tie), the
+// room reads and writes it under its own mu, never the session's. Code and
+// role are fixed when it is bound. A room holds mu while it applies a
+// state to the session (applyRoom): tabRoom.mu, then the session's.
 type tabRoom struct {
 	code string
 	role roomRole
+	mu   sync.Mutex
 	// follow: a follower applies the room's states; false once it broke
 	// away.
 	follow bool
@@ -53,6 +57,25 @@ type tabRoom struct {
 	resync uint64
 }
 
+// RoomCode is the room's code (Tie).
+func (tr *tabRoom) RoomCode() string { return tr.code }
+
+// tieOf is the tab's place in a room, nil for a tab in none.
+func tieOf(sess *Session) *tabRoom {
+	tr, _ := sess.TieOf().(*tabRoom)
+	return tr
+}
+
+// following reports whether the tab follows its room (false in none).
+func (tr *tabRoom) following() bool {
+	if tr == nil {
+		return false
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.follow
+}
+
 // roomSignals are the room page's signals, sent with every request of
 // the tab (signals.go's tabSignals are the lab's).
 type roomSignals struct {
@@ -62,36 +85,34 @@ type roomSignals struct {
 }
 
 // bindRoom gives a tab its room from its signals the first time a request
-// names one (the session may be new, or rebuilt after an eviction), and
-// returns a copy; ok is false for a tab in no room.
-func (s *Server) bindRoom(sess *Session, rs roomSignals) (tr tabRoom, ok bool, err error) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.room != nil {
-		return *sess.room, true, nil
-	}
-	if rs.Room == "" {
-		return tr, false, nil
-	}
-	if s.rooms == nil {
-		return tr, false, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
-	}
-	code, valid := normalRoomCode(rs.Room)
-	if !valid {
-		return tr, false, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
-	}
-	tr = tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
-	switch rs.RoomRole {
-	case "", "follow":
-	case "projector":
-		tr.role, tr.follow = roleProjector, true
-	case "present":
-		tr.role = rolePresenter
-	default:
-		return tr, false, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", httperr.Truncate(rs.RoomRole, 20))})
-	}
-	sess.room = &tr
-	return tr, true, nil
+// names one (the session may be new, or rebuilt after an eviction); nil
+// for a tab in no room.
+func (s *Server) bindRoom(sess *Session, rs roomSignals) (*tabRoom, error) {
+	t, err := sess.Tie(func() (Tie, error) {
+		if rs.Room == "" {
+			return nil, nil
+		}
+		if s.rooms == nil {
+			return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+		}
+		code, valid := normalRoomCode(rs.Room)
+		if !valid {
+			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
+		}
+		tr := &tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
+		switch rs.RoomRole {
+		case "", "follow":
+		case "projector":
+			tr.role, tr.follow = roleProjector, true
+		case "present":
+			tr.role = rolePresenter
+		default:
+			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", httperr.Truncate(rs.RoomRole, 20))})
+		}
+		return tr, nil
+	})
+	tr, _ := t.(*tabRoom)
+	return tr, err
 }
 
 // roomCommand runs a command (apply) for a tab in a room: a projector
@@ -102,11 +123,11 @@ func (s *Server) bindRoom(sess *Session, rs roomSignals) (tr tabRoom, ok bool, e
 func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
 	var rs roomSignals
 	_ = json.Unmarshal(body, &rs) // the command already refused a body that is not JSON
-	tr, ok, err := s.bindRoom(sess, rs)
+	tr, err := s.bindRoom(sess, rs)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if tr == nil {
 		return apply()
 	}
 	// A command naming a code that is no room counts as a guess, as any
@@ -120,16 +141,16 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
 	case roleFollower:
 		switch {
-		case !tr.follow || verb == "rejoin":
+		case !tr.following() || verb == "rejoin":
 		case verb == "answer":
 			// The command noted the answer; the room's hold stands.
 			return s.snapToRoom(r.Context(), sess, tr.code)
 		case s.roomLocked(r.Context(), tr.code):
 			return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
 		default:
-			sess.mu.Lock()
-			sess.room.follow = false
-			sess.mu.Unlock()
+			tr.mu.Lock()
+			tr.follow = false
+			tr.mu.Unlock()
 		}
 		return apply()
 	}
@@ -166,17 +187,15 @@ func roomError(err error) error {
 // cmdRejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
 func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
-	sess.mu.Lock()
-	tr := sess.room
+	tr := tieOf(sess)
 	if tr == nil || tr.role == rolePresenter {
-		sess.mu.Unlock()
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
 	}
+	tr.mu.Lock()
 	tr.follow = true
-	code := tr.code
-	sess.touch() // the banner goes even if the state cannot be applied
-	sess.mu.Unlock()
-	return s.snapToRoom(context.Background(), sess, code)
+	tr.mu.Unlock()
+	sess.Touch() // the banner goes even if the state cannot be applied
+	return s.snapToRoom(context.Background(), sess, tr.code)
 }
 
 // snapToRoom applies the room's current state to the tab again, whatever
@@ -187,9 +206,11 @@ func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) err
 		return roomError(err)
 	}
 	defer hub.release("")
-	sess.mu.Lock()
-	sess.room.applied = 0
-	sess.mu.Unlock()
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		tr.applied = 0
+		tr.mu.Unlock()
+	}
 	s.applyRoom(sess, hub.current())
 	return nil
 }
@@ -199,10 +220,13 @@ func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) err
 // presenter's tab that has never had one: a reloaded instructor page). A
 // state that does not fit the page is logged and skipped.
 func (s *Server) applyRoom(sess *Session, n roomNow) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	tr := sess.room
-	if tr == nil || n.run == nil || n.rev <= tr.applied {
+	tr := tieOf(sess)
+	if tr == nil || n.run == nil {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if n.rev <= tr.applied {
 		return
 	}
 	tr.obeyRoom(&n.rec.State)
@@ -213,12 +237,11 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 		tr.resync = 0
 	}
 	tr.applied = n.rev
-	if !sess.setRoomState(&n.rec.State, n.in, n.run, n.lesson) {
+	if _, ok := sess.Follow(n.rec.State.tabState(n.in, n.run, n.lesson)); !ok {
 		s.log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
 		return
 	}
 	tr.cfgGen++
-	sess.touch()
 }
 
 // roomWatch is one stream's link to its tab's room: the hub it holds
@@ -256,8 +279,8 @@ type roomWatch struct {
 func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
-	tr, ok, err := s.bindRoom(sess, rs)
-	if err != nil || !ok {
+	tr, err := s.bindRoom(sess, rs)
+	if err != nil || tr == nil {
 		return nil, err
 	}
 	if !s.rooms.bus.Ready() {
@@ -317,17 +340,19 @@ func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 		return nil
 	}
 	var p roomPatch
-	sess.mu.Lock()
-	tr := sess.room
-	follow := tr != nil && tr.follow
+	follow, cfgGen := false, w.cfgGen
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		follow, cfgGen = tr.follow, tr.cfgGen
+		tr.mu.Unlock()
+	}
 	if f := int8(tabstate.B2F(follow)); f != w.follow {
 		w.follow, p.Follow = f, &follow
 	}
-	if tr != nil && tr.cfgGen != w.cfgGen {
-		w.cfgGen = tr.cfgGen
-		p.Cfg = controlSignals(sess.runLocked(), sess.lesson)
+	if cfgGen != w.cfgGen {
+		w.cfgGen = cfgGen
+		p.Cfg = sess.ControlSignals()
 	}
-	sess.mu.Unlock()
 	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
 		w.spotSent, p.Spot = &sp, &sp
 	}

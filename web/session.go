@@ -33,10 +33,7 @@ type Session struct {
 	frames   int
 	preset   string
 	runs     *tabstate.RunCache
-	anchor   int       // cursor when playback last (re)started or stopped
-	anchorAt time.Time // when playback started from anchor
-	playing  bool
-	speed    speed
+	pb       Playback
 	// seq is the highest command sequence number seen: slider posts race
 	// each other over separate connections, and an older value must not
 	// win over a newer one.
@@ -56,14 +53,14 @@ type Session struct {
 	// A lesson tab also knows its lesson, the step whose scenario it has
 	// loaded ("" for the lesson's own), and whether the learner has
 	// answered the prediction. Until then the cursor goes no further than
-	// the frame count hold (0: no hold), the frames up to pause_at.
+	// the playback's hold, the frames up to pause_at.
 	lesson    *lessonDoc
 	step      string
 	predicted bool
-	hold      int
 
-	// room is the workshop the tab presents or follows (room_tab.go).
-	room *tabRoom
+	// tie is the tab's place in the workshop it presents or follows (a
+	// room's, Tie).
+	tie Tie
 }
 
 // speed is a playback speed in frames (detector intervals) per second;
@@ -90,7 +87,7 @@ func lookupSpeed(name string) (speed, bool) {
 }
 
 func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, now time.Time) *Session {
-	s := &Session{tab: tab, speed: speeds[0], changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
+	s := &Session{tab: tab, pb: Playback{Speed: speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
 	s.setRun(in, run)
 	return s
 }
@@ -123,55 +120,24 @@ func (s *Session) runLocked() *tabstate.Run {
 	return r
 }
 
-// cursorAt is the number of frames revealed at now. Playback that started
-// at or before the prediction's hold stops there.
-func (s *Session) cursorAt(now time.Time) int {
-	n := s.frames
-	if !s.playing {
-		return min(s.anchor, n)
-	}
-	c := n
-	if s.speed.FPS > 0 {
-		k := int(now.Sub(s.anchorAt).Seconds() * s.speed.FPS)
-		c = min(n, s.anchor+max(k, 0))
-	}
-	if s.holding() {
-		c = min(c, s.hold)
-	}
-	return c
-}
-
-// holding reports whether playback from the anchor stops at the hold.
-func (s *Session) holding() bool { return s.hold > 0 && s.anchor <= s.hold }
+// cursorAt is the number of frames revealed at now.
+func (s *Session) cursorAt(now time.Time) int { return s.pb.CursorAt(now, s.frames) }
 
 // held reports whether the cursor waits at the hold for the learner's
 // prediction: played, stepped or scrubbed there, it goes no further.
-func (s *Session) held(now time.Time) bool {
-	return s.holding() && s.cursorAt(now) >= s.hold
-}
+func (s *Session) held(now time.Time) bool { return s.pb.Held(now, s.frames) }
 
 // rehold places the hold for the current run: at the lesson's pause_at,
 // on the scenario its prediction is about, until the learner answers.
 // Callers hold mu.
 func (s *Session) rehold() {
-	s.hold = 0
 	if s.lesson == nil || s.predicted {
+		s.pb.Hold = 0 // lessonHold's first answer, without the run
 		return
 	}
-	p := s.lesson.Predict
-	if p.PauseAt <= 0 || p.Question == "" || s.preset != s.lesson.PresetFor(p.BeforeStep) {
-		return
-	}
-	// The frames up to pause_at, none past it: the decision log must not
-	// show the answer before the question.
-	for _, f := range s.runLocked().Frames {
-		if f.TMs > int64(p.PauseAt) {
-			break
-		}
-		s.hold++
-	}
-	if s.hold > 0 {
-		s.anchor = min(s.anchor, s.hold)
+	s.pb.Hold = lessonHold(s.lesson, s.predicted, s.runLocked())
+	if s.pb.Hold > 0 {
+		s.pb.Anchor = min(s.pb.Anchor, s.pb.Hold)
 	}
 }
 
@@ -188,27 +154,14 @@ func (s *Session) notePredicted(now time.Time) {
 	s.touch()
 }
 
-// nextFrameAt is when the cursor moves next while playing.
-func (s *Session) nextFrameAt(now time.Time) time.Time {
-	k := int(now.Sub(s.anchorAt).Seconds()*s.speed.FPS) + 1
-	return s.anchorAt.Add(time.Duration(float64(k) / s.speed.FPS * float64(time.Second)))
-}
 
 // isPlaying is playing, not yet at the end and not held.
-func (s *Session) isPlaying(now time.Time) bool {
-	return s.playing && s.cursorAt(now) < s.frames && !s.held(now)
-}
+func (s *Session) isPlaying(now time.Time) bool { return s.pb.IsPlaying(now, s.frames) }
 
 // setCursor stops or re-anchors playback at c; until the learner answers
 // the prediction, no move (step, scrub, a jump) goes past its hold.
 // Callers hold mu.
-func (s *Session) setCursor(c int, now time.Time) {
-	s.anchor = min(max(c, 0), s.frames)
-	if s.hold > 0 {
-		s.anchor = min(s.anchor, s.hold)
-	}
-	s.anchorAt = now
-}
+func (s *Session) setCursor(c int, now time.Time) { s.pb = s.pb.At(c, now, s.frames) }
 
 // countStream counts a stream in (d = 1) or out (d = −1).
 func (s *Session) countStream(d int) {
@@ -252,11 +205,11 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	s.lastSeen = now
 	snap := snapshot{
 		run: s.runLocked(), in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
-		speed: s.speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
-		lesson: s.lesson, step: s.step, held: s.held(now), room: s.room != nil,
+		speed: s.pb.Speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
+		lesson: s.lesson, step: s.step, held: s.held(now), room: s.tie != nil,
 	}
-	if snap.playing && s.speed.FPS > 0 {
-		snap.next = s.nextFrameAt(now)
+	if snap.playing && s.pb.Speed.FPS > 0 {
+		snap.next = s.pb.NextFrameAt(now)
 	}
 	return snap
 }

@@ -29,9 +29,9 @@ func TestSessionCursorArithmetic(t *testing.T) {
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}
-	s.speed, _ = lookupSpeed("4")
+	s.pb.Speed, _ = lookupSpeed("4")
 	s.setCursor(3, t0)
-	s.playing = true
+	s.pb.Playing = true
 	for _, tt := range []struct {
 		after time.Duration
 		want  int
@@ -40,13 +40,13 @@ func TestSessionCursorArithmetic(t *testing.T) {
 			t.Errorf("after %v: cursor %d, want %d", tt.after, c, tt.want)
 		}
 	}
-	if next := s.nextFrameAt(t0.Add(100 * time.Millisecond)); next != t0.Add(250*time.Millisecond) {
+	if next := s.pb.NextFrameAt(t0.Add(100 * time.Millisecond)); next != t0.Add(250*time.Millisecond) {
 		t.Errorf("next frame at %v, want +250ms", next.Sub(t0))
 	}
 	if s.isPlaying(t0.Add(time.Hour)) {
 		t.Error("still playing past the end")
 	}
-	s.speed, _ = lookupSpeed("instant")
+	s.pb.Speed, _ = lookupSpeed("instant")
 	if c := s.cursorAt(t0); c != 30 {
 		t.Errorf("instant: cursor %d, want 30", c)
 	}
