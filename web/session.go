@@ -29,11 +29,11 @@ type Session struct {
 	// settings cost the cache's bound, not a run each. A run the cache let
 	// go is rebuilt from in (milliseconds) by runLocked; frames and preset
 	// are what the cursor arithmetic needs without it.
-	run      weak.Pointer[tabstate.Run]
-	frames   int
-	preset   string
-	runs     *tabstate.RunCache
-	pb       Playback
+	run    weak.Pointer[tabstate.Run]
+	frames int
+	preset string
+	runs   *tabstate.RunCache
+	pb     Playback
 	// seq is the highest command sequence number seen: slider posts race
 	// each other over separate connections, and an older value must not
 	// win over a newer one.
@@ -153,7 +153,6 @@ func (s *Session) notePredicted(now time.Time) {
 	s.setCursor(c, now)
 	s.touch()
 }
-
 
 // isPlaying is playing, not yet at the end and not held.
 func (s *Session) isPlaying(now time.Time) bool { return s.pb.IsPlaying(now, s.frames) }
