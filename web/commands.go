@@ -34,7 +34,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), httperr.KindNotFound)
 		return
 	}
-	if !s.sessions.cmdLim.allow(s.peerAddr(r), s.now()) {
+	if !s.sessions.cmdLim.Allow(s.peerAddr(r), s.now()) {
 		tooMany(w, "commands")
 		return
 	}
@@ -137,7 +137,7 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 		}
 		return sess, nil
 	}
-	if addr != "" && !s.sessions.newLim.allow(addr, s.now()) {
+	if addr != "" && !s.sessions.newLim.Allow(addr, s.now()) {
 		return nil, errTooManyTabs
 	}
 	if err := checkNewTabPreset(sig.Preset); err != nil {

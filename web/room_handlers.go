@@ -80,7 +80,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
 		return
 	}
-	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.now()) {
 		tooManyJoins(w)
 		return
 	}
@@ -212,7 +212,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 		tooManyGuesses(w)
 		return "", rec, false
 	}
-	if !s.rooms.joins.allow(s.rooms.clientAddr(r), s.now()) {
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.now()) {
 		tooManyJoins(w)
 		return "", rec, false
 	}

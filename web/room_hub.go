@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"outlierlab/web/addrlimit"
 	"sync"
 	"time"
 
@@ -77,10 +78,10 @@ type roomSet struct {
 	bus   *roombus.Bus
 	lim   RoomLimits
 	log   *slog.Logger
-	joins *addrLimiter
+	joins *addrlimit.Limiter
 	// ids limits new attendee identities per address and room; guesses
 	// the requests for codes that name no room (room_limit.go).
-	ids, guesses *addrLimiter
+	ids, guesses *addrlimit.Limiter
 
 	mu   sync.Mutex
 	hubs map[string]*roomHub
@@ -94,8 +95,8 @@ func newRoomSet(s *Server, bus *roombus.Bus, lim RoomLimits, log *slog.Logger) *
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst), ids: newAddrLimiter(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
-		guesses: newAddrLimiter(lim.JoinsPerMinute, lim.JoinBurst),
+		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), ids: addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
+		guesses: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
 		players: newPlayerSet()}
 }
 

@@ -620,7 +620,7 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !s.sessions.cmdLim.allow(s.peerAddr(r), s.now()) {
+	if !s.sessions.cmdLim.Allow(s.peerAddr(r), s.now()) {
 		tooMany(w, "commands")
 		return
 	}

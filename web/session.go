@@ -3,6 +3,7 @@ package web
 import (
 	"container/list"
 	"net/http"
+	"outlierlab/web/addrlimit"
 	"sync"
 	"time"
 	"weak"
@@ -228,7 +229,7 @@ type sessionStore struct {
 	order *list.List // front: most recently used; values are *Session
 	byTab map[string]*list.Element
 
-	newLim, cmdLim *addrLimiter
+	newLim, cmdLim *addrlimit.Limiter
 	// keepalive, when set (tests), replaces the streams' 15 s comment period.
 	keepalive time.Duration
 }
@@ -247,7 +248,7 @@ const (
 func newSessionStore(max int, idle time.Duration) *sessionStore {
 	return &sessionStore{
 		max: max, idle: idle, grace: sessionGrace, order: list.New(), byTab: map[string]*list.Element{},
-		newLim: newAddrLimiter(newPerMinute, newBurst), cmdLim: newAddrLimiter(cmdsPerMinute, cmdsBurst),
+		newLim: addrlimit.New(newPerMinute, newBurst), cmdLim: addrlimit.New(cmdsPerMinute, cmdsBurst),
 	}
 }
 
@@ -328,6 +329,6 @@ func (s *Server) peerAddr(r *http.Request) string { return s.proxies.Client(r) }
 // commands, per minute (the burst is a third of a minute's worth). The
 // load test, whose every client is on the loopback address, lifts them.
 func (s *Server) SetClientLimits(newPerMinute, cmdsPerMinute int) {
-	s.sessions.newLim = newAddrLimiter(newPerMinute, max(newPerMinute/3, 1))
-	s.sessions.cmdLim = newAddrLimiter(cmdsPerMinute, max(cmdsPerMinute/3, 1))
+	s.sessions.newLim = addrlimit.New(newPerMinute, max(newPerMinute/3, 1))
+	s.sessions.cmdLim = addrlimit.New(cmdsPerMinute, max(cmdsPerMinute/3, 1))
 }
