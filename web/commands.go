@@ -27,7 +27,7 @@ import (
 // Datastar drops the body of an error answer.
 
 // command handles POST /lab/cmd/{verb}.
-func (s *Server) command(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	verb := chi.URLParam(r, "verb")
 	apply, ok := verbs[verb]
 	if !ok {
@@ -64,8 +64,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		sess.notePredicted(s.now())
 		sess.mu.Unlock()
 	}
-	s.metrics.commandArrived(sess.tab)
-	if err := s.roomCommand(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
+	s.redraws.commandArrived(sess.tab)
+	if err := s.inRoom(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		sess.mu.Lock()
 		sess.notice = httperr.Text(err)
 		sess.touch()
@@ -80,7 +80,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 // tabSession checks the tab id and finds or rebuilds its session; on bad
 // input it answers the request itself (4xx naming the problem) and
 // returns false.
-func (s *Server) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSignals) (*Session, bool) {
+func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSignals) (*Session, bool) {
 	sess, err := s.session(sig, s.peerAddr(r), r.Method == http.MethodGet)
 	switch {
 	case errors.Is(err, errTooManyTabs):
@@ -125,7 +125,7 @@ func tellReload(w http.ResponseWriter, r *http.Request) {
 // With stream set, the session comes with that stream counted (the caller
 // uncounts it when the stream ends), so that it is never evicted from
 // under its stream, not even between its creation and the stream's start.
-func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, error) {
+func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, error) {
 	if err := checkTab(sig.Tab); err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (s *Server) session(sig *tabSignals, addr string, stream bool) (*Session, e
 // verb applies one command to a session. It returns an error when the
 // command's input is bad, of the kind that says the answer's status
 // (errors.go); the session is then unchanged.
-type verb func(s *Server, sess *Session, sig *tabSignals) error
+type verb func(s *Lab, sess *Session, sig *tabSignals) error
 
 var verbs = map[string]verb{
 	"set":      cmdSet,
@@ -222,7 +222,7 @@ var verbs = map[string]verb{
 	"answer":   cmdAnswer,
 	"inject":   cmdInject,
 	"uninject": cmdUninject,
-	"rejoin":   cmdRejoin, // room_tab.go: a follower back to the room
+	"rejoin":   cmdRejoin, // a follower back to its room (Rooms.Rejoin)
 }
 
 // verbNames are the commands, sorted, for the error that names them.
@@ -230,7 +230,7 @@ func verbNames() []string { return slices.Sorted(maps.Keys(verbs)) }
 
 // cmdSet changes settings: the run is redone from t = 0 with the new
 // inputs and the stream redraws up to the same cursor.
-func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
+func cmdSet(s *Lab, sess *Session, sig *tabSignals) error {
 	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func cmdSet(s *Server, sess *Session, sig *tabSignals) error {
 // more entry in the tab's inject input, the run redone from t = 0 and the
 // cursor left where it is, so the next step shows what the detector makes
 // of it (design.md: inject a fault live, predict the next tick).
-func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
+func cmdInject(s *Lab, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	in, atMs := sess.in, tabstate.CursorMs(sess.runLocked(), sess.cursorAt(now))
@@ -276,7 +276,7 @@ func cmdInject(s *Server, sess *Session, sig *tabSignals) error {
 
 // cmdUninject removes one injected fault (the injectDrop signal names its
 // entry, "h3@60s") and redoes the run, the cursor kept.
-func cmdUninject(s *Server, sess *Session, sig *tabSignals) error {
+func cmdUninject(s *Lab, sess *Session, sig *tabSignals) error {
 	sess.mu.Lock()
 	in := sess.in
 	sess.mu.Unlock()
@@ -300,13 +300,13 @@ func cmdUninject(s *Server, sess *Session, sig *tabSignals) error {
 // rerun replaces the tab's inputs with in, redone from t = 0, and keeps
 // the cursor (and playback) where it is. The page's inject signal follows
 // at the stream's redraw.
-func rerun(s *Server, sess *Session, in tabstate.Inputs) error {
+func rerun(s *Lab, sess *Session, in tabstate.Inputs) error {
 	return rerunUnless(s, sess, in, nil)
 }
 
 // rerunUnless is rerun, skipped if stale says a newer command has won
 // meanwhile.
-func rerunUnless(s *Server, sess *Session, in tabstate.Inputs, stale func() bool) error {
+func rerunUnless(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool) error {
 	return swapRun(s, sess, in, stale, func(run *tabstate.Run, now time.Time) {
 		c := sess.cursorAt(now) // on the old run
 		sess.setRun(in, run)
@@ -319,7 +319,7 @@ func rerunUnless(s *Server, sess *Session, in tabstate.Inputs, stale func() bool
 // keeps serving the old run meanwhile; then, with the lock held and unless
 // stale (if any) says a newer command has won, set puts the run in the
 // session and places the cursor, and the prediction's hold follows.
-func swapRun(s *Server, sess *Session, in tabstate.Inputs, stale func() bool, set func(run *tabstate.Run, now time.Time)) error {
+func swapRun(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool, set func(run *tabstate.Run, now time.Time)) error {
 	run, err := s.runs.Get(in)
 	if err != nil {
 		return err
@@ -342,7 +342,7 @@ func (s *Session) runOf() *tabstate.Run {
 	return s.runLocked()
 }
 
-func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
+func cmdPlay(s *Lab, sess *Session, _ *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -356,20 +356,20 @@ func cmdPlay(s *Server, sess *Session, _ *tabSignals) error {
 	return nil
 }
 
-func cmdPause(s *Server, sess *Session, _ *tabSignals) error {
+func cmdPause(s *Lab, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, 0)
 }
 
-func cmdStep(s *Server, sess *Session, _ *tabSignals) error {
+func cmdStep(s *Lab, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, 1)
 }
 
-func cmdBack(s *Server, sess *Session, _ *tabSignals) error {
+func cmdBack(s *Lab, sess *Session, _ *tabSignals) error {
 	return moveCursor(s, sess, -1)
 }
 
 // moveCursor pauses and moves the cursor by delta frames.
-func moveCursor(s *Server, sess *Session, delta int) error {
+func moveCursor(s *Lab, sess *Session, delta int) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -380,7 +380,7 @@ func moveCursor(s *Server, sess *Session, delta int) error {
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
-func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
+func cmdScrub(s *Lab, sess *Session, sig *tabSignals) error {
 	now := s.now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -395,7 +395,7 @@ func cmdScrub(s *Server, sess *Session, sig *tabSignals) error {
 }
 
 // cmdSpeed changes the playback speed from the current frame on.
-func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
+func cmdSpeed(s *Lab, sess *Session, sig *tabSignals) error {
 	sp, ok := lookupSpeed(sig.Speed)
 	if !ok {
 		return &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
@@ -413,7 +413,7 @@ func cmdSpeed(s *Server, sess *Session, sig *tabSignals) error {
 // cmdReset goes back to the starting settings, paused at t = 0: the
 // preset's own, or on a lesson page what the lesson (or the loaded step)
 // starts from.
-func cmdReset(s *Server, sess *Session, _ *tabSignals) error {
+func cmdReset(s *Lab, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
 	in := tabstate.Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
 	step := sess.step
@@ -423,7 +423,7 @@ func cmdReset(s *Server, sess *Session, _ *tabSignals) error {
 
 // cmdPreset switches the tab to another preset, with its own settings. A
 // lesson page loads its scenarios through its steps instead.
-func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
+func cmdPreset(s *Lab, sess *Session, sig *tabSignals) error {
 	if sess.lessonOf() != nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
 	}
@@ -436,7 +436,7 @@ func cmdPreset(s *Server, sess *Session, sig *tabSignals) error {
 // cmdLesson loads what a lesson's step starts from (the "step" signal; ""
 // is the lesson's own start): the step's scenario, or the lesson's with
 // its start settings, paused at t = 0.
-func cmdLesson(s *Server, sess *Session, sig *tabSignals) error {
+func cmdLesson(s *Lab, sess *Session, sig *tabSignals) error {
 	d := sess.lessonOf()
 	if d == nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "lesson", Msg: "this tab is not a lesson page"})
@@ -450,7 +450,7 @@ func cmdLesson(s *Server, sess *Session, sig *tabSignals) error {
 // cmdAnswer records that the learner answered the lesson's prediction
 // (the command handler already did, from the "predicted" signal): playback
 // held for it goes on.
-func cmdAnswer(s *Server, sess *Session, _ *tabSignals) error {
+func cmdAnswer(s *Lab, sess *Session, _ *tabSignals) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.notePredicted(s.now())
@@ -465,7 +465,7 @@ func (s *Session) lessonOf() *lessonDoc {
 
 // loadInputs replaces the tab's inputs, paused at t = 0; the page's
 // controls follow.
-func loadInputs(s *Server, sess *Session, in tabstate.Inputs, step string) error {
+func loadInputs(s *Lab, sess *Session, in tabstate.Inputs, step string) error {
 	return swapRun(s, sess, in, nil, func(run *tabstate.Run, now time.Time) {
 		sess.setRun(in, run)
 		sess.notice, sess.step = "", step

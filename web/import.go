@@ -34,7 +34,7 @@ const maxImportBytes = 256 << 10
 // is answered with a stream that loads the cluster into the tab
 // (importStream); without, with the 303, or a page that names the
 // problems above the form again (importFormPage).
-func (s *Server) importCluster(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) importCluster(w http.ResponseWriter, r *http.Request) {
 	req, err := readImport(w, r)
 	if err != nil {
 		httperr.Plain(w, httperr.Status[httperr.KindOf(err, httperr.KindMalformed)], httperr.Text(err))

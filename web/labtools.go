@@ -41,7 +41,7 @@ func labToolsView(preset string) view.LabTools {
 // with the cluster in place (its stream redraws and moves the address to
 // the permalink), and the result lists the settings it changed and the
 // import's notes.
-func (s *Server) importStream(w http.ResponseWriter, r *http.Request, imp imported) {
+func (s *Lab) importStream(w http.ResponseWriter, r *http.Request, imp imported) {
 	sse := datastar.NewSSE(w, r)
 	res := importResultView(imp)
 	if imp.err == nil {
@@ -97,7 +97,7 @@ func sourceWords(src envoyconf.Source) string {
 
 // importFormPage is the lab form's answer without JavaScript when the
 // document has problems: the problems, and the form with the document.
-func (s *Server) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
+func (s *Lab) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
 	v := view.ImportPage{Layout: s.pages.Layout("Paste your cluster", "lab", false), Preset: req.preset,
 		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Result: importResultView(imp)}
 	s.pages.Render(w, r, imp.status, templates.ImportPage(v))
@@ -113,7 +113,7 @@ type lintSignals struct {
 // labLint handles POST /lab/lint: what engine/lint says about the page's
 // settings on its preset's cluster (hosts, request rate, panic threshold),
 // as a patch of the lint panel.
-func (s *Server) labLint(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) labLint(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody)), httperr.KindTooLarge)

@@ -18,13 +18,13 @@ import (
 )
 
 // lessonIndex handles GET /lessons: the course list is the home page.
-func (s *Server) lessonIndex(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) lessonIndex(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusFound)
 }
 
 // lessonPage handles GET /lessons/{id}: the lesson's prose beside a lab
 // on its preset and start settings, in a fresh tab session.
-func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	d := s.lessons.byID[id]
 	if d == nil {
@@ -46,7 +46,7 @@ func (s *Server) lessonPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Lab.View = mode
 	csp.AllowTabScripts(w, v.Lab.Tab)
-	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.LessonPage(v), false))
+	s.pages.Render(w, r, http.StatusOK, s.withStart(templates.LessonPage(v)))
 }
 
 func quoteShort(s string) string {
@@ -55,7 +55,7 @@ func quoteShort(s string) string {
 }
 
 // lessonLinks is the course in order.
-func (s *Server) lessonLinks() []view.LessonLink {
+func (s *Lab) lessonLinks() []view.LessonLink {
 	out := make([]view.LessonLink, len(s.lessons.list))
 	for i, d := range s.lessons.list {
 		out[i] = lessonLink(d)
@@ -76,7 +76,7 @@ func lessonLink(d *lessonDoc) view.LessonLink {
 
 // lessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects.
-func (s *Server) lessonView(d *lessonDoc) (view.Lesson, error) {
+func (s *Lab) lessonView(d *lessonDoc) (view.Lesson, error) {
 	run, err := s.runs.Get(d.inputs(""))
 	if err != nil {
 		return view.Lesson{}, err

@@ -90,7 +90,7 @@ func (e *errWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // streamOpened logs and counts a tab's stream; call the function it
 // returns when the stream ends: defer s.streamOpened(r, tab)().
-func (s *Server) streamOpened(r *http.Request, tab string) func() {
+func (s *Lab) streamOpened(r *http.Request, tab string) func() {
 	start := time.Now()
 	metricStreams.Inc()
 	// The tab id is the tab's bearer token: the log names a hash of it,
@@ -99,7 +99,7 @@ func (s *Server) streamOpened(r *http.Request, tab string) func() {
 	s.log.Info("stream open", "tab", ref, "path", r.URL.Path)
 	return func() {
 		metricStreams.Dec()
-		s.metrics.forget(tab)
+		s.redraws.forget(tab)
 		s.log.Info("stream close", "tab", ref, "duration", time.Since(start))
 	}
 }

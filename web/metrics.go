@@ -4,13 +4,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"outlierlab/web/budget"
 	"outlierlab/web/tabstate"
@@ -36,95 +34,30 @@ var (
 		Help:    "How long a request took to answer, by route pattern and method (a stream's whole life for the stream routes).",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"route", "method"})
-	metricRedraw = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "outlierlab_command_redraw_seconds",
-		Help:    "From a command's arrival to the next frame its tab's stream sends.",
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
-	})
-	metricStreams = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "outlierlab_streams_open",
-		Help: "Tab streams (Server-Sent Events) open now.",
-	})
 )
 
-// maxPendingRedraws bounds the commands waiting for their redraw: a tab
-// that posts and never streams must not grow the map.
-const maxPendingRedraws = 10000
-
-// labMetrics is one Server's registry and the commands awaiting a redraw.
-type labMetrics struct {
-	reg *prometheus.Registry
-
-	mu      sync.Mutex
-	pending map[string]time.Time // tab → arrival of its oldest unredrawn command
-}
-
-func newLabMetrics(s *Server) *labMetrics {
-	m := &labMetrics{reg: prometheus.NewRegistry(), pending: map[string]time.Time{}}
-	m.reg.MustRegister(
+// newMetrics is the server's registry: the process's, the requests', the
+// lab's, the heavy work's and the rooms' metrics.
+func newMetrics(s *Server) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		metricCommands, metricRedraw, metricStreams, budget.MetricHeavy, metricRequests, metricRequestSeconds,
+		metricCommands, budget.MetricHeavy, metricRequests, metricRequestSeconds,
 		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.Waiting.Load()) }),
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
 		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.HeldBytes()) }),
 		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),
 		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
 	)
-	m.reg.MustRegister(tabstate.RunCollectors()...)
+	reg.MustRegister(labCollectors()...)
+	reg.MustRegister(tabstate.RunCollectors()...)
 	zeroCommands()
-	return m
+	return reg
 }
 
 func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
-}
-
-// handler serves /metrics in the Prometheus text format.
-func (m *labMetrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-// commandArrived marks a tab's command; the tab's next frame ends it.
-// Marked before the command applies: its answer (a redraw, or a notice
-// for a bad value) is what the stream sends next.
-func (m *labMetrics) commandArrived(tab string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := time.Now()
-	if len(m.pending) >= maxPendingRedraws {
-		// Tabs that post without a stream (scripts, closed tabs) never
-		// redraw: forget what waited longer than any redraw would.
-		for t, at := range m.pending {
-			if now.Sub(at) > pendingRedrawMax {
-				delete(m.pending, t)
-			}
-		}
-	}
-	if _, ok := m.pending[tab]; !ok && len(m.pending) < maxPendingRedraws {
-		m.pending[tab] = now
-	}
-}
-
-// pendingRedrawMax is how long a command's redraw is waited for.
-const pendingRedrawMax = 30 * time.Second
-
-// forget drops a tab's waiting command when its stream closes.
-func (m *labMetrics) forget(tab string) {
-	m.mu.Lock()
-	delete(m.pending, tab)
-	m.mu.Unlock()
-}
-
-// redrawn is called after a tab's stream sent a frame.
-func (m *labMetrics) redrawn(tab string) {
-	m.mu.Lock()
-	t, ok := m.pending[tab]
-	delete(m.pending, tab)
-	m.mu.Unlock()
-	if ok {
-		metricRedraw.Observe(time.Since(t).Seconds())
-	}
 }
 
 // zeroCommands makes every verb's series, at zero: an alert on a fresh

@@ -30,7 +30,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 // a 400 page naming every bad field and its range, never a lab with some of
 // the settings silently dropped: a room following the projector must see
 // what the instructor sees, or be told why not.
-func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 	mode, query, err := page.SplitView(r.URL.RawQuery)
 	if err != nil {
 		s.pages.BadRequest(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
@@ -49,7 +49,7 @@ func (s *Server) labPage(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
-			s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.LabPage(s.pages.Layout("Lab: "+link.Preset, "lab", true), lab), false))
+			s.pages.Render(w, r, http.StatusOK, s.withStart(templates.LabPage(s.pages.Layout("Lab: "+link.Preset, "lab", true), lab)))
 			return
 		}
 	}
@@ -84,7 +84,7 @@ func linkErrorKind(err error, link tabstate.LabLink) httperr.Kind {
 // stream's first redraw replaces its live parts. The tab's session is
 // built from the page's signals (inputs and cursor) by its first request,
 // as any session is rebuilt: a page view alone keeps nothing on the server.
-func (s *Server) labView(link tabstate.LabLink) (view.Lab, error) {
+func (s *Lab) labView(link tabstate.LabLink) (view.Lab, error) {
 	run, err := s.runs.Get(link.Inputs())
 	if err != nil {
 		return view.Lab{}, err
@@ -133,7 +133,7 @@ func speedLabel(sp speed, short bool) string {
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;
 // release is a no-op otherwise (a bad link is the page's to name).
-func (s *Server) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
+func (s *Lab) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok || s.runs.Has(in) {
 		return func() {}, nil

@@ -243,7 +243,7 @@ func (h *roomHub) takeAnswer(e jetstream.KeyValueEntry) {
 // panel (its count, the attendee's own answer) and the board, not the
 // lab: the stream sends the room's part and no redraw, or a room of 500
 // answering would have every stream snapshot its session 500 times.
-func (w *roomWatch) answersChanged() <-chan struct{} {
+func (w *roomWatch) Answers() <-chan struct{} {
 	if w == nil {
 		return nil
 	}

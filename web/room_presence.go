@@ -174,7 +174,7 @@ func (h *roomHub) boardView() view.RoomBoard {
 // boardChanged is closed at the board's next change for a stream that
 // shows the board (the instructor's, with the key); nil, never ready, for
 // the others.
-func (w *roomWatch) boardChanged() <-chan struct{} {
+func (w *roomWatch) Board() <-chan struct{} {
 	if w == nil || !w.keyOK {
 		return nil
 	}

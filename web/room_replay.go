@@ -721,7 +721,7 @@ func (s *Server) playerLoop(r *http.Request, cw http.ResponseWriter, sse *datast
 			if err != nil || sent() != nil {
 				return
 			}
-			s.metrics.redrawn(sess.tab)
+			s.redraws.redrawn(sess.tab)
 			if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
 				next = pnext
 			}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/httperr"
@@ -184,9 +186,10 @@ func roomError(err error) error {
 	return err
 }
 
-// cmdRejoin puts a follower that broke away back on the room's current
+// Rejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
-func cmdRejoin(s *Server, sess *Session, _ *tabSignals) error {
+func (ws workshops) Rejoin(sess *Session) error {
+	s := ws.s
 	tr := tieOf(sess)
 	if tr == nil || tr.role == rolePresenter {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
@@ -310,10 +313,10 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 
-// catchUp applies the room's latest state to the tab if it follows, and
+// CatchUp applies the room's latest state to the tab if it follows, and
 // returns the channel closed at the room's next state (nil, never ready,
 // for a stream in no room).
-func (w *roomWatch) catchUp(sess *Session) <-chan struct{} {
+func (w *roomWatch) CatchUp(sess *Session) <-chan struct{} {
 	if w == nil {
 		return nil
 	}
@@ -334,8 +337,8 @@ type roomPatch struct {
 	Spot   *spotSignal    `json:"spot,omitempty"`
 }
 
-// send patches the room's signals that changed since the last send.
-func (w *roomWatch) send(sse *datastar.ServerSentEventGenerator, sess *Session) error {
+// Send patches the room's signals that changed since the last send.
+func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *Session) error {
 	if w == nil {
 		return nil
 	}
@@ -380,10 +383,55 @@ func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
 	return sse.PatchElementTempl(templates.RoomQuestionPanel(v))
 }
 
-// close releases the hub.
-func (w *roomWatch) close() {
+// Close releases the hub.
+func (w *roomWatch) Close() {
 	if w != nil {
 		w.dropPresence()
 		w.hub.release(w.from)
 	}
+}
+
+// workshops is the lab's view of the rooms (Rooms).
+type workshops struct{ s *Server }
+
+func (ws workshops) Command(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
+	return ws.s.roomCommand(r, sess, verb, body, apply)
+}
+
+func (ws workshops) Stream(r *http.Request, sess *Session) (Follow, error) {
+	w, err := ws.s.roomStream(r, sess)
+	switch {
+	case errors.Is(err, roombus.ErrNotReady):
+		return nil, fmt.Errorf("%w: %w", ErrRoomsNotReady, err)
+	case err != nil || w == nil:
+		return nil, err // no typed nil in the interface
+	}
+	return w, nil
+}
+
+func (ws workshops) WaitReady(ctx context.Context) error {
+	if ws.s.rooms == nil {
+		return nil
+	}
+	return ws.s.rooms.bus.WaitReady(ctx)
+}
+
+func (ws workshops) WithStart(page templ.Component) templ.Component {
+	return ws.s.withRoomStart(page, false)
+}
+
+// Gone tells a room's page that the room is gone: the room's bar says so,
+// and the tab follows nobody. The stream then ends (Datastar does not
+// retry a finished stream); the lab on the page stays the tab's own.
+func (ws workshops) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
+	var rs roomSignals
+	_ = datastar.ReadSignals(r, &rs)
+	code := html.EscapeString(rs.Room)
+	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
+		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +
+		`<span>There is no such room any more (rooms expire 12 h after their last change): what you see is yours to explore. ` +
+		`<a href="/">Join another workshop</a>.</span></section>`); err != nil {
+		return err
+	}
+	return sse.MarshalAndPatchSignals(map[string]any{"follow": false})
 }

@@ -14,12 +14,12 @@ import (
 	"outlierlab/web/tools"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"outlierlab/lessons"
 	"outlierlab/web/budget"
@@ -65,28 +65,11 @@ type Options struct {
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	assets   *asset.Assets
-	pages    *page.Pages
-	tools    *tools.Tools
-	runs     *tabstate.RunCache
-	sessions *sessionStore
-	lessons  *lessonBook
-	now      func() time.Time
-	log      *slog.Logger
-	maxBody  int64
-	rooms    *roomSet // nil without a bus
-	metrics  *labMetrics
-	proxies  clientaddr.Proxies
-	// openStreams counts the streams open, at most maxStreams.
-	openStreams atomic.Int64
-	maxStreams  int64
-	// budget admits heavy work (budget.go); the lab's own runs skip it.
-	budget *budget.Budget
-
-	// closing is closed by Shutdown: open streams end so that an
-	// http.Server's graceful shutdown is not held up by them for ever.
-	closing   chan struct{}
-	closeOnce sync.Once
+	*Lab
+	assets  *asset.Assets
+	tools   *tools.Tools
+	rooms   *roomSet // nil without a bus
+	metrics *prometheus.Registry
 }
 
 // New builds a Server over the embedded assets.
@@ -120,8 +103,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		assets:     a,
+	s := &Server{assets: a, Lab: &Lab{
 		lessons:    book,
 		runs:       tabstate.NewRunCache(64),
 		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
@@ -132,14 +114,16 @@ func New(o Options) (*Server, error) {
 		maxStreams: int64(o.MaxStreams),
 		budget:     budget.New(o.Budget),
 		closing:    make(chan struct{}),
-	}
+		redraws:    newRedraws(),
+	}}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
 	}
 	s.pages = page.New(a, s.log, s.lessonLinks())
 	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
-	s.metrics = newLabMetrics(s)
+	s.workshops = workshops{s}
+	s.metrics = newMetrics(s)
 	return s, nil
 }
 
@@ -154,17 +138,11 @@ func (s *Server) Handler() http.Handler {
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)
 	r.Get("/", s.home)
-	r.Get("/lab", s.labPage)
-	r.Get("/lab/stream", s.stream)
-	r.Post("/lab/cmd/{verb}", s.command)
-	r.Post("/lab/import", s.importCluster)
-	r.Post("/lab/lint", s.labLint)
+	s.Lab.Routes(r)
 	s.tools.Routes(r)
-	r.Get("/lessons", s.lessonIndex)
-	r.Get("/lessons/{id}", s.lessonPage)
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
-	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
 	r.Group(func(r chi.Router) {
 		r.Use(s.busReady)
 		s.roomRoutes(r)
@@ -198,11 +176,6 @@ func allowedMethods(r chi.Routes, path string) []string {
 	}
 	return out
 }
-
-// Shutdown ends every open stream. Call it when the http.Server starts
-// shutting down (RegisterOnShutdown): streams never go idle by themselves.
-// Browsers reconnect to the next server and resume at their cursor.
-func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // healthz handles /healthz, the liveness probe: 200 while the process
 // serves the lab. /healthz?ready is the readiness probe: 200 once the

@@ -323,12 +323,12 @@ func (st *sessionStore) len() int {
 
 // peerAddr is the address a request's rate limits count against: the
 // peer, or the visitor behind a trusted proxy (Options.Proxies).
-func (s *Server) peerAddr(r *http.Request) string { return s.proxies.Client(r) }
+func (s *Lab) peerAddr(r *http.Request) string { return s.proxies.Client(r) }
 
 // SetClientLimits replaces the per-address limits on new tabs and on
 // commands, per minute (the burst is a third of a minute's worth). The
 // load test, whose every client is on the loopback address, lifts them.
-func (s *Server) SetClientLimits(newPerMinute, cmdsPerMinute int) {
+func (s *Lab) SetClientLimits(newPerMinute, cmdsPerMinute int) {
 	s.sessions.newLim = addrlimit.New(newPerMinute, max(newPerMinute/3, 1))
 	s.sessions.cmdLim = addrlimit.New(cmdsPerMinute, max(cmdsPerMinute/3, 1))
 }

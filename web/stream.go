@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -36,7 +35,7 @@ const streamCheck = 10 * time.Second
 
 // stream handles GET /lab/stream. The tab's signals come in the query
 // (Datastar's @get sends them as ?datastar=…).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 	release, ok := s.streamSlot(w, r)
 	if !ok {
 		return
@@ -52,11 +51,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { sess.countStream(-1) }() // tabSession counted this stream
-	room, err := s.roomStream(r, sess)      // nil for a tab in no room
+	room, err := s.follow(r, sess)          // nil for a tab in no room
 	// Datastar does not retry a stream answered with an error status: a
 	// room stream that met a bus not open yet waits for it instead, and a
 	// room that is gone says so on the page (below).
-	waiting := errors.Is(err, roombus.ErrNotReady)
+	waiting := errors.Is(err, ErrRoomsNotReady)
 	if err != nil && !waiting && !roomGone(err) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
@@ -71,12 +70,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil { // the room is gone
-		var rs roomSignals
-		_ = datastar.ReadSignals(r, &rs)
-		_ = sendRoomGone(sse, rs.Room)
+		_ = s.workshops.Gone(sse, r)
 		return
 	}
-	defer room.close()
+	if room == nil {
+		room = noRoom{}
+	}
+	defer room.Close()
 	defer s.streamOpened(r, sess.tab)()
 	s.tabLoop(r, cw, sse, sess, room)
 }
@@ -84,7 +84,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 // tabLoop is a tab's stream until the tab goes, the connection fails or
 // the server shuts down: each pass sends what changed (the room's part,
 // then the lab's), then sleeps until something does.
-func (s *Server) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room *roomWatch) {
+func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room Follow) {
 	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
@@ -96,11 +96,11 @@ func (s *Server) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.
 	var next time.Time
 	send := true
 	for {
-		roomNext := room.catchUp(sess) // a follower takes the room's latest state
-		boardNext := room.boardChanged()
-		answersNext := room.answersChanged()
+		roomNext := room.CatchUp(sess) // a follower takes the room's latest state
+		boardNext := room.Board()
+		answersNext := room.Answers()
 		sent := gzipstream.Batch(cw) // this pass's events leave as one
-		if err := room.send(sse, sess); err != nil {
+		if err := room.Send(sse, sess); err != nil {
 			return
 		}
 		if send {
@@ -113,7 +113,7 @@ func (s *Server) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.
 			return
 		}
 		if send {
-			s.metrics.redrawn(sess.tab)
+			s.redraws.redrawn(sess.tab)
 		}
 		send = true
 		wake, stop := wakeAt(next, s.now())
@@ -175,7 +175,7 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 //
 // A HEAD is answered here with a stream's headers: as GET without the body,
 // but not a stream that never ends.
-func (s *Server) streamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", "text/event-stream")
 		return nil, false
@@ -211,7 +211,7 @@ func (st *streamState) sendNow(sse *datastar.ServerSentEventGenerator, sess *Ses
 // followSession keeps an idle stream on its tab's session: an evicted one
 // is put back; if a command already rebuilt the tab's session, the stream
 // moves to the new one and redraws.
-func (s *Server) followSession(sess *Session, st *streamState) *Session {
+func (s *Lab) followSession(sess *Session, st *streamState) *Session {
 	switch cur := s.sessions.get(sess.tab); {
 	case cur == nil:
 		s.sessions.put(sess, s.now())
@@ -226,7 +226,7 @@ func (s *Server) followSession(sess *Session, st *streamState) *Session {
 
 // keepalive is how often an idle stream sends a comment (15 s unless a
 // test sets sessionStore.keepalive).
-func (s *Server) keepalive() time.Duration {
+func (s *Lab) keepalive() time.Duration {
 	if s.sessions.keepalive > 0 {
 		return s.sessions.keepalive
 	}
@@ -519,14 +519,13 @@ func roomGone(err error) bool {
 // wait ends with the bus open, the browser gone, the server shutting down
 // (an error: the stream is then broken and Datastar retries), or a room
 // that is gone.
-func (s *Server) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter) (*roomWatch, error) {
+func (s *Lab) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter) (Follow, error) {
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
-	bus := s.rooms.bus
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ready := make(chan error, 1)
-	go func() { ready <- bus.WaitReady(ctx) }()
+	go func() { ready <- s.workshops.WaitReady(ctx) }()
 	if keepaliveComment(w) != nil {
 		return nil, roombus.ErrNotReady
 	}
@@ -536,27 +535,13 @@ func (s *Server) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter
 			if err != nil {
 				return nil, err
 			}
-			return s.roomStream(r, sess)
+			return s.workshops.Stream(r, sess)
 		case <-s.closing:
-			return nil, roombus.ErrNotReady
+			return nil, ErrRoomsNotReady
 		case <-keep.C:
 			if keepaliveComment(w) != nil {
-				return nil, roombus.ErrNotReady
+				return nil, ErrRoomsNotReady
 			}
 		}
 	}
-}
-
-// sendRoomGone tells a room's page that the room is gone: the room's bar
-// says so, and the tab follows nobody. The stream then ends (Datastar does
-// not retry a finished stream); the lab on the page stays the tab's own.
-func sendRoomGone(sse *datastar.ServerSentEventGenerator, code string) error {
-	code = html.EscapeString(code)
-	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
-		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +
-		`<span>There is no such room any more (rooms expire 12 h after their last change): what you see is yours to explore. ` +
-		`<a href="/">Join another workshop</a>.</span></section>`); err != nil {
-		return err
-	}
-	return sse.MarshalAndPatchSignals(map[string]any{"follow": false})
 }

@@ -1,0 +1,147 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"outlierlab/web/budget"
+	"outlierlab/web/clientaddr"
+	"outlierlab/web/httperr"
+	"outlierlab/web/page"
+	"outlierlab/web/tabstate"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
+)
+
+// Lab serves the free lab and the lessons: their pages, a tab's stream and
+// its commands, the import and lint tools on the lab's page. It holds
+// what the tabs need (sessions, the run cache, the lessons) and is given
+// the rest; it knows workshops only through Rooms.
+type Lab struct {
+	pages    *page.Pages
+	runs     *tabstate.RunCache
+	sessions *sessionStore
+	lessons  *lessonBook
+	now      func() time.Time
+	log      *slog.Logger
+	maxBody  int64
+	redraws  *redraws
+	proxies  clientaddr.Proxies
+	// openStreams counts the streams open, at most maxStreams.
+	openStreams atomic.Int64
+	maxStreams  int64
+	// budget admits a heavy lab page's run (the lab's own runs skip it).
+	budget *budget.Budget
+	// workshops is the rooms a tab may be in (nil: none).
+	workshops Rooms
+
+	// closing is closed by Shutdown: open streams end so that an
+	// http.Server's graceful shutdown is not held up by them for ever.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// Shutdown ends every open stream. Call it when the http.Server starts
+// shutting down (RegisterOnShutdown): streams never go idle by themselves.
+// Browsers reconnect to the next server and resume at their cursor.
+func (s *Lab) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+// Closing is closed when the lab shuts down.
+func (s *Lab) Closing() <-chan struct{} { return s.closing }
+
+// Routes registers the lab's and the lessons' routes.
+func (s *Lab) Routes(r chi.Router) {
+	r.Get("/lab", s.labPage)
+	r.Get("/lab/stream", s.stream)
+	r.Post("/lab/cmd/{verb}", s.command)
+	r.Post("/lab/import", s.importCluster)
+	r.Post("/lab/lint", s.labLint)
+	r.Get("/lessons", s.lessonIndex)
+	r.Get("/lessons/{id}", s.lessonPage)
+}
+
+// Rooms is what the lab asks of the workshops a tab may be in; the room
+// package implements it. The lab calls no room code but this.
+type Rooms interface {
+	// Command runs apply, a tab's command, as the tab's room says (a
+	// projector takes none, a follower breaks away, the instructor's
+	// becomes the room's state); a tab in no room just runs it.
+	Command(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error
+	// Rejoin puts a follower that broke away back on its room.
+	Rejoin(sess *Session) error
+	// Stream binds a tab's stream to its room for the stream's life: nil
+	// for a tab in none; an error that is ErrRoomsNotReady while the rooms
+	// cannot serve yet (the stream then waits, WaitReady), one of kind
+	// NotFound for a room that is gone.
+	Stream(r *http.Request, sess *Session) (Follow, error)
+	WaitReady(ctx context.Context) error
+	// Gone tells a room's page that its room is gone.
+	Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error
+	// WithStart is a page with the "Start a workshop" strip.
+	WithStart(page templ.Component) templ.Component
+}
+
+// ErrRoomsNotReady is what Rooms.Stream answers (wrapped) while the rooms
+// cannot serve yet.
+var ErrRoomsNotReady = errors.New("the rooms are not ready")
+
+// Follow is a tab stream's link to its room.
+type Follow interface {
+	// CatchUp puts the tab on the room's latest state if it follows;
+	// the channel is closed at the room's next state.
+	CatchUp(sess *Session) <-chan struct{}
+	// Board and Answers are closed when the room's own parts change.
+	Board() <-chan struct{}
+	Answers() <-chan struct{}
+	// Send patches the room's parts of the page that changed.
+	Send(sse *datastar.ServerSentEventGenerator, sess *Session) error
+	Close()
+}
+
+// withStart is page with the workshop strip, when there are workshops.
+func (s *Lab) withStart(page templ.Component) templ.Component {
+	if s.workshops == nil {
+		return page
+	}
+	return s.workshops.WithStart(page)
+}
+
+// follow binds a tab's stream to its room (nil: a tab in none).
+func (s *Lab) follow(r *http.Request, sess *Session) (Follow, error) {
+	if s.workshops == nil {
+		return nil, nil
+	}
+	return s.workshops.Stream(r, sess)
+}
+
+// inRoom runs a tab's command as its room says (Rooms.Command).
+func (s *Lab) inRoom(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
+	if s.workshops == nil {
+		return apply()
+	}
+	return s.workshops.Command(r, sess, verb, body, apply)
+}
+
+// cmdRejoin puts a follower that broke away back on the room's current
+// state, and it follows again.
+func cmdRejoin(s *Lab, sess *Session, _ *tabSignals) error {
+	if s.workshops == nil {
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
+	}
+	return s.workshops.Rejoin(sess)
+}
+
+// noRoom is the Follow of a tab in no room: nothing changes, nothing to send.
+type noRoom struct{}
+
+func (noRoom) CatchUp(*Session) <-chan struct{}                        { return nil }
+func (noRoom) Board() <-chan struct{}                                  { return nil }
+func (noRoom) Answers() <-chan struct{}                                { return nil }
+func (noRoom) Send(*datastar.ServerSentEventGenerator, *Session) error { return nil }
+func (noRoom) Close()                                                  {}
