@@ -1,10 +1,14 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"outlierlab/lessons"
+	"outlierlab/web/asset"
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
@@ -47,13 +51,90 @@ type Lab struct {
 	closeOnce sync.Once
 }
 
+// LabOptions is what a Lab is given. Zero values pick the defaults.
+type LabOptions struct {
+	Assets *asset.Assets
+	// MaxSessions bounds the tabs held at once (default 2000); SessionIdle
+	// is how long an unused tab's session is kept (default 30 min).
+	MaxSessions int
+	SessionIdle time.Duration
+	// MaxStreams bounds the streams open at once (default 4000; past it a
+	// new stream is a 503): a tab with an open stream is never dropped, so
+	// MaxSessions alone bounds only the tabs without one.
+	MaxStreams int
+	// TabsPerMinute and CommandsPerMinute are the per-address limits on
+	// new tabs and on commands (defaults 600 and 6000).
+	TabsPerMinute, CommandsPerMinute int
+	// MaxBodyBytes bounds a command's body (default 64 KiB).
+	MaxBodyBytes int64
+	// Now is the clock of playback; tests replace it.
+	Now func() time.Time
+	Log *slog.Logger
+	// Lessons holds the lesson files (default: the course, lessons.FS).
+	Lessons fs.FS
+	// Proxies are the proxies in front whose X-Forwarded-For is believed.
+	Proxies clientaddr.Proxies
+	// Budget admits a heavy lab page's run.
+	Budget *budget.Budget
+}
+
+// NewLab is a lab over o.
+func NewLab(o LabOptions) (*Lab, error) {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 2000
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 4000
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 30 * time.Minute
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 64 << 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Lessons == nil {
+		o.Lessons = lessons.FS
+	}
+	if o.Budget == nil {
+		o.Budget = budget.New(budget.BudgetOptions{})
+	}
+	book, err := loadLessonBook(o.Lessons)
+	if err != nil {
+		return nil, err
+	}
+	s := &Lab{
+		lessons:    book,
+		runs:       tabstate.NewRunCache(64),
+		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
+		now:        o.Now,
+		log:        o.Log,
+		maxBody:    o.MaxBodyBytes,
+		proxies:    o.Proxies,
+		maxStreams: int64(o.MaxStreams),
+		budget:     o.Budget,
+		closing:    make(chan struct{}),
+		redraws:    newRedraws(),
+	}
+	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
+		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
+	}
+	s.pages = page.New(o.Assets, s.log, s.lessonLinks())
+	return s, nil
+}
+
+// SetRooms gives the lab its workshops (once, before it serves).
+func (s *Lab) SetRooms(r Rooms) { s.workshops = r }
+
 // Shutdown ends every open stream. Call it when the http.Server starts
 // shutting down (RegisterOnShutdown): streams never go idle by themselves.
 // Browsers reconnect to the next server and resume at their cursor.
 func (s *Lab) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
-
-// Closing is closed when the lab shuts down.
-func (s *Lab) Closing() <-chan struct{} { return s.closing }
 
 // Routes registers the lab's and the lessons' routes.
 func (s *Lab) Routes(r chi.Router) {

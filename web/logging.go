@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -87,25 +85,3 @@ func (e *errWriter) Flush() {
 }
 
 func (e *errWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
-
-// streamOpened logs and counts a tab's stream; call the function it
-// returns when the stream ends: defer s.streamOpened(r, tab)().
-func (s *Lab) streamOpened(r *http.Request, tab string) func() {
-	start := time.Now()
-	metricStreams.Inc()
-	// The tab id is the tab's bearer token: the log names a hash of it,
-	// enough to pair an open with its close.
-	ref := tabRef(tab)
-	s.log.Info("stream open", "tab", ref, "path", r.URL.Path)
-	return func() {
-		metricStreams.Dec()
-		s.redraws.forget(tab)
-		s.log.Info("stream close", "tab", ref, "duration", time.Since(start))
-	}
-}
-
-// tabRef is how the log names a tab: 8 hex digits of a hash of its id.
-func tabRef(tab string) string {
-	sum := sha256.Sum256([]byte(tab))
-	return hex.EncodeToString(sum[:4])
-}

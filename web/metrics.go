@@ -93,13 +93,6 @@ func countCommand(r *http.Request, status int) {
 	metricCommands.WithLabelValues(verb, strconv.Itoa(status)).Inc()
 }
 
-// count is the sessions held.
-func (st *sessionStore) count() int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.byTab)
-}
-
 // counts is the rooms served and their attendee streams (0, 0 without a
 // bus).
 func (set *roomSet) counts() (rooms, followers int) {

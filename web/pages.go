@@ -18,12 +18,6 @@ import (
 
 // defaultPreset is the lab's opening story (design.md, presets 1).
 
-// home handles GET /.
-func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	h := view.Home{Layout: s.pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.lessonLinks()}
-	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
-}
-
 // labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
 // a fresh tab, on a preset (the opening story by default) with the
 // address's settings, paused at its cursor (permalink.go). A bad address is

@@ -5,13 +5,14 @@
 package web
 
 import (
-	"cmp"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"outlierlab/web/asset"
 	"outlierlab/web/page"
+	"outlierlab/web/templates"
 	"outlierlab/web/tools"
+	"outlierlab/web/view"
 	"slices"
 	"strings"
 	"time"
@@ -21,13 +22,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"outlierlab/lessons"
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
 	"outlierlab/web/roombus"
-	"outlierlab/web/tabstate"
 )
 
 // Options configures a Server. Zero values pick the defaults.
@@ -78,51 +77,19 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 2000
-	}
-	if o.MaxStreams <= 0 {
-		o.MaxStreams = 4000
-	}
-	if o.SessionIdle <= 0 {
-		o.SessionIdle = 30 * time.Minute
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 64 << 10
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	if o.Lessons == nil {
-		o.Lessons = lessons.FS
-	}
-	book, err := loadLessonBook(o.Lessons)
+	b := budget.New(o.Budget)
+	l, err := NewLab(LabOptions{
+		Assets: a, MaxSessions: o.MaxSessions, MaxStreams: o.MaxStreams, SessionIdle: o.SessionIdle,
+		TabsPerMinute: o.TabsPerMinute, CommandsPerMinute: o.CommandsPerMinute, MaxBodyBytes: o.MaxBodyBytes,
+		Now: o.Now, Log: o.Log, Lessons: o.Lessons, Proxies: o.Proxies, Budget: b,
+	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{assets: a, Lab: &Lab{
-		lessons:    book,
-		runs:       tabstate.NewRunCache(64),
-		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
-		now:        o.Now,
-		log:        o.Log,
-		maxBody:    o.MaxBodyBytes,
-		proxies:    o.Proxies,
-		maxStreams: int64(o.MaxStreams),
-		budget:     budget.New(o.Budget),
-		closing:    make(chan struct{}),
-		redraws:    newRedraws(),
-	}}
-	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
-		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
-	}
-	s.pages = page.New(a, s.log, s.lessonLinks())
+	s := &Server{assets: a, Lab: l}
 	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
-	s.workshops = workshops{s}
+	s.SetRooms(workshops{s})
 	s.metrics = newMetrics(s)
 	return s, nil
 }
@@ -281,4 +248,10 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// home handles GET /.
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	h := view.Home{Layout: s.pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.lessonLinks()}
+	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
 }

@@ -332,3 +332,10 @@ func (s *Lab) SetClientLimits(newPerMinute, cmdsPerMinute int) {
 	s.sessions.newLim = addrlimit.New(newPerMinute, max(newPerMinute/3, 1))
 	s.sessions.cmdLim = addrlimit.New(cmdsPerMinute, max(cmdsPerMinute/3, 1))
 }
+
+// count is the sessions held.
+func (st *sessionStore) count() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.byTab)
+}
