@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,8 +15,14 @@ import (
 const asMainEnv = "OUTLIERLAB_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
+	// The tests read the repository's files by their paths from its root
+	// (testdata/…, README.md, deploy/…, ../shared), as the README's
+	// commands do.
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
 	if os.Getenv(asMainEnv) == "1" {
-		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(Dispatch(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

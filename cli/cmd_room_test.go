@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestRoomReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if rc := dispatch([]string{"room", "replay", p}, &out, &errb); rc != 0 {
+	if rc := Dispatch([]string{"room", "replay", p}, &out, &errb); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, errb.String())
 	}
 	for _, want := range []string{"workshop K7QX2M: 2 entries", "00:00  start    preset search-cache, paused at frame 0",
@@ -28,7 +28,7 @@ func TestRoomReplay(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}
 	}
-	if rc := dispatch([]string{"room", "replay", filepath.Join(t.TempDir(), "none.json")}, &out, &errb); rc != 2 {
+	if rc := Dispatch([]string{"room", "replay", filepath.Join(t.TempDir(), "none.json")}, &out, &errb); rc != 2 {
 		t.Errorf("missing file: rc %d", rc)
 	}
 	for name, body := range map[string]string{"broken.json": `{"room":`, "entries.json": `{"room":"ABCDEF","entries":[1]}`} {
@@ -37,11 +37,11 @@ func TestRoomReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		errb.Reset()
-		if rc := dispatch([]string{"room", "replay", f}, &out, &errb); rc != 2 || !strings.Contains(errb.String(), "not a") {
+		if rc := Dispatch([]string{"room", "replay", f}, &out, &errb); rc != 2 || !strings.Contains(errb.String(), "not a") {
 			t.Errorf("%s: rc %d, %q", name, rc, errb.String())
 		}
 	}
-	if rc := dispatch([]string{"room"}, &out, &errb); rc != 2 {
+	if rc := Dispatch([]string{"room"}, &out, &errb); rc != 2 {
 		t.Errorf("no subcommand: rc %d", rc)
 	}
 }

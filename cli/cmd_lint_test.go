@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func TestLintCommand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeTrace(t, tc.body)
 			var out, errb bytes.Buffer
-			code := dispatch(append(append([]string{"lint"}, tc.args...), p), &out, &errb)
+			code := Dispatch(append(append([]string{"lint"}, tc.args...), p), &out, &errb)
 			if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.err) {
 				t.Fatalf("exit %d (want %d)\nstdout %s\nstderr %s\nwant %q / %q", code, tc.code, out.String(), errb.String(), tc.out, tc.err)
 			}

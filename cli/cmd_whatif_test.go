@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func TestWhatifCommand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := dispatch(append([]string{"whatif"}, tc.args...), &out, &errb)
+			code := Dispatch(append([]string{"whatif"}, tc.args...), &out, &errb)
 			if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.err) {
 				t.Fatalf("exit %d (want %d)\nstdout %s\nstderr %s\nwant %q / %q", code, tc.code, out.String(), errb.String(), tc.out, tc.err)
 			}
@@ -80,7 +80,7 @@ func TestWhatifCommand(t *testing.T) {
 // summary and the frames.
 func TestWhatifJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := dispatch([]string{"whatif", "-log", "testdata/whatif/envoy.log", "-config", "testdata/whatif/cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {
+	if code := Dispatch([]string{"whatif", "-log", "testdata/whatif/envoy.log", "-config", "testdata/whatif/cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var got struct {

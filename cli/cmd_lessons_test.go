@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ predict:`
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := dispatch(append([]string{"lessons"}, args...), &out, &errb)
+	code := Dispatch(append([]string{"lessons"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestReadmeCommands(t *testing.T) {
 		if strings.Contains(comment, "exit 1 when") && strings.HasSuffix(strings.TrimSpace(comment), "as here") {
 			want = 1 // the README says this example exits 1
 		}
-		if code := dispatch(args, &out, &errb); code != want {
+		if code := Dispatch(args, &out, &errb); code != want {
 			t.Errorf("%s: exit %d, want %d\n%s", strings.TrimSpace(cmd), code, want, errb.String())
 		}
 		t.Logf("%s: %d bytes", strings.TrimSpace(cmd), out.Len())

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 func TestWhatifEventsJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	const dir = "testdata/whatif/compare/"
-	if code := dispatch([]string{"whatif", "-log", dir + "override.log", "-events", dir + "override-events.jsonl", "-config", dir + "cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {
+	if code := Dispatch([]string{"whatif", "-log", dir + "override.log", "-events", dir + "override-events.jsonl", "-config", dir + "cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var got struct {

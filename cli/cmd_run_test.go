@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = dispatch(append([]string{"run"}, args...), &out, &errb)
+	code = Dispatch(append([]string{"run"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func TestReplayCommand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := dispatch(append([]string{"replay"}, tc.args(t)...), &out, &errb)
+			code := Dispatch(append([]string{"replay"}, tc.args(t)...), &out, &errb)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out.String(), errb.String())
 			}
@@ -61,7 +61,7 @@ func TestReplayCommand(t *testing.T) {
 func TestReplayOutputIsJSONLines(t *testing.T) {
 	p := writeTrace(t, passingTrace)
 	var out, errb bytes.Buffer
-	if code := dispatch([]string{"replay", p, p}, &out, &errb); code != 0 {
+	if code := Dispatch([]string{"replay", p, p}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -87,7 +87,7 @@ func TestReplayOutputIsJSONLines(t *testing.T) {
 
 func TestUnknownCommand(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := dispatch([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) || !strings.Contains(errb.String(), "usage:") {
+	if code := Dispatch([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) || !strings.Contains(errb.String(), "usage:") {
 		t.Fatalf("exit %d stderr %q", code, errb.String())
 	}
 }
@@ -96,11 +96,11 @@ func TestUnknownCommand(t *testing.T) {
 // as help says); help's columns fit the longest name (issue 25).
 func TestDefaultCommandFlags(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := dispatch([]string{"-max-tabs", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "serve: -max-tabs: 0 is out of range") {
+	if code := Dispatch([]string{"-max-tabs", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "serve: -max-tabs: 0 is out of range") {
 		t.Errorf("flags without a command: exit %d stderr %q", code, errb.String())
 	}
 	out.Reset()
-	if code := dispatch([]string{"-h"}, &out, &errb); code != 0 {
+	if code := Dispatch([]string{"-h"}, &out, &errb); code != 0 {
 		t.Errorf("-h: exit %d", code)
 	}
 	col := -1
