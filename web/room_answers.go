@@ -172,26 +172,8 @@ func (set *roomSet) dropAnswers(ctx context.Context, code, q string) {
 // rises on every page.
 func (h *roomHub) watchAnswers(ctx context.Context) {
 	defer h.markAnswersReady()
-	w, err := h.set.bus.KV.Watch(ctx, h.code+".q.*.a.*")
-	if err != nil {
+	if err := h.watchKV(ctx, h.code+".q.*.a.*", h.markAnswersReady, h.takeAnswer); err != nil {
 		h.set.log.Warn("room bus: cannot watch the answers", "room", h.code, "err", err)
-		return
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				h.markAnswersReady()
-				continue
-			}
-			h.takeAnswer(e)
-		}
 	}
 }
 

@@ -258,30 +258,15 @@ func (h *roomHub) watch(ctx context.Context) {
 			h.fail(fmt.Errorf("room bus: the watch of room %s ended before its state came", h.code))
 		}
 	}()
-	w, err := h.set.bus.KV.Watch(ctx, h.code)
-	if err != nil {
+	err := h.watchKV(ctx, h.code, func() {
+		if initial { // the current value has been given (or there is none)
+			h.markReady()
+			initial = false
+		}
+	}, h.take)
+	if err != nil && initial {
 		initial = false
 		h.fail(fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err))
-		return
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil { // the current value has been given (or there is none)
-				if initial {
-					h.markReady()
-					initial = false
-				}
-				continue
-			}
-			h.take(e)
-		}
 	}
 }
 

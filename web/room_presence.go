@@ -101,7 +101,7 @@ func (w *roomWatch) dropPresence() {
 // watchPresence keeps the board of the room from the bus and wakes the
 // instructor's streams (boardNext) at each change.
 func (h *roomHub) watchPresence(ctx context.Context) {
-	h.watchSide(ctx, h.code+".p.*", "the board", func(e jetstream.KeyValueEntry) {
+	err := h.watchKV(ctx, h.code+".p.*", nil, func(e jetstream.KeyValueEntry) {
 		var p presence
 		put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &p) == nil
 		h.mu.Lock()
@@ -118,28 +118,38 @@ func (h *roomHub) watchPresence(ctx context.Context) {
 		close(h.boardNext)
 		h.boardNext = make(chan struct{})
 	})
+	if err != nil {
+		h.set.log.Warn("room bus: cannot watch the board", "room", h.code, "err", err)
+	}
 }
 
-// watchSide follows keys of the room beside its state (the board, the
-// answers) until the hub is dropped, handing each change to take.
-func (h *roomHub) watchSide(ctx context.Context, key, what string, take func(jetstream.KeyValueEntry)) {
+// watchKV follows key (a key or a pattern of the room's bucket) until ctx
+// ends or the watch's updates close, handing each change to take; current
+// (if any) is called each time the bucket's current values have all come
+// (nats.go marks it with a nil entry). It answers the error of a watch
+// that could not start. The room's state, its answers and its board are
+// each followed through it.
+func (h *roomHub) watchKV(ctx context.Context, key string, current func(), take func(jetstream.KeyValueEntry)) error {
 	w, err := h.set.bus.KV.Watch(ctx, key)
 	if err != nil {
-		h.set.log.Warn("room bus: cannot watch "+what, "room", h.code, "err", err)
-		return
+		return err
 	}
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case e, ok := <-w.Updates():
 			if !ok {
-				return
+				return nil
 			}
-			if e != nil {
-				take(e)
+			if e == nil {
+				if current != nil {
+					current()
+				}
+				continue
 			}
+			take(e)
 		}
 	}
 }

@@ -190,13 +190,7 @@ func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.pages.Render(w, r, http.StatusOK, templates.ComparePage(v))
 		return
 	}
-	release, err := s.budget.Admit(r.Context(), 1)
-	if err != nil {
-		budget.Refuse(w, err)
-		return
-	}
-	defer release()
-	s.pages.Work(w, r, s.pages.Layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *page.Progress) (templ.Component, error) {
+	s.heavy(w, r, 1, s.pages.Layout("Compare: "+a.link.Preset, "lab", true), "Comparing A and B", func(p *page.Progress) (templ.Component, error) {
 		for i, side := range todo {
 			p.Step(i, len(todo), "runs ("+names[i]+" next)")
 			if _, err := s.runs.Get(side.inputs()); err != nil {

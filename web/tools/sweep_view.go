@@ -103,14 +103,8 @@ func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cores := min(len(jobs), int(s.budget.Workers))
-	release, err := s.budget.Admit(r.Context(), cores)
-	if err != nil {
-		budget.Refuse(w, err)
-		return
-	}
-	defer release()
 	spec.Workers = cores
-	s.pages.Work(w, r, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *page.Progress) (templ.Component, error) {
+	s.heavy(w, r, cores, layout, fmt.Sprintf("Sweeping %s: %d runs", sq.ctl.Name, len(jobs)), func(pr *page.Progress) (templ.Component, error) {
 		spec.Progress = func(done, total int) {
 			tabstate.CountRun() // one call per distinct run
 			pr.Step(done, total, "runs")

@@ -5,11 +5,14 @@ package tools
 
 import (
 	"log/slog"
+	"net/http"
 	"outlierlab/web/budget"
 	"outlierlab/web/memo"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
+	"outlierlab/web/view"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -30,6 +33,18 @@ type Tools struct {
 // NewTools is the tools' pages over the lab's run cache and the budget.
 func NewTools(pages *page.Pages, runs *tabstate.RunCache, b *budget.Budget, log *slog.Logger) *Tools {
 	return &Tools{pages: pages, runs: runs, budget: b, log: log, sweeps: memo.New[string, sweepEntry](16)}
+}
+
+// heavy admits a page's heavy work on cores and streams it as a progress
+// page (page.Work); past the budget's queue it is a 503 with Retry-After.
+func (s *Tools) heavy(w http.ResponseWriter, r *http.Request, cores int, l view.Layout, title string, work func(*page.Progress) (templ.Component, error)) {
+	release, err := s.budget.Admit(r.Context(), cores)
+	if err != nil {
+		budget.Refuse(w, err)
+		return
+	}
+	defer release()
+	s.pages.Work(w, r, l, title, work)
 }
 
 // Routes registers the tools' pages.

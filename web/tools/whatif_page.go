@@ -86,14 +86,8 @@ func (s *Tools) whatifPost(w http.ResponseWriter, r *http.Request) {
 		s.pages.Render(w, r, status, templates.WhatifPage(v))
 		return
 	}
-	release, err := s.budget.Admit(r.Context(), 1)
-	if err != nil {
-		budget.Refuse(w, err)
-		return
-	}
-	defer release()
 	v := s.whatifView(f)
-	s.pages.Work(w, r, v.Layout, fmt.Sprintf("Replaying %d requests on %d hosts", rp.plan.Requests, rp.plan.Hosts), func(p *page.Progress) (templ.Component, error) {
+	s.heavy(w, r, 1, v.Layout, fmt.Sprintf("Replaying %d requests on %d hosts", rp.plan.Requests, rp.plan.Hosts), func(p *page.Progress) (templ.Component, error) {
 		res, err := rp.run(p)
 		if err != nil {
 			return nil, err
