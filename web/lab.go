@@ -164,8 +164,9 @@ type Rooms interface {
 	WaitReady(ctx context.Context) error
 	// Gone tells a room's page that its room is gone.
 	Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error
-	// WithStart is a page with the "Start a workshop" strip.
-	WithStart(page templ.Component) templ.Component
+	// StartStrip is the "Start a workshop" strip of a lab or lesson page
+	// (nil: none).
+	StartStrip() templ.Component
 }
 
 // ErrRoomsNotReady is what Rooms.Stream answers (wrapped) while the rooms
@@ -185,12 +186,12 @@ type Follow interface {
 	Close()
 }
 
-// withStart is page with the workshop strip, when there are workshops.
-func (s *Lab) withStart(page templ.Component) templ.Component {
+// startStrip is the "Start a workshop" strip, when there are workshops.
+func (s *Lab) startStrip() templ.Component {
 	if s.workshops == nil {
-		return page
+		return nil
 	}
-	return s.workshops.WithStart(page)
+	return s.workshops.StartStrip()
 }
 
 // follow binds a tab's stream to its room (nil: a tab in none).

@@ -46,7 +46,8 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Lab.View = mode
 	csp.AllowTabScripts(w, v.Lab.Tab)
-	s.pages.Render(w, r, http.StatusOK, s.withStart(templates.LessonPage(v)))
+	v.Layout.Strip = s.startStrip()
+	s.pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
 }
 
 func quoteShort(s string) string {

@@ -43,7 +43,9 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
-			s.pages.Render(w, r, http.StatusOK, s.withStart(templates.LabPage(s.pages.Layout("Lab: "+link.Preset, "lab", true), lab)))
+			l := s.pages.Layout("Lab: "+link.Preset, "lab", true)
+			l.Strip = s.startStrip()
+			s.pages.Render(w, r, http.StatusOK, templates.LabPage(l, lab))
 			return
 		}
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -345,7 +344,8 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
 			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), v.Lab.Tab, nil
 		}
-		return withStrip(templates.LessonPage(v), templates.RoomBarStrip(bar)), v.Lab.Tab, nil
+		v.Layout.Strip = templates.RoomBarStrip(bar)
+		return templates.LessonPage(v), v.Lab.Tab, nil
 	}
 	run, err := s.runs.Get(in)
 	if err != nil {
@@ -362,7 +362,8 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 		lab.View = view.Projector
 		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
 	}
-	return withStrip(templates.LabPage(l, lab), templates.RoomBarStrip(bar)), lab.Tab, nil
+	l.Strip = templates.RoomBarStrip(bar)
+	return templates.LabPage(l, lab), lab.Tab, nil
 }
 
 // roomCursor is the room's cursor now (playback is arithmetic).
@@ -401,42 +402,16 @@ func withRoomSignals(signals, code, role string) string {
 	return string(b)
 }
 
-// withStrip renders page with strip at the top of its <main>, the one
-// place every page of the lab has; the templates that lay pages out need
-// not know about rooms. Without a <main> the strip goes first.
-func withStrip(page, strip templ.Component) templ.Component {
-	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		var b bytes.Buffer
-		if err := page.Render(ctx, &b); err != nil {
-			return err
-		}
-		html := b.Bytes()
-		at := 0
-		if i := bytes.Index(html, []byte("<main")); i >= 0 {
-			if j := bytes.IndexByte(html[i:], '>'); j >= 0 {
-				at = i + j + 1
-			}
-		}
-		if _, err := w.Write(html[:at]); err != nil {
-			return err
-		}
-		if err := strip.Render(ctx, w); err != nil {
-			return err
-		}
-		_, err := w.Write(html[at:])
-		return err
-	})
-}
-
-// withRoomStart adds "Start a workshop" to a page of the lab (home, lab,
-// lesson), when the server has workshops.
-func (s *Server) withRoomStart(pg templ.Component, home bool) templ.Component {
+// roomStartStrip is "Start a workshop" on a page of the lab (home, lab,
+// lesson), when the server has workshops (nil otherwise); home's offers
+// the lessons and presets to start from.
+func (s *Server) roomStartStrip(home bool) templ.Component {
 	if s.rooms == nil {
-		return pg
+		return nil
 	}
 	st := view.RoomStart{Home: home}
 	if home {
 		st.Lessons, st.Presets = s.lessonLinks(), page.PresetLinks("")
 	}
-	return withStrip(pg, templates.RoomStartStrip(st))
+	return templates.RoomStartStrip(st)
 }

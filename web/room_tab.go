@@ -416,9 +416,7 @@ func (ws workshops) WaitReady(ctx context.Context) error {
 	return ws.s.rooms.bus.WaitReady(ctx)
 }
 
-func (ws workshops) WithStart(page templ.Component) templ.Component {
-	return ws.s.withRoomStart(page, false)
-}
+func (ws workshops) StartStrip() templ.Component { return ws.s.roomStartStrip(false) }
 
 // Gone tells a room's page that the room is gone: the room's bar says so,
 // and the tab follows nobody. The stream then ends (Datastar does not

@@ -253,5 +253,6 @@ func securityHeaders(next http.Handler) http.Handler {
 // home handles GET /.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	h := view.Home{Layout: s.pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.lessonLinks()}
-	s.pages.Render(w, r, http.StatusOK, s.withRoomStart(templates.Home(h), true))
+	h.Layout.Strip = s.roomStartStrip(true)
+	s.pages.Render(w, r, http.StatusOK, templates.Home(h))
 }

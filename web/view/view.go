@@ -3,7 +3,11 @@
 // from a run; templates only lay them out.
 package view
 
-import "outlierlab/engine/explain"
+import (
+	"outlierlab/engine/explain"
+
+	"github.com/a-h/templ"
+)
 
 // Layout is what every page's frame needs.
 type Layout struct {
@@ -12,6 +16,9 @@ type Layout struct {
 	Nav string
 	// Asset URLs carry a content hash so they can be cached for good.
 	CSS, AppJS, Datastar, ECharts, Icon string
+	// Strip is shown first in the page's main: a workshop's bar, or
+	// "Start a workshop" (nil: none).
+	Strip templ.Component
 }
 
 // Home is the front page: the free lab and its presets, then the lessons.
