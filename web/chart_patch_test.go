@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -26,23 +27,52 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var patch map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &patch); err != nil {
-				t.Fatalf("%s %d→%d: the patch is not JSON: %v", name, step[0], step[1], err)
-			}
-			for id, want := range to {
-				got := from[id]
-				if p, ok := patch[id]; ok {
-					got = applyPatchJSON(t, got, p)
-				}
-				if !sameJSON(t, got, want) {
-					t.Errorf("%s %d→%d %s: the patched option differs from the option at %d", name, step[0], step[1], id, step[1])
-				}
-			}
+			checkChartPatch(t, fmt.Sprintf("%s %d→%d", name, step[0], step[1]), from, to, raw)
 			if step[1] == step[0]+1 && step[0] > 0 {
 				whole, _ := json.Marshal(to)
 				if 4*len(raw) > len(whole) {
 					t.Errorf("%s %d→%d: patch %d B for options of %d B", name, step[0], step[1], len(raw), len(whole))
+				}
+			}
+		}
+	}
+}
+
+// A played frame's patch is built from what the frames add, not from the
+// two whole options (chart_step.go); applied to the options at the old
+// cursor it must give the options a full rebuild makes at the new one, for
+// every preset, under both dialects and with injected faults, at every
+// step of one frame and at jumps of several (a fast speed or a slow
+// connection skips frames), from nothing drawn yet to the end.
+func TestStepPatchEqualsRebuild(t *testing.T) {
+	for _, name := range presetNames() {
+		for _, in := range []tabstate.Inputs{
+			{Preset: name},
+			{Preset: name, Base: map[string]string{"dialect": "grpc"}},
+			{Preset: name, Inject: "h1@60s,h2@90s", Base: map[string]string{"max_ejection_percent": "100"}},
+		} {
+			run, err := tabstate.BuildRun(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(run.Frames)
+			options := make([]map[string]json.RawMessage, n+1)
+			for c := range options {
+				options[c] = chart.Options(run, c)
+			}
+			for from := 0; from <= n; from++ {
+				for _, to := range []int{from, from + 1, from + 4, n} {
+					if to > n {
+						continue
+					}
+					raw, err := chart.StepPatch(run, from, to)
+					if err != nil {
+						t.Fatal(err)
+					}
+					step := fmt.Sprintf("%s %d→%d", in.Key(), from, to)
+					if patch := checkChartPatch(t, step, options[from], options[to], raw); to == from && len(patch) > 0 {
+						t.Errorf("%s: a step of no frame patches %s", step, raw)
+					}
 				}
 			}
 		}
@@ -84,6 +114,26 @@ func TestValuePatch(t *testing.T) {
 			t.Errorf("%s → %s: patch %s, want %s", tt.a, tt.b, got, tt.want)
 		}
 	}
+}
+
+// checkChartPatch checks that patch raw (by chart id) applied to the
+// options from gives the options to, and returns the patch.
+func checkChartPatch(t *testing.T, step string, from, to map[string]json.RawMessage, raw []byte) map[string]json.RawMessage {
+	t.Helper()
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &patch); err != nil {
+		t.Fatalf("%s: the patch is not JSON: %v\n%s", step, err, raw)
+	}
+	for id, want := range to {
+		got := from[id]
+		if p, ok := patch[id]; ok {
+			got = applyPatchJSON(t, got, p)
+		}
+		if !sameJSON(t, got, want) {
+			t.Fatalf("%s %s: the patched option differs from the rebuilt one\npatch %s\ngot  %s\nwant %s", step, id, patch[id], got, want)
+		}
+	}
+	return patch
 }
 
 func sameJSON(t *testing.T, a, b json.RawMessage) bool {

@@ -18,10 +18,7 @@ import (
 var (
 	chartCalls = memo.New[chartKey, string](64)
 	ChartSteps = memo.New[chartStep, string](64)
-	// chartOptionsAt are the charts' options by run and cursor: a playing
-	// tab's next frame diffs from what its last frame built.
-	ChartOptionsAt = memo.New[runCursor, map[string]json.RawMessage](16)
-	labURLs        = memo.New[runCursor, string](64)
+	labURLs    = memo.New[runCursor, string](64)
 )
 
 type runCursor struct {
@@ -45,7 +42,7 @@ type chartKey struct {
 // dropping them first and sizing the boxes that follow the run.
 func ScriptAt(run *tabstate.Run, cursor int, replace bool) (string, error) {
 	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.Key(), cursor}, replace}, func() (string, error) {
-		b, err := json.Marshal(optionsAt(run, cursor)) // the next frame's patch starts from these
+		b, err := json.Marshal(Options(run, cursor))
 		if err != nil {
 			return "", err
 		}
@@ -61,24 +58,23 @@ func ScriptAt(run *tabstate.Run, cursor int, replace bool) (string, error) {
 // chartsStepJS is the advanceCharts call that brings the page's charts
 // from run at cursor from (what the connection sent last) to cursor to:
 // a patch of the options (chart_patch.go), a few hundred bytes where the
-// whole options are tens of kilobytes.
+// whole options are tens of kilobytes. Forward it is built from what the
+// frames add (chart_step.go); back, from both whole options.
 func StepScript(run *tabstate.Run, from, to int) (string, error) {
 	js, _, err := ChartSteps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
-		js, err := ChartPatch(optionsAt(run, from), optionsAt(run, to))
+		var js []byte
+		var err error
+		if from <= to {
+			js, err = StepPatch(run, from, to)
+		} else {
+			js, err = ChartPatch(Options(run, from), Options(run, to))
+		}
 		if err != nil {
 			return "", err
 		}
 		return "advanceCharts(" + string(js) + ")", nil
 	})
 	return js, err
-}
-
-// optionsAt is chartOptions, remembered.
-func optionsAt(run *tabstate.Run, cursor int) map[string]json.RawMessage {
-	o, _, _ := ChartOptionsAt.Get(runCursor{run.Inputs.Key(), cursor}, func() (map[string]json.RawMessage, error) {
-		return Options(run, cursor), nil
-	})
-	return o
 }
 
 // permalink is labURL, remembered.

@@ -28,11 +28,13 @@ import (
 //
 // An unchanged value has no node.
 //
-// The patch is computed on the options' JSON text as encoding/json writes
-// it (compact, keys in a fixed order): two options a frame apart are the
-// same text but for what the frame added, so a walk over both finds it
-// without decoding either (decoding into maps cost twice building the
-// options).
+// A played frame's patch (cursor forward) is built from what the frames
+// add (chart_step.go), without either whole option. Between two whole
+// options (a step back, and the small parts chart_step.go diffs) the patch
+// is computed on their JSON text as encoding/json writes it (compact, keys
+// in a fixed order): two values a frame apart are the same text but for
+// what the frame added, so a walk over both finds it without decoding
+// either (decoding into maps cost twice building the options).
 
 // chartPatch is the patch for every chart from the options at one cursor
 // (a) to the options at another (b), by chart id, as JSON; charts that did

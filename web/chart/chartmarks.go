@@ -44,12 +44,21 @@ func markTime(r *tabstate.Run, ms int64) (string, int) {
 // tick and its name: the fault areas, the injections, the ejections, the
 // refusals.
 func markers(r *tabstate.Run, frames []scenario.Frame) []any {
-	inj, ej, ov := markLines(r, frames)
+	lines, areas := markerData(r, frames)
 	return []any{
-		eventSeries(ColorEjected, "solid", 2, ej, faultAreas(r, frames)),
-		eventSeries(ColorOverflow, "dashed", 1, ov, nil),
-		eventSeries(ColorInjected, dashDot, 2, inj, nil),
+		eventSeries(ColorEjected, "solid", 2, lines[0], areas),
+		eventSeries(ColorOverflow, "dashed", 1, lines[1], nil),
+		eventSeries(ColorInjected, dashDot, 2, lines[2], nil),
 	}
+}
+
+// markerData are what the events series hold that the frames move: each
+// series' lines (ejections, refusals, injections, in the series' order)
+// and the first one's areas (the faults). The rest of each series is the
+// same at every cursor.
+func markerData(r *tabstate.Run, frames []scenario.Frame) (lines [3][]any, areas []any) {
+	inj, ej, ov := markLines(r, frames)
+	return [3][]any{ej, ov, inj}, faultAreas(r, frames)
 }
 
 // eventSeries is one kind of marker: its lines (and areas) drawn alike.

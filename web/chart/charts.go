@@ -56,11 +56,31 @@ type Chart struct {
 	// Height is the box's height in pixels for a run, for a chart whose
 	// height follows the run; nil keeps the stylesheet's.
 	Height func(r *tabstate.Run) int
-	// Build is the chart's option for the frames shown so far.
+	// Build is the chart's option for the frames shown so far (a prefix
+	// of r.Frames).
 	Build func(r *tabstate.Run, frames []scenario.Frame) JSONOption
+	// Points are the data each of the chart's own series (in the option's
+	// order, before the events series) holds for frames[from:]: Build's
+	// series hold Points(r, frames, 0), and a played frame appends
+	// Points(r, frames, from) to them (chart_step.go). A series' point at
+	// a frame depends on the frames up to it alone, so the two agree.
+	Points func(r *tabstate.Run, frames []scenario.Frame, from int) [][]any
+	// Moving are the other parts of the option that the cursor changes
+	// (an axis bound, the lanes' labels, the panic shading), each where
+	// it stands in the option and its value for the frames shown; Build
+	// writes the same values there.
+	Moving []Moving
 	// Alt is its text alternative for the same frames: what it shows at
 	// the cursor, in one sentence (chartalt.go).
 	Alt func(r *tabstate.Run, frames []scenario.Frame) string
+}
+
+// Moving is a part of a chart's option that the cursor changes: its path
+// from the option's root (object keys as strings, array indices as ints)
+// and its value for the frames shown.
+type Moving struct {
+	Path []any
+	At   func(r *tabstate.Run, frames []scenario.Frame) any
 }
 
 // eventsKey reads the markers every chart carries (chartmarks.go).
@@ -70,20 +90,26 @@ const eventsKey = "events (legend): grey shading a fault, solid line an ejection
 var List = []Chart{
 	{ID: ChartSuccessRate, Size: "wide", Title: "Success rate per host",
 		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
-		Build:   successRateChart, Alt: srAlt},
+		Build:   successRateChart, Points: srPoints, Alt: srAlt,
+		Moving: []Moving{{Path: []any{"yAxis", 0, "min"}, At: srAxisMin}}},
 	{ID: ChartLanes, Size: "wide", Title: "Ejections",
 		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
-		Height:  lanesHeight, Build: lanesChart, Alt: lanesAlt},
+		Height:  lanesHeight, Build: lanesChart, Points: lanesPoints, Alt: lanesAlt,
+		Moving: []Moving{
+			{Path: []any{"yAxis", 0, "data"}, At: func(r *tabstate.Run, frames []scenario.Frame) any { return laneLabels(r, frames) }},
+			{Path: []any{"series", 0, "markArea", "data"}, At: panicAreasAt},
+		}},
 	compareChartEntry,
 	{ID: ChartClients, Size: "wide", Title: "What clients saw",
 		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
-		Build:   clientsChart, Alt: clientsAlt},
+		Build:   clientsChart, Points: clientsPoints, Alt: clientsAlt,
+		Moving: []Moving{{Path: []any{"series", 0, "markArea", "data"}, At: panicAreasAt}}},
 	{ID: ChartShare, Size: "half", Title: "Traffic share",
 		Caption: "attempts each host served · events as above",
-		Build:   shareChart, Alt: shareAlt},
+		Build:   shareChart, Points: sharePoints, Alt: shareAlt},
 	{ID: ChartCounters, Size: "half", Title: "Detector counters",
 		Caption: "cumulative; active is a gauge · events as above",
-		Build:   countersChart, Alt: countersAlt},
+		Build:   countersChart, Points: countersPoints, Alt: countersAlt},
 }
 
 // chartBoxes are the empty boxes a lab page holds, one per chart, for the
@@ -268,34 +294,61 @@ func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "%")...)
-	lo := 100.0
+	points := srPoints(r, frames, 0)
 	for hi, name := range r.Hosts {
-		data := make([]any, len(frames))
-		for i := range frames {
+		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
+	}
+	n := len(r.Hosts)
+	c.AddSeries("mean", nil, RawData(points[n]), SeriesColor(ColorMean), LineStyle(ColorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
+	c.AddSeries("threshold", nil, RawData(points[n+1]), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, "dashed"),
+		charts.WithSeriesOpts(noSymbol))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", srAxisMin(r, frames), 100)))
+	return c
+}
+
+// srPoints are the success-rate chart's series (each host's, the mean,
+// the threshold) over frames[from:]; null where the detector did not
+// count a host or did not run.
+func srPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	out := make([][]any, len(r.Hosts)+2)
+	for hi := range r.Hosts {
+		data := make([]any, len(frames)-from)
+		for i := from; i < len(frames); i++ {
 			if v, ok := srPlotted(r, frames, i, hi); ok {
-				data[i] = Round2(v)
+				data[i-from] = Round2(v)
+			}
+		}
+		out[hi] = data
+	}
+	mean := make([]any, len(frames)-from)
+	thr := make([]any, len(frames)-from)
+	for i := from; i < len(frames); i++ {
+		if p := frames[i].External; p.SRGate == engine.GateRan {
+			mean[i-from] = Round2(p.Mean)
+			thr[i-from] = Round2(max(p.Threshold, 0))
+		}
+	}
+	out[len(r.Hosts)], out[len(r.Hosts)+1] = mean, thr
+	return out
+}
+
+// srAxisMin is where the success-rate axis starts: at the next 10 below
+// the lowest value shown (success rates live near 100, and an axis from 0
+// would flatten the gap that matters).
+func srAxisMin(r *tabstate.Run, frames []scenario.Frame) any {
+	lo := 100.0
+	for i := range frames {
+		for hi := range r.Hosts {
+			if v, ok := srPlotted(r, frames, i, hi); ok {
 				lo = min(lo, v)
 			}
 		}
-		c.AddSeries(name, nil, RawData(data), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),
-			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
-	}
-	mean := make([]any, len(frames))
-	thr := make([]any, len(frames))
-	for i := range frames {
 		if p := frames[i].External; p.SRGate == engine.GateRan {
-			mean[i] = Round2(p.Mean)
-			thr[i] = Round2(max(p.Threshold, 0))
 			lo = min(lo, max(p.Threshold, 0))
 		}
 	}
-	c.AddSeries("mean", nil, RawData(mean), SeriesColor(ColorMean), LineStyle(ColorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
-	c.AddSeries("threshold", nil, RawData(thr), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, "dashed"),
-		charts.WithSeriesOpts(noSymbol))
-	// Start the axis at the next 10 below the lowest value: success rates
-	// live near 100, and an axis from 0 would flatten the gap that matters.
-	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", math.Max(0, math.Floor(lo/10)*10), 100)))
-	return c
+	return math.Max(0, math.Floor(lo/10)*10)
 }
 
 // srPlotted is host hi's success rate in frame i if the detector counted
@@ -332,11 +385,45 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 		}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 	)
+	points := lanesPoints(r, frames, 0)
+	panicSpans := PanicAreas(r, frames)
+	// The ejected cells' tooltip is their name (a string template: options
+	// travel as JSON, where no formatter function survives).
+	c.AddSeries("ejected", nil, RawData(points[0]), SeriesColor(ColorEjected),
+		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
+				ItemStyle: &opts.ItemStyle{Color: colorPanic},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
+			}}
+		}))
+	sc := charts.NewScatter()
+	sc.AddSeries("overflow", nil, RawData(points[1]), SeriesColor(ColorOverflow),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
+	sc.AddSeries("detect only", nil, RawData(points[2]), SeriesColor(ColorDetect),
+		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
+	c.Overlap(sc)
+	// ECharts colours heatmap cells through a visualMap (one piece: 1 is
+	// ejected). It must be tied to the heatmap alone, or it would also
+	// recolour, and hide, the marks of the other series; go-echarts'
+	// VisualMap has no seriesIndex, so it is set on the option itself.
+	return Patched{c, func(o map[string]any) {
+		o["visualMap"] = []any{map[string]any{
+			"type": "piecewise", "show": false, "seriesIndex": 0,
+			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
+		}}
+	}}
+}
+
+// lanesPoints are the swimlanes' series over frames[from:]: the ejected
+// cells, the refusals by the cap (overflow), the detections not enforced;
+// each mark once per host, kind and sweep.
+func lanesPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 	var ejected, overflow, detect []any
-	var panicSpans []any
-	marked := map[[3]int]bool{}
-	for i := range frames {
+	for i := from; i < len(frames); i++ {
 		f := &frames[i]
+		var marked [][2]int // {host, kind} marked at this sweep
 		for hi := range f.Hosts {
 			if h := &f.Hosts[hi]; h.Ejected {
 				ejected = append(ejected, map[string]any{"value": []int{i, hi, 1},
@@ -352,10 +439,10 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			case engine.EventDetect:
 				kind = 1
 			}
-			if kind < 0 || marked[[3]int{i, hi, kind}] {
+			if kind < 0 || slices.Contains(marked, [2]int{hi, kind}) {
 				continue
 			}
-			marked[[3]int{i, hi, kind}] = true
+			marked = append(marked, [2]int{hi, kind})
 			if kind == 0 {
 				overflow = append(overflow, []int{i, hi})
 			} else {
@@ -363,34 +450,7 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			}
 		}
 	}
-	panicSpans = PanicAreas(r, frames)
-	// The ejected cells' tooltip is their name (a string template: options
-	// travel as JSON, where no formatter function survives).
-	c.AddSeries("ejected", nil, RawData(ejected), SeriesColor(ColorEjected),
-		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
-			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
-				ItemStyle: &opts.ItemStyle{Color: colorPanic},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
-			}}
-		}))
-	sc := charts.NewScatter()
-	sc.AddSeries("overflow", nil, RawData(overflow), SeriesColor(ColorOverflow),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
-	sc.AddSeries("detect only", nil, RawData(detect), SeriesColor(ColorDetect),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
-	c.Overlap(sc)
-	// ECharts colours heatmap cells through a visualMap (one piece: 1 is
-	// ejected). It must be tied to the heatmap alone, or it would also
-	// recolour, and hide, the marks of the other series; go-echarts'
-	// VisualMap has no seriesIndex, so it is set on the option itself.
-	return Patched{c, func(o map[string]any) {
-		o["visualMap"] = []any{map[string]any{
-			"type": "piecewise", "show": false, "seriesIndex": 0,
-			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
-		}}
-	}}
+	return [][]any{ejected, overflow, detect}
 }
 
 // laneLabels are the swimlanes' labels at the cursor: the host, and its
@@ -443,6 +503,9 @@ func PanicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 	return out
 }
 
+// panicAreasAt is PanicAreas as a moving part of an option.
+func panicAreasAt(r *tabstate.Run, frames []scenario.Frame) any { return PanicAreas(r, frames) }
+
 // clientsChart: what the cluster's clients saw: the share of requests that
 // failed after retries, the retries sent, and the retries refused
 // (upstream_rq_retry_overflow: the max_retries breaker, or the retry
@@ -457,15 +520,8 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	retryAxis.Position, retryAxis.SplitLine, retryAxis.MinInterval = "right", &opts.SplitLine{Show: opts.Bool(false)}, 1
 	retryAxis.AxisLabel.Inside = opts.Bool(true) // inside the plot: the margins stay those of the other charts
 	c.ExtendYAxis(retryAxis)
-	fail := make([]any, len(frames))
-	retries := make([]any, len(frames))
-	overflow := make([]any, len(frames))
-	for i := range frames {
-		fail[i] = Round2(frames[i].Clients.FailurePct())
-		retries[i] = frames[i].Clients.RetriesSent
-		overflow[i] = frames[i].Clients.BudgetRefusals
-	}
-	c.AddSeries("failed %", nil, RawData(fail), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, ""),
+	points := clientsPoints(r, frames, 0)
+	c.AddSeries("failed %", nil, RawData(points[0]), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, ""),
 		charts.WithAreaStyleOpts(opts.AreaStyle{Color: ColorThreshold, Opacity: opts.Float(0.12)}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.SymbolSize = 5
@@ -475,15 +531,28 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			}}
 		}))
 	b := charts.NewBar()
-	b.AddSeries("retries", nil, RawData(retries), SeriesColor("#9DB9D3"),
+	b.AddSeries("retries", nil, RawData(points[1]), SeriesColor("#9DB9D3"),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	// Dark red beside the pale retries: a refusal is a failure the client
 	// got. The legend names both, so colour is not the only cue.
-	b.AddSeries("retry overflow", nil, RawData(overflow), SeriesColor(ColorOverflow),
+	b.AddSeries("retry overflow", nil, RawData(points[2]), SeriesColor(ColorOverflow),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorOverflow, BorderColor: "#ffffff", BorderWidth: 1}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.YAxisIndex = 1; s.BarMaxWidth = "18" }))
 	c.Overlap(b)
 	return c
+}
+
+// clientsPoints are the clients chart's series over frames[from:]: the
+// share of requests failed, the retries sent, the retries refused.
+func clientsPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	n := len(frames) - from
+	fail, retries, overflow := make([]any, n), make([]any, n), make([]any, n)
+	for i := from; i < len(frames); i++ {
+		fail[i-from] = Round2(frames[i].Clients.FailurePct())
+		retries[i-from] = frames[i].Clients.RetriesSent
+		overflow[i-from] = frames[i].Clients.BudgetRefusals
+	}
+	return [][]any{fail, retries, overflow}
 }
 
 // shareChart: each host's share of the attempts, stacked to 100%: an
@@ -498,18 +567,28 @@ func shareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Data: []string{EventsSeries}, Top: "0", Right: "8",
 			ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: FontSize - 2, Color: ColorText}}),
 		Grid(16, 28))
+	points := sharePoints(r, frames, 0)
 	for hi, name := range r.Hosts {
-		data := make([]any, len(frames))
-		for i := range frames {
-			if hi < len(frames[i].Hosts) {
-				data[i] = Round2(100 * frames[i].Hosts[hi].TrafficShare)
-			}
-		}
-		c.AddSeries(name, nil, RawData(data), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 1, ""),
+		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 1, ""),
 			charts.WithAreaStyleOpts(opts.AreaStyle{Color: hostColor(hi), Opacity: opts.Float(0.55)}),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Stack = "share"; s.ShowSymbol = opts.Bool(false) }))
 	}
 	return c
+}
+
+// sharePoints are each host's share of the attempts over frames[from:].
+func sharePoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	out := make([][]any, len(r.Hosts))
+	for hi := range r.Hosts {
+		data := make([]any, len(frames)-from)
+		for i := from; i < len(frames); i++ {
+			if hi < len(frames[i].Hosts) {
+				data[i-from] = Round2(100 * frames[i].Hosts[hi].TrafficShare)
+			}
+		}
+		out[hi] = data
+	}
+	return out
 }
 
 // countersChart: the detector's own counters, cumulative as Envoy keeps
@@ -523,24 +602,36 @@ func countersChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c.SetGlobalOptions(charts.WithYAxisOpts(counts),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: FontSize - 2, Color: ColorText}}),
 		Grid(16, 48))
-	series := []struct {
-		name, color, dash string
-		value             func(*engine.Stats) uint64
-	}{
-		{"detected", ColorDetect, "", detectedTotal},
-		{"enforced", ColorEjected, "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsEnforcedTotal] }},
-		{"overflow", ColorOverflow, "dashed", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsOverflow] }},
-		{"active", "#0072B2", "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsActive] }},
-	}
-	for _, s := range series {
-		data := make([]any, len(frames))
-		for i := range frames {
-			data[i] = s.value(&frames[i].Stats)
-		}
-		c.AddSeries(s.name, nil, RawData(data), SeriesColor(s.color), LineStyle(s.color, 3, s.dash),
+	points := countersPoints(r, frames, 0)
+	for k, s := range counterSeries {
+		c.AddSeries(s.name, nil, RawData(points[k]), SeriesColor(s.color), LineStyle(s.color, 3, s.dash),
 			charts.WithSeriesOpts(func(ss *charts.SingleSeries) { ss.Step = "end"; ss.SymbolSize = 5 }))
 	}
 	return c
+}
+
+// counterSeries are the counters chart's series.
+var counterSeries = []struct {
+	name, color, dash string
+	value             func(*engine.Stats) uint64
+}{
+	{"detected", ColorDetect, "", detectedTotal},
+	{"enforced", ColorEjected, "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsEnforcedTotal] }},
+	{"overflow", ColorOverflow, "dashed", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsOverflow] }},
+	{"active", "#0072B2", "", func(s *engine.Stats) uint64 { return s[engine.StatEjectionsActive] }},
+}
+
+// countersPoints are each counter's values over frames[from:].
+func countersPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	out := make([][]any, len(counterSeries))
+	for k, s := range counterSeries {
+		data := make([]any, len(frames)-from)
+		for i := from; i < len(frames); i++ {
+			data[i-from] = s.value(&frames[i].Stats)
+		}
+		out[k] = data
+	}
+	return out
 }
 
 // detectedTotal sums the ejections_detected_* counters of every detector

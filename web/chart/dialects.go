@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -25,7 +26,7 @@ const ChartCompare = "chart-compare"
 // compareChartEntry is the strip's entry in chartList.
 var compareChartEntry = Chart{ID: ChartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
 	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that sweep · ▲ refused by the cap",
-	Height:  CompareHeight, Build: compareChart, Alt: compareAlt}
+	Height:  CompareHeight, Build: compareChart, Points: comparePoints, Alt: compareAlt}
 
 // compareAlt says in one sentence which hosts each dialect has out at the
 // cursor, and how many refusals each cap made so far.
@@ -67,20 +68,24 @@ type dialectLanes struct {
 	overflow [][2]int // {frame, host}, once per host and sweep
 }
 
+// lanesOf is built for every frame a tab plays (the strip's points and
+// its sentence), so it allocates no map: a frame has a few hosts and
+// fewer events, and its refusals are the last ones appended.
 func lanesOf(frames []scenario.Frame) *dialectLanes {
 	l := &dialectLanes{Ejected: make([][]bool, len(frames))}
-	seen := map[[2]int]bool{}
 	for i := range frames {
 		f := &frames[i]
 		l.Ejected[i] = make([]bool, len(f.Hosts))
-		index := make(map[string]int, len(f.Hosts))
 		for hi := range f.Hosts {
 			l.Ejected[i][hi] = f.Hosts[hi].Ejected
-			index[f.Hosts[hi].Name] = hi
 		}
+		first := len(l.overflow) // this sweep's refusals start here
 		for _, e := range f.Events {
-			if hi, ok := index[e.Host]; ok && e.Kind == engine.EventOverflow && !seen[[2]int{i, hi}] {
-				seen[[2]int{i, hi}] = true
+			if e.Kind != engine.EventOverflow {
+				continue
+			}
+			hi := slices.IndexFunc(f.Hosts, func(h scenario.HostFrame) bool { return h.Name == e.Host })
+			if hi >= 0 && !slices.Contains(l.overflow[first:], [2]int{i, hi}) {
 				l.overflow = append(l.overflow, [2]int{i, hi})
 			}
 		}
@@ -157,13 +162,7 @@ func CompareHeight(r *tabstate.Run) int { return compareLayoutOf(r).total }
 // compareChart draws both dialects' lanes up to the cursor: the frames
 // shown so far of r, and as many of the twin.
 func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
-	own := lanesOf(frames)
-	twin := Twins.Get(r)
-	envoy, grpc := own, cut(twin, len(frames))
-	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
-		envoy, grpc = grpc, envoy
-	}
-
+	points := comparePoints(r, frames, 0)
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "")...)
@@ -171,30 +170,14 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	cell := func(i int) charts.SeriesOpts {
 		return charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.XAxisIndex, s.YAxisIndex = i, i })
 	}
-	for i, d := range []struct {
-		name  string
-		lanes *dialectLanes
-	}{{"Envoy", envoy}, {"gRPC", grpc}} {
-		var data []any
-		for fi, hosts := range d.lanes.Ejected {
-			for hi, out := range hosts {
-				if out && hi < len(r.Hosts) && fi < len(r.Times) {
-					data = append(data, map[string]any{"value": []int{fi, hi, 1},
-						"name": fmt.Sprintf("%s: %s ejected after %s", d.name, r.Hosts[hi], r.Times[fi])})
-				}
-			}
-		}
-		c.AddSeries("ejected", nil, RawData(data), SeriesColor(ColorEjected), cell(i),
+	for i := range 2 {
+		c.AddSeries("ejected", nil, RawData(points[i]), SeriesColor(ColorEjected), cell(i),
 			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}))
 	}
 	sc := charts.NewScatter()
-	for i, lanes := range []*dialectLanes{envoy, grpc} {
-		var marks []any
-		for _, m := range lanes.overflow {
-			marks = append(marks, []int{m[0], m[1]})
-		}
-		sc.AddSeries("overflow", nil, RawData(marks), SeriesColor(ColorOverflow),
+	for i := range 2 {
+		sc.AddSeries("overflow", nil, RawData(points[2+i]), SeriesColor(ColorOverflow),
 			charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 				s.Symbol, s.SymbolSize, s.XAxisIndex, s.YAxisIndex = "triangle", 10, i, i
 			}))
@@ -236,6 +219,35 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
 		}}
 	}}
+}
+
+// comparePoints are the strip's series over frames[from:]: Envoy's
+// ejected cells, gRPC's, then each one's refusals by the cap.
+func comparePoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	envoy, grpc := lanesOf(frames), cut(Twins.Get(r), len(frames))
+	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
+		envoy, grpc = grpc, envoy
+	}
+	out := make([][]any, 4)
+	for i, d := range []struct {
+		name  string
+		lanes *dialectLanes
+	}{{"Envoy", envoy}, {"gRPC", grpc}} {
+		for fi := from; fi < len(d.lanes.Ejected); fi++ {
+			for hi, ejected := range d.lanes.Ejected[fi] {
+				if ejected && hi < len(r.Hosts) && fi < len(r.Times) {
+					out[i] = append(out[i], map[string]any{"value": []int{fi, hi, 1},
+						"name": fmt.Sprintf("%s: %s ejected after %s", d.name, r.Hosts[hi], r.Times[fi])})
+				}
+			}
+		}
+		for _, m := range d.lanes.overflow {
+			if m[0] >= from {
+				out[2+i] = append(out[2+i], []int{m[0], m[1]})
+			}
+		}
+	}
+	return out
 }
 
 // cut is l up to the first n frames.
