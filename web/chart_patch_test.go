@@ -45,7 +45,7 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 // step of one frame and at jumps of several (a fast speed or a slow
 // connection skips frames), from nothing drawn yet to the end.
 func TestStepPatchEqualsRebuild(t *testing.T) {
-	for _, name := range presetNames() {
+	for _, name := range tabstate.PresetNames() {
 		for _, in := range []tabstate.Inputs{
 			{Preset: name},
 			{Preset: name, Base: map[string]string{"dialect": "grpc"}},
