@@ -101,15 +101,27 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	if err := checkAddr(c.addr, set); err != nil {
 		return c, err
 	}
+	c.budget.MaxWork, c.budget.MaxReplayCells = maxWork, maxCells
+	nets, err := clientaddr.Parse(*trusted)
+	if err != nil {
+		return c, fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	c.proxies.Nets = nets
+	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
+	return c, c.check()
+}
+
+// check holds each of serve's flags to its range, naming the flag.
+func (c *serveConfig) check() error {
 	if c.logFormat != "text" && c.logFormat != "json" {
-		return c, fmt.Errorf("-log-format: %q is not a format (allowed text, json)", truncate(c.logFormat, 40))
+		return fmt.Errorf("-log-format: %q is not a format (allowed text, json)", truncate(c.logFormat, 40))
 	}
 	if c.bus.Listen != "" && c.bus.URL != "" {
-		return c, errors.New("-nats-listen and -nats-url exclude each other: embed the bus and open it to other replicas, or use an external one")
+		return errors.New("-nats-listen and -nats-url exclude each other: embed the bus and open it to other replicas, or use an external one")
 	}
 	if c.bus.Listen != "" {
 		if _, p, err := net.SplitHostPort(c.bus.Listen); err != nil || strings.Trim(p, "0123456789") != "" || p == "" {
-			return c, fmt.Errorf("-nats-listen: %q is not HOST:PORT (port 0 for any free port)", c.bus.Listen)
+			return fmt.Errorf("-nats-listen: %q is not HOST:PORT (port 0 for any free port)", c.bus.Listen)
 		}
 	}
 	for _, l := range []struct {
@@ -119,34 +131,27 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
 		{"heavy-workers", c.budget.Workers}, {"heavy-queue", c.budget.Queue}} {
 		if l.v < 1 || l.v > 1_000_000 {
-			return c, fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
+			return fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
 		}
 	}
 	for _, l := range []struct {
 		name string
 		v    int64
-	}{{"max-work", maxWork}, {"max-replay-cells", maxCells}} {
+	}{{"max-work", c.budget.MaxWork}, {"max-replay-cells", c.budget.MaxReplayCells}} {
 		if l.v < 1000 || l.v > 1e12 {
-			return c, fmt.Errorf("-%s: %d is out of range (allowed 1000–1000000000000)", l.name, l.v)
+			return fmt.Errorf("-%s: %d is out of range (allowed 1000–1000000000000)", l.name, l.v)
 		}
 	}
-	c.budget.MaxWork, c.budget.MaxReplayCells = maxWork, maxCells
 	if c.budget.Wait < 100*time.Millisecond || c.budget.Wait > 10*time.Minute {
-		return c, fmt.Errorf("-heavy-wait: %s is out of range (allowed 100ms–10m)", c.budget.Wait)
+		return fmt.Errorf("-heavy-wait: %s is out of range (allowed 100ms–10m)", c.budget.Wait)
 	}
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
-		return c, fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
+		return fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
 	}
-	nets, err := clientaddr.Parse(*trusted)
-	if err != nil {
-		return c, fmt.Errorf("-trusted-proxies: %w", err)
-	}
-	c.proxies.Nets = nets
 	if c.bus.URL == "" && c.bus.DataDir == "" {
-		return c, errors.New("-data-dir: no directory (and no per-user state directory: $HOME is not set): name one, e.g. -data-dir /var/lib/outlierlab")
+		return errors.New("-data-dir: no directory (and no per-user state directory: $HOME is not set): name one, e.g. -data-dir /var/lib/outlierlab")
 	}
-	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
-	return c, nil
+	return nil
 }
 
 // defaultDataDir is where the embedded bus keeps the workshops by default:

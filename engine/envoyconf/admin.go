@@ -65,54 +65,12 @@ func ParseConfigDump(data []byte, name string) (DumpedCluster, error) {
 	if dump.Configs == nil {
 		return DumpedCluster{}, &FieldError{Field: "configs", Reason: "is missing: not a /config_dump (Envoy's admin writes {\"configs\": [...]})"}
 	}
-	type found struct {
-		entry       dumpEntry
-		where, path string
-	}
-	var all []found
-	clustersDump := typeURL(&adminv3.ClustersConfigDump{})
-	entryWhere := map[string]string{
-		typeURL(&adminv3.ClustersConfigDump_StaticCluster{}):  StaticClusters,
-		typeURL(&adminv3.ClustersConfigDump_DynamicCluster{}): DynamicActiveClusters,
-	}
-	for i, raw := range dump.Configs {
-		var head struct {
-			Type string `json:"@type"`
-		}
-		if json.Unmarshal(raw, &head) != nil {
-			return DumpedCluster{}, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: "is not an object with an @type"}
-		}
-		if where, ok := entryWhere[head.Type]; ok {
-			var e dumpEntry
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return DumpedCluster{}, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: err.Error(), cause: err}
-			}
-			all = append(all, found{e, where, fmt.Sprintf("configs[%d]", i)})
-			continue
-		}
-		if head.Type != clustersDump {
-			continue
-		}
-		var lists map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &lists); err != nil {
-			return DumpedCluster{}, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: err.Error(), cause: err}
-		}
-		for _, where := range []string{StaticClusters, DynamicActiveClusters, DynamicWarmingClusters} {
-			l, ok := lists[where]
-			if !ok {
-				continue
-			}
-			var es []dumpEntry
-			if err := json.Unmarshal(l, &es); err != nil {
-				return DumpedCluster{}, &FieldError{Field: fmt.Sprintf("configs[%d].%s", i, where), Reason: "is not a list of clusters: " + err.Error(), cause: err}
-			}
-			for j, e := range es {
-				all = append(all, found{e, where, fmt.Sprintf("configs[%d].%s[%d]", i, where, j)})
-			}
-		}
+	all, err := dumpedClusters(dump.Configs)
+	if err != nil {
+		return DumpedCluster{}, err
 	}
 	var names []string
-	var pick []found
+	var pick []dumpFound
 	for _, f := range all {
 		var n struct {
 			Name string `json:"name"`
@@ -145,6 +103,62 @@ func ParseConfigDump(data []byte, name string) (DumpedCluster, error) {
 		return DumpedCluster{}, fmt.Errorf("%s.cluster: %w", f.path, err)
 	}
 	return DumpedCluster{Cluster: c, Where: f.where, VersionInfo: f.entry.VersionInfo}, nil
+}
+
+// dumpFound is one cluster of a config dump: its entry, which list it is
+// in, and the path to it (for errors).
+type dumpFound struct {
+	entry       dumpEntry
+	where, path string
+}
+
+// dumpedClusters are every cluster a dump's configs hold: the entries of a
+// ClustersConfigDump's lists, and static or dynamic cluster entries given
+// on their own (a dump asked for with ?resource=).
+func dumpedClusters(configs []json.RawMessage) ([]dumpFound, error) {
+	var all []dumpFound
+	clustersDump := typeURL(&adminv3.ClustersConfigDump{})
+	entryWhere := map[string]string{
+		typeURL(&adminv3.ClustersConfigDump_StaticCluster{}):  StaticClusters,
+		typeURL(&adminv3.ClustersConfigDump_DynamicCluster{}): DynamicActiveClusters,
+	}
+	for i, raw := range configs {
+		var head struct {
+			Type string `json:"@type"`
+		}
+		if json.Unmarshal(raw, &head) != nil {
+			return nil, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: "is not an object with an @type"}
+		}
+		if where, ok := entryWhere[head.Type]; ok {
+			var e dumpEntry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return nil, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: err.Error(), cause: err}
+			}
+			all = append(all, dumpFound{e, where, fmt.Sprintf("configs[%d]", i)})
+			continue
+		}
+		if head.Type != clustersDump {
+			continue
+		}
+		var lists map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &lists); err != nil {
+			return nil, &FieldError{Field: fmt.Sprintf("configs[%d]", i), Reason: err.Error(), cause: err}
+		}
+		for _, where := range []string{StaticClusters, DynamicActiveClusters, DynamicWarmingClusters} {
+			l, ok := lists[where]
+			if !ok {
+				continue
+			}
+			var es []dumpEntry
+			if err := json.Unmarshal(l, &es); err != nil {
+				return nil, &FieldError{Field: fmt.Sprintf("configs[%d].%s", i, where), Reason: "is not a list of clusters: " + err.Error(), cause: err}
+			}
+			for j, e := range es {
+				all = append(all, dumpFound{e, where, fmt.Sprintf("configs[%d].%s[%d]", i, where, j)})
+			}
+		}
+	}
+	return all, nil
 }
 
 // quoteList is the names, sorted, once each and quoted, for an error's

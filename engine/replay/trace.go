@@ -206,37 +206,45 @@ func (t *Trace) check() error {
 				return err
 			}
 		}
-		switch {
-		case s.HTTP != nil:
-			if s.HTTP.Code < 100 || s.HTTP.Code > 999 {
-				return fmt.Errorf("%s.http.code: %d is out of range (allowed 100–999)", where, s.HTTP.Code)
-			}
-			if err := checkTimes(where+".http.times", s.HTTP.Times); err != nil {
-				return err
-			}
-			if s.HTTP.Host == "" {
-				return fmt.Errorf("%s.http.host: missing", where)
-			}
-		case s.Local != nil:
-			if err := checkResult(where+".local", s.Local, localResults); err != nil {
-				return err
-			}
-		case s.Ext != nil:
-			if err := checkResult(where+".ext", s.Ext, extResults); err != nil {
-				return err
-			}
-		case s.ActiveHC != nil:
-			if s.ActiveHC.Host == "" {
-				return fmt.Errorf("%s.active_hc.host: missing", where)
-			}
-		case s.AddHost != nil:
-			if *s.AddHost == "" {
-				return fmt.Errorf("%s.add_host: empty host name", where)
-			}
-		case s.RemoveHost != nil:
-			if *s.RemoveHost == "" {
-				return fmt.Errorf("%s.remove_host: empty host name", where)
-			}
+		if err := checkAction(where, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkAction checks the one action a step holds.
+func checkAction(where string, s *Step) error {
+	switch {
+	case s.HTTP != nil:
+		if s.HTTP.Code < 100 || s.HTTP.Code > 999 {
+			return fmt.Errorf("%s.http.code: %d is out of range (allowed 100–999)", where, s.HTTP.Code)
+		}
+		if err := checkTimes(where+".http.times", s.HTTP.Times); err != nil {
+			return err
+		}
+		if s.HTTP.Host == "" {
+			return fmt.Errorf("%s.http.host: missing", where)
+		}
+	case s.Local != nil:
+		if err := checkResult(where+".local", s.Local, localResults); err != nil {
+			return err
+		}
+	case s.Ext != nil:
+		if err := checkResult(where+".ext", s.Ext, extResults); err != nil {
+			return err
+		}
+	case s.ActiveHC != nil:
+		if s.ActiveHC.Host == "" {
+			return fmt.Errorf("%s.active_hc.host: missing", where)
+		}
+	case s.AddHost != nil:
+		if *s.AddHost == "" {
+			return fmt.Errorf("%s.add_host: empty host name", where)
+		}
+	case s.RemoveHost != nil:
+		if *s.RemoveHost == "" {
+			return fmt.Errorf("%s.remove_host: empty host name", where)
 		}
 	}
 	return nil
