@@ -857,7 +857,7 @@ func recQuestionView(code string, q *roomQuestion) view.RoomQuestion {
 		widest = max(widest, b.N)
 	}
 	for _, b := range q.Hist {
-		v.Hist = append(v.Hist, view.RoomBar1{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
+		v.Hist = append(v.Hist, view.RoomAnswerBar{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
 	}
 	return v
 }

@@ -67,12 +67,13 @@ type RoomQuestion struct {
 	Mine       string
 	Revealed   bool
 	Answer     string
-	Hist       []RoomBar1
+	Hist       []RoomAnswerBar
 	Total      int
 }
 
-// RoomBar1 is one bar of the histogram: Pct of the widest.
-type RoomBar1 struct {
+// RoomAnswerBar is one bar of a question's histogram of answers: Pct of
+// the widest.
+type RoomAnswerBar struct {
 	Answer string
 	N, Pct int
 	Right  bool
