@@ -167,11 +167,11 @@ func TestBrowserFirstLoadBudget(t *testing.T) {
 	}
 	for _, path := range []string{"/lab", "/lessons/cap", "/r/" + code} {
 		b := roomBrowser(t, bctx, l.ts.URL)
-		m := meterWire(t, b.ctx)
+		m := meterWire(t, b.Ctx)
 		for _, visit := range []string{"first load", "second visit"} {
 			m.reset()
-			b.step("open "+path, chromedp.Navigate(l.ts.URL+path))
-			if _, err := chromedp.Run(b.ctx, chromedp.Poll[float64](firstChartJS, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			b.Step("open "+path, chromedp.Navigate(l.ts.URL+path))
+			if _, err := chromedp.Run(b.Ctx, chromedp.Poll[float64](firstChartJS, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 				t.Fatalf("%s: waiting for the first chart: %v", path, err)
 			}
 			m.settle(700 * time.Millisecond)
@@ -189,15 +189,15 @@ func TestBrowserFirstLoadBudget(t *testing.T) {
 				t.Errorf("%s second visit: %d bytes of static files on the wire, want every one from the cache", path, static)
 			}
 		}
-		b.checkOffline()
+		b.CheckOffline()
 	}
 
 	b := roomBrowser(t, bctx, l.ts.URL)
-	if _, err := chromedp.Call(b.ctx, emulateNetworkConditions, slowLink{Latency: slowLinkLatencyMs, DownloadThroughput: slowLinkBytesPerSec, UploadThroughput: slowLinkBytesPerSec}); err != nil {
+	if _, err := chromedp.Call(b.Ctx, emulateNetworkConditions, slowLink{Latency: slowLinkLatencyMs, DownloadThroughput: slowLinkBytesPerSec, UploadThroughput: slowLinkBytesPerSec}); err != nil {
 		t.Fatalf("emulate the slow link: %v", err)
 	}
-	b.step("open /lab on the slow link", chromedp.Navigate(l.ts.URL+"/lab"))
-	ms, err := chromedp.Run(b.ctx, chromedp.Poll[float64](firstChartJS, chromedp.WithPollingTimeout(60*time.Second)))
+	b.Step("open /lab on the slow link", chromedp.Navigate(l.ts.URL+"/lab"))
+	ms, err := chromedp.Run(b.Ctx, chromedp.Poll[float64](firstChartJS, chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil {
 		t.Fatalf("slow link: waiting for the first chart: %v", err)
 	}

@@ -101,13 +101,13 @@ func TestBrowserCSPInjection(t *testing.T) {
 		const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`
 	clean := func(path string) {
 		t.Helper()
-		if !strings.Contains(b.eval(`document.body.innerHTML`), "__pwned") {
+		if !strings.Contains(b.Eval(`document.body.innerHTML`), "__pwned") {
 			t.Fatalf("%s: the injection is not in the page", path)
 		}
 		// The broken image's error has fired (or been refused) once the
 		// image is complete.
-		b.poll(path+": the image settled", `document.querySelector('img[src="/no-such-image"]').complete`)
-		if got := b.eval(`JSON.stringify([window.__pwned || null, window.__pwned2 || null])`); got != "[null,null]" {
+		b.Poll(path+": the image settled", `document.querySelector('img[src="/no-such-image"]').complete`)
+		if got := b.Eval(`JSON.stringify([window.__pwned || null, window.__pwned2 || null])`); got != "[null,null]" {
 			t.Errorf("%s: injected code ran: %s", path, got)
 		}
 	}
@@ -119,35 +119,35 @@ func TestBrowserCSPInjection(t *testing.T) {
 		{"/r/" + code, charts},
 		{"/r/" + code + "/recording", charts},
 	} {
-		b.step("open "+p.path, chromedp.Navigate(ts.URL+p.path))
-		b.poll(p.path+" working", p.works)
+		b.Step("open "+p.path, chromedp.Navigate(ts.URL+p.path))
+		b.Poll(p.path+" working", p.works)
 		clean(p.path)
 	}
 	// A workshop started from the lab's button: the form posts /rooms and
 	// the instructor's page draws its charts.
-	b.step("open the lab", chromedp.Navigate(ts.URL+"/lab"))
-	b.poll("the lab's charts", charts)
-	b.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	b.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")))
-	b.poll("the instructor page", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname) && `+charts)
+	b.Step("open the lab", chromedp.Navigate(ts.URL+"/lab"))
+	b.Poll("the lab's charts", charts)
+	b.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	b.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")))
+	b.Poll("the instructor page", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname) && `+charts)
 	clean("the instructor page")
 	// The instructor link (issue 22, item 5), by keyboard: focus its
 	// summary, open it, the link and its Copy button show.
-	b.step("open the instructor link", chromedp.Focus(chromedp.CSS("#room-handover summary")), chromedp.KeyEvent("\r"))
-	b.poll("the instructor link shown", `document.getElementById('room-handover').open && /\/present\?key=./.test(document.getElementById('room-handover-link').textContent) && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
+	b.Step("open the instructor link", chromedp.Focus(chromedp.CSS("#room-handover summary")), chromedp.KeyEvent("\r"))
+	b.Poll("the instructor link shown", `document.getElementById('room-handover').open && /\/present\?key=./.test(document.getElementById('room-handover-link').textContent) && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
 	shot(t, b, "outlierlab-instructor-link.png")
 	// On a phone the bar folds its less used tools (the instructor link
 	// among them) behind "More tools", a button the keyboard opens; the
 	// link (one long token) wraps instead of widening the page.
-	b.step("a phone's width", chromedp.EmulateViewport(390, 844))
-	b.poll("the instructor link folded at 390 px", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0 &&
+	b.Step("a phone's width", chromedp.EmulateViewport(390, 844))
+	b.Poll("the instructor link folded at 390 px", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0 &&
 		document.querySelector('.room-more-toggle').getAttribute('aria-expanded') === 'false'`)
-	b.step("open More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent("\r"))
-	b.poll("the instructor link shown again", `document.querySelector('.room-more-toggle').getAttribute('aria-expanded') === 'true' &&
+	b.Step("open More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent("\r"))
+	b.Poll("the instructor link shown again", `document.querySelector('.room-more-toggle').getAttribute('aria-expanded') === 'true' &&
 		document.getElementById('room-handover').open && document.getElementById('room-handover-link').getBoundingClientRect().width > 0`)
-	b.poll("no sideways scroll with the instructor link open at 390 px", `document.documentElement.scrollWidth <= innerWidth`)
+	b.Poll("no sideways scroll with the instructor link open at 390 px", `document.documentElement.scrollWidth <= innerWidth`)
 	shot(t, b, "outlierlab-instructor-more-phone.png")
-	b.step("close More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent(" "))
-	b.poll("the instructor link folded again", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0`)
-	b.checkOffline()
+	b.Step("close More tools", chromedp.Focus(chromedp.CSS(".room-more-toggle")), chromedp.KeyEvent(" "))
+	b.Poll("the instructor link folded again", `document.getElementById('room-handover-link').getBoundingClientRect().width === 0`)
+	b.CheckOffline()
 }

@@ -19,7 +19,7 @@ import (
 // ticks once the select is on grpc and the run has been played.
 func TestBrowserGRPC(t *testing.T) {
 	b := startBrowser(t, 1440, 1100)
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
 window.t_count = (id, i) => (t_opt(id).series[i].data || []).length;
@@ -31,8 +31,8 @@ window.t_choose = v => { const el = document.getElementById('c-dialect'); el.val
 true`
 	load := func(what, path string) {
 		t.Helper()
-		step(what, chromedp.Navigate(b.url+path), chromedp.WaitVisible(chromedp.CSS("#chart-compare canvas")))
-		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+		step(what, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-compare canvas")))
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 			t.Fatalf("helpers: %v", err)
 		}
 	}
@@ -71,7 +71,7 @@ true`
 		t.Errorf("the strip changed with the dialect:\n envoy run: %s\n grpc run:  %s", head(strip, 300), head(got, 300))
 	}
 	// The lanes and the strip, for people to look at after the run.
-	png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(`figure:has(#chart-compare)`)))
+	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(chromedp.CSS(`figure:has(#chart-compare)`)))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -107,5 +107,5 @@ true`
 	if got := eval(`document.querySelector('#st-cap-one').dataset.done`); got != "false" {
 		t.Errorf("cap-one is %q with the cap at 10", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }

@@ -22,11 +22,11 @@ import (
 //     ○ "not yet" under a header that says it is done.
 func TestBrowserLessonSteps(t *testing.T) {
 	b := startBrowser(t, 1400, 1000)
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	done := func(id string) string { return `document.querySelector('#st-` + id + `').dataset.done` }
 
 	// grpc: step to 90 s, answering the prediction at its 30 s pause.
-	step("open /lessons/grpc", chromedp.Navigate(b.url+"/lessons/grpc"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("open /lessons/grpc", chromedp.Navigate(b.URL+"/lessons/grpc"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	for i := range 3 {
 		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
 		poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
@@ -43,7 +43,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 	poll("envoy-refuses done at 90 s", done("envoy-refuses")+` === 'true' && `+scrub+` === 9`)
 
 	// consecutive: the prediction answered wrong, then clicked over.
-	step("open /lessons/consecutive", chromedp.Navigate(b.url+"/lessons/consecutive"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("open /lessons/consecutive", chromedp.Navigate(b.URL+"/lessons/consecutive"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	text := eval(`document.querySelector('#step-one-in-three .step-text').textContent`)
 	if !strings.Contains(text, "set max_ejection_percent to 20") || strings.Contains(text, "The cap here is 20%") {
 		t.Errorf("one-in-three's text does not ask for the cap it needs: %q", text)
@@ -80,7 +80,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 
 	// Reload: the run is the lesson's start (dead-host), so one-in-three's
 	// check does not hold on screen; the step shows it was done.
-	step("reload", chromedp.Navigate(b.url+"/lessons/consecutive"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("reload", chromedp.Navigate(b.URL+"/lessons/consecutive"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	poll("one-in-three shown done before", `document.querySelector('#st-one-in-three .mark').textContent === '✓' && document.querySelector('#st-one-in-three .word').textContent === 'done before' && document.getElementById('step-one-in-three').classList.contains('was-done')`)
 	if got := eval(done("one-in-three")); got != "false" {
 		t.Errorf("one-in-three's live status after the reload: done %s, want false (dead-host is on screen)", got)
@@ -92,7 +92,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 	// cap: the page shows the compare strip, and the prose says what it
 	// is; the decision log's overflow lines are not denied; cap-34 says it
 	// ticks when the redone run shows the ejection, not after the watching.
-	step("open /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("open /lessons/cap", chromedp.Navigate(b.URL+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	prose := eval(`document.querySelector('.prose').textContent`)
 	for _, want := range []string{"The compare strip under the Ejections lanes draws this same run under two detectors", "The lab's decision log does show each refusal"} {
 		if !strings.Contains(prose, want) {
@@ -105,7 +105,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step turns done at once") {
 		t.Errorf("cap-34's text: %q", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }
 
 // TestBrowserRoomQuestionHold: a workshop question in the free lab holds
@@ -118,21 +118,21 @@ func TestBrowserRoomQuestionHold(t *testing.T) {
 	laptops := roomLaptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
-	teacher.step("open the free lab", chromedp.Navigate(teacher.url+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	code := teacher.eval(`document.querySelector('#room-bar .room-code').textContent`)
-	pupil.step("join the room", chromedp.Navigate(pupil.url+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Step("open the free lab", chromedp.Navigate(teacher.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
+	pupil.Step("join the room", chromedp.Navigate(pupil.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 
-	teacher.step("open the question form", chromedp.Click(chromedp.CSS(".room-q-open summary")))
-	teacher.step("ask", chromedp.Click(chromedp.CSS("#btn-ask")))
-	pupil.poll("the question on the attendee's page", `(document.querySelector('#room-question .room-q-text') || {}).textContent === 'Question: Is h5 ejected at 60 s?'`)
-	teacher.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
-	pupil.poll("the attendee held before 60 s", `!!document.querySelector('#status .state.held')`)
-	if got := pupil.eval(`document.querySelector('#status .state.held').textContent`); got != "paused for the workshop's question: answer it in the Workshop bar to go on" {
+	teacher.Step("open the question form", chromedp.Click(chromedp.CSS(".room-q-open summary")))
+	teacher.Step("ask", chromedp.Click(chromedp.CSS("#btn-ask")))
+	pupil.Poll("the question on the attendee's page", `(document.querySelector('#room-question .room-q-text') || {}).textContent === 'Question: Is h5 ejected at 60 s?'`)
+	teacher.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	pupil.Poll("the attendee held before 60 s", `!!document.querySelector('#status .state.held')`)
+	if got := pupil.Eval(`document.querySelector('#status .state.held').textContent`); got != "paused for the workshop's question: answer it in the Workshop bar to go on" {
 		t.Errorf("the held line in the free lab reads %q", got)
 	}
-	if got := teacher.eval(`(document.querySelector('#status .state.held') || {textContent: ''}).textContent`); strings.Contains(got, "Try this") {
+	if got := teacher.Eval(`(document.querySelector('#status .state.held') || {textContent: ''}).textContent`); strings.Contains(got, "Try this") {
 		t.Errorf("the instructor's held line points at Try this: %q", got)
 	}
 }

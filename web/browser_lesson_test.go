@@ -24,7 +24,7 @@ func TestBrowserLesson(t *testing.T) {
 	overflows := lessonHoldAndPredict(t, b)
 	lessonCap34(t, b, overflows)
 	lessonProgress(t, b)
-	b.checkOffline()
+	b.CheckOffline()
 }
 
 // scrub is the cursor the page shows, as a number.
@@ -34,8 +34,8 @@ const scrub = `Number(document.getElementById('scrub').value)`
 // for the prediction, answers it and plays to the end; it returns the
 // live overflow count the prose shows then.
 func lessonHoldAndPredict(t *testing.T, b *browser) string {
-	step, eval, poll := b.step, b.eval, b.poll
-	step("open /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step, eval, poll := b.Step, b.Eval, b.Poll
+	step("open /lessons/cap", chromedp.Navigate(b.URL+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if got := eval(`document.getElementById('scenario-name').textContent`); got != "search-cache" {
 		t.Fatalf("scenario = %q, want search-cache", got)
 	}
@@ -87,7 +87,7 @@ func lessonHoldAndPredict(t *testing.T, b *browser) string {
 // lessonCap34 plays the lesson again with the cap at 34: the cap-34 step
 // turns done at the end, the live numbers follow, progress is stored.
 func lessonCap34(t *testing.T, b *browser, overflows string) {
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	// Back to t = 0, the cap to 34, play: cap-34 is not yet until the run
 	// has been played to its end, then done.
 	eval(`(() => { const el = document.getElementById('scrub');
@@ -122,7 +122,7 @@ func lessonCap34(t *testing.T, b *browser, overflows string) {
 // lessonProgress answers the quiz, takes the screenshot, and checks the
 // progress on the course list and on a second visit.
 func lessonProgress(t *testing.T, b *browser) {
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	// A quiz answer shows its explanation.
 	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-choice="1"]`)))
 	poll("the explanation", `!document.querySelector('.quiz .question[data-index="2"] .reveal').hidden`)
@@ -131,7 +131,7 @@ func lessonProgress(t *testing.T, b *browser) {
 	step("scroll", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0);
 		const prose = document.querySelector('.prose');
 		prose.scrollTop = document.getElementById('try').offsetTop - prose.offsetTop - 8`))
-	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -148,7 +148,7 @@ func lessonProgress(t *testing.T, b *browser) {
 	poll("the cursor to move back", scrub+` === 29`)
 
 	// The course list shows the progress.
-	step("open /", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS(".course-list")))
+	step("open /", chromedp.Navigate(b.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".course-list")))
 	poll("the cap lesson's progress", `document.querySelector('.lesson-card[data-lesson="cap"] [data-progress]').textContent.includes('steps')`)
 	if got := eval(`document.querySelector('.lesson-card[data-lesson="consecutive"] [data-progress]').textContent`); got != "not started" {
 		t.Errorf("an untouched lesson says %q", got)
@@ -156,7 +156,7 @@ func lessonProgress(t *testing.T, b *browser) {
 
 	// A second visit: the answered prediction is restored from storage and
 	// playback no longer pauses for it; cap-34 shows it was done before.
-	step("reopen /lessons/cap", chromedp.Navigate(b.url+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step("reopen /lessons/cap", chromedp.Navigate(b.URL+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	poll("the restored answer", `document.getElementById('predict').classList.contains('answered') && !document.querySelector('#predict .reveal').hidden`)
 	poll("the step done before", `document.getElementById('step-cap-34').classList.contains('was-done')`)
 	step("speed instant", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
@@ -180,7 +180,7 @@ func TestBrowserLessonChecks(t *testing.T) {
 	ts := httptest.NewServer(lab.Handler())
 	t.Cleanup(ts.Close)
 	t.Cleanup(lab.Shutdown)
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	note := `document.querySelector('[data-lesson-progress]').textContent`
 	done := func(id string) string { return `document.querySelector('#st-` + id + `').dataset.done` }
 	setCap := func(v string) {

@@ -57,11 +57,11 @@ func TestBrowserLookPages(t *testing.T) {
 
 	// The instructor plays the run to its end (its key as the handover
 	// link gives it), so the room's pages and its recording have a story.
-	b.step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+url.QueryEscape(key)))
-	b.poll("the instructor's charts", `!!document.querySelector('#room-bar.present') && `+chartsDrawn)
-	b.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
-	b.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
-	b.poll("the run's end", `document.getElementById('scrub').value === '30'`)
+	b.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+url.QueryEscape(key)))
+	b.Poll("the instructor's charts", `!!document.querySelector('#room-bar.present') && `+chartsDrawn)
+	b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	b.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	b.Poll("the run's end", `document.getElementById('scrub').value === '30'`)
 
 	runs := "a=" + url.QueryEscape("preset=search-cache") + "&b=" + url.QueryEscape("preset=search-cache&max_ejection_percent=34")
 	lab := `!!document.querySelector('#lab') && ` + chartsDrawn
@@ -88,15 +88,15 @@ func TestBrowserLookPages(t *testing.T) {
 	for _, size := range lookSizes {
 		for _, p := range pages {
 			name := fmt.Sprintf("%s-%dx%d", p.name, size[0], size[1])
-			b.step("open "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+p.path))
-			b.poll(name+" drawn", `document.readyState === 'complete' && `+p.ready)
-			b.poll(name+" settled", chartsSettled)
-			if png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot()); err == nil {
+			b.Step("open "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+p.path))
+			b.Poll(name+" drawn", `document.readyState === 'complete' && `+p.ready)
+			b.Poll(name+" settled", chartsSettled)
+			if png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot()); err == nil {
 				_ = os.WriteFile(filepath.Join(keep, name+".png"), png, 0o644)
 			}
 			var problems []string
 			for _, check := range []string{layoutProblems, smallText, chartParts} {
-				for _, line := range strings.Split(b.eval(check), "\n") {
+				for _, line := range strings.Split(b.Eval(check), "\n") {
 					if line == "" {
 						continue
 					}
@@ -106,10 +106,10 @@ func TestBrowserLookPages(t *testing.T) {
 			// A projector view is for a projector's window (the other two
 			// it may scroll in): every chart whole, no legend paged.
 			if p.projector && size[0] >= 1280 {
-				if got := b.eval(chartsInView); got != "" {
-					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.eval(belowWindow))
+				if got := b.Eval(chartsInView); got != "" {
+					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.Eval(belowWindow))
 				}
-				if got := b.eval(pagedLegends); got != "" {
+				if got := b.Eval(pagedLegends); got != "" {
 					problems = append(problems, "paged legends: "+got)
 				}
 			}
@@ -125,7 +125,7 @@ func TestBrowserLookPages(t *testing.T) {
 			}
 		}
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }
 
 // axeSource is axe-core's script from node_modules (package.json's
@@ -144,23 +144,23 @@ func axeSource(t *testing.T) string {
 // the next navigation) and returns one line per violation: its rule,
 // impact and the elements it names.
 func axeViolations(b *browser, axe string) []string {
-	b.t.Helper()
-	if b.eval(`typeof window.axe`) != "object" {
-		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[any](axe+";0")); err != nil {
-			b.t.Fatalf("inject axe-core: %v", err)
+	b.T.Helper()
+	if b.Eval(`typeof window.axe`) != "object" {
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[any](axe+";0")); err != nil {
+			b.T.Fatalf("inject axe-core: %v", err)
 		}
 	}
-	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+	got, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
 		JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
 	if err != nil {
-		b.t.Fatalf("axe.run: %v", err)
+		b.T.Fatalf("axe.run: %v", err)
 	}
 	var vs []struct {
 		ID, Impact, Help string
 		Targets          []string
 	}
 	if err := json.Unmarshal([]byte(got), &vs); err != nil {
-		b.t.Fatalf("axe's answer %q: %v", got, err)
+		b.T.Fatalf("axe's answer %q: %v", got, err)
 	}
 	var out []string
 	for _, v := range vs {

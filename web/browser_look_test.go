@@ -25,7 +25,7 @@ func TestBrowserLook(t *testing.T) {
 	t.Logf("screenshots: %s (and %s)", shots, keep)
 	shot := func(t *testing.T, p *browser, name string) {
 		t.Helper()
-		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		png, err := chromedp.Run(p.Ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
@@ -33,25 +33,22 @@ func TestBrowserLook(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
 		}
 	}
-	t.Run("layout", func(t *testing.T) { lookLayout(t, b.on(t), shot) })
-	t.Run("keyboard", func(t *testing.T) { lookKeyboard(t, b.on(t)) })
-	t.Run("contrast", func(t *testing.T) { lookContrast(t, b.on(t)) })
-	t.Run("projector", func(t *testing.T) { lookProjector(t, b.on(t), shot) })
-	t.Run("charts and log", func(t *testing.T) { lookChartsAndLog(t, b.on(t)) })
-	b.checkOffline()
+	t.Run("layout", func(t *testing.T) { lookLayout(t, b.On(t), shot) })
+	t.Run("keyboard", func(t *testing.T) { lookKeyboard(t, b.On(t)) })
+	t.Run("contrast", func(t *testing.T) { lookContrast(t, b.On(t)) })
+	t.Run("projector", func(t *testing.T) { lookProjector(t, b.On(t), shot) })
+	t.Run("charts and log", func(t *testing.T) { lookChartsAndLog(t, b.On(t)) })
+	b.CheckOffline()
 }
-
-// on is the browser for a subtest: its failures are the subtest's.
-func (b *browser) on(t *testing.T) *browser { return &browser{t: t, ctx: b.ctx, url: b.url} }
 
 // open sets the viewport and loads a page, waiting for its charts when it
 // has a lab (and for the stream's first redraw, which fills them).
-func (b *browser) open(w, h int, path string) {
-	b.t.Helper()
-	b.step("viewport", chromedp.EmulateViewport(int64(w), int64(h)))
-	b.step("open "+path, chromedp.Navigate(b.url+path))
+func openPage(b *browser, w, h int, path string) {
+	b.T.Helper()
+	b.Step("viewport", chromedp.EmulateViewport(int64(w), int64(h)))
+	b.Step("open "+path, chromedp.Navigate(b.URL+path))
 	if strings.HasPrefix(path, "/lab") || strings.HasPrefix(path, "/lessons/") {
-		b.poll("the charts of "+path, `(() => { const el = document.getElementById('chart-sr');
+		b.Poll("the charts of "+path, `(() => { const el = document.getElementById('chart-sr');
 			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`)
 	}
 }
@@ -93,21 +90,21 @@ const layoutProblems = `(() => {
 func lookLayout(t *testing.T, b *browser, shot func(*testing.T, *browser, string)) {
 	for _, size := range [][2]int{{390, 844}, {1280, 720}, {853, 480}} {
 		for _, path := range []string{"/", "/lab", "/lessons/cap"} {
-			b.open(size[0], size[1], path)
+			openPage(b, size[0], size[1], path)
 			name := fmt.Sprintf("%dx%d%s", size[0], size[1], strings.ReplaceAll(path, "/", "-"))
 			shot(t, b, name)
-			if got := b.eval(layoutProblems); got != "" {
+			if got := b.Eval(layoutProblems); got != "" {
 				t.Errorf("%s:\n%s", name, got)
 			}
 		}
 	}
 	// The drawer open on a phone: the transport and a chart stay in view
 	// above it, beside a setting.
-	b.open(390, 844, "/lab")
-	b.step("open the settings", chromedp.Click(chromedp.CSS("#btn-settings")))
-	b.poll("the drawer", `getComputedStyle(document.getElementById('controls')).position === 'fixed' && document.getElementById('btn-settings').getAttribute('aria-expanded') === 'true'`)
+	openPage(b, 390, 844, "/lab")
+	b.Step("open the settings", chromedp.Click(chromedp.CSS("#btn-settings")))
+	b.Poll("the drawer", `getComputedStyle(document.getElementById('controls')).position === 'fixed' && document.getElementById('btn-settings').getAttribute('aria-expanded') === 'true'`)
 	shot(t, b, "390x844-lab-settings")
-	if got := b.eval(`(() => { const d = document.getElementById('controls').getBoundingClientRect();
+	if got := b.Eval(`(() => { const d = document.getElementById('controls').getBoundingClientRect();
 		const p = document.getElementById('btn-play').getBoundingClientRect();
 		const c = document.querySelector('#chart-sr canvas').getBoundingClientRect();
 		const s = document.querySelector('#controls input[type=range]').getBoundingClientRect();
@@ -122,82 +119,82 @@ func lookLayout(t *testing.T, b *browser, shot func(*testing.T, *browser, string
 func lookKeyboard(t *testing.T, b *browser) {
 	scrub := `document.getElementById('scrub').value`
 	for _, path := range []string{"/lab", "/lessons/cap"} {
-		b.open(1280, 720, path)
+		openPage(b, 1280, 720, path)
 		n := 0
-		for n < 5 && b.eval(`document.activeElement.id`) != "btn-play" {
-			b.step("tab", chromedp.KeyEvent(kb.Tab))
+		for n < 5 && b.Eval(`document.activeElement.id`) != "btn-play" {
+			b.Step("tab", chromedp.KeyEvent(kb.Tab))
 			n++
 		}
-		if got := b.eval(`document.activeElement.id`); got != "btn-play" {
-			t.Errorf("%s: after %d tabs the focus is on %s, not Play", path, n, b.eval(`document.activeElement.outerHTML.slice(0, 80)`))
+		if got := b.Eval(`document.activeElement.id`); got != "btn-play" {
+			t.Errorf("%s: after %d tabs the focus is on %s, not Play", path, n, b.Eval(`document.activeElement.outerHTML.slice(0, 80)`))
 		}
 	}
 
 	// A scenario chosen with the mouse: → then steps the timeline.
-	b.open(1280, 720, "/lab")
-	b.step("click the scenario menu", chromedp.Click(chromedp.CSS("#preset")))
-	b.eval(`(() => { const el = document.getElementById('preset'); el.value = 'dead-host';
+	openPage(b, 1280, 720, "/lab")
+	b.Step("click the scenario menu", chromedp.Click(chromedp.CSS("#preset")))
+	b.Eval(`(() => { const el = document.getElementById('preset'); el.value = 'dead-host';
 		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
-	b.poll("dead-host loaded", `location.search === '?preset=dead-host' && document.getElementById('c-hosts').value === '10'`)
-	b.step("press →", chromedp.KeyEvent(kb.ArrowRight))
-	b.poll("a step", scrub+` === '1'`)
-	if got := b.eval(`document.getElementById('preset').value`); got != "dead-host" {
+	b.Poll("dead-host loaded", `location.search === '?preset=dead-host' && document.getElementById('c-hosts').value === '10'`)
+	b.Step("press →", chromedp.KeyEvent(kb.ArrowRight))
+	b.Poll("a step", scrub+` === '1'`)
+	if got := b.Eval(`document.getElementById('preset').value`); got != "dead-host" {
 		t.Errorf("→ after choosing the scenario changed it to %s", got)
 	}
 
 	// Home, End, g, the speeds, r and ?.
-	key := func(k string) { t.Helper(); b.step("press "+k, chromedp.KeyEvent(k)) }
+	key := func(k string) { t.Helper(); b.Step("press "+k, chromedp.KeyEvent(k)) }
 	clock := `document.querySelector('#status .clock').textContent.includes`
 	key(kb.End)
-	b.poll("the end", scrub+` === '30' && `+clock+`('t = 300 s')`)
+	b.Poll("the end", scrub+` === '30' && `+clock+`('t = 300 s')`)
 	key(kb.Home)
-	b.poll("the start", scrub+` === '0' && `+clock+`('t = 0 s')`)
+	b.Poll("the start", scrub+` === '0' && `+clock+`('t = 0 s')`)
 	key("g")
-	b.poll("the go-to box", `!document.getElementById('goto').hidden && document.activeElement.id === 'goto-time'`)
-	b.step("type 120", chromedp.SendKeys(chromedp.CSS("#goto-time"), "120"+kb.Enter))
-	b.poll("the cursor at 120 s", scrub+` === '12' && document.getElementById('goto').hidden && document.querySelector('#status .clock').textContent.includes('t = 120 s')`)
+	b.Poll("the go-to box", `!document.getElementById('goto').hidden && document.activeElement.id === 'goto-time'`)
+	b.Step("type 120", chromedp.SendKeys(chromedp.CSS("#goto-time"), "120"+kb.Enter))
+	b.Poll("the cursor at 120 s", scrub+` === '12' && document.getElementById('goto').hidden && document.querySelector('#status .clock').textContent.includes('t = 120 s')`)
 	for _, k := range [][2]string{{"4", "4"}, {"6", "16"}, {"i", "instant"}, {"1", "1"}} {
 		key(k[0])
-		b.poll("speed "+k[1]+" after "+k[0], `document.querySelector('[data-speed="`+k[1]+`"]').getAttribute('aria-pressed') === 'true'`)
+		b.Poll("speed "+k[1]+" after "+k[0], `document.querySelector('[data-speed="`+k[1]+`"]').getAttribute('aria-pressed') === 'true'`)
 	}
 	key("r")
-	b.poll("reset", scrub+` === '0' && location.search === '?preset=dead-host'`)
+	b.Poll("reset", scrub+` === '0' && location.search === '?preset=dead-host'`)
 	key("?")
-	b.poll("the keys", `document.getElementById('keys').open`)
+	b.Poll("the keys", `document.getElementById('keys').open`)
 	key(kb.Escape)
-	b.poll("the keys closed", `!document.getElementById('keys').open`)
+	b.Poll("the keys closed", `!document.getElementById('keys').open`)
 
 	// None while typing in a field or with a menu focused; space on a link
 	// does not play.
-	b.step("focus the host menu", chromedp.Focus(chromedp.CSS("#inject-host")))
+	b.Step("focus the host menu", chromedp.Focus(chromedp.CSS("#inject-host")))
 	key("r")
 	key(kb.End)
-	b.step("focus a number field", chromedp.Focus(chromedp.CSS("#n-max_ejection_time")))
+	b.Step("focus a number field", chromedp.Focus(chromedp.CSS("#n-max_ejection_time")))
 	key("4")
 	key("g")
-	b.step("focus the brand link", chromedp.Focus(chromedp.CSS(".brand")))
+	b.Step("focus the brand link", chromedp.Focus(chromedp.CSS(".brand")))
 	key(" ")
-	if got := b.eval(scrub + ` + ' ' + document.querySelector('[data-speed="1"]').getAttribute('aria-pressed') + ' ' + document.getElementById('goto').hidden + ' ' + (document.querySelector('#status .state.playing') !== null)`); got != "0 true true false" {
+	if got := b.Eval(scrub + ` + ' ' + document.querySelector('[data-speed="1"]').getAttribute('aria-pressed') + ' ' + document.getElementById('goto').hidden + ' ' + (document.querySelector('#status .state.playing') !== null)`); got != "0 true true false" {
 		t.Errorf("keys fired in a menu, a field or on a link (cursor, speed 1, box hidden, playing): %s", got)
 	}
 
 	// The copy fallback (no clipboard, as on plain http): Escape leaves it
 	// and → steps again.
-	b.eval(`(() => { Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true}); return 'ok' })()`)
-	b.step("back to the top", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo({top: 0, behavior: 'instant'})`))
+	b.Eval(`(() => { Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true}); return 'ok' })()`)
+	b.Step("back to the top", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo({top: 0, behavior: 'instant'})`))
 	// A redraw still arriving from the keys above may take the focus back
 	// from the field (on a loaded machine it came after the click), so the
 	// click is repeated until the field holds the focus.
-	b.poll("the fallback field", `(() => {
+	b.Poll("the fallback field", `(() => {
 		const f = document.activeElement;
 		if (f.id === 'copy-link-field' && !f.hidden) return true;
 		document.getElementById('btn-copy-link').click();
 		return false;
 	})()`)
 	key(kb.Escape)
-	b.poll("out of the field", `document.activeElement.id === 'btn-copy-link' && document.getElementById('copy-link-field').hidden`)
+	b.Poll("out of the field", `document.activeElement.id === 'btn-copy-link' && document.getElementById('copy-link-field').hidden`)
 	key(kb.ArrowRight)
-	b.poll("a step after the copy", scrub+` === '1'`)
+	b.Poll("a step after the copy", scrub+` === '1'`)
 }
 
 // contrastProblems lists every visible text below 4.5:1 against what is
@@ -245,34 +242,34 @@ const openAll = `(() => { document.querySelectorAll('details').forEach(d => d.op
 func lookContrast(t *testing.T, b *browser) {
 	check := func(what string) {
 		t.Helper()
-		if got := b.eval(contrastProblems); got != "" {
+		if got := b.Eval(contrastProblems); got != "" {
 			t.Errorf("%s: text below 4.5:1:\n%s", what, got)
 		}
 	}
-	b.open(1280, 720, "/lab?max_ejection_percent=34&t=250")
-	b.poll("h5 ejected in the host table", `document.querySelector('#envoy-hosts tr.ejected') !== null`)
-	b.eval(openAll)
+	openPage(b, 1280, 720, "/lab?max_ejection_percent=34&t=250")
+	b.Poll("h5 ejected in the host table", `document.querySelector('#envoy-hosts tr.ejected') !== null`)
+	b.Eval(openAll)
 	check("the lab, h5 ejected")
-	b.step("decisions only", chromedp.Click(chromedp.CSS(`[data-log-show="decisions"]`)))
+	b.Step("decisions only", chromedp.Click(chromedp.CSS(`[data-log-show="decisions"]`)))
 	check("the lab, decisions only")
-	b.step("everything", chromedp.Click(chromedp.CSS(`[data-log-show="all"]`)))
-	b.step("the keys", chromedp.KeyEvent("?"))
-	b.poll("the keys", `document.getElementById('keys').open`)
+	b.Step("everything", chromedp.Click(chromedp.CSS(`[data-log-show="all"]`)))
+	b.Step("the keys", chromedp.KeyEvent("?"))
+	b.Poll("the keys", `document.getElementById('keys').open`)
 	check("the keys dialog")
-	b.step("close the keys", chromedp.KeyEvent(kb.Escape))
-	b.open(1280, 720, "/lab?t=100")
-	b.poll("refusals in the log", `document.querySelector('.entry.overflow') !== null`)
-	b.eval(openAll)
+	b.Step("close the keys", chromedp.KeyEvent(kb.Escape))
+	openPage(b, 1280, 720, "/lab?t=100")
+	b.Poll("refusals in the log", `document.querySelector('.entry.overflow') !== null`)
+	b.Eval(openAll)
 	check("the lab, refusals")
-	b.open(853, 480, "/lab")
-	b.step("the drawer", chromedp.Click(chromedp.CSS("#btn-settings")))
+	openPage(b, 853, 480, "/lab")
+	b.Step("the drawer", chromedp.Click(chromedp.CSS("#btn-settings")))
 	check("the lab's drawer")
-	b.open(1280, 720, "/lessons/cap")
-	b.step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="0"]`)))
-	b.step("answer a question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="1"]`)))
-	b.eval(openAll)
+	openPage(b, 1280, 720, "/lessons/cap")
+	b.Step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="0"]`)))
+	b.Step("answer a question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="1"]`)))
+	b.Eval(openAll)
 	check("the lesson")
-	b.open(1280, 720, "/")
+	openPage(b, 1280, 720, "/")
 	check("the course")
 }
 
@@ -296,37 +293,37 @@ const chartsInView = `(() => [...document.querySelectorAll('.chart')].filter(el 
 // the address keeps it.
 func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, string)) {
 	for _, path := range []string{"/lab?view=projector&t=100", "/lessons/cap?view=projector"} {
-		b.open(1280, 720, path)
-		b.poll("the projector's fonts", `(`+chartFonts+`)(18) === ''`)
+		openPage(b, 1280, 720, path)
+		b.Poll("the projector's fonts", `(`+chartFonts+`)(18) === ''`)
 		shot(t, b, "1280x720-projector"+strings.Split(strings.ReplaceAll(path, "/", "-"), "?")[0])
-		if got := b.eval(chartsInView); got != "" {
+		if got := b.Eval(chartsInView); got != "" {
 			t.Errorf("%s: charts not wholly on screen: %s", path, got)
 		}
-		if got := b.eval(`[getComputedStyle(document.querySelector('.top')).display, document.querySelectorAll('h1').length, !!document.querySelector('#status .clock').checkVisibility(), !!document.querySelector('.log-panel').checkVisibility()].join(' ')`); got != "none 1 true true" {
+		if got := b.Eval(`[getComputedStyle(document.querySelector('.top')).display, document.querySelectorAll('h1').length, !!document.querySelector('#status .clock').checkVisibility(), !!document.querySelector('.log-panel').checkVisibility()].join(' ')`); got != "none 1 true true" {
 			t.Errorf("%s: header shown, h1 count, status shown, decisions shown: %s", path, got)
 		}
 	}
-	b.open(1280, 720, "/lab?view=projector&t=100")
-	if got := b.eval(`[...document.querySelectorAll('#log-list .entry')].filter(e => e.checkVisibility()).map(e => e.classList.contains('quiet')).join(',')`); got == "" || strings.Contains(got, "true") {
+	openPage(b, 1280, 720, "/lab?view=projector&t=100")
+	if got := b.Eval(`[...document.querySelectorAll('#log-list .entry')].filter(e => e.checkVisibility()).map(e => e.classList.contains('quiet')).join(',')`); got == "" || strings.Contains(got, "true") {
 		t.Errorf("the projector's decisions: visible entries quiet? %s", got)
 	}
 	// The settings: an overlay that leaves the charts as they are.
-	before := b.eval(`JSON.stringify(document.getElementById('chart-sr').getBoundingClientRect())`)
-	b.step("s", chromedp.KeyEvent("s"))
-	b.poll("the settings overlay", `getComputedStyle(document.getElementById('controls')).position === 'fixed' && document.activeElement.closest('#controls') !== null && location.search.includes('t=100')`)
-	if after := b.eval(`JSON.stringify(document.getElementById('chart-sr').getBoundingClientRect())`); after != before {
+	before := b.Eval(`JSON.stringify(document.getElementById('chart-sr').getBoundingClientRect())`)
+	b.Step("s", chromedp.KeyEvent("s"))
+	b.Poll("the settings overlay", `getComputedStyle(document.getElementById('controls')).position === 'fixed' && document.activeElement.closest('#controls') !== null && location.search.includes('t=100')`)
+	if after := b.Eval(`JSON.stringify(document.getElementById('chart-sr').getBoundingClientRect())`); after != before {
 		t.Errorf("the settings moved the charts: %s → %s", before, after)
 	}
-	b.step("Escape", chromedp.KeyEvent(kb.Escape))
-	b.poll("the settings closed", `getComputedStyle(document.getElementById('controls')).display === 'none' && document.activeElement.id === 'btn-settings'`)
+	b.Step("Escape", chromedp.KeyEvent(kb.Escape))
+	b.Poll("the settings closed", `getComputedStyle(document.getElementById('controls')).display === 'none' && document.activeElement.id === 'btn-settings'`)
 	// p: off, then on; a step's new address keeps the view.
-	b.step("p", chromedp.KeyEvent("p"))
-	b.poll("the full lab", `!document.getElementById('lab').classList.contains('projector') && !location.search.includes('view=') &&
+	b.Step("p", chromedp.KeyEvent("p"))
+	b.Poll("the full lab", `!document.getElementById('lab').classList.contains('projector') && !location.search.includes('view=') &&
 		getComputedStyle(document.querySelector('.top')).display !== 'none' && echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().xAxis[0].axisLabel.fontSize < 18`)
-	b.step("p", chromedp.KeyEvent("p"))
-	b.poll("the projector again", `document.getElementById('lab').classList.contains('projector') && location.search.includes('view=projector') && (`+chartFonts+`)(18) === ''`)
-	b.step("→", chromedp.KeyEvent(kb.ArrowRight))
-	b.poll("the address at 110 s, still projected", `location.search.includes('t=110') && location.search.includes('view=projector')`)
+	b.Step("p", chromedp.KeyEvent("p"))
+	b.Poll("the projector again", `document.getElementById('lab').classList.contains('projector') && location.search.includes('view=projector') && (`+chartFonts+`)(18) === ''`)
+	b.Step("→", chromedp.KeyEvent(kb.ArrowRight))
+	b.Poll("the address at 110 s, still projected", `location.search.includes('t=110') && location.search.includes('view=projector')`)
 }
 
 // lookChartsAndLog: every chart marks the story and names the markers in
@@ -334,52 +331,52 @@ func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, str
 // sentence; a chart shows as a table; the log folds non-events and hides
 // them on demand; the status is read out at most once a second.
 func lookChartsAndLog(t *testing.T, b *browser) {
-	b.open(1280, 720, "/lab?max_ejection_percent=34&inject=h2@60s&t=300")
-	b.poll("the markers", `[...document.querySelectorAll('.chart')].every(el => { const o = echarts.getInstanceByDom(el).getOption();
+	openPage(b, 1280, 720, "/lab?max_ejection_percent=34&inject=h2@60s&t=300")
+	b.Poll("the markers", `[...document.querySelectorAll('.chart')].every(el => { const o = echarts.getInstanceByDom(el).getOption();
 		const ev = o.series.filter(s => s.name === 'events');
 		return ev.reduce((n, s) => n + s.markLine.data.length, 0) === 9 && ev.reduce((n, s) => n + ((s.markArea || {}).data || []).length, 0) === 1 && o.legend[0].show !== false &&
 			(!o.legend[0].data || o.legend[0].data.some(d => (d.name || d) === 'events')) })`)
 	// raw holds the options as the server sent them (app.js).
-	if got := b.eval(`[...document.querySelectorAll('.chart')].filter(el => { const a = raw[el.id].aria;
+	if got := b.Eval(`[...document.querySelectorAll('.chart')].filter(el => { const a = raw[el.id].aria;
 		return a.enabled !== false || el.getAttribute('aria-label') !== el.dataset.title + '. ' + a.label.description || !a.label.description.includes('300 s') }).map(el => el.id + ': ' + el.getAttribute('aria-label')).join('\n')`); got != "" {
 		t.Errorf("charts whose name is not the server's sentence at 300 s, or with ECharts' aria on:\n%s", got)
 	}
-	if got := b.eval(`document.getElementById('chart-lanes').getAttribute('aria-label')`); got != "Ejections. At 300 s 2 of 6 hosts are ejected: h2 (×4), h5 (×4); so far 0 ejections refused by the cap and 0 detected without enforcing." {
+	if got := b.Eval(`document.getElementById('chart-lanes').getAttribute('aria-label')`); got != "Ejections. At 300 s 2 of 6 hosts are ejected: h2 (×4), h5 (×4); so far 0 ejections refused by the cap and 0 detected without enforcing." {
 		t.Errorf("the lanes' name: %q", got)
 	}
-	b.step("step back", chromedp.Click(chromedp.CSS("#btn-back")))
-	b.poll("the name at 290 s", `document.getElementById('chart-lanes').getAttribute('aria-label').startsWith('Ejections. At 290 s')`)
+	b.Step("step back", chromedp.Click(chromedp.CSS("#btn-back")))
+	b.Poll("the name at 290 s", `document.getElementById('chart-lanes').getAttribute('aria-label').startsWith('Ejections. At 290 s')`)
 
 	// As a table and back.
-	b.step("Table", chromedp.Click(chromedp.CSS(`[data-table-for="chart-sr"]`)))
-	b.poll("the table", `!document.getElementById('tbl-chart-sr').hidden && document.querySelectorAll('#tbl-chart-sr tbody tr').length === 29 &&
+	b.Step("Table", chromedp.Click(chromedp.CSS(`[data-table-for="chart-sr"]`)))
+	b.Poll("the table", `!document.getElementById('tbl-chart-sr').hidden && document.querySelectorAll('#tbl-chart-sr tbody tr').length === 29 &&
 		document.getElementById('chart-sr').offsetParent === null && document.querySelector('#tbl-chart-sr tbody th').textContent === '290 s'`)
-	b.step("Chart", chromedp.Click(chromedp.CSS(`[data-table-for="chart-sr"]`)))
-	b.poll("the chart again", `document.getElementById('tbl-chart-sr').hidden && document.querySelector('#chart-sr canvas').offsetParent !== null`)
+	b.Step("Chart", chromedp.Click(chromedp.CSS(`[data-table-for="chart-sr"]`)))
+	b.Poll("the chart again", `document.getElementById('tbl-chart-sr').hidden && document.querySelector('#chart-sr canvas').offsetParent !== null`)
 
 	// The log: folded non-events; decisions only hides them.
-	if got := b.eval(`[...document.querySelectorAll('#log-list .entry.folded')].map(e => e.querySelector('time').textContent + ' ' + e.querySelector('.badge').textContent).join('; ')`); !strings.Contains(got, "10–30 s NO OUTLIER ×3") {
+	if got := b.Eval(`[...document.querySelectorAll('#log-list .entry.folded')].map(e => e.querySelector('time').textContent + ' ' + e.querySelector('.badge').textContent).join('; ')`); !strings.Contains(got, "10–30 s NO OUTLIER ×3") {
 		t.Errorf("folded entries: %s", got)
 	}
-	b.step("decisions only", chromedp.Click(chromedp.CSS(`[data-log-show="decisions"]`)))
-	b.poll("the non-events hidden", `[...document.querySelectorAll('#log-list .entry')].every(e => e.classList.contains('quiet') === !e.checkVisibility()) &&
+	b.Step("decisions only", chromedp.Click(chromedp.CSS(`[data-log-show="decisions"]`)))
+	b.Poll("the non-events hidden", `[...document.querySelectorAll('#log-list .entry')].every(e => e.classList.contains('quiet') === !e.checkVisibility()) &&
 		document.querySelector('[data-log-show="decisions"]').getAttribute('aria-pressed') === 'true'`)
-	b.step("everything", chromedp.Click(chromedp.CSS(`[data-log-show="all"]`)))
-	b.poll("everything shown", `[...document.querySelectorAll('#log-list .entry')].every(e => e.checkVisibility())`)
+	b.Step("everything", chromedp.Click(chromedp.CSS(`[data-log-show="all"]`)))
+	b.Poll("everything shown", `[...document.querySelectorAll('#log-list .entry')].every(e => e.checkVisibility())`)
 
 	// The live region: the status line has none; #announce changes at
 	// most once a second while a run plays at 16×.
-	b.open(1280, 720, "/lab")
-	if got := b.eval(`[document.getElementById('status').getAttribute('aria-live'), document.getElementById('announce').getAttribute('aria-live')].join(' ')`); got != " polite" {
+	openPage(b, 1280, 720, "/lab")
+	if got := b.Eval(`[document.getElementById('status').getAttribute('aria-live'), document.getElementById('announce').getAttribute('aria-live')].join(' ')`); got != " polite" {
 		t.Errorf("aria-live on the status and the announcer: %q", got)
 	}
-	b.eval(`(() => { window.t_said = []; new MutationObserver(() => t_said.push(performance.now()))
+	b.Eval(`(() => { window.t_said = []; new MutationObserver(() => t_said.push(performance.now()))
 		.observe(document.getElementById('announce'), {childList: true, characterData: true, subtree: true}); return 'ok' })()`)
-	b.step("16×", chromedp.KeyEvent("6"))
-	b.step("play", chromedp.KeyEvent(" "))
-	b.poll("the end of the run", `document.getElementById('scrub').value === '30'`)
-	b.poll("the last words", `t_said.length > 0 && performance.now() - t_said[t_said.length - 1] > 1100`)
-	if got := b.eval(`String(t_said.slice(1).map((t, i) => t - t_said[i]).filter(d => d < 990).length) + ' of ' + t_said.length`); !strings.HasPrefix(got, "0 of ") || got == "0 of 1" {
+	b.Step("16×", chromedp.KeyEvent("6"))
+	b.Step("play", chromedp.KeyEvent(" "))
+	b.Poll("the end of the run", `document.getElementById('scrub').value === '30'`)
+	b.Poll("the last words", `t_said.length > 0 && performance.now() - t_said[t_said.length - 1] > 1100`)
+	if got := b.Eval(`String(t_said.slice(1).map((t, i) => t - t_said[i]).filter(d => d < 990).length) + ' of ' + t_said.length`); !strings.HasPrefix(got, "0 of ") || got == "0 of 1" {
 		t.Errorf("live region updates closer than a second apart: %s", got)
 	}
 }

@@ -78,36 +78,36 @@ new MutationObserver(recs => {
 }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-entry']});
 'ok'`
 	for _, size := range [][2]int{{1440, 1000}, {390, 844}, {1280, 720}, {853, 480}} { // desktop, phone, projector, 150% zoom
-		b.open(size[0], size[1], "/r/"+code+"/recording")
-		b.poll("the charts at the workshop's start", `(() => { const el = document.getElementById('chart-clients');
+		openPage(b, size[0], size[1], "/r/"+code+"/recording")
+		b.Poll("the charts at the workshop's start", `(() => { const el = document.getElementById('chart-clients');
 			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && /no interval has run yet/.test(c.getOption().aria.label.description) })()`)
-		b.eval(helpers)
-		if got := b.eval(`document.getElementById('rec-now').textContent.replace(/\s+/g, ' ').trim()`); !strings.Contains(got, "The workshop started on preset search-cache, paused at 0 s") {
+		b.Eval(helpers)
+		if got := b.Eval(`document.getElementById('rec-now').textContent.replace(/\s+/g, ' ').trim()`); !strings.Contains(got, "The workshop started on preset search-cache, paused at 0 s") {
 			t.Errorf("the first entry in words: %q", got)
 		}
-		if n := b.eval(`String(document.querySelectorAll('.rec-mark').length) + ' ' + String(document.querySelectorAll('.rec-mark.rec-question, .rec-mark.rec-reveal, .rec-mark.rec-spotlight').length)`); n != "7 3" {
+		if n := b.Eval(`String(document.querySelectorAll('.rec-mark').length) + ' ' + String(document.querySelectorAll('.rec-mark.rec-question, .rec-mark.rec-reveal, .rec-mark.rec-spotlight').length)`); n != "7 3" {
 			t.Errorf("timeline marks (all, question+reveal+spotlight): %s", n)
 		}
-		b.step("8×", chromedp.Click(chromedp.CSS(`[data-rec-speed="8"]`)))
-		b.poll("8× chosen", `document.querySelector('[data-rec-speed="8"]').classList.contains('active')`)
-		b.step("play", chromedp.Click(chromedp.CSS("#rec-play")))
-		b.poll("the replay at its end", `!document.getElementById('rec-play').textContent.includes('Pause') &&
+		b.Step("8×", chromedp.Click(chromedp.CSS(`[data-rec-speed="8"]`)))
+		b.Poll("8× chosen", `document.querySelector('[data-rec-speed="8"]').classList.contains('active')`)
+		b.Step("play", chromedp.Click(chromedp.CSS("#rec-play")))
+		b.Poll("the replay at its end", `!document.getElementById('rec-play').textContent.includes('Pause') &&
 			document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && document.getElementById('rec-clock').textContent !== '00:00' &&
 			/In the interval to 300 s/.test(t_desc()) && document.body.dataset.spot === 'h5||'`)
-		if got := b.eval(`t_seen.join(' ')`); got != "0 1 2 3 4 5 6" {
+		if got := b.Eval(`t_seen.join(' ')`); got != "0 1 2 3 4 5 6" {
 			t.Errorf("entries shown on the way: %q, want each of 0–6", got)
 		}
-		if got := b.eval(`document.getElementById('rec-now').textContent.replace(/\s+/g, ' ').trim()`); !strings.Contains(got, "Spotlight on host h5") {
+		if got := b.Eval(`document.getElementById('rec-now').textContent.replace(/\s+/g, ' ').trim()`); !strings.Contains(got, "Spotlight on host h5") {
 			t.Errorf("the last entry in words: %q", got)
 		}
-		if got := b.eval(`document.getElementById('rec-question').textContent.replace(/\s+/g, ' ')`); !strings.Contains(got, "Is h5 ejected at 60 s?") || !strings.Contains(got, "The engine says yes") {
+		if got := b.Eval(`document.getElementById('rec-question').textContent.replace(/\s+/g, ' ')`); !strings.Contains(got, "Is h5 ejected at 60 s?") || !strings.Contains(got, "The engine says yes") {
 			t.Errorf("the revealed question at the end: %q", got)
 		}
 		name := "outlierlab-recording-" + tabstate.Itoa(size[0]) + "x" + tabstate.Itoa(size[1]) + ".png"
 		shot(t, b, name)
 		// The page's own transport is the replay's (the lab's is hidden).
 		var problems []string
-		for _, p := range strings.Split(b.eval(layoutProblems), "\n") {
+		for _, p := range strings.Split(b.Eval(layoutProblems), "\n") {
 			if p != "" && !strings.HasPrefix(p, "Play is not in the first screen") {
 				problems = append(problems, p)
 			}
@@ -115,27 +115,27 @@ new MutationObserver(recs => {
 		if len(problems) > 0 {
 			t.Errorf("layout at %dx%d:\n%s", size[0], size[1], strings.Join(problems, "\n"))
 		}
-		if got := b.eval(`(() => { const r = document.getElementById('rec-play').getBoundingClientRect(); return String(r.top >= 0 && r.bottom <= innerHeight && r.width > 0) })()`); got != "true" {
+		if got := b.Eval(`(() => { const r = document.getElementById('rec-play').getBoundingClientRect(); return String(r.top >= 0 && r.bottom <= innerHeight && r.width > 0) })()`); got != "true" {
 			t.Errorf("at %dx%d the replay's Play is not in the first screen", size[0], size[1])
 		}
 	}
 
 	// By keyboard: the page's space bar plays the replay from the start.
-	b.step("seek to the start", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(1) button`)))
-	b.poll("the first entry", `document.getElementById('rec-now').dataset.entry === '0'`)
-	b.eval(`document.activeElement && document.activeElement.blur(), 'ok'`)
-	b.step("space", chromedp.KeyEvent(" "))
-	b.poll("playing after space", `document.getElementById('rec-play').textContent.includes('Pause') || document.getElementById('rec-now').dataset.entry !== '0'`)
-	b.step("space again", chromedp.KeyEvent(" "))
+	b.Step("seek to the start", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(1) button`)))
+	b.Poll("the first entry", `document.getElementById('rec-now').dataset.entry === '0'`)
+	b.Eval(`document.activeElement && document.activeElement.blur(), 'ok'`)
+	b.Step("space", chromedp.KeyEvent(" "))
+	b.Poll("playing after space", `document.getElementById('rec-play').textContent.includes('Pause') || document.getElementById('rec-now').dataset.entry !== '0'`)
+	b.Step("space again", chromedp.KeyEvent(" "))
 
 	// The fastest speed, from the question on: the reveal's words.
-	b.step("seek to the question", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(5) button`)))
-	b.poll("the question's entry", `document.getElementById('rec-now').dataset.entry === '4' && /waits before 60 s/.test(document.getElementById('rec-now').textContent)`)
-	b.step("fastest", chromedp.Click(chromedp.CSS(`[data-rec-speed="max"]`)))
-	b.step("play", chromedp.Click(chromedp.CSS("#rec-play")))
-	b.poll("the end again", `document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && !document.getElementById('rec-play').textContent.includes('Pause')`)
-	if got := b.eval(`Array.from(document.querySelectorAll('.rec-table td')).map(td => td.textContent).join(' | ')`); !strings.Contains(got, "Question: Is h5 ejected at 60 s? — revealed: yes (1 yes / 2 no)") {
+	b.Step("seek to the question", chromedp.Click(chromedp.CSS(`.rec-table tbody tr:nth-child(5) button`)))
+	b.Poll("the question's entry", `document.getElementById('rec-now').dataset.entry === '4' && /waits before 60 s/.test(document.getElementById('rec-now').textContent)`)
+	b.Step("fastest", chromedp.Click(chromedp.CSS(`[data-rec-speed="max"]`)))
+	b.Step("play", chromedp.Click(chromedp.CSS("#rec-play")))
+	b.Poll("the end again", `document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && !document.getElementById('rec-play').textContent.includes('Pause')`)
+	if got := b.Eval(`Array.from(document.querySelectorAll('.rec-table td')).map(td => td.textContent).join(' | ')`); !strings.Contains(got, "Question: Is h5 ejected at 60 s? — revealed: yes (1 yes / 2 no)") {
 		t.Errorf("the table lacks the reveal in words: %s", head(got, 600))
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }

@@ -2,17 +2,14 @@ package web
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/roombus"
 )
 
@@ -36,49 +33,49 @@ window.t_shown = sel => { const el = document.querySelector(sel); return !!el &&
 window.t_slide = (id, v) => { const el = document.getElementById(id); el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok'; };
 true`
 	open := func(b *browser, path, what string) {
-		b.step(what, chromedp.Navigate(b.url+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+		b.Step(what, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 			t.Fatalf("helpers: %v", err)
 		}
 	}
 
 	open(teacher, "/lab", "open the free lab")
-	teacher.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
-	code := teacher.eval(`document.querySelector('#room-bar .room-code').textContent`)
-	teacher.eval(helpers + `; 'ok'`)
-	teacher.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
-	teacher.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
-	teacher.poll("the run's end", `document.getElementById('scrub').value === '30'`)
+	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
+	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
+	teacher.Eval(helpers + `; 'ok'`)
+	teacher.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	teacher.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	teacher.Poll("the run's end", `document.getElementById('scrub').value === '30'`)
 
 	open(pupil, "/r/"+code, "join the room")
-	pupil.poll("following, at the instructor's cursor", `t_shown('.room-following') && !t_shown('.room-away') && document.getElementById('scrub').value === '30'`)
-	if n := pupil.eval(`String(t_lanes('ejected'))`); n != "0" {
+	pupil.Poll("following, at the instructor's cursor", `t_shown('.room-following') && !t_shown('.room-away') && document.getElementById('scrub').value === '30'`)
+	if n := pupil.Eval(`String(t_lanes('ejected'))`); n != "0" {
 		t.Errorf("attendee with the default cap: %s ejected cells, want none", n)
 	}
 
-	teacher.eval(`t_slide('c-max_ejection_percent', '34')`)
-	pupil.poll("the instructor's cap on the attendee's page", `document.getElementById('c-max_ejection_percent').value === '34' &&
+	teacher.Eval(`t_slide('c-max_ejection_percent', '34')`)
+	pupil.Poll("the instructor's cap on the attendee's page", `document.getElementById('c-max_ejection_percent').value === '34' &&
 		document.querySelector('output[for=c-max_ejection_percent]').textContent === '34%' && t_lanes('ejected') > 0`)
 
-	pupil.eval(`t_slide('c-max_ejection_percent', '10')`)
-	pupil.poll("the break-away banner", `t_shown('.room-away') && !t_shown('.room-following') && t_lanes('ejected') === 0`)
+	pupil.Eval(`t_slide('c-max_ejection_percent', '10')`)
+	pupil.Poll("the break-away banner", `t_shown('.room-away') && !t_shown('.room-following') && t_lanes('ejected') === 0`)
 	time.Sleep(300 * time.Millisecond) // what the instructor's page would show by now
-	if got := teacher.eval(`document.getElementById('c-max_ejection_percent').value + ' ' + String(t_lanes('ejected') > 0)`); got != "34 true" {
+	if got := teacher.Eval(`document.getElementById('c-max_ejection_percent').value + ' ' + String(t_lanes('ejected') > 0)`); got != "34 true" {
 		t.Errorf("instructor's page after the attendee's move: %q, want cap 34 with ejections", got)
 	}
 	shot(t, pupil, "outlierlab-room-attendee.png")
 
-	pupil.step("rejoin", chromedp.Click(chromedp.CSS("#btn-rejoin")))
-	pupil.poll("back with the room", `!t_shown('.room-away') && document.getElementById('c-max_ejection_percent').value === '34' && t_lanes('ejected') > 0`)
+	pupil.Step("rejoin", chromedp.Click(chromedp.CSS("#btn-rejoin")))
+	pupil.Poll("back with the room", `!t_shown('.room-away') && document.getElementById('c-max_ejection_percent').value === '34' && t_lanes('ejected') > 0`)
 
 	open(pupil, "/r/"+code+"/projector", "open the projector view")
-	pupil.poll("the projector's parts", `document.querySelector('.room-projector-head .room-code').textContent === '`+code+`' &&
+	pupil.Poll("the projector's parts", `document.querySelector('.room-projector-head .room-code').textContent === '`+code+`' &&
 		!!document.querySelector('.room-projector-head svg.qr path') && !t_shown('#controls') && !t_shown('.transport') && t_lanes('ejected') > 0`)
 	shot(t, pupil, "outlierlab-room-projector.png")
-	teacher.checkOffline()
-	pupil.checkOffline()
+	teacher.CheckOffline()
+	pupil.CheckOffline()
 }
 
 // roomLaptops starts Chromium (skipping the test where it cannot run)
@@ -104,41 +101,12 @@ func roomBrowser(t *testing.T, bctx context.Context, base string) *browser {
 
 // tabFor is roomBrowser for a test that needs its tab for longer.
 func tabFor(t *testing.T, bctx context.Context, base string, limit time.Duration) *browser {
-	ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	b := &browser{t: t, url: base}
-	origin, _ := url.Parse(base)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			if u, err := url.Parse(e.Request.URL); err != nil || (u.Scheme != "data" && u.Host != origin.Host) {
-				b.foreign = append(b.foreign, e.Request.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			b.consoleErrors = append(b.consoleErrors, e.ExceptionDetails.Text)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				b.consoleErrors = append(b.consoleErrors, strings.Join(parts, " "))
-			}
-		}
-	}); err != nil {
-		t.Fatalf("new browser context: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(ctx, limit)
-	t.Cleanup(cancelT)
-	b.ctx = ctx
-	return b
+	return browsertest.Tab(t, bctx, base, limit)
 }
 
 // shot saves a screenshot where people can look at it after the run.
 func shot(t *testing.T, b *browser, name string) {
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}

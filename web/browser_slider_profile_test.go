@@ -38,13 +38,13 @@ func TestBrowserSliderProfile(t *testing.T) {
 		path = p
 	}
 	b := roomBrowser(t, bctx, l.ts.URL)
-	b.step("open "+path, chromedp.Navigate(b.url+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	b.eval(sliderBench + `; 'ok'`)
-	b.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
-	b.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
-	b.poll("the run's end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
+	b.Step("open "+path, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	b.Eval(sliderBench + `; 'ok'`)
+	b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	b.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	b.Poll("the run's end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
 	move := func(i int) moveTimes {
-		m, err := chromedp.Run(b.ctx, chromedp.Evaluate[moveTimes](fmt.Sprintf(`t_move("c-max_ejection_percent", %q)`, capValues[i%len(capValues)]), chromedp.EvalAwaitPromise))
+		m, err := chromedp.Run(b.Ctx, chromedp.Evaluate[moveTimes](fmt.Sprintf(`t_move("c-max_ejection_percent", %q)`, capValues[i%len(capValues)]), chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatalf("move the cap: %v", err)
 		}
@@ -66,7 +66,7 @@ func TestBrowserSliderProfile(t *testing.T) {
 	for i := range 12 {
 		moves = append(moves, move(4+i))
 	}
-	res, err := chromedp.Call(b.ctx, profiler.Stop, cdp.Empty{})
+	res, err := chromedp.Call(b.Ctx, profiler.Stop, cdp.Empty{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestBrowserSliderProfile(t *testing.T) {
 }
 
 func cdpCall[P any, R any](b *browser, cmd cdp.Command[P, R], p P) error {
-	_, err := chromedp.Call(b.ctx, cmd, p)
+	_, err := chromedp.Call(b.Ctx, cmd, p)
 	return err
 }
 

@@ -145,13 +145,13 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	}
 	const capSlider = "c-max_ejection_percent"
 	playToEnd := func(b *browser, path string) {
-		b.step("open "+path, chromedp.Navigate(b.url+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-		b.eval(sliderBench + `; 'ok'`)
-		b.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
-		b.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+		b.Step("open "+path, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+		b.Eval(sliderBench + `; 'ok'`)
+		b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+		b.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 		// A lesson holds at each step's pause (a prediction to answer: any
 		// choice will do), then plays on.
-		b.poll("the run's end", `(() => { const s = document.getElementById('scrub');
+		b.Poll("the run's end", `(() => { const s = document.getElementById('scrub');
 			if (s.value === s.max && s.max !== '0') return true;
 			if (document.querySelector('#status .state.held') && !(performance.now() - (window.t_played || 0) < 400)) {
 				window.t_played = performance.now();
@@ -161,7 +161,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // the last frames land
 	}
 	move := func(b *browser, v string) moveTimes {
-		m, err := chromedp.Run(b.ctx, chromedp.Evaluate[moveTimes](fmt.Sprintf(`t_move(%q, %q)`, capSlider, v), chromedp.EvalAwaitPromise))
+		m, err := chromedp.Run(b.Ctx, chromedp.Evaluate[moveTimes](fmt.Sprintf(`t_move(%q, %q)`, capSlider, v), chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatalf("move the cap to %s: %v", v, err)
 		}
@@ -176,32 +176,32 @@ func TestBrowserSliderRepaint(t *testing.T) {
 			moves = append(moves, move(b, capValues[i%len(capValues)]))
 		}
 		reportMoves(t, path, moves)
-		b.checkOffline()
+		b.CheckOffline()
 	}
 
 	// A room: the instructor moves, the follower's page repaints.
 	teacher, pupil := roomBrowser(t, bctx, l.ts.URL), roomBrowser(t, bctx, l.ts.URL)
-	teacher.step("open the free lab", chromedp.Navigate(l.ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
-	code := teacher.eval(`document.querySelector('#room-bar .room-code').textContent`)
-	teacher.eval(sliderBench + `; 'ok'`)
-	teacher.step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
-	teacher.step("play", chromedp.Click(chromedp.CSS("#btn-play")))
-	teacher.poll("the run's end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
-	pupil.step("join the room", chromedp.Navigate(l.ts.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	pupil.eval(sliderBench + `; 'ok'`)
-	pupil.poll("following, at the instructor's cursor", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
+	teacher.Step("open the free lab", chromedp.Navigate(l.ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
+	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
+	teacher.Eval(sliderBench + `; 'ok'`)
+	teacher.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	teacher.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
+	teacher.Poll("the run's end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
+	pupil.Step("join the room", chromedp.Navigate(l.ts.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	pupil.Eval(sliderBench + `; 'ok'`)
+	pupil.Poll("following, at the instructor's cursor", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
 	time.Sleep(300 * time.Millisecond)
 	var follower, instructor []moveTimes
 	for i := range sliderMoves {
 		v := capValues[i%len(capValues)]
 		// The follower's clock starts just before the instructor's input
 		// (one CDP round trip early: it can only overstate).
-		pupil.eval(`t_hook(); window.t_pending = t_await(t_clock(), t_status()); 'ok'`)
+		pupil.Eval(`t_hook(); window.t_pending = t_await(t_clock(), t_status()); 'ok'`)
 		instructor = append(instructor, move(teacher, v))
-		m, err := chromedp.Run(pupil.ctx, chromedp.Evaluate[moveTimes](`t_pending`, chromedp.EvalAwaitPromise))
+		m, err := chromedp.Run(pupil.Ctx, chromedp.Evaluate[moveTimes](`t_pending`, chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatalf("follower after the cap at %s: %v", v, err)
 		}
@@ -209,6 +209,6 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	}
 	reportMoves(t, "/r/CODE/present (instructor)", instructor)
 	reportMoves(t, "/r/CODE follower", follower)
-	teacher.checkOffline()
-	pupil.checkOffline()
+	teacher.CheckOffline()
+	pupil.CheckOffline()
 }

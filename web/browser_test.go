@@ -3,22 +3,16 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/tabstate"
 )
 
@@ -32,7 +26,7 @@ func TestBrowserLab(t *testing.T) {
 	link := labDefaultsThenCap(t, b)
 	labShotKeysPreset(t, b)
 	labPermalinkAndInject(t, b, link)
-	b.checkOffline()
+	b.CheckOffline()
 }
 
 // labHelpers are helpers in the page: what the charts hold and what the
@@ -47,8 +41,8 @@ true`
 // labDefaultsThenCap plays search-cache with the defaults, then with the
 // cap at 34, and returns the address (the tab's permalink) at the end.
 func labDefaultsThenCap(t *testing.T, b *browser) string {
-	ctx, ts, helpers := b.ctx, b.url, labHelpers
-	step, eval, poll := b.step, b.eval, b.poll
+	ctx, ts, helpers := b.Ctx, b.URL, labHelpers
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	step("open /lab", chromedp.Navigate(ts+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 		t.Fatalf("helpers: %v", err)
@@ -120,8 +114,8 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 // labShotKeysPreset takes the full-page shot, then drives the keys, the
 // preset menu and the copy button.
 func labShotKeysPreset(t *testing.T, b *browser) {
-	ctx := b.ctx
-	step, eval, poll := b.step, b.eval, b.poll
+	ctx := b.Ctx
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	// The sidebar is sticky: the full-page shot is taken at the top, before
 	// the keys below scroll anything.
 	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
@@ -164,8 +158,8 @@ func labShotKeysPreset(t *testing.T, b *browser) {
 // labPermalinkAndInject opens the permalink in a fresh page, then injects
 // a fault live.
 func labPermalinkAndInject(t *testing.T, b *browser, link string) {
-	ctx, helpers := b.ctx, labHelpers
-	step, eval, poll := b.step, b.eval, b.poll
+	ctx, helpers := b.Ctx, labHelpers
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	// The permalink in a fresh page: the cap at 34, paused where it was.
 	step("open the permalink", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](helpers)); err != nil {
@@ -197,140 +191,22 @@ func labPermalinkAndInject(t *testing.T, b *browser, link string) {
 	poll("h2 failing in the host table", `[...document.querySelectorAll('#envoy-hosts tbody tr')].some(r => r.cells[0].textContent === 'h2' && /^66\./.test(r.cells[2].textContent))`)
 }
 
-// browser is a headless Chromium on a fresh test server, with helpers
-// that fail the test with what they were waiting for.
-type browser struct {
-	t   *testing.T
-	ctx context.Context
-	url string
-
-	mu                     sync.Mutex
-	foreign, consoleErrors []string
-}
+// browser is a headless Chromium on a test server (browsertest.Browser).
+type browser = browsertest.Browser
 
 // startBrowser starts a test server and Chromium, or skips the test (in
 // -short mode, or without Chromium).
 func startBrowser(t *testing.T, width, height int) *browser {
 	t.Helper()
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	// Cleanups run last-registered first: the browser goes, then the
-	// streams end, then the server closes. The other order hangs Close on
-	// the open stream (stack-notes §5).
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
-	origin, _ := url.Parse(ts.URL)
-
-	bctx := startChromium(t, width, height)
-	b := &browser{t: t, url: ts.URL}
-	if err := chromedp.Listen(bctx, func(ev any) {
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			u, err := url.Parse(e.Request.URL)
-			if err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != origin.Host) {
-				b.mu.Lock()
-				b.foreign = append(b.foreign, e.Request.URL)
-				b.mu.Unlock()
-			}
-		case *runtime.EventExceptionThrown:
-			b.mu.Lock()
-			b.consoleErrors = append(b.consoleErrors, e.ExceptionDetails.Text)
-			b.mu.Unlock()
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				b.mu.Lock()
-				b.consoleErrors = append(b.consoleErrors, strings.Join(parts, " "))
-				b.mu.Unlock()
-			}
-		}
-	}); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(cancel)
-	b.ctx = ctx
-	return b
+	return browsertest.Start(t, lab.Handler(), lab.Shutdown, width, height)
 }
 
-func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
+func skipWithoutChromium(t *testing.T) { browsertest.SkipWithoutChromium(t) }
 
-func (b *browser) eval(js string) string {
-	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", js, err)
-	}
-	return v
-}
-
-func (b *browser) poll(what, js string) {
-	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-		b.t.Fatalf("waiting for %s (%s): %v", what, js, err)
-	}
-}
-
-// checkOffline fails the test if the page asked another host for anything
-// or logged an error.
-func (b *browser) checkOffline() {
-	b.t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.foreign) > 0 {
-		b.t.Errorf("the page made requests to other hosts: %v", b.foreign)
-	}
-	if len(b.consoleErrors) > 0 {
-		b.t.Errorf("console errors: %v", b.consoleErrors)
-	}
-}
-
-// skipWithoutChromium skips a browser test in -short mode or where
-// Chromium is not installed.
-func skipWithoutChromium(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	if findChromium() == "" {
-		t.Skip("chromium not found (install it with `apt-get install -y chromium`; .ci/run does): browser test skipped")
-	}
-}
-
-// startChromium starts a headless Chromium with its own profile, a window
-// of width×height, and returns its context (skipping the test where it
-// cannot run); it ends with the test. Pages of their own (a room's
-// laptops) are new contexts of it (roomBrowser).
 func startChromium(t *testing.T, width, height int) context.Context {
-	t.Helper()
-	skipWithoutChromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(findChromium()),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
-	return bctx
-}
-
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
+	return browsertest.StartChromium(t, width, height)
 }
 
 // containsEjectionAt reports whether the log text has an ejection line at
@@ -362,8 +238,8 @@ func head(s string, n int) string {
 // its windows.
 func TestBrowserLabNumbers(t *testing.T) {
 	b := startBrowser(t, 1440, 1000)
-	ctx, ts := b.ctx, b.url
-	step, eval, poll := b.step, b.eval, b.poll
+	ctx, ts := b.Ctx, b.URL
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
 window.t_sum = name => (t_opt('chart-clients').series.find(s => s.name === name).data || []).reduce((a, b) => a + (+b || 0), 0);
@@ -423,5 +299,5 @@ true`
 	if got := eval(`document.getElementById('n-max_ejection_time').getAttribute('aria-label')`); got != "Max ejection time, typed (s)" {
 		t.Errorf("number field label: %q", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }

@@ -16,11 +16,11 @@ import (
 // shows; the finding names consecutive_5xx; the lab's charts draw.
 func TestBrowserWhatifEvents(t *testing.T) {
 	b := startBrowser(t, 1280, 900)
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	dir, _ := filepath.Abs(filepath.Join("..", "testdata", "whatif", "compare"))
 	cfg := string(compareFile(t, "cluster.yaml"))
 
-	step("open /whatif", chromedp.Navigate(b.url+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-eventlog")))
+	step("open /whatif", chromedp.Navigate(b.URL+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-eventlog")))
 	step("choose the access log", chromedp.SetUploadFiles(chromedp.CSS("#whatif-log"), []string{filepath.Join(dir, "override.log")}))
 	step("choose Envoy's event log", chromedp.SetUploadFiles(chromedp.CSS("#whatif-eventlog"), []string{filepath.Join(dir, "override-events.jsonl")}))
 	eval(`(() => { document.getElementById('whatif-config').value = ` + strconv.Quote(cfg) + `; return 'ok' })()`)
@@ -48,5 +48,5 @@ func TestBrowserWhatifEvents(t *testing.T) {
 	if got := eval(`document.getElementById('whatif-findings').innerText`); !strings.Contains(got, "Envoy ran with consecutive_5xx = 3") {
 		t.Errorf("findings:\n%s", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }

@@ -21,7 +21,7 @@ import (
 // band over seeds 1–5, and a click on a point opens that run in the lab.
 func TestBrowserCompareSweep(t *testing.T) {
 	b := startBrowser(t, 1440, 1000)
-	step, eval, poll := b.step, b.eval, b.poll
+	step, eval, poll := b.Step, b.Eval, b.Poll
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
 window.t_series = (id, name) => t_opt(id).series.find(s => s.name === name);
@@ -29,8 +29,8 @@ window.t_len = (id, name) => (t_series(id, name).data || []).length;
 true`
 	load := func(what, path, wait string) {
 		t.Helper()
-		step(what, chromedp.Navigate(b.url+path), chromedp.WaitVisible(chromedp.CSS(wait)))
-		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+		step(what, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS(wait)))
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 			t.Fatalf("helpers: %v", err)
 		}
 	}
@@ -51,7 +51,7 @@ true`
 	poll("the cap in the address", `location.search.includes('max_ejection_percent=34')`)
 	poll("lint to follow the cap", `document.getElementById('lint-body').innerText !== `+strconv.Quote(lintDefaults))
 	step("compare", chromedp.Click(chromedp.CSS("#btn-compare-go")), chromedp.WaitVisible(chromedp.CSS("#cmp-lanes canvas")))
-	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](helpers)); err != nil {
+	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](helpers)); err != nil {
 		t.Fatalf("helpers: %v", err)
 	}
 	summary := eval(`document.getElementById('compare-summary').innerText`)
@@ -97,7 +97,7 @@ true`
 	if got := eval(`location.pathname + location.search`); got != "/lab?preset=search-cache&max_ejection_percent=40" {
 		t.Errorf("the click opened %s, want the lab at 40%%", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }
 
 // TestBrowserImportWhatif pastes the three sample clusters into the lab's
@@ -108,8 +108,8 @@ true`
 // lines with their numbers, and the lab's charts.
 func TestBrowserImportWhatif(t *testing.T) {
 	b := startBrowser(t, 1440, 1000)
-	step, eval, poll := b.step, b.eval, b.poll
-	step("open /lab", chromedp.Navigate(b.url+"/lab?preset=search-cache"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	step, eval, poll := b.Step, b.Eval, b.Poll
+	step("open /lab", chromedp.Navigate(b.URL+"/lab?preset=search-cache"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	poll("lint's findings", `document.getElementById('lint-body').innerText.includes('On 6 hosts')`)
 
 	paste := func(doc string) {
@@ -162,7 +162,7 @@ func TestBrowserImportWhatif(t *testing.T) {
 		t.Errorf("the sweep from the lab lacks the lab's settings:\n%s", head(got, 600))
 	}
 
-	step("open /whatif", chromedp.Navigate(b.url+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-log")))
+	step("open /whatif", chromedp.Navigate(b.URL+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-log")))
 	logFile, _ := filepath.Abs(filepath.Join("..", "testdata", "whatif", "envoy.log"))
 	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "whatif", "cluster.yaml"))
 	if err != nil {
@@ -183,5 +183,5 @@ func TestBrowserImportWhatif(t *testing.T) {
 	if got := eval(`String(echarts.getInstanceByDom(document.getElementById('chart-lanes')).getOption().series.find(s => s.name === 'ejected').data.length)`); got != "3" {
 		t.Errorf("ejected cells in the replay's lanes = %s, want 3 (after the sweeps at 30, 40 and 50 s: ejected at 20.9 s, back at the sweep at 60 s)", got)
 	}
-	b.checkOffline()
+	b.CheckOffline()
 }
