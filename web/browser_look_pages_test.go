@@ -44,10 +44,12 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 // instructor, projector and recording pages, and the projector views) at
 // the four sizes: no sideways scroll, no text out of its box, no text
 // under 12 px, no chart part outside its chart or a legend over a plot,
-// the room's code box over neither the status line nor a legend; in a
-// projector view at a projector's size every chart wholly on screen and
-// no legend paged; and axe-core finds nothing (at 390×844 and 1280×720). Screenshots go to
-// $TMPDIR/outlierlab-look/pages, named by page and size.
+// the room's code box over neither the status line, a legend nor a
+// chart; the time labels on round times from 0 s and on the fault's
+// start; in a projector view at every size every chart wholly on screen,
+// nothing to scroll and no legend paged; and axe-core finds nothing (at
+// 390×844 and 1280×720). Screenshots go to $TMPDIR/outlierlab-look/pages,
+// named by page and size.
 func TestBrowserLookPages(t *testing.T) {
 	skipWithoutChromium(t)
 	axe := axeSource(t)
@@ -111,9 +113,9 @@ func TestBrowserLookPages(t *testing.T) {
 				}
 			}
 			problems = append(problems, timeTickProblems(b.eval(timeLabels), p.fault)...)
-			// A projector view is for a projector's window (the other two
-			// it may scroll in): every chart whole, no legend paged.
-			if p.projector && size[0] >= 1280 {
+			// A projector view fits every window it may be shown in: every
+			// chart whole, nothing to scroll, no legend paged.
+			if p.projector {
 				if got := b.eval(chartsInView); got != "" {
 					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.eval(belowWindow))
 				}
@@ -206,7 +208,8 @@ const smallText = `(() => {
 
 // chartParts lists what is out of place in the charts and around them: an
 // axis or a legend outside its chart's box (clipped), a legend over a
-// plot, and the room's code box over the status line or a legend.
+// plot, and the room's code box over the status line, a legend or a
+// chart's box (its title included).
 const chartParts = `(() => {
 	const out = [];
 	const boxes = [];
@@ -242,7 +245,7 @@ const chartParts = `(() => {
 		const h = head.getBoundingClientRect();
 		const status = document.getElementById('status');
 		if (status && status.checkVisibility()) boxes.push({name: '#status', r: status.getBoundingClientRect()});
-		document.querySelectorAll('.chart').forEach(el => el.checkVisibility() && boxes.push({name: el.id, r: el.getBoundingClientRect()}));
+		document.querySelectorAll('.chart-box').forEach(el => el.checkVisibility() && boxes.push({name: el.id || 'a chart box', r: el.getBoundingClientRect()}));
 		for (const b of boxes) if (cut(h, b.r)) out.push('the room code box ' + fmt(h) + ' is over ' + b.name + ' ' + fmt(b.r));
 	}
 	return out.join('\n');

@@ -69,6 +69,8 @@ function drawChart(id, option, replace, height) {
     });
   }
   el.dataset.mode = chartMode(el);
+  // Read once: a window's resize reads it again (refitCharts).
+  if (el.dataset.mode === 'projector' && !el.dataset.fs) el.dataset.fs = projectorType(el);
   const fit = fitChart(el, option);
   // A redraw of the same shape as the option the chart holds (a slider
   // move: the same hosts, series and components, other numbers) is merged,
@@ -129,6 +131,14 @@ function chartMode(el) {
   return el.clientWidth > 0 && el.clientWidth < 560 ? 'narrow' : '';
 }
 
+// projectorType is the type size in px of a projector view's charts: the
+// stylesheet's --chart-type, which follows the window (18 on a
+// projector's own screen, less where the view shares a small window
+// between six charts: app.css).
+function projectorType(el) {
+  return parseFloat(getComputedStyle(el).getPropertyValue('--chart-type')) || 18;
+}
+
 // fitChart is the option for the chart's box: in the projector view every
 // axis label and legend entry is 18 px or larger, read from the back of a
 // room; on a narrow box the legend moves from the right (where it took 40%
@@ -149,7 +159,7 @@ function fitChart(el, o) {
 function fitBox(el, o) {
   const mode = el.dataset.mode || '';
   if (!mode) return o;
-  const fs = mode === 'projector' ? 18 : 12;
+  const fs = mode === 'projector' ? +el.dataset.fs || 18 : 12;
   const out = Object.assign({}, o);
   const axes = (list) => [].concat(list || []).map((a) => Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: fs }) }));
   out.xAxis = axes(o.xAxis);
@@ -175,8 +185,9 @@ function fitBox(el, o) {
     out.legend = Object.assign({}, o.legend, {
       type: projector ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
       // A paged legend clips its line to the item's height: 8 px cut the
-      // top off 12 px text on a phone.
-      itemWidth: projector ? 24 : 18, itemHeight: 12,
+      // top off 12 px text on a phone. A projector's small window packs
+      // its legend closer, so that it takes fewer lines.
+      itemWidth: fs >= 16 ? 24 : 16, itemHeight: 12, itemGap: fs >= 16 ? 10 : 6,
       pageIconSize: 12,
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
@@ -289,11 +300,11 @@ function withTimeTicks(el, o) {
     const span = plotSpan(el, o, a.gridIndex, fs);
     el.dataset.ticksW = String(Math.round(span.plot));
     const perSweep = span.plot / t.ms.length;
-    const room = textWidth(t.widest, fs) + fs; // a label and a gap the type's size
+    const room = textWidth(t.widest, fs) + fs / 2; // a label and a gap half the type's size
     const round = roundMs.filter((s) => s % t.step === 0);
     const steps = round.length ? round : [1, 2, 3, 5, 10, 20, 50, 100].map((k) => k * t.step);
     const step = steps.find((s) => (s / t.step) * perSweep >= room) || steps[steps.length - 1];
-    const below = room / 2 - fs / 2 > perSweep / 2 + span.right - 2 ? t.ms.length - 1 : t.ms.length;
+    const below = (room - fs / 2) / 2 > perSweep / 2 + span.right - 2 ? t.ms.length - 1 : t.ms.length;
     const starts = faults.map((f) => a.data.indexOf(f)).filter((i) => i >= 0 && i < below);
     const test = ticksTest(step, Math.ceil(room / perSweep), below, starts);
     return Object.assign({}, a, { axisLabel: Object.assign({}, label, { interval: test }) });
@@ -370,8 +381,11 @@ function refitCharts() {
     const chart = window.echarts && echarts.getInstanceByDom(el);
     if (!chart) return;
     const mode = chartMode(el);
-    if (mode !== (el.dataset.mode || '') && raw[el.id]) {
+    const fs = mode === 'projector' ? String(projectorType(el)) : undefined;
+    if ((mode !== (el.dataset.mode || '') || fs !== el.dataset.fs) && raw[el.id]) {
       el.dataset.mode = mode;
+      if (fs) el.dataset.fs = fs;
+      else delete el.dataset.fs;
       delete el.dataset.legendH; // measured in the other mode
       delete el.dataset.plotW;
       chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
