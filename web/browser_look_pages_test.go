@@ -24,13 +24,15 @@ import (
 var lookSizes = [][2]int{{390, 844}, {853, 480}, {1280, 720}, {1920, 1080}}
 
 // lookPage is one page of the look pass: its address, a name for its
-// screenshots, what shows it is drawn, whether it is a projector view, and
-// the fault's start its charts show (search-cache's 30 s, on the pages
-// whose cursor is past it), which must be a labelled tick.
+// screenshots, what shows it is drawn, whether it is a projector view
+// (one screen) or has a projector's first screen (the recording's player
+// and charts, its entries under them), and the fault's start its charts
+// show (search-cache's 30 s, on the pages whose cursor is past it),
+// which must be a labelled tick.
 type lookPage struct {
-	name, path, ready string
-	projector         bool
-	fault             string
+	name, path, ready      string
+	projector, firstScreen bool
+	fault                  string
 }
 
 // chartsDrawn holds once every chart of the page has its series (the
@@ -84,7 +86,7 @@ func TestBrowserLookPages(t *testing.T) {
 		{name: "whatif", path: "/whatif", ready: `!!document.querySelector('form[action="/whatif"]')`},
 		{name: "attendee", path: "/r/" + code, ready: lab + ` && document.getElementById('scrub').value === '30'`, fault: "30 s"},
 		{name: "instructor", path: "/r/" + code + "/present", ready: `!!document.querySelector('#room-bar.present') && ` + lab, fault: "30 s"},
-		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab},
+		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab, firstScreen: true},
 		{name: "lab-projector", path: "/lab?view=projector&t=100", ready: lab, projector: true, fault: "30 s"},
 		{name: "lesson-projector", path: "/lessons/cap?view=projector", ready: lab, projector: true},
 		{name: "compare-projector", path: "/compare?view=projector&" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn, projector: true},
@@ -115,8 +117,12 @@ func TestBrowserLookPages(t *testing.T) {
 			problems = append(problems, timeTickProblems(b.eval(timeLabels), p.fault)...)
 			// A projector view fits every window it may be shown in: every
 			// chart whole, nothing to scroll, no legend paged.
-			if p.projector {
-				if got := b.eval(chartsInView); got != "" {
+			if p.projector || p.firstScreen {
+				check := chartsInView
+				if p.firstScreen {
+					check = chartsOutside + `.join(' ')`
+				}
+				if got := b.eval(check); got != "" {
 					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.eval(belowWindow))
 				}
 				if got := b.eval(pagedLegends); got != "" {

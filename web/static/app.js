@@ -192,7 +192,22 @@ function fitBox(el, o) {
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
   }
-  out.grid = [{ left: 16, right: 12, top: legend ? (legendH ? legendH + 10 : fs + 22) : 10, bottom: 6, containLabel: true }];
+  const top = legend ? (legendH ? legendH + 10 : fs + 22) : 10;
+  out.grid = [{ left: 16, right: 12, top, bottom: 6, containLabel: true }];
+  // A projector's small window leaves a plot a few lines of type tall:
+  // where ECharts' six or so value labels would touch, three (0, 50,
+  // 100%); where the hosts' lanes are thinner than the type, every kth
+  // host, so that no labels overlap.
+  const plotH = (el.clientHeight || 240) - top - 6 - (fs + 10);
+  if (projector && plotH > 0) {
+    out.yAxis = out.yAxis.map((a) => {
+      if (a.type === 'category') {
+        const k = Math.max(0, Math.ceil((fs * [].concat(a.data || []).length) / plotH) - 1);
+        return k ? Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { interval: k }) }) : a;
+      }
+      return plotH < 6 * (fs + 4) ? Object.assign({}, a, { splitNumber: 2 }) : a;
+    });
+  }
   return out;
 }
 
