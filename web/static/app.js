@@ -276,11 +276,18 @@ function ticksTest(step, gap, below, starts) {
   return ticksTests.get(key);
 }
 
+// textWidth is how wide text is in ECharts' type (sans-serif) at fs px,
+// measured once a text and size (it is asked on every frame).
 let measureCtx = null;
+const widths = new Map();
 function textWidth(text, fs) {
-  measureCtx = measureCtx || document.createElement('canvas').getContext('2d');
-  measureCtx.font = fs + 'px sans-serif';
-  return measureCtx.measureText(text).width;
+  const key = fs + '/' + text;
+  if (!widths.has(key)) {
+    measureCtx = measureCtx || document.createElement('canvas').getContext('2d');
+    measureCtx.font = fs + 'px sans-serif';
+    widths.set(key, measureCtx.measureText(text).width);
+  }
+  return widths.get(key);
 }
 
 // plotSpan is how wide the grid of an axis is in the box, and its right
