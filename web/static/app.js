@@ -195,17 +195,29 @@ function fitBox(el, o) {
   const top = legend ? (legendH ? legendH + 10 : fs + 22) : 10;
   out.grid = [{ left: 16, right: 12, top, bottom: 6, containLabel: true }];
   // A projector's small window leaves a plot a few lines of type tall:
-  // where ECharts' six or so value labels would touch, three (0, 50,
-  // 100%); where the hosts' lanes are thinner than the type, every kth
-  // host, so that no labels overlap.
-  const plotH = (el.clientHeight || 240) - top - 6 - (fs + 10);
-  if (projector && plotH > 0) {
+  // where ECharts' six or so value labels would touch, three (50, 75,
+  // 100%: a fixed range is halved, ECharts' nice steps put 90 by 100);
+  // where the hosts' lanes are thinner than the type, the hosts' names
+  // as large as the lanes (12 px at least), past that every kth host, so
+  // that no labels overlap.
+  // Every key is set either way: a refit is merged into the chart, where
+  // a key left out would keep the last fit's value. The box's height is
+  // kept so that a new height fits it again (refitCharts).
+  const plotH = Math.max(1, (el.clientHeight || 240) - top - 6 - (fs + 10));
+  if (projector) {
+    el.dataset.fitH = String(el.clientHeight);
     out.yAxis = out.yAxis.map((a) => {
       if (a.type === 'category') {
-        const k = Math.max(0, Math.ceil((fs * [].concat(a.data || []).length) / plotH) - 1);
-        return k ? Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { interval: k }) }) : a;
+        const n = Math.max(1, [].concat(a.data || []).length);
+        const size = Math.max(12, Math.min(fs, Math.floor(plotH / n)));
+        const k = Math.max(0, Math.ceil((size * n) / plotH) - 1);
+        return Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: size, interval: k }) });
       }
-      return plotH < 6 * (fs + 4) ? Object.assign({}, a, { splitNumber: 2 }) : a;
+      const crowded = plotH < 6 * (fs + 4);
+      // A bound may come as a number or its string ("50"), or a word.
+      const lo = a.min == null || a.min === '' ? NaN : +a.min, hi = a.max == null || a.max === '' ? NaN : +a.max;
+      const fixed = hi > lo; // false for NaN
+      return Object.assign({}, a, { splitNumber: crowded ? 2 : 5, interval: crowded && fixed ? (hi - lo) / 2 : null });
     });
   }
   return out;
@@ -414,6 +426,8 @@ function refitCharts() {
       window.applyRoomSpot(el);
     } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
       chart.setOption(fitChart(el, raw[el.id])); // a strip laid out in pixels for its old box
+    } else if (mode === 'projector' && raw[el.id] && Math.abs(el.clientHeight - +el.dataset.fitH) > 2) {
+      chart.setOption(fitChart(el, raw[el.id])); // its value and host labels fitted to another height
     }
     chart.resize(); // fitTicks then fits the time labels to the new width
   });
