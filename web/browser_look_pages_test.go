@@ -3,9 +3,13 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +24,15 @@ import (
 var lookSizes = [][2]int{{390, 844}, {853, 480}, {1280, 720}, {1920, 1080}}
 
 // lookPage is one page of the look pass: its address, a name for its
-// screenshots, what shows it is drawn, and whether it is a projector view.
+// screenshots, what shows it is drawn, whether it is a projector view
+// (one screen) or has a projector's first screen (the recording's player
+// and charts, its entries under them), and the fault's start its charts
+// show (search-cache's 30 s, on the pages whose cursor is past it),
+// which must be a labelled tick.
 type lookPage struct {
-	name, path, ready string
-	projector         bool
+	name, path, ready      string
+	projector, firstScreen bool
+	fault                  string
 }
 
 // chartsDrawn holds once every chart of the page has its series (the
@@ -37,10 +46,12 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 // instructor, projector and recording pages, and the projector views) at
 // the four sizes: no sideways scroll, no text out of its box, no text
 // under 12 px, no chart part outside its chart or a legend over a plot,
-// the room's code box over neither the status line nor a legend; in a
-// projector view at a projector's size every chart wholly on screen and
-// no legend paged; and axe-core finds nothing (at 390×844 and 1280×720). Screenshots go to
-// $TMPDIR/outlierlab-look/pages, named by page and size.
+// the room's code box over neither the status line, a legend nor a
+// chart; the time labels on round times from 0 s and on the fault's
+// start; in a projector view at every size every chart wholly on screen,
+// nothing to scroll and no legend paged; and axe-core finds nothing (at
+// 390×844 and 1280×720). Screenshots go to $TMPDIR/outlierlab-look/pages,
+// named by page and size.
 func TestBrowserLookPages(t *testing.T) {
 	skipWithoutChromium(t)
 	axe := axeSource(t)
@@ -67,19 +78,19 @@ func TestBrowserLookPages(t *testing.T) {
 	lab := `!!document.querySelector('#lab') && ` + chartsDrawn
 	pages := []lookPage{
 		{name: "home", path: "/", ready: `!!document.getElementById('room-start-from')`},
-		{name: "lab", path: "/lab?t=100", ready: lab},
+		{name: "lab", path: "/lab?t=100", ready: lab, fault: "30 s"},
 		{name: "lesson", path: "/lessons/cap", ready: lab},
 		{name: "compare", path: "/compare?" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn},
 		{name: "sweep-form", path: "/sweep", ready: `!!document.querySelector('form[action="/sweep"]')`},
 		{name: "sweep", path: "/sweep?preset=search-cache&param=max_ejection_percent&from=0&to=100&step=10&seeds=1", ready: `!!document.querySelector('#sweep-failure canvas') && ` + chartsDrawn},
 		{name: "whatif", path: "/whatif", ready: `!!document.querySelector('form[action="/whatif"]')`},
-		{name: "attendee", path: "/r/" + code, ready: lab + ` && document.getElementById('scrub').value === '30'`},
-		{name: "instructor", path: "/r/" + code + "/present", ready: `!!document.querySelector('#room-bar.present') && ` + lab},
-		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab},
-		{name: "lab-projector", path: "/lab?view=projector&t=100", ready: lab, projector: true},
+		{name: "attendee", path: "/r/" + code, ready: lab + ` && document.getElementById('scrub').value === '30'`, fault: "30 s"},
+		{name: "instructor", path: "/r/" + code + "/present", ready: `!!document.querySelector('#room-bar.present') && ` + lab, fault: "30 s"},
+		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab, firstScreen: true},
+		{name: "lab-projector", path: "/lab?view=projector&t=100", ready: lab, projector: true, fault: "30 s"},
 		{name: "lesson-projector", path: "/lessons/cap?view=projector", ready: lab, projector: true},
 		{name: "compare-projector", path: "/compare?view=projector&" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn, projector: true},
-		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector-head svg.qr') && ` + lab, projector: true},
+		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector-head svg.qr') && ` + lab, projector: true, fault: "30 s"},
 	}
 	start, axeTime := time.Now(), time.Duration(0)
 	defer func() {
@@ -103,10 +114,15 @@ func TestBrowserLookPages(t *testing.T) {
 					problems = append(problems, line)
 				}
 			}
-			// A projector view is for a projector's window (the other two
-			// it may scroll in): every chart whole, no legend paged.
-			if p.projector && size[0] >= 1280 {
-				if got := b.Eval(chartsInView); got != "" {
+			problems = append(problems, timeTickProblems(b.Eval(timeLabels), p.fault)...)
+			// A projector view fits every window it may be shown in: every
+			// chart whole, nothing to scroll, no legend paged.
+			if p.projector || p.firstScreen {
+				check := chartsInView
+				if p.firstScreen {
+					check = chartsOutside + `.join(' ')`
+				}
+				if got := b.Eval(check); got != "" {
 					problems = append(problems, "charts not wholly on screen: "+got+"; below the window: "+b.Eval(belowWindow))
 				}
 				if got := b.Eval(pagedLegends); got != "" {
@@ -171,9 +187,11 @@ func axeViolations(b *browser, axe string) []string {
 
 // chartsSettled holds once no chart is animating (ECharts draws its
 // series in over about a second; its parts are measured at rest) and a
-// projector's legends are measured (app.js fitLegend).
+// projector's legends are measured (app.js fitLegend), and the time
+// labels were chosen for the plot's width as drawn (app.js fitTicks).
 const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
-	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)) })`
+	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
+		&& (!el.dataset.ticksW || Math.abs(el.dataset.ticksW - el.dataset.plotW) <= 2)) })`
 
 // smallText lists visible text set under 12 px.
 const smallText = `(() => {
@@ -196,7 +214,8 @@ const smallText = `(() => {
 
 // chartParts lists what is out of place in the charts and around them: an
 // axis or a legend outside its chart's box (clipped), a legend over a
-// plot, and the room's code box over the status line or a legend.
+// plot, and the room's code box over the status line, a legend or a
+// chart's box (its title included).
 const chartParts = `(() => {
 	const out = [];
 	const boxes = [];
@@ -232,7 +251,7 @@ const chartParts = `(() => {
 		const h = head.getBoundingClientRect();
 		const status = document.getElementById('status');
 		if (status && status.checkVisibility()) boxes.push({name: '#status', r: status.getBoundingClientRect()});
-		document.querySelectorAll('.chart').forEach(el => el.checkVisibility() && boxes.push({name: el.id, r: el.getBoundingClientRect()}));
+		document.querySelectorAll('.chart-box').forEach(el => el.checkVisibility() && boxes.push({name: el.id || 'a chart box', r: el.getBoundingClientRect()}));
 		for (const b of boxes) if (cut(h, b.r)) out.push('the room code box ' + fmt(h) + ' is over ' + b.name + ' ' + fmt(b.r));
 	}
 	return out.join('\n');
@@ -246,3 +265,60 @@ const pagedLegends = `[...document.querySelectorAll('.chart')].filter(el => (ech
 const belowWindow = `[...document.querySelectorAll('body *')].filter(el => el.checkVisibility() && el.getBoundingClientRect().bottom > innerHeight + 0.5 &&
 	![...el.children].some(c => c.checkVisibility() && c.getBoundingClientRect().bottom > innerHeight + 0.5)).slice(0, 6)
 	.map(el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + '.' + [...el.classList].join('.') + ' ' + Math.round(el.getBoundingClientRect().top) + '–' + Math.round(el.getBoundingClientRect().bottom)).join(', ')`
+
+// timeLabels is, by chart, the time labels its x axes show (after
+// ECharts hid those that overlap), as JSON: the text of the axes' label
+// elements ECharts drew and did not hide.
+const timeLabels = `JSON.stringify(Object.fromEntries([...document.querySelectorAll('.chart')].filter(el => el.checkVisibility()).map(el => {
+	const c = echarts.getInstanceByDom(el), out = [];
+	c.getModel().findComponents({mainType: 'xAxis'}).forEach(m => { const v = c.getViewOfComponentModel(m);
+		if (v && v.group) v.group.traverse(n => { if (n.type === 'text' && !n.ignore && n.style && /^\d+(\.\d+)? s$/.test(n.style.text)) out.push(n.style.text); }); });
+	return [el.id, out]; })))`
+
+// timeTickProblems reads timeLabels' answer: on every chart the labels
+// but the fault's start fall on multiples of one step counted from 0 s
+// (ECharts' own choice counted from the first sweep: 10, 40, 70 s), and
+// the fault's start, when the page shows one, is labelled (issue 25).
+func timeTickProblems(answer, fault string) []string {
+	var byChart map[string][]string
+	if err := json.Unmarshal([]byte(answer), &byChart); err != nil {
+		return []string{fmt.Sprintf("time labels %q: %v", answer, err)}
+	}
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(byChart)) {
+		labels := byChart[id]
+		if len(labels) == 0 {
+			continue // not a time axis (a sweep's settings)
+		}
+		if fault != "" && !slices.Contains(labels, fault) {
+			out = append(out, fmt.Sprintf("%s: the fault's start %s is not a labelled tick: %v", id, fault, labels))
+		}
+		var round []float64
+		for _, l := range labels {
+			if l == fault {
+				continue
+			}
+			s, err := strconv.ParseFloat(strings.TrimSuffix(l, " s"), 64)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: time label %q", id, l))
+				continue
+			}
+			round = append(round, s)
+		}
+		if len(round) < 2 {
+			continue
+		}
+		slices.Sort(round)
+		step := round[1] - round[0]
+		for i := 2; i < len(round); i++ {
+			step = min(step, round[i]-round[i-1])
+		}
+		for _, s := range round {
+			if math.Remainder(s, step) != 0 {
+				out = append(out, fmt.Sprintf("%s: the time labels %v are not multiples of %g s counted from 0 s", id, labels, step))
+				break
+			}
+		}
+	}
+	return out
+}

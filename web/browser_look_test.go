@@ -281,10 +281,14 @@ const chartFonts = `(min) => [...document.querySelectorAll('.chart')].flatMap(el
 	return sizes.some(s => !(s >= min)) ? [el.id + ': ' + sizes.join(',')] : [];
 }).join('; ')`
 
+// chartsOutside lists the charts not wholly in the first screen (or under
+// 100 px tall), as an array.
+const chartsOutside = `[...document.querySelectorAll('.chart')].filter(el => { const r = el.getBoundingClientRect();
+	return !(r.height >= 100 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth); }).map(el => el.id)`
+
 // chartsInView lists the charts not wholly in the window, and says if the
 // page scrolls at all.
-const chartsInView = `(() => [...document.querySelectorAll('.chart')].filter(el => { const r = el.getBoundingClientRect();
-	return !(r.height >= 100 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth); }).map(el => el.id)
+const chartsInView = `(() => ` + chartsOutside + `
 	.concat(document.documentElement.scrollHeight > innerHeight ? ['the page scrolls: ' + document.documentElement.scrollHeight] : []).join(' '))()`
 
 // lookProjector: at 1280×720 the projector view shows every chart whole,

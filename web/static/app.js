@@ -63,9 +63,14 @@ function drawChart(id, option, replace, height) {
   let chart = echarts.getInstanceByDom(el);
   if (!chart) {
     chart = echarts.init(el, null, { renderer: 'canvas' });
-    chart.on('rendered', () => fitLegend(el, chart));
+    chart.on('rendered', () => {
+      fitLegend(el, chart);
+      fitTicks(el, chart);
+    });
   }
   el.dataset.mode = chartMode(el);
+  // Read once: a window's resize reads it again (refitCharts).
+  if (el.dataset.mode === 'projector' && !el.dataset.fs) el.dataset.fs = projectorType(el);
   const fit = fitChart(el, option);
   // A redraw of the same shape as the option the chart holds (a slider
   // move: the same hosts, series and components, other numbers) is merged,
@@ -126,6 +131,14 @@ function chartMode(el) {
   return el.clientWidth > 0 && el.clientWidth < 560 ? 'narrow' : '';
 }
 
+// projectorType is the type size in px of a projector view's charts: the
+// stylesheet's --chart-type, which follows the window (18 on a
+// projector's own screen, less where the view shares a small window
+// between six charts: app.css).
+function projectorType(el) {
+  return parseFloat(getComputedStyle(el).getPropertyValue('--chart-type')) || 18;
+}
+
 // fitChart is the option for the chart's box: in the projector view every
 // axis label and legend entry is 18 px or larger, read from the back of a
 // room; on a narrow box the legend moves from the right (where it took 40%
@@ -138,9 +151,15 @@ function fitChart(el, o) {
     o = Object.assign({}, o);
     delete o.toolbox;
   }
+  return withTimeTicks(el, fitBox(el, o));
+}
+
+// fitBox is the option with its type, legend and grid fitted to the box's
+// mode.
+function fitBox(el, o) {
   const mode = el.dataset.mode || '';
   if (!mode) return o;
-  const fs = mode === 'projector' ? 18 : 12;
+  const fs = mode === 'projector' ? +el.dataset.fs || 18 : 12;
   const out = Object.assign({}, o);
   const axes = (list) => [].concat(list || []).map((a) => Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: fs }) }));
   out.xAxis = axes(o.xAxis);
@@ -166,14 +185,185 @@ function fitChart(el, o) {
     out.legend = Object.assign({}, o.legend, {
       type: projector ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
       // A paged legend clips its line to the item's height: 8 px cut the
-      // top off 12 px text on a phone.
-      itemWidth: projector ? 24 : 18, itemHeight: 12,
+      // top off 12 px text on a phone. A projector's small window packs
+      // its legend closer, so that it takes fewer lines.
+      itemWidth: fs >= 16 ? 24 : 16, itemHeight: 12, itemGap: fs >= 16 ? 10 : 6,
       pageIconSize: 12,
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
   }
-  out.grid = [{ left: 16, right: 12, top: legend ? (legendH ? legendH + 10 : fs + 22) : 10, bottom: 6, containLabel: true }];
+  const top = legend ? (legendH ? legendH + 10 : fs + 22) : 10;
+  out.grid = [{ left: 16, right: 12, top, bottom: 6, containLabel: true }];
+  // A projector's small window leaves a plot a few lines of type tall:
+  // where ECharts' six or so value labels would touch, three (50, 75,
+  // 100%: a fixed range is halved, ECharts' nice steps put 90 by 100);
+  // where the hosts' lanes are thinner than the type, the hosts' names
+  // as large as the lanes (12 px at least), past that every kth host, so
+  // that no labels overlap.
+  // Every key is set either way: a refit is merged into the chart, where
+  // a key left out would keep the last fit's value. The box's height is
+  // kept so that a new height fits it again (refitCharts).
+  const plotH = Math.max(1, (el.clientHeight || 240) - top - 6 - (fs + 10));
+  if (projector) {
+    el.dataset.fitH = String(el.clientHeight);
+    out.yAxis = out.yAxis.map((a) => {
+      if (a.type === 'category') {
+        const n = Math.max(1, [].concat(a.data || []).length);
+        const size = Math.max(12, Math.min(fs, Math.floor(plotH / n)));
+        const k = Math.max(0, Math.ceil((size * n) / plotH) - 1);
+        return Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: size, interval: k }) });
+      }
+      const crowded = plotH < 6 * (fs + 4);
+      // A bound may come as a number or its string ("50"), or a word.
+      const lo = a.min == null || a.min === '' ? NaN : +a.min, hi = a.max == null || a.max === '' ? NaN : +a.max;
+      const fixed = hi > lo; // false for NaN
+      return Object.assign({}, a, { splitNumber: crowded ? 2 : 5, interval: crowded && fixed ? (hi - lo) / 2 : null });
+    });
+  }
   return out;
+}
+
+// ---- Time axes: labels at round times and at the faults ----
+// A time axis is a category axis of the run's sweeps ("10 s", "20 s" …).
+// ECharts' own choice (interval 'auto', or a number) labels every nth
+// category counting from the first, so a 10 s run read 10, 40, 70 … and
+// the presets' fault start, 30 s, was never labelled (issue 25). Here the
+// labels (and the ticks, which follow them) fall on round times counted
+// from 0 s: the smallest of roundMs that is a whole number of sweeps and
+// leaves room between two labels (20 s is not one: it would skip 30 s);
+// a run whose sweep divides none (7 s) gets every kth sweep from 0 s.
+// Where a shaded fault begins (once the cursor reached it) is labelled
+// too, and the round labels too close to it give way. The test is a
+// function, which JSON cannot carry: it is added here, after the
+// server's option, so the server's options and patches stay data.
+const roundMs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].map((s) => s * 1000);
+
+// timeMs is a time category's milliseconds ("12.5 s" → 12500), or NaN
+// for a category that is not a time.
+function timeMs(v) {
+  const m = /^(\d+(?:\.\d+)?) s$/.exec(v !== null && typeof v === 'object' ? v.value : v);
+  return m ? Math.round(parseFloat(m[1]) * 1000) : NaN;
+}
+
+// timesOf is a time axis's categories in ms, its sweep (the least gap)
+// and its widest name, or null for an axis of something else (a sweep of
+// settings); remembered by the data array, which patches keep while the
+// run does.
+const axisTimes = new WeakMap();
+function timesOf(data) {
+  if (!Array.isArray(data) || data.length < 2) return null;
+  if (!axisTimes.has(data)) {
+    const ms = data.map(timeMs);
+    let step = Infinity;
+    for (let i = 1; i < ms.length; i++) step = Math.min(step, ms[i] - ms[i - 1]);
+    const widest = data.reduce((a, d) => (String(d).length > a.length ? String(d) : a), '');
+    axisTimes.set(data, ms.every((t) => t >= 0) && step > 0 ? { ms, step, widest } : null);
+  }
+  return axisTimes.get(data);
+}
+
+// faultStarts are the categories where the option's shaded faults begin
+// (the events series' mark areas: web/chart/chartmarks.go faultAreas).
+function faultStarts(o) {
+  const out = [];
+  for (const s of [].concat(o.series || [])) {
+    if (!s || s.name !== 'events' || !s.markArea) continue;
+    for (const area of s.markArea.data || []) if (area && area[0] && area[0].xAxis != null) out.push(area[0].xAxis);
+  }
+  return out;
+}
+
+// ticksTest is the axisLabel.interval test: a multiple of step ms at
+// least gap sweeps from every fault start, or a fault start; below index
+// `below` only (the last sweep's label, centred on its band at the
+// plot's end, would stick out of a narrow right margin, which clips it).
+// One function a set of arguments, so that ECharts' label cache sees the
+// same test again.
+const ticksTests = new Map();
+function ticksTest(step, gap, below, starts) {
+  const key = [step, gap, below].concat(starts).join('/');
+  if (!ticksTests.has(key)) {
+    ticksTests.set(key, (i, v) => i < below && (starts.includes(i) || (timeMs(v) % step === 0 && starts.every((j) => Math.abs(i - j) >= gap))));
+  }
+  return ticksTests.get(key);
+}
+
+// textWidth is how wide text is in ECharts' type (sans-serif) at fs px,
+// measured once a text and size (it is asked on every frame).
+let measureCtx = null;
+const widths = new Map();
+function textWidth(text, fs) {
+  const key = fs + '/' + text;
+  if (!widths.has(key)) {
+    measureCtx = measureCtx || document.createElement('canvas').getContext('2d');
+    measureCtx.font = fs + 'px sans-serif';
+    widths.set(key, measureCtx.measureText(text).width);
+  }
+  return widths.get(key);
+}
+
+// plotSpan is how wide the grid of an axis is in the box, and its right
+// margin: as drawn last (fitTicks measured it), else estimated from the
+// grid's margins and, with containLabel, the value axes' labels.
+function plotSpan(el, o, gridIndex, fs) {
+  const w = el.clientWidth || 600;
+  const g = [].concat(o.grid || [])[gridIndex || 0] || {};
+  const px = (v, d) => (typeof v === 'number' ? v : /^\d+(\.\d+)?$/.test(v) ? +v : /%$/.test(v) ? (w * parseFloat(v)) / 100 : d);
+  const right = px(g.right, w / 10);
+  let plot = +el.dataset.plotW || 0;
+  if (!plot) {
+    plot = w - px(g.left, w / 10) - right;
+    if (g.containLabel) plot -= [].concat(o.yAxis || []).filter((a) => (a.gridIndex || 0) === (gridIndex || 0)).length * (2.6 * fs + 8);
+  }
+  return { plot: Math.max(plot, 40), right };
+}
+
+function withTimeTicks(el, o) {
+  const axes = [].concat(o.xAxis || []);
+  if (!axes.some((a) => a && a.type === 'category' && timesOf(a.data))) {
+    delete el.dataset.ticksW;
+    return o;
+  }
+  const out = Object.assign({}, o);
+  const faults = faultStarts(o);
+  out.xAxis = axes.map((a) => {
+    const t = a && a.type === 'category' && timesOf(a.data);
+    if (!t) return a;
+    const label = a.axisLabel || {};
+    const fs = label.fontSize || 12;
+    const span = plotSpan(el, o, a.gridIndex, fs);
+    el.dataset.ticksW = String(Math.round(span.plot));
+    const perSweep = span.plot / t.ms.length;
+    const room = textWidth(t.widest, fs) + fs / 2; // a label and a gap half the type's size
+    const round = roundMs.filter((s) => s % t.step === 0);
+    const steps = round.length ? round : [1, 2, 3, 5, 10, 20, 50, 100].map((k) => k * t.step);
+    const step = steps.find((s) => (s / t.step) * perSweep >= room) || steps[steps.length - 1];
+    const below = (room - fs / 2) / 2 > perSweep / 2 + span.right - 2 ? t.ms.length - 1 : t.ms.length;
+    const starts = faults.map((f) => a.data.indexOf(f)).filter((i) => i >= 0 && i < below);
+    const test = ticksTest(step, Math.ceil(room / perSweep), below, starts);
+    return Object.assign({}, a, { axisLabel: Object.assign({}, label, { interval: test }) });
+  });
+  return out;
+}
+
+// fitTicks measures the plot a chart's time labels were chosen for; when
+// it is another width than the one supposed (containLabel's value labels
+// are only estimated), the chart is fitted again with it (once a width:
+// the labels' choice does not change the plot's width, so this ends).
+function fitTicks(el, chart) {
+  if (!raw[el.id] || !el.dataset.ticksW) return;
+  const g = chart.getModel() && chart.getModel().getComponent('grid');
+  const w = g && g.coordinateSystem ? Math.round(g.coordinateSystem.getRect().width) : 0;
+  if (w <= 0) return;
+  el.dataset.plotW = String(w);
+  if (Math.abs(w - +el.dataset.ticksW) > 2) {
+    // Not from inside ECharts' own drawing, which ignores a setOption.
+    setTimeout(() => {
+      const fit = fitChart(el, raw[el.id]);
+      fitted.set(el, fit);
+      chart.setOption(fit);
+    }, 0);
+  }
 }
 
 // fitStrip fits a chart of stacked plots (the Envoy/gRPC strip, laid out
@@ -225,15 +415,21 @@ function refitCharts() {
     const chart = window.echarts && echarts.getInstanceByDom(el);
     if (!chart) return;
     const mode = chartMode(el);
-    if (mode !== (el.dataset.mode || '') && raw[el.id]) {
+    const fs = mode === 'projector' ? String(projectorType(el)) : undefined;
+    if ((mode !== (el.dataset.mode || '') || fs !== el.dataset.fs) && raw[el.id]) {
       el.dataset.mode = mode;
+      if (fs) el.dataset.fs = fs;
+      else delete el.dataset.fs;
       delete el.dataset.legendH; // measured in the other mode
+      delete el.dataset.plotW;
       chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
       window.applyRoomSpot(el);
     } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
       chart.setOption(fitChart(el, raw[el.id])); // a strip laid out in pixels for its old box
+    } else if (mode === 'projector' && raw[el.id] && Math.abs(el.clientHeight - +el.dataset.fitH) > 2) {
+      chart.setOption(fitChart(el, raw[el.id])); // its value and host labels fitted to another height
     }
-    chart.resize();
+    chart.resize(); // fitTicks then fits the time labels to the new width
   });
 }
 
