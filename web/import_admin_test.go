@@ -153,7 +153,7 @@ func TestImportAdminForm(t *testing.T) {
 		"event: datastar-patch-signals", `"hosts":10`, `"max_ejection_percent":50`,
 		"Loaded the /config_dump's cluster", "<code>search</code>: 3 settings differ", "<code>hosts = 10</code>", "<code>max_ejection_percent = 50</code>",
 		`Envoy's /clusters lists 10 hosts in "search"; 1 was ejected (failed_outlier_check) when it was asked; its success-rate ejection threshold at the last interval was 79.88%.`,
-		"its run starts fresh, every host in rotation: it does not resume Envoy's ejections.",
+		"The lab runs that many hosts, starting fresh with every host in rotation: it does not resume Envoy's ejections.",
 		"<li><code>10.0.0.5:8080: no success rate at Envoy's last interval (too few requests, or none)</code></li>",
 		"read from the config dump's static_clusters",
 		"document.getElementById('btn-import-apply').click()",

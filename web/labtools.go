@@ -121,7 +121,7 @@ func envoyNowWords(ac *envoyconf.AdminCluster) (string, []string) {
 	if t := ac.SuccessRateEjectionThreshold; t != nil {
 		fmt.Fprintf(&b, "; its success-rate ejection threshold at the last interval was %s%%", httperr.FormatNumber(math.Round(*t*100)/100))
 	}
-	b.WriteString(". The lab takes their number; its run starts fresh, every host in rotation: it does not resume Envoy's ejections.")
+	b.WriteString(". The lab runs that many hosts, starting fresh with every host in rotation: it does not resume Envoy's ejections.")
 	return b.String(), ejected
 }
 
