@@ -153,13 +153,13 @@ func importDoc(req importRequest) imported {
 		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(strings.Join(errLines(err), "\n"))}
 	}
 	imp := imported{preset: p}
-	config, clusters, err := sortDocuments(req)
+	config, kind, clusters, err := sortDocuments(req)
 	if err != nil {
 		return bad(err)
 	}
 	set := map[string]string{}
 	if config != nil {
-		if imp.cluster, imp.where, err = readConfig(config, req.name, clusters == nil); err != nil {
+		if imp.cluster, imp.where, err = readConfig(config, kind, req.name, clusters == nil); err != nil {
 			return bad(err)
 		}
 		set = imp.cluster.Settings()
@@ -178,51 +178,51 @@ func importDoc(req importRequest) imported {
 }
 
 // sortDocuments tells the request's documents apart by their content: the
-// cluster's config (a cluster document or a config dump) and Envoy's
-// /clusters, either nil when not given. The cluster field may hold either
+// cluster's config (a cluster document or a config dump, as kind says)
+// and Envoy's /clusters, either nil when not given. The cluster field may hold either
 // when the form's clusters field is empty; nothing is guessed: a document
 // of no known kind is an error naming the kinds, and each field's error
 // names it.
-func sortDocuments(req importRequest) (config, clusters []byte, err error) {
+func sortDocuments(req importRequest) (config []byte, kind envoyconf.DocumentKind, clusters []byte, err error) {
 	fieldErr := func(field string, err error) error { return fmt.Errorf("%s: %w", field, err) }
 	if len(bytes.TrimSpace(req.clusters)) > 0 {
 		kind, err := envoyconf.DetectDocument(req.clusters)
 		if err != nil {
-			return nil, nil, fieldErr("clusters", err)
+			return nil, 0, nil, fieldErr("clusters", err)
 		}
 		if kind != envoyconf.DocAdminClusters {
-			return nil, nil, fieldErr("clusters", fmt.Errorf("is %s, not Envoy's /clusters?format=json (the cluster's config goes in the cluster field)", kind))
+			return nil, 0, nil, fieldErr("clusters", fmt.Errorf("is %s, not Envoy's /clusters?format=json (the cluster's config goes in the cluster field)", kind))
 		}
 		clusters = req.clusters
 		if len(bytes.TrimSpace(req.doc)) == 0 {
-			return nil, clusters, nil
+			return nil, 0, clusters, nil
 		}
 	}
-	kind, err := envoyconf.DetectDocument(req.doc)
+	kind, err = envoyconf.DetectDocument(req.doc)
 	switch {
 	case errors.Is(err, envoyconf.ErrEmpty) && !req.form:
-		return nil, nil, fmt.Errorf("the body: %w", err)
+		return nil, 0, nil, fmt.Errorf("the body: %w", err)
 	case err != nil:
-		return nil, nil, fieldErr("cluster", err)
+		return nil, 0, nil, fieldErr("cluster", err)
 	case kind == envoyconf.DocUnknown:
 		// ParseCluster's own errors follow: a typo of a field is named
 		// with the field it may be.
 		_, perr := envoyconf.ParseCluster(req.doc)
-		return nil, nil, errors.Join(fieldErr("cluster", envoyconf.UnknownDocument(req.doc)), perr)
+		return nil, 0, nil, errors.Join(fieldErr("cluster", envoyconf.UnknownDocument(req.doc)), perr)
 	case kind == envoyconf.DocAdminClusters && clusters != nil:
-		return nil, nil, fieldErr("cluster", errors.New("is Envoy's /clusters?format=json, and so is clusters: give the cluster's config (a cluster or a /config_dump) in cluster"))
+		return nil, 0, nil, fieldErr("cluster", errors.New("is Envoy's /clusters?format=json, and so is clusters: give the cluster's config (a cluster or a /config_dump) in cluster"))
 	case kind == envoyconf.DocAdminClusters:
-		return nil, req.doc, nil
+		return nil, 0, req.doc, nil
 	}
-	return req.doc, clusters, nil
+	return req.doc, kind, clusters, nil
 }
 
 // readConfig reads the cluster's config: a config dump's cluster chosen by
 // name, or a cluster document. A name given with a cluster document and
 // no /clusters must be that cluster's: it chooses nothing, and a name
 // that differs says the wrong document was pasted.
-func readConfig(doc []byte, name string, nameIsOurs bool) (envoyconf.Cluster, string, error) {
-	if kind, _ := envoyconf.DetectDocument(doc); kind == envoyconf.DocConfigDump {
+func readConfig(doc []byte, kind envoyconf.DocumentKind, name string, nameIsOurs bool) (envoyconf.Cluster, string, error) {
+	if kind == envoyconf.DocConfigDump {
 		d, err := envoyconf.ParseConfigDump(doc, name)
 		if errors.Is(err, envoyconf.ErrClusterName) {
 			err = fmt.Errorf("name: %w", err)

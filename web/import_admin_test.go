@@ -147,29 +147,46 @@ func TestImportAdminForm(t *testing.T) {
 	const urlenc = "application/x-www-form-urlencoded"
 	dump, clusters := adminDoc(t, "config_dump.json"), adminDoc(t, "clusters.json")
 	f := url.Values{"cluster": {dump}, "name": {"search"}, "clusters": {clusters}, "preset": {"search-cache"}}
-	res := do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc, "Datastar-Request", "true")
-	body := html.UnescapeString(bodyOf(t, res))
-	for _, want := range []string{
+	stream := func(what string, form url.Values, wants ...string) string {
+		t.Helper()
+		body := html.UnescapeString(bodyOf(t, do(t, h, http.MethodPost, "/lab/import", form.Encode(), "Content-Type", urlenc, "Datastar-Request", "true")))
+		for _, want := range wants {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the stream lacks %q:\n%s", what, want, head(body, 4000))
+			}
+		}
+		return body
+	}
+	body := stream("a dump and /clusters", f,
 		"event: datastar-patch-signals", `"hosts":10`, `"max_ejection_percent":50`,
 		"Loaded the /config_dump's cluster", "<code>search</code>: 3 settings differ", "<code>hosts = 10</code>", "<code>max_ejection_percent = 50</code>",
 		`Envoy's /clusters lists 10 hosts in "search"; 1 was ejected (failed_outlier_check) when it was asked; its success-rate ejection threshold at the last interval was 79.88%.`,
 		"The lab runs that many hosts, starting fresh with every host in rotation: it does not resume Envoy's ejections.",
 		"<li><code>10.0.0.5:8080: no success rate at Envoy's last interval (too few requests, or none)</code></li>",
 		"read from the config dump's static_clusters",
-		"document.getElementById('btn-import-apply').click()",
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the stream lacks %q:\n%s", want, head(body, 4000))
-		}
-	}
+		"document.getElementById('btn-import-apply').click()")
 	// Only the ejected host is listed: 10.0.0.3's rate of 76.19% is below
 	// the threshold, but Envoy had not ejected it.
 	if strings.Contains(body, "10.0.0.3:8080") {
 		t.Errorf("a host in rotation is listed as ejected:\n%s", head(body, 4000))
 	}
 
+	// What the lab leaves out of /clusters' hosts is said, not dropped.
+	odd := `{"cluster_statuses":[{"name":"c","host_statuses":[
+		{"address":{"socket_address":{"address":"10.0.0.1","port_value":80}},"weight":1,"health_status":{"failed_active_health_check":true}},
+		{"address":{"socket_address":{"address":"10.0.0.2","port_value":80}},"weight":3,"priority":1,"health_status":{"failed_degraded_outlier_detection":true}},
+		{"address":{"pipe":{"path":"/run/c.sock"}},"weight":1,"success_rate":{"value":41.5},"health_status":{"failed_outlier_check":true}}]}]}`
+	stream("/clusters alone", url.Values{"cluster": {""}, "clusters": {odd}, "preset": {"search-cache"}},
+		"Loaded Envoy's /clusters <code>c</code>: 1 setting differs", "<code>hosts = 3</code>",
+		`Envoy's /clusters lists 3 hosts in "c"; 1 was ejected (failed_outlier_check) when it was asked. The lab runs`,
+		"<li><code>/run/c.sock: success rate 41.5% at Envoy's last interval</code></li>",
+		"/clusters: 1 of the 3 hosts is at a priority above 0 (failover); the lab runs every host at one priority",
+		"/clusters: the hosts' weights differ (1 to 3); the lab weighs every host the same",
+		"/clusters: 1 host had failed Envoy's active health check; the lab starts it healthy",
+		"/clusters: 1 host was degraded by outlier detection (failed_degraded_outlier_detection); the lab starts it in rotation")
+
 	f.Set("name", "")
-	res = do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)
+	res := do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)
 	body = html.UnescapeString(bodyOf(t, res))
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "<li><code>name: the dump has 2 clusters; choose one by name") ||
 		!strings.Contains(body, `"cluster_statuses": [`) || !strings.Contains(body, `id="import-name" name="name" value=""`) {

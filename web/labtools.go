@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"outlierlab/web/tools"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -88,8 +89,42 @@ func importResultView(imp imported) view.ImportResult {
 			v.Source, v.Name = "Envoy's /clusters", imp.envoy.Name
 		}
 		v.Envoy, v.Ejected = envoyNowWords(imp.envoy)
+		v.Notes = append(slices.Clone(v.Notes), envoyHostNotes(imp.envoy)...)
 	}
 	return v
+}
+
+// envoyHostNotes says what of /clusters' hosts the lab leaves out: it
+// runs one priority of equal hosts, all healthy at its second 0.
+func envoyHostNotes(ac *envoyconf.AdminCluster) []string {
+	var failover, activeHC, degraded int
+	lo, hi := uint32(math.MaxUint32), uint32(0)
+	for _, h := range ac.Hosts {
+		if h.Priority > 0 {
+			failover++
+		}
+		if h.FailedActiveHC {
+			activeHC++
+		}
+		if h.DegradedByOutlier {
+			degraded++
+		}
+		lo, hi = min(lo, h.Weight), max(hi, h.Weight)
+	}
+	var notes []string
+	if failover > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d of the %d hosts %s at a priority above 0 (failover); the lab runs every host at one priority", failover, len(ac.Hosts), tabstate.Plural(failover, "is", "are")))
+	}
+	if lo < hi {
+		notes = append(notes, fmt.Sprintf("/clusters: the hosts' weights differ (%d to %d); the lab weighs every host the same", lo, hi))
+	}
+	if activeHC > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d %s failed Envoy's active health check; the lab starts %s healthy", activeHC, tabstate.Plural(activeHC, "host had", "hosts had"), tabstate.Plural(activeHC, "it", "them")))
+	}
+	if degraded > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d %s degraded by outlier detection (failed_degraded_outlier_detection); the lab starts %s in rotation", degraded, tabstate.Plural(degraded, "host was", "hosts were"), tabstate.Plural(degraded, "it", "them")))
+	}
+	return notes
 }
 
 // envoyNowWords says what Envoy's /clusters reported of the cluster: its
