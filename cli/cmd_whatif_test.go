@@ -56,7 +56,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"a config dump's match", []string{"-log", "testdata/whatif/compare/agree.log", "-events", "testdata/whatif/compare/agree-events.jsonl", "-config", "testdata/admin/config_dump.json", "-cluster", "search"}, 0,
 			"agree 10, disagree 0, only Envoy 0, only the lab 0", ""},
 		{"a config dump without -cluster", []string{"-log", "testdata/whatif/compare/agree.log", "-config", "testdata/admin/config_dump.json"}, 2, "",
-			"testdata/admin/config_dump.json: the dump has 3 clusters; choose one by name"},
+			"testdata/admin/config_dump.json: the dump has 2 clusters; choose one by name"},
 		{"/clusters: ten hosts let one out at the default cap", []string{"-log", "testdata/whatif/envoy.log", "-clusters", "testdata/admin/clusters.json", "-cluster", "search"}, 0,
 			"02:00:20.902       20.9 s  eject     10.0.0.5:8080            consecutive_5xx", ""},
 		{"/clusters: the note", []string{"-log", "testdata/whatif/envoy.log", "-clusters", "testdata/admin/clusters.json", "-cluster", "search"}, 0,

@@ -13,12 +13,69 @@ import (
 	"outlierlab/engine/envoyconf"
 )
 
+// importAdmin pastes Envoy's admin output into the lab's import: the
+// config dump without a name is refused, naming name and the clusters to
+// choose from; with name "search" and /clusters beside it, the lab runs
+// the dump's settings on /clusters' ten hosts (the controls, the address,
+// lint's cluster) and the result names the host Envoy had ejected and
+// says the run starts fresh. The panel fits a phone's width and a
+// laptop's; the shots go to $TMPDIR/outlierlab-import-*.png.
+func importAdmin(t *testing.T, b *browser) {
+	t.Helper()
+	step, eval, poll := b.Step, b.Eval, b.Poll
+	read := func(file string) string {
+		doc, err := os.ReadFile(filepath.Join("..", "testdata", "admin", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(doc)
+	}
+	set := func(id, value string) {
+		eval(`(() => { document.getElementById('` + id + `').value = ` + strconv.Quote(value) + `; return 'ok' })()`)
+	}
+	step("open /lab", chromedp.Navigate(b.URL+"/lab?preset=search-cache"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	poll("lint on six hosts", `document.getElementById('lint-body').innerText.includes('On 6 hosts')`)
+	set("import-doc", read("config_dump.json"))
+	step("load the dump without a name", chromedp.Click(chromedp.CSS("#btn-import")))
+	poll("name asked for", `document.getElementById('import-result').innerText.includes('name: the dump has 2 clusters; choose one by name (allowed "outbound|9080||reviews.default.svc.cluster.local", "search")')`)
+
+	set("import-name", "search")
+	set("import-clusters", read("clusters.json"))
+	step("load the dump's search with /clusters", chromedp.Click(chromedp.CSS("#btn-import")))
+	poll("the dump's settings on ten hosts in the address", `location.search.includes('hosts=10') && location.search.includes('max_ejection_percent=50') && location.search.includes('success_rate_request_volume=15')`)
+	poll("the controls and lint follow", `document.getElementById('c-hosts').value === '10' && document.getElementById('c-max_ejection_percent').value === '50' &&
+		document.getElementById('lint-body').innerText.includes('On 10 hosts')`)
+	res := eval(`document.getElementById('import-result').innerText`)
+	for _, want := range []string{"Loaded the /config_dump's cluster search: 3 settings differ", "hosts = 10", "max_ejection_percent = 50",
+		`Envoy's /clusters lists 10 hosts in "search"; 1 was ejected (failed_outlier_check)`, "10.0.0.5:8080: no success rate", "starting fresh with every host in rotation", "read from the config dump's static_clusters"} {
+		if !strings.Contains(res, want) {
+			t.Errorf("the import's result lacks %q:\n%s", want, res)
+		}
+	}
+	for _, size := range [][2]int64{{1280, 900}, {390, 844}} {
+		w := strconv.FormatInt(size[0], 10)
+		step("at "+w+" px", chromedp.EmulateViewport(size[0], size[1]), chromedp.ScrollIntoView(chromedp.CSS("#import-result")))
+		// Nothing of the panel is wider than the page: a long cluster
+		// name or address breaks instead.
+		if got := eval(`(() => { const r = document.getElementById('lab-tools').getBoundingClientRect(); return String(document.documentElement.scrollWidth <= innerWidth && r.right <= innerWidth + 1) })()`); got != "true" {
+			t.Errorf("at %s px the import panel is wider than the page", w)
+		}
+		png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(chromedp.CSS("#lab-tools section")))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		_ = os.WriteFile(filepath.Join(os.TempDir(), "outlierlab-import-"+w+".png"), png, 0o644)
+	}
+	step("back to the test's size", chromedp.EmulateViewport(1440, 1000))
+}
+
 // TestBrowserImportWhatif pastes the three sample clusters into the lab's
 // "Paste your cluster": each loads in place (the address becomes its
 // permalink, the notes show, lint redraws) and the lab's cluster YAML reads
-// back to the pasted config; a bad field is named on the page. Then /whatif
-// replays the sample Envoy log: its ejection of 10.0.0.5, the unparsed
-// lines with their numbers, and the lab's charts.
+// back to the pasted config; a bad field is named on the page; Envoy's
+// admin output loads too (importAdmin). Then /whatif replays the sample
+// Envoy log: its ejection of 10.0.0.5, the unparsed lines with their
+// numbers, and the lab's charts.
 func TestBrowserImportWhatif(t *testing.T) {
 	b := startBrowser(t, 1440, 1000)
 	step, eval, poll := b.Step, b.Eval, b.Poll
@@ -74,6 +131,8 @@ func TestBrowserImportWhatif(t *testing.T) {
 	if got := eval(`document.querySelector('.sweep').innerText`); !strings.Contains(got, "Every run also sets:") || !strings.Contains(got, "enforcing_success_rate = 0%") {
 		t.Errorf("the sweep from the lab lacks the lab's settings:\n%s", head(got, 600))
 	}
+
+	importAdmin(t, b)
 
 	step("open /whatif", chromedp.Navigate(b.URL+"/whatif"), chromedp.WaitVisible(chromedp.CSS("#whatif-log")))
 	logFile, _ := filepath.Abs(filepath.Join("..", "testdata", "whatif", "envoy.log"))

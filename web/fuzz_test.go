@@ -218,10 +218,14 @@ func FuzzImport(f *testing.F) {
 	f.Add("a: &a [*a, *a, *a]\nb: *a", false)
 	f.Add(`{"name":"c","outlier_detection":{"interval":"1e999s"}}`, true)
 	f.Add(strings.Repeat("[", 10000), false)
+	f.Add(`{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","static_clusters":[{"cluster":{"name":"a"}},{"cluster":7}]}]}`, false)
+	f.Add(`{"cluster_statuses":[{"name":"search","host_statuses":[{"address":{"pipe":{}},"weight":4294967295,"success_rate":{"value":-1e308}}]}]}`, true)
 	f.Fuzz(func(t *testing.T, doc string, form bool) {
 		l := startFuzzLab(t)
 		if form {
-			l.serve(t, fuzzRequest("POST", "/lab/import", "cluster="+url.QueryEscape(doc)+"&preset=search-cache", "application/x-www-form-urlencoded"))
+			l.serve(t, fuzzRequest("POST", "/lab/import", "cluster="+url.QueryEscape(doc)+"&name=search&preset=search-cache", "application/x-www-form-urlencoded"))
+			// The same document as Envoy's /clusters, beside a cluster.
+			l.serve(t, fuzzRequest("POST", "/lab/import", "cluster=name%3A+search%0Aoutlier_detection%3A+%7B%7D&clusters="+url.QueryEscape(doc)+"&preset=search-cache", "application/x-www-form-urlencoded"))
 			return
 		}
 		l.serve(t, fuzzRequest("POST", "/lab/import", doc, "application/yaml"))

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"outlierlab/web/tools"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -75,17 +77,95 @@ func importResultView(imp imported) view.ImportResult {
 		return view.ImportResult{Problems: strings.Split(imp.err.Error(), "\n")}
 	}
 	c := imp.cluster
-	v := view.ImportResult{Source: sourceWords(c.Source), Name: c.Name, Notes: c.Notes, Link: "/lab?" + imp.query}
+	v := view.ImportResult{Source: sourceWords(c.Source, imp.where), Name: c.Name, Notes: c.Notes, Link: "/lab?" + imp.query}
 	for i := range tabstate.Controls {
 		ctl := &tabstate.Controls[i]
 		if val, ok := imp.link.Values[ctl.Name]; ok {
 			v.Changed = append(v.Changed, ctl.Name+" = "+ctl.EnvoyValue(val))
 		}
 	}
+	if imp.envoy != nil {
+		if c.Source == "" {
+			v.Source, v.Name = "Envoy's /clusters", imp.envoy.Name
+		}
+		v.Envoy, v.Ejected = envoyNowWords(imp.envoy)
+		v.Notes = append(slices.Clone(v.Notes), envoyHostNotes(imp.envoy)...)
+	}
 	return v
 }
 
-func sourceWords(src envoyconf.Source) string {
+// envoyHostNotes says what of /clusters' hosts the lab leaves out: it
+// runs one priority of equal hosts, all healthy at its second 0.
+func envoyHostNotes(ac *envoyconf.AdminCluster) []string {
+	var failover, activeHC, degraded int
+	lo, hi := uint32(math.MaxUint32), uint32(0)
+	for _, h := range ac.Hosts {
+		if h.Priority > 0 {
+			failover++
+		}
+		if h.FailedActiveHC {
+			activeHC++
+		}
+		if h.DegradedByOutlier {
+			degraded++
+		}
+		lo, hi = min(lo, h.Weight), max(hi, h.Weight)
+	}
+	var notes []string
+	if failover > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d of the %d hosts %s at a priority above 0 (failover); the lab runs every host at one priority", failover, len(ac.Hosts), tabstate.Plural(failover, "is", "are")))
+	}
+	if lo < hi {
+		notes = append(notes, fmt.Sprintf("/clusters: the hosts' weights differ (%d to %d); the lab weighs every host the same", lo, hi))
+	}
+	if activeHC > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d %s failed Envoy's active health check; the lab starts %s healthy", activeHC, tabstate.Plural(activeHC, "host had", "hosts had"), tabstate.Plural(activeHC, "it", "them")))
+	}
+	if degraded > 0 {
+		notes = append(notes, fmt.Sprintf("/clusters: %d %s degraded by outlier detection (failed_degraded_outlier_detection); the lab starts %s in rotation", degraded, tabstate.Plural(degraded, "host was", "hosts were"), tabstate.Plural(degraded, "it", "them")))
+	}
+	return notes
+}
+
+// envoyNowWords says what Envoy's /clusters reported of the cluster: its
+// hosts, which were ejected then, each with its success rate. The lab's
+// run starts at its own second 0 with every host in rotation, so the
+// words say that the run does not take up Envoy's state.
+func envoyNowWords(ac *envoyconf.AdminCluster) (string, []string) {
+	var ejected []string
+	for _, h := range ac.Hosts {
+		if !h.Ejected {
+			continue
+		}
+		rate := "no success rate at Envoy's last interval (too few requests, or none)"
+		if h.SuccessRate != nil {
+			rate = "success rate " + httperr.FormatNumber(math.Round(*h.SuccessRate*100)/100) + "% at Envoy's last interval"
+		}
+		ejected = append(ejected, h.Address+": "+rate)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Envoy's /clusters lists %d hosts in %q; ", len(ac.Hosts), ac.Name)
+	switch len(ejected) {
+	case 0:
+		b.WriteString("none was ejected (failed_outlier_check) when it was asked")
+	case 1:
+		b.WriteString("1 was ejected (failed_outlier_check) when it was asked")
+	default:
+		fmt.Fprintf(&b, "%d were ejected (failed_outlier_check) when it was asked", len(ejected))
+	}
+	if t := ac.SuccessRateEjectionThreshold; t != nil {
+		fmt.Fprintf(&b, "; its success-rate ejection threshold at the last interval was %s%%", httperr.FormatNumber(math.Round(*t*100)/100))
+	}
+	b.WriteString(". The lab runs that many hosts, starting fresh with every host in rotation: it does not resume Envoy's ejections.")
+	return b.String(), ejected
+}
+
+// sourceWords names the document a cluster came from: where is the config
+// dump's list, "" for a cluster document.
+func sourceWords(src envoyconf.Source, where string) string {
+	if where != "" {
+		return "the /config_dump's cluster"
+	}
 	switch src {
 	case envoyconf.SourceEnvoyCluster:
 		return "an Envoy cluster"
@@ -99,7 +179,7 @@ func sourceWords(src envoyconf.Source) string {
 // document has problems: the problems, and the form with the document.
 func (s *Lab) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
 	v := view.ImportPage{Layout: s.pages.Layout("Paste your cluster", "lab", false), Preset: req.preset,
-		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Result: importResultView(imp)}
+		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Name: req.name, Clusters: string(req.clusters), Result: importResultView(imp)}
 	s.pages.Render(w, r, imp.status, templates.ImportPage(v))
 }
 

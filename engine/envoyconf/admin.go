@@ -2,6 +2,7 @@ package envoyconf
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -21,6 +22,12 @@ const (
 	DynamicActiveClusters  = "dynamic_active_clusters"
 	DynamicWarmingClusters = "dynamic_warming_clusters"
 )
+
+// ErrClusterName is under the errors of ParseConfigDump and
+// ParseAdminClusters that are about the name asked for (none given where
+// there are several, or one the document lacks), so that a caller can
+// name its own field for it (the CLI's -cluster, the lab's name).
+var ErrClusterName = errors.New("choose a cluster by name")
 
 // DumpedCluster is a cluster read from Envoy's /config_dump.
 type DumpedCluster struct {
@@ -56,11 +63,18 @@ type dumpEntry struct {
 // go-control-plane's admin types, and the cluster itself is checked by
 // ParseCluster with the cluster proto, its unknown extensions noted.
 func ParseConfigDump(data []byte, name string) (DumpedCluster, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		if _, wrongType := errors.AsType[*json.UnmarshalTypeError](err); wrongType {
+			return DumpedCluster{}, &FieldError{Value: jsonKind(data), Reason: "is not a /config_dump (Envoy's admin writes {\"configs\": [...]})", cause: err}
+		}
+		return DumpedCluster{}, &FieldError{Reason: "the config dump is not valid JSON: " + err.Error(), cause: err}
+	}
 	var dump struct {
 		Configs []json.RawMessage `json:"configs"`
 	}
 	if err := json.Unmarshal(data, &dump); err != nil {
-		return DumpedCluster{}, &FieldError{Reason: "the config dump is not valid JSON: " + err.Error(), cause: err}
+		return DumpedCluster{}, &FieldError{Field: "configs", Value: jsonKind(top["configs"]), Reason: "is not a list of configs", cause: err}
 	}
 	if dump.Configs == nil {
 		return DumpedCluster{}, &FieldError{Field: "configs", Reason: "is missing: not a /config_dump (Envoy's admin writes {\"configs\": [...]})"}
@@ -81,13 +95,16 @@ func ParseConfigDump(data []byte, name string) (DumpedCluster, error) {
 			pick = append(pick, f)
 		}
 	}
+	// A warming cluster is the next version of the active one of its
+	// name, not another cluster: count names.
+	distinct := len(slices.Compact(slices.Sorted(slices.Values(names))))
 	switch {
 	case len(all) == 0:
 		return DumpedCluster{}, &FieldError{Field: "configs", Reason: "has no cluster: dump /config_dump whole, or with ?resource=static_clusters or dynamic_active_clusters"}
-	case name == "" && len(pick) > 1:
-		return DumpedCluster{}, &FieldError{Reason: fmt.Sprintf("the dump has %d clusters; choose one by name", len(all)), Allowed: quoteList(names)}
+	case name == "" && distinct > 1:
+		return DumpedCluster{}, &FieldError{Reason: fmt.Sprintf("the dump has %d clusters; choose one by name", distinct), Allowed: quoteList(names), cause: ErrClusterName}
 	case len(pick) == 0:
-		return DumpedCluster{}, &FieldError{Value: strconv.Quote(name), Reason: "is not a cluster of the dump", Allowed: quoteList(names)}
+		return DumpedCluster{}, &FieldError{Value: strconv.Quote(name), Reason: "is not a cluster of the dump", Allowed: quoteList(names), cause: ErrClusterName}
 	}
 	// A warming cluster and its active predecessor share a name: the
 	// active one is what Envoy runs now.
@@ -242,9 +259,9 @@ func ParseAdminClusters(data []byte, name string) (*AdminCluster, error) {
 	case len(names) == 0:
 		return nil, &FieldError{Field: "cluster_statuses", Reason: "is empty or missing: not Envoy's /clusters?format=json"}
 	case name == "" && len(pick) > 1:
-		return nil, &FieldError{Reason: fmt.Sprintf("/clusters has %d clusters; choose one by name", len(pick)), Allowed: quoteList(names)}
+		return nil, &FieldError{Reason: fmt.Sprintf("/clusters has %d clusters; choose one by name", len(pick)), Allowed: quoteList(names), cause: ErrClusterName}
 	case len(pick) == 0:
-		return nil, &FieldError{Value: strconv.Quote(name), Reason: "is not a cluster of /clusters", Allowed: quoteList(names)}
+		return nil, &FieldError{Value: strconv.Quote(name), Reason: "is not a cluster of /clusters", Allowed: quoteList(names), cause: ErrClusterName}
 	}
 	s := pick[0]
 	out := &AdminCluster{Name: s.GetName(), AddedViaAPI: s.GetAddedViaApi(), Hosts: []AdminHost{}}

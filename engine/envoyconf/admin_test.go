@@ -3,6 +3,7 @@ package envoyconf
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,10 +189,15 @@ func TestParseConfigDump(t *testing.T) {
 		{"static", "search", dump, StaticClusters, 5, 50, 50, ""},
 		{"dynamic: the active one, not the warming one", "outbound|9080||reviews.default.svc.cluster.local", dump, DynamicActiveClusters, 5, 100, 0, ""},
 		{"?resource=dynamic_active_clusters, the one cluster", "", one.Bytes(), DynamicActiveClusters, 5, 100, 0, ""},
-		{"no name, several clusters", "", dump, "", 0, 0, 0, `the dump has 3 clusters; choose one by name (allowed "outbound|9080||reviews.default.svc.cluster.local", "search")`},
+		{"no name, several clusters", "", dump, "", 0, 0, 0, `the dump has 2 clusters; choose one by name (allowed "outbound|9080||reviews.default.svc.cluster.local", "search")`},
 		{"a name it lacks", "payments", dump, "", 0, 0, 0, `"payments" is not a cluster of the dump (allowed "outbound|9080||reviews.default.svc.cluster.local", "search")`},
 		{"not a dump", "search", []byte(`{"name":"search"}`), "", 0, 0, 0, `configs: is missing: not a /config_dump`},
 		{"not JSON", "search", []byte(`configs: []`), "", 0, 0, 0, `the config dump is not valid JSON`},
+		{"a list, not a dump", "search", []byte(`[1, 2]`), "", 0, 0, 0, `a list is not a /config_dump`},
+		{"configs not a list", "search", []byte(`{"configs": 5}`), "", 0, 0, 0, `configs: a number 5 is not a list of configs`},
+		{"an active cluster and its warming successor are one cluster", "", []byte(`{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
+			"dynamic_warming_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"r","outlier_detection":{"consecutive_5xx":7}}}],
+			"dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"r","outlier_detection":{"consecutive_5xx":5}}}]}]}`), DynamicActiveClusters, 5, 10, 50, ""},
 		{"a bad field names its path", "search", []byte(`{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","static_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"search","outlier_detection":{"max_ejection_percent":120}}}]}]}`),
 			"", 0, 0, 0, `configs[0].static_clusters[0].cluster: max_ejection_percent: 120 is out of range (allowed 0–100)`},
 	} {
@@ -200,6 +206,11 @@ func TestParseConfigDump(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				// Only the errors about the name asked for say so, for a
+				// caller to name its own field.
+				if byName := strings.Contains(tc.err, "by name") || strings.Contains(tc.err, "is not a cluster of"); errors.Is(err, ErrClusterName) != byName {
+					t.Errorf("errors.Is(ErrClusterName) = %v for %q", !byName, err)
 				}
 				return
 			}

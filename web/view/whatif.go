@@ -40,6 +40,10 @@ type ImportResult struct {
 	Changed []string
 	Notes   []string
 	Link    string
+	// Envoy is what Envoy's /clusters said of the cluster now, when it was
+	// given: a sentence, then each host ejected now with its success rate.
+	Envoy   string
+	Ejected []string
 }
 
 // LintPanel is what engine/lint says about the settings on the preset's
@@ -63,7 +67,10 @@ type ImportPage struct {
 	Preset   string
 	Presets  []PresetLink
 	Document string
-	Result   ImportResult
+	// Name and Clusters are the form's other fields: the cluster chosen
+	// by name, and Envoy's /clusters?format=json.
+	Name, Clusters string
+	Result         ImportResult
 }
 
 // Compare is /compare: two runs of one preset and seed.
