@@ -127,7 +127,15 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := clientFrom(t, nat)
-			if st, body := call(t, c, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
+			// A page the bus was too slow for (a 503 on a machine loaded
+			// far past its cores) is loaded again, as its visitor would:
+			// what is asserted is that the limits refuse no one.
+			st, body := call(t, c, "GET", l.ts.URL+"/r/"+code, "")
+			for try := 0; st == http.StatusServiceUnavailable && try < 3; try++ {
+				t.Logf("attendee %d: the room's page: %d %s (loading it again)", i, st, head(body, 120))
+				st, body = call(t, c, "GET", l.ts.URL+"/r/"+code, "")
+			}
+			if st != 200 {
 				t.Errorf("attendee %d: the room's page: %d %s", i, st, head(body, 200))
 				return
 			}
