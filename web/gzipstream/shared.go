@@ -36,12 +36,7 @@ func NewShared(b []byte) *Shared { return &Shared{Plain: b} }
 func (s *Shared) deflated() ([]byte, error) {
 	s.once.Do(func() {
 		var out bytes.Buffer
-		fw := deflaters.Get().(*flate.Writer)
-		defer deflaters.Put(fw)
-		fw.ResetDict(&out, nil) // Reset would keep the dictionary a stream last set
-		if _, s.zerr = fw.Write(s.Plain); s.zerr == nil {
-			s.zerr = fw.Flush()
-		}
+		s.zerr = deflateAlone(&out, s.Plain)
 		s.z = out.Bytes()
 	})
 	return s.z, s.zerr
@@ -122,6 +117,32 @@ func (g *GzipStream) writeSmall(p []byte) error {
 	return nil
 }
 
+// writeOwn compresses p on its own, as deflate blocks ending on a sync
+// point.
+func (g *GzipStream) writeOwn(p []byte) error {
+	if err := g.header(); err != nil {
+		return err
+	}
+	if err := deflateAlone(g.ResponseWriter, p); err != nil {
+		return err
+	}
+	g.sent(p)
+	return nil
+}
+
+// deflateAlone writes p to w as deflate blocks that refer to nothing
+// before them, ending on a sync point.
+func deflateAlone(w io.Writer, p []byte) error {
+	fw := deflaters.Get().(*flate.Writer)
+	defer deflaters.Put(fw)
+	// Not Reset: it would keep the dictionary a stream last set.
+	fw.ResetDict(w, nil)
+	if _, err := fw.Write(p); err != nil {
+		return err
+	}
+	return fw.Flush()
+}
+
 // header writes the gzip member header once.
 func (g *GzipStream) header() error {
 	if g.head {
@@ -142,8 +163,11 @@ func (g *GzipStream) sent(p []byte) {
 }
 
 // releaseCuts sends an update that holds shared bytes: each plain run
-// between them compressed (a short one on its own), each shared one
-// copied.
+// between them compressed without the dictionary (a short one stored),
+// each shared one copied. Resetting a compressor with the 32 KiB
+// dictionary costs a follower more than all the rest of its redraw
+// (fillWindow hashes all of it), and what precedes a redraw's own bytes
+// is the last update's shared ones, which they hardly repeat.
 func (g *GzipStream) releaseCuts(b []byte) error {
 	cuts := g.cuts
 	g.cuts = g.cuts[:0]
@@ -155,8 +179,7 @@ func (g *GzipStream) releaseCuts(b []byte) error {
 		case len(p) < smallPlain:
 			return g.writeSmall(p)
 		}
-		_, err := g.Write(p)
-		return err
+		return g.writeOwn(p)
 	}
 	for _, c := range cuts {
 		if err := plain(b[prev:c.at]); err != nil {
