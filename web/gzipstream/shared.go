@@ -170,7 +170,7 @@ func (g *GzipStream) sent(p []byte) {
 // is the last update's shared ones, which they hardly repeat.
 func (g *GzipStream) releaseCuts(b []byte) error {
 	cuts := g.cuts
-	g.cuts = g.cuts[:0]
+	g.cuts = nil // an idle stream keeps no shared bytes alive
 	prev := 0
 	plain := func(p []byte) error {
 		switch {
