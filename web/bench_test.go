@@ -54,8 +54,8 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sse, _ := recorderSSE("")
-		st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+		sse, rec := recorderSSE("")
+		st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), w: rec}
 		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: speeds[0], gen: 1}); err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 	}
 	cw, _ := gzipstream.Compress(rec, req)
 	sse := datastar.NewSSE(cw, req)
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0)}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), w: cw}
 	snap := snapshot{run: run, speed: speeds[0], gen: 1}
 	send := func(f func(*datastar.ServerSentEventGenerator, snapshot) error) {
 		sent := gzipstream.Batch(cw)

@@ -21,7 +21,7 @@ import (
 	"outlierlab/web/roombus"
 )
 
-// BenchmarkRoomFanout is issue 11's workshop: one room, 200 followers
+// BenchmarkRoomFanout is issue 11's workshop: one room, 200 followers (or 50, or 500)
 // split over two replicas sharing one NATS (the first embeds it and
 // listens on loopback, the second connects to it). Each iteration is one
 // instructor slider move (POST /lab/cmd/set on the first replica, another
@@ -46,17 +46,36 @@ import (
 //
 // "gzip" is what Chromium asks for over plain http; "identity" checks that
 // the first event after a move is the patch with the new cap.
+//
+// Followers per room: 50, 200 and 500, one size picked with
+// -bench 'RoomFanout/gzip/followers=500'. What one more follower costs is
+// the slope of cpu-ms/action over the sizes, which a loaded machine
+// blurs; BenchmarkFollowerRedraw counts it in instructions.
+//
+// Measured (issue 26 item 3; -benchtime=20x, 2 cores shared, load 4–7):
+// cpu-ms/action at 50/200/500 followers was 47.7/143.5/300.6 (0.56 ms a
+// follower), patch-p99-ms 66/320/570, when every follower rendered the
+// panels and compressed them and the charts' script with its own
+// dictionary; now 32.2/33.1/70.2 (0.08 ms a follower), p99 60/64/115,
+// with the panels rendered once per move and deflated once
+// (panel_memo.go, gzipstream.Shared).
 func BenchmarkRoomFanout(b *testing.B) {
 	for _, enc := range []string{"gzip", "identity"} {
-		b.Run(enc, func(b *testing.B) { benchRoomFanout(b, enc) })
+		for _, n := range []int{50, 200, 500} {
+			b.Run(fmt.Sprintf("%s/followers=%d", enc, n), func(b *testing.B) { benchRoomFanout(b, enc, n) })
+		}
 	}
 }
 
-func benchRoomFanout(b *testing.B, enc string) {
-	const followers = 200
+func benchRoomFanout(b *testing.B, enc string, followers int) {
 	lim := RoomLimits{AttendeesPerAddress: followers} // every follower's request comes from httptest's one address
 	la := startRoomLab(b, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)
 	lb := startRoomLab(b, roombus.BusOptions{URL: la.bus.URL()}, lim)
+	for _, l := range []*roomLab{la, lb} {
+		// Every follower's tab is new and from one address: past the
+		// new-tab burst (200) the rest would be refused.
+		l.s.SetClientLimits(6*followers, cmdsPerMinute)
+	}
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)
 	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",
@@ -104,7 +123,7 @@ func benchRoomFanout(b *testing.B, enc string) {
 	settleHeap()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	perFollower := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / followers
+	perFollower := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / float64(followers)
 
 	statsA, statsB := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
 	cpu0 := cpuTime()

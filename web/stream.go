@@ -85,7 +85,7 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 // the server shuts down: each pass sends what changed (the room's part,
 // then the lab's), then sleeps until something does.
 func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room Follow) {
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab)}
+	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab), w: cw}
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -237,7 +237,11 @@ const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
-	nonce          string // the tab's script nonce (csp.go), hashed once per stream
+	nonce string // the tab's script nonce (csp.go), hashed once per stream
+	// w is the writer under the stream's generator: what every tab at the
+	// same run and cursor is sent is written to it as made once
+	// (panel_memo.go).
+	w              io.Writer
 	gen, inputsGen uint64
 	cursor         int
 	runKey         string // the key of the run drawn last
@@ -278,22 +282,14 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	if err := st.address(sse, snap); err != nil {
 		return err
 	}
-	if err := st.patch(sse, templates.LabStatus(statusView(snap))); err != nil {
+	// The status line, the notice, the log, the tables and (for a new run)
+	// the config: the same for every tab at this run and cursor.
+	panels, err := sharedPanels(snap, snap.run.Key != st.runKey)
+	if err != nil {
 		return err
 	}
-	if err := st.patch(sse, templates.Notice(snap.notice)); err != nil {
+	if err := st.writeShared(panels, snap.room); err != nil {
 		return err
-	}
-	p := panelsView(snap.run, snap.cursor)
-	for _, c := range []templ.Component{templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)} {
-		if err := st.patch(sse, c); err != nil {
-			return err
-		}
-	}
-	if snap.run.Key != st.runKey {
-		if err := st.patch(sse, templates.EnvoyYAML(p)); err != nil {
-			return err
-		}
 	}
 	if err := st.lessonLive(sse, snap); err != nil {
 		return err
@@ -393,11 +389,14 @@ func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snaps
 	if snap.lesson != nil {
 		return nil
 	}
-	v := tabstate.InjectView(snap.run)
-	if err := st.patch(sse, templates.InjectList(v)); err != nil {
+	list, err := sharedInjectList(snap.run)
+	if err != nil {
 		return err
 	}
-	if len(v.Hosts) == st.injectHosts {
+	if err := st.writeShared(list, snap.room); err != nil {
+		return err
+	}
+	if len(snap.run.Hosts) == st.injectHosts {
 		return nil
 	}
 	if st.injectHosts != 0 {
@@ -406,8 +405,8 @@ func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snaps
 			return err
 		}
 	}
-	st.injectHosts = len(v.Hosts)
-	return st.patch(sse, templates.InjectHosts(v))
+	st.injectHosts = len(snap.run.Hosts)
+	return st.patch(sse, templates.InjectHosts(tabstate.InjectView(snap.run)))
 }
 
 // redrawSignalsOf is the redraw's signals at snap, with the inputs when
@@ -493,7 +492,7 @@ func replaceURL(u string) string {
 // may have other hosts); otherwise the page holds the options at this
 // connection's last cursor on the same run, and gets the patch from there
 // (chart_patch.go). Both are built once for a room's followers
-// (room_memo.go).
+// (chart_memo.go); a room's streams share its event too (panel_memo.go).
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
 	var js string
 	var err error
@@ -504,6 +503,10 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	if err != nil {
 		return err
+	}
+	if replace && snap.room {
+		// The same script for every follower of the room's move.
+		return st.writeScript(js)
 	}
 	st.bytes += len(js)
 	return csp.Script(sse, st.nonce, js)

@@ -6,7 +6,6 @@ package gzipstream
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"sync"
@@ -34,6 +33,7 @@ type GzipStream struct {
 	// reset with the whole dictionary, eight times a frame.
 	held    bool
 	pending *[]byte
+	cuts    []cut // Shared bytes written during the update (shared.go)
 }
 
 // pendingBufs are the buffers an update is gathered in, lent for the
@@ -58,6 +58,9 @@ func (g *GzipStream) release() error {
 	}
 	g.pending = nil
 	defer func() { *b = (*b)[:0]; pendingBufs.Put(b) }()
+	if len(g.cuts) > 0 {
+		return g.releaseCuts(*b)
+	}
 	if len(*b) == 0 {
 		return nil
 	}
@@ -109,11 +112,8 @@ func (g *GzipStream) Write(p []byte) (int, error) {
 		*g.pending = append(*g.pending, p...)
 		return len(p), nil
 	}
-	if !g.head {
-		if _, err := g.ResponseWriter.Write(gzipHeader); err != nil {
-			return 0, err
-		}
-		g.head = true
+	if err := g.header(); err != nil {
+		return 0, err
 	}
 	fw := deflaters.Get().(*flate.Writer)
 	defer deflaters.Put(fw)
@@ -124,9 +124,7 @@ func (g *GzipStream) Write(p []byte) (int, error) {
 	if err := fw.Flush(); err != nil { // a sync point: the browser decodes it now
 		return 0, err
 	}
-	g.crc = crc32.Update(g.crc, crc32.IEEETable, p)
-	g.size += uint32(len(p))
-	g.remember(p)
+	g.sent(p)
 	return len(p), nil
 }
 

@@ -1,0 +1,181 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/csp"
+	"outlierlab/web/gzipstream"
+	"outlierlab/web/memo"
+	"outlierlab/web/tabstate"
+	"outlierlab/web/templates"
+)
+
+// What a redraw sends that is the same for every tab showing the same run
+// at the same cursor (a room's followers after the instructor's move) is
+// made once: the panels' events, rendered and framed as SSE, and, in a
+// room, the charts' script event but for the tab's nonce. A room's
+// streams then copy the bytes, and a gzipped one copies them deflated
+// once (gzipstream.Shared). Per follower, rendering the panels and
+// compressing them was most of a move's cost (issue 26, item 3). A tab in
+// no room compresses the same bytes with its own dictionary, as before:
+// nobody shares its deflating, and its previous redraw, which the
+// dictionary holds, makes the next one smaller on the wire (4.2 KB
+// against 5.7 KB for search-cache's).
+
+// panelsKey is everything the shared panels depend on: the run (its key
+// is its inputs), the cursor, and what statusView reads of the tab's
+// snapshot. No tab id or nonce is in those panels.
+type panelsKey struct {
+	run     string
+	cursor  int
+	yaml    bool // the run is new to the stream: its Envoy config too
+	playing bool
+	speed   string
+	notice  string
+	held    bool
+	lesson  bool // heldFor: a lesson page or the free lab
+	room    bool
+}
+
+// panelEvents holds the shared panels of the last moves: a room's tabs
+// ask for one at the same moment (single flight), and a few rooms at a
+// time.
+var panelEvents = memo.New[panelsKey, *gzipstream.Shared](64).WithCost(16<<20, sharedCost)
+
+// sharedCost is a value's plain bytes; their deflated copy, made when a
+// gzipped stream first sends them, is smaller.
+func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
+
+// scriptEvents holds the charts' script events (all but the nonce) for
+// the scripts chart.ScriptAt and chart.StepScript remember, keyed by the
+// script itself: the same string those memos return to every follower.
+var scriptEvents = memo.New[string, scriptEvent](64).WithCost(16<<20, func(e scriptEvent) int { return len(e.head) + sharedCost(e.tail) })
+
+// sharedPanels is the redraw's panels from the status line to the Envoy
+// config, as SSE events.
+func sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
+	k := panelsKey{run: snap.run.Key, cursor: snap.cursor, yaml: yaml, playing: snap.playing, speed: snap.speed.Name,
+		notice: snap.notice, held: snap.held, lesson: snap.lesson != nil, room: snap.room}
+	return sharedEvents(panelEvents, k, func() []templ.Component {
+		p := panelsView(snap.run, snap.cursor)
+		cs := []templ.Component{templates.LabStatus(statusView(snap)), templates.Notice(snap.notice),
+			templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)}
+		if yaml {
+			cs = append(cs, templates.EnvoyYAML(p))
+		}
+		return cs
+	})
+}
+
+// injectEvents holds the free lab's list of injected faults for a run
+// (its key: the faults are among its inputs).
+var injectEvents = memo.New[string, *gzipstream.Shared](64).WithCost(1<<20, sharedCost)
+
+func sharedInjectList(run *tabstate.Run) (*gzipstream.Shared, error) {
+	return sharedEvents(injectEvents, run.Key, func() []templ.Component {
+		return []templ.Component{templates.InjectList(tabstate.InjectView(run))}
+	})
+}
+
+// sharedEvents is the patch events of the components made for k, once.
+func sharedEvents[K comparable](c *memo.Cache[K, *gzipstream.Shared], k K, components func() []templ.Component) (*gzipstream.Shared, error) {
+	sh, _, err := c.Get(k, func() (*gzipstream.Shared, error) {
+		b, err := sseEvents(func(sse *datastar.ServerSentEventGenerator) error {
+			for _, c := range components() {
+				if err := sse.PatchElementTempl(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return gzipstream.NewShared(b), nil
+	})
+	return sh, err
+}
+
+// scriptEvent is csp.Script's event for a script, cut at its nonce.
+type scriptEvent struct {
+	head []byte
+	tail *gzipstream.Shared
+}
+
+// nonceMark stands for the nonce in a script event made for every tab;
+// a nonce is base64 (csp.Nonce), so it never looks like this.
+const nonceMark = "@@nonce@@"
+
+func scriptEventOf(js string) (scriptEvent, error) {
+	e, _, err := scriptEvents.Get(js, func() (scriptEvent, error) {
+		b, err := sseEvents(func(sse *datastar.ServerSentEventGenerator) error { return csp.Script(sse, nonceMark, js) })
+		if err != nil {
+			return scriptEvent{}, err
+		}
+		i := bytes.Index(b, []byte(nonceMark)) // the attribute precedes the script
+		return scriptEvent{head: b[:i], tail: gzipstream.NewShared(b[i+len(nonceMark):])}, nil
+	})
+	return e, err
+}
+
+// writeScript sends js as csp.Script would, with the tab's nonce.
+func (st *streamState) writeScript(js string) error {
+	e, err := scriptEventOf(js)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(st.w, string(e.head)+st.nonce); err != nil {
+		return err
+	}
+	return st.writeShared(e.tail, true)
+}
+
+// writeShared sends events made once on the stream's writer, under the
+// generator (the same bytes the generator would have written): deflated
+// once when share (a room's stream), else as the stream's own bytes.
+func (st *streamState) writeShared(sh *gzipstream.Shared, share bool) error {
+	st.bytes += len(sh.Plain)
+	var err error
+	if share {
+		err = gzipstream.WriteShared(st.w, sh)
+	} else {
+		_, err = st.w.Write(sh.Plain)
+	}
+	if err != nil {
+		return err
+	}
+	if rw, ok := st.w.(http.ResponseWriter); ok {
+		// As the generator flushes after each event (a GzipStream holding
+		// an update flushes at its end).
+		return http.NewResponseController(rw).Flush()
+	}
+	return nil
+}
+
+// sseEvents is the bytes a Datastar generator writes for send.
+func sseEvents(send func(*datastar.ServerSentEventGenerator) error) ([]byte, error) {
+	w := &eventBuffer{h: http.Header{}}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "/", strings.NewReader(""))
+	if err := send(datastar.NewSSE(w, req)); err != nil {
+		return nil, err
+	}
+	return w.b.Bytes(), nil
+}
+
+// eventBuffer is a ResponseWriter that keeps what it is written.
+type eventBuffer struct {
+	h http.Header
+	b bytes.Buffer
+}
+
+func (w *eventBuffer) Header() http.Header         { return w.h }
+func (w *eventBuffer) WriteHeader(int)             {}
+func (w *eventBuffer) Write(p []byte) (int, error) { return w.b.Write(p) }
+func (w *eventBuffer) Flush()                      {}
