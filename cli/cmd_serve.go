@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -58,6 +59,9 @@ type serveConfig struct {
 	// memoryMiB is the soft memory limit set for the Go runtime (0: none);
 	// $GOMEMLIMIT, when set, wins.
 	memoryMiB int
+	// plansDir is -plans: an instructor's own workshop plans ("": the
+	// repository's).
+	plansDir string
 	// budget bounds heavy work (sweeps, compares, what-if replays).
 	budget budget.BudgetOptions
 }
@@ -75,6 +79,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
+	fs.StringVar(&c.plansDir, "plans", "", "a directory of workshop plans (*.md, see `outlierlab plan -check`) that \"Start a workshop\" offers instead of the shipped ones")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
 	fs.IntVar(&c.streams, "max-streams", 4000, "streams (open tabs, attendees, players) this replica serves at once; past it a new one is 503")
@@ -257,7 +262,14 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if limit := memoryLimit(cfg.memoryMiB, os.Getenv); limit > 0 {
 		debug.SetMemoryLimit(limit)
 	}
-	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,
+	var plans fs.FS
+	if cfg.plansDir != "" {
+		if st, err := os.Stat(cfg.plansDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("-plans: %s is not a directory that can be read", cfg.plansDir)
+		}
+		plans = os.DirFS(cfg.plansDir)
+	}
+	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,
 		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget})
 	if err != nil {
 		return err

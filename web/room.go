@@ -125,12 +125,17 @@ type roomState struct {
 	Lock     bool          `json:"lock,omitempty"`
 	Summon   int           `json:"summon,omitempty"`
 	Spot     *roomSpot     `json:"spot,omitempty"`
+	// Plan is the workshop plan the room was started from ("" for none)
+	// and Scene the index of the scene it is on (room_plan.go).
+	Plan  string `json:"plan,omitempty"`
+	Scene int    `json:"scene,omitempty"`
 }
 
 // keepTools carries the room's tools over from old to a state read from
 // the instructor's tab, which knows nothing of them.
 func (st *roomState) keepTools(old *roomState) {
 	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
+	st.Plan, st.Scene = old.Plan, old.Scene
 }
 
 // keyMatches reports whether key is the room's instructor key.

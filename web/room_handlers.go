@@ -40,6 +40,7 @@ func (s *Server) roomRoutes(r chi.Router) {
 	s.questionRoutes(r)
 	s.boardRoutes(r)
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
+	r.Post("/r/{code}/scene", s.sceneRoom)
 	s.recordingRoutes(r)
 }
 
@@ -143,8 +144,9 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 	return roomStateOf(sess.State()), nil
 }
 
-// startFrom is a room on a lesson ("lesson:ID") or a preset
-// ("preset:NAME"; "" for the opening one), at its start.
+// startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
+// ("plan:ID") or a preset ("preset:NAME"; "" for the opening one), at its
+// start.
 func (s *Server) startFrom(start string) (roomState, error) {
 	st := roomState{Preset: tabstate.DefaultPreset, Speed: speeds[0].Name}
 	kind, name, _ := strings.Cut(start, ":")
@@ -158,12 +160,14 @@ func (s *Server) startFrom(start string) (roomState, error) {
 		}
 		st.Lesson, st.Preset = d.ID, d.PresetFor("")
 		return st, nil
+	case "plan":
+		return s.startPlan(name)
 	case "preset":
 		st.Preset = name
 		_, _, err := s.roomInputs(&st)
 		return st, httperr.WithKind(httperr.KindNotFound, err)
 	}
-	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID or preset:NAME)", httperr.Truncate(start, 40))}
+	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID, plan:ID or preset:NAME)", httperr.Truncate(start, 40))}
 }
 
 func tooManyJoins(w http.ResponseWriter) {
@@ -330,6 +334,7 @@ func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string,
 // the room's signals, and the room's strip (or the projector's frame).
 func (s *Server) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
+	bar.Scene = s.sceneView(code, role, st)
 	in, d, err := s.roomInputs(st)
 	if err != nil {
 		return nil, "", err
@@ -411,7 +416,7 @@ func (s *Server) roomStartStrip(home bool) templ.Component {
 	}
 	st := view.RoomStart{Home: home}
 	if home {
-		st.Lessons, st.Presets = s.lessonLinks(), page.PresetLinks("")
+		st.Lessons, st.Presets, st.Plans = s.lessonLinks(), page.PresetLinks(""), s.plans.links()
 	}
 	return templates.RoomStartStrip(st)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,6 +262,9 @@ type roomWatch struct {
 	// is the panel last sent.
 	role, who string
 	qSent     string
+	// sceneSent is the plan and scene the scene panel last showed ("":
+	// as the page was rendered).
+	sceneSent string
 	// The board: the presence last written and when (an attendee's), the
 	// board generation last sent (the instructor's).
 	pSent     string
@@ -362,6 +366,9 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *Session) 
 	if err := w.sendQuestion(sse); err != nil {
 		return err
 	}
+	if err := w.sendScene(sse); err != nil {
+		return err
+	}
 	w.putPresence(sess)
 	if err := w.sendBoard(sse); err != nil {
 		return err
@@ -381,6 +388,23 @@ func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
 	}
 	w.qSent = key
 	return sse.PatchElementTempl(templates.RoomQuestionPanel(v))
+}
+
+// sendScene patches the scene panel when the room changed scene. The
+// page was rendered at the room's scene then, so the first send, which
+// may be of a later one, always patches.
+func (w *roomWatch) sendScene(sse *datastar.ServerSentEventGenerator) error {
+	n := w.hub.current()
+	st := &n.rec.State
+	if st.Plan == "" {
+		return nil
+	}
+	key := st.Plan + "|" + strconv.Itoa(st.Scene)
+	if key == w.sceneSent {
+		return nil
+	}
+	w.sceneSent = key
+	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, w.role, st)))
 }
 
 // Close releases the hub.

@@ -50,6 +50,9 @@ type Options struct {
 	Log *slog.Logger
 	// Lessons holds the lesson files (default: the course, lessons.FS).
 	Lessons fs.FS
+	// Plans holds the workshop plan files (default: the repository's,
+	// plans.FS; serve -plans DIR for an instructor's own).
+	Plans fs.FS
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
 	Bus   *roombus.Bus
 	Rooms RoomLimits
@@ -68,6 +71,7 @@ type Server struct {
 	assets  *asset.Assets
 	tools   *tools.Tools
 	rooms   *roomSet // nil without a bus
+	plans   *planBook
 	metrics *prometheus.Registry
 }
 
@@ -87,6 +91,9 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{assets: a, Lab: l}
+	if s.plans, err = loadPlans(o.Plans, l.lessons); err != nil {
+		return nil, err
+	}
 	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.SetRooms(workshops{s})

@@ -52,3 +52,8 @@ func badge(e view.LogEntry) string {
 	}
 	return e.Badge
 }
+
+// scenePost is the action that puts a room on scene n of its plan.
+func scenePost(code string, n int) string {
+	return "@post('/r/" + code + "/scene?scene=" + strconv.Itoa(n) + "')"
+}

@@ -16,6 +16,8 @@ type RoomBar struct {
 	// the present page with the room's key, which gives another browser
 	// the key (and then drops it from its address).
 	HandoverURL string
+	// Scene is the room's plan scene (nil: no plan).
+	Scene *RoomScene
 }
 
 // RoomStart is the "Start a workshop" strip of a page. On the home page
@@ -26,6 +28,28 @@ type RoomStart struct {
 	Home    bool
 	Lessons []LessonLink
 	Presets []PresetLink
+	Plans   []PlanLink
+}
+
+// PlanLink is a workshop plan "Start a workshop" offers.
+type PlanLink struct {
+	ID, Title string
+	Minutes   int
+}
+
+// RoomScene is the scene panel (#room-scene) of a room started from a
+// plan: the scene's title for every page; for the instructor's
+// (Role "present") the scene list, the notes and the explore timer too.
+type RoomScene struct {
+	Code, Role   string
+	Plan         string
+	Index, Count int
+	Title        string
+	// Scenes are every scene's title, in order (the instructor's only).
+	Scenes []string
+	// Notes are the scene's notes, their numbers the room's run's.
+	Notes          HTML
+	ExploreMinutes int
 }
 
 // RoomJoin is the page for a code that leads nowhere (or none yet): what

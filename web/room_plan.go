@@ -1,0 +1,243 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"outlierlab/engine/course"
+	"outlierlab/engine/plan"
+	"outlierlab/plans"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
+	"outlierlab/web/view"
+)
+
+// Workshop plans (issue 23): a room started from a plan ("plan:ID") records
+// the plan and the scene it is on in its state; the instructor steps
+// through the scenes and the room follows, as it follows any state.
+//
+//	POST /r/{code}/scene   {"tab":…, "scene": N} or ?scene=N   (key)
+
+// planBook is the plans the server offers, in file-name order.
+type planBook struct {
+	list []*plan.Plan
+	byID map[string]*plan.Plan
+}
+
+// loadPlans reads the plan files of fsys (nil: the repository's plans/),
+// validated against the course's lessons: a plan naming a lesson or a
+// step the server does not have would break a room at its first scene, so
+// it is refused at start-up, not in class.
+func loadPlans(fsys fs.FS, lessons *lessonBook) (*planBook, error) {
+	if fsys == nil {
+		fsys = plans.FS
+	}
+	ls := make([]course.Lesson, 0, len(lessons.list))
+	for _, d := range lessons.list {
+		ls = append(ls, d.Lesson)
+	}
+	ps, err := plan.Load(fsys, ls)
+	if err != nil {
+		return nil, fmt.Errorf("plans: %w", err)
+	}
+	b := &planBook{byID: map[string]*plan.Plan{}}
+	for i := range ps {
+		b.list = append(b.list, &ps[i])
+		b.byID[ps[i].ID] = &ps[i]
+	}
+	return b, nil
+}
+
+// links are the plans as "Start a workshop" offers them.
+func (b *planBook) links() []view.PlanLink {
+	if b == nil {
+		return nil
+	}
+	out := make([]view.PlanLink, 0, len(b.list))
+	for _, p := range b.list {
+		out = append(out, view.PlanLink{ID: p.ID, Title: p.Title, Minutes: p.Minutes})
+	}
+	return out
+}
+
+// startPlan is a room on plan id's first scene.
+func (s *Server) startPlan(id string) (roomState, error) {
+	p := s.plans.byID[id]
+	if p == nil {
+		return roomState{}, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a plan", httperr.Truncate(id, 40))})
+	}
+	return s.sceneState(roomState{Plan: p.ID, Speed: speeds[0].Name}, p, 0, 0)
+}
+
+// sceneState is st put on scene i of p: the scene's lesson step or preset,
+// its settings as the lab's control values, its faults, and its cursor
+// (paused) or the start of its play range (playing from nowMs). Playback
+// speed and the room's tools are st's.
+func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roomState, error) {
+	sc := &p.Scenes[i]
+	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
+	next.keepTools(&st)
+	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
+	if next.Speed == "" {
+		next.Speed = speeds[0].Name
+	}
+	if sc.Lesson != "" {
+		d := s.lessons.byID[sc.Lesson]
+		if d == nil {
+			return st, fmt.Errorf("plan %s, scene %s: %q is not a lesson here", p.ID, sc.ID, sc.Lesson)
+		}
+		next.Preset = d.PresetFor(sc.Step)
+	}
+	cfg, err := sceneControls(sc.Settings)
+	if err != nil {
+		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
+	}
+	next.Cfg = cfg
+	next.Inject = strings.Join(sc.Inject, ",")
+	in, _, err := s.roomInputs(&next)
+	if err != nil {
+		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
+	}
+	run, err := s.runs.Get(in)
+	if err != nil {
+		return st, err
+	}
+	at, playing := sc.Cursor, false
+	if sc.Play != nil {
+		at, playing = sc.Play.From, true
+	}
+	next.Anchor, next.Playing, next.AnchorAtMs = cursorOf(run, at), playing, nowMs
+	return next, nil
+}
+
+// sceneControls turns a scene's settings (course names, values as typed)
+// into control values by the lab's control names: a room's state carries
+// its settings as the page's sliders do.
+func sceneControls(set map[string]string) (map[string]float64, error) {
+	if len(set) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(set))
+	for name, raw := range set {
+		c := tabstate.LookupControl(name)
+		if c == nil {
+			return nil, fmt.Errorf("setting %s: the lab has no control for it", name)
+		}
+		v, ok := c.Number(raw)
+		if !ok {
+			return nil, fmt.Errorf("setting %s: %q is not a value its control can show", name, raw)
+		}
+		out[c.Name] = v
+	}
+	return out, nil
+}
+
+// cursorOf is the cursor (frames shown) at ms: every frame at or before
+// it, as a permalink's t is read; course.End is the last frame.
+func cursorOf(run *tabstate.Run, ms course.Ms) int {
+	if ms == course.End {
+		return len(run.Frames)
+	}
+	return sort.Search(len(run.Frames), func(i int) bool { return run.Frames[i].TMs > int64(ms) })
+}
+
+// sceneRequest is /scene's body. The page's other signals come with it
+// (Datastar posts them all) and are ignored.
+type sceneRequest struct {
+	Tab   string `json:"tab"`
+	Scene *int   `json:"scene"`
+}
+
+// sceneRoom handles POST /r/{code}/scene: the room goes to a scene of its
+// plan, and the instructor's tab with it.
+func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	var req sceneRequest
+	if err := s.readJSON(r, &req); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return
+	}
+	if q := r.URL.Query().Get("scene"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil {
+			httperr.Write(w, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("%q is not a scene number", httperr.Truncate(q, 20))}, httperr.KindBadValue)
+			return
+		}
+		req.Scene = &n
+	}
+	p := s.plans.byID[rec.State.Plan]
+	if p == nil {
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no scenes"}), httperr.KindConflict)
+		return
+	}
+	if req.Scene == nil || *req.Scene < 0 || *req.Scene >= len(p.Scenes) {
+		got := "none"
+		if req.Scene != nil {
+			got = strconv.Itoa(*req.Scene)
+		}
+		httperr.Write(w, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("%s is not a scene of plan %s (allowed 0–%d)", got, p.ID, len(p.Scenes)-1)}, httperr.KindBadValue)
+		return
+	}
+	n, now := *req.Scene, s.now().UnixMilli()
+	_, rev, err := s.rooms.updateState(r.Context(), code, "scene", func(st *roomState) error {
+		next, err := s.sceneState(*st, p, n, now)
+		if err != nil {
+			return err
+		}
+		*st = next
+		return nil
+	})
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	s.resyncTab(code, req.Tab, rev)
+	s.log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
+	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})
+}
+
+// sceneView is the room's scene as role sees it: every role the title;
+// the instructor the scene list, the notes (with the run's numbers) and
+// the explore timer. nil when the room follows no plan.
+func (s *Server) sceneView(code, role string, st *roomState) *view.RoomScene {
+	p := s.plans.byID[st.Plan]
+	if p == nil || st.Scene < 0 || st.Scene >= len(p.Scenes) {
+		return nil
+	}
+	sc := &p.Scenes[st.Scene]
+	v := &view.RoomScene{Code: code, Role: role, Plan: p.Title, Index: st.Scene, Count: len(p.Scenes), Title: sc.Title}
+	if role != "present" {
+		return v // the notes are the instructor's alone
+	}
+	for _, o := range p.Scenes {
+		v.Scenes = append(v.Scenes, o.Title)
+	}
+	v.ExploreMinutes = sc.ExploreMinutes
+	v.Notes = s.sceneNotes(st, sc)
+	return v
+}
+
+// sceneNotes is a scene's notes as HTML, their placeholders filled from
+// the room's run.
+func (s *Server) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
+	text := sc.Notes
+	if in, _, err := s.roomInputs(st); err == nil {
+		if run, err := s.runs.Get(in); err == nil {
+			text = sc.NotesOn(run.Result)
+		}
+	}
+	var buf bytes.Buffer
+	if err := markdown.Convert([]byte(text), &buf); err != nil {
+		return view.HTML("<p>" + template.HTMLEscapeString(text) + "</p>")
+	}
+	return view.HTML(buf.String())
+}
