@@ -113,6 +113,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	}
 	c.proxies.Nets = nets
 	c.rooms.JoinBurst = c.rooms.JoinsPerMinute
+	if c.plansDir != "" {
+		if st, err := os.Stat(c.plansDir); err != nil || !st.IsDir() {
+			return c, fmt.Errorf("-plans: %s is not a directory that can be read", c.plansDir)
+		}
+	}
 	return c, c.check()
 }
 
@@ -262,11 +267,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if limit := memoryLimit(cfg.memoryMiB, os.Getenv); limit > 0 {
 		debug.SetMemoryLimit(limit)
 	}
-	var plans fs.FS
+	var plans fs.FS // nil: the shipped ones
 	if cfg.plansDir != "" {
-		if st, err := os.Stat(cfg.plansDir); err != nil || !st.IsDir() {
-			return fmt.Errorf("-plans: %s is not a directory that can be read", cfg.plansDir)
-		}
 		plans = os.DirFS(cfg.plansDir)
 	}
 	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,

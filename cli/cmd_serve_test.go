@@ -333,6 +333,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-max-replay-cells", "0"}, "-max-replay-cells: 0 is out of range"},
 		{[]string{"-heavy-queue", "0"}, "-heavy-queue: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-heavy-wait", "1h"}, "-heavy-wait: 1h0m0s is out of range (allowed 100ms–10m)"},
+		{[]string{"-plans", "/no/such/dir"}, "-plans: /no/such/dir is not a directory that can be read"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)

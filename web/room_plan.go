@@ -87,14 +87,15 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	if next.Speed == "" {
 		next.Speed = speeds[0].Name
 	}
+	var base map[string]string // what the room's lesson step sets before any control
 	if sc.Lesson != "" {
 		d := s.lessons.byID[sc.Lesson]
 		if d == nil {
 			return st, fmt.Errorf("plan %s, scene %s: %q is not a lesson here", p.ID, sc.ID, sc.Lesson)
 		}
-		next.Preset = d.PresetFor(sc.Step)
+		next.Preset, base = d.PresetFor(sc.Step), d.inputs(sc.Step).Base
 	}
-	cfg, err := sceneControls(sc.Settings)
+	cfg, err := sceneControls(sc.State.Settings, base)
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
@@ -116,15 +117,18 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	return next, nil
 }
 
-// sceneControls turns a scene's settings (course names, values as typed)
-// into control values by the lab's control names: a room's state carries
-// its settings as the page's sliders do.
-func sceneControls(set map[string]string) (map[string]float64, error) {
-	if len(set) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]float64, len(set))
-	for name, raw := range set {
+// sceneControls is what the room's controls must hold, by the lab's
+// control names, for the run to be the scene's: every setting of the
+// scene's state (course names, values as typed) that base (the lesson
+// page's start of the step) does not already set so. A step's scene shows
+// the step's intended settings, as plan -check ran it (a lesson page
+// loads a step at its start and leaves the change to the learner).
+func sceneControls(state, base map[string]string) (map[string]float64, error) {
+	var out map[string]float64
+	for name, raw := range state {
+		if name == "inject" || base[name] == raw {
+			continue // faults travel as the room's Inject
+		}
 		c := tabstate.LookupControl(name)
 		if c == nil {
 			return nil, fmt.Errorf("setting %s: the lab has no control for it", name)
@@ -132,6 +136,9 @@ func sceneControls(set map[string]string) (map[string]float64, error) {
 		v, ok := c.Number(raw)
 		if !ok {
 			return nil, fmt.Errorf("setting %s: %q is not a value its control can show", name, raw)
+		}
+		if out == nil {
+			out = map[string]float64{}
 		}
 		out[c.Name] = v
 	}

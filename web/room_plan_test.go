@@ -98,7 +98,7 @@ func TestRoomPlanScenes(t *testing.T) {
 		}
 		return rec.State
 	}
-	if s := state(code); s.Plan != "lightning" || s.Scene != 0 || s.Lesson != "cap" || s.Step != "" || s.Anchor != 3 || s.Playing {
+	if s := state(code); s.Plan != "lightning" || s.Scene != 0 || s.Lesson != "cap" || s.Step != "" || len(s.Cfg) != 0 || s.Anchor != 3 || s.Playing {
 		t.Errorf("the room's start: %+v", s)
 	}
 
@@ -111,7 +111,7 @@ func TestRoomPlanScenes(t *testing.T) {
 	}{
 		{"lightning's third scene", code, key, "", `{"scene":2}`, 200, `"title":"Raise the cap to 34"`,
 			func(s roomState) bool {
-				return s.Scene == 2 && s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 3 && !s.Playing
+				return s.Scene == 2 && s.Lesson == "cap" && s.Step == "cap-34" && s.Cfg["max_ejection_percent"] == 34 && s.Anchor == 3 && !s.Playing
 			}},
 		{"lightning's last scene, at the end", code, key, "?scene=5", "", 200, `"id":"takeaways"`,
 			func(s roomState) bool { return s.Scene == 5 && s.Step == "cap-34" && s.Anchor == 30 }},
@@ -122,7 +122,7 @@ func TestRoomPlanScenes(t *testing.T) {
 			}},
 		{"drill's lesson step at 40 s", dcode, dkey, "", `{"tab":"t","scene":1}`, 200, `"id":"step"`,
 			func(s roomState) bool {
-				return s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 4 && len(s.Cfg) == 0 && s.Inject == ""
+				return s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 4 && s.Cfg["max_ejection_percent"] == 34 && s.Inject == ""
 			}},
 		{"no key", code, "", "?scene=1", "", 403, "key:", nil},
 		{"a stale key", code, "stale-" + key, "?scene=1", "", 403, "key:", nil},
