@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -47,11 +48,28 @@ func loadPlans(fsys fs.FS, lessons *lessonBook) (*planBook, error) {
 		return nil, fmt.Errorf("plans: %w", err)
 	}
 	b := &planBook{byID: map[string]*plan.Plan{}}
+	var errs []error
 	for i := range ps {
-		b.list = append(b.list, &ps[i])
-		b.byID[ps[i].ID] = &ps[i]
+		p := &ps[i]
+		for j := range p.Scenes {
+			sc := &p.Scenes[j]
+			if _, err := sceneControls(sc.State.Settings, sceneBase(lessons, sc)); err != nil {
+				errs = append(errs, fmt.Errorf("plans: %s: scenes[%d] (%s).settings: %w", p.File, j, sc.ID, err))
+			}
+		}
+		b.list = append(b.list, p)
+		b.byID[p.ID] = p
 	}
-	return b, nil
+	return b, errors.Join(errs...)
+}
+
+// sceneBase is what the room's lesson page sets before any control at a
+// scene's step (nil for a preset's scene): the start of the step.
+func sceneBase(lessons *lessonBook, sc *plan.Scene) map[string]string {
+	if d := lessons.byID[sc.Lesson]; d != nil {
+		return d.inputs(sc.Step).Base
+	}
+	return nil
 }
 
 // links are the plans as "Start a workshop" offers them.
@@ -87,15 +105,14 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	if next.Speed == "" {
 		next.Speed = speeds[0].Name
 	}
-	var base map[string]string // what the room's lesson step sets before any control
 	if sc.Lesson != "" {
 		d := s.lessons.byID[sc.Lesson]
 		if d == nil {
 			return st, fmt.Errorf("plan %s, scene %s: %q is not a lesson here", p.ID, sc.ID, sc.Lesson)
 		}
-		next.Preset, base = d.PresetFor(sc.Step), d.inputs(sc.Step).Base
+		next.Preset = d.PresetFor(sc.Step)
 	}
-	cfg, err := sceneControls(sc.State.Settings, base)
+	cfg, err := sceneControls(sc.State.Settings, sceneBase(s.lessons, sc))
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
@@ -136,6 +153,9 @@ func sceneControls(state, base map[string]string) (map[string]float64, error) {
 		v, ok := c.Number(raw)
 		if !ok {
 			return nil, fmt.Errorf("setting %s: %q is not a value its control can show", name, raw)
+		}
+		if err := c.Check(v); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", name, err)
 		}
 		if out == nil {
 			out = map[string]float64{}

@@ -214,3 +214,18 @@ func TestRoomPlanPages(t *testing.T) {
 		}
 	}
 }
+
+// A plan whose scene sets what the room cannot carry (a knob the lab has
+// no control for) is refused when the server starts, naming the scene,
+// not when the instructor reaches it in class. The shipped plans load.
+func TestRoomPlanLoadRefuses(t *testing.T) {
+	s := newTestServer(t)
+	if len(s.plans.list) != 2 || s.plans.byID["production"] == nil || s.plans.byID["lightning"] == nil {
+		t.Errorf("the shipped plans: %v", s.plans.links())
+	}
+	bad := strings.Replace(drillPlan, `settings: {max_ejection_percent: "34"}`, `settings: {duration: "120s"}`, 1)
+	_, err := loadPlans(fstest.MapFS{"drill.md": {Data: []byte(bad)}}, s.lessons)
+	if err == nil || !strings.Contains(err.Error(), "drill.md: scenes[0] (preset).settings: setting duration: the lab has no control for it") {
+		t.Errorf("a scene the room cannot show: %v", err)
+	}
+}
