@@ -94,9 +94,9 @@ func (s *Server) startPlan(id string) (roomState, error) {
 }
 
 // sceneState is st put on scene i of p: the scene's lesson step or preset,
-// its settings as the lab's control values, its faults, and its cursor
-// (paused) or the start of its play range (playing from nowMs). Playback
-// speed and the room's tools are st's.
+// its settings as the lab's control values, its faults, its spotlight,
+// and its cursor (paused) or the start of its play range (playing from
+// nowMs). Playback speed and the room's other tools are st's.
 func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roomState, error) {
 	sc := &p.Scenes[i]
 	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
@@ -131,7 +131,27 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 		at, playing = sc.Play.From, true
 	}
 	next.Anchor, next.Playing, next.AnchorAtMs = cursorOf(run, at), playing, nowMs
+	// A scene's spotlight is the author's; a scene without one clears the
+	// last scene's, which would point at a moment of another run.
+	next.Spot = sceneSpot(sc.Spotlight, run)
 	return next, nil
+}
+
+// sceneSpot is a scene's spotlight as the room carries it (seconds; End
+// is the run's last frame), nil for none.
+func sceneSpot(sp *plan.Spotlight, run *tabstate.Run) *roomSpot {
+	if sp == nil {
+		return nil
+	}
+	out := &roomSpot{Host: sp.Host}
+	if sp.To != 0 {
+		to := int64(sp.To)
+		if sp.To == course.End && len(run.Frames) > 0 {
+			to = run.Frames[len(run.Frames)-1].TMs
+		}
+		out.From, out.To = float64(sp.From)/1000, float64(to)/1000
+	}
+	return out
 }
 
 // sceneControls is what the room's controls must hold, by the lab's

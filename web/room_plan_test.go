@@ -33,6 +33,7 @@ scenes:
     lesson: cap
     step: cap-34
     cursor: 40s
+    spotlight: {host: h5, from: 30s, to: 60s}
     explore_minutes: 2
     notes: "Secret note: h5 goes at **40 s**."
 ---
@@ -98,7 +99,7 @@ func TestRoomPlanScenes(t *testing.T) {
 		}
 		return rec.State
 	}
-	if s := state(code); s.Plan != "lightning" || s.Scene != 0 || s.Lesson != "cap" || s.Step != "" || len(s.Cfg) != 0 || s.Anchor != 3 || s.Playing {
+	if s := state(code); s.Plan != "lightning" || s.Scene != 0 || s.Lesson != "cap" || s.Step != "" || len(s.Cfg) != 0 || s.Anchor != 3 || s.Playing || s.Spot == nil || s.Spot.Host != "h5" {
 		t.Errorf("the room's start: %+v", s)
 	}
 
@@ -111,18 +112,19 @@ func TestRoomPlanScenes(t *testing.T) {
 	}{
 		{"lightning's third scene", code, key, "", `{"scene":2}`, 200, `"title":"Raise the cap to 34"`,
 			func(s roomState) bool {
-				return s.Scene == 2 && s.Lesson == "cap" && s.Step == "cap-34" && s.Cfg["max_ejection_percent"] == 34 && s.Anchor == 3 && !s.Playing
+				return s.Scene == 2 && s.Lesson == "cap" && s.Step == "cap-34" && s.Cfg["max_ejection_percent"] == 34 && s.Anchor == 3 && !s.Playing && s.Spot == nil
 			}},
 		{"lightning's last scene, at the end", code, key, "?scene=5", "", 200, `"id":"takeaways"`,
 			func(s roomState) bool { return s.Scene == 5 && s.Step == "cap-34" && s.Anchor == 30 }},
 		{"drill's preset, a setting, a fault, playing", dcode, dkey, "?scene=0", "", 200, `"id":"preset"`,
 			func(s roomState) bool {
 				return s.Plan == "drill" && s.Preset == "search-cache" && s.Lesson == "" && s.Cfg["max_ejection_percent"] == 34 &&
-					s.Inject == "h2@60s" && s.Playing && s.Anchor == 3 && s.AnchorAtMs > 0
+					s.Inject == "h2@60s" && s.Playing && s.Anchor == 3 && s.AnchorAtMs > 0 && s.Spot == nil
 			}},
 		{"drill's lesson step at 40 s", dcode, dkey, "", `{"tab":"t","scene":1}`, 200, `"id":"step"`,
 			func(s roomState) bool {
-				return s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 4 && s.Cfg["max_ejection_percent"] == 34 && s.Inject == ""
+				return s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 4 && s.Cfg["max_ejection_percent"] == 34 && s.Inject == "" &&
+					s.Spot != nil && *s.Spot == roomSpot{Host: "h5", From: 30, To: 60}
 			}},
 		{"no key", code, "", "?scene=1", "", 403, "key:", nil},
 		{"a stale key", code, "stale-" + key, "?scene=1", "", 403, "key:", nil},
@@ -227,5 +229,25 @@ func TestRoomPlanLoadRefuses(t *testing.T) {
 	_, err := loadPlans(fstest.MapFS{"drill.md": {Data: []byte(bad)}}, s.lessons)
 	if err == nil || !strings.Contains(err.Error(), "drill.md: scenes[0] (preset).settings: setting duration: the lab has no control for it") {
 		t.Errorf("a scene the room cannot show: %v", err)
+	}
+}
+
+// A follower's stream patches the scene panel when the room changes
+// scene: the new title, and none of the instructor's notes or buttons.
+func TestRoomPlanStream(t *testing.T) {
+	l := planLab(t)
+	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	waitFor(t, follower, "the first scene's panel", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "A preset, played")
+	})
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+		t.Fatalf("scene: %d %s", st, body)
+	}
+	ev := waitFor(t, follower, "the second scene's panel", func(ev sseEvent) bool {
+		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "The cap at 34")
+	})
+	if strings.Contains(ev.Data, "Secret note") || strings.Contains(ev.Data, "btn-scene-next") {
+		t.Errorf("the follower's panel has the instructor's parts: %s", ev.Data)
 	}
 }
