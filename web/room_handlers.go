@@ -95,7 +95,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	s.log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset)
+	s.log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
 	s.setRoomKeyCookie(w, r, code, key)
 	present := "/r/" + code + "/present"
 	switch {
