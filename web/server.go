@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"outlierlab/plans"
 	"outlierlab/web/asset"
 	"outlierlab/web/page"
 	"outlierlab/web/templates"
@@ -51,7 +52,9 @@ type Options struct {
 	// Lessons holds the lesson files (default: the course, lessons.FS).
 	Lessons fs.FS
 	// Plans holds the workshop plan files (default: the repository's,
-	// plans.FS; serve -plans DIR for an instructor's own).
+	// plans.FS, with the course; none with other Lessons, since the
+	// shipped plans are written on the course's lessons; serve -plans DIR
+	// for an instructor's own).
 	Plans fs.FS
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
 	Bus   *roombus.Bus
@@ -91,6 +94,9 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{assets: a, Lab: l}
+	if o.Plans == nil && o.Lessons == nil {
+		o.Plans = plans.FS // the shipped plans name the course's lessons
+	}
 	if s.plans, err = loadPlans(o.Plans, l.lessons); err != nil {
 		return nil, err
 	}
