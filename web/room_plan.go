@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -190,7 +189,7 @@ func cursorOf(run *tabstate.Run, ms course.Ms) int {
 	if ms == course.End {
 		return len(run.Frames)
 	}
-	return sort.Search(len(run.Frames), func(i int) bool { return run.Frames[i].TMs > int64(ms) })
+	return tabstate.FramesAt(run, int64(ms))
 }
 
 // sceneRequest is /scene's body. The page's other signals come with it

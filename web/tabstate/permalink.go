@@ -174,7 +174,13 @@ func (l LabLink) Cursor(r *Run) (int, error) {
 	if l.TMs > end {
 		return 0, &httperr.FieldError{Field: "t", Msg: fmt.Sprintf("%s is out of range (allowed 0–%s)", secs(l.TMs), FormatMs(end))}
 	}
-	return sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > l.TMs }), nil
+	return FramesAt(r, l.TMs), nil
+}
+
+// FramesAt is the cursor (frames shown) at ms: every frame at or before
+// it, as a permalink's t is read.
+func FramesAt(r *Run, ms int64) int {
+	return sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > ms })
 }
 
 // labURL is the permalink of a free-lab tab showing run r up to cursor.

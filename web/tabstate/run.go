@@ -3,7 +3,6 @@ package tabstate
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 
 	"outlierlab/engine"
@@ -138,7 +137,7 @@ func ApplyInputs(p scenario.Preset, in Inputs) (scenario.Scenario, engine.Config
 func (r *Run) logInjections() {
 	for _, in := range r.Scenario.Injections {
 		ms := in.At.Milliseconds()
-		k := sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > ms })
+		k := FramesAt(r, ms)
 		if k == len(r.Frames) {
 			continue // after the last sweep: nothing to show
 		}
