@@ -49,13 +49,14 @@ func BenchmarkSliderToRedraw(b *testing.B) {
 // scenario and render the whole redraw (signals, panels, five chart
 // options) into a discarding stream.
 func BenchmarkRedrawServerSide(b *testing.B) {
+	m := newRedrawMemo()
 	for i := 0; b.Loop(); i++ {
 		run, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset}.With(map[string]float64{"max_ejection_percent": float64(i % 101)}))
 		if err != nil {
 			b.Fatal(err)
 		}
 		sse, rec := recorderSSE("")
-		st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), w: rec}
+		st := newStreamState(rec, "", m)
 		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: speeds[0], gen: 1}); err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 	}
 	cw, _ := gzipstream.Compress(rec, req)
 	sse := datastar.NewSSE(cw, req)
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), w: cw}
+	st := newStreamState(cw, "", newRedrawMemo())
 	snap := snapshot{run: run, speed: speeds[0], gen: 1}
 	send := func(f func(*datastar.ServerSentEventGenerator, snapshot) error) {
 		sent := gzipstream.Batch(cw)

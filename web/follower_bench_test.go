@@ -45,7 +45,7 @@ func BenchmarkFollowerRedraw(b *testing.B) {
 	wire := &countingSink{sinkWriter: newSinkWriter()}
 	cw, _ := gzipstream.Compress(wire, req)
 	sse := datastar.NewSSE(cw, req)
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: "bench-nonce", w: cw}
+	st := newStreamState(cw, "bench-nonce", newRedrawMemo())
 	cursor := len(runs[0].Frames) / 2
 	for i := 0; b.Loop(); i++ {
 		snap := snapshot{run: runs[i%2], cursor: cursor, speed: speeds[0], gen: uint64(i + 1), inputsGen: 1, room: true}

@@ -36,7 +36,9 @@ type Lab struct {
 	log      *slog.Logger
 	maxBody  int64
 	redraws  *redraws
-	proxies  clientaddr.Proxies
+	// redrawMemo is what a move sends every tab alike, made once.
+	redrawMemo *redrawMemo
+	proxies    clientaddr.Proxies
 	// openStreams counts the streams open, at most maxStreams.
 	openStreams atomic.Int64
 	maxStreams  int64
@@ -120,6 +122,7 @@ func NewLab(o LabOptions) (*Lab, error) {
 		budget:     o.Budget,
 		closing:    make(chan struct{}),
 		redraws:    newRedraws(),
+		redrawMemo: newRedrawMemo(),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))

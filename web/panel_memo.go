@@ -47,7 +47,28 @@ type panelsKey struct {
 // panelEvents holds the shared panels of the last moves: a room's tabs
 // ask for one at the same moment (single flight), and a few rooms at a
 // time.
-var panelEvents = memo.New[panelsKey, *gzipstream.Shared](64).WithCost(16<<20, sharedCost)
+// redrawMemo holds what a move's redraw sends every tab alike, made once:
+// the panels, the charts' script (all but the nonce), the inject list. A
+// Lab holds one; its streams and the recording player's are given it.
+type redrawMemo struct {
+	panels  *memo.Cache[panelsKey, *gzipstream.Shared]
+	scripts *memo.Cache[string, scriptEvent]
+	injects *memo.Cache[string, *gzipstream.Shared]
+}
+
+func newRedrawMemo() *redrawMemo {
+	return &redrawMemo{
+		panels:  memo.New[panelsKey, *gzipstream.Shared](64).WithCost(16<<20, sharedCost),
+		scripts: memo.New[string, scriptEvent](64).WithCost(16<<20, func(e scriptEvent) int { return len(e.head) + sharedCost(e.tail) }),
+		injects: memo.New[string, *gzipstream.Shared](64).WithCost(1<<20, sharedCost),
+	}
+}
+
+// newStreamState is a stream's state before it sent anything (every
+// generation unseen), writing to w with the tab's nonce.
+func newStreamState(w io.Writer, nonce string, m *redrawMemo) *streamState {
+	return &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: nonce, w: w, memo: m}
+}
 
 // sharedCost is a value's plain bytes; their deflated copy, made when a
 // gzipped stream first sends them, is smaller.
@@ -56,14 +77,13 @@ func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 // scriptEvents holds the charts' script events (all but the nonce) for
 // the scripts chart.ScriptAt and chart.StepScript remember, keyed by the
 // script itself: the same string those memos return to every follower.
-var scriptEvents = memo.New[string, scriptEvent](64).WithCost(16<<20, func(e scriptEvent) int { return len(e.head) + sharedCost(e.tail) })
 
 // sharedPanels is the redraw's panels from the status line to the Envoy
 // config, as SSE events.
-func sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
+func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
 	k := panelsKey{run: snap.run.Key, cursor: snap.cursor, yaml: yaml, playing: snap.playing, speed: snap.speed.Name,
 		notice: snap.notice, held: snap.held, lesson: snap.lesson != nil, room: snap.room}
-	return sharedEvents(panelEvents, k, func() []templ.Component {
+	return sharedEvents(m.panels, k, func() []templ.Component {
 		p := panelsView(snap.run, snap.cursor)
 		cs := []templ.Component{templates.LabStatus(statusView(snap)), templates.Notice(snap.notice),
 			templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)}
@@ -76,10 +96,9 @@ func sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
 
 // injectEvents holds the free lab's list of injected faults for a run
 // (its key: the faults are among its inputs).
-var injectEvents = memo.New[string, *gzipstream.Shared](64).WithCost(1<<20, sharedCost)
 
-func sharedInjectList(run *tabstate.Run) (*gzipstream.Shared, error) {
-	return sharedEvents(injectEvents, run.Key, func() []templ.Component {
+func (m *redrawMemo) sharedInjectList(run *tabstate.Run) (*gzipstream.Shared, error) {
+	return sharedEvents(m.injects, run.Key, func() []templ.Component {
 		return []templ.Component{templates.InjectList(tabstate.InjectView(run))}
 	})
 }
@@ -113,8 +132,8 @@ type scriptEvent struct {
 // a nonce is base64 (csp.Nonce), so it never looks like this.
 const nonceMark = "@@nonce@@"
 
-func scriptEventOf(js string) (scriptEvent, error) {
-	e, _, err := scriptEvents.Get(js, func() (scriptEvent, error) {
+func (m *redrawMemo) scriptEventOf(js string) (scriptEvent, error) {
+	e, _, err := m.scripts.Get(js, func() (scriptEvent, error) {
 		b, err := sseEvents(func(sse *datastar.ServerSentEventGenerator) error { return csp.Script(sse, nonceMark, js) })
 		if err != nil {
 			return scriptEvent{}, err
@@ -127,7 +146,7 @@ func scriptEventOf(js string) (scriptEvent, error) {
 
 // writeScript sends js as csp.Script would, with the tab's nonce.
 func (st *streamState) writeScript(js string) error {
-	e, err := scriptEventOf(js)
+	e, err := st.memo.scriptEventOf(js)
 	if err != nil {
 		return err
 	}

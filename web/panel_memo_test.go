@@ -12,13 +12,13 @@ import (
 	"outlierlab/web/templates"
 )
 
-// redrawBytes is what a stream with nonce sends to bring a page that
-// showed nothing to snap, uncompressed.
-func redrawBytes(t *testing.T, snap snapshot, nonce string) []byte {
+// redrawBytes is what a stream with nonce (of a lab whose redraw memo is
+// m) sends to bring a page that showed nothing to snap, uncompressed.
+func redrawBytes(t *testing.T, m *redrawMemo, snap snapshot, nonce string) []byte {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/lab/stream", nil)
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: nonce, w: rec}
+	st := newStreamState(rec, nonce, m)
 	if err := st.send(datastar.NewSSE(rec, req), snap); err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +34,9 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := snapshot{run: run, cursor: len(run.Frames) / 2, speed: speeds[0], gen: 7, inputsGen: 1, room: true}
-	a := redrawBytes(t, snap, "nonceAAAA")
-	b := redrawBytes(t, snap, "nonceBBBB")
+	m := newRedrawMemo()
+	a := redrawBytes(t, m, snap, "nonceAAAA")
+	b := redrawBytes(t, m, snap, "nonceBBBB")
 	if !bytes.Contains(a, []byte(`nonce="nonceAAAA"`)) || bytes.Contains(a, []byte("nonceBBBB")) || bytes.Contains(a, []byte(nonceMark)) {
 		t.Fatal("a follower's script does not carry its own nonce alone")
 	}
@@ -55,8 +56,8 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 			t.Fatalf("the redraw lacks the event %.120q…", want)
 		}
 	}
-	s1, err1 := sharedPanels(snap, true)
-	s2, err2 := sharedPanels(snap, true)
+	s1, err1 := m.sharedPanels(snap, true)
+	s2, err2 := m.sharedPanels(snap, true)
 	if err1 != nil || err2 != nil || s1 != s2 {
 		t.Fatal("the shared panels were made twice for one move")
 	}
@@ -74,8 +75,9 @@ func TestLessonAndLabPanelsNotShared(t *testing.T) {
 	lab := snapshot{run: run, cursor: 5, speed: speeds[0], gen: 1, held: true}
 	lesson := lab
 	lesson.lesson = &lessonDoc{}
-	pl, _ := sharedPanels(lab, false)
-	ps, _ := sharedPanels(lesson, false)
+	m := newRedrawMemo()
+	pl, _ := m.sharedPanels(lab, false)
+	ps, _ := m.sharedPanels(lesson, false)
 	if pl == ps || bytes.Equal(pl.Plain, ps.Plain) {
 		t.Fatal("a lesson page and the free lab share one status line")
 	}

@@ -699,7 +699,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 // the player's clock driving its session.
 func (s *Server) playerLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, p *recordingPlayer) {
 
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab), w: cw}
+	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
 	ps := &playerSent{entry: -1}
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()

@@ -85,7 +85,7 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 // the server shuts down: each pass sends what changed (the room's part,
 // then the lab's), then sleeps until something does.
 func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room Follow) {
-	st := &streamState{gen: ^uint64(0), inputsGen: ^uint64(0), nonce: csp.Nonce(sess.tab), w: cw}
+	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -242,6 +242,7 @@ type streamState struct {
 	// same run and cursor is sent is written to it as made once
 	// (panel_memo.go).
 	w              io.Writer
+	memo           *redrawMemo // what every tab alike is sent, made once
 	gen, inputsGen uint64
 	cursor         int
 	runKey         string // the key of the run drawn last
@@ -284,7 +285,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	// The status line, the notice, the log, the tables and (for a new run)
 	// the config: the same for every tab at this run and cursor.
-	panels, err := sharedPanels(snap, snap.run.Key != st.runKey)
+	panels, err := st.memo.sharedPanels(snap, snap.run.Key != st.runKey)
 	if err != nil {
 		return err
 	}
@@ -389,7 +390,7 @@ func (st *streamState) inject(sse *datastar.ServerSentEventGenerator, snap snaps
 	if snap.lesson != nil {
 		return nil
 	}
-	list, err := sharedInjectList(snap.run)
+	list, err := st.memo.sharedInjectList(snap.run)
 	if err != nil {
 		return err
 	}
