@@ -36,6 +36,11 @@ func TestBrowserRoomPlan(t *testing.T) {
 	teacher.Poll("the third scene, its notes, the list marking it", `document.getElementById('room-scene-title').textContent === 'Raise the cap to 34' &&
 		/34 admits one host of six/.test(document.getElementById('room-scene-notes').textContent) &&
 		document.querySelector('.room-scene-list li.current').textContent === 'Raise the cap to 34'`)
+	// The notes scroll in their box on a small screen: a keyboard reaches
+	// and scrolls them (axe's scrollable-region-focusable).
+	if got := teacher.Eval(`(() => { const n = document.getElementById('room-scene-notes'); n.focus(); return String(document.activeElement === n) })()`); got != "true" {
+		t.Error("the scene's notes cannot take the keyboard's focus")
+	}
 	teacher.Poll("the instructor's tab on the scene's step", `document.getElementById('c-max_ejection_percent').value === '34'`)
 	pupil.Poll("the third scene's title and its cap on the attendee's page", `document.getElementById('room-scene-title').textContent === 'Raise the cap to 34' &&
 		document.getElementById('c-max_ejection_percent').value === '34'`)

@@ -1733,7 +1733,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 						}
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 143, "</ol></details><div class=\"room-scene-notes\" id=\"room-scene-notes\" aria-label=\"Your notes (only you see them)\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 143, "</ol></details><div class=\"room-scene-notes\" id=\"room-scene-notes\" role=\"region\" tabindex=\"0\" aria-label=\"Your notes (only you see them)\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
