@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"runtime"
 	"strings"
 	"sync"
@@ -29,12 +30,12 @@ func BenchmarkSliderToRedraw(b *testing.B) {
 	ts := httptest.NewServer(lab.Handler())
 	b.Cleanup(ts.Close)
 	b.Cleanup(lab.Shutdown)
-	events := openStreamB(b, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":30}`)
+	events := openStreamB(b, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":30}`)
 	waitRedraw(b, events)
 	client := &http.Client{}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		body := fmt.Sprintf(`{"tab":%q,"seq":%d,"cfg":{"max_ejection_percent":%d}}`, testTab, i+1, i%101)
+		body := fmt.Sprintf(`{"tab":%q,"seq":%d,"cfg":{"max_ejection_percent":%d}}`, webtest.Tab, i+1, i%101)
 		res, err := client.Post(ts.URL+"/lab/cmd/set", "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
@@ -220,7 +221,7 @@ func (w *sinkWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func openStreamB(b *testing.B, base, signals string) <-chan sseEvent {
+func openStreamB(b *testing.B, base, signals string) <-chan webtest.Event {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -229,13 +230,13 @@ func openStreamB(b *testing.B, base, signals string) <-chan sseEvent {
 	if err != nil {
 		b.Fatal(err)
 	}
-	events := make(chan sseEvent, 1024)
-	go readEvents(res.Body, events)
+	events := make(chan webtest.Event, 1024)
+	go webtest.ReadEvents(res.Body, events)
 	return events
 }
 
 // waitRedraw waits for the last event of a redraw: the charts, replaced.
-func waitRedraw(b *testing.B, events <-chan sseEvent) {
+func waitRedraw(b *testing.B, events <-chan webtest.Event) {
 	b.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"outlierlab/web/internal/webtest"
 	"slices"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ func (m *wireMeter) totals() (sum, static int64, log string) {
 				u = u[i+2+j:]
 			}
 		}
-		fmt.Fprintf(&b, "\n    %7.1f KB  %s", float64(r.n)/1024, head(u, 90))
+		fmt.Fprintf(&b, "\n    %7.1f KB  %s", float64(r.n)/1024, webtest.Head(u, 90))
 	}
 	return sum, static, b.String()
 }

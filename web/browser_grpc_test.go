@@ -2,6 +2,7 @@ package web
 
 import (
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,10 +66,10 @@ true`
 	poll("the gRPC note in the log", `t_log().includes('gRPC dialect')`)
 	log := eval(`t_log()`)
 	if !containsEjectionAt(log, "40 s") || !strings.Contains(log, "gRPC counts only the hosts already ejected") {
-		t.Errorf("the log under gRPC has no ejection at 40 s with gRPC's cap:\n%s", head(log, 1500))
+		t.Errorf("the log under gRPC has no ejection at 40 s with gRPC's cap:\n%s", webtest.Head(log, 1500))
 	}
 	if got := eval(`t_strip()`); got != strip {
-		t.Errorf("the strip changed with the dialect:\n envoy run: %s\n grpc run:  %s", head(strip, 300), head(got, 300))
+		t.Errorf("the strip changed with the dialect:\n envoy run: %s\n grpc run:  %s", webtest.Head(strip, 300), webtest.Head(got, 300))
 	}
 	// The lanes and the strip, for people to look at after the run.
 	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(chromedp.CSS(`figure:has(#chart-compare)`)))

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ new MutationObserver(recs => {
 	b.Step("play", chromedp.Click(chromedp.CSS("#rec-play")))
 	b.Poll("the end again", `document.getElementById('rec-now').dataset.entry === '`+tabstate.Itoa(last)+`' && !document.getElementById('rec-play').textContent.includes('Pause')`)
 	if got := b.Eval(`Array.from(document.querySelectorAll('.rec-table td')).map(td => td.textContent).join(' | ')`); !strings.Contains(got, "Question: Is h5 ejected at 60 s? — revealed: yes (1 yes / 2 no)") {
-		t.Errorf("the table lacks the reveal in words: %s", head(got, 600))
+		t.Errorf("the table lacks the reveal in words: %s", webtest.Head(got, 600))
 	}
 	b.CheckOffline()
 }

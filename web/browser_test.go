@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 	}
 	logDefaults := eval(`t_log()`)
 	if !strings.Contains(logDefaults, "refused (overflow)") || strings.Contains(logDefaults, "EJECTED") {
-		t.Errorf("decision log with defaults should show overflows and no ejection:\n%s", head(logDefaults, 600))
+		t.Errorf("decision log with defaults should show overflows and no ejection:\n%s", webtest.Head(logDefaults, 600))
 	}
 	failDefaults := eval(`JSON.stringify(t_fail())`)
 	// Played frames sent patches (advanceCharts); what the page holds at
@@ -74,8 +75,8 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 		t.Fatal(err)
 	} else {
 		for id, want := range chart.Options(run, len(run.Frames)) {
-			if got, ok := played[id]; !ok || !sameJSON(t, got, want) {
-				t.Errorf("%s after playing differs from its option at the end:\n%s\nwant\n%s", id, head(string(got), 400), head(string(want), 400))
+			if got, ok := played[id]; !ok || !webtest.SameJSON(t, got, want) {
+				t.Errorf("%s after playing differs from its option at the end:\n%s\nwant\n%s", id, webtest.Head(string(got), 400), webtest.Head(string(want), 400))
 			}
 		}
 	}
@@ -97,7 +98,7 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 	logCap := eval(`t_log()`)
 	for _, at := range []string{"40 s", "80 s", "150 s", "250 s"} {
 		if !containsEjectionAt(logCap, at) {
-			t.Errorf("no ejection at %s in the log:\n%s", at, head(logCap, 1500))
+			t.Errorf("no ejection at %s in the log:\n%s", at, webtest.Head(logCap, 1500))
 		}
 	}
 	failCap := eval(`JSON.stringify(t_fail())`)
@@ -184,7 +185,7 @@ func labPermalinkAndInject(t *testing.T, b *browser, link string) {
 	step("fail h2 from now", chromedp.Click(chromedp.CSS("#btn-inject")))
 	poll("the injection listed and linked", `document.querySelector('#inject-list [data-inject="h2@60s"]') !== null && location.search.includes('inject=h2@60s')`)
 	if log := eval(`t_log()`); strings.Contains(log, "fault injected") {
-		t.Errorf("the log tells the injection before the step:\n%s", head(log, 400))
+		t.Errorf("the log tells the injection before the step:\n%s", webtest.Head(log, 400))
 	}
 	step("step", chromedp.Click(chromedp.CSS("#btn-step")))
 	poll("the injection in the log", `t_log().includes('fault injected on h2 (503, 1 in 3)')`)
@@ -221,13 +222,6 @@ func containsEjectionAt(log, at string) bool {
 	return strings.Contains(log, at+"\nEJECTED") || strings.Contains(log, at+"\tEJECTED")
 }
 
-func head(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
 // TestBrowserLabNumbers drives the controls a slider cannot set and the
 // displays issue 8 asked for, in bad-deploy: max_retries is a number field
 // typed with the keyboard (Envoy's default 3, lifted to 4294967295, a bad
@@ -261,7 +255,7 @@ true`
 		t.Errorf("cluster stats: overflow %s (chart %s), lb_healthy_panic %s", eval(`String(t_stat('upstream_rq_retry_overflow'))`), eval(`String(t_sum('retry overflow'))`), eval(`String(t_stat('lb_healthy_panic'))`))
 	}
 	if got := eval(`document.querySelector('#envoy-stats').innerText`); !strings.Contains(got, "cluster.bad-deploy.outlier_detection.") || !strings.Contains(got, "cluster.bad-deploy.…") {
-		t.Errorf("stat prefixes:\n%s", head(got, 600))
+		t.Errorf("stat prefixes:\n%s", webtest.Head(got, 600))
 	}
 	// The lanes: h0–h4 are out by 40 s, with their multiplier.
 	poll("the multiplier on the lanes", `t_opt('chart-lanes').yAxis[0].data.some(l => / ×\d+$/.test(l))`)

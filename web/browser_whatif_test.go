@@ -2,6 +2,7 @@ package web
 
 import (
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,7 +130,7 @@ func TestBrowserImportWhatif(t *testing.T) {
 	// "Sweep a setting" sweeps from the settings shown: the last import's.
 	step("sweep from here", chromedp.Click(chromedp.CSS("#link-sweep")), chromedp.WaitVisible(chromedp.CSS("#sweep-failure canvas")))
 	if got := eval(`document.querySelector('.sweep').innerText`); !strings.Contains(got, "Every run also sets:") || !strings.Contains(got, "enforcing_success_rate = 0%") {
-		t.Errorf("the sweep from the lab lacks the lab's settings:\n%s", head(got, 600))
+		t.Errorf("the sweep from the lab lacks the lab's settings:\n%s", webtest.Head(got, 600))
 	}
 
 	importAdmin(t, b)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"sync"
 	"testing"
@@ -92,9 +93,9 @@ func TestOverBudget(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no answer within 60 s: %v", err)
 			}
-			page := html.UnescapeString(bodyOf(t, res))
+			page := html.UnescapeString(webtest.Body(t, res))
 			if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, tc.want) {
-				t.Errorf("%d, want 422 with %q:\n%s", res.StatusCode, tc.want, head(page[max(0, strings.Index(page, "</style>")):], 3000))
+				t.Errorf("%d, want 422 with %q:\n%s", res.StatusCode, tc.want, webtest.Head(page[max(0, strings.Index(page, "</style>")):], 3000))
 			}
 		})
 	}
@@ -124,7 +125,7 @@ func TestHeavyQueue(t *testing.T) {
 	waitUntil(t, "a request in the queue", func() bool { return lab.budget.Waiting.Load() == 1 })
 	// A lab page at the preset's settings is never queued; one at the
 	// sliders' ends (a heavy run not cached) is a page load like a compare.
-	if res, err := http.Get(ts.URL + "/lab?preset=flapping&max_ejection_percent=30"); err != nil || res.StatusCode != 200 || bodyOf(t, res) == "" {
+	if res, err := http.Get(ts.URL + "/lab?preset=flapping&max_ejection_percent=30"); err != nil || res.StatusCode != 200 || webtest.Body(t, res) == "" {
 		t.Fatalf("a light lab page while the core is busy: %v %v", res, err)
 	}
 	for _, u := range []string{compare(41), ts.URL + "/sweep?preset=search-cache&param=interval&seeds=1", ts.URL + "/lab?preset=flapping&hosts=50&rps=3000&interval=1"} {
@@ -132,7 +133,7 @@ func TestHeavyQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := bodyOf(t, res)
+		body := webtest.Body(t, res)
 		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "60" ||
 			!strings.Contains(body, "1 requests are waiting already (allowed 1); try again in 60 s") {
 			t.Errorf("past the queue: %d, Retry-After %q: %s", res.StatusCode, res.Header.Get("Retry-After"), body)
@@ -140,8 +141,8 @@ func TestHeavyQueue(t *testing.T) {
 	}
 	hold()
 	res := <-queued
-	if page := bodyOf(t, res); res.StatusCode != http.StatusOK || !strings.Contains(page, `id="compare-summary"`) {
-		t.Errorf("the queued compare: %d %s", res.StatusCode, head(page, 600))
+	if page := webtest.Body(t, res); res.StatusCode != http.StatusOK || !strings.Contains(page, `id="compare-summary"`) {
+		t.Errorf("the queued compare: %d %s", res.StatusCode, webtest.Head(page, 600))
 	}
 
 	lab, ts = budgetServer(t, budget.BudgetOptions{Workers: 1, Queue: 4, Wait: 50 * time.Millisecond})
@@ -151,7 +152,7 @@ func TestHeavyQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := bodyOf(t, res); res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" || !strings.Contains(body, "no core came free within 50ms") {
+	if body := webtest.Body(t, res); res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" || !strings.Contains(body, "no core came free within 50ms") {
 		t.Errorf("a wait that ran out: %d, Retry-After %q: %s", res.StatusCode, res.Header.Get("Retry-After"), body)
 	}
 }
@@ -180,7 +181,7 @@ func TestLongWorkStreamed(t *testing.T) {
 	}
 	bar, content := strings.Index(page, `<div class="work"`), strings.Index(page, `<section class="whatif sweep">`)
 	if bar < 0 || content < bar || !strings.Contains(page[bar:content], `<progress max="8" value=`) || !strings.Contains(page, "</html>") {
-		t.Errorf("progress at %d, content at %d:\n%s", bar, content, head(page[max(bar, 0):], 1500))
+		t.Errorf("progress at %d, content at %d:\n%s", bar, content, webtest.Head(page[max(bar, 0):], 1500))
 	}
 }
 

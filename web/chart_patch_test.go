@@ -3,7 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
+	"outlierlab/web/internal/webtest"
 	"testing"
 
 	"outlierlab/web/chart"
@@ -127,23 +127,11 @@ func checkChartPatch(t *testing.T, step string, from, to map[string]json.RawMess
 	for id, want := range to {
 		got := from[id]
 		if p, ok := patch[id]; ok {
-			got = applyPatchJSON(t, got, p)
+			got = webtest.ApplyPatchJSON(t, got, p)
 		}
-		if !sameJSON(t, got, want) {
+		if !webtest.SameJSON(t, got, want) {
 			t.Fatalf("%s %s: the patched option differs from the rebuilt one\npatch %s\ngot  %s\nwant %s", step, id, patch[id], got, want)
 		}
 	}
 	return patch
-}
-
-func sameJSON(t *testing.T, a, b json.RawMessage) bool {
-	t.Helper()
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatal(err)
-	}
-	return reflect.DeepEqual(va, vb)
 }

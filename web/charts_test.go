@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http/httptest"
+	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -413,8 +414,8 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	h := lab.Handler()
 	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><div class="chart" id="([^"]+)"[^>]*></div><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
 	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.lessons.list[0].ID} {
-		res := do(t, h, "GET", page, "")
-		body := bodyOf(t, res)
+		res := webtest.Do(t, h, "GET", page, "")
+		body := webtest.Body(t, res)
 		if res.StatusCode != 200 {
 			t.Fatalf("%s: status %d", page, res.StatusCode)
 		}
@@ -432,29 +433,29 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	t.Cleanup(lab.Shutdown)
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"two-bad-hosts","cursor":7}`)
-	var call applyChartsCall
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"two-bad-hosts","cursor":7}`)
+	var call webtest.ApplyChartsCall
 	for ok := false; !ok; {
 		select {
 		case ev, open := <-events:
 			if !open {
 				t.Fatal("stream ended before its first chart update")
 			}
-			call, ok = parseApplyCharts(t, ev.Data)
+			call, ok = webtest.ParseApplyCharts(t, ev.Data)
 		case <-time.After(10 * time.Second):
 			t.Fatal("no chart update within 10 s")
 		}
 	}
-	if !call.replace {
+	if !call.Replace {
 		t.Error("the first update does not replace the charts' options")
 	}
-	run := lab.sessions.get(testTab).runOf()
+	run := lab.sessions.get(webtest.Tab).runOf()
 	wantHeights := 0
 	for _, c := range chart.List {
-		if _, ok := call.options[c.ID]; !ok {
+		if _, ok := call.Options[c.ID]; !ok {
 			t.Errorf("the stream sends no option for %s", c.ID)
 		}
-		if got, ok := call.heights[c.ID]; c.Height != nil && (!ok || got != c.Height(run)) {
+		if got, ok := call.Heights[c.ID]; c.Height != nil && (!ok || got != c.Height(run)) {
 			t.Errorf("%s: height %d sent, want %d", c.ID, got, c.Height(run))
 		} else if c.Height == nil && ok {
 			t.Errorf("%s: a height is sent for a box the stylesheet sizes", c.ID)
@@ -463,7 +464,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 			wantHeights++
 		}
 	}
-	if len(call.options) != len(chart.List) || len(call.heights) != wantHeights {
-		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.options), len(call.heights), len(chart.List), wantHeights)
+	if len(call.Options) != len(chart.List) || len(call.Heights) != wantHeights {
+		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.Options), len(call.Heights), len(chart.List), wantHeights)
 	}
 }

@@ -7,39 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
 
 	"outlierlab/web/tabstate"
 )
-
-const testTab = "0123456789abcdef0123"
-
-// do sends one request to the router and returns the response.
-func do(t *testing.T, h http.Handler, method, target, body string, header ...string) *http.Response {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, target, r)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	return w.Result()
-}
-
-func bodyOf(t *testing.T, res *http.Response) string {
-	t.Helper()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func TestPages(t *testing.T) {
 	h := newTestServer(t).Handler()
@@ -64,10 +38,10 @@ func TestPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
-			res := do(t, h, "GET", tt.target, "")
-			body := bodyOf(t, res)
+			res := webtest.Do(t, h, "GET", tt.target, "")
+			body := webtest.Body(t, res)
 			if res.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, head(body, 400))
+				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, webtest.Head(body, 400))
 			}
 			for _, s := range tt.has {
 				if !strings.Contains(body, s) {
@@ -84,7 +58,7 @@ func TestPages(t *testing.T) {
 // Every control is an input named after its Envoy field, with a label and
 // a visible value.
 func TestLabControlsNamedByField(t *testing.T) {
-	body := bodyOf(t, do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
+	body := webtest.Body(t, webtest.Do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
 	for _, c := range tabstate.Controls {
 		if c.Name == "fault_rate" || c.Name == "retry_budget_percent" {
 			continue // not every preset has these; search-cache has fault_rate
@@ -107,7 +81,7 @@ func TestLabControlsNamedByField(t *testing.T) {
 func TestCommandErrors(t *testing.T) {
 	s := newTestServer(t)
 	h := s.Handler()
-	sig := func(rest string) string { return `{"tab":"` + testTab + `","preset":"search-cache"` + rest + `}` }
+	sig := func(rest string) string { return `{"tab":"` + webtest.Tab + `","preset":"search-cache"` + rest + `}` }
 	tests := []struct {
 		name, verb, body string
 		status           int
@@ -138,8 +112,8 @@ func TestCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := do(t, h, "POST", "/lab/cmd/"+tt.verb, tt.body, "Content-Type", "application/json")
-			body := bodyOf(t, res)
+			res := webtest.Do(t, h, "POST", "/lab/cmd/"+tt.verb, tt.body, "Content-Type", "application/json")
+			body := webtest.Body(t, res)
 			if res.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.status, body)
 			}
@@ -151,13 +125,13 @@ func TestCommandErrors(t *testing.T) {
 		})
 	}
 	// The session is intact: it still scrubs and steps.
-	if res := do(t, h, "POST", "/lab/cmd/scrub", sig(`,"cursor":5`)); res.StatusCode != http.StatusNoContent {
+	if res := webtest.Do(t, h, "POST", "/lab/cmd/scrub", sig(`,"cursor":5`)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("scrub after errors: status %d", res.StatusCode)
 	}
-	if res := do(t, h, "POST", "/lab/cmd/step", sig(``)); res.StatusCode != http.StatusNoContent {
+	if res := webtest.Do(t, h, "POST", "/lab/cmd/step", sig(``)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("step after errors: status %d", res.StatusCode)
 	}
-	sess := s.sessions.get(testTab)
+	sess := s.sessions.get(webtest.Tab)
 	if sess == nil {
 		t.Fatal("session lost")
 	}
@@ -172,15 +146,15 @@ func TestCommandErrors(t *testing.T) {
 
 func TestCommandBodyLimit(t *testing.T) {
 	h := newTestServer(t).Handler()
-	big := `{"tab":"` + testTab + `","pad":"` + strings.Repeat("x", 70<<10) + `"}`
-	res := do(t, h, "POST", "/lab/cmd/play", big)
+	big := `{"tab":"` + webtest.Tab + `","pad":"` + strings.Repeat("x", 70<<10) + `"}`
+	res := webtest.Do(t, h, "POST", "/lab/cmd/play", big)
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d, want 413", res.StatusCode)
 	}
-	if body := bodyOf(t, res); !strings.Contains(body, "larger than") {
+	if body := webtest.Body(t, res); !strings.Contains(body, "larger than") {
 		t.Errorf("body %q", body)
 	}
-	if res := do(t, h, "GET", "/lab/cmd/play", ""); res.StatusCode != http.StatusMethodNotAllowed {
+	if res := webtest.Do(t, h, "GET", "/lab/cmd/play", ""); res.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET on a command: status %d, want 405", res.StatusCode)
 	}
 }
@@ -193,12 +167,12 @@ func TestCommandsMoveCursor(t *testing.T) {
 	h := s.Handler()
 	post := func(verb, rest string) {
 		t.Helper()
-		res := do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+testTab+`","preset":"search-cache"`+rest+`}`)
+		res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+webtest.Tab+`","preset":"search-cache"`+rest+`}`)
 		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, bodyOf(t, res))
+			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, webtest.Body(t, res))
 		}
 	}
-	cursor := func() snapshot { return s.sessions.get(testTab).snapshot(now) }
+	cursor := func() snapshot { return s.sessions.get(webtest.Tab).snapshot(now) }
 	post("step", "")
 	post("step", "")
 	post("back", "")

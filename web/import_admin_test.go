@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,10 +121,10 @@ func TestImportAdmin(t *testing.T) {
 			if tc.form {
 				header = []string{"Content-Type", "application/x-www-form-urlencoded"}
 			}
-			res := do(t, h, http.MethodPost, tc.target, tc.body, header...)
-			body := html.UnescapeString(bodyOf(t, res))
+			res := webtest.Do(t, h, http.MethodPost, tc.target, tc.body, header...)
+			body := html.UnescapeString(webtest.Body(t, res))
 			if res.StatusCode != tc.status {
-				t.Fatalf("%d, want %d: %s", res.StatusCode, tc.status, head(body, 1500))
+				t.Fatalf("%d, want %d: %s", res.StatusCode, tc.status, webtest.Head(body, 1500))
 			}
 			if tc.status == http.StatusSeeOther {
 				if loc := res.Header.Get("Location"); loc != tc.want {
@@ -132,7 +133,7 @@ func TestImportAdmin(t *testing.T) {
 				return
 			}
 			if !strings.Contains(body, tc.want) {
-				t.Errorf("the answer lacks %q:\n%s", tc.want, head(body, 1500))
+				t.Errorf("the answer lacks %q:\n%s", tc.want, webtest.Head(body, 1500))
 			}
 		})
 	}
@@ -149,10 +150,10 @@ func TestImportAdminForm(t *testing.T) {
 	f := url.Values{"cluster": {dump}, "name": {"search"}, "clusters": {clusters}, "preset": {"search-cache"}}
 	stream := func(what string, form url.Values, wants ...string) string {
 		t.Helper()
-		body := html.UnescapeString(bodyOf(t, do(t, h, http.MethodPost, "/lab/import", form.Encode(), "Content-Type", urlenc, "Datastar-Request", "true")))
+		body := html.UnescapeString(webtest.Body(t, webtest.Do(t, h, http.MethodPost, "/lab/import", form.Encode(), "Content-Type", urlenc, "Datastar-Request", "true")))
 		for _, want := range wants {
 			if !strings.Contains(body, want) {
-				t.Errorf("%s: the stream lacks %q:\n%s", what, want, head(body, 4000))
+				t.Errorf("%s: the stream lacks %q:\n%s", what, want, webtest.Head(body, 4000))
 			}
 		}
 		return body
@@ -168,7 +169,7 @@ func TestImportAdminForm(t *testing.T) {
 	// Only the ejected host is listed: 10.0.0.3's rate of 76.19% is below
 	// the threshold, but Envoy had not ejected it.
 	if strings.Contains(body, "10.0.0.3:8080") {
-		t.Errorf("a host in rotation is listed as ejected:\n%s", head(body, 4000))
+		t.Errorf("a host in rotation is listed as ejected:\n%s", webtest.Head(body, 4000))
 	}
 
 	// What the lab leaves out of /clusters' hosts is said, not dropped.
@@ -186,15 +187,15 @@ func TestImportAdminForm(t *testing.T) {
 		"/clusters: 1 host was degraded by outlier detection (failed_degraded_outlier_detection); the lab starts it in rotation")
 
 	f.Set("name", "")
-	res := do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)
-	body = html.UnescapeString(bodyOf(t, res))
+	res := webtest.Do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)
+	body = html.UnescapeString(webtest.Body(t, res))
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "<li><code>name: the dump has 2 clusters; choose one by name") ||
 		!strings.Contains(body, `"cluster_statuses": [`) || !strings.Contains(body, `id="import-name" name="name" value=""`) {
-		t.Errorf("no name, without JavaScript: %d\n%s", res.StatusCode, head(body, 3000))
+		t.Errorf("no name, without JavaScript: %d\n%s", res.StatusCode, webtest.Head(body, 3000))
 	}
 	f.Set("name", "payments")
-	body = html.UnescapeString(bodyOf(t, do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)))
+	body = html.UnescapeString(webtest.Body(t, webtest.Do(t, h, http.MethodPost, "/lab/import", f.Encode(), "Content-Type", urlenc)))
 	if !strings.Contains(body, `id="import-name" name="name" value="payments"`) {
-		t.Errorf("the form lost the name:\n%s", head(body, 3000))
+		t.Errorf("the form lost the name:\n%s", webtest.Head(body, 3000))
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,12 +27,12 @@ func TestImportLoadsAndRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := do(t, h, http.MethodPost, "/lab/import?preset=search-cache", string(doc))
+			res := webtest.Do(t, h, http.MethodPost, "/lab/import?preset=search-cache", string(doc))
 			loc := res.Header.Get("Location")
 			if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/lab?preset=search-cache") {
-				t.Fatalf("%d %q: %s", res.StatusCode, loc, bodyOf(t, res))
+				t.Fatalf("%d %q: %s", res.StatusCode, loc, webtest.Body(t, res))
 			}
-			if page := do(t, h, http.MethodGet, loc, ""); page.StatusCode != http.StatusOK {
+			if page := webtest.Do(t, h, http.MethodGet, loc, ""); page.StatusCode != http.StatusOK {
 				t.Fatalf("GET %s: %d", loc, page.StatusCode)
 			}
 			link, err := tabstate.ParseLabQuery(strings.TrimPrefix(loc, "/lab?"))
@@ -70,8 +71,8 @@ func TestImportErrors(t *testing.T) {
 		{"too large", "/lab/import", "outlier_detection: {}\n" + strings.Repeat("# padding\n", 30000), 413, "larger than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := do(t, h, http.MethodPost, tc.target, tc.body)
-			body := bodyOf(t, res)
+			res := webtest.Do(t, h, http.MethodPost, tc.target, tc.body)
+			body := webtest.Body(t, res)
 			if res.StatusCode != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("%d %q, want %d with %q", res.StatusCode, body, tc.status, tc.want)
 			}

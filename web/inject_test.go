@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ func TestInjectCommands(t *testing.T) {
 	h := s.Handler()
 	post := func(verb, rest string, status int, has ...string) {
 		t.Helper()
-		res := do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+testTab+`","preset":"search-cache"`+rest+`}`)
-		body := bodyOf(t, res)
+		res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+webtest.Tab+`","preset":"search-cache"`+rest+`}`)
+		body := webtest.Body(t, res)
 		if res.StatusCode != status {
 			t.Fatalf("%s %s: status %d, want %d: %s", verb, rest, res.StatusCode, status, body)
 		}
@@ -35,7 +36,7 @@ func TestInjectCommands(t *testing.T) {
 			}
 		}
 	}
-	snap := func() snapshot { return s.sessions.get(testTab).snapshot(now) }
+	snap := func() snapshot { return s.sessions.get(webtest.Tab).snapshot(now) }
 
 	post("set", `,"cfg":{"max_ejection_percent":34}`, 204)
 	post("scrub", `,"cursor":6`, 204) // t = 60 s
@@ -110,15 +111,15 @@ func joinLog(log [][]view.LogEntry) string {
 // its remove button, the address, and after a step the log line.
 func TestStreamInject(t *testing.T) {
 	_, ts := startTestServer(t)
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":3}`)
-	_, first := nextCharts(t, events)
-	if text := joinData(first); !strings.Contains(text, `id="inject-list"`) || !strings.Contains(text, `<option value="h5">`) {
-		t.Fatalf("first redraw lacks the inject control:\n%s", head(text, 600))
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":3}`)
+	_, first := webtest.NextCharts(t, events)
+	if text := webtest.JoinData(first); !strings.Contains(text, `id="inject-list"`) || !strings.Contains(text, `<option value="h5">`) {
+		t.Fatalf("first redraw lacks the inject control:\n%s", webtest.Head(text, 600))
 	}
-	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
+	post := func(verb, rest string) { t.Helper(); webtest.PostCommand(t, ts.URL, verb, rest) }
 	post("inject", `,"injectHost":"h1"`)
-	_, evs := nextCharts(t, events)
-	text := joinData(evs)
+	_, evs := webtest.NextCharts(t, events)
+	text := webtest.JoinData(evs)
 	for _, want := range []string{`"inject":"h1@30s"`, `data-inject="h1@30s"`, "h1 fails from 30 s", "$injectDrop = &#39;h1@30s&#39;"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("redraw after inject lacks %q", want)
@@ -131,9 +132,9 @@ func TestStreamInject(t *testing.T) {
 		t.Errorf("address %q", u)
 	}
 	post("step", ``)
-	_, evs = nextCharts(t, events)
-	if text := joinData(evs); !strings.Contains(text, "fault injected on h1 (503, 1 in 3)") {
-		t.Errorf("the step's log lacks the injection:\n%s", head(text, 800))
+	_, evs = webtest.NextCharts(t, events)
+	if text := webtest.JoinData(evs); !strings.Contains(text, "fault injected on h1 (503, 1 in 3)") {
+		t.Errorf("the step's log lacks the injection:\n%s", webtest.Head(text, 800))
 	}
 }
 
@@ -146,16 +147,16 @@ func TestPermalinkInject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := bodyOf(t, res)
+	body := webtest.Body(t, res)
 	if res.StatusCode != 200 || !strings.Contains(body, `data-inject="h3@60s"`) || !strings.Contains(body, `data-inject="h1@120s"`) {
-		t.Fatalf("status %d, page:\n%s", res.StatusCode, head(body, 400))
+		t.Fatalf("status %d, page:\n%s", res.StatusCode, webtest.Head(body, 400))
 	}
 	sig := pageSignalsOf(t, body)
 	if !strings.Contains(sig, `"inject":"h3@60s,h1@120s"`) {
-		t.Fatalf("page signals: %s", head(sig, 400))
+		t.Fatalf("page signals: %s", webtest.Head(sig, 400))
 	}
-	events := openStream(t, ts.URL, sig)
-	_, evs := nextCharts(t, events)
+	events := webtest.OpenStream(t, ts.URL, sig)
+	_, evs := webtest.NextCharts(t, events)
 	if got := pushedURL(t, evs); got != u {
 		t.Errorf("stream address %q, want %q", got, u)
 	}
@@ -182,9 +183,9 @@ func TestPermalinkInject(t *testing.T) {
 		"inject=h2":              "inject: &#34;h2&#34; is not HOST@TIME",
 		"inject=h2@1s&inject=h3": "inject: is given 2 times",
 	} {
-		res := do(t, lab.Handler(), "GET", "/lab?"+q, "")
-		if b := bodyOf(t, res); res.StatusCode != 400 || !strings.Contains(b, want) {
-			t.Errorf("%s: status %d, body lacks %q:\n%s", q, res.StatusCode, want, head(b, 600))
+		res := webtest.Do(t, lab.Handler(), "GET", "/lab?"+q, "")
+		if b := webtest.Body(t, res); res.StatusCode != 400 || !strings.Contains(b, want) {
+			t.Errorf("%s: status %d, body lacks %q:\n%s", q, res.StatusCode, want, webtest.Head(b, 600))
 		}
 	}
 }

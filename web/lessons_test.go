@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"reflect"
 	"regexp"
 	"slices"
@@ -41,10 +42,10 @@ func TestLessonPages(t *testing.T) {
 	ls := courseLessons(t)
 	for i, l := range ls {
 		t.Run(l.ID, func(t *testing.T) {
-			res := do(t, h, "GET", "/lessons/"+l.ID, "")
-			body := bodyOf(t, res)
+			res := webtest.Do(t, h, "GET", "/lessons/"+l.ID, "")
+			body := webtest.Body(t, res)
 			if res.StatusCode != 200 {
-				t.Fatalf("status %d\n%s", res.StatusCode, head(body, 400))
+				t.Fatalf("status %d\n%s", res.StatusCode, webtest.Head(body, 400))
 			}
 			c := tabstate.LookupControl(l.Controls[0])
 			if c == nil {
@@ -107,7 +108,7 @@ func templEscape(s string) string {
 // minutes, and the free lab; /lessons leads there.
 func TestCourseIndex(t *testing.T) {
 	h := newTestServer(t).Handler()
-	body := bodyOf(t, do(t, h, "GET", "/", ""))
+	body := webtest.Body(t, webtest.Do(t, h, "GET", "/", ""))
 	last := -1
 	for _, l := range courseLessons(t) {
 		i := strings.Index(body, `href="/lessons/`+l.ID+`"`)
@@ -130,15 +131,15 @@ func TestCourseIndex(t *testing.T) {
 	if !strings.Contains(body, `href="/lab"`) {
 		t.Error("the home page has no link to the free lab")
 	}
-	res := do(t, h, "GET", "/lessons", "")
+	res := webtest.Do(t, h, "GET", "/lessons", "")
 	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/" {
 		t.Errorf("/lessons: %d to %q, want a redirect to /", res.StatusCode, res.Header.Get("Location"))
 	}
 }
 
 func TestUnknownLesson(t *testing.T) {
-	res := do(t, newTestServer(t).Handler(), "GET", "/lessons/no-such-lesson", "")
-	body := bodyOf(t, res)
+	res := webtest.Do(t, newTestServer(t).Handler(), "GET", "/lessons/no-such-lesson", "")
+	body := webtest.Body(t, res)
 	if res.StatusCode != 404 {
 		t.Fatalf("status %d", res.StatusCode)
 	}
@@ -387,7 +388,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1000, 0)
-	sess := newSession(testTab, d.inputs(""), run, t0)
+	sess := newSession(webtest.Tab, d.inputs(""), run, t0)
 	sess.lesson = d
 	sess.rehold()
 	if sess.pb.Hold != 3 {
@@ -416,7 +417,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newSession(testTab, d.inputs("safety"), burst, t0)
+	other := newSession(webtest.Tab, d.inputs("safety"), burst, t0)
 	other.lesson = d
 	other.rehold()
 	if other.pb.Hold != 0 {
@@ -432,16 +433,16 @@ func TestLessonPredictionHolds(t *testing.T) {
 func TestPredictionPausesOnAnyMove(t *testing.T) {
 	s := newTestServer(t)
 	h := s.Handler()
-	tab := `"tab":"` + testTab + `","lesson":"cap"`
+	tab := `"tab":"` + webtest.Tab + `","lesson":"cap"`
 	post := func(verb, rest string) {
 		t.Helper()
-		if res := do(t, h, "POST", "/lab/cmd/"+verb, `{`+tab+rest+`}`, "Content-Type", "application/json"); res.StatusCode != 204 {
-			t.Fatalf("%s: %d %s", verb, res.StatusCode, bodyOf(t, res))
+		if res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, `{`+tab+rest+`}`, "Content-Type", "application/json"); res.StatusCode != 204 {
+			t.Fatalf("%s: %d %s", verb, res.StatusCode, webtest.Body(t, res))
 		}
 	}
 	at := func(want int, how string) {
 		t.Helper()
-		sess := s.sessions.get(testTab)
+		sess := s.sessions.get(webtest.Tab)
 		sess.mu.Lock()
 		defer sess.mu.Unlock()
 		now := time.Now()
@@ -471,7 +472,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 
 	// A tab whose session is gone comes back with its own cursor: held too.
 	other := strings.Repeat("d", 20)
-	if res := do(t, h, "POST", "/lab/cmd/step", `{"tab":"`+other+`","lesson":"cap","cursor":20}`, "Content-Type", "application/json"); res.StatusCode != 204 {
+	if res := webtest.Do(t, h, "POST", "/lab/cmd/step", `{"tab":"`+other+`","lesson":"cap","cursor":20}`, "Content-Type", "application/json"); res.StatusCode != 204 {
 		t.Fatalf("rebuilt tab: %d", res.StatusCode)
 	}
 	if sess := s.sessions.get(other); sess.cursorAt(time.Now()) != 3 {
@@ -497,19 +498,19 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 // cursor there and held, and the log stops at 30 s.
 func TestStreamPredictionHeldOnStep(t *testing.T) {
 	_, ts := startTestServer(t)
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":2,"predicted":false}`)
-	nextCharts(t, events)
-	postCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	nextCharts(t, events)
-	postCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	_, evs := nextCharts(t, events)
-	all := joinData(evs)
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":2,"predicted":false}`)
+	webtest.NextCharts(t, events)
+	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
+	webtest.NextCharts(t, events)
+	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
+	_, evs := webtest.NextCharts(t, events)
+	all := webtest.JoinData(evs)
 	if !strings.Contains(all, `"cursor":3`) || !strings.Contains(all, `"held":true`) {
-		t.Errorf("a step past the pause: the page is not told cursor 3, held:\n%s", head(all, 1500))
+		t.Errorf("a step past the pause: the page is not told cursor 3, held:\n%s", webtest.Head(all, 1500))
 	}
 	for _, e := range evs {
 		if strings.Contains(e.Data, `id="log-list"`) && (strings.Contains(e.Data, "40 s</time>") || !strings.Contains(e.Data, "30 s</time>")) {
-			t.Errorf("the log is not at 30 s:\n%s", head(e.Data, 1500))
+			t.Errorf("the log is not at 30 s:\n%s", webtest.Head(e.Data, 1500))
 		}
 	}
 }
@@ -520,14 +521,14 @@ func TestLessonCommands(t *testing.T) {
 	s := newTestServer(t)
 	h := s.Handler()
 	post := func(verb, body string) (int, string) {
-		res := do(t, h, "POST", "/lab/cmd/"+verb, body, "Content-Type", "application/json")
-		return res.StatusCode, bodyOf(t, res)
+		res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, body, "Content-Type", "application/json")
+		return res.StatusCode, webtest.Body(t, res)
 	}
-	lessonTab := `"tab":"` + testTab + `","lesson":"cap"`
+	lessonTab := `"tab":"` + webtest.Tab + `","lesson":"cap"`
 	if st, body := post("lesson", `{`+lessonTab+`,"step":"safety"}`); st != 204 {
 		t.Fatalf("load step: %d %s", st, body)
 	}
-	sess := s.sessions.get(testTab)
+	sess := s.sessions.get(webtest.Tab)
 	if sess.preset != "burst" || sess.step != "safety" || sess.in.Base == nil {
 		t.Errorf("after loading safety: preset %s, step %q", sess.preset, sess.step)
 	}
@@ -537,10 +538,10 @@ func TestLessonCommands(t *testing.T) {
 	if st, body := post("preset", `{`+lessonTab+`,"preset":"dead-host"}`); st != 409 || !strings.HasPrefix(body, "preset:") {
 		t.Errorf("preset on a lesson tab: %d %s", st, body)
 	}
-	if st, _ := post("lesson", `{"tab":"`+testTab+`","lesson":"cap","step":""}`); st != 204 {
+	if st, _ := post("lesson", `{"tab":"`+webtest.Tab+`","lesson":"cap","step":""}`); st != 204 {
 		t.Errorf("back to the start: %d", st)
 	}
-	if sess := s.sessions.get(testTab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
+	if sess := s.sessions.get(webtest.Tab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
 		t.Errorf("back to the start: preset %s, cap %v", sess.preset, sess.runOf().Values["max_ejection_percent"])
 	}
 	free := `"tab":"` + strings.Repeat("f", 20) + `"`
@@ -584,16 +585,16 @@ func TestStreamLessonStatus(t *testing.T) {
 	}
 	overflows, failures := slot("stat:ejections_overflow"), slot("failure_pct@30s-now")
 
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","lesson":"cap","cursor":0,"predicted":true}`)
-	_, evs := nextCharts(t, events)
-	first := joinData(evs)
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":0,"predicted":true}`)
+	_, evs := webtest.NextCharts(t, events)
+	first := webtest.JoinData(evs)
 	for _, want := range []string{`id="st-cap-34"`, `data-done="false"`, `"_ph":{`, `"step":""`} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first redraw lacks %s", want)
 		}
 	}
-	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
-	ph := func(evs []sseEvent) map[string]string {
+	post := func(verb, rest string) { t.Helper(); webtest.PostCommand(t, ts.URL, verb, rest) }
+	ph := func(evs []webtest.Event) map[string]string {
 		out := map[string]string{}
 		for _, e := range evs {
 			if !strings.HasPrefix(e.Data, "signals ") {
@@ -610,7 +611,7 @@ func TestStreamLessonStatus(t *testing.T) {
 		}
 		return out
 	}
-	status := func(evs []sseEvent, id string) string {
+	status := func(evs []webtest.Event, id string) string {
 		re := regexp.MustCompile(`id="st-` + id + `" class="[^"]*" data-done="(true|false)"`)
 		got := ""
 		for _, e := range evs {
@@ -623,14 +624,14 @@ func TestStreamLessonStatus(t *testing.T) {
 
 	// At 40 s with the cap at 10: one overflow so far.
 	post("scrub", `,"cursor":4`)
-	_, evs = nextCharts(t, events)
+	_, evs = webtest.NextCharts(t, events)
 	at40 := ph(evs)
 	if at40[overflows] != "1" {
 		t.Errorf("overflows at 40 s = %q, want 1", at40[overflows])
 	}
 	// At 300 s: the overflow step is done, cap-34 is not; the numbers moved.
 	post("scrub", `,"cursor":30`)
-	_, evs = nextCharts(t, events)
+	_, evs = webtest.NextCharts(t, events)
 	at300 := ph(evs)
 	if at300[overflows] == "" || at300[overflows] == at40[overflows] || at300[failures] == "" {
 		t.Errorf("live numbers did not follow the cursor: at 40 s %v, at 300 s %v", at40, at300)
@@ -643,9 +644,9 @@ func TestStreamLessonStatus(t *testing.T) {
 	}
 	// The cap to 34: the run is redone, and cap-34 flips to done.
 	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
-	_, evs = nextCharts(t, events)
+	_, evs = webtest.NextCharts(t, events)
 	if got := status(evs, "cap-34"); got != "true" {
-		t.Errorf("cap-34 at 300 s with the cap at 34: done=%q, want true\n%s", got, head(joinData(evs), 2000))
+		t.Errorf("cap-34 at 300 s with the cap at 34: done=%q, want true\n%s", got, webtest.Head(webtest.JoinData(evs), 2000))
 	}
 	if got := status(evs, "overflow"); got != "false" {
 		t.Errorf("overflow step with the cap at 34: done=%q, want false", got)
@@ -656,8 +657,8 @@ func TestStreamLessonStatus(t *testing.T) {
 	// Back to 80 s: cap-34's check reads to the end of the run, so it is
 	// not yet, and says how far to go.
 	post("scrub", `,"cursor":8`)
-	_, evs = nextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(joinData(evs), "play to the end") {
+	_, evs = webtest.NextCharts(t, events)
+	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play to the end") {
 		t.Errorf("cap-34 at 80 s: done=%q, want false with a hint", got)
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestCompareViewAndBareSweep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := getPage(t, h, tc.target)
 			if status != tc.status || !strings.Contains(body, tc.want) || (tc.not != "" && strings.Contains(body, tc.not)) {
-				t.Errorf("%d, want %d with %q and without %q:\n%s", status, tc.status, tc.want, tc.not, head(body, 1500))
+				t.Errorf("%d, want %d with %q and without %q:\n%s", status, tc.status, tc.want, tc.not, webtest.Head(body, 1500))
 			}
 		})
 	}
@@ -63,6 +64,6 @@ func TestReadmeCompareLink(t *testing.T) {
 	}
 	status, body := getPage(t, newTestServer(t).Handler(), string(m[1]))
 	if status != http.StatusOK || !strings.Contains(body, "<li>B sets max_ejection_percent to 34 (A: 10).</li>") {
-		t.Errorf("%s: %d\n%s", m[1], status, head(body, 800))
+		t.Errorf("%s: %d\n%s", m[1], status, webtest.Head(body, 800))
 	}
 }

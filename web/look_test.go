@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"math"
+	"outlierlab/web/internal/webtest"
 	"slices"
 	"strings"
 	"testing"
@@ -339,8 +340,8 @@ func TestProjectorViewAddress(t *testing.T) {
 		{"/lessons/cap?view=wall", 400, `view: &#34;wall&#34; is not a view (allowed projector)`},
 		{"/lab?view=projector&view=projector", 400, "view: is given 2 times (allowed once)"},
 	} {
-		res := do(t, h, "GET", tc.target, "")
-		body := bodyOf(t, res)
+		res := webtest.Do(t, h, "GET", tc.target, "")
+		body := webtest.Body(t, res)
 		if res.StatusCode != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: %d, want %d with %s", tc.target, res.StatusCode, tc.status, tc.want)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -94,11 +95,11 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	s := newTestServer(t)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close) // after the stream's own cleanup has closed it
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":30}`)
-	nextCharts(t, events)
-	postCommand(t, ts.URL, "set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
-	nextCharts(t, events)
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/lab/cmd/pause", strings.NewReader(`{"tab":"`+testTab+`"}`))
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":30}`)
+	webtest.NextCharts(t, events)
+	webtest.PostCommand(t, ts.URL, "set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
+	webtest.NextCharts(t, events)
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/lab/cmd/pause", strings.NewReader(`{"tab":"`+webtest.Tab+`"}`))
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
 		t.Fatalf("cross-site pause: %v %v", res, err)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,9 +50,9 @@ func TestPermalinkOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := bodyOf(t, res)
+	body := webtest.Body(t, res)
 	if res.StatusCode != 200 {
-		t.Fatalf("status %d\n%s", res.StatusCode, head(body, 600))
+		t.Fatalf("status %d\n%s", res.StatusCode, webtest.Head(body, 600))
 	}
 	for id, want := range map[string]string{
 		"c-max_ejection_percent": "34", "c-base_ejection_time": "45", "c-hosts": "8", "c-num_retries": "2",
@@ -69,17 +70,17 @@ func TestPermalinkOpens(t *testing.T) {
 
 	sig := pageSignalsOf(t, body)
 	if !strings.Contains(sig, `"cursor":8`) || !strings.Contains(sig, `"max_ejection_percent":34`) {
-		t.Fatalf("page signals lack the cursor or the cap: %s", head(sig, 300))
+		t.Fatalf("page signals lack the cursor or the cap: %s", webtest.Head(sig, 300))
 	}
 	// The tab's session is built from those signals by its stream.
-	events := openStream(t, ts.URL, sig)
-	opts, evs := nextCharts(t, events)
-	if n := seriesLen(t, opts[chart.ChartClients], "failed %"); n != 8 {
+	events := webtest.OpenStream(t, ts.URL, sig)
+	opts, evs := webtest.NextCharts(t, events)
+	if n := webtest.SeriesLen(t, opts[chart.ChartClients], "failed %"); n != 8 {
 		t.Errorf("first redraw has %d points, want 8 (t = 80 s)", n)
 	}
-	text := joinData(evs)
+	text := webtest.JoinData(evs)
 	if !strings.Contains(text, `"cursor":8`) || !strings.Contains(text, "t = 80 s") {
-		t.Errorf("first redraw is not at t = 80 s:\n%s", head(text, 600))
+		t.Errorf("first redraw is not at t = 80 s:\n%s", webtest.Head(text, 600))
 	}
 	var tab struct{ Tab string }
 	tab.Tab = regexp.MustCompile(`"tab":"([^"]+)"`).FindStringSubmatch(sig)[1]
@@ -117,15 +118,15 @@ func TestPermalinkErrors(t *testing.T) {
 		{"hosts=8&" + strings.Repeat("a", 5000) + "=1", 414, []string{"allowed up to 4096"}},
 		{manyUnknown(300), 400, []string{"u000: is not a setting", "and 290 more parameters"}},
 	} {
-		t.Run(head(tt.query, 40), func(t *testing.T) {
-			res := do(t, h, "GET", "/lab?"+tt.query, "")
-			body := bodyOf(t, res)
+		t.Run(webtest.Head(tt.query, 40), func(t *testing.T) {
+			res := webtest.Do(t, h, "GET", "/lab?"+tt.query, "")
+			body := webtest.Body(t, res)
 			if res.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, head(body, 600))
+				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, webtest.Head(body, 600))
 			}
 			for _, s := range tt.has {
 				if !strings.Contains(body, s) {
-					t.Errorf("body lacks %q\n%s", s, head(body, 3000))
+					t.Errorf("body lacks %q\n%s", s, webtest.Head(body, 3000))
 				}
 			}
 			if tt.status == 400 && !strings.Contains(body, `href="/lab"`) {
@@ -140,18 +141,18 @@ func TestPermalinkErrors(t *testing.T) {
 // gives the same inputs and the same cursor.
 func TestPermalinkRoundTrip(t *testing.T) {
 	lab, ts := startTestServer(t)
-	events := openStream(t, ts.URL, `{"tab":"`+testTab+`","preset":"search-cache","cursor":0}`)
-	_, first := nextCharts(t, events)
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":0}`)
+	_, first := webtest.NextCharts(t, events)
 	if u := pushedURL(t, first); u != "/lab?preset=search-cache" {
 		t.Errorf("first address = %q, want the bare preset", u)
 	}
 
-	post := func(verb, rest string) { t.Helper(); postCommand(t, ts.URL, verb, rest) }
+	post := func(verb, rest string) { t.Helper(); webtest.PostCommand(t, ts.URL, verb, rest) }
 	// The stdev factor set to its default is not written.
 	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34,"hosts":8,"per_try_timeout":0.25,"retry_on":"connect-failure,reset","always_eject_one_host":true,"success_rate_stdev_factor":1900,"fault_rate":0.29,"fault_kind":"reset","interval":7}`)
-	nextCharts(t, events)
+	webtest.NextCharts(t, events)
 	post("scrub", `,"cursor":12`)
-	_, evs := nextCharts(t, events)
+	_, evs := webtest.NextCharts(t, events)
 	u := pushedURL(t, evs)
 	// Controls in page order, values as Envoy YAML writes them, t last.
 	if !strings.HasPrefix(u, "/lab?preset=search-cache&max_ejection_percent=34&interval=7s&always_eject_one_host=true&") ||
@@ -176,7 +177,7 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := lab.sessions.get(testTab).snapshot(lab.now())
+	snap := lab.sessions.get(webtest.Tab).snapshot(lab.now())
 	if cursor != snap.cursor {
 		t.Errorf("cursor %d, the tab's %d", cursor, snap.cursor)
 	}
@@ -189,7 +190,7 @@ func TestPermalinkRoundTrip(t *testing.T) {
 }
 
 // pushedURL is the address the last replaceState script among evs sets.
-func pushedURL(t *testing.T, evs []sseEvent) string {
+func pushedURL(t *testing.T, evs []webtest.Event) string {
 	t.Helper()
 	re := regexp.MustCompile(`history\.replaceState\(history\.state, '', "([^"]*)"\)`)
 	var u string
@@ -199,7 +200,7 @@ func pushedURL(t *testing.T, evs []sseEvent) string {
 		}
 	}
 	if u == "" {
-		t.Fatalf("no address pushed:\n%s", head(joinData(evs), 800))
+		t.Fatalf("no address pushed:\n%s", webtest.Head(webtest.JoinData(evs), 800))
 	}
 	return strings.ReplaceAll(u, `\u0026`, "&")
 }

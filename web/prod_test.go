@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"runtime"
 	"strings"
 	"testing"
@@ -98,9 +99,9 @@ func TestCommandsPastCapRedraw(t *testing.T) {
 	s.sessions.grace = 0 // no grace: only streaming keeps a session
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	streams := make([]<-chan sseEvent, tabs)
+	streams := make([]<-chan webtest.Event, tabs)
 	for i := range tabs {
-		streams[i] = openStream(t, ts.URL, fmt.Sprintf(`{"tab":"tab-%016d","preset":"search-cache"}`, i))
+		streams[i] = webtest.OpenStream(t, ts.URL, fmt.Sprintf(`{"tab":"tab-%016d","preset":"search-cache"}`, i))
 		waitCursor(t, streams[i], 0)
 	}
 	for i := range tabs {
@@ -117,7 +118,7 @@ func TestCommandsPastCapRedraw(t *testing.T) {
 }
 
 // waitCursor waits for the stream to show cursor c.
-func waitCursor(t *testing.T, events <-chan sseEvent, c int) {
+func waitCursor(t *testing.T, events <-chan webtest.Event, c int) {
 	t.Helper()
 	want := fmt.Sprintf(`"cursor":%d`, c)
 	timeout := time.After(10 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,11 +133,11 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 			// what is asserted is that the limits refuse no one.
 			st, body := call(t, c, "GET", l.ts.URL+"/r/"+code, "")
 			for try := 0; st == http.StatusServiceUnavailable && try < 3; try++ {
-				t.Logf("attendee %d: the room's page: %d %s (loading it again)", i, st, head(body, 120))
+				t.Logf("attendee %d: the room's page: %d %s (loading it again)", i, st, webtest.Head(body, 120))
 				st, body = call(t, c, "GET", l.ts.URL+"/r/"+code, "")
 			}
 			if st != 200 {
-				t.Errorf("attendee %d: the room's page: %d %s", i, st, head(body, 200))
+				t.Errorf("attendee %d: the room's page: %d %s", i, st, webtest.Head(body, 200))
 				return
 			}
 			if st, body := call(t, c, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+fmt.Sprint(i%4), `{}`); st != 204 {
@@ -192,12 +193,12 @@ func TestRoomAttackPollScale(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	ids := mintAttendees(t, l, code, n)
-	streams := make([]<-chan sseEvent, here)
+	streams := make([]<-chan webtest.Event, here)
 	for i := range here {
 		streams[i] = openStreamCtx(t, t.Context(), l.ts.URL, roomSig(randomHex(16), code, "follow", `"preset":"search-cache"`), ids[i])
 	}
 	for i, ev := range streams {
-		waitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev sseEvent) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
+		waitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
 	}
 	c := clientFrom(t, "127.0.0.4")
 	var wg sync.WaitGroup
@@ -235,7 +236,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	wg.Wait()
 	took := time.Since(start)
 	for i, ev := range streams {
-		waitFor(t, ev, fmt.Sprintf("stream %d's count at %d", i, n), func(ev sseEvent) bool {
+		waitFor(t, ev, fmt.Sprintf("stream %d's count at %d", i, n), func(ev webtest.Event) bool {
 			return strings.Contains(ev.Data, fmt.Sprintf(`<span id="room-q-count">%d</span> answered`, n))
 		})
 	}
@@ -250,7 +251,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	var revealed roomQuestion
 	if st != 200 || json.Unmarshal([]byte(body), &revealed) != nil || revealed.Total != n {
-		t.Fatalf("reveal: %d %s", st, head(body, 300))
+		t.Fatalf("reveal: %d %s", st, webtest.Head(body, 300))
 	}
 	sum := 0
 	for _, b := range revealed.Hist {
@@ -334,7 +335,7 @@ func TestRoomAttackFill(t *testing.T) {
 	real := clientFrom(t, "127.0.0.6")
 	real.Timeout = 0
 	if st, body := call(t, real, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
-		t.Fatalf("a real attendee's page: %d %s", st, head(body, 200))
+		t.Fatalf("a real attendee's page: %d %s", st, webtest.Head(body, 200))
 	}
 	if st := open(real, randomHex(16)); st != 200 {
 		t.Errorf("a real attendee's stream: %d, want 200", st)

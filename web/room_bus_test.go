@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,7 @@ func TestBusCluster3(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
 	}
-	waitFor(t, follower, "the question on the follower's page", func(ev sseEvent) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
+	waitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
 	answer := func(base, who, a string) {
 		t.Helper()
 		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
@@ -309,7 +310,7 @@ func TestBusUpAfterReplica(t *testing.T) {
 
 	// A room page's stream waits for the bus (an error status would stop
 	// Datastar for good): open, no event yet.
-	waiting := openStream(t, ts.URL, roomSig(tabFollower, "K7QX2M", "follow", ""))
+	waiting := webtest.OpenStream(t, ts.URL, roomSig(tabFollower, "K7QX2M", "follow", ""))
 
 	// NATS comes up on that port (one server: the bucket gets one copy).
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
@@ -339,7 +340,7 @@ func TestBusUpAfterReplica(t *testing.T) {
 		t.Errorf("one server's bucket: %d copies", bus.Replicas)
 	}
 	// The waiting stream, the bus open, finds its room gone and says so.
-	waitFor(t, waiting, "the waiting stream's answer", func(ev sseEvent) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
+	waitFor(t, waiting, "the waiting stream's answer", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
 }
 
 // grepLines is the lines of s that contain part.
@@ -361,7 +362,7 @@ func grepLines(s, part string) string {
 func TestRoomGoneSaysSo(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	for _, role := range []string{"follow", "projector", "present"} {
-		events := openStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		events := webtest.OpenStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
 		var got []string
 		for ev := range events {
 			got = append(got, ev.Data)

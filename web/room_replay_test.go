@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 const tabReplay = "replay-tab-0000000000001"
 
 // openReplayStream opens a tab's recording player stream.
-func openReplayStream(t *testing.T, base, code, signals string) <-chan sseEvent {
+func openReplayStream(t *testing.T, base, code, signals string) <-chan webtest.Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -38,7 +39,7 @@ func chartCall(data string) string {
 }
 
 // redrawn reports a redraw's charts: every option, replacing the old.
-func redrawn(ev sseEvent) bool {
+func redrawn(ev webtest.Event) bool {
 	return strings.Contains(ev.Data, "applyCharts(") && strings.Contains(ev.Data, ",true,")
 }
 
@@ -117,7 +118,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 
 	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
 	if got := chartCall(waitFor(t, ev, "the player's first redraw", redrawn).Data); got != live[0] {
-		t.Fatalf("the player opens on another redraw than the workshop's start:\n%s\n%s", head(got, 200), head(live[0], 200))
+		t.Fatalf("the player opens on another redraw than the workshop's start:\n%s\n%s", webtest.Head(got, 200), webtest.Head(live[0], 200))
 	}
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
@@ -126,18 +127,18 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	// Play shows the current entry again, then each next one; the last
 	// played instantly, so the recording ends at its moment.
 	for i, w := range live {
-		if got := chartCall(waitFor(t, ev, "the player's redraw", func(e sseEvent) bool {
+		if got := chartCall(waitFor(t, ev, "the player's redraw", func(e webtest.Event) bool {
 			if _, after, ok := strings.Cut(e.Data, `id="rec-now" class="rec-now" aria-live="polite" data-entry="`); ok {
 				told = append(told, after[:strings.IndexByte(after, '"')])
 			}
 			return redrawn(e)
 		}).Data); got != w {
-			t.Fatalf("redraw %d of the replay differs from the live one:\nreplay %s\nlive   %s", i, head(got, 300), head(w, 300))
+			t.Fatalf("redraw %d of the replay differs from the live one:\nreplay %s\nlive   %s", i, webtest.Head(got, 300), webtest.Head(w, 300))
 		}
 	}
 	// Each entry is told in words after its redraw, in the same update;
 	// the last one's words follow its redraw.
-	waitFor(t, ev, "the last entry in words", func(e sseEvent) bool {
+	waitFor(t, ev, "the last entry in words", func(e webtest.Event) bool {
 		return strings.Contains(e.Data, `data-entry="8"`) && strings.Contains(e.Data, "Spotlight on host h5")
 	})
 	if got, want := strings.Join(told, " "), "0 1 2 3 4 5 6 7"; got != want {
@@ -161,7 +162,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		"Spotlight on host h5",
 	} {
 		if st != 200 || !strings.Contains(page, w) {
-			t.Errorf("the recording page lacks %q: %d %s", w, st, head(page, 300))
+			t.Errorf("the recording page lacks %q: %d %s", w, st, webtest.Head(page, 300))
 		}
 	}
 }
@@ -191,7 +192,7 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 		{"GET", "/r/ZZZZZZ/recording.json", "", 404, ""},
 	} {
 		if st, body := roomCall(t, c.method, l.ts.URL+c.path, c.body, code, "", ""); st != c.want || !strings.Contains(body, c.msg) {
-			t.Errorf("%s %s: %d %s (want %d, %q)", c.method, c.path, st, head(body, 200), c.want, c.msg)
+			t.Errorf("%s %s: %d %s (want %d, %q)", c.method, c.path, st, webtest.Head(body, 200), c.want, c.msg)
 		}
 	}
 }
@@ -310,7 +311,7 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 	st, page := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", "")
 	if st != 200 || !strings.Contains(page, `id="rec-player"`) || !strings.Contains(page, "lesson-lab") || !strings.Contains(page, "The workshop started on lesson cap") ||
 		!strings.Contains(page, "Instructor went to step cap-34") {
-		t.Fatalf("lesson recording page: %d %s", st, head(page, 400))
+		t.Fatalf("lesson recording page: %d %s", st, webtest.Head(page, 400))
 	}
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
 	waitFor(t, ev, "the player's first redraw", redrawn)
@@ -478,7 +479,7 @@ func TestRecordingPlayerFollowsLive(t *testing.T) {
 	// The tab's redraw (its cluster YAML at the new cap) comes before the
 	// entry's line.
 	var counted, at34 bool
-	waitFor(t, ev, "the instructor's move in the open player: the tab at cap 34 and entry 2 of 2", func(e sseEvent) bool {
+	waitFor(t, ev, "the instructor's move in the open player: the tab at cap 34 and entry 2 of 2", func(e webtest.Event) bool {
 		counted = counted || strings.Contains(e.Data, "(entry 2 of 2)")
 		at34 = at34 || strings.Contains(e.Data, "max_ejection_percent: 34")
 		return counted && at34

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +118,7 @@ func roomPost(t testing.TB, base, verb, signals, code, key string) (int, string)
 }
 
 // waitFor reads events until one satisfies ok, failing after 10 s.
-func waitFor(t testing.TB, events <-chan sseEvent, what string, ok func(sseEvent) bool) sseEvent {
+func waitFor(t testing.TB, events <-chan webtest.Event, what string, ok func(webtest.Event) bool) webtest.Event {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -137,13 +138,13 @@ func waitFor(t testing.TB, events <-chan sseEvent, what string, ok func(sseEvent
 
 // waitEach waits until every part has been in a signals patch, in one
 // patch or in several.
-func waitEach(t testing.TB, events <-chan sseEvent, what string, parts ...string) {
+func waitEach(t testing.TB, events <-chan webtest.Event, what string, parts ...string) {
 	t.Helper()
 	left := map[string]bool{}
 	for _, p := range parts {
 		left[p] = true
 	}
-	waitFor(t, events, what, func(ev sseEvent) bool {
+	waitFor(t, events, what, func(ev webtest.Event) bool {
 		for p := range left {
 			if signalPatch(p)(ev) {
 				delete(left, p)
@@ -154,8 +155,8 @@ func waitEach(t testing.TB, events <-chan sseEvent, what string, parts ...string
 }
 
 // signalPatch reports whether ev patches signals containing every part.
-func signalPatch(parts ...string) func(sseEvent) bool {
-	return func(ev sseEvent) bool {
+func signalPatch(parts ...string) func(webtest.Event) bool {
+	return func(ev webtest.Event) bool {
 		if ev.Type != "datastar-patch-signals" {
 			return false
 		}
@@ -169,7 +170,7 @@ func signalPatch(parts ...string) func(sseEvent) bool {
 }
 
 // expectNone reads events for d and fails if one satisfies bad.
-func expectNone(t testing.TB, events <-chan sseEvent, d time.Duration, what string, bad func(sseEvent) bool) {
+func expectNone(t testing.TB, events <-chan webtest.Event, d time.Duration, what string, bad func(webtest.Event) bool) {
 	t.Helper()
 	timeout := time.After(d)
 	for {
@@ -179,7 +180,7 @@ func expectNone(t testing.TB, events <-chan sseEvent, d time.Duration, what stri
 				return
 			}
 			if bad(ev) {
-				t.Fatalf("%s: %s", what, head(ev.Data, 300))
+				t.Fatalf("%s: %s", what, webtest.Head(ev.Data, 300))
 			}
 		case <-timeout:
 			return
@@ -278,7 +279,7 @@ func TestRoomQR(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg" class="qr" viewBox="0 0 37 37"`) || !strings.Contains(svg, `aria-label="QR code"`) {
-		t.Fatalf("svg head: %s", head(svg, 200))
+		t.Fatalf("svg head: %s", webtest.Head(svg, 200))
 	}
 	var m qr.Matrix
 	for y := range 29 {
@@ -347,12 +348,12 @@ func TestRoomCreate(t *testing.T) {
 func TestRoomCreateFromTab(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	postCommand := func(verb, rest string) {
-		if st, body := roomPost(t, l.ts.URL, verb, `{"tab":"`+testTab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
+		if st, body := roomPost(t, l.ts.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
 			t.Fatalf("%s: %d %s", verb, st, body)
 		}
 	}
 	postCommand("scrub", `,"cursor":6`)
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+testTab+`","lesson":"cap"}`))
+	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+webtest.Tab+`","lesson":"cap"}`))
 	req.Header.Set("Datastar-Request", "true")
 	req.Header.Set("Accept", "text/event-stream, text/html, application/json")
 	req.Header.Set("Content-Type", "application/json")
@@ -458,7 +459,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
 	waitFor(t, follower, "the follower's cap at 34", signalPatch(`"max_ejection_percent":34`))
-	waitFor(t, follower, "the follower's charts redrawn", func(ev sseEvent) bool { return strings.Contains(ev.Data, "applyCharts(") })
+	waitFor(t, follower, "the follower's charts redrawn", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCharts(") })
 	waitFor(t, projector, "the projector's cap at 34", signalPatch(`"max_ejection_percent":34`))
 
 	// Play, on the instructor's side only: the follower plays too.
@@ -504,7 +505,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 		t.Fatalf("rejoin: %d %s", st, body)
 	}
 	waitEach(t, follower, "the follower back at 34, paused, following", `"max_ejection_percent":34`, `"playing":false`, `"follow":true`)
-	if st, body := roomPost(t, base, "rejoin", `{"tab":"`+testTab+`"}`, "", ""); st != 409 || !strings.Contains(body, "follows no room") {
+	if st, body := roomPost(t, base, "rejoin", `{"tab":"`+webtest.Tab+`"}`, "", ""); st != 409 || !strings.Contains(body, "follows no room") {
 		t.Errorf("rejoin outside a room: %d %s", st, body)
 	}
 }
@@ -566,7 +567,7 @@ func TestRoomLimits(t *testing.T) {
 	code, _ := l.createRoom(t, "")
 	waitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
-	waitFor(t, openStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
+	waitFor(t, webtest.OpenStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
 	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
 	req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, "second")})
 	res, err := http.DefaultClient.Do(req)
@@ -631,7 +632,7 @@ func TestRoomLesson(t *testing.T) {
 }
 
 // charted reports whether ev is a redraw's last event, the charts.
-func charted(ev sseEvent) bool { return strings.Contains(ev.Data, "applyCharts(") }
+func charted(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCharts(") }
 
 // attendeeCookie is the identity a browser gets from the room's page at
 // base (its first visit: no cookie sent).
@@ -654,13 +655,13 @@ func attendeeCookie(t testing.TB, base, code string) *http.Cookie {
 // openRoomStream opens an attendee's stream (signals name the room, a
 // follower or the projector) with the identity the room's page gives, as
 // a browser does; id is the attendee's.
-func openRoomStream(t *testing.T, base, code, signals string) <-chan sseEvent {
+func openRoomStream(t *testing.T, base, code, signals string) <-chan webtest.Event {
 	t.Helper()
 	ev, _ := openRoomStreamCtx(t, t.Context(), base, code, signals)
 	return ev
 }
 
-func openRoomStreamCtx(t *testing.T, ctx context.Context, base, code, signals string) (events <-chan sseEvent, id string) {
+func openRoomStreamCtx(t *testing.T, ctx context.Context, base, code, signals string) (events <-chan webtest.Event, id string) {
 	t.Helper()
 	c := attendeeCookie(t, base, code)
 	id, _, _ = strings.Cut(c.Value, ".")

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"outlierlab/web/internal/webtest"
 	"reflect"
 	"strings"
 	"sync"
@@ -74,7 +75,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	waitFor(t, follower, "the question on the follower's page", func(ev sseEvent) bool {
+	waitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
 	})
 
@@ -103,7 +104,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
 		t.Fatalf("status before the reveal: %d %s", st, body)
 	}
-	waitFor(t, follower, "the count at 30", func(ev sseEvent) bool { return strings.Contains(ev.Data, ">30</span> answered") })
+	waitFor(t, follower, "the count at 30", func(ev webtest.Event) bool { return strings.Contains(ev.Data, ">30</span> answered") })
 
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
 		t.Errorf("reveal of an unknown question: %d %s", st, body)
@@ -116,7 +117,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if q.Answer != "no" || q.Total != 30 || fmt.Sprint(q.Hist) != fmt.Sprint(want) {
 		t.Fatalf("revealed: %+v", q)
 	}
-	waitFor(t, follower, "the histogram with the engine's answer", func(ev sseEvent) bool {
+	waitFor(t, follower, "the histogram with the engine's answer", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
 	})
 	waitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
@@ -137,7 +138,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	tabs := []string{tabFollower, tabFollower2}
 	bases := []string{la.ts.URL, lb.ts.URL}
-	var streams []<-chan sseEvent
+	var streams []<-chan webtest.Event
 	for i, base := range bases {
 		ev := openRoomStream(t, base, code, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
 		waitFor(t, ev, "the first redraw", charted)
@@ -217,8 +218,8 @@ func TestRoomBoard(t *testing.T) {
 	id2, _, _ := strings.Cut(att2.Value, ".")
 	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
 	waitFor(t, f2, "the first redraw", charted)
-	board := func(parts ...string) func(sseEvent) bool {
-		return func(ev sseEvent) bool {
+	board := func(parts ...string) func(webtest.Event) bool {
+		return func(ev webtest.Event) bool {
 			if !strings.Contains(ev.Data, `id="room-board"`) {
 				return false
 			}
@@ -248,14 +249,14 @@ func TestRoomBoard(t *testing.T) {
 
 // openStreamCtx opens a tab's stream that ends with ctx; with key, the
 // instructor's key cookie goes with it.
-func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan sseEvent {
+func openStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan webtest.Event {
 	t.Helper()
 	return openSSE(t, ctx, base+"/lab/stream?datastar="+url.QueryEscape(signals), cookies...)
 }
 
 // openSSE opens the event stream at u until ctx ends; a status but 200
 // fails the test.
-func openSSE(t *testing.T, ctx context.Context, u string, cookies ...*http.Cookie) <-chan sseEvent {
+func openSSE(t *testing.T, ctx context.Context, u string, cookies ...*http.Cookie) <-chan webtest.Event {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	for _, c := range cookies {
@@ -268,12 +269,12 @@ func openSSE(t *testing.T, ctx context.Context, u string, cookies ...*http.Cooki
 	if res.StatusCode != 200 {
 		t.Fatalf("stream %s: status %d", u, res.StatusCode)
 	}
-	events := make(chan sseEvent, 4096)
-	go readEvents(res.Body, events)
+	events := make(chan webtest.Event, 4096)
+	go webtest.ReadEvents(res.Body, events)
 	return events
 }
 
-func openStreamKey(t *testing.T, base, signals, code, key string) <-chan sseEvent {
+func openStreamKey(t *testing.T, base, signals, code, key string) <-chan webtest.Event {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return openStreamCtx(t, ctx, base, signals, &http.Cookie{Name: "olab_key_" + code, Value: key})
@@ -334,12 +335,12 @@ func TestRoomRecordingReplay(t *testing.T) {
 	st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 	var rec Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
-		t.Fatalf("recording: %d %s", st, head(body, 300))
+		t.Fatalf("recording: %d %s", st, webtest.Head(body, 300))
 	}
 	// The presenter's commands before the reveal each published once; the
 	// question and the reveal are entries of their own.
 	if len(rec.Entries) != len(seen) {
-		t.Fatalf("recording has %d entries, the live room went through %d states: %s", len(rec.Entries), len(seen), head(body, 2000))
+		t.Fatalf("recording has %d entries, the live room went through %d states: %s", len(rec.Entries), len(seen), webtest.Head(body, 2000))
 	}
 	checkReplay(t, rec, seen)
 	if got := rec.Entries[len(rec.Entries)-1]; got.Kind != "reveal" || got.State.Question.Answer == "" {
@@ -347,7 +348,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 	}
 	st, page := roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/recording", "", code, "", "")
 	if st != 200 || !strings.Contains(page, "engine: ") || !strings.Contains(page, "/lab?preset=search-cache&amp;max_ejection_percent=34") {
-		t.Errorf("recording page: %d %s", st, head(page, 400))
+		t.Errorf("recording page: %d %s", st, webtest.Head(page, 400))
 	}
 }
 
@@ -356,7 +357,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 func TestRoomSpotlight(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	var streams []<-chan sseEvent
+	var streams []<-chan webtest.Event
 	for i, base := range []string{la.ts.URL, lb.ts.URL} {
 		ev := openRoomStream(t, base, code, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
 		waitFor(t, ev, "the first redraw", charted)
@@ -568,7 +569,7 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the board's waiters were not woken by the arrival")
 	}
-	waitFor(t, presenter, "the attendee on the board", func(ev sseEvent) bool {
+	waitFor(t, presenter, "the attendee on the board", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-board"`) && strings.Contains(ev.Data, "<b>1</b> following")
 	})
 	select {

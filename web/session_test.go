@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"outlierlab/web/internal/webtest"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func testRun(t testing.TB, frames int) *tabstate.Run {
 // Playback is arithmetic over the clock: no goroutine per tab.
 func TestSessionCursorArithmetic(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newSession(testTab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), t0)
+	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), t0)
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/internal/webtest"
 	"slices"
 	"testing"
 
@@ -67,14 +68,14 @@ func TestOutgoingSignals(t *testing.T) {
 
 	// The page's first signals hold every signal a request reads back.
 	var page tabSignals
-	if err := json.Unmarshal([]byte(pageSignals(testTab, r, 4)), &page); err != nil {
+	if err := json.Unmarshal([]byte(pageSignals(webtest.Tab, r, 4)), &page); err != nil {
 		t.Fatal(err)
 	}
-	if page.Tab != testTab || page.Preset != tabstate.DefaultPreset || page.Cursor == nil || *page.Cursor != 4 || page.Speed != "1" ||
+	if page.Tab != webtest.Tab || page.Preset != tabstate.DefaultPreset || page.Cursor == nil || *page.Cursor != 4 || page.Speed != "1" ||
 		page.InjectHost != "h0" || len(page.Cfg) == 0 {
 		t.Errorf("page signals %+v", page)
 	}
-	_, keys := signalKeys(t, json.RawMessage(pageSignals(testTab, r, 4)))
+	_, keys := signalKeys(t, json.RawMessage(pageSignals(webtest.Tab, r, 4)))
 	if want := []string{"cfg", "cursor", "frames", "inject", "injectDrop", "injectHost", "playing", "preset", "seq", "speed", "tab"}; !slices.Equal(keys, want) {
 		t.Errorf("page signal keys %v, want %v", keys, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"outlierlab/web/internal/webtest"
 	"testing"
 )
 
@@ -30,7 +31,7 @@ func TestStaticPrecompressed(t *testing.T) {
 		{"identity", "", read(js)},
 	}
 	for _, tt := range tests {
-		res := do(t, h, "GET", s.assets.URL(js), "", "Accept-Encoding", tt.accept)
+		res := webtest.Do(t, h, "GET", s.assets.URL(js), "", "Accept-Encoding", tt.accept)
 		body, _ := io.ReadAll(res.Body)
 		if got := res.Header.Get("Content-Encoding"); got != tt.encoding {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", tt.accept, got, tt.encoding)
@@ -43,7 +44,7 @@ func TestStaticPrecompressed(t *testing.T) {
 		}
 	}
 	for _, name := range []string{js + ".br", js + ".gz", "vendor/datastar.js.br"} {
-		if res := do(t, h, "GET", "/static/"+name, ""); res.StatusCode != 404 {
+		if res := webtest.Do(t, h, "GET", "/static/"+name, ""); res.StatusCode != 404 {
 			t.Errorf("/static/%s: status %d, want 404", name, res.StatusCode)
 		}
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestStaticAssets(t *testing.T) {
 	h := s.Handler()
 	for _, name := range []string{"app.css", "app.js", "vendor/datastar.js", "vendor/echarts.min.js"} {
 		u := s.assets.URL(name)
-		res := do(t, h, "GET", u, "", "Accept-Encoding", "gzip")
+		res := webtest.Do(t, h, "GET", u, "", "Accept-Encoding", "gzip")
 		if res.StatusCode != 200 {
 			t.Fatalf("%s: status %d", u, res.StatusCode)
 		}
@@ -23,16 +24,16 @@ func TestStaticAssets(t *testing.T) {
 			t.Fatalf("%s: no ETag", u)
 		}
 		// The plain URL is revalidated, and a matching ETag answers 304.
-		plain := do(t, h, "GET", "/static/"+name, "", "If-None-Match", etag)
+		plain := webtest.Do(t, h, "GET", "/static/"+name, "", "If-None-Match", etag)
 		if plain.StatusCode != http.StatusNotModified {
 			t.Errorf("%s with If-None-Match: status %d, want 304", name, plain.StatusCode)
 		}
 	}
-	res := do(t, h, "GET", s.assets.URL("vendor/echarts.min.js"), "", "Accept-Encoding", "gzip")
+	res := webtest.Do(t, h, "GET", s.assets.URL("vendor/echarts.min.js"), "", "Accept-Encoding", "gzip")
 	if res.Header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("echarts.min.js not gzipped for a client that accepts it")
 	}
-	if res := do(t, h, "GET", "/static/nope.js", ""); res.StatusCode != 404 {
+	if res := webtest.Do(t, h, "GET", "/static/nope.js", ""); res.StatusCode != 404 {
 		t.Errorf("/static/nope.js: status %d, want 404", res.StatusCode)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestWhatifEvents(t *testing.T) {
 			body, ctype := upload(compareFile(t, tc.log), compareFile(t, tc.events))
 			status, page := postForm(t, h, body, ctype)
 			if status != tc.status {
-				t.Fatalf("status %d\n%s", status, head(page, 800))
+				t.Fatalf("status %d\n%s", status, webtest.Head(page, 800))
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(page, w) {
@@ -79,9 +80,9 @@ func TestWhatifEvents(t *testing.T) {
 	// Pasted, url-encoded: an event log with nothing usable is the events
 	// field's 400, naming its lines.
 	form := url.Values{"log_text": {string(compareFile(t, "agree.log"))}, "events_text": {"not an event\n"}}
-	res := do(t, h, http.MethodPost, "/whatif", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
-	if page := html.UnescapeString(bodyOf(t, res)); res.StatusCode != 400 || !strings.Contains(page, "events: no usable event in the event log (1 lines; 1 bad, 0 with an unknown action, 0 of another cluster); line 1: not a JSON object") {
-		t.Errorf("nothing usable: %d %s", res.StatusCode, head(page, 1500))
+	res := webtest.Do(t, h, http.MethodPost, "/whatif", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	if page := html.UnescapeString(webtest.Body(t, res)); res.StatusCode != 400 || !strings.Contains(page, "events: no usable event in the event log (1 lines; 1 bad, 0 with an unknown action, 0 of another cluster); line 1: not a JSON object") {
+		t.Errorf("nothing usable: %d %s", res.StatusCode, webtest.Head(page, 1500))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tools"
 	"path/filepath"
 	"regexp"
@@ -20,8 +21,8 @@ import (
 // getPage GETs target and returns the status and the body, HTML unescaped.
 func getPage(t *testing.T, h http.Handler, target string) (int, string) {
 	t.Helper()
-	res := do(t, h, http.MethodGet, target, "")
-	return res.StatusCode, html.UnescapeString(bodyOf(t, res))
+	res := webtest.Do(t, h, http.MethodGet, target, "")
+	return res.StatusCode, html.UnescapeString(webtest.Body(t, res))
 }
 
 // embedded is the JSON a page embeds under id (templ.JSONScript).
@@ -62,7 +63,7 @@ func TestCompareSummary(t *testing.T) {
 	h := newTestServer(t).Handler()
 	status, body := getPage(t, h, compareURL("preset=search-cache&t=80", "preset=search-cache&max_ejection_percent=34"))
 	if status != http.StatusOK {
-		t.Fatalf("status %d\n%s", status, head(body, 600))
+		t.Fatalf("status %d\n%s", status, webtest.Head(body, 600))
 	}
 	for _, want := range []string{
 		"<li>B sets max_ejection_percent to 34 (A: 10).</li><li>B ejects h5 4 times, A never.</li><li>Clients: 5.00% → 0.74% failures.</li>",
@@ -88,12 +89,12 @@ func TestCompareSummary(t *testing.T) {
 	}
 	// b left out is a: the same run twice.
 	if _, body := getPage(t, h, "/compare?a="+url.QueryEscape("preset=burst")); !strings.Contains(body, "A and B run the same settings.") {
-		t.Errorf("a alone: %s", head(body, 400))
+		t.Errorf("a alone: %s", webtest.Head(body, 400))
 	}
 	// Another seed on both sides compares here only: the lab runs seed 1.
 	status, body = getPage(t, h, compareURL("preset=search-cache&seed=3", "preset=search-cache&seed=3&max_ejection_percent=34"))
 	if status != http.StatusOK || !strings.Contains(body, "seed 3") || strings.Contains(body, `id="open-a"`) {
-		t.Errorf("seed 3: %d %s", status, head(body, 400))
+		t.Errorf("seed 3: %d %s", status, webtest.Head(body, 400))
 	}
 }
 
@@ -116,7 +117,7 @@ func TestCompareErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := getPage(t, h, tc.target)
 			if status != tc.status || !strings.Contains(body, tc.want) {
-				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, head(body, 1500))
+				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, webtest.Head(body, 1500))
 			}
 		})
 	}
@@ -129,7 +130,7 @@ func TestSweepPage(t *testing.T) {
 	h := newTestServer(t).Handler()
 	status, body := getPage(t, h, "/sweep?preset=search-cache&param=max_ejection_percent&from=0&to=100&step=10&consecutive_5xx=5")
 	if status != http.StatusOK {
-		t.Fatalf("status %d\n%s", status, head(body, 800))
+		t.Fatalf("status %d\n%s", status, webtest.Head(body, 800))
 	}
 	opt := embedded(t, body, "sweep-options")
 	median := seriesData(t, opt, "sweep-failure", "median")
@@ -167,7 +168,7 @@ func TestSweepPage(t *testing.T) {
 	// Another setting every run shares is in each point's link.
 	_, body = getPage(t, h, "/sweep?preset=search-cache&param=max_ejection_percent&from=30&to=40&step=10&consecutive_5xx=3&seeds=1")
 	if !strings.Contains(body, `<a href="/lab?preset=search-cache&max_ejection_percent=40&consecutive_5xx=3">40%</a>`) {
-		t.Errorf("the shared setting is not in the links: %s", head(body, 400))
+		t.Errorf("the shared setting is not in the links: %s", webtest.Head(body, 400))
 	}
 }
 
@@ -194,7 +195,7 @@ func TestSweepErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := getPage(t, h, p+tc.query)
 			if status != tc.status || !strings.Contains(body, tc.want) {
-				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, head(body, 1500))
+				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, webtest.Head(body, 1500))
 			}
 		})
 	}
@@ -205,7 +206,7 @@ func TestSweepErrors(t *testing.T) {
 	// (0–4294967295 by 42949673: 100).
 	status, body := getPage(t, h, "/sweep?preset=search-cache&param=max_retries&seeds=1")
 	if status != http.StatusOK || !strings.Contains(body, "100 values × 1 seeds") {
-		t.Errorf("max_retries' default range: %d %s", status, head(body, 400))
+		t.Errorf("max_retries' default range: %d %s", status, webtest.Head(body, 400))
 	}
 }
 
@@ -230,8 +231,8 @@ func multipartBody(t *testing.T, fields map[string]string, log []byte) (*bytes.B
 
 func postForm(t *testing.T, h http.Handler, body *bytes.Buffer, ctype string) (int, string) {
 	t.Helper()
-	res := do(t, h, http.MethodPost, "/whatif", body.String(), "Content-Type", ctype)
-	return res.StatusCode, html.UnescapeString(bodyOf(t, res))
+	res := webtest.Do(t, h, http.MethodPost, "/whatif", body.String(), "Content-Type", ctype)
+	return res.StatusCode, html.UnescapeString(webtest.Body(t, res))
 }
 
 // The sample log with its config: 10.0.0.5's five 503 in second 20 eject
@@ -247,7 +248,7 @@ func TestWhatifReplay(t *testing.T) {
 	body, ctype := multipartBody(t, map[string]string{"config": string(cfg)}, log)
 	status, page := postForm(t, h, body, ctype)
 	if status != http.StatusOK {
-		t.Fatalf("status %d\n%s", status, head(page, 800))
+		t.Fatalf("status %d\n%s", status, webtest.Head(page, 800))
 	}
 	for _, want := range []string{
 		"<tr><td>02:00:20.902</td><td class=\"num\">20.9</td><td>eject</td><td>10.0.0.5:8080</td><td>consecutive_5xx</td></tr>",
@@ -271,9 +272,9 @@ func TestWhatifReplay(t *testing.T) {
 	// Pasted lines, url-encoded, Envoy's defaults: the cap (10% of 6)
 	// refuses the ejection.
 	form := url.Values{"log_text": {string(log)}}
-	res := do(t, h, http.MethodPost, "/whatif", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
-	if page := html.UnescapeString(bodyOf(t, res)); res.StatusCode != 200 || !strings.Contains(page, "<td>overflow</td>") || !strings.Contains(page, "Envoy's defaults") {
-		t.Errorf("pasted: %d %s", res.StatusCode, head(page, 600))
+	res := webtest.Do(t, h, http.MethodPost, "/whatif", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	if page := html.UnescapeString(webtest.Body(t, res)); res.StatusCode != 200 || !strings.Contains(page, "<td>overflow</td>") || !strings.Contains(page, "Envoy's defaults") {
+		t.Errorf("pasted: %d %s", res.StatusCode, webtest.Head(page, 600))
 	}
 }
 
@@ -299,7 +300,7 @@ func TestWhatifErrors(t *testing.T) {
 			body, ctype := multipartBody(t, tc.fields, tc.log)
 			status, page := postForm(t, h, body, ctype)
 			if status != tc.status || !strings.Contains(page, tc.want) {
-				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, head(page, 1500))
+				t.Errorf("%d, want %d with %q:\n%s", status, tc.status, tc.want, webtest.Head(page, 1500))
 			}
 		})
 	}
@@ -323,13 +324,13 @@ func TestLabLint(t *testing.T) {
 		{"not JSON", `{`, 400, "body: not a JSON object of signals", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := do(t, h, http.MethodPost, "/lab/lint", tc.body, "Content-Type", "application/json", "Datastar-Request", "true")
-			body := html.UnescapeString(bodyOf(t, res))
+			res := webtest.Do(t, h, http.MethodPost, "/lab/lint", tc.body, "Content-Type", "application/json", "Datastar-Request", "true")
+			body := html.UnescapeString(webtest.Body(t, res))
 			if res.StatusCode != tc.status || !strings.Contains(body, tc.want) || (tc.not != "" && strings.Contains(body, tc.not)) {
-				t.Errorf("%d, want %d with %q without %q:\n%s", res.StatusCode, tc.status, tc.want, tc.not, head(body, 1500))
+				t.Errorf("%d, want %d with %q without %q:\n%s", res.StatusCode, tc.status, tc.want, tc.not, webtest.Head(body, 1500))
 			}
 			if tc.status == 200 && !strings.Contains(body, `id="lint-body"`) {
-				t.Errorf("not a patch of #lint-body:\n%s", head(body, 400))
+				t.Errorf("not a patch of #lint-body:\n%s", webtest.Head(body, 400))
 			}
 		})
 	}
@@ -346,17 +347,17 @@ func TestImportForm(t *testing.T) {
 		return url.Values{"cluster": {doc}, "preset": {"search-cache"}}.Encode()
 	}
 	const urlenc = "application/x-www-form-urlencoded"
-	res := do(t, h, http.MethodPost, "/lab/import", form("outlier_detection: {max_ejection_percent: 34}"), "Content-Type", urlenc)
+	res := webtest.Do(t, h, http.MethodPost, "/lab/import", form("outlier_detection: {max_ejection_percent: 34}"), "Content-Type", urlenc)
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != "/lab?preset=search-cache&max_ejection_percent=34" {
 		t.Errorf("form: %d %q", res.StatusCode, loc)
 	}
-	res = do(t, h, http.MethodPost, "/lab/import", form("outlier_detection: {max_ejection_percent: 101}"), "Content-Type", urlenc)
-	body := html.UnescapeString(bodyOf(t, res))
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import", form("outlier_detection: {max_ejection_percent: 101}"), "Content-Type", urlenc)
+	body := html.UnescapeString(webtest.Body(t, res))
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "<li><code>max_ejection_percent: 101 is out of range (allowed 0–100)</code></li>") ||
 		!strings.Contains(body, "outlier_detection: {max_ejection_percent: 101}</textarea>") {
-		t.Errorf("bad form: %d\n%s", res.StatusCode, head(body, 1500))
+		t.Errorf("bad form: %d\n%s", res.StatusCode, webtest.Head(body, 1500))
 	}
-	res = do(t, h, http.MethodPost, "/lab/import?preset=search-cache", "outlier_detection: {max_ejection_percent: 34}", "Content-Type", urlenc)
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import?preset=search-cache", "outlier_detection: {max_ejection_percent: 34}", "Content-Type", urlenc)
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != "/lab?preset=search-cache&max_ejection_percent=34" {
 		t.Errorf("--data-binary: %d %q", res.StatusCode, loc)
 	}
@@ -365,8 +366,8 @@ func TestImportForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = do(t, h, http.MethodPost, "/lab/import", form(string(doc)), "Content-Type", urlenc, "Datastar-Request", "true")
-	body = html.UnescapeString(bodyOf(t, res))
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import", form(string(doc)), "Content-Type", urlenc, "Datastar-Request", "true")
+	body = html.UnescapeString(webtest.Body(t, res))
 	for _, want := range []string{
 		"event: datastar-patch-signals", `"consecutive_5xx":3`, `"healthy_panic_threshold":0`,
 		`id="import-result"`, "Loaded an Envoy cluster", "<code>checkout</code>", "<code>consecutive_5xx = 3</code>", "<code>interval = 5s</code>", "<code>checkout</code>: 16 settings differ",
@@ -374,13 +375,13 @@ func TestImportForm(t *testing.T) {
 		"document.getElementById('btn-import-apply').click()",
 	} {
 		if !strings.Contains(body, want) {
-			t.Errorf("the stream lacks %q:\n%s", want, head(body, 3000))
+			t.Errorf("the stream lacks %q:\n%s", want, webtest.Head(body, 3000))
 		}
 	}
-	res = do(t, h, http.MethodPost, "/lab/import", form("interval: 5"), "Content-Type", urlenc, "Datastar-Request", "true")
-	body = html.UnescapeString(bodyOf(t, res))
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import", form("interval: 5"), "Content-Type", urlenc, "Datastar-Request", "true")
+	body = html.UnescapeString(webtest.Body(t, res))
 	if !strings.Contains(body, "Not loaded:") || strings.Contains(body, "btn-import-apply") || strings.Contains(body, "patch-signals") {
-		t.Errorf("a bad paste through Datastar:\n%s", head(body, 1500))
+		t.Errorf("a bad paste through Datastar:\n%s", webtest.Head(body, 1500))
 	}
 }
 

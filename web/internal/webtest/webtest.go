@@ -1,0 +1,327 @@
+// Package webtest holds what the web packages' tests share: requests
+// to a handler, a tab's event stream read as events, and the chart
+// options and patches those events carry.
+package webtest
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Head is s cut to n bytes, marked when cut.
+func Head(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// SameJSON reports whether a and b hold the same JSON value.
+func SameJSON(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// PostCommand sends one command for the test tab to a running test server
+// and requires the 204 every accepted command answers.
+func PostCommand(t *testing.T, base, verb, rest string) {
+	t.Helper()
+	res, err := http.Post(base+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+Tab+`"`+rest+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("%s: status %d", verb, res.StatusCode)
+	}
+}
+
+const Tab = "0123456789abcdef0123"
+
+// Do sends one request to the router and returns the response.
+func Do(t *testing.T, h http.Handler, method, target, body string, header ...string) *http.Response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Result()
+}
+
+func Body(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Event is one server-sent event: its type and its data lines joined.
+type Event struct {
+	Type, Data string
+}
+
+// ReadEvents parses a stream into events until it ends.
+func ReadEvents(r io.Reader, out chan<- Event) {
+	defer close(out)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var ev Event
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.Type != "" {
+				ev.Data = strings.Join(data, "\n")
+				out <- ev
+			}
+			ev, data = Event{}, nil
+		case strings.HasPrefix(line, "event: "):
+			ev.Type = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		}
+	}
+}
+
+// OpenStream opens a tab's stream on a test server and returns its events.
+func OpenStream(t *testing.T, base, signals string) <-chan Event {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err := http.DefaultTransport.RoundTrip(req) // raw: no transparent gunzip, so we see what a browser gets
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: status %d, type %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	body := io.Reader(res.Body)
+	if res.Header.Get("Content-Encoding") == "gzip" {
+		body = gunzipStream(t, res.Body)
+	}
+	events := make(chan Event, 256)
+	go ReadEvents(body, events)
+	return events
+}
+
+// NextCharts waits for the next chart update and returns every chart's
+// whole option after it: an applyCharts call's own, or an advanceCharts
+// patch applied (as app.js does) to the options this stream sent before.
+func NextCharts(t *testing.T, events <-chan Event) (map[string]json.RawMessage, []Event) {
+	t.Helper()
+	var seen []Event
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			seen = append(seen, ev)
+			if call, ok := ParseApplyCharts(t, ev.Data); ok {
+				held := map[string]json.RawMessage{}
+				if !call.Replace {
+					held = chartsHeld(events)
+				}
+				for id, o := range call.Options {
+					held[id] = o
+				}
+				chartsSeen.Store(events, held)
+				return held, seen
+			}
+			if patches, ok := parseAdvanceCharts(t, ev.Data); ok {
+				held := chartsHeld(events)
+				for id, p := range patches {
+					held[id] = ApplyPatchJSON(t, held[id], p)
+				}
+				chartsSeen.Store(events, held)
+				return held, seen
+			}
+		case <-timeout:
+			t.Fatal("no chart update within 10 s")
+		}
+	}
+}
+
+// chartsSeen is, by stream, the options its page holds.
+var chartsSeen sync.Map
+
+func chartsHeld(events <-chan Event) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	if v, ok := chartsSeen.Load(events); ok {
+		for id, o := range v.(map[string]json.RawMessage) {
+			out[id] = o
+		}
+	}
+	return out
+}
+
+// parseAdvanceCharts reads the advanceCharts(patches) call in an event's
+// data, if it holds one.
+func parseAdvanceCharts(t *testing.T, data string) (map[string]json.RawMessage, bool) {
+	t.Helper()
+	i := strings.Index(data, "advanceCharts(")
+	if i < 0 {
+		return nil, false
+	}
+	js := data[i+len("advanceCharts("):]
+	js = strings.TrimSuffix(js[:strings.LastIndex(js, "</script>")], ")")
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &out); err != nil {
+		t.Fatalf("advanceCharts argument: %v\n%s", err, Head(js, 300))
+	}
+	return out, true
+}
+
+// ApplyPatchJSON is app.js's patchValue in Go: the option held with a
+// patch applied.
+func ApplyPatchJSON(t *testing.T, held, patch json.RawMessage) json.RawMessage {
+	t.Helper()
+	var v, p any
+	if len(held) > 0 {
+		if err := json.Unmarshal(held, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(patchValue(v, p.(map[string]any)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func patchValue(v any, p map[string]any) any {
+	if set, ok := p["="]; ok {
+		return set
+	}
+	if p["o"] != nil || p["d"] != nil {
+		out := map[string]any{}
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				out[k] = x
+			}
+		}
+		for k, q := range asMap(p["o"]) {
+			out[k] = patchValue(out[k], q.(map[string]any))
+		}
+		for _, k := range asSlice(p["d"]) {
+			delete(out, k.(string))
+		}
+		return out
+	}
+	out := append([]any(nil), asSlice(v)...)
+	for k, q := range asMap(p["a"]) {
+		i, _ := strconv.Atoi(k)
+		out[i] = patchValue(out[i], q.(map[string]any))
+	}
+	return append(out, asSlice(p["p"])...)
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+// ApplyChartsCall is what one applyCharts call the stream sent says.
+type ApplyChartsCall struct {
+	Options map[string]json.RawMessage
+	Replace bool
+	Heights map[string]int
+}
+
+// ParseApplyCharts reads the applyCharts(options[, replace, heights]) call
+// in an event's data, if it holds one.
+func ParseApplyCharts(t *testing.T, data string) (ApplyChartsCall, bool) {
+	t.Helper()
+	var call ApplyChartsCall
+	i := strings.Index(data, "applyCharts(")
+	if i < 0 {
+		return call, false
+	}
+	js := data[i+len("applyCharts("):]
+	js = strings.TrimSuffix(js[:strings.LastIndex(js, "</script>")], ")")
+	if j := strings.LastIndex(js, ",true,"); j >= 0 {
+		call.Replace = true
+		if err := json.Unmarshal([]byte(js[j+len(",true,"):]), &call.Heights); err != nil {
+			t.Fatalf("applyCharts heights: %v\n%s", err, Head(js[j:], 300))
+		}
+		js = js[:j]
+	}
+	if err := json.Unmarshal([]byte(js), &call.Options); err != nil {
+		t.Fatalf("applyCharts argument: %v\n%s", err, Head(js, 300))
+	}
+	return call, true
+}
+
+// SeriesLen is the length of a named series' data in a chart option.
+func SeriesLen(t *testing.T, opt json.RawMessage, name string) int {
+	t.Helper()
+	var o struct {
+		Series []struct {
+			Name string            `json:"name"`
+			Data []json.RawMessage `json:"data"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(opt, &o); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o.Series {
+		if s.Name == name {
+			return len(s.Data)
+		}
+	}
+	t.Fatalf("no series %q", name)
+	return 0
+}
+
+func JoinData(evs []Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.Data)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// gunzipStream reads a gzip-compressed stream as it arrives (the server
+// flushes the compressor after every event).
+func gunzipStream(t *testing.T, r io.Reader) io.Reader {
+	t.Helper()
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		t.Fatalf("gzip stream: %v", err)
+	}
+	return zr
+}
