@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"outlierlab/web/lessonbook"
 	"slices"
 	"strings"
 	"time"
@@ -147,15 +148,15 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 	if in.Preset == "" {
 		in.Preset = tabstate.DefaultPreset
 	}
-	var lesson *lessonDoc
+	var lesson *lessonbook.Doc
 	if sig.Lesson != "" {
-		if lesson = s.lessons.byID[sig.Lesson]; lesson == nil {
+		if lesson = s.lessons.ByID[sig.Lesson]; lesson == nil {
 			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
 		}
-		if !lesson.hasStep(sig.Step) {
+		if !lesson.HasStep(sig.Step) {
 			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), lesson.ID)})
 		}
-		in = lesson.inputs(sig.Step)
+		in = lesson.Inputs(sig.Step)
 	}
 	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	if err != nil {
@@ -441,10 +442,10 @@ func cmdLesson(s *Lab, sess *Session, sig *tabSignals) error {
 	if d == nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "lesson", Msg: "this tab is not a lesson page"})
 	}
-	if !d.hasStep(sig.Step) {
+	if !d.HasStep(sig.Step) {
 		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), d.ID)})
 	}
-	return loadInputs(s, sess, d.inputs(sig.Step), sig.Step)
+	return loadInputs(s, sess, d.Inputs(sig.Step), sig.Step)
 }
 
 // cmdAnswer records that the learner answered the lesson's prediction
@@ -457,7 +458,7 @@ func cmdAnswer(s *Lab, sess *Session, _ *tabSignals) error {
 	return nil
 }
 
-func (s *Session) lessonOf() *lessonDoc {
+func (s *Session) lessonOf() *lessonbook.Doc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lesson

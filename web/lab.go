@@ -12,6 +12,7 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"sync"
@@ -31,7 +32,7 @@ type Lab struct {
 	pages    *page.Pages
 	runs     *tabstate.RunCache
 	sessions *sessionStore
-	lessons  *lessonBook
+	lessons  *lessonbook.Book
 	now      func() time.Time
 	log      *slog.Logger
 	maxBody  int64
@@ -106,7 +107,7 @@ func NewLab(o LabOptions) (*Lab, error) {
 	if o.Budget == nil {
 		o.Budget = budget.New(budget.BudgetOptions{})
 	}
-	book, err := loadLessonBook(o.Lessons)
+	book, err := lessonbook.Load(o.Lessons)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lessonbook"
 	"reflect"
 	"regexp"
 	"slices"
@@ -86,12 +87,12 @@ func TestLessonPages(t *testing.T) {
 			}
 			// The page shows only the lesson's controls (and those its
 			// steps ask for).
-			d := s.lessons.byID[l.ID]
+			d := s.lessons.ByID[l.ID]
 			for _, m := range regexp.MustCompile(`<(?:input|select) [^>]*name="([a-z_0-9]+)"`).FindAllStringSubmatch(body, -1) {
 				if m[1] == "cursor" {
 					continue
 				}
-				if !d.shows(tabstate.ControlByName[m[1]]) {
+				if !d.Shows(tabstate.ControlByName[m[1]]) {
 					t.Errorf("the page shows %s, which the lesson does not list", m[1])
 				}
 			}
@@ -158,8 +159,8 @@ func TestUnknownLesson(t *testing.T) {
 func TestLessonStepsWorkInTheLab(t *testing.T) {
 	s := newTestServer(t)
 	for _, l := range courseLessons(t) {
-		d := s.lessons.byID[l.ID]
-		start, err := s.runs.Get(d.inputs(""))
+		d := s.lessons.ByID[l.ID]
+		start, err := s.runs.Get(d.Inputs(""))
 		if err != nil {
 			t.Fatalf("%s: %v", l.ID, err)
 		}
@@ -181,14 +182,14 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 			}
 		}
 		for i, st := range l.Steps {
-			in := d.inputs("")
+			in := d.Inputs("")
 			if st.Preset != "" {
-				in = d.inputs(st.ID)
+				in = d.Inputs(st.ID)
 			}
 			vals := map[string]float64{}
 			for name, v := range st.Settings {
 				c := tabstate.LookupControl(name)
-				if c == nil || !d.shows(c) {
+				if c == nil || !d.Shows(c) {
 					t.Errorf("%s/%s: the page has no control for %s", l.ID, st.ID, name)
 					continue
 				}
@@ -208,7 +209,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 				continue
 			}
-			if got := d.statuses(run, len(run.Frames))[i]; !got.Done {
+			if got := d.Statuses(run, len(run.Frames))[i]; !got.Done {
 				t.Errorf("%s/%s: not done with its settings: %s %s", l.ID, st.ID, got.Hint, got.Detail)
 			}
 			if !st.MustFailBefore() {
@@ -225,7 +226,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := d.statuses(run, len(run.Frames))[i]; got.Done {
+				if got := d.Statuses(run, len(run.Frames))[i]; got.Done {
 					t.Errorf("%s/%s: done %s, before its action: %s", l.ID, st.ID, b.Name, got.Detail)
 				}
 			}
@@ -249,7 +250,7 @@ func fixtureServer(t testing.TB) *Server {
 // is not done until the cap is 17. The fixture keeps the course's rule.
 func TestLessonCheckNeedsItsAction(t *testing.T) {
 	s := fixtureServer(t)
-	d := s.lessons.byID["fixture"]
+	d := s.lessons.ByID["fixture"]
 	if lines := course.Report([]course.Lesson{d.Lesson}, []uint64{1, 2, 3}); len(lines) != 15 {
 		t.Errorf("%d report lines, want 15", len(lines))
 	} else {
@@ -261,11 +262,11 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	done := func(cap float64) (bool, bool) {
 		t.Helper()
-		run, err := s.runs.Get(d.inputs("").With(map[string]float64{"max_ejection_percent": cap}))
+		run, err := s.runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := d.statuses(run, len(run.Frames))
+		st := d.Statuses(run, len(run.Frames))
 		return st[0].Done, st[1].Done
 	}
 	for _, tc := range []struct {
@@ -278,8 +279,8 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	// The setting part is decided at once: at t = 0 with the cap at 34,
 	// cap-17 says it is not these settings, not "play on".
-	run, _ := s.runs.Get(d.inputs("").With(map[string]float64{"max_ejection_percent": 34}))
-	if st := d.statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
+	run, _ := s.runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
+	if st := d.Statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
 		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
 }
@@ -288,16 +289,16 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 // at every cursor, on scenarios it was not written for.
 func TestLessonStatusesOnAnyRun(t *testing.T) {
 	s := newTestServer(t)
-	for _, d := range s.lessons.list {
+	for _, d := range s.lessons.List {
 		for _, other := range []string{"search-cache", "burst", "small-fleet"} {
 			run, err := s.runs.Get(tabstate.Inputs{Preset: other})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for c := 0; c <= len(run.Frames); c += 7 {
-				sts := d.statuses(run, c)
-				vals := d.values(run, c)
-				if len(sts) != len(d.Steps) || len(vals) != len(d.slots) {
+				sts := d.Statuses(run, c)
+				vals := d.Values(run, c)
+				if len(sts) != len(d.Steps) || len(vals) != len(d.Slots) {
 					t.Fatalf("%s on %s: %d statuses, %d values", d.ID, other, len(sts), len(vals))
 				}
 			}
@@ -342,19 +343,19 @@ Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x
 The answer: **{{cap_pct}}**.
 :::
 `
-	b, err := loadLessonBook(fstest.MapFS{"demo.md": {Data: []byte(file)}})
+	b, err := lessonbook.Load(fstest.MapFS{"demo.md": {Data: []byte(file)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := b.byID["demo"]
-	if got := len(d.slots); got != 3 {
+	d := b.ByID["demo"]
+	if got := len(d.Slots); got != 3 {
 		t.Errorf("%d slots, want 3 (hosts, cap_pct, threshold@40s)", got)
 	}
-	vals := make([]string, len(d.slots))
+	vals := make([]string, len(d.Slots))
 	for i := range vals {
 		vals[i] = "V" + tabstate.Itoa(i) + "<&>"
 	}
-	html := d.body.HTML(vals)
+	html := d.Body.HTML(vals)
 	for _, bad := range []string{"<script", "onclick", "<b "} {
 		if strings.Contains(html, bad) {
 			t.Errorf("raw HTML passed through (%s):\n%s", bad, html)
@@ -370,10 +371,10 @@ The answer: **{{cap_pct}}**.
 	if want := `<div class="after-prediction" hidden><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
 		t.Errorf("body does not end with the hidden block %s:\n%s", want, html)
 	}
-	if got := d.steps[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
+	if got := d.StepTexts[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
 		t.Errorf("step text = %s", got)
 	}
-	if got := d.reveal.HTML(vals); !strings.Contains(got, `data-text="$_ph.p1"`) {
+	if got := d.Reveal.HTML(vals); !strings.Contains(got, `data-text="$_ph.p1"`) {
 		t.Errorf("reveal = %s", got)
 	}
 }
@@ -382,13 +383,13 @@ The answer: **{{cap_pct}}**.
 // on the scenario it is about.
 func TestLessonPredictionHolds(t *testing.T) {
 	s := newTestServer(t)
-	d := s.lessons.byID["cap"]
-	run, err := s.runs.Get(d.inputs(""))
+	d := s.lessons.ByID["cap"]
+	run, err := s.runs.Get(d.Inputs(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1000, 0)
-	sess := newSession(webtest.Tab, d.inputs(""), run, t0)
+	sess := newSession(webtest.Tab, d.Inputs(""), run, t0)
 	sess.lesson = d
 	sess.rehold()
 	if sess.pb.Hold != 3 {
@@ -413,11 +414,11 @@ func TestLessonPredictionHolds(t *testing.T) {
 		t.Errorf("after the answer: cursor %d", c)
 	}
 	// A step's other scenario has no pause.
-	burst, err := s.runs.Get(d.inputs("safety"))
+	burst, err := s.runs.Get(d.Inputs("safety"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newSession(webtest.Tab, d.inputs("safety"), burst, t0)
+	other := newSession(webtest.Tab, d.Inputs("safety"), burst, t0)
 	other.lesson = d
 	other.rehold()
 	if other.pb.Hold != 0 {
@@ -573,9 +574,9 @@ func TestLessonCommands(t *testing.T) {
 // cursor.
 func TestStreamLessonStatus(t *testing.T) {
 	lab, ts := startTestServer(t)
-	d := lab.lessons.byID["cap"]
+	d := lab.lessons.ByID["cap"]
 	slot := func(raw string) string {
-		for i, p := range d.slots {
+		for i, p := range d.Slots {
 			if p.Raw == raw {
 				return "p" + tabstate.Itoa(i)
 			}

@@ -3,11 +3,11 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"outlierlab/web/lessonbook"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
-	"outlierlab/engine/course"
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
@@ -26,7 +26,7 @@ func (s *Lab) lessonIndex(w http.ResponseWriter, r *http.Request) {
 // on its preset and start settings, in a fresh tab session.
 func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	d := s.lessons.byID[id]
+	d := s.lessons.ByID[id]
 	if d == nil {
 		s.pages.NotFound(w, r, "There is no lesson "+quoteShort(id)+".")
 		return
@@ -57,17 +57,17 @@ func quoteShort(s string) string {
 
 // lessonLinks is the course in order.
 func (s *Lab) lessonLinks() []view.LessonLink {
-	out := make([]view.LessonLink, len(s.lessons.list))
-	for i, d := range s.lessons.list {
+	out := make([]view.LessonLink, len(s.lessons.List))
+	for i, d := range s.lessons.List {
 		out[i] = lessonLink(d)
 	}
 	return out
 }
 
-func lessonLink(d *lessonDoc) view.LessonLink {
+func lessonLink(d *lessonbook.Doc) view.LessonLink {
 	l := view.LessonLink{
 		ID: d.ID, Title: d.Title, Summary: d.Summary, URL: "/lessons/" + d.ID,
-		Number: d.index + 1, Minutes: d.Minutes, Quiz: len(d.Quiz),
+		Number: d.Index + 1, Minutes: d.Minutes, Quiz: len(d.Quiz),
 	}
 	for _, st := range d.Steps {
 		l.StepIDs = append(l.StepIDs, st.ID)
@@ -77,19 +77,19 @@ func lessonLink(d *lessonDoc) view.LessonLink {
 
 // lessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects.
-func (s *Lab) lessonView(d *lessonDoc) (view.Lesson, error) {
-	run, err := s.runs.Get(d.inputs(""))
+func (s *Lab) lessonView(d *lessonbook.Doc) (view.Lesson, error) {
+	run, err := s.runs.Get(d.Inputs(""))
 	if err != nil {
 		return view.Lesson{}, err
 	}
 	tab := newTabID()
 	snap := snapshot{run: run, speed: speeds[0], lesson: d}
-	vals := d.values(run, 0)
+	vals := d.Values(run, 0)
 	v := view.Lesson{
 		Layout: s.pages.Layout(d.Title, "lessons", true),
 		ID:     d.ID, Title: d.Title, Summary: d.Summary,
-		Number: d.index + 1, Total: len(s.lessons.list), Minutes: d.Minutes,
-		Body:     view.HTML(d.body.HTML(vals)),
+		Number: d.Index + 1, Total: len(s.lessons.List), Minutes: d.Minutes,
+		Body:     view.HTML(d.Body.HTML(vals)),
 		Scenario: d.Preset,
 		Lab: view.Lab{
 			Tab:       tab,
@@ -103,23 +103,23 @@ func (s *Lab) lessonView(d *lessonDoc) (view.Lesson, error) {
 			Panels:    panelsView(run, 0),
 		},
 	}
-	for _, g := range d.goals {
+	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}
-	statuses := d.statuses(run, 0)
+	statuses := d.Statuses(run, 0)
 	for i, st := range d.Steps {
 		v.Steps = append(v.Steps, view.Step{
-			ID: st.ID, Number: i + 1, Text: view.HTML(d.steps[i].HTML(vals)),
+			ID: st.ID, Number: i + 1, Text: view.HTML(d.StepTexts[i].HTML(vals)),
 			Preset: st.Preset, Status: statuses[i],
 			PredictFirst: d.Predict.Question != "" && d.Predict.BeforeStep == st.ID,
 		})
 	}
 	if p := d.Predict; p.Question != "" {
 		v.Predict = &view.Predict{
-			BeforeStep: p.BeforeStep, Question: view.HTML(d.question.HTML(vals)),
-			Answer: p.Answer, Reveal: view.HTML(d.reveal.HTML(vals)),
+			BeforeStep: p.BeforeStep, Question: view.HTML(d.Question.HTML(vals)),
+			Answer: p.Answer, Reveal: view.HTML(d.Reveal.HTML(vals)),
 		}
-		for _, c := range d.predictChoices {
+		for _, c := range d.PredictChoices {
 			v.Predict.Choices = append(v.Predict.Choices, view.HTML(c.HTML(vals)))
 		}
 		if p.PauseAt > 0 {
@@ -128,20 +128,20 @@ func (s *Lab) lessonView(d *lessonDoc) (view.Lesson, error) {
 	}
 	for i, q := range d.Quiz {
 		qv := view.Question{
-			Number: i + 1, Question: view.HTML(d.quiz[i].question.HTML(vals)),
-			Answer: q.Answer, Explain: view.HTML(d.quiz[i].explain.HTML(vals)),
+			Number: i + 1, Question: view.HTML(d.QuizTexts[i].Question.HTML(vals)),
+			Answer: q.Answer, Explain: view.HTML(d.QuizTexts[i].Explain.HTML(vals)),
 		}
-		for _, c := range d.quiz[i].choices {
+		for _, c := range d.QuizTexts[i].Choices {
 			qv.Choices = append(qv.Choices, view.HTML(c.HTML(vals)))
 		}
 		v.Quiz = append(v.Quiz, qv)
 	}
-	if d.index > 0 {
-		p := lessonLink(s.lessons.list[d.index-1])
+	if d.Index > 0 {
+		p := lessonLink(s.lessons.List[d.Index-1])
 		v.Prev = &p
 	}
-	if d.index+1 < len(s.lessons.list) {
-		n := lessonLink(s.lessons.list[d.index+1])
+	if d.Index+1 < len(s.lessons.List) {
+		n := lessonLink(s.lessons.List[d.Index+1])
 		v.Next = &n
 	}
 	return v, nil
@@ -149,7 +149,7 @@ func (s *Lab) lessonView(d *lessonDoc) (view.Lesson, error) {
 
 // lessonSignals is a lesson page's initial data-signals: the lab's, plus
 // the lesson, the loaded step, the prediction and the live numbers.
-func lessonSignals(tab string, r *tabstate.Run, d *lessonDoc, vals []string) string {
+func lessonSignals(tab string, r *tabstate.Run, d *lessonbook.Doc, vals []string) string {
 	sig := map[string]any{
 		"tab":       tab,
 		"preset":    r.Preset,
@@ -182,49 +182,14 @@ func slotSignals(vals, prev []string) map[string]string {
 	return out
 }
 
-// statuses evaluates every step's check against the run as far as the
-// cursor: done, or not yet and what is missing. A step about another
-// scenario than the one loaded is not yet, and says which to load.
-func (d *lessonDoc) statuses(r *tabstate.Run, cursor int) []view.StepStatus {
-	ms := tabstate.CursorMs(r, cursor)
-	last := int64(0)
-	if n := len(r.Frames); n > 0 {
-		last = r.Frames[n-1].TMs
-	}
-	out := make([]view.StepStatus, len(d.Steps))
-	for i := range d.Steps {
-		st := &d.Steps[i]
-		out[i] = view.StepStatus{ID: st.ID}
-		if want := d.PresetFor(st.ID); r.Preset != want {
-			out[i].Hint = "on the " + want + " scenario"
-			if st.Preset == "" {
-				out[i].Back = want
-			}
-			continue
-		}
-		res := course.Evaluate(st.Check, r.Result, ms)
-		out[i].Done, out[i].Detail = res.Pass, res.Detail
-		switch {
-		case res.Pass:
-		case !res.Decided && res.NeedsCursorMs >= last:
-			out[i].Hint = "play to the end"
-		case !res.Decided:
-			out[i].Hint = "step to " + course.Ms(res.NeedsCursorMs).String()
-		default:
-			out[i].Hint = "not with these settings"
-		}
-	}
-	return out
-}
-
 // controlsFor is the settings panel of a tab: the free lab's, or a
 // lesson's own controls with no preset menu.
-func controlsFor(r *tabstate.Run, d *lessonDoc) view.Controls {
+func controlsFor(r *tabstate.Run, d *lessonbook.Doc) view.Controls {
 	if d == nil {
 		return controlsView(r)
 	}
 	g := view.ControlGroup{Title: "Settings in this lesson", Open: true}
-	for _, c := range d.controls {
+	for _, c := range d.ControlsShown {
 		if _, ok := r.Values[c.Name]; ok {
 			v := controlView(c, r.Values[c.Name])
 			if c.Group == tabstate.GroupEnforcing {

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/http/httptest"
+	"outlierlab/web/lessonbook"
 	"testing"
 
 	"github.com/starfederation/datastar-go/datastar"
@@ -74,7 +75,7 @@ func TestLessonAndLabPanelsNotShared(t *testing.T) {
 	}
 	lab := snapshot{run: run, cursor: 5, speed: speeds[0], gen: 1, held: true}
 	lesson := lab
-	lesson.lesson = &lessonDoc{}
+	lesson.lesson = &lessonbook.Doc{}
 	m := newRedrawMemo()
 	pl, _ := m.sharedPanels(lab, false)
 	ps, _ := m.sharedPanels(lesson, false)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"outlierlab/web/lessonbook"
 	"strings"
 	"time"
 
@@ -174,18 +175,18 @@ func decodeRecord(b []byte) (roomRecord, error) {
 // roomInputs checks a state against the lab (its lesson and step, preset,
 // settings, faults, speed and anchor) and gives the run's inputs and the
 // lesson (nil in the free lab).
-func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonDoc, error) {
+func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, error) {
 	var in tabstate.Inputs
-	var d *lessonDoc
+	var d *lessonbook.Doc
 	switch {
 	case st.Lesson != "":
-		if d = s.lessons.byID[st.Lesson]; d == nil {
+		if d = s.lessons.ByID[st.Lesson]; d == nil {
 			return in, nil, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(st.Lesson, 40))}
 		}
-		if !d.hasStep(st.Step) {
+		if !d.HasStep(st.Step) {
 			return in, nil, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(st.Step, 40), d.ID)}
 		}
-		in = d.inputs(st.Step)
+		in = d.Inputs(st.Step)
 	case st.Step != "":
 		return in, nil, &httperr.FieldError{Field: "step", Msg: "a step needs its lesson"}
 	default:
@@ -239,7 +240,7 @@ func roomStateOf(ts TabState) roomState {
 // tabState is the room's state for a tab to take, over the inputs
 // roomInputs checked (in, its run, of lesson d): an open question holds
 // playback before the moment it asks about.
-func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonDoc) TabState {
+func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) TabState {
 	sp, _ := lookupSpeed(st.Speed)
 	pb := Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
 	if st.AnchorAtMs != 0 {

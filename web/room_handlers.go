@@ -154,7 +154,7 @@ func (s *Server) startFrom(start string) (roomState, error) {
 	case "":
 		return st, nil
 	case "lesson":
-		d := s.lessons.byID[name]
+		d := s.lessons.ByID[name]
 		if d == nil {
 			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(name, 40))})
 		}

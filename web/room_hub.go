@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"outlierlab/web/addrlimit"
+	"outlierlab/web/lessonbook"
 	"sync"
 	"time"
 
@@ -330,7 +331,7 @@ type roomNow struct {
 	rev    uint64
 	in     tabstate.Inputs
 	run    *tabstate.Run
-	lesson *lessonDoc
+	lesson *lessonbook.Doc
 	next   chan struct{}
 }
 

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"outlierlab/web/lessonbook"
 	"strconv"
 	"strings"
 
@@ -33,12 +34,12 @@ type planBook struct {
 // validated against the course's lessons: a plan naming a lesson or a
 // step the server does not have would break a room at its first scene, so
 // it is refused at start-up, not in class.
-func loadPlans(fsys fs.FS, lessons *lessonBook) (*planBook, error) {
+func loadPlans(fsys fs.FS, lessons *lessonbook.Book) (*planBook, error) {
 	if fsys == nil {
 		return &planBook{byID: map[string]*plan.Plan{}}, nil
 	}
-	ls := make([]course.Lesson, 0, len(lessons.list))
-	for _, d := range lessons.list {
+	ls := make([]course.Lesson, 0, len(lessons.List))
+	for _, d := range lessons.List {
 		ls = append(ls, d.Lesson)
 	}
 	ps, err := plan.Load(fsys, ls)
@@ -63,9 +64,9 @@ func loadPlans(fsys fs.FS, lessons *lessonBook) (*planBook, error) {
 
 // sceneBase is what the room's lesson page sets before any control at a
 // scene's step (nil for a preset's scene): the start of the step.
-func sceneBase(lessons *lessonBook, sc *plan.Scene) map[string]string {
-	if d := lessons.byID[sc.Lesson]; d != nil {
-		return d.inputs(sc.Step).Base
+func sceneBase(lessons *lessonbook.Book, sc *plan.Scene) map[string]string {
+	if d := lessons.ByID[sc.Lesson]; d != nil {
+		return d.Inputs(sc.Step).Base
 	}
 	return nil
 }
@@ -104,7 +105,7 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 		next.Speed = speeds[0].Name
 	}
 	if sc.Lesson != "" {
-		d := s.lessons.byID[sc.Lesson]
+		d := s.lessons.ByID[sc.Lesson]
 		if d == nil {
 			return st, fmt.Errorf("plan %s, scene %s: %q is not a lesson here", p.ID, sc.ID, sc.Lesson)
 		}
@@ -281,7 +282,7 @@ func (s *Server) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
 		}
 	}
 	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(text), &buf); err != nil {
+	if err := lessonbook.Markdown.Convert([]byte(text), &buf); err != nil {
 		return view.HTML("<p>" + template.HTMLEscapeString(text) + "</p>")
 	}
 	return view.HTML(buf.String())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/lessonbook"
 	"strings"
 	"sync"
 	"time"
@@ -117,7 +118,7 @@ type prepared struct {
 	ok     bool
 	err    error
 	in     tabstate.Inputs
-	d      *lessonDoc
+	d      *lessonbook.Doc
 }
 
 // runOf is a prepared entry's run, from the cache (rebuilt if it went).

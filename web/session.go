@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"net/http"
 	"outlierlab/web/addrlimit"
+	"outlierlab/web/lessonbook"
 	"sync"
 	"time"
 	"weak"
@@ -55,7 +56,7 @@ type Session struct {
 	// loaded ("" for the lesson's own), and whether the learner has
 	// answered the prediction. Until then the cursor goes no further than
 	// the playback's hold, the frames up to pause_at.
-	lesson    *lessonDoc
+	lesson    *lessonbook.Doc
 	step      string
 	predicted bool
 
@@ -192,7 +193,7 @@ type snapshot struct {
 	next      time.Time // when the cursor moves next; zero when paused
 	// lesson is the tab's lesson (nil in the free lab), step the step whose
 	// scenario is loaded, held whether playback waits for the prediction.
-	lesson *lessonDoc
+	lesson *lessonbook.Doc
 	step   string
 	held   bool
 	// room: the tab is in a workshop, whose page keeps its own address.

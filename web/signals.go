@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"outlierlab/web/lessonbook"
 	"strings"
 
 	"outlierlab/engine/scenario"
@@ -136,11 +137,11 @@ func pageSignals(tab string, r *tabstate.Run, cursor int) string {
 // controlSignals is every control's effective value in the type its input
 // binds: numbers for sliders, booleans for switches, names for selects. A
 // lesson page has only its own controls.
-func controlSignals(r *tabstate.Run, d *lessonDoc) map[string]any {
+func controlSignals(r *tabstate.Run, d *lessonbook.Doc) map[string]any {
 	out := make(map[string]any, len(tabstate.Controls))
 	for i := range tabstate.Controls {
 		c := &tabstate.Controls[i]
-		if d != nil && !d.shows(c) {
+		if d != nil && !d.Shows(c) {
 			continue
 		}
 		v, ok := r.Values[c.Name]

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lessonbook"
 	"slices"
 	"testing"
 
@@ -35,7 +36,7 @@ func signalKeys(t *testing.T, v any) (map[string]json.RawMessage, []string) {
 func TestOutgoingSignals(t *testing.T) {
 	r := testRun(t, -1)
 	free := snapshot{run: r, in: r.Inputs, cursor: 7, speed: speeds[1]}
-	lesson := snapshot{run: r, cursor: 3, speed: speeds[0], lesson: &lessonDoc{}, step: "", held: false}
+	lesson := snapshot{run: r, cursor: 3, speed: speeds[0], lesson: &lessonbook.Doc{}, step: "", held: false}
 	for _, tt := range []struct {
 		name string
 		sig  any

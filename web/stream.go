@@ -310,14 +310,14 @@ func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap s
 	if d == nil {
 		return nil
 	}
-	vals := d.values(snap.run, snap.cursor)
+	vals := d.Values(snap.run, snap.cursor)
 	if diff := slotSignals(vals, st.ph); len(diff) > 0 {
 		if err := st.patchSignals(sse, placeholderSignals{PH: diff}); err != nil {
 			return err
 		}
 	}
 	st.ph = vals
-	statuses := d.statuses(snap.run, snap.cursor)
+	statuses := d.Statuses(snap.run, snap.cursor)
 	for i, s := range statuses {
 		if i < len(st.steps) && st.steps[i] == s {
 			continue

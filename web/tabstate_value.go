@@ -1,6 +1,7 @@
 package web
 
 import (
+	"outlierlab/web/lessonbook"
 	"time"
 
 	"outlierlab/web/tabstate"
@@ -16,7 +17,7 @@ import (
 type TabState struct {
 	In           tabstate.Inputs
 	Run          *tabstate.Run
-	Lesson       *lessonDoc
+	Lesson       *lessonbook.Doc
 	Step         string
 	Playback     Playback // its Hold is computed (playback), not taken
 	Predicted    bool
@@ -59,7 +60,7 @@ func (st TabState) Left(now time.Time) int {
 // decision log must not show the answer before the question), on the
 // scenario its prediction is about, until the learner answers; 0 when
 // there is nothing to wait for.
-func lessonHold(d *lessonDoc, predicted bool, run *tabstate.Run) int {
+func lessonHold(d *lessonbook.Doc, predicted bool, run *tabstate.Run) int {
 	if d == nil || predicted {
 		return 0
 	}
@@ -149,7 +150,7 @@ func (s *Session) StepsDone(now time.Time) []string {
 		return nil
 	}
 	var done []string
-	for _, st := range d.statuses(run, s.cursorAt(now)) {
+	for _, st := range d.Statuses(run, s.cursorAt(now)) {
 		if st.Done {
 			done = append(done, st.ID)
 		}

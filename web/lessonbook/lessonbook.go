@@ -1,4 +1,12 @@
-package web
+// Package lessonbook is the course as the web serves it.
+//
+// The lessons come from engine/course, which knows the files, the checks
+// and the placeholders but renders no HTML. This package turns each lesson
+// into what its page needs, once, when the server starts: its markdown as
+// HTML (goldmark, CommonMark, raw HTML in a lesson is dropped, never passed
+// through) with every live number left as a slot, the controls it shows,
+// and the inputs of its runs.
+package lessonbook
 
 import (
 	"bytes"
@@ -14,73 +22,68 @@ import (
 
 	"outlierlab/engine/course"
 	"outlierlab/web/tabstate"
+	"outlierlab/web/view"
 )
 
-// The lessons come from engine/course, which knows the files, the checks
-// and the placeholders but renders no HTML. This file turns each lesson
-// into what its page needs, once, when the server starts: its markdown as
-// HTML (goldmark, CommonMark, raw HTML in a lesson is dropped, never passed
-// through) with every live number left as a slot, the controls it shows,
-// and the inputs of its runs.
-
-// lessonBook is the course, in order.
-type lessonBook struct {
-	list []*lessonDoc
-	byID map[string]*lessonDoc
+// Book is the course, in order.
+type Book struct {
+	List []*Doc
+	ByID map[string]*Doc
 }
 
-func loadLessonBook(fsys fs.FS) (*lessonBook, error) {
+// Load reads and compiles the lessons of fsys, in the course's order.
+func Load(fsys fs.FS) (*Book, error) {
 	ls, err := course.Load(fsys)
 	if err != nil {
 		return nil, err
 	}
-	b := &lessonBook{byID: map[string]*lessonDoc{}}
+	b := &Book{ByID: map[string]*Doc{}}
 	for i := range ls {
 		d, err := compileLesson(ls[i], i)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ls[i].File, err)
 		}
-		b.list = append(b.list, d)
-		b.byID[d.ID] = d
+		b.List = append(b.List, d)
+		b.ByID[d.ID] = d
 	}
 	return b, nil
 }
 
-// lessonDoc is a lesson ready to render.
-type lessonDoc struct {
+// Doc is a lesson ready to render.
+type Doc struct {
 	course.Lesson
-	index int // place in the course, from 0
+	Index int // place in the course, from 0
 
-	body, reveal, question richText
-	steps                  []richText
-	predictChoices         []richText
-	quiz                   []quizText
-	goals                  []richText
+	Body, Reveal, Question richText
+	StepTexts              []richText
+	PredictChoices         []richText
+	QuizTexts              []quizText
+	GoalTexts              []richText
 
-	// slots are the lesson's distinct placeholders; slot i is the signal
+	// Slots are the lesson's distinct placeholders; slot i is the signal
 	// _ph.p{i} and every span showing it.
-	slots []course.Placeholder
-	// controls are the lab controls the page shows: the lesson's own, then
+	Slots []course.Placeholder
+	// ControlsShown are the lab controls the page shows: the lesson's own, then
 	// any setting a step asks for that they miss (a step that says "set the
 	// cap to 50" needs the cap; so does a setting check), in that order.
-	controls []*tabstate.Control
+	ControlsShown []*tabstate.Control
 }
 
 type quizText struct {
-	question, explain richText
-	choices           []richText
+	Question, Explain richText
+	Choices           []richText
 }
 
-func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
-	d := &lessonDoc{Lesson: l, index: index}
+func compileLesson(l course.Lesson, index int) (*Doc, error) {
+	d := &Doc{Lesson: l, Index: index}
 	slotOf := map[string]int{}
 	md := func(text string, inline bool) richText {
 		return renderMarkdown(text, inline, func(p course.Placeholder) int {
 			i, ok := slotOf[p.Raw]
 			if !ok {
-				i = len(d.slots)
+				i = len(d.Slots)
 				slotOf[p.Raw] = i
-				d.slots = append(d.slots, p)
+				d.Slots = append(d.Slots, p)
 			}
 			return i
 		})
@@ -93,25 +96,25 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 			// a browser without scripts.
 			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden>`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
 		}
-		d.body = append(d.body, text...)
+		d.Body = append(d.Body, text...)
 	}
 	for _, g := range l.Goals {
-		d.goals = append(d.goals, md(g, true))
+		d.GoalTexts = append(d.GoalTexts, md(g, true))
 	}
 	for _, s := range l.Steps {
-		d.steps = append(d.steps, md(s.Text, true))
+		d.StepTexts = append(d.StepTexts, md(s.Text, true))
 	}
-	d.question = md(l.Predict.Question, true)
-	d.reveal = md(l.Predict.Reveal, true)
+	d.Question = md(l.Predict.Question, true)
+	d.Reveal = md(l.Predict.Reveal, true)
 	for _, c := range l.Predict.Choices {
-		d.predictChoices = append(d.predictChoices, md(c, true))
+		d.PredictChoices = append(d.PredictChoices, md(c, true))
 	}
 	for _, q := range l.Quiz {
-		qt := quizText{question: md(q.Question, true), explain: md(q.Explain, true)}
+		qt := quizText{Question: md(q.Question, true), Explain: md(q.Explain, true)}
 		for _, c := range q.Choices {
-			qt.choices = append(qt.choices, md(c, true))
+			qt.Choices = append(qt.Choices, md(c, true))
 		}
-		d.quiz = append(d.quiz, qt)
+		d.QuizTexts = append(d.QuizTexts, qt)
 	}
 
 	names := slices.Clone(l.Controls)
@@ -127,21 +130,21 @@ func compileLesson(l course.Lesson, index int) (*lessonDoc, error) {
 		if c == nil {
 			return nil, fmt.Errorf("the lab has no control for %q", name)
 		}
-		if !slices.Contains(d.controls, c) {
-			d.controls = append(d.controls, c)
+		if !slices.Contains(d.ControlsShown, c) {
+			d.ControlsShown = append(d.ControlsShown, c)
 		}
 	}
 	return d, nil
 }
 
-// inputs are what a step's button loads (step "": the lesson's start): the
+// Inputs are what a step's button loads (step "": the lesson's start): the
 // step's preset, or the lesson's, with course.StartSettings over it.
-func (d *lessonDoc) inputs(step string) tabstate.Inputs {
+func (d *Doc) Inputs(step string) tabstate.Inputs {
 	return tabstate.Inputs{Preset: d.PresetFor(step), Seed: d.SeedOrDefault(), Base: course.StartSettings(d.Lesson, step)}
 }
 
-// hasStep reports whether step is "" (the start) or one of the lesson's.
-func (d *lessonDoc) hasStep(step string) bool {
+// HasStep reports whether step is "" (the start) or one of the lesson's.
+func (d *Doc) HasStep(step string) bool {
 	if step == "" {
 		return true
 	}
@@ -149,14 +152,14 @@ func (d *lessonDoc) hasStep(step string) bool {
 	return ok
 }
 
-// shows reports whether the page shows a control.
-func (d *lessonDoc) shows(c *tabstate.Control) bool { return slices.Contains(d.controls, c) }
+// Shows reports whether the page shows a control.
+func (d *Doc) Shows(c *tabstate.Control) bool { return slices.Contains(d.ControlsShown, c) }
 
-// values are the slots' values in a run at a cursor.
-func (d *lessonDoc) values(r *tabstate.Run, cursor int) []string {
+// Values are the slots' values in a run at a cursor.
+func (d *Doc) Values(r *tabstate.Run, cursor int) []string {
 	ms := tabstate.CursorMs(r, cursor)
-	out := make([]string, len(d.slots))
-	for i, p := range d.slots {
+	out := make([]string, len(d.Slots))
+	for i, p := range d.Slots {
 		v, err := p.Resolve(r.Result, ms)
 		if err != nil || v == "" {
 			v = course.Dash
@@ -201,7 +204,7 @@ func (rt richText) HTML(vals []string) string {
 // characters that no lesson contains and goldmark does not escape.
 const slotOpen, slotClose = "\uE000", "\uE001"
 
-var markdown = goldmark.New() // CommonMark; raw HTML is omitted (no WithUnsafe)
+var Markdown = goldmark.New() // CommonMark; raw HTML is omitted (no WithUnsafe)
 
 // renderMarkdown renders text (inline: one paragraph, without its <p>),
 // with each placeholder as a slot numbered by slot.
@@ -210,7 +213,7 @@ func renderMarkdown(text string, inline bool, slot func(course.Placeholder) int)
 		return slotOpen + strconv.Itoa(slot(p)) + slotClose
 	})
 	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(marked), &buf); err != nil {
+	if err := Markdown.Convert([]byte(marked), &buf); err != nil {
 		// goldmark fails only on a failing writer; keep the text readable.
 		buf.Reset()
 		buf.WriteString(html.EscapeString(marked))
@@ -243,4 +246,39 @@ func renderMarkdown(text string, inline bool, slot func(course.Placeholder) int)
 		rt = append(rt, richPart{html: out, slot: -1})
 	}
 	return rt
+}
+
+// Statuses evaluates every step's check against the run as far as the
+// cursor: done, or not yet and what is missing. A step about another
+// scenario than the one loaded is not yet, and says which to load.
+func (d *Doc) Statuses(r *tabstate.Run, cursor int) []view.StepStatus {
+	ms := tabstate.CursorMs(r, cursor)
+	last := int64(0)
+	if n := len(r.Frames); n > 0 {
+		last = r.Frames[n-1].TMs
+	}
+	out := make([]view.StepStatus, len(d.Steps))
+	for i := range d.Steps {
+		st := &d.Steps[i]
+		out[i] = view.StepStatus{ID: st.ID}
+		if want := d.PresetFor(st.ID); r.Preset != want {
+			out[i].Hint = "on the " + want + " scenario"
+			if st.Preset == "" {
+				out[i].Back = want
+			}
+			continue
+		}
+		res := course.Evaluate(st.Check, r.Result, ms)
+		out[i].Done, out[i].Detail = res.Pass, res.Detail
+		switch {
+		case res.Pass:
+		case !res.Decided && res.NeedsCursorMs >= last:
+			out[i].Hint = "play to the end"
+		case !res.Decided:
+			out[i].Hint = "step to " + course.Ms(res.NeedsCursorMs).String()
+		default:
+			out[i].Hint = "not with these settings"
+		}
+	}
+	return out
 }
