@@ -58,7 +58,7 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 		}
 		sse, rec := recorderSSE("")
 		st := newStreamState(rec, "", m)
-		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: speeds[0], gen: 1}); err != nil {
+		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: tabstate.Speeds[0], gen: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 	cw, _ := gzipstream.Compress(rec, req)
 	sse := datastar.NewSSE(cw, req)
 	st := newStreamState(cw, "", newRedrawMemo())
-	snap := snapshot{run: run, speed: speeds[0], gen: 1}
+	snap := snapshot{run: run, speed: tabstate.Speeds[0], gen: 1}
 	send := func(f func(*datastar.ServerSentEventGenerator, snapshot) error) {
 		sent := gzipstream.Batch(cw)
 		if err := f(sse, snap); err != nil {

@@ -186,7 +186,7 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 		}
 		sess.setCursor(c, now)
 	}
-	if sp, ok := lookupSpeed(sig.Speed); ok {
+	if sp, ok := tabstate.LookupSpeed(sig.Speed); ok {
 		sess.pb.Speed = sp
 	}
 	if lesson != nil {
@@ -397,7 +397,7 @@ func cmdScrub(s *Lab, sess *Session, sig *tabSignals) error {
 
 // cmdSpeed changes the playback speed from the current frame on.
 func cmdSpeed(s *Lab, sess *Session, sig *tabSignals) error {
-	sp, ok := lookupSpeed(sig.Speed)
+	sp, ok := tabstate.LookupSpeed(sig.Speed)
 	if !ok {
 		return &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
 	}

@@ -48,7 +48,7 @@ func BenchmarkFollowerRedraw(b *testing.B) {
 	st := newStreamState(cw, "bench-nonce", newRedrawMemo())
 	cursor := len(runs[0].Frames) / 2
 	for i := 0; b.Loop(); i++ {
-		snap := snapshot{run: runs[i%2], cursor: cursor, speed: speeds[0], gen: uint64(i + 1), inputsGen: 1, room: true}
+		snap := snapshot{run: runs[i%2], cursor: cursor, speed: tabstate.Speeds[0], gen: uint64(i + 1), inputsGen: 1, room: true}
 		sent := gzipstream.Batch(cw)
 		if err := st.send(sse, snap); err != nil {
 			b.Fatal(err)

@@ -83,7 +83,7 @@ func (s *Lab) lessonView(d *lessonbook.Doc) (view.Lesson, error) {
 		return view.Lesson{}, err
 	}
 	tab := newTabID()
-	snap := snapshot{run: run, speed: speeds[0], lesson: d}
+	snap := snapshot{run: run, speed: tabstate.Speeds[0], lesson: d}
 	vals := d.Values(run, 0)
 	v := view.Lesson{
 		Layout: s.pages.Layout(d.Title, "lessons", true),
@@ -160,7 +160,7 @@ func lessonSignals(tab string, r *tabstate.Run, d *lessonbook.Doc, vals []string
 		"cursor":    0,
 		"frames":    len(r.Frames),
 		"playing":   false,
-		"speed":     speeds[0].Name,
+		"speed":     tabstate.Speeds[0].Name,
 		"seq":       0,
 		"cfg":       controlSignals(r, d),
 		"_ph":       slotSignals(vals, nil),

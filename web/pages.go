@@ -90,7 +90,7 @@ func (s *Lab) labView(link tabstate.LabLink) (view.Lab, error) {
 		return view.Lab{}, err
 	}
 	tab := newTabID()
-	snap := snapshot{run: run, speed: speeds[0], cursor: cursor}
+	snap := snapshot{run: run, speed: tabstate.Speeds[0], cursor: cursor}
 	return view.Lab{
 		Tab:       tab,
 		Title:     "Free lab",
@@ -107,15 +107,15 @@ func (s *Lab) labView(link tabstate.LabLink) (view.Lab, error) {
 }
 
 func speedButtons() []view.Speed {
-	out := make([]view.Speed, len(speeds))
-	for i, sp := range speeds {
+	out := make([]view.Speed, len(tabstate.Speeds))
+	for i, sp := range tabstate.Speeds {
 		out[i] = view.Speed{Value: sp.Name, Label: speedLabel(sp, true), Title: speedLabel(sp, false)}
 	}
 	return out
 }
 
 // speedLabel is a speed on a button ("4×") or in words ("4 intervals/s").
-func speedLabel(sp speed, short bool) string {
+func speedLabel(sp tabstate.Speed, short bool) string {
 	switch {
 	case sp.FPS == 0:
 		return "instant"

@@ -34,7 +34,7 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot{run: run, cursor: len(run.Frames) / 2, speed: speeds[0], gen: 7, inputsGen: 1, room: true}
+	snap := snapshot{run: run, cursor: len(run.Frames) / 2, speed: tabstate.Speeds[0], gen: 7, inputsGen: 1, room: true}
 	m := newRedrawMemo()
 	a := redrawBytes(t, m, snap, "nonceAAAA")
 	b := redrawBytes(t, m, snap, "nonceBBBB")
@@ -73,7 +73,7 @@ func TestLessonAndLabPanelsNotShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab := snapshot{run: run, cursor: 5, speed: speeds[0], gen: 1, held: true}
+	lab := snapshot{run: run, cursor: 5, speed: tabstate.Speeds[0], gen: 1, held: true}
 	lesson := lab
 	lesson.lesson = &lessonbook.Doc{}
 	m := newRedrawMemo()

@@ -212,7 +212,7 @@ func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, er
 		}
 		in.Inject = inj
 	}
-	if _, ok := lookupSpeed(st.Speed); !ok {
+	if _, ok := tabstate.LookupSpeed(st.Speed); !ok {
 		return in, nil, &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", httperr.Truncate(st.Speed, 20))}
 	}
 	if st.Anchor < 0 || st.Anchor > maxAnchor || st.AnchorAtMs < 0 {
@@ -241,8 +241,8 @@ func roomStateOf(ts TabState) roomState {
 // roomInputs checked (in, its run, of lesson d): an open question holds
 // playback before the moment it asks about.
 func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) TabState {
-	sp, _ := lookupSpeed(st.Speed)
-	pb := Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
+	sp, _ := tabstate.LookupSpeed(st.Speed)
+	pb := tabstate.Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
 	if st.AnchorAtMs != 0 {
 		pb.AnchorAt = time.UnixMilli(st.AnchorAtMs)
 	}

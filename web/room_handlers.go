@@ -148,7 +148,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 // ("plan:ID") or a preset ("preset:NAME"; "" for the opening one), at its
 // start.
 func (s *Server) startFrom(start string) (roomState, error) {
-	st := roomState{Preset: tabstate.DefaultPreset, Speed: speeds[0].Name}
+	st := roomState{Preset: tabstate.DefaultPreset, Speed: tabstate.Speeds[0].Name}
 	kind, name, _ := strings.Cut(start, ":")
 	switch kind {
 	case "":

@@ -89,7 +89,7 @@ func (s *Server) startPlan(id string) (roomState, error) {
 	if p == nil {
 		return roomState{}, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a plan", httperr.Truncate(id, 40))})
 	}
-	return s.sceneState(roomState{Plan: p.ID, Speed: speeds[0].Name}, p, 0, 0)
+	return s.sceneState(roomState{Plan: p.ID, Speed: tabstate.Speeds[0].Name}, p, 0, 0)
 }
 
 // sceneState is st put on scene i of p: the scene's lesson step or preset,
@@ -102,7 +102,7 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	next.keepTools(&st)
 	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
 	if next.Speed == "" {
-		next.Speed = speeds[0].Name
+		next.Speed = tabstate.Speeds[0].Name
 	}
 	if sc.Lesson != "" {
 		d := s.lessons.ByID[sc.Lesson]

@@ -297,7 +297,7 @@ func orDefault(s, def string) string {
 func (p *recordingPlayer) tail(i int) int64 {
 	pe := p.prepare(i)
 	st := &p.entries[i].State
-	sp, _ := lookupSpeed(st.Speed)
+	sp, _ := tabstate.LookupSpeed(st.Speed)
 	if !pe.ok || !st.Playing || sp.FPS == 0 {
 		return 0
 	}

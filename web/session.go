@@ -35,7 +35,7 @@ type Session struct {
 	frames int
 	preset string
 	runs   *tabstate.RunCache
-	pb     Playback
+	pb     tabstate.Playback
 	// seq is the highest command sequence number seen: slider posts race
 	// each other over separate connections, and an older value must not
 	// win over a newer one.
@@ -65,31 +65,8 @@ type Session struct {
 	tie Tie
 }
 
-// speed is a playback speed in frames (detector intervals) per second;
-// 0 means instant: play jumps to the end.
-type speed struct {
-	Name string
-	FPS  float64
-}
-
-var speeds = []speed{
-	{"1", 1},
-	{"4", 4},
-	{"16", 16},
-	{"instant", 0},
-}
-
-func lookupSpeed(name string) (speed, bool) {
-	for _, s := range speeds {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return speed{}, false
-}
-
 func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, now time.Time) *Session {
-	s := &Session{tab: tab, pb: Playback{Speed: speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
+	s := &Session{tab: tab, pb: tabstate.Playback{Speed: tabstate.Speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
 	s.setRun(in, run)
 	return s
 }
@@ -185,7 +162,7 @@ type snapshot struct {
 	in        tabstate.Inputs
 	cursor    int
 	playing   bool
-	speed     speed
+	speed     tabstate.Speed
 	notice    string
 	gen       uint64
 	inputsGen uint64

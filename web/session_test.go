@@ -30,7 +30,7 @@ func TestSessionCursorArithmetic(t *testing.T) {
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}
-	s.pb.Speed, _ = lookupSpeed("4")
+	s.pb.Speed, _ = tabstate.LookupSpeed("4")
 	s.setCursor(3, t0)
 	s.pb.Playing = true
 	for _, tt := range []struct {
@@ -47,7 +47,7 @@ func TestSessionCursorArithmetic(t *testing.T) {
 	if s.isPlaying(t0.Add(time.Hour)) {
 		t.Error("still playing past the end")
 	}
-	s.pb.Speed, _ = lookupSpeed("instant")
+	s.pb.Speed, _ = tabstate.LookupSpeed("instant")
 	if c := s.cursorAt(t0); c != 30 {
 		t.Errorf("instant: cursor %d, want 30", c)
 	}

@@ -127,7 +127,7 @@ type injectHostSignal struct {
 func pageSignals(tab string, r *tabstate.Run, cursor int) string {
 	b, _ := json.Marshal(labPageSignals{
 		Tab: tab, Preset: r.Preset,
-		Cursor: cursor, Frames: len(r.Frames), Speed: speeds[0].Name,
+		Cursor: cursor, Frames: len(r.Frames), Speed: tabstate.Speeds[0].Name,
 		Cfg:    controlSignals(r, nil),
 		Inject: r.Inputs.Inject, InjectHost: "h0",
 	})

@@ -35,8 +35,8 @@ func signalKeys(t *testing.T, v any) (map[string]json.RawMessage, []string) {
 // unless the server chose them, and always sends a cleared inject list.
 func TestOutgoingSignals(t *testing.T) {
 	r := testRun(t, -1)
-	free := snapshot{run: r, in: r.Inputs, cursor: 7, speed: speeds[1]}
-	lesson := snapshot{run: r, cursor: 3, speed: speeds[0], lesson: &lessonbook.Doc{}, step: "", held: false}
+	free := snapshot{run: r, in: r.Inputs, cursor: 7, speed: tabstate.Speeds[1]}
+	lesson := snapshot{run: r, cursor: 3, speed: tabstate.Speeds[0], lesson: &lessonbook.Doc{}, step: "", held: false}
 	for _, tt := range []struct {
 		name string
 		sig  any

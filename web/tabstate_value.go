@@ -19,7 +19,7 @@ type TabState struct {
 	Run          *tabstate.Run
 	Lesson       *lessonbook.Doc
 	Step         string
-	Playback     Playback // its Hold is computed (playback), not taken
+	Playback     tabstate.Playback // its Hold is computed (playback), not taken
 	Predicted    bool
 	QuestionHold int
 }
@@ -27,7 +27,7 @@ type TabState struct {
 // playback is the state's playback on its run: held at the lesson's pause
 // until the learner answers, or at the question's moment when that comes
 // first, the anchor within both.
-func (st TabState) playback() Playback {
+func (st TabState) playback() tabstate.Playback {
 	pb := st.Playback
 	pb.Hold = lessonHold(st.Lesson, st.Predicted, st.Run)
 	if q := st.QuestionHold; q > 0 && (pb.Hold == 0 || q < pb.Hold) {

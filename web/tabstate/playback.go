@@ -1,4 +1,4 @@
-package web
+package tabstate
 
 import "time"
 
@@ -13,7 +13,7 @@ type Playback struct {
 	Anchor   int       // cursor when playback last (re)started or stopped
 	AnchorAt time.Time // when playback started from Anchor
 	Playing  bool
-	Speed    speed
+	Speed    Speed
 	Hold     int
 }
 
@@ -61,4 +61,29 @@ func (p Playback) At(c int, now time.Time, frames int) Playback {
 	}
 	p.AnchorAt = now
 	return p
+}
+
+// Speed is a playback speed in frames (detector intervals) per second;
+// 0 means instant: play jumps to the end.
+type Speed struct {
+	Name string
+	FPS  float64
+}
+
+// Speeds are the speeds a tab may play at, slowest first.
+var Speeds = []Speed{
+	{"1", 1},
+	{"4", 4},
+	{"16", 16},
+	{"instant", 0},
+}
+
+// LookupSpeed is the speed named name.
+func LookupSpeed(name string) (Speed, bool) {
+	for _, s := range Speeds {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Speed{}, false
 }
