@@ -25,7 +25,7 @@ import (
 )
 
 // Lab serves the free lab and the lessons: their pages, a tab's stream and
-// its commands, the import and lint tools on the lab's page. It holds
+// its commands (the import and lint tools on its page are web/tools). It holds
 // what the tabs need (sessions, the run cache, the lessons) and is given
 // the rest; it knows workshops only through Rooms.
 type Lab struct {
@@ -145,8 +145,6 @@ func (s *Lab) Routes(r chi.Router) {
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
 	r.Post("/lab/cmd/{verb}", s.command)
-	r.Post("/lab/import", s.importCluster)
-	r.Post("/lab/lint", s.labLint)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
 }

@@ -100,7 +100,7 @@ func New(o Options) (*Server, error) {
 	if s.plans, err = loadPlans(o.Plans, l.lessons); err != nil {
 		return nil, err
 	}
-	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log)
+	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log, s.maxBody)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.SetRooms(workshops{s})
 	s.metrics = newMetrics(s)
@@ -112,8 +112,8 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler,
 		limitBodies(s.maxBody, map[string]int64{
-			"/lab/import": 3 * maxImportBytes,   // a config pasted and uploaded, in a form
-			"/whatif":     tools.MaxWhatifBytes, // an access log
+			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
+			"/whatif":     tools.MaxWhatifBytes,     // an access log
 		}),
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)

@@ -99,16 +99,7 @@ type redrawSignals struct {
 	Frames int     `json:"frames"`
 	Speed  string  `json:"speed"`
 	Inject *string `json:"inject,omitempty"`
-	*inputSignals
-}
-
-// inputSignals are the inputs the server chose: the preset, the controls'
-// values (controlSignals: each in the JSON type its input binds, so a
-// map of any) and, on a lesson page, the step whose scenario is loaded.
-type inputSignals struct {
-	Preset string         `json:"preset"`
-	Cfg    map[string]any `json:"cfg"`
-	Step   *string        `json:"step,omitempty"`
+	*tabstate.InputSignals
 }
 
 // placeholderSignals are a lesson page's live numbers that changed, by
@@ -134,30 +125,13 @@ func pageSignals(tab string, r *tabstate.Run, cursor int) string {
 	return string(b)
 }
 
-// controlSignals is every control's effective value in the type its input
-// binds: numbers for sliders, booleans for switches, names for selects. A
-// lesson page has only its own controls.
+// controlSignals is the run's controls as signals (tabstate.ControlSignals):
+// a lesson page has only its own controls.
 func controlSignals(r *tabstate.Run, d *lessonbook.Doc) map[string]any {
-	out := make(map[string]any, len(tabstate.Controls))
-	for i := range tabstate.Controls {
-		c := &tabstate.Controls[i]
-		if d != nil && !d.Shows(c) {
-			continue
-		}
-		v, ok := r.Values[c.Name]
-		if !ok {
-			continue
-		}
-		switch c.Kind {
-		case tabstate.KindToggle:
-			out[c.Name] = v != 0
-		case tabstate.KindChoice:
-			out[c.Name] = c.Choice(v)
-		default:
-			out[c.Name] = v
-		}
+	if d == nil {
+		return tabstate.ControlSignals(r, nil)
 	}
-	return out
+	return tabstate.ControlSignals(r, d.Shows)
 }
 
 // parseCursor reads the "cursor" signal against a run of n frames: a whole

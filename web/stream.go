@@ -418,7 +418,7 @@ func redrawSignalsOf(snap snapshot, newInputs bool) redrawSignals {
 		sig.Inject = &snap.in.Inject
 	}
 	if newInputs {
-		sig.inputSignals = &inputSignals{Preset: snap.in.Preset, Cfg: controlSignals(snap.run, snap.lesson)}
+		sig.InputSignals = &tabstate.InputSignals{Preset: snap.in.Preset, Cfg: controlSignals(snap.run, snap.lesson)}
 		if snap.lesson != nil {
 			sig.Step = &snap.step
 		}

@@ -25,14 +25,17 @@ type Tools struct {
 	runs   *tabstate.RunCache
 	budget *budget.Budget
 	log    *slog.Logger
+	// maxBody bounds a lint request's body (the lab's command limit).
+	maxBody int64
 	// sweeps keeps recent sweeps by their address, so a reload or a room
 	// of attendees opening one link runs it once.
 	sweeps *memo.Cache[string, sweepEntry]
 }
 
-// NewTools is the tools' pages over the lab's run cache and the budget.
-func NewTools(pages *page.Pages, runs *tabstate.RunCache, b *budget.Budget, log *slog.Logger) *Tools {
-	return &Tools{pages: pages, runs: runs, budget: b, log: log, sweeps: memo.New[string, sweepEntry](16)}
+// NewTools is the tools' pages over the lab's run cache and the budget;
+// maxBody bounds a lint request's body.
+func NewTools(pages *page.Pages, runs *tabstate.RunCache, b *budget.Budget, log *slog.Logger, maxBody int64) *Tools {
+	return &Tools{pages: pages, runs: runs, budget: b, log: log, maxBody: maxBody, sweeps: memo.New[string, sweepEntry](16)}
 }
 
 // heavy admits a page's heavy work on cores and streams it as a progress
@@ -53,4 +56,7 @@ func (s *Tools) Routes(r chi.Router) {
 	r.Get("/sweep", s.sweepPage)
 	r.Get("/whatif", s.whatifPage)
 	r.Post("/whatif", s.whatifPost)
+	// The lab page's own tools: paste a cluster, lint the tab's settings.
+	r.Post("/lab/import", s.Import)
+	r.Post("/lab/lint", s.Lint)
 }

@@ -14,15 +14,6 @@ type StaticCharts struct {
 	Options, Heights string
 }
 
-// LabTools is the free lab's panel of what-if tools under the lab: paste a
-// cluster, what lint says about the settings, a sweep and a log replay.
-type LabTools struct {
-	Preset  string
-	Presets []PresetLink
-	// Params are the settings a sweep can vary, Envoy names, page order.
-	Params []SweepParam
-}
-
 // SweepParam is one setting the sweep form offers, with its span.
 type SweepParam struct {
 	Name, Label, Min, Max, Step string

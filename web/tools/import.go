@@ -1,4 +1,4 @@
-package web
+package tools
 
 import (
 	"bytes"
@@ -20,10 +20,10 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-// maxImportBytes bounds a pasted cluster or DestinationRule.
-const maxImportBytes = 256 << 10
+// MaxImportBytes bounds a pasted cluster or DestinationRule.
+const MaxImportBytes = 256 << 10
 
-// importCluster is POST /lab/import?preset=NAME[&name=CLUSTER]. The body
+// Import is POST /lab/import?preset=NAME[&name=CLUSTER]. The body
 // is one document, told from its content (envoyconf.DetectDocument): an
 // Envoy cluster (whole, or its outlier_detection block) or an Istio
 // DestinationRule, YAML or JSON, read by envoyconf.ParseCluster as Envoy
@@ -43,7 +43,7 @@ const maxImportBytes = 256 << 10
 // that loads the cluster into the tab (importStream); without, with the
 // 303, or a page that names the problems above the form again
 // (importFormPage).
-func (s *Lab) importCluster(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) Import(w http.ResponseWriter, r *http.Request) {
 	req, err := readImport(w, r)
 	if err != nil {
 		httperr.Plain(w, httperr.Status[httperr.KindOf(err, httperr.KindMalformed)], httperr.Text(err))
@@ -86,10 +86,10 @@ const maxClusterName = 512
 func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 	req := importRequest{preset: r.URL.Query().Get("preset"), name: r.URL.Query().Get("name")}
 	// A form's encoding may triple the documents' size.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 3*maxImportBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 3*MaxImportBytes))
 	if err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("the document is larger than %d bytes", maxImportBytes))
+			return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("the document is larger than %d bytes", MaxImportBytes))
 		}
 		return req, httperr.WithKind(httperr.KindMalformed, errors.New("cannot read the document: "+err.Error()))
 	}
@@ -113,8 +113,8 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 		field string
 		doc   []byte
 	}{{"cluster", req.doc}, {"clusters", req.clusters}} {
-		if len(f.doc) > maxImportBytes {
-			return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("%s: the document is larger than %d bytes", f.field, maxImportBytes))
+		if len(f.doc) > MaxImportBytes {
+			return req, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("%s: the document is larger than %d bytes", f.field, MaxImportBytes))
 		}
 	}
 	if len(req.name) > maxClusterName {

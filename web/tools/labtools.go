@@ -1,4 +1,4 @@
-package web
+package tools
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"outlierlab/web/tools"
 	"slices"
 	"strings"
 
@@ -31,11 +30,6 @@ import (
 // form posts /lab/import), what lint says about the settings shown (POST
 // /lab/lint, redone as the settings change), a sweep and a log replay.
 
-// labToolsView is the tools panel of a free-lab page.
-func labToolsView(preset string) view.LabTools {
-	return view.LabTools{Preset: preset, Presets: page.PresetLinks(preset), Params: tools.SweepParamViews("max_ejection_percent")}
-}
-
 // importStream answers the lab's form (through Datastar): a document with
 // problems shows them in the form's result; a good one sets the page's
 // controls to the imported cluster's values and presses the hidden apply
@@ -43,7 +37,7 @@ func labToolsView(preset string) view.LabTools {
 // with the cluster in place (its stream redraws and moves the address to
 // the permalink), and the result lists the settings it changed and the
 // import's notes.
-func (s *Lab) importStream(w http.ResponseWriter, r *http.Request, imp imported) {
+func (s *Tools) importStream(w http.ResponseWriter, r *http.Request, imp imported) {
 	sse := datastar.NewSSE(w, r)
 	res := importResultView(imp)
 	if imp.err == nil {
@@ -51,7 +45,7 @@ func (s *Lab) importStream(w http.ResponseWriter, r *http.Request, imp imported)
 		if err != nil {
 			res = view.ImportResult{Problems: strings.Split(httperr.Text(err), "\n")}
 		} else {
-			b, _ := json.Marshal(inputSignals{Preset: run.Preset, Cfg: controlSignals(run, nil)})
+			b, _ := json.Marshal(tabstate.InputSignals{Preset: run.Preset, Cfg: tabstate.ControlSignals(run, nil)})
 			if sse.PatchSignals(b) != nil {
 				return
 			}
@@ -177,7 +171,7 @@ func sourceWords(src envoyconf.Source, where string) string {
 
 // importFormPage is the lab form's answer without JavaScript when the
 // document has problems: the problems, and the form with the document.
-func (s *Lab) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
+func (s *Tools) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
 	v := view.ImportPage{Layout: s.pages.Layout("Paste your cluster", "lab", false), Preset: req.preset,
 		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Name: req.name, Clusters: string(req.clusters), Result: importResultView(imp)}
 	s.pages.Render(w, r, imp.status, templates.ImportPage(v))
@@ -190,10 +184,10 @@ type lintSignals struct {
 	Inject string                     `json:"inject"`
 }
 
-// labLint handles POST /lab/lint: what engine/lint says about the page's
+// Lint handles POST /lab/lint: what engine/lint says about the page's
 // settings on its preset's cluster (hosts, request rate, panic threshold),
 // as a patch of the lint panel.
-func (s *Lab) labLint(w http.ResponseWriter, r *http.Request) {
+func (s *Tools) Lint(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody)), httperr.KindTooLarge)
