@@ -126,7 +126,12 @@ func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[strin
 	if err != nil {
 		return nil, busError("closing the answers", err)
 	}
-	w, err := set.bus.KV.Watch(ctx, answersOf(code, q), jetstream.IgnoreDeletes())
+	// The answers are read up to the mark itself, not up to the watch's
+	// end of initial values: the watch's consumer may sit on a copy of
+	// the bucket still catching up (a NATS node just back), whose initial
+	// values lack answers the leader took; the mark comes after every
+	// answer put before it, so once it is read they all were.
+	w, err := set.bus.KV.WatchFiltered(ctx, []string{answersOf(code, q), closedKey(code, q)}, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, busError("reading the answers", err)
 	}
@@ -137,13 +142,18 @@ func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[strin
 		case <-ctx.Done():
 			return nil, busError("reading the answers", ctx.Err())
 		case e := <-w.Updates():
-			if e == nil { // every answer there was has been given
-				return out, nil
-			}
-			var a roomAnswer
-			_, who, ok := parseAnswerKey(code, e.Key())
-			if ok && e.Revision() < mark && json.Unmarshal(e.Value(), &a) == nil {
-				out[who] = a
+			switch {
+			case e == nil: // the copy's initial values: the mark may be yet to come
+			case e.Key() == closedKey(code, q):
+				if e.Revision() >= mark {
+					return out, nil
+				}
+			default:
+				var a roomAnswer
+				_, who, ok := parseAnswerKey(code, e.Key())
+				if ok && e.Revision() < mark && json.Unmarshal(e.Value(), &a) == nil {
+					out[who] = a
+				}
 			}
 		}
 	}
