@@ -175,15 +175,18 @@ type Rooms interface {
 // cannot serve yet.
 var ErrRoomsNotReady = errors.New("the rooms are not ready")
 
-// Follow is a tab stream's link to its room.
+// Follow is what a tab's stream follows besides its session: its room
+// (Rooms.Stream), or a recording's player (ServeStream).
 type Follow interface {
-	// CatchUp puts the tab on the room's latest state if it follows;
-	// the channel is closed at the room's next state.
-	CatchUp(sess *Session) <-chan struct{}
-	// Board and Answers are closed when the room's own parts change.
+	// CatchUp puts the tab on the latest state of what it follows: the
+	// channel is closed when that changes next, and (non-zero) at is when
+	// it changes by itself (a recording playing on).
+	CatchUp(sess *Session) (changed <-chan struct{}, at time.Time)
+	// Board and Answers are closed when the room's own parts change
+	// (nil: it has none).
 	Board() <-chan struct{}
 	Answers() <-chan struct{}
-	// Send patches the room's parts of the page that changed.
+	// Send patches its parts of the page that changed.
 	Send(sse *datastar.ServerSentEventGenerator, sess *Session) error
 	Close()
 }
@@ -224,7 +227,7 @@ func cmdRejoin(s *Lab, sess *Session, _ *tabSignals) error {
 // noRoom is the Follow of a tab in no room: nothing changes, nothing to send.
 type noRoom struct{}
 
-func (noRoom) CatchUp(*Session) <-chan struct{}                        { return nil }
+func (noRoom) CatchUp(*Session) (<-chan struct{}, time.Time)           { return nil, time.Time{} }
 func (noRoom) Board() <-chan struct{}                                  { return nil }
 func (noRoom) Answers() <-chan struct{}                                { return nil }
 func (noRoom) Send(*datastar.ServerSentEventGenerator, *Session) error { return nil }

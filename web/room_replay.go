@@ -13,8 +13,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"outlierlab/web/csp"
-	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -657,97 +655,74 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
 func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
-	release, ok := s.streamSlot(w, r)
-	if !ok {
-		return
-	}
-	defer release()
 	code, ok := s.recordingRoom(w, r)
 	if !ok {
 		return
 	}
-	var sig tabSignals
-	if err := datastar.ReadSignals(r, &sig); err != nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), httperr.KindMalformed)
-		return
-	}
 	var rs replaySignals
-	_ = datastar.ReadSignals(r, &rs)
+	_ = datastar.ReadSignals(r, &rs) // the lab's stream reads and checks the tab's own
 	if rs.RecSpeed != "" {
 		if _, err := lookupReplaySpeed(rs.RecSpeed); err != nil {
 			httperr.Write(w, err, httperr.KindBadValue)
 			return
 		}
 	}
-	sess, ok := s.tabSession(w, r, &sig)
-	if !ok {
-		return
-	}
-	defer func() { sess.countStream(-1) }()
-	p, err := s.openPlayer(r, code, rs, true)
-	if err != nil {
-		httperr.Write(w, roomError(err), httperr.KindInternal)
-		return
-	}
-	defer s.rooms.players.closePlayer(p)
-	cw, sse, done := sseResponse(w, r)
-	defer done()
-	defer s.streamOpened(r, sess.tab)()
-	s.playerLoop(r, cw, sse, sess, p)
+	s.ServeStream(w, r, func(r *http.Request, _ *Session) (Follow, error) {
+		p, err := s.openPlayer(r, code, rs, true)
+		if err != nil {
+			return nil, roomError(err)
+		}
+		return s.followPlayer(r.Context(), p), nil
+	})
 }
 
-// playerLoop is a recording player's stream: the tab's lab stream with
-// the player's clock driving its session.
-func (s *Server) playerLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, p *recordingPlayer) {
+// playerFollow is a player stream's Follow: the player's clock drives the
+// tab's session, and the room's new entries are looked for every
+// liveEvery while the stream lasts.
+type playerFollow struct {
+	s    *Server
+	p    *recordingPlayer
+	sent playerSent
+	stop context.CancelFunc
+}
 
-	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
-	ps := &playerSent{entry: -1}
-	keep := time.NewTicker(s.keepalive())
-	defer keep.Stop()
-	live := time.NewTicker(liveEvery)
-	defer live.Stop()
-	var changed, pchanged <-chan struct{}
-	var next time.Time
-	send := true
-	for {
-		if send {
-			var pnext time.Time
-			var err error
-			pnext, pchanged = p.catchUp(sess)
-			sent := gzipstream.Batch(cw)
-			changed, next, err = st.sendNow(sse, sess, s.now())
-			if err == nil {
-				err = p.send(sse, ps)
-			}
-			if err != nil || sent() != nil {
+func (s *Server) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
+	ctx, stop := context.WithCancel(ctx)
+	f := &playerFollow{s: s, p: p, sent: playerSent{entry: -1}, stop: stop}
+	go func() {
+		live := time.NewTicker(liveEvery)
+		defer live.Stop()
+		for {
+			select {
+			case <-ctx.Done():
 				return
-			}
-			s.redraws.redrawn(sess.tab)
-			if next.IsZero() || !pnext.IsZero() && pnext.Before(next) {
-				next = pnext
+			case <-live.C:
+				s.followLive(ctx, p) // a new entry wakes the stream (p.changed)
 			}
 		}
-		send = true
-		wake, stop := wakeAt(next, s.now())
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.closing:
-			panic(http.ErrAbortHandler)
-		case <-changed:
-		case <-pchanged:
-		case <-wake:
-		case <-live.C:
-			s.followLive(r.Context(), p) // a new entry wakes pchanged
-			send = false
-		case <-keep.C:
-			if keepaliveComment(cw) != nil {
-				return
-			}
-			send = false // a keepalive takes no snapshot (stream.go)
-		}
-		stop()
-	}
+	}()
+	return f
+}
+
+// CatchUp applies the player's entry in force to the tab; the stream
+// wakes when the player changes and at its next entry's moment.
+func (f *playerFollow) CatchUp(sess *Session) (<-chan struct{}, time.Time) {
+	next, changed := f.p.catchUp(sess)
+	return changed, next
+}
+
+func (f *playerFollow) Board() <-chan struct{}   { return nil }
+func (f *playerFollow) Answers() <-chan struct{} { return nil }
+
+// Send patches what the player shows beside the lab: the entry in
+// words, its question, the spotlight and the player's signals.
+func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *Session) error {
+	return f.p.send(sse, &f.sent)
+}
+
+func (f *playerFollow) Close() {
+	f.stop()
+	f.s.rooms.players.closePlayer(f.p)
 }
 
 // playerSent is what one stream last sent of the player.

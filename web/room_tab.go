@@ -319,14 +319,14 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 
 // CatchUp applies the room's latest state to the tab if it follows, and
 // returns the channel closed at the room's next state (nil, never ready,
-// for a stream in no room).
-func (w *roomWatch) CatchUp(sess *Session) <-chan struct{} {
+// for a stream in no room); a room changes only when told to.
+func (w *roomWatch) CatchUp(sess *Session) (<-chan struct{}, time.Time) {
 	if w == nil {
-		return nil
+		return nil, time.Time{}
 	}
 	n := w.hub.current()
 	w.s.applyRoom(sess, n)
-	return n.next
+	return n.next, time.Time{}
 }
 
 // roomPatch is what the stream sets for the room: the follow flag (the

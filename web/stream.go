@@ -36,6 +36,15 @@ const streamCheck = 10 * time.Second
 // stream handles GET /lab/stream. The tab's signals come in the query
 // (Datastar's @get sends them as ?datastar=…).
 func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
+	s.ServeStream(w, r, s.follow)
+}
+
+// ServeStream serves a tab's stream: the tab's session as the lab shows
+// it, driven besides by what open gives it to follow (nil: nothing, a tab
+// in no room; the lab's own stream follows the tab's room, a recording's
+// player stream the player). An error of open is the stream's answer,
+// but ErrRoomsNotReady: the stream then waits for the rooms, open.
+func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*http.Request, *Session) (Follow, error)) {
 	release, ok := s.streamSlot(w, r)
 	if !ok {
 		return
@@ -51,7 +60,7 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { sess.countStream(-1) }() // tabSession counted this stream
-	room, err := s.follow(r, sess)          // nil for a tab in no room
+	f, err := open(r, sess)
 	// Datastar does not retry a stream answered with an error status: a
 	// room stream that met a bus not open yet waits for it instead, and a
 	// room that is gone says so on the page (below).
@@ -63,44 +72,49 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 	cw, sse, done := sseResponse(w, r)
 	defer done()
 	if waiting {
-		room, err = s.awaitRoom(r, sess, cw)
+		f, err = s.awaitRoom(r, sess, cw, open)
 		if err != nil && !roomGone(err) {
 			// Broken, not finished: Datastar retries, maybe elsewhere.
 			panic(http.ErrAbortHandler)
 		}
 	}
 	if err != nil { // the room is gone
-		_ = s.workshops.Gone(sse, r)
+		if s.workshops != nil {
+			_ = s.workshops.Gone(sse, r)
+		}
 		return
 	}
-	if room == nil {
-		room = noRoom{}
+	if f == nil {
+		f = noRoom{}
 	}
-	defer room.Close()
+	defer f.Close()
 	defer s.streamOpened(r, sess.tab)()
-	s.tabLoop(r, cw, sse, sess, room)
+	s.tabLoop(r, cw, sse, sess, f)
 }
 
 // tabLoop is a tab's stream until the tab goes, the connection fails or
-// the server shuts down: each pass sends what changed (the room's part,
-// then the lab's), then sleeps until something does.
-func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, room Follow) {
+// the server shuts down: each pass sends what changed (what the tab
+// follows, then the lab's), then sleeps until something does.
+func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, f Follow) {
 	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
 	// A tick (keepalive, session check) takes no snapshot: that needs the
-	// run, maybe gone from the cache, and idle tabs must not rebuild runs.
-	var changed <-chan struct{}
-	var next time.Time
+	// run, maybe gone from the cache, and idle tabs must not rebuild runs;
+	// nor does it catch up with what the tab follows (nothing changed).
+	var changed, followNext <-chan struct{}
+	var next, followAt time.Time
 	send := true
 	for {
-		roomNext := room.CatchUp(sess) // a follower takes the room's latest state
-		boardNext := room.Board()
-		answersNext := room.Answers()
+		if send {
+			followNext, followAt = f.CatchUp(sess) // a follower takes the room's latest state
+		}
+		boardNext := f.Board()
+		answersNext := f.Answers()
 		sent := gzipstream.Batch(cw) // this pass's events leave as one
-		if err := room.Send(sse, sess); err != nil {
+		if err := f.Send(sse, sess); err != nil {
 			return
 		}
 		if send {
@@ -116,7 +130,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 			s.redraws.redrawn(sess.tab)
 		}
 		send = true
-		wake, stop := wakeAt(next, s.now())
+		wake, stop := wakeAt(earliest(next, followAt), s.now())
 		select {
 		case <-r.Context().Done():
 			return
@@ -125,7 +139,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 			// not a finished one, so the tab reconnects to the next server.
 			panic(http.ErrAbortHandler)
 		case <-changed:
-		case <-roomNext:
+		case <-followNext:
 		case <-boardNext:
 			send = false // the board is the room's part: sent at the top
 		case <-answersNext:
@@ -143,6 +157,14 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 		}
 		stop()
 	}
+}
+
+// earliest is the earlier of two moments, a zero one meaning never.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // sseResponse readies w for a stream and answers the writer events go
@@ -523,7 +545,7 @@ func roomGone(err error) bool {
 // wait ends with the bus open, the browser gone, the server shutting down
 // (an error: the stream is then broken and Datastar retries), or a room
 // that is gone.
-func (s *Lab) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter) (Follow, error) {
+func (s *Lab) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter, open func(*http.Request, *Session) (Follow, error)) (Follow, error) {
 	keep := time.NewTicker(s.keepalive())
 	defer keep.Stop()
 	ctx, cancel := context.WithCancel(r.Context())
@@ -539,7 +561,7 @@ func (s *Lab) awaitRoom(r *http.Request, sess *Session, w http.ResponseWriter) (
 			if err != nil {
 				return nil, err
 			}
-			return s.workshops.Stream(r, sess)
+			return open(r, sess)
 		case <-s.closing:
 			return nil, ErrRoomsNotReady
 		case <-keep.C:
