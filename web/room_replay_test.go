@@ -72,9 +72,8 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			defer tr.mu.Unlock()
 			return tr.applied >= rev
 		})
-		sess.mu.Lock()
-		js, err := chart.ScriptAt(sess.runLocked(), sess.cursorAt(lb.s.now()), true)
-		sess.mu.Unlock()
+		st := sess.State()
+		js, err := chart.ScriptAt(st.Run, st.Playback.CursorAt(lb.s.now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,9 +231,8 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := func() (mep float64, cursor int, playing bool, fps float64) {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		return sess.in.Values["max_ejection_percent"], sess.cursorAt(now), sess.pb.Playing, sess.pb.Speed.FPS
+		st := sess.State()
+		return st.In.Values["max_ejection_percent"], st.Playback.CursorAt(now, len(st.Run.Frames)), st.Playback.Playing, st.Playback.Speed.FPS
 	}
 	cmd := func(verb, q string) {
 		t.Helper()
@@ -296,10 +294,9 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 		t.Fatalf("a minute paused: max_ejection_percent %v, cursor %d", mep, c)
 	}
 	// A lab command on the tab (a key pressed on the page) is undone.
-	sess.mu.Lock()
-	sess.setCursor(20, now)
-	sess.touch()
-	sess.mu.Unlock()
+	moved := sess.State()
+	moved.Playback = moved.Playback.At(20, now, len(moved.Run.Frames))
+	sess.Follow(moved)
 	p.catchUp(sess)
 	if _, c, _, _ := state(); c != 0 {
 		t.Fatalf("the tab's own move stayed: cursor %d", c)
@@ -359,9 +356,7 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	var got []float64
 	for range 4 {
 		p.catchUp(sess)
-		sess.mu.Lock()
-		got = append(got, sess.in.Values["max_ejection_percent"])
-		sess.mu.Unlock()
+		got = append(got, sess.State().In.Values["max_ejection_percent"])
 	}
 	if fmt.Sprint(got) != "[20 30 40 40]" {
 		t.Errorf("max_ejection_percent after each pass: %v, want [20 30 40 40]", got)
@@ -451,9 +446,7 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	}
 	close(release)
 	<-caughtUp
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if v := sess.in.Values["max_ejection_percent"]; v != 15 {
+	if v := sess.State().In.Values["max_ejection_percent"]; v != 15 {
 		t.Errorf("after the build the tab is at max_ejection_percent %v, want the first entry's 15", v)
 	}
 }

@@ -447,10 +447,8 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 		}
 	}
 	cursor := func() int {
-		sess := l.s.sessions.get(tabPresenter)
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		return sess.cursorAt(l.s.now())
+		st := l.s.sessions.get(tabPresenter).State()
+		return st.Playback.CursorAt(l.s.now(), len(st.Run.Frames))
 	}
 	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
