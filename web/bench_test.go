@@ -144,7 +144,7 @@ func BenchmarkMemoryPerTab(b *testing.B) {
 			for b.Loop() {
 				lab := newTestServer(b)
 				h := lab.Handler()
-				settleHeap()
+				webtest.SettleHeap()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -169,7 +169,7 @@ func BenchmarkMemoryPerTab(b *testing.B) {
 					<-w.first
 				}
 				time.Sleep(50 * time.Millisecond) // let each stream settle into its wait
-				settleHeap()
+				webtest.SettleHeap()
 				var after runtime.MemStats
 				runtime.ReadMemStats(&after)
 				// Heap and goroutine stacks: each stream is a goroutine.
@@ -180,13 +180,6 @@ func BenchmarkMemoryPerTab(b *testing.B) {
 			b.ReportMetric(perTab/1024, "KiB/tab")
 		})
 	}
-}
-
-// settleHeap collects twice: sync.Pool keeps a victim cache through one
-// collection, and pooled buffers must not count for or against a tab.
-func settleHeap() {
-	runtime.GC()
-	runtime.GC()
 }
 
 // recorderSSE is a Datastar stream into a recorder, compressed as a browser

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -235,4 +237,15 @@ func TestBrowserLessonChecks(t *testing.T) {
 	step("open /", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".course-list")))
 	poll("the card's progress", `document.querySelector('.lesson-card[data-lesson="fixture"] [data-progress]').textContent === '✓ done · quiz 1/2'`)
 	step("leave", chromedp.Navigate("about:blank"))
+}
+
+// fixtureServer serves the test lesson in testdata/lessons: two cap
+// steps, the second checking the learner's own setting.
+func fixtureServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Lessons: os.DirFS("testdata/lessons")})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
 }

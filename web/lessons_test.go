@@ -2,10 +2,7 @@ package web
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"os"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lessonbook"
 	"reflect"
@@ -232,17 +229,6 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 			}
 		}
 	}
-}
-
-// fixtureServer serves the test lesson in testdata/lessons: two cap
-// steps, the second checking the learner's own setting.
-func fixtureServer(t testing.TB) *Server {
-	t.Helper()
-	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Lessons: os.DirFS("testdata/lessons")})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return s
 }
 
 // A step's check is evaluated with the learner's own settings: with the

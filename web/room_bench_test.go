@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
 
@@ -81,7 +82,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",
 		done: make(chan struct{})}
 
-	settleHeap()
+	webtest.SettleHeap()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +121,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 		<-w.first
 	}
 	col.waitIdle()
-	settleHeap()
+	webtest.SettleHeap()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	perFollower := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / float64(followers)
