@@ -145,6 +145,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 	for {
 		var raw []byte
 		var was uint64
+		fromHub := haveKnown
 		if haveKnown {
 			raw, was, haveKnown = known.raw, known.rev, false
 		} else {
@@ -162,6 +163,12 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 			return rec, 0, err
 		}
 		if err := f(&rec.State); err != nil {
+			if fromHub {
+				// f refused the hub's state, which may be a write or two
+				// behind (this replica's own a moment ago: the hub hears
+				// it from the bus): it judges the bus's before refusing.
+				continue
+			}
 			return rec, 0, err
 		}
 		b, err := json.Marshal(rec)

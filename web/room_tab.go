@@ -404,7 +404,11 @@ func (w *roomWatch) sendScene(sse *datastar.ServerSentEventGenerator) error {
 		return nil
 	}
 	w.sceneSent = key
-	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, w.role, st)))
+	role := w.role
+	if role == "present" && !w.keyOK {
+		role = "follow" // the notes and the plan's answers are the key holder's alone
+	}
+	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, role, st)))
 }
 
 // Close releases the hub.
