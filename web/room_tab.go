@@ -273,8 +273,10 @@ type roomWatch struct {
 	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64
 	boardSent bool
-	keyOK     bool
-	spotSent  *spotSignal // the spotlight last sent
+	// boardScenes is the plan progress the board last showed.
+	boardScenes string
+	keyOK       bool
+	spotSent    *spotSignal // the spotlight last sent
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
