@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
@@ -83,6 +85,38 @@ func (s *Server) sceneQuestion(st *roomState, q *questionRequest) (*plan.Questio
 	q.Kind, q.Host = pq.Kind, pq.Host
 	q.At = json.RawMessage(ftoa(float64(pq.At) / 1000))
 	return pq, nil
+}
+
+// sceneRevealable refuses to reveal a scene's question while the room is
+// on another scene: the engine's answer would be read off that scene's
+// run, and the board would count it against the wrong plan answer.
+func sceneRevealable(st *roomState, q *roomQuestion) error {
+	if q.Scene == nil || *q.Scene == st.Scene {
+		return nil
+	}
+	return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question",
+		Msg: fmt.Sprintf("it is scene %d's, and the room is on scene %d now: go back to scene %d to reveal it (or ask another)", *q.Scene, st.Scene, *q.Scene)})
+}
+
+// sceneRevealCheck is sceneRevealable on the room's state as the bus has
+// it (this replica's hub may not have the last scene move yet), for a
+// scene's question q: the reveal refuses before it closes the answers.
+// The reveal's own update checks again.
+func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *roomQuestion) error {
+	if q.Scene == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	e, err := set.bus.KV.Get(ctx, code)
+	if err != nil {
+		return nil // the update reads the bus again, and checks
+	}
+	rec, err := decodeRecord(e.Value())
+	if err != nil {
+		return nil
+	}
+	return sceneRevealable(&rec.State, q)
 }
 
 // planQuestion is scene n's question in plan id (nil for none).

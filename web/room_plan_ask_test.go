@@ -110,6 +110,12 @@ func TestRoomPlanAskScene(t *testing.T) {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
+	// Revealed on another scene, the answer would be that scene's run's.
+	scene("3")
+	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 || !strings.Contains(body, "question: it is scene 2's, and the room is on scene 3 now") {
+		t.Errorf("a reveal on another scene: %d %s", st, body)
+	}
+	scene("2")
 	answer(la.ts.URL, "ada", "1")
 	answer(lb.ts.URL, "bo", `"2"`)
 	answer(lb.ts.URL, "cy", "1")
@@ -124,7 +130,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	waitFor(t, follower, "the histogram, the engine's answer 1", func(ev sseEvent) bool {
 		return strings.Contains(ev.Data, `The engine says <b class="room-q-answer">1</b>`)
 	})
-	waitFor(t, presenter, "the board: 2 right, 1 wrong", board("Scenes: 3 of 6 shown, 1 question revealed",
+	waitFor(t, presenter, "the board: 2 right, 1 wrong", board("Scenes: 4 of 6 shown, 1 question revealed",
 		`<td class="room-board-answers">3 answered: <b>2 right</b>, 1 wrong`))
 
 	// Scene 4, a choice: the author's text and choices; the engine's
@@ -147,9 +153,9 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "To every host, ejected or not" {
 		t.Fatalf("reveal the choice: %d %s", st, body)
 	}
-	waitFor(t, presenter, "the board: the choice answered wrong", board("Scenes: 4 of 6 shown, 2 questions revealed",
+	waitFor(t, presenter, "the board: the choice answered wrong", board("Scenes: 5 of 6 shown, 2 questions revealed",
 		`<td>5. A burst, an 80% cap, and panic</td><td>now</td>`, `1 answered: <b>0 right</b>, 1 wrong`))
-	const want = `[{"scene":0},{"scene":1},{"scene":2,"asked":true,"revealed":true,"answered":3,"right":2},{"scene":4,"asked":true,"revealed":true,"answered":1}]`
+	const want = `[{"scene":0},{"scene":1},{"scene":2,"asked":true,"revealed":true,"answered":3,"right":2},{"scene":3},{"scene":4,"asked":true,"revealed":true,"answered":1}]`
 	var got string
 	waitUntil(t, "replica B has the room's progress", func() bool {
 		rec, _, err := lb.s.rooms.lookup(t.Context(), code)

@@ -89,6 +89,9 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	} else if q.Revealed {
 		httperr.Plain(w, http.StatusConflict, "question: already revealed")
 		return
+	} else if err := s.rooms.sceneRevealCheck(r.Context(), code, q); err != nil {
+		httperr.Write(w, err, httperr.KindConflict) // before the answers close
+		return
 	}
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q roomQuestion
@@ -100,6 +103,9 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
 			}
 			q = *st.Question
+			if err := sceneRevealable(st, &q); err != nil {
+				return err
+			}
 			right, err := s.engineAnswer(st, &q)
 			if err != nil {
 				return err
