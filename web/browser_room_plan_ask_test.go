@@ -16,7 +16,8 @@ import (
 // panel's button), whose expected answer only the instructor's page
 // shows; the attendees answer 1 and 2; the reveal shows both the
 // histogram with the engine's answer (1) marked, and the board counts
-// one right and one wrong against the plan.
+// one right and one wrong against the plan; the recording, read through
+// replica B, names each scene on its timeline.
 func TestBrowserRoomPlanAsk(t *testing.T) {
 	skipWithoutChromium(t)
 	la, lb := twoReplicas(t)
@@ -100,6 +101,20 @@ func TestBrowserRoomPlanAsk(t *testing.T) {
 	viewShot(t, teacher, "outlierlab-room-plan-ask-board-phone.png")
 	bo.Step("the attendee on a phone", chromedp.EmulateViewport(390, 844), chromedp.Evaluate[chromedp.Void](`document.getElementById('room-question').scrollIntoView()`))
 	viewShot(t, bo, "outlierlab-room-plan-ask-attendee-phone.png")
+
+	// The recording, read through the other replica, names each scene on
+	// its timeline: a mark of the scene kind per move, its words the
+	// scene's number and title.
+	bo.Step("the recording on replica B", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(bo.URL+"/r/"+code+"/recording"), chromedp.WaitVisible(chromedp.CSS("#rec-timeline")),
+		chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	bo.Poll("a scene mark per scene shown, named", `(() => {
+		const marks = [...document.querySelectorAll('#rec-timeline .rec-mark.rec-scene')].map(m => m.getAttribute('aria-label'));
+		return marks.length === 2 && /scene 2 of 6, "The cap that ejects nothing"/.test(marks[0]) && /scene 3 of 6, "Raise the cap to 34"/.test(marks[1]) &&
+			/started from the plan "Outlier detection in 15 minutes" on scene 1 of 6/.test(document.querySelector('#rec-timeline .rec-mark.rec-start').getAttribute('aria-label'));
+	})()`)
+	viewShot(t, bo, "outlierlab-room-plan-recording.png")
+	bo.Step("the recording's timeline on a phone", chromedp.EmulateViewport(390, 844), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	viewShot(t, bo, "outlierlab-room-plan-recording-phone.png")
 	for _, b := range []*browser{teacher, ada, bo} {
 		b.CheckOffline()
 	}
