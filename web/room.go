@@ -130,13 +130,16 @@ type roomState struct {
 	// and Scene the index of the scene it is on (room_plan.go).
 	Plan  string `json:"plan,omitempty"`
 	Scene int    `json:"scene,omitempty"`
+	// Progress is what the room did at each scene it was shown
+	// (room_plan_ask.go): the board's per-scene lines.
+	Progress []sceneMark `json:"progress,omitempty"`
 }
 
 // keepTools carries the room's tools over from old to a state read from
 // the instructor's tab, which knows nothing of them.
 func (st *roomState) keepTools(old *roomState) {
 	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
-	st.Plan, st.Scene = old.Plan, old.Scene
+	st.Plan, st.Scene, st.Progress = old.Plan, old.Scene, old.Progress
 }
 
 // keyMatches reports whether key is the room's instructor key.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"outlierlab/web/lessonbook"
-	"strconv"
 	"strings"
 
 	"outlierlab/engine/course"
@@ -101,6 +100,7 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
 	next.keepTools(&st)
 	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
+	next.markVisited(i)
 	if next.Speed == "" {
 		next.Speed = tabstate.Speeds[0].Name
 	}
@@ -212,25 +212,17 @@ func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	if q := r.URL.Query().Get("scene"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil {
-			httperr.Write(w, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("%q is not a scene number", httperr.Truncate(q, 20))}, httperr.KindBadValue)
-			return
-		}
-		req.Scene = &n
+	if err := sceneParam(r, &req.Scene); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return
 	}
 	p := s.plans.byID[rec.State.Plan]
 	if p == nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no scenes"}), httperr.KindConflict)
 		return
 	}
-	if req.Scene == nil || *req.Scene < 0 || *req.Scene >= len(p.Scenes) {
-		got := "none"
-		if req.Scene != nil {
-			got = strconv.Itoa(*req.Scene)
-		}
-		httperr.Write(w, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("%s is not a scene of plan %s (allowed 0–%d)", got, p.ID, len(p.Scenes)-1)}, httperr.KindBadValue)
+	if err := sceneInRange(p, req.Scene); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	n, now := *req.Scene, s.now().UnixMilli()
@@ -268,6 +260,7 @@ func (s *Server) sceneView(code, role string, st *roomState) *view.RoomScene {
 		v.Scenes = append(v.Scenes, o.Title)
 	}
 	v.ExploreMinutes = sc.ExploreMinutes
+	v.Question, v.Expect = sceneAsk(sc)
 	v.Notes = s.sceneNotes(st, sc)
 	return v
 }

@@ -201,13 +201,20 @@ func (w *roomWatch) sendBoard(sse *datastar.ServerSentEventGenerator) error {
 	w.hub.mu.Lock()
 	gen := w.hub.boardGen
 	w.hub.mu.Unlock()
-	if gen == w.boardGen && w.boardSent {
+	cur := w.hub.current()
+	st := &cur.rec.State
+	scenes := boardScenesKey(st)
+	if gen == w.boardGen && scenes == w.boardScenes && w.boardSent {
 		return nil
 	}
-	w.boardGen, w.boardSent = gen, true
-	v := w.hub.boardView()
-	if err := sse.PatchElementTempl(templates.RoomBoardPanel(v)); err != nil {
+	w.boardGen, w.boardScenes, w.boardSent = gen, scenes, true
+	if err := sse.PatchElementTempl(templates.RoomBoardPanel(w.hub.boardView())); err != nil {
 		return fmt.Errorf("board: %w", err)
+	}
+	if sc := w.s.sceneBoard(st); sc != nil {
+		if err := sse.PatchElementTempl(templates.RoomBoardScenes(sc)); err != nil {
+			return fmt.Errorf("board: %w", err)
+		}
 	}
 	return nil
 }

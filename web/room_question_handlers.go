@@ -12,7 +12,7 @@ import (
 
 // The question routes:
 //
-//	POST /r/{code}/questions              open one (key): {"qkind","qhost","qat"}
+//	POST /r/{code}/questions              open one (key): {"qkind","qhost","qat"}, or ?scene=N: the plan scene's
 //	POST /r/{code}/questions/{id}/reveal  reveal it (key)
 //	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
 //	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
@@ -31,7 +31,11 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req questionRequest
-	if err := s.readJSON(r, &req); err != nil {
+	err := s.readJSON(r, &req)
+	if err == nil {
+		err = sceneParam(r, &req.Scene)
+	}
+	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -47,6 +51,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 			prev = st.Question.ID
 		}
 		st.Question = q
+		st.markAsked(q)
 		// The room waits before the moment: a cursor past it goes back
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
@@ -84,6 +89,9 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	} else if q.Revealed {
 		httperr.Plain(w, http.StatusConflict, "question: already revealed")
 		return
+	} else if err := s.rooms.sceneRevealCheck(r.Context(), code, q); err != nil {
+		httperr.Write(w, err, httperr.KindConflict) // before the answers close
+		return
 	}
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q roomQuestion
@@ -95,12 +103,16 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
 			}
 			q = *st.Question
+			if err := sceneRevealable(st, &q); err != nil {
+				return err
+			}
 			right, err := s.engineAnswer(st, &q)
 			if err != nil {
 				return err
 			}
 			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), histogram(&q, answers, right)
 			st.Question = &q
+			s.markRevealed(st, &q)
 			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
 			return nil
 		})

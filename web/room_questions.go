@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
 	"outlierlab/web/roombus"
 	"outlierlab/web/view"
@@ -38,9 +39,13 @@ import (
 // roomQuestion is the room's open (or revealed) question, on its state.
 type roomQuestion struct {
 	ID   string `json:"id"`
-	Kind string `json:"kind"` // ejected, out, lesson
+	Kind string `json:"kind"` // ejected, out, lesson, choice (a plan scene's)
 	Host string `json:"host,omitempty"`
-	Text string `json:"text"`
+	// Scene is the plan scene whose question this is (nil: the
+	// instructor's own); never its expected answer, which stays with the
+	// plan on the server (room_plan_ask.go).
+	Scene *int   `json:"scene,omitempty"`
+	Text  string `json:"text"`
 	// Choices are the answers offered; none: the answer is a whole number.
 	Choices []string `json:"choices,omitempty"`
 	// AtMs is the moment asked about; Hold the frames before it, where
@@ -145,6 +150,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 	for {
 		var raw []byte
 		var was uint64
+		fromHub := haveKnown
 		if haveKnown {
 			raw, was, haveKnown = known.raw, known.rev, false
 		} else {
@@ -162,6 +168,12 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 			return rec, 0, err
 		}
 		if err := f(&rec.State); err != nil {
+			if fromHub {
+				// f refused the hub's state, which may be a write or two
+				// behind (this replica's own a moment ago: the hub hears
+				// it from the bus): it judges the bus's before refusing.
+				continue
+			}
 			return rec, 0, err
 		}
 		b, err := json.Marshal(rec)
@@ -187,6 +199,9 @@ type questionRequest struct {
 	Kind string          `json:"qkind"`
 	Host string          `json:"qhost"`
 	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
+	// Scene asks the room's plan scene's question instead (?scene=N, or
+	// in the body): its kind, host and moment are the plan's.
+	Scene *int `json:"scene"`
 }
 
 // questionMoment is the span of qat: a moment of the run, in seconds.
@@ -202,7 +217,11 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	if err != nil {
 		return nil, err
 	}
-	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host}
+	pq, err := s.sceneQuestion(st, &q)
+	if err != nil {
+		return nil, err
+	}
+	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
 	switch q.Kind {
 	case "ejected", "out":
 		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
@@ -224,6 +243,11 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 			return nil, &httperr.FieldError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
 		}
 		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
+	case plan.KindChoice:
+		if pq == nil { // only a plan's question has checks to answer it
+			return nil, &httperr.FieldError{Field: "qkind", Msg: "choice is asked from a plan's scene (?scene=N)"}
+		}
+		rq.Text, rq.Choices, rq.AtMs = pq.Words(), pq.ChoiceTexts(), int64(pq.At)
 	default:
 		return nil, &httperr.FieldError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", httperr.Truncate(q.Kind, 20))}
 	}
@@ -270,6 +294,8 @@ func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
 			}
 		}
 		return strconv.Itoa(n), nil
+	case plan.KindChoice:
+		return s.choiceAnswer(st, q, run)
 	}
 	if d == nil || d.Predict.Answer < 0 || d.Predict.Answer >= len(d.Predict.Choices) {
 		return "", errors.New("the room's lesson has no answer to its prediction")

@@ -46,6 +46,8 @@ type TimelineEntry struct {
 	TMs   int64     `json:"t"`
 	Kind  string    `json:"kind"`
 	State roomState `json:"state"`
+	// Scene names the plan scene the room is on (room_plan_ask.go).
+	Scene *entryScene `json:"scene,omitempty"`
 }
 
 // Recording is what /r/CODE/recording.json exports.
@@ -57,7 +59,7 @@ type Recording struct {
 // record appends a state of the room to its timeline. A failure is
 // logged: the workshop goes on without that entry.
 func (set *roomSet) record(ctx context.Context, code, kind string, st roomState) {
-	b, err := json.Marshal(TimelineEntry{TMs: set.s.now().UnixMilli(), Kind: kind, State: st})
+	b, err := json.Marshal(TimelineEntry{TMs: set.s.now().UnixMilli(), Kind: kind, State: st, Scene: set.s.entrySceneOf(&st)})
 	if err == nil {
 		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
 			return set.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
@@ -346,6 +348,9 @@ func describeEntry(e *TimelineEntry) string {
 		play = "playing ×" + st.Speed
 	}
 	s := fmt.Sprintf("%s, %s at frame %d", where, play, st.Anchor)
+	if sc := e.Scene; sc != nil {
+		s = fmt.Sprintf("scene %d of %d (%s), ", sc.N, sc.Of, sc.ID) + s
+	}
 	if len(st.Cfg) > 0 {
 		names := slices.Sorted(maps.Keys(st.Cfg))
 		set := make([]string, len(names))
@@ -399,6 +404,9 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 // kindWords is the sentence of an entry whose kind says it all (a start,
 // a question, a reveal, a summon, a lock, a spotlight).
 func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) {
+	if words, ok := sceneWords(e, at); ok {
+		return words, true
+	}
 	st := &e.State
 	q := st.Question
 	switch e.Kind {

@@ -273,8 +273,10 @@ type roomWatch struct {
 	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64
 	boardSent bool
-	keyOK     bool
-	spotSent  *spotSignal // the spotlight last sent
+	// boardScenes is the plan progress the board last showed.
+	boardScenes string
+	keyOK       bool
+	spotSent    *spotSignal // the spotlight last sent
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -404,7 +406,11 @@ func (w *roomWatch) sendScene(sse *datastar.ServerSentEventGenerator) error {
 		return nil
 	}
 	w.sceneSent = key
-	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, w.role, st)))
+	role := w.role
+	if role == "present" && !w.keyOK {
+		role = "follow" // the notes and the plan's answers are the key holder's alone
+	}
+	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, role, st)))
 }
 
 // Close releases the hub.

@@ -218,19 +218,7 @@ func TestRoomBoard(t *testing.T) {
 	id2, _, _ := strings.Cut(att2.Value, ".")
 	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
 	waitFor(t, f2, "the first redraw", charted)
-	board := func(parts ...string) func(webtest.Event) bool {
-		return func(ev webtest.Event) bool {
-			if !strings.Contains(ev.Data, `id="room-board"`) {
-				return false
-			}
-			for _, p := range parts {
-				if !strings.Contains(ev.Data, p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
+	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board"`, parts...) }
 	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname(id1), nickname(id2)))
 
 	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")

@@ -57,3 +57,37 @@ func badge(e view.LogEntry) string {
 func scenePost(code string, n int) string {
 	return "@post('/r/" + code + "/scene?scene=" + strconv.Itoa(n) + "')"
 }
+
+// sceneAskPost is the action that asks the room scene n's question.
+func sceneAskPost(code string, n int) string {
+	return "@post('/r/" + code + "/questions?scene=" + strconv.Itoa(n) + "')"
+}
+
+// boardScenesSummary is the board's scenes in one line: "Scenes: 3 of 6
+// shown, 2 questions revealed".
+func boardScenesSummary(scenes []view.RoomBoardScene) string {
+	shown, revealed := 0, 0
+	for _, sc := range scenes {
+		if sc.Shown {
+			shown++
+		}
+		if sc.Revealed {
+			revealed++
+		}
+	}
+	q := " questions revealed"
+	if revealed == 1 {
+		q = " question revealed"
+	}
+	return "Scenes: " + strconv.Itoa(shown) + " of " + strconv.Itoa(len(scenes)) + " shown, " + strconv.Itoa(revealed) + q
+}
+
+// hasKind reports whether a recording has an entry of kind.
+func hasKind(entries []view.RecNow, kind string) bool {
+	for _, e := range entries {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
+}

@@ -50,6 +50,9 @@ type RoomScene struct {
 	// Notes are the scene's notes, their numbers the room's run's.
 	Notes          HTML
 	ExploreMinutes int
+	// Question is the scene's question in words ("" for none), which the
+	// instructor asks with one click; Expect the answer the plan expects.
+	Question, Expect string
 }
 
 // RoomJoin is the page for a code that leads nowhere (or none yet): what
@@ -109,6 +112,19 @@ type RoomBoard struct {
 	Total, Following, Away int
 	Steps                  []RoomBoardStep
 	Rows                   []RoomBoardRow
+}
+
+// RoomBoardScene is one scene of the room's plan on the instructor's
+// board (#room-board-scenes): shown
+// yet, its question (words and the plan's answer) asked, and once
+// revealed how the room answered against the plan; Engine is the
+// engine's answer on the room's run when it was not the plan's.
+type RoomBoardScene struct {
+	N                               int
+	Title                           string
+	Current, Shown, Asked, Revealed bool
+	Question, Expect, Engine        string
+	Answered, Right, Wrong          int
 }
 
 // RoomBoardStep is how many attendees have done a lesson step.
