@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/lab"
 	"strings"
 	"sync"
 	"testing"
@@ -120,7 +121,7 @@ var hostileNumbers = []string{"NaN", "Infinity", "-Inf", "1e999", "-1e308", "922
 
 // FuzzLabCommand: POST /lab/cmd/{verb} with any signals.
 func FuzzLabCommand(f *testing.F) {
-	for _, v := range verbNames() {
+	for _, v := range lab.VerbNames() {
 		f.Add(v, `{"tab":"fuzz-tab-000000000001","preset":"search-cache"}`)
 	}
 	for _, n := range hostileNumbers {

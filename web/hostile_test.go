@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lab"
 	"runtime"
 	"strings"
 	"testing"
@@ -210,7 +211,7 @@ func TestHostileSmall(t *testing.T) {
 			t.Errorf("the log holds the tab id %s", tab)
 		}
 	}
-	if !strings.Contains(logs.String(), "stream open") || !strings.Contains(logs.String(), "tab="+tabRef(tabs[0])) {
+	if !strings.Contains(logs.String(), "stream open") || !strings.Contains(logs.String(), "tab="+lab.TabRef(tabs[0])) {
 		t.Errorf("the log does not name the stream's tab by its hash")
 	}
 }

@@ -56,7 +56,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			default:
 				attrs = append(attrs, slog.String("outcome", "complete"))
 			}
-			s.log.LogAttrs(r.Context(), level, "request", attrs...)
+			s.Log.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(ww, r)
 	})

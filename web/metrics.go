@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"outlierlab/web/lab"
 	"strconv"
 	"strings"
 	"time"
@@ -44,13 +45,13 @@ func newMetrics(s *Server) *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		metricCommands, budget.MetricHeavy, metricRequests, metricRequestSeconds,
-		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.budget.Waiting.Load()) }),
-		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.sessions.count()) }),
-		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.runs.HeldBytes()) }),
+		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.Budget.Waiting.Load()) }),
+		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.Sessions.Count()) }),
+		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.Runs.HeldBytes()) }),
 		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),
 		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
 	)
-	reg.MustRegister(labCollectors()...)
+	reg.MustRegister(lab.Collectors()...)
 	reg.MustRegister(tabstate.RunCollectors()...)
 	zeroCommands()
 	return reg
@@ -63,7 +64,7 @@ func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 // zeroCommands makes every verb's series, at zero: an alert on a fresh
 // replica sees "no commands yet", not no data.
 func zeroCommands() {
-	for verb := range verbs {
+	for _, verb := range lab.VerbNames() {
 		metricCommands.WithLabelValues(verb, "204")
 	}
 }
@@ -87,7 +88,7 @@ func countCommand(r *http.Request, status int) {
 	if !ok {
 		return
 	}
-	if _, ok := verbs[verb]; !ok {
+	if !lab.IsVerb(verb) {
 		verb = "unknown" // the label's values stay the lab's verbs
 	}
 	metricCommands.WithLabelValues(verb, strconv.Itoa(status)).Inc()

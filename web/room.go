@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
 	"strings"
 	"time"
@@ -183,7 +184,7 @@ func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, er
 	var d *lessonbook.Doc
 	switch {
 	case st.Lesson != "":
-		if d = s.lessons.ByID[st.Lesson]; d == nil {
+		if d = s.Lessons.ByID[st.Lesson]; d == nil {
 			return in, nil, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(st.Lesson, 40))}
 		}
 		if !d.HasStep(st.Step) {
@@ -225,7 +226,7 @@ func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, er
 }
 
 // roomStateOf is a tab's state as its room shares it.
-func roomStateOf(ts TabState) roomState {
+func roomStateOf(ts lab.TabState) roomState {
 	pb := ts.Playback
 	st := roomState{
 		Preset: ts.In.Preset, Cfg: ts.In.Values, Inject: ts.In.Inject,
@@ -243,13 +244,13 @@ func roomStateOf(ts TabState) roomState {
 // tabState is the room's state for a tab to take, over the inputs
 // roomInputs checked (in, its run, of lesson d): an open question holds
 // playback before the moment it asks about.
-func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) TabState {
+func (st *roomState) tabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) lab.TabState {
 	sp, _ := tabstate.LookupSpeed(st.Speed)
 	pb := tabstate.Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
 	if st.AnchorAtMs != 0 {
 		pb.AnchorAt = time.UnixMilli(st.AnchorAtMs)
 	}
-	ts := TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted}
+	ts := lab.TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted}
 	if q := st.Question; q != nil && !q.Revealed {
 		ts.QuestionHold = q.Hold
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"outlierlab/web/lab"
 	"runtime"
 	"slices"
 	"strings"
@@ -75,7 +76,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	for _, l := range []*roomLab{la, lb} {
 		// Every follower's tab is new and from one address: past the
 		// new-tab burst (200) the rest would be refused.
-		l.s.SetClientLimits(6*followers, cmdsPerMinute)
+		l.s.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
 	}
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"outlierlab/web/lab"
 	"strings"
 	"time"
 
@@ -80,7 +81,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
 		return
 	}
-	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.now()) {
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
 		tooManyJoins(w)
 		return
 	}
@@ -91,11 +92,11 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	code, key, err := s.rooms.create(r.Context(), st)
 	if err != nil {
-		s.log.Error("room: create", "err", err)
+		s.Log.Error("room: create", "err", err)
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	s.log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
+	s.Log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
 	s.setRoomKeyCookie(w, r, code, key)
 	present := "/r/" + code + "/present"
 	switch {
@@ -116,7 +117,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 
 // startState is the state a new room starts from (see createRoom).
 func (s *Server) startState(r *http.Request) (roomState, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
 	if err != nil {
 		return roomState{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
@@ -130,14 +131,14 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return s.startFrom("")
 	}
-	var sig tabSignals
+	var sig lab.TabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
 		return roomState{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
 	if sig.Tab == "" {
-		sig.Tab = newTabID()
+		sig.Tab = lab.NewTabID()
 	}
-	sess, err := s.session(&sig, "", false)
+	sess, err := s.SessionFor(&sig, "", false)
 	if err != nil {
 		return roomState{}, err
 	}
@@ -154,7 +155,7 @@ func (s *Server) startFrom(start string) (roomState, error) {
 	case "":
 		return st, nil
 	case "lesson":
-		d := s.lessons.ByID[name]
+		d := s.Lessons.ByID[name]
 		if d == nil {
 			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(name, 40))})
 		}
@@ -179,7 +180,7 @@ func tooManyJoins(w http.ResponseWriter) {
 func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("code")
 	if raw == "" {
-		s.pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.pages.Layout("Join a workshop", "", false)}))
+		s.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.Pages.Layout("Join a workshop", "", false)}))
 		return
 	}
 	code, ok := normalRoomCode(raw)
@@ -191,14 +192,14 @@ func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
-	s.pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
-		Layout: s.pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
+	s.Pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
+		Layout: s.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
 func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
-	s.pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
-		Layout: s.pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
+	s.Pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
+		Layout: s.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
 	}))
 }
 
@@ -208,14 +209,14 @@ func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, 
 // lower case) and then returning ok false.
 func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
 	if s.rooms == nil {
-		s.pages.NotFound(w, r, "This server runs no workshops.")
+		s.Pages.NotFound(w, r, "This server runs no workshops.")
 		return "", rec, false
 	}
 	if s.rooms.admitCode(r) != nil {
 		tooManyGuesses(w)
 		return "", rec, false
 	}
-	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.now()) {
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
 		tooManyJoins(w)
 		return "", rec, false
 	}
@@ -241,7 +242,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change.")
 		return "", rec, false
 	case err != nil:
-		s.log.Error("room: lookup", "room", code, "err", err)
+		s.Log.Error("room: lookup", "room", code, "err", err)
 		httperr.Plain(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
 		return "", rec, false
 	}
@@ -321,12 +322,12 @@ func (set *roomSet) full(code string) bool {
 func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
 	page, tab, err := s.roomPage(r, code, st, role)
 	if err != nil {
-		s.log.Error("room: page", "room", code, "err", err)
+		s.Log.Error("room: page", "room", code, "err", err)
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
 		return
 	}
 	csp.AllowTabScripts(w, tab)
-	s.pages.Render(w, r, http.StatusOK, page)
+	s.Pages.Render(w, r, http.StatusOK, page)
 }
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
@@ -340,7 +341,7 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 		return nil, "", err
 	}
 	if d != nil {
-		v, err := s.lessonView(d)
+		v, err := s.LessonView(d)
 		if err != nil {
 			return nil, "", err
 		}
@@ -352,17 +353,17 @@ func (s *Server) roomPage(r *http.Request, code string, st *roomState, role stri
 		v.Layout.Strip = templates.RoomBarStrip(bar)
 		return templates.LessonPage(v), v.Lab.Tab, nil
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return nil, "", err
 	}
-	lab, err := s.labView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(st, in, run, s.now()))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(st, in, run, s.Now()))})
 	if err != nil {
 		return nil, "", err
 	}
 	lab.Signals = withRoomSignals(lab.Signals, code, role)
 	lab.Link = false // the address is the room's, not a permalink
-	l := s.pages.Layout("Workshop "+code, "lab", true)
+	l := s.Pages.Layout("Workshop "+code, "lab", true)
 	if role == "projector" {
 		lab.View = view.Projector
 		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
@@ -416,7 +417,7 @@ func (s *Server) roomStartStrip(home bool) templ.Component {
 	}
 	st := view.RoomStart{Home: home}
 	if home {
-		st.Lessons, st.Presets, st.Plans = s.lessonLinks(), page.PresetLinks(""), s.plans.links()
+		st.Lessons, st.Presets, st.Plans = s.LessonLinks(), page.PresetLinks(""), s.plans.links()
 	}
 	return templates.RoomStartStrip(st)
 }

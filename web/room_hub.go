@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"outlierlab/web/addrlimit"
+	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
 	"sync"
 	"time"
@@ -301,7 +302,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	n.rec, err = decodeRecord(e.Value())
 	if err == nil {
 		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
-			n.run, err = h.set.s.runs.Get(n.in)
+			n.run, err = h.set.s.Runs.Get(n.in)
 		}
 	}
 	if err != nil {
@@ -427,7 +428,7 @@ func (set *roomSet) create(ctx context.Context, st roomState) (code, key string,
 // publish puts the instructor tab's state on the bus as the room's: one
 // message per command. The tab's own change stands if the bus fails; the
 // room catches up with the next command.
-func (h *roomHub) publish(ctx context.Context, sess *Session) error {
+func (h *roomHub) publish(ctx context.Context, sess *lab.Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
 	st := roomStateOf(sess.State())

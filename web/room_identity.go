@@ -108,7 +108,7 @@ func (s *Server) issueAttendee(w http.ResponseWriter, r *http.Request, code stri
 	if rec.attendee(r, code) != "" {
 		return true
 	}
-	if !s.rooms.ids.Allow(s.rooms.clientAddr(r)+" "+code, s.now()) {
+	if !s.rooms.ids.Allow(s.rooms.clientAddr(r)+" "+code, s.Now()) {
 		return false
 	}
 	_, token := rec.newAttendee(code)

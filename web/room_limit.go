@@ -14,7 +14,7 @@ var errTooManyGuesses = httperr.WithKind(httperr.KindTooMany, errors.New("too ma
 // admitCode refuses (errTooManyGuesses) a request of a room from an
 // address out of guesses.
 func (set *roomSet) admitCode(r *http.Request) error {
-	if !set.guesses.Ready(set.clientAddr(r), set.s.now()) {
+	if !set.guesses.Ready(set.clientAddr(r), set.s.Now()) {
 		return errTooManyGuesses
 	}
 	return nil
@@ -22,7 +22,7 @@ func (set *roomSet) admitCode(r *http.Request) error {
 
 // missedCode counts a request for a code that names no room.
 func (set *roomSet) missedCode(r *http.Request) {
-	set.guesses.Allow(set.clientAddr(r), set.s.now())
+	set.guesses.Allow(set.clientAddr(r), set.s.Now())
 }
 
 // find is the room of code for a request, from this replica's hub or the
@@ -47,16 +47,16 @@ func tooManyGuesses(w http.ResponseWriter) {
 // clientAddr is the address a request's limits count against
 // (clientaddr.Proxies.Client: the peer, or the visitor behind a trusted
 // proxy).
-func (set *roomSet) clientAddr(r *http.Request) string { return set.s.peerAddr(r) }
+func (set *roomSet) clientAddr(r *http.Request) string { return set.s.PeerAddr(r) }
 
 // secure reports whether the browser reached the lab over https, directly
 // or through a trusted proxy that says so.
-func (set *roomSet) secure(r *http.Request) bool { return set.s.proxies.Secure(r) }
+func (set *roomSet) secure(r *http.Request) bool { return set.s.Proxies.Secure(r) }
 
 // origin is the lab's address as the browser sees it, for the join link.
 func (set *roomSet) origin(r *http.Request) string {
 	if set.secure(r) {
-		return "https://" + set.s.proxies.Host(r)
+		return "https://" + set.s.Proxies.Host(r)
 	}
-	return "http://" + set.s.proxies.Host(r)
+	return "http://" + set.s.Proxies.Host(r)
 }

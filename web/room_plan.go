@@ -105,13 +105,13 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 		next.Speed = tabstate.Speeds[0].Name
 	}
 	if sc.Lesson != "" {
-		d := s.lessons.ByID[sc.Lesson]
+		d := s.Lessons.ByID[sc.Lesson]
 		if d == nil {
 			return st, fmt.Errorf("plan %s, scene %s: %q is not a lesson here", p.ID, sc.ID, sc.Lesson)
 		}
 		next.Preset = d.PresetFor(sc.Step)
 	}
-	cfg, err := sceneControls(sc.State.Settings, sceneBase(s.lessons, sc))
+	cfg, err := sceneControls(sc.State.Settings, sceneBase(s.Lessons, sc))
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
@@ -121,7 +121,7 @@ func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roo
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return st, err
 	}
@@ -225,7 +225,7 @@ func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	n, now := *req.Scene, s.now().UnixMilli()
+	n, now := *req.Scene, s.Now().UnixMilli()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "scene", func(st *roomState) error {
 		next, err := s.sceneState(*st, p, n, now)
 		if err != nil {
@@ -239,7 +239,7 @@ func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.resyncTab(code, req.Tab, rev)
-	s.log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
+	s.Log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
 	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})
 }
 
@@ -270,7 +270,7 @@ func (s *Server) sceneView(code, role string, st *roomState) *view.RoomScene {
 func (s *Server) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
 	text := sc.Notes
 	if in, _, err := s.roomInputs(st); err == nil {
-		if run, err := s.runs.Get(in); err == nil {
+		if run, err := s.Runs.Get(in); err == nil {
 			text = sc.NotesOn(run.Result)
 		}
 	}

@@ -52,7 +52,7 @@ func planLab(t *testing.T) *roomLab {
 	if l.s.plans, err = loadPlans(fstest.MapFS{
 		"lightning.md": {Data: lightning},
 		"drill.md":     {Data: []byte(drillPlan)},
-	}, l.s.lessons); err != nil {
+	}, l.s.Lessons); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -227,7 +227,7 @@ func TestRoomPlanLoadRefuses(t *testing.T) {
 		t.Errorf("the shipped plans: %v", s.plans.links())
 	}
 	bad := strings.Replace(drillPlan, `settings: {max_ejection_percent: "34"}`, `settings: {duration: "120s"}`, 1)
-	_, err := loadPlans(fstest.MapFS{"drill.md": {Data: []byte(bad)}}, s.lessons)
+	_, err := loadPlans(fstest.MapFS{"drill.md": {Data: []byte(bad)}}, s.Lessons)
 	if err == nil || !strings.Contains(err.Error(), "drill.md: scenes[0] (preset).settings: setting duration: the lab has no control for it") {
 		t.Errorf("a scene the room cannot show: %v", err)
 	}

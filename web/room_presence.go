@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"outlierlab/web/lab"
 	"sort"
 	"time"
 
@@ -46,13 +47,13 @@ func presenceKey(code, who string) string {
 // node down, an election) must not hold up the attendee's redraws. One
 // write at a time; a change met while one is under way is written at the
 // stream's next wake.
-func (w *roomWatch) putPresence(sess *Session) {
+func (w *roomWatch) putPresence(sess *lab.Session) {
 	if w.role != "follow" || w.who == "" {
 		return
 	}
 	p := presence{Nick: nickname(w.who)}
 	p.Follow = tieOf(sess).following()
-	p.Done = sess.StepsDone(w.s.now())
+	p.Done = sess.StepsDone(w.s.Now())
 	w.hub.mu.Lock()
 	if q := w.hub.now.rec.State.Question; q != nil {
 		p.Answer = w.hub.answers[q.ID][w.who].Answer
@@ -66,7 +67,7 @@ func (w *roomWatch) putPresence(sess *Session) {
 	// change as playback runs) at most once per presenceEvery.
 	var old presence
 	_ = json.Unmarshal([]byte(w.pSent), &old)
-	now := w.s.now()
+	now := w.s.Now()
 	if w.pSent != "" && old.Follow == p.Follow && old.Answer == p.Answer && now.Sub(w.pAt) < presenceEvery {
 		return
 	}
@@ -81,7 +82,7 @@ func (w *roomWatch) putPresence(sess *Session) {
 		ctx, cancel := context.WithTimeout(context.Background(), roombus.Timeout)
 		defer cancel()
 		if _, err := w.s.rooms.bus.KV.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
-			w.s.log.Warn("room bus: presence", "room", w.hub.code, "err", err)
+			w.s.Log.Warn("room bus: presence", "room", w.hub.code, "err", err)
 		}
 	}()
 }

@@ -41,7 +41,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var q *roomQuestion
 	var prev string // the question this one replaces, whose answers go
-	now := s.now()
+	now := s.Now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
 		var err error
 		if q, err = s.newQuestion(st, req); err != nil {
@@ -56,7 +56,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
 		if in, _, err := s.roomInputs(st); err == nil {
-			if run, err := s.runs.Get(in); err == nil {
+			if run, err := s.Runs.Get(in); err == nil {
 				cur = roomCursor(st, in, run, now)
 			}
 		}
@@ -71,7 +71,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 		s.rooms.dropAnswers(r.Context(), code, prev)
 	}
 	s.resyncTab(code, req.Tab, rev)
-	s.log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
+	s.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
 	writeJSON(w, r, http.StatusCreated, q)
 }
 
@@ -96,7 +96,7 @@ func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q roomQuestion
 	var rev uint64
-	now := s.now()
+	now := s.Now()
 	if err == nil {
 		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
 			if st.Question == nil || st.Question.ID != id {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"outlierlab/web/lab"
 	"slices"
 	"sort"
 	"strconv"
@@ -213,7 +214,7 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +222,7 @@ func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, e
 	if err != nil {
 		return nil, err
 	}
-	rq := &roomQuestion{ID: newTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
+	rq := &roomQuestion{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
 	switch q.Kind {
 	case "ejected", "out":
 		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
@@ -273,7 +274,7 @@ func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return "", err
 	}
@@ -348,7 +349,7 @@ func checkAnswer(q *roomQuestion, a string) (string, error) {
 
 // readJSON reads a small JSON body into v (an empty body leaves v).
 func (s *Server) readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.maxBody))
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
 	if err != nil {
 		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
@@ -394,7 +395,7 @@ func (s *Server) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
 	}
-	sess := s.sessions.get(tab)
+	sess := s.Sessions.Get(tab)
 	if sess == nil {
 		return
 	}

@@ -59,7 +59,7 @@ type Recording struct {
 // record appends a state of the room to its timeline. A failure is
 // logged: the workshop goes on without that entry.
 func (set *roomSet) record(ctx context.Context, code, kind string, st roomState) {
-	b, err := json.Marshal(TimelineEntry{TMs: set.s.now().UnixMilli(), Kind: kind, State: st, Scene: set.s.entrySceneOf(&st)})
+	b, err := json.Marshal(TimelineEntry{TMs: set.s.Now().UnixMilli(), Kind: kind, State: st, Scene: set.s.entrySceneOf(&st)})
 	if err == nil {
 		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
 			return set.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
@@ -212,7 +212,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
 		return
 	}
-	v := view.RecordingPlayer{Layout: s.pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
+	v := view.RecordingPlayer{Layout: s.Pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
 	p, err := s.newPlayer(code, entries, replaySignals{RecSpeed: sp.Name})
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
@@ -236,7 +236,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > 0 {
 		lab, err := s.recordingLab(code, &entries[0], sp.Name)
 		if err != nil {
-			s.log.Error("recording: page", "room", code, "err", err)
+			s.Log.Error("recording: page", "room", code, "err", err)
 			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
 			return
 		}
@@ -247,7 +247,7 @@ func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
 			csp.AllowTabScripts(w, lab.lesson.Lab.Tab)
 		}
 	}
-	s.pages.Render(w, r, http.StatusOK, templates.RecordingPage(v))
+	s.Pages.Render(w, r, http.StatusOK, templates.RecordingPage(v))
 }
 
 func replaySpeedTitle(sp replaySpeed) string {
@@ -272,7 +272,7 @@ func (s *Server) recordingLab(code string, e *TimelineEntry, speed string) (recL
 	}
 	stream := "/r/" + code + "/recording/stream"
 	if d != nil {
-		v, err := s.lessonView(d)
+		v, err := s.LessonView(d)
 		if err != nil {
 			return recLab{}, err
 		}
@@ -280,11 +280,11 @@ func (s *Server) recordingLab(code string, e *TimelineEntry, speed string) (recL
 		v.Lab.View, v.Lab.StreamURL = view.Projector, stream
 		return recLab{lesson: &v}, nil
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return recLab{}, err
 	}
-	lab, err := s.labView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
 	if err != nil {
 		return recLab{}, err
 	}
@@ -317,7 +317,7 @@ func (s *Server) entryLink(e *TimelineEntry) string {
 	if err != nil || d != nil {
 		return ""
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return ""
 	}

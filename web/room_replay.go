@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
 	"strings"
 	"sync"
@@ -121,7 +122,7 @@ type prepared struct {
 
 // runOf is a prepared entry's run, from the cache (rebuilt if it went).
 func (p *recordingPlayer) runOf(pe *prepared) (*tabstate.Run, bool) {
-	run, err := p.s.runs.Get(pe.in)
+	run, err := p.s.Runs.Get(pe.in)
 	return run, err == nil
 }
 
@@ -213,7 +214,7 @@ func (s *Server) followLive(ctx context.Context, p *recordingPlayer) {
 	// The new last entry's run is built here, outside the player's lock
 	// (its tail needs it; see warm).
 	if in, _, err := s.roomInputs(&entries[len(entries)-1].State); err == nil {
-		_, _ = s.runs.Get(in)
+		_, _ = s.Runs.Get(in)
 	}
 	p.extend(entries, last)
 }
@@ -227,7 +228,7 @@ func (p *recordingPlayer) extend(entries []TimelineEntry, last uint64) {
 	if last <= p.last || len(entries) <= len(p.entries) {
 		return
 	}
-	now := p.s.now()
+	now := p.s.Now()
 	atEnd := len(p.entries) > 0 && p.posLocked(now) >= p.end
 	p.entries, p.last = entries, last
 	for i := len(p.off); i < len(entries); i++ {
@@ -267,7 +268,7 @@ func (s *Server) newPlayer(code string, entries []TimelineEntry, sig replaySigna
 	if err != nil {
 		return nil, err
 	}
-	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.now()}
+	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.Now()}
 	p.off = make([]int64, len(entries))
 	p.prep = make([]prepared, len(entries))
 	for i := range entries {
@@ -278,7 +279,7 @@ func (s *Server) newPlayer(code string, entries []TimelineEntry, sig replaySigna
 	}
 	p.at = min(max(sig.RecAt, 0), p.end)
 	p.playing = sig.RecPlaying && p.at < p.end
-	p.from = s.now()
+	p.from = s.Now()
 	return p, nil
 }
 
@@ -315,7 +316,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 	if pe.ok || pe.err != nil {
 		return pe
 	}
-	_, pe.err = p.s.runs.Get(pe.in)
+	_, pe.err = p.s.Runs.Get(pe.in)
 	pe.ok = pe.err == nil
 	return pe
 }
@@ -366,7 +367,7 @@ func (p *recordingPlayer) entryAt(v int64) int {
 // in force there, applied as a follower applied it live. It returns when
 // the stream must look again (zero: only at a command), and the channel
 // the next command closes.
-func (p *recordingPlayer) catchUp(sess *Session) (time.Time, <-chan struct{}) {
+func (p *recordingPlayer) catchUp(sess *lab.Session) (time.Time, <-chan struct{}) {
 	p.warm()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -384,9 +385,9 @@ func (p *recordingPlayer) warm() {
 	p.mu.Lock()
 	var ins []tabstate.Inputs
 	if len(p.entries) > 0 {
-		for _, i := range []int{p.entryAt(p.posLocked(p.s.now())), p.applied + 1} {
+		for _, i := range []int{p.entryAt(p.posLocked(p.s.Now())), p.applied + 1} {
 			if i >= 0 && i < len(p.entries) {
-				if pe := p.parse(i); pe.err == nil && !p.s.runs.Has(pe.in) {
+				if pe := p.parse(i); pe.err == nil && !p.s.Runs.Has(pe.in) {
 					ins = append(ins, pe.in)
 				}
 			}
@@ -394,12 +395,12 @@ func (p *recordingPlayer) warm() {
 	}
 	p.mu.Unlock()
 	for _, in := range ins {
-		_, _ = p.s.runs.Get(in)
+		_, _ = p.s.Runs.Get(in)
 	}
 }
 
-func (p *recordingPlayer) catchUpLocked(sess *Session) time.Time {
-	now := p.s.now()
+func (p *recordingPlayer) catchUpLocked(sess *lab.Session) time.Time {
+	now := p.s.Now()
 	p.used = now
 	if len(p.entries) == 0 {
 		return time.Time{}
@@ -463,12 +464,12 @@ func minTime(a, b time.Time) time.Time {
 // as roomTab's applyRoom does for a follower: setRoomState, then the
 // cursor the room had at that moment, playing on from wall time from at
 // the room's speed times the player's. Callers hold p.mu.
-func (p *recordingPlayer) apply(sess *Session, i int, v int64, from time.Time) {
+func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Time) {
 	e := &p.entries[i]
 	pe := p.prepare(i)
 	run, ok := p.runOf(pe)
 	if !pe.ok || !ok {
-		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
+		p.s.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
 	ts := e.State.tabState(pe.in, run, pe.d)
@@ -480,7 +481,7 @@ func (p *recordingPlayer) apply(sess *Session, i int, v int64, from time.Time) {
 	}
 	gen, ok := sess.Follow(ts)
 	if !ok {
-		p.s.log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
+		p.s.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
 		return
 	}
 	p.sessGen = gen
@@ -497,7 +498,7 @@ func (p *recordingPlayer) touchLocked() {
 func (p *recordingPlayer) command(verb string, r *http.Request) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.s.now()
+	now := p.s.Now()
 	v := p.posLocked(now)
 	switch verb {
 	case "play":
@@ -560,7 +561,7 @@ func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, str
 		p = q // another request made it first
 	} else {
 		ps.m[k] = p
-		ps.evict(s.now())
+		ps.evict(s.Now())
 	}
 	if stream {
 		p.streams++
@@ -619,8 +620,8 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !s.sessions.cmdLim.Allow(s.peerAddr(r), s.now()) {
-		tooMany(w, "commands")
+	if !s.Sessions.CmdLimit.Allow(s.PeerAddr(r), s.Now()) {
+		lab.TooMany(w, "commands")
 		return
 	}
 	var sig replaySignals
@@ -628,7 +629,7 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
-	if err := checkTab(sig.Tab); err != nil {
+	if err := lab.CheckTab(sig.Tab); err != nil {
 		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
@@ -667,7 +668,7 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.ServeStream(w, r, func(r *http.Request, _ *Session) (Follow, error) {
+	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
 		p, err := s.openPlayer(r, code, rs, true)
 		if err != nil {
 			return nil, roomError(err)
@@ -706,7 +707,7 @@ func (s *Server) followPlayer(ctx context.Context, p *recordingPlayer) *playerFo
 
 // CatchUp applies the player's entry in force to the tab; the stream
 // wakes when the player changes and at its next entry's moment.
-func (f *playerFollow) CatchUp(sess *Session) (<-chan struct{}, time.Time) {
+func (f *playerFollow) CatchUp(sess *lab.Session) (<-chan struct{}, time.Time) {
 	next, changed := f.p.catchUp(sess)
 	return changed, next
 }
@@ -716,7 +717,7 @@ func (f *playerFollow) Answers() <-chan struct{} { return nil }
 
 // Send patches what the player shows beside the lab: the entry in
 // words, its question, the spotlight and the player's signals.
-func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *Session) error {
+func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *lab.Session) error {
 	return f.p.send(sse, &f.sent)
 }
 
@@ -749,7 +750,7 @@ type replayPatch struct {
 // entry in words, the room's question and spotlight then.
 func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playerSent) error {
 	p.mu.Lock()
-	v := p.posLocked(p.s.now())
+	v := p.posLocked(p.s.Now())
 	i := p.applied
 	sig := replayPatch{RecAt: v, RecPct: recPct(v, p.end), RecClock: fmtElapsed(v), RecEntry: max(i, 0), RecPlaying: p.playing, RecSpeed: p.speed.Name}
 	var e *TimelineEntry

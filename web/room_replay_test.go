@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lab"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	take := func(what string) {
 		t.Helper()
 		rev := hub.current().rev
-		sess := lb.s.sessions.get(tabFollower)
+		sess := lb.s.Sessions.Get(tabFollower)
 		waitUntil(t, "the follower applied "+what, func() bool {
 			tr := tieOf(sess)
 			tr.mu.Lock()
@@ -73,7 +74,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return tr.applied >= rev
 		})
 		st := sess.State()
-		js, err := chart.ScriptAt(st.Run, st.Playback.CursorAt(lb.s.now(), len(st.Run.Frames)), true)
+		js, err := chart.ScriptAt(st.Run, st.Playback.CursorAt(lb.s.Now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.session(&tabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.session(&tabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,12 +419,12 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.session(&tabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	building, release := make(chan struct{}), make(chan struct{})
-	s.runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
+	s.Runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
 		if in.Values["max_ejection_percent"] == 15 {
 			close(building)
 			<-release

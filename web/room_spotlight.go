@@ -118,7 +118,7 @@ func (s *Server) checkSpot(st *roomState, sp *roomSpot) error {
 		if err != nil {
 			return err
 		}
-		run, err := s.runs.Get(in)
+		run, err := s.Runs.Get(in)
 		if err != nil {
 			return err
 		}

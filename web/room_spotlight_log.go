@@ -37,14 +37,14 @@ func (s *Server) spotOfLog(st *roomState, id string) (roomSpot, error) {
 	if err != nil {
 		return roomSpot{}, err
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return roomSpot{}, err
 	}
 	if frame >= len(run.Log) || pos >= len(run.Log[frame]) {
 		return bad("%q is not a line of this run's log (it has %d intervals)", httperr.Truncate(id, 24), len(run.Log))
 	}
-	end := logLineEnd(run, frame, pos, roomCursor(st, in, run, s.now()))
+	end := logLineEnd(run, frame, pos, roomCursor(st, in, run, s.Now()))
 	iv := run.Config.IntervalMs
 	sp := roomSpot{
 		From: float64(max(run.Frames[frame].TMs-iv, 0)) / 1000,

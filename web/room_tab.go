@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"outlierlab/web/lab"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -64,7 +65,7 @@ type tabRoom struct {
 func (tr *tabRoom) RoomCode() string { return tr.code }
 
 // tieOf is the tab's place in a room, nil for a tab in none.
-func tieOf(sess *Session) *tabRoom {
+func tieOf(sess *lab.Session) *tabRoom {
 	tr, _ := sess.TieOf().(*tabRoom)
 	return tr
 }
@@ -90,8 +91,8 @@ type roomSignals struct {
 // bindRoom gives a tab its room from its signals the first time a request
 // names one (the session may be new, or rebuilt after an eviction); nil
 // for a tab in no room.
-func (s *Server) bindRoom(sess *Session, rs roomSignals) (*tabRoom, error) {
-	t, err := sess.Tie(func() (Tie, error) {
+func (s *Server) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error) {
+	t, err := sess.Tie(func() (lab.Tie, error) {
 		if rs.Room == "" {
 			return nil, nil
 		}
@@ -123,7 +124,7 @@ func (s *Server) bindRoom(sess *Session, rs roomSignals) (*tabRoom, error) {
 // answer (a prediction is the attendee's own, the room's timeline is the
 // instructor's); the presenter's commands, with the room's key, are then
 // published as the room's state. A tab in no room just runs it.
-func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
+func (s *Server) roomCommand(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
 	var rs roomSignals
 	_ = json.Unmarshal(body, &rs) // the command already refused a body that is not JSON
 	tr, err := s.bindRoom(sess, rs)
@@ -169,7 +170,7 @@ func (s *Server) roomCommand(r *http.Request, sess *Session, verb string, body [
 		return err
 	}
 	if err := hub.publish(r.Context(), sess); err != nil {
-		s.log.Error("room bus: publish", "room", tr.code, "err", err)
+		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
 	}
 	return nil
 }
@@ -189,7 +190,7 @@ func roomError(err error) error {
 
 // Rejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
-func (ws workshops) Rejoin(sess *Session) error {
+func (ws workshops) Rejoin(sess *lab.Session) error {
 	s := ws.s
 	tr := tieOf(sess)
 	if tr == nil || tr.role == rolePresenter {
@@ -204,7 +205,7 @@ func (ws workshops) Rejoin(sess *Session) error {
 
 // snapToRoom applies the room's current state to the tab again, whatever
 // it applied before.
-func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) error {
+func (s *Server) snapToRoom(ctx context.Context, sess *lab.Session, code string) error {
 	hub, err := s.rooms.open(ctx, code, "")
 	if err != nil {
 		return roomError(err)
@@ -223,7 +224,7 @@ func (s *Server) snapToRoom(ctx context.Context, sess *Session, code string) err
 // the tab has and the tab applies states (a follower that follows, or a
 // presenter's tab that has never had one: a reloaded instructor page). A
 // state that does not fit the page is logged and skipped.
-func (s *Server) applyRoom(sess *Session, n roomNow) {
+func (s *Server) applyRoom(sess *lab.Session, n roomNow) {
 	tr := tieOf(sess)
 	if tr == nil || n.run == nil {
 		return
@@ -242,7 +243,7 @@ func (s *Server) applyRoom(sess *Session, n roomNow) {
 	}
 	tr.applied = n.rev
 	if _, ok := sess.Follow(n.rec.State.tabState(n.in, n.run, n.lesson)); !ok {
-		s.log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
+		s.Log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
 		return
 	}
 	tr.cfgGen++
@@ -285,7 +286,7 @@ type roomWatch struct {
 // attendee's stream (a follower's or the projector's) without the
 // identity the room's page gives (issue 19, defect 5: crafted streams
 // filled a room), or one address's stream past AttendeesPerAddress.
-func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) {
+func (s *Server) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
 	tr, err := s.bindRoom(sess, rs)
@@ -322,7 +323,7 @@ func (s *Server) roomStream(r *http.Request, sess *Session) (*roomWatch, error) 
 // CatchUp applies the room's latest state to the tab if it follows, and
 // returns the channel closed at the room's next state (nil, never ready,
 // for a stream in no room); a room changes only when told to.
-func (w *roomWatch) CatchUp(sess *Session) (<-chan struct{}, time.Time) {
+func (w *roomWatch) CatchUp(sess *lab.Session) (<-chan struct{}, time.Time) {
 	if w == nil {
 		return nil, time.Time{}
 	}
@@ -344,7 +345,7 @@ type roomPatch struct {
 }
 
 // Send patches the room's signals that changed since the last send.
-func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *Session) error {
+func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Session) error {
 	if w == nil {
 		return nil
 	}
@@ -424,15 +425,15 @@ func (w *roomWatch) Close() {
 // workshops is the lab's view of the rooms (Rooms).
 type workshops struct{ s *Server }
 
-func (ws workshops) Command(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
+func (ws workshops) Command(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
 	return ws.s.roomCommand(r, sess, verb, body, apply)
 }
 
-func (ws workshops) Stream(r *http.Request, sess *Session) (Follow, error) {
+func (ws workshops) Stream(r *http.Request, sess *lab.Session) (lab.Follow, error) {
 	w, err := ws.s.roomStream(r, sess)
 	switch {
 	case errors.Is(err, roombus.ErrNotReady):
-		return nil, fmt.Errorf("%w: %w", ErrRoomsNotReady, err)
+		return nil, fmt.Errorf("%w: %w", lab.ErrRoomsNotReady, err)
 	case err != nil || w == nil:
 		return nil, err // no typed nil in the interface
 	}

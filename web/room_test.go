@@ -257,7 +257,7 @@ func TestRoomRecordDecode(t *testing.T) {
 	}{
 		{"preset", roomState{Preset: "nope", Speed: "1"}, `preset: "nope" is not a preset`},
 		{"lesson", roomState{Lesson: "nope", Speed: "1"}, `lesson: "nope" is not a lesson`},
-		{"step", roomState{Lesson: lab.lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
+		{"step", roomState{Lesson: lab.Lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
 		{"step without lesson", roomState{Preset: "search-cache", Step: "x", Speed: "1"}, "step: a step needs its lesson"},
 		{"setting", roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"admin": 1}}, "admin: is not a setting of the lab"},
 		{"range", roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": 101}}, "max_ejection_percent: 101 is out of range"},
@@ -327,7 +327,7 @@ func TestRoomCreate(t *testing.T) {
 	if len(c) != 1 || c[0].Name != "olab_key_"+code || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/" {
 		t.Errorf("cookie: %+v", c)
 	}
-	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.lessons.List[0].ID))
+	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.Lessons.List[0].ID))
 	if err != nil {
 		t.Fatal(err)
 	}

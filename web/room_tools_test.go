@@ -435,8 +435,8 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 		}
 	}
 	cursor := func() int {
-		st := l.s.sessions.get(tabPresenter).State()
-		return st.Playback.CursorAt(l.s.now(), len(st.Run.Frames))
+		st := l.s.Sessions.Get(tabPresenter).State()
+		return st.Playback.CursorAt(l.s.Now(), len(st.Run.Frames))
 	}
 	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
@@ -497,7 +497,7 @@ func checkReplay(t *testing.T, rec Recording, seen []liveState) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := fresh.runs.Get(in)
+		run, err := fresh.Runs.Get(in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"outlierlab/plans"
 	"outlierlab/web/asset"
+	"outlierlab/web/lab"
 	"outlierlab/web/page"
 	"outlierlab/web/templates"
 	"outlierlab/web/tools"
@@ -70,7 +71,7 @@ type Options struct {
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	*Lab
+	*lab.Lab
 	assets  *asset.Assets
 	tools   *tools.Tools
 	rooms   *roomSet // nil without a bus
@@ -85,7 +86,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	b := budget.New(o.Budget)
-	l, err := NewLab(LabOptions{
+	l, err := lab.NewLab(lab.LabOptions{
 		Assets: a, MaxSessions: o.MaxSessions, MaxStreams: o.MaxStreams, SessionIdle: o.SessionIdle,
 		TabsPerMinute: o.TabsPerMinute, CommandsPerMinute: o.CommandsPerMinute, MaxBodyBytes: o.MaxBodyBytes,
 		Now: o.Now, Log: o.Log, Lessons: o.Lessons, Proxies: o.Proxies, Budget: b,
@@ -97,10 +98,10 @@ func New(o Options) (*Server, error) {
 	if o.Plans == nil && o.Lessons == nil {
 		o.Plans = plans.FS // the shipped plans name the course's lessons
 	}
-	if s.plans, err = loadPlans(o.Plans, l.lessons); err != nil {
+	if s.plans, err = loadPlans(o.Plans, l.Lessons); err != nil {
 		return nil, err
 	}
-	s.tools = tools.NewTools(s.pages, s.runs, s.budget, s.log, s.maxBody)
+	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
 	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
 	s.SetRooms(workshops{s})
 	s.metrics = newMetrics(s)
@@ -111,7 +112,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler,
-		limitBodies(s.maxBody, map[string]int64{
+		limitBodies(s.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
 		}),
@@ -129,7 +130,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
-	r.NotFound(s.pages.NotFoundHandler)
+	r.NotFound(s.Pages.NotFoundHandler)
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)
@@ -265,7 +266,7 @@ func securityHeaders(next http.Handler) http.Handler {
 
 // home handles GET /.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	h := view.Home{Layout: s.pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.lessonLinks()}
+	h := view.Home{Layout: s.Pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.LessonLinks()}
 	h.Layout.Strip = s.roomStartStrip(true)
-	s.pages.Render(w, r, http.StatusOK, templates.Home(h))
+	s.Pages.Render(w, r, http.StatusOK, templates.Home(h))
 }

@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"crypto/rand"
@@ -14,11 +14,11 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-// tabSignals is what a lab page's Datastar signals hold, and so what every
+// TabSignals is what a lab page's Datastar signals hold, and so what every
 // stream and command request carries (Datastar sends all signals whose
 // name does not start with "_"): the tab id, the inputs, the cursor.
 // Together they are enough to rebuild the tab's session from nothing.
-type tabSignals struct {
+type TabSignals struct {
 	Tab    string                     `json:"tab"`
 	Preset string                     `json:"preset"`
 	Cfg    map[string]json.RawMessage `json:"cfg"`
@@ -40,18 +40,18 @@ type tabSignals struct {
 	InjectDrop string `json:"injectDrop"`
 }
 
-// newTabID is a fresh random tab id. Each page load gets its own, so two
+// NewTabID is a fresh random tab id. Each page load gets its own, so two
 // tabs (or two visitors) never share a session.
-func newTabID() string {
+func NewTabID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
 
-// checkTab accepts the ids newTabID makes (and any similar token), nothing
+// CheckTab accepts the ids newTabID makes (and any similar token), nothing
 // that could be used to probe or bloat the session map. A bad one is a
 // malformed request: no page of the lab sends it.
-func checkTab(tab string) error {
+func CheckTab(tab string) error {
 	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
 		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", httperr.Truncate(tab, 80))})
 	}

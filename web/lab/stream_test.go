@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func TestStreamFollowsSlider(t *testing.T) {
 	post("set", `,"seq":5,"cfg":{"max_ejection_percent":34}`)
 	webtest.NextCharts(t, events)
 	post("set", `,"seq":4,"cfg":{"max_ejection_percent":10}`) // stale
-	if c := lab.sessions.get(webtest.Tab).snapshot(lab.now()).run.Config.MaxEjectionPercent; c != 34 {
+	if c := lab.Sessions.Get(webtest.Tab).snapshot(lab.Now()).run.Config.MaxEjectionPercent; c != 34 {
 		t.Errorf("a stale slider post won: cap %d", c)
 	}
 }

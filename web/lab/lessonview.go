@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"encoding/json"
@@ -26,9 +26,9 @@ func (s *Lab) lessonIndex(w http.ResponseWriter, r *http.Request) {
 // on its preset and start settings, in a fresh tab session.
 func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	d := s.lessons.ByID[id]
+	d := s.Lessons.ByID[id]
 	if d == nil {
-		s.pages.NotFound(w, r, "There is no lesson "+quoteShort(id)+".")
+		s.Pages.NotFound(w, r, "There is no lesson "+quoteShort(id)+".")
 		return
 	}
 	mode, rest, err := page.SplitView(r.URL.RawQuery)
@@ -36,10 +36,10 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 		err = page.OnlyParams(rest, "a lesson page", "view")
 	}
 	if err != nil {
-		s.pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
 	}
-	v, err := s.lessonView(d)
+	v, err := s.LessonView(d)
 	if err != nil {
 		httperr.Plain(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
 		return
@@ -47,7 +47,7 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	v.Lab.View = mode
 	csp.AllowTabScripts(w, v.Lab.Tab)
 	v.Layout.Strip = s.startStrip()
-	s.pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
+	s.Pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
 }
 
 func quoteShort(s string) string {
@@ -55,10 +55,10 @@ func quoteShort(s string) string {
 	return string(b)
 }
 
-// lessonLinks is the course in order.
-func (s *Lab) lessonLinks() []view.LessonLink {
-	out := make([]view.LessonLink, len(s.lessons.List))
-	for i, d := range s.lessons.List {
+// LessonLinks is the course in order.
+func (s *Lab) LessonLinks() []view.LessonLink {
+	out := make([]view.LessonLink, len(s.Lessons.List))
+	for i, d := range s.Lessons.List {
 		out[i] = lessonLink(d)
 	}
 	return out
@@ -75,20 +75,20 @@ func lessonLink(d *lessonbook.Doc) view.LessonLink {
 	return l
 }
 
-// lessonView is a lesson page for a new tab, at t = 0 on the lesson's
+// LessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects.
-func (s *Lab) lessonView(d *lessonbook.Doc) (view.Lesson, error) {
-	run, err := s.runs.Get(d.Inputs(""))
+func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
+	run, err := s.Runs.Get(d.Inputs(""))
 	if err != nil {
 		return view.Lesson{}, err
 	}
-	tab := newTabID()
+	tab := NewTabID()
 	snap := snapshot{run: run, speed: tabstate.Speeds[0], lesson: d}
 	vals := d.Values(run, 0)
 	v := view.Lesson{
-		Layout: s.pages.Layout(d.Title, "lessons", true),
+		Layout: s.Pages.Layout(d.Title, "lessons", true),
 		ID:     d.ID, Title: d.Title, Summary: d.Summary,
-		Number: d.Index + 1, Total: len(s.lessons.List), Minutes: d.Minutes,
+		Number: d.Index + 1, Total: len(s.Lessons.List), Minutes: d.Minutes,
 		Body:     view.HTML(d.Body.HTML(vals)),
 		Scenario: d.Preset,
 		Lab: view.Lab{
@@ -137,11 +137,11 @@ func (s *Lab) lessonView(d *lessonbook.Doc) (view.Lesson, error) {
 		v.Quiz = append(v.Quiz, qv)
 	}
 	if d.Index > 0 {
-		p := lessonLink(s.lessons.List[d.Index-1])
+		p := lessonLink(s.Lessons.List[d.Index-1])
 		v.Prev = &p
 	}
-	if d.Index+1 < len(s.lessons.List) {
-		n := lessonLink(s.lessons.List[d.Index+1])
+	if d.Index+1 < len(s.Lessons.List) {
+		n := lessonLink(s.Lessons.List[d.Index+1])
 		v.Next = &n
 	}
 	return v, nil

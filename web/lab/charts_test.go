@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"encoding/json"
@@ -413,7 +413,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	lab := newTestServer(t)
 	h := lab.Handler()
 	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><div class="chart" id="([^"]+)"[^>]*></div><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
-	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.lessons.List[0].ID} {
+	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.Lessons.List[0].ID} {
 		res := webtest.Do(t, h, "GET", page, "")
 		body := webtest.Body(t, res)
 		if res.StatusCode != 200 {
@@ -449,7 +449,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	if !call.Replace {
 		t.Error("the first update does not replace the charts' options")
 	}
-	run := lab.sessions.get(webtest.Tab).runOf()
+	run := lab.Sessions.Get(webtest.Tab).runOf()
 	wantHeights := 0
 	for _, c := range chart.List {
 		if _, ok := call.Options[c.ID]; !ok {

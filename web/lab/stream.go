@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 		return
 	}
 	defer release()
-	var sig tabSignals
+	var sig TabSignals
 	if err := datastar.ReadSignals(r, &sig); err != nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
@@ -119,7 +119,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 		}
 		if send {
 			var err error
-			if changed, next, err = st.sendNow(sse, sess, s.now()); err != nil {
+			if changed, next, err = st.sendNow(sse, sess, s.Now()); err != nil {
 				return // the browser went away
 			}
 		}
@@ -130,7 +130,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 			s.redraws.redrawn(sess.tab)
 		}
 		send = true
-		wake, stop := wakeAt(earliest(next, followAt), s.now())
+		wake, stop := wakeAt(earliest(next, followAt), s.Now())
 		select {
 		case <-r.Context().Done():
 			return
@@ -191,7 +191,7 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 }
 
 // streamSlot takes one of the server's stream slots, or answers 503: a
-// tab with an open stream is never dropped (sessionStore.evict), so
+// tab with an open stream is never dropped (SessionStore.evict), so
 // -max-tabs bounds only the tabs without one, and the streams need a bound
 // of their own (-max-streams), else each costs memory without end.
 //
@@ -234,9 +234,9 @@ func (st *streamState) sendNow(sse *datastar.ServerSentEventGenerator, sess *Ses
 // is put back; if a command already rebuilt the tab's session, the stream
 // moves to the new one and redraws.
 func (s *Lab) followSession(sess *Session, st *streamState) *Session {
-	switch cur := s.sessions.get(sess.tab); {
+	switch cur := s.Sessions.Get(sess.tab); {
 	case cur == nil:
-		s.sessions.put(sess, s.now())
+		s.Sessions.put(sess, s.Now())
 	case cur != sess:
 		sess.countStream(-1)
 		cur.countStream(1)
@@ -247,10 +247,10 @@ func (s *Lab) followSession(sess *Session, st *streamState) *Session {
 }
 
 // keepalive is how often an idle stream sends a comment (15 s unless a
-// test sets sessionStore.keepalive).
+// test sets SessionStore.keepalive).
 func (s *Lab) keepalive() time.Duration {
-	if s.sessions.keepalive > 0 {
-		return s.sessions.keepalive
+	if s.Sessions.keepalive > 0 {
+		return s.Sessions.keepalive
 	}
 	return defaultKeepalive
 }

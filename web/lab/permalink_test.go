@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"fmt"
@@ -84,7 +84,7 @@ func TestPermalinkOpens(t *testing.T) {
 	}
 	var tab struct{ Tab string }
 	tab.Tab = regexp.MustCompile(`"tab":"([^"]+)"`).FindStringSubmatch(sig)[1]
-	snap := lab.sessions.get(tab.Tab).snapshot(lab.now())
+	snap := lab.Sessions.Get(tab.Tab).snapshot(lab.Now())
 	if snap.run.Config.MaxEjectionPercent != 34 || snap.run.Config.BaseEjectionTimeMs != 45000 || len(snap.run.Hosts) != 8 || snap.playing {
 		t.Errorf("session: cap %d, base %d ms, %d hosts, playing %v", snap.run.Config.MaxEjectionPercent,
 			snap.run.Config.BaseEjectionTimeMs, len(snap.run.Hosts), snap.playing)
@@ -169,7 +169,7 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the pushed address does not parse: %v", err)
 	}
-	run, err := lab.runs.Get(link.Inputs())
+	run, err := lab.Runs.Get(link.Inputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := lab.sessions.get(webtest.Tab).snapshot(lab.now())
+	snap := lab.Sessions.Get(webtest.Tab).snapshot(lab.Now())
 	if cursor != snap.cursor {
 		t.Errorf("cursor %d, the tab's %d", cursor, snap.cursor)
 	}

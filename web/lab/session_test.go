@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"fmt"
@@ -65,20 +65,20 @@ func TestSessionStoreBounds(t *testing.T) {
 		st.put(newSession(tab(i), tabstate.Inputs{}, run, t0), t0)
 	}
 	// tab 0 streams; tab 1 is used; adding tab 3 evicts tab 2.
-	st.get(tab(0)).streams = 1
-	st.get(tab(1))
+	st.Get(tab(0)).streams = 1
+	st.Get(tab(1))
 	st.put(newSession(tab(3), tabstate.Inputs{}, run, t0), t0)
-	if st.get(tab(2)) != nil || st.get(tab(0)) == nil || st.len() != 3 {
-		t.Fatalf("LRU eviction: tab2 %v tab0 %v len %d", st.get(tab(2)) != nil, st.get(tab(0)) != nil, st.len())
+	if st.Get(tab(2)) != nil || st.Get(tab(0)) == nil || st.len() != 3 {
+		t.Fatalf("LRU eviction: tab2 %v tab0 %v len %d", st.Get(tab(2)) != nil, st.Get(tab(0)) != nil, st.len())
 	}
 	// Two minutes later every session without a stream has expired.
 	later := t0.Add(2 * time.Minute)
 	st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later)
-	if st.len() != 2 || st.get(tab(0)) == nil || st.get(tab(4)) == nil {
+	if st.len() != 2 || st.Get(tab(0)) == nil || st.Get(tab(4)) == nil {
 		t.Fatalf("expiry: len %d", st.len())
 	}
 	// put of a known tab returns the session already there.
-	if got := st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later); got != st.get(tab(4)) {
+	if got := st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later); got != st.Get(tab(4)) {
 		t.Error("put replaced a live session")
 	}
 }

@@ -1,8 +1,8 @@
-package web
+package lab
 
 import (
 	"encoding/json"
-	"net/http"
+	"html"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lessonbook"
 	"reflect"
@@ -50,7 +50,7 @@ func TestLessonPages(t *testing.T) {
 				t.Fatalf("no lab control for %s", l.Controls[0])
 			}
 			has := []string{
-				`<h1 id="lesson-title">` + templEscape(l.Title) + `</h1>`,
+				`<h1 id="lesson-title">` + html.EscapeString(l.Title) + `</h1>`,
 				`id="scenario-name">` + l.Preset + `</b>`,
 				`name="` + c.Name + `"`,
 				`&#34;lesson&#34;:&#34;` + l.ID + `&#34;`,
@@ -84,7 +84,7 @@ func TestLessonPages(t *testing.T) {
 			}
 			// The page shows only the lesson's controls (and those its
 			// steps ask for).
-			d := s.lessons.ByID[l.ID]
+			d := s.Lessons.ByID[l.ID]
 			for _, m := range regexp.MustCompile(`<(?:input|select) [^>]*name="([a-z_0-9]+)"`).FindAllStringSubmatch(body, -1) {
 				if m[1] == "cursor" {
 					continue
@@ -94,44 +94,6 @@ func TestLessonPages(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// templEscape is how templ writes text.
-func templEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
-}
-
-// The home page lists the thirteen lessons in course order, with their
-// minutes, and the free lab; /lessons leads there.
-func TestCourseIndex(t *testing.T) {
-	h := newTestServer(t).Handler()
-	body := webtest.Body(t, webtest.Do(t, h, "GET", "/", ""))
-	last := -1
-	for _, l := range courseLessons(t) {
-		i := strings.Index(body, `href="/lessons/`+l.ID+`"`)
-		if i < 0 {
-			t.Errorf("%s is not listed", l.ID)
-			continue
-		}
-		if i < last {
-			t.Errorf("%s is listed out of order", l.ID)
-		}
-		last = i
-		card := body[strings.LastIndex(body[:i], `<li class="lesson-card"`):]
-		card = card[:strings.Index(card, "</li>")]
-		for _, want := range []string{templEscape(l.Title), templEscape(l.Summary), tabstate.Itoa(l.Minutes) + " min", `data-progress`, `data-steps="` + l.Steps[0].ID} {
-			if !strings.Contains(card, want) {
-				t.Errorf("%s: card lacks %s", l.ID, want)
-			}
-		}
-	}
-	if !strings.Contains(body, `href="/lab"`) {
-		t.Error("the home page has no link to the free lab")
-	}
-	res := webtest.Do(t, h, "GET", "/lessons", "")
-	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/" {
-		t.Errorf("/lessons: %d to %q, want a redirect to /", res.StatusCode, res.Header.Get("Location"))
 	}
 }
 
@@ -156,8 +118,8 @@ func TestUnknownLesson(t *testing.T) {
 func TestLessonStepsWorkInTheLab(t *testing.T) {
 	s := newTestServer(t)
 	for _, l := range courseLessons(t) {
-		d := s.lessons.ByID[l.ID]
-		start, err := s.runs.Get(d.Inputs(""))
+		d := s.Lessons.ByID[l.ID]
+		start, err := s.Runs.Get(d.Inputs(""))
 		if err != nil {
 			t.Fatalf("%s: %v", l.ID, err)
 		}
@@ -201,7 +163,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				}
 				vals[c.Name] = f
 			}
-			run, err := s.runs.Get(in.With(vals))
+			run, err := s.Runs.Get(in.With(vals))
 			if err != nil {
 				t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 				continue
@@ -219,7 +181,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, b := range before {
-				run, err := s.runs.Get(tabstate.Inputs{Preset: b.Preset, Seed: d.SeedOrDefault(), Base: b.Settings})
+				run, err := s.Runs.Get(tabstate.Inputs{Preset: b.Preset, Seed: d.SeedOrDefault(), Base: b.Settings})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -236,7 +198,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 // is not done until the cap is 17. The fixture keeps the course's rule.
 func TestLessonCheckNeedsItsAction(t *testing.T) {
 	s := fixtureServer(t)
-	d := s.lessons.ByID["fixture"]
+	d := s.Lessons.ByID["fixture"]
 	if lines := course.Report([]course.Lesson{d.Lesson}, []uint64{1, 2, 3}); len(lines) != 15 {
 		t.Errorf("%d report lines, want 15", len(lines))
 	} else {
@@ -248,7 +210,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	done := func(cap float64) (bool, bool) {
 		t.Helper()
-		run, err := s.runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
+		run, err := s.Runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +227,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	// The setting part is decided at once: at t = 0 with the cap at 34,
 	// cap-17 says it is not these settings, not "play on".
-	run, _ := s.runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
+	run, _ := s.Runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
 	if st := d.Statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
 		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
@@ -275,9 +237,9 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 // at every cursor, on scenarios it was not written for.
 func TestLessonStatusesOnAnyRun(t *testing.T) {
 	s := newTestServer(t)
-	for _, d := range s.lessons.List {
+	for _, d := range s.Lessons.List {
 		for _, other := range []string{"search-cache", "burst", "small-fleet"} {
-			run, err := s.runs.Get(tabstate.Inputs{Preset: other})
+			run, err := s.Runs.Get(tabstate.Inputs{Preset: other})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,8 +331,8 @@ The answer: **{{cap_pct}}**.
 // on the scenario it is about.
 func TestLessonPredictionHolds(t *testing.T) {
 	s := newTestServer(t)
-	d := s.lessons.ByID["cap"]
-	run, err := s.runs.Get(d.Inputs(""))
+	d := s.Lessons.ByID["cap"]
+	run, err := s.Runs.Get(d.Inputs(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +362,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 		t.Errorf("after the answer: cursor %d", c)
 	}
 	// A step's other scenario has no pause.
-	burst, err := s.runs.Get(d.Inputs("safety"))
+	burst, err := s.Runs.Get(d.Inputs("safety"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +391,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 	}
 	at := func(want int, how string) {
 		t.Helper()
-		sess := s.sessions.get(webtest.Tab)
+		sess := s.Sessions.Get(webtest.Tab)
 		sess.mu.Lock()
 		defer sess.mu.Unlock()
 		now := time.Now()
@@ -462,7 +424,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 	if res := webtest.Do(t, h, "POST", "/lab/cmd/step", `{"tab":"`+other+`","lesson":"cap","cursor":20}`, "Content-Type", "application/json"); res.StatusCode != 204 {
 		t.Fatalf("rebuilt tab: %d", res.StatusCode)
 	}
-	if sess := s.sessions.get(other); sess.cursorAt(time.Now()) != 3 {
+	if sess := s.Sessions.Get(other); sess.cursorAt(time.Now()) != 3 {
 		t.Errorf("a rebuilt session at cursor 20 moved to %d, want the pause (3)", sess.cursorAt(time.Now()))
 	}
 
@@ -515,7 +477,7 @@ func TestLessonCommands(t *testing.T) {
 	if st, body := post("lesson", `{`+lessonTab+`,"step":"safety"}`); st != 204 {
 		t.Fatalf("load step: %d %s", st, body)
 	}
-	sess := s.sessions.get(webtest.Tab)
+	sess := s.Sessions.Get(webtest.Tab)
 	if sess.preset != "burst" || sess.step != "safety" || sess.in.Base == nil {
 		t.Errorf("after loading safety: preset %s, step %q", sess.preset, sess.step)
 	}
@@ -528,7 +490,7 @@ func TestLessonCommands(t *testing.T) {
 	if st, _ := post("lesson", `{"tab":"`+webtest.Tab+`","lesson":"cap","step":""}`); st != 204 {
 		t.Errorf("back to the start: %d", st)
 	}
-	if sess := s.sessions.get(webtest.Tab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
+	if sess := s.Sessions.Get(webtest.Tab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
 		t.Errorf("back to the start: preset %s, cap %v", sess.preset, sess.runOf().Values["max_ejection_percent"])
 	}
 	free := `"tab":"` + strings.Repeat("f", 20) + `"`
@@ -548,7 +510,7 @@ func TestLessonCommands(t *testing.T) {
 	if st, _ := post("reset", `{`+tab+`}`); st != 204 {
 		t.Fatal("reset")
 	}
-	r := s.sessions.get(strings.Repeat("c", 20)).runOf()
+	r := s.Sessions.Get(strings.Repeat("c", 20)).runOf()
 	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(tabstate.ControlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
 	}
@@ -560,7 +522,7 @@ func TestLessonCommands(t *testing.T) {
 // cursor.
 func TestStreamLessonStatus(t *testing.T) {
 	lab, ts := startTestServer(t)
-	d := lab.lessons.ByID["cap"]
+	d := lab.Lessons.ByID["cap"]
 	slot := func(raw string) string {
 		for i, p := range d.Slots {
 			if p.Raw == raw {

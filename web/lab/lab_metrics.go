@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"crypto/sha256"
@@ -24,8 +24,8 @@ var (
 	})
 )
 
-// labCollectors are the lab's metrics, for the server's registry.
-func labCollectors() []prometheus.Collector {
+// Collectors are the lab's metrics, for the server's registry.
+func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{metricRedraw, metricStreams}
 }
 
@@ -90,17 +90,17 @@ func (s *Lab) streamOpened(r *http.Request, tab string) func() {
 	metricStreams.Inc()
 	// The tab id is the tab's bearer token: the log names a hash of it,
 	// enough to pair an open with its close.
-	ref := tabRef(tab)
-	s.log.Info("stream open", "tab", ref, "path", r.URL.Path)
+	ref := TabRef(tab)
+	s.Log.Info("stream open", "tab", ref, "path", r.URL.Path)
 	return func() {
 		metricStreams.Dec()
 		s.redraws.forget(tab)
-		s.log.Info("stream close", "tab", ref, "duration", time.Since(start))
+		s.Log.Info("stream close", "tab", ref, "duration", time.Since(start))
 	}
 }
 
-// tabRef is how the log names a tab: 8 hex digits of a hash of its id.
-func tabRef(tab string) string {
+// TabRef is how the log names a tab: 8 hex digits of a hash of its id.
+func TabRef(tab string) string {
 	sum := sha256.Sum256([]byte(tab))
 	return hex.EncodeToString(sum[:4])
 }

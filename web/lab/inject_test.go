@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"encoding/json"
@@ -20,8 +20,8 @@ import (
 // bad hosts are 4xx answers naming inject.
 func TestInjectCommands(t *testing.T) {
 	s := newTestServer(t)
-	now := s.now()
-	s.now = func() time.Time { return now }
+	now := s.Now()
+	s.Now = func() time.Time { return now }
 	h := s.Handler()
 	post := func(verb, rest string, status int, has ...string) {
 		t.Helper()
@@ -36,7 +36,7 @@ func TestInjectCommands(t *testing.T) {
 			}
 		}
 	}
-	snap := func() snapshot { return s.sessions.get(webtest.Tab).snapshot(now) }
+	snap := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(now) }
 
 	post("set", `,"cfg":{"max_ejection_percent":34}`, 204)
 	post("scrub", `,"cursor":6`, 204) // t = 60 s
@@ -88,12 +88,12 @@ func TestInjectCommands(t *testing.T) {
 
 	// A tab whose session is gone is rebuilt with its inject signal; a bad
 	// one is refused naming the knob.
-	s.sessions = newSessionStore(10, time.Hour)
+	s.Sessions = newSessionStore(10, time.Hour)
 	post("step", `,"inject":"h3@20s"`, 204)
 	if c := snap(); len(c.run.Scenario.Injections) != 1 || c.in.Inject != "h3@20s" {
 		t.Fatalf("rebuilt tab: %q", c.in.Inject)
 	}
-	s.sessions = newSessionStore(10, time.Hour)
+	s.Sessions = newSessionStore(10, time.Hour)
 	post("step", `,"inject":"h3@20s,h7@30s"`, 422, "inject: h7@30s: h7 is not a host")
 }
 
@@ -165,11 +165,11 @@ func TestPermalinkInject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := lab.runs.Get(link.Inputs())
+	run, err := lab.Runs.Get(link.Inputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap := lab.sessions.get(pageTab(t, sig)).snapshot(lab.now()); snap.run != run {
+	if snap := lab.Sessions.Get(pageTab(t, sig)).snapshot(lab.Now()); snap.run != run {
 		t.Error("the link and the tab do not share one run")
 	}
 	cursor, _ := link.Cursor(run)

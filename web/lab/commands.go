@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"encoding/json"
@@ -32,25 +32,25 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	verb := chi.URLParam(r, "verb")
 	apply, ok := verbs[verb]
 	if !ok {
-		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(verbNames(), ", "))), httperr.KindNotFound)
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(VerbNames(), ", "))), httperr.KindNotFound)
 		return
 	}
-	if !s.sessions.cmdLim.Allow(s.peerAddr(r), s.now()) {
-		tooMany(w, "commands")
+	if !s.Sessions.CmdLimit.Allow(s.PeerAddr(r), s.Now()) {
+		TooMany(w, "commands")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			err = httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.maxBody))
+			err = httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.MaxBody))
 		} else {
 			err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("cannot read the request body: %w", err))
 		}
 		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
-	var sig tabSignals
+	var sig TabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
@@ -62,7 +62,7 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	if sig.Predicted {
 		// The page remembers an answer from an earlier visit.
 		sess.mu.Lock()
-		sess.notePredicted(s.now())
+		sess.notePredicted(s.Now())
 		sess.mu.Unlock()
 	}
 	s.redraws.commandArrived(sess.tab)
@@ -81,11 +81,11 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 // tabSession checks the tab id and finds or rebuilds its session; on bad
 // input it answers the request itself (4xx naming the problem) and
 // returns false.
-func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *tabSignals) (*Session, bool) {
-	sess, err := s.session(sig, s.peerAddr(r), r.Method == http.MethodGet)
+func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *TabSignals) (*Session, bool) {
+	sess, err := s.SessionFor(sig, s.PeerAddr(r), r.Method == http.MethodGet)
 	switch {
 	case errors.Is(err, errTooManyTabs):
-		tooMany(w, "new tabs")
+		TooMany(w, "new tabs")
 	case errors.Is(err, errSessionFull) && r.Method == http.MethodPost:
 		tellReload(w, r)
 	case err != nil:
@@ -105,8 +105,8 @@ var (
 	errSessionFull = httperr.WithKind(httperr.KindFull, errors.New("the lab is full: reload the page to try again"))
 )
 
-// tooMany answers 429 with what was limited and when to try again.
-func tooMany(w http.ResponseWriter, what string) {
+// TooMany answers 429 with what was limited and when to try again.
+func TooMany(w http.ResponseWriter, what string) {
 	w.Header().Set("Retry-After", "10")
 	httperr.Plain(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
 }
@@ -120,17 +120,17 @@ func tellReload(w http.ResponseWriter, r *http.Request) {
 	_ = csp.Run(sse, "window.outlierlabReload && window.outlierlabReload()")
 }
 
-// session finds the tab's session, or rebuilds it from the signals the
+// SessionFor finds the tab's session, or rebuilds it from the signals the
 // request carries (a new tab, or one whose session expired or lived on a
 // server that restarted).
 // With stream set, the session comes with that stream counted (the caller
 // uncounts it when the stream ends), so that it is never evicted from
 // under its stream, not even between its creation and the stream's start.
-func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, error) {
-	if err := checkTab(sig.Tab); err != nil {
+func (s *Lab) SessionFor(sig *TabSignals, addr string, stream bool) (*Session, error) {
+	if err := CheckTab(sig.Tab); err != nil {
 		return nil, err
 	}
-	if sess := s.sessions.get(sig.Tab); sess != nil {
+	if sess := s.Sessions.Get(sig.Tab); sess != nil {
 		if stream {
 			sess.mu.Lock()
 			sess.streams++
@@ -138,7 +138,7 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 		}
 		return sess, nil
 	}
-	if addr != "" && !s.sessions.newLim.Allow(addr, s.now()) {
+	if addr != "" && !s.Sessions.newLim.Allow(addr, s.Now()) {
 		return nil, errTooManyTabs
 	}
 	if err := checkNewTabPreset(sig.Preset); err != nil {
@@ -150,7 +150,7 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 	}
 	var lesson *lessonbook.Doc
 	if sig.Lesson != "" {
-		if lesson = s.lessons.ByID[sig.Lesson]; lesson == nil {
+		if lesson = s.Lessons.ByID[sig.Lesson]; lesson == nil {
 			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
 		}
 		if !lesson.HasStep(sig.Step) {
@@ -168,13 +168,13 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 			return nil, err
 		}
 	}
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.Now()
 	sess := newSession(sig.Tab, in, run, now)
-	sess.runs = s.runs
+	sess.runs = s.Runs
 	if stream {
 		sess.streams = 1
 	}
@@ -193,7 +193,7 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
 		sess.rehold()
 	}
-	if kept := s.sessions.put(sess, now); kept != nil {
+	if kept := s.Sessions.put(sess, now); kept != nil {
 		if kept != sess && stream { // another request added the tab first
 			kept.mu.Lock()
 			kept.streams++
@@ -207,7 +207,7 @@ func (s *Lab) session(sig *tabSignals, addr string, stream bool) (*Session, erro
 // verb applies one command to a session. It returns an error when the
 // command's input is bad, of the kind that says the answer's status
 // (errors.go); the session is then unchanged.
-type verb func(s *Lab, sess *Session, sig *tabSignals) error
+type verb func(s *Lab, sess *Session, sig *TabSignals) error
 
 var verbs = map[string]verb{
 	"set":      cmdSet,
@@ -226,12 +226,15 @@ var verbs = map[string]verb{
 	"rejoin":   cmdRejoin, // a follower back to its room (Rooms.Rejoin)
 }
 
-// verbNames are the commands, sorted, for the error that names them.
-func verbNames() []string { return slices.Sorted(maps.Keys(verbs)) }
+// VerbNames are the commands, sorted, for the error that names them.
+func VerbNames() []string { return slices.Sorted(maps.Keys(verbs)) }
+
+// IsVerb reports whether name is one of the commands.
+func IsVerb(name string) bool { _, ok := verbs[name]; return ok }
 
 // cmdSet changes settings: the run is redone from t = 0 with the new
 // inputs and the stream redraws up to the same cursor.
-func cmdSet(s *Lab, sess *Session, sig *tabSignals) error {
+func cmdSet(s *Lab, sess *Session, sig *TabSignals) error {
 	vals, err := tabstate.ParseControlValues(sig.Cfg)
 	if err != nil {
 		return err
@@ -254,8 +257,8 @@ func cmdSet(s *Lab, sess *Session, sig *tabSignals) error {
 // more entry in the tab's inject input, the run redone from t = 0 and the
 // cursor left where it is, so the next step shows what the detector makes
 // of it (design.md: inject a fault live, predict the next tick).
-func cmdInject(s *Lab, sess *Session, sig *tabSignals) error {
-	now := s.now()
+func cmdInject(s *Lab, sess *Session, sig *TabSignals) error {
+	now := s.Now()
 	sess.mu.Lock()
 	in, atMs := sess.in, tabstate.CursorMs(sess.runLocked(), sess.cursorAt(now))
 	sess.mu.Unlock()
@@ -277,7 +280,7 @@ func cmdInject(s *Lab, sess *Session, sig *tabSignals) error {
 
 // cmdUninject removes one injected fault (the injectDrop signal names its
 // entry, "h3@60s") and redoes the run, the cursor kept.
-func cmdUninject(s *Lab, sess *Session, sig *tabSignals) error {
+func cmdUninject(s *Lab, sess *Session, sig *TabSignals) error {
 	sess.mu.Lock()
 	in := sess.in
 	sess.mu.Unlock()
@@ -321,11 +324,11 @@ func rerunUnless(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool) e
 // stale (if any) says a newer command has won, set puts the run in the
 // session and places the cursor, and the prediction's hold follows.
 func swapRun(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool, set func(run *tabstate.Run, now time.Time)) error {
-	run, err := s.runs.Get(in)
+	run, err := s.Runs.Get(in)
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now := s.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if stale != nil && stale() {
@@ -343,8 +346,8 @@ func (s *Session) runOf() *tabstate.Run {
 	return s.runLocked()
 }
 
-func cmdPlay(s *Lab, sess *Session, _ *tabSignals) error {
-	now := s.now()
+func cmdPlay(s *Lab, sess *Session, _ *TabSignals) error {
+	now := s.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	c := sess.cursorAt(now)
@@ -357,21 +360,21 @@ func cmdPlay(s *Lab, sess *Session, _ *tabSignals) error {
 	return nil
 }
 
-func cmdPause(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdPause(s *Lab, sess *Session, _ *TabSignals) error {
 	return moveCursor(s, sess, 0)
 }
 
-func cmdStep(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdStep(s *Lab, sess *Session, _ *TabSignals) error {
 	return moveCursor(s, sess, 1)
 }
 
-func cmdBack(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdBack(s *Lab, sess *Session, _ *TabSignals) error {
 	return moveCursor(s, sess, -1)
 }
 
 // moveCursor pauses and moves the cursor by delta frames.
 func moveCursor(s *Lab, sess *Session, delta int) error {
-	now := s.now()
+	now := s.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.setCursor(sess.cursorAt(now)+delta, now)
@@ -381,8 +384,8 @@ func moveCursor(s *Lab, sess *Session, delta int) error {
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
-func cmdScrub(s *Lab, sess *Session, sig *tabSignals) error {
-	now := s.now()
+func cmdScrub(s *Lab, sess *Session, sig *TabSignals) error {
+	now := s.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	c, err := parseCursor(sig.Cursor, sess.frames)
@@ -396,12 +399,12 @@ func cmdScrub(s *Lab, sess *Session, sig *tabSignals) error {
 }
 
 // cmdSpeed changes the playback speed from the current frame on.
-func cmdSpeed(s *Lab, sess *Session, sig *tabSignals) error {
+func cmdSpeed(s *Lab, sess *Session, sig *TabSignals) error {
 	sp, ok := tabstate.LookupSpeed(sig.Speed)
 	if !ok {
 		return &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
 	}
-	now := s.now()
+	now := s.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	c := sess.cursorAt(now)
@@ -414,7 +417,7 @@ func cmdSpeed(s *Lab, sess *Session, sig *tabSignals) error {
 // cmdReset goes back to the starting settings, paused at t = 0: the
 // preset's own, or on a lesson page what the lesson (or the loaded step)
 // starts from.
-func cmdReset(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdReset(s *Lab, sess *Session, _ *TabSignals) error {
 	sess.mu.Lock()
 	in := tabstate.Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
 	step := sess.step
@@ -424,7 +427,7 @@ func cmdReset(s *Lab, sess *Session, _ *tabSignals) error {
 
 // cmdPreset switches the tab to another preset, with its own settings. A
 // lesson page loads its scenarios through its steps instead.
-func cmdPreset(s *Lab, sess *Session, sig *tabSignals) error {
+func cmdPreset(s *Lab, sess *Session, sig *TabSignals) error {
 	if sess.lessonOf() != nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "preset", Msg: "a lesson page loads its scenarios with its steps' buttons"})
 	}
@@ -437,7 +440,7 @@ func cmdPreset(s *Lab, sess *Session, sig *tabSignals) error {
 // cmdLesson loads what a lesson's step starts from (the "step" signal; ""
 // is the lesson's own start): the step's scenario, or the lesson's with
 // its start settings, paused at t = 0.
-func cmdLesson(s *Lab, sess *Session, sig *tabSignals) error {
+func cmdLesson(s *Lab, sess *Session, sig *TabSignals) error {
 	d := sess.lessonOf()
 	if d == nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "lesson", Msg: "this tab is not a lesson page"})
@@ -451,10 +454,10 @@ func cmdLesson(s *Lab, sess *Session, sig *tabSignals) error {
 // cmdAnswer records that the learner answered the lesson's prediction
 // (the command handler already did, from the "predicted" signal): playback
 // held for it goes on.
-func cmdAnswer(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdAnswer(s *Lab, sess *Session, _ *TabSignals) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.notePredicted(s.now())
+	sess.notePredicted(s.Now())
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 	mode, query, err := page.SplitView(r.URL.RawQuery)
 	if err != nil {
-		s.pages.BadRequest(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
+		s.Pages.BadRequest(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
 		return
 	}
 	link, err := tabstate.ParseLabQuery(query)
@@ -39,23 +39,23 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 		var lab view.Lab
-		lab, err = s.labView(link)
+		lab, err = s.LabView(link)
 		if err == nil {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
-			l := s.pages.Layout("Lab: "+link.Preset, "lab", true)
+			l := s.Pages.Layout("Lab: "+link.Preset, "lab", true)
 			l.Strip = s.startStrip()
-			s.pages.Render(w, r, http.StatusOK, templates.LabPage(l, lab))
+			s.Pages.Render(w, r, http.StatusOK, templates.LabPage(l, lab))
 			return
 		}
 	}
 	switch k := linkErrorKind(err, link); k {
 	case httperr.KindNotFound:
-		s.pages.NotFound(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
+		s.Pages.NotFound(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
 	case httperr.KindInternal:
 		httperr.Plain(w, httperr.Status[k], "cannot run the preset: "+err.Error())
 	default:
-		s.pages.BadRequest(w, r, httperr.Status[k], "/lab", httperr.Text(err))
+		s.Pages.BadRequest(w, r, httperr.Status[k], "/lab", httperr.Text(err))
 	}
 }
 
@@ -75,13 +75,13 @@ func linkErrorKind(err error, link tabstate.LabLink) httperr.Kind {
 	return httperr.KindMalformed
 }
 
-// labView is a lab panel for a new tab at the link's settings and cursor:
+// LabView is a lab panel for a new tab at the link's settings and cursor:
 // the page is complete and readable before the stream connects, and the
 // stream's first redraw replaces its live parts. The tab's session is
 // built from the page's signals (inputs and cursor) by its first request,
 // as any session is rebuilt: a page view alone keeps nothing on the server.
-func (s *Lab) labView(link tabstate.LabLink) (view.Lab, error) {
-	run, err := s.runs.Get(link.Inputs())
+func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
+	run, err := s.Runs.Get(link.Inputs())
 	if err != nil {
 		return view.Lab{}, err
 	}
@@ -89,7 +89,7 @@ func (s *Lab) labView(link tabstate.LabLink) (view.Lab, error) {
 	if err != nil {
 		return view.Lab{}, err
 	}
-	tab := newTabID()
+	tab := NewTabID()
 	snap := snapshot{run: run, speed: tabstate.Speeds[0], cursor: cursor}
 	return view.Lab{
 		Tab:       tab,
@@ -131,12 +131,12 @@ func speedLabel(sp tabstate.Speed, short bool) string {
 // release is a no-op otherwise (a bad link is the page's to name).
 func (s *Lab) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
 	p, ok := scenario.Lookup(in.Preset)
-	if !ok || s.runs.Has(in) {
+	if !ok || s.Runs.Has(in) {
 		return func() {}, nil
 	}
 	sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
 	if err != nil || budget.RunWork(sc, cfg) <= budget.LightRun {
 		return func() {}, nil
 	}
-	return s.budget.Admit(ctx, 1)
+	return s.Budget.Admit(ctx, 1)
 }

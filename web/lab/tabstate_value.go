@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"outlierlab/web/lessonbook"

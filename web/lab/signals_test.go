@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"encoding/json"
@@ -68,7 +68,7 @@ func TestOutgoingSignals(t *testing.T) {
 	}
 
 	// The page's first signals hold every signal a request reads back.
-	var page tabSignals
+	var page TabSignals
 	if err := json.Unmarshal([]byte(pageSignals(webtest.Tab, r, 4)), &page); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,6 @@
-package web
+package lab
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,46 +11,6 @@ import (
 
 	"outlierlab/web/tabstate"
 )
-
-func TestPages(t *testing.T) {
-	h := newTestServer(t).Handler()
-	tests := []struct {
-		target string
-		status int
-		has    []string
-	}{
-		{"/", 200, []string{`href="/lab"`, "search-cache", "/lab?preset=dead-host"}},
-		{"/lab", 200, []string{"search-cache", `data-init="@get(`, `id="stream"`, `name="max_ejection_percent"`, `id="chart-lanes"`, "vendor/echarts.min.js?v="}},
-		{"/lab?preset=dead-host", 200, []string{`<option value="dead-host" selected>`}},
-		// The breaker is a number field (no slider holds 0–4294967295),
-		// named by its Envoy path; long ranges have a field beside the
-		// slider; the stats table has the cluster's own section.
-		{"/lab?preset=bad-deploy", 200, []string{`type="number" class="number only" id="c-max_retries" name="max_retries" min="0" max="4294967295" step="1" value="3"`,
-			"circuit_breakers.thresholds.max_retries", `id="n-max_ejection_time"`, `aria-label="Max ejection time, typed (s)"`, `id="n-fault_rate"`, `step="0.001"`,
-			"<code>cluster.bad-deploy.</code>", "<code>cluster.bad-deploy.outlier_detection.</code>", `data-stat="cluster.bad-deploy.upstream_rq_retry_overflow"`}},
-		{"/lab?preset=no-such-preset", 404, []string{"no scenario preset", `href="/"`}},
-		{"/lessons/no-such-lesson", 404, []string{"no-such-lesson", `href="/"`, `href="/lab"`}},
-		{"/no/such/page", 404, []string{`href="/"`}},
-		{"/healthz", 200, []string{"ok"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.target, func(t *testing.T) {
-			res := webtest.Do(t, h, "GET", tt.target, "")
-			body := webtest.Body(t, res)
-			if res.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d\n%s", res.StatusCode, tt.status, webtest.Head(body, 400))
-			}
-			for _, s := range tt.has {
-				if !strings.Contains(body, s) {
-					t.Errorf("body lacks %q", s)
-				}
-			}
-			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
-				t.Errorf("CSP = %q", csp)
-			}
-		})
-	}
-}
 
 // Every control is an input named after its Envoy field, with a label and
 // a visible value.
@@ -131,15 +88,15 @@ func TestCommandErrors(t *testing.T) {
 	if res := webtest.Do(t, h, "POST", "/lab/cmd/step", sig(``)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("step after errors: status %d", res.StatusCode)
 	}
-	sess := s.sessions.get(webtest.Tab)
+	sess := s.Sessions.Get(webtest.Tab)
 	if sess == nil {
 		t.Fatal("session lost")
 	}
-	if c := sess.snapshot(s.now()).cursor; c != 6 {
+	if c := sess.snapshot(s.Now()).cursor; c != 6 {
 		t.Errorf("cursor %d after scrub 5 and a step, want 6", c)
 	}
 	// The page shows the last rejected input (Datastar drops 4xx bodies).
-	if n := sess.snapshot(s.now()).notice; !strings.Contains(n, `preset: "nope" is not a preset`) {
+	if n := sess.snapshot(s.Now()).notice; !strings.Contains(n, `preset: "nope" is not a preset`) {
 		t.Errorf("notice = %q", n)
 	}
 }
@@ -162,8 +119,8 @@ func TestCommandBodyLimit(t *testing.T) {
 // Commands move the cursor as the transport says.
 func TestCommandsMoveCursor(t *testing.T) {
 	s := newTestServer(t)
-	now := s.now()
-	s.now = func() time.Time { return now }
+	now := s.Now()
+	s.Now = func() time.Time { return now }
 	h := s.Handler()
 	post := func(verb, rest string) {
 		t.Helper()
@@ -172,7 +129,7 @@ func TestCommandsMoveCursor(t *testing.T) {
 			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, webtest.Body(t, res))
 		}
 	}
-	cursor := func() snapshot { return s.sessions.get(webtest.Tab).snapshot(now) }
+	cursor := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(now) }
 	post("step", "")
 	post("step", "")
 	post("back", "")
@@ -233,38 +190,4 @@ func FuzzCommand(f *testing.F) {
 			t.Fatalf("%s %q: status %d: %s", verb, body, w.Code, w.Body.String())
 		}
 	})
-}
-
-// Pages are compressed when the browser asks (a lab page is ~70 KB of
-// HTML, ~13 KB gzipped), and the icon is served where browsers look for
-// it (a 404 there was a console error in every tab).
-func TestPagesCompressedAndIcon(t *testing.T) {
-	_, ts := startTestServer(t)
-	for _, path := range []string{"/", "/lab", "/lessons/cap", "/whatif"} {
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
-		req.Header.Set("Accept-Encoding", "gzip, deflate, br")
-		res, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if res.Header.Get("Content-Encoding") != "gzip" || err != nil {
-			t.Fatalf("%s: Content-Encoding %q, %v", path, res.Header.Get("Content-Encoding"), err)
-		}
-		page, err := io.ReadAll(zr)
-		if err != nil || !bytes.Contains(page, []byte("</html>")) || len(raw) >= len(page) {
-			t.Errorf("%s: %d bytes gzipped of %d (%v)", path, len(raw), len(page), err)
-		}
-	}
-	res, err := http.Get(ts.URL + "/favicon.ico")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !bytes.HasPrefix(b, []byte("<svg")) {
-		t.Errorf("/favicon.ico: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
-	}
 }

@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"bufio"
@@ -27,11 +27,11 @@ import (
 // no more runs alive than the cache holds, whatever the tabs sent.
 func TestRunsBoundedByCache(t *testing.T) {
 	s := newTestServer(t)
-	s.runs = tabstate.NewRunCacheBytes(64, 1) // one run at a time
+	s.Runs = tabstate.NewRunCacheBytes(64, 1) // one run at a time
 	var refs []weak.Pointer[tabstate.Run]
 	for i := range 60 {
-		sig := &tabSignals{Tab: fmt.Sprintf("tab-%016d", i), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}
-		sess, err := s.session(sig, "", false)
+		sig := &TabSignals{Tab: fmt.Sprintf("tab-%016d", i), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}
+		sess, err := s.SessionFor(sig, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,11 +45,11 @@ func TestRunsBoundedByCache(t *testing.T) {
 			alive++
 		}
 	}
-	if alive > 2 || s.sessions.len() != 60 {
-		t.Fatalf("%d of 60 runs alive after GC (cache holds 1); %d sessions", alive, s.sessions.len())
+	if alive > 2 || s.Sessions.len() != 60 {
+		t.Fatalf("%d of 60 runs alive after GC (cache holds 1); %d sessions", alive, s.Sessions.len())
 	}
 	// A session whose run went is rebuilt on demand, the same frames.
-	sess := s.sessions.get("tab-0000000000000007")
+	sess := s.Sessions.Get("tab-0000000000000007")
 	if r := sess.runOf(); r.Config.MaxEjectionPercent != 8 || len(r.Frames) == 0 {
 		t.Fatalf("rebuilt run: cap %d, %d frames", r.Config.MaxEjectionPercent, len(r.Frames))
 	}
@@ -60,7 +60,7 @@ func TestRunsBoundedByCache(t *testing.T) {
 // The limits come from the server's options (serve's -tabs-per-minute and
 // -commands-per-minute): 9 a minute is a burst of 3, 15 a burst of 5.
 func TestRateLimits(t *testing.T) {
-	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TabsPerMinute: 9, CommandsPerMinute: 15})
+	s, err := newServer(LabOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TabsPerMinute: 9, CommandsPerMinute: 15})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestRateLimits(t *testing.T) {
 // them (the oldest first) reaches its stream.
 func TestCommandsPastCapRedraw(t *testing.T) {
 	const max, tabs = 10, 110
-	s, err := New(Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxSessions: max})
+	s, err := newServer(LabOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxSessions: max})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.sessions.grace = 0 // no grace: only streaming keeps a session
+	s.Sessions.grace = 0 // no grace: only streaming keeps a session
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	streams := make([]<-chan webtest.Event, tabs)
@@ -141,9 +141,9 @@ func waitCursor(t *testing.T, events <-chan webtest.Event, c int) {
 // with streaming tabs) is not acknowledged: the answer reloads the page.
 func TestLostSessionReloads(t *testing.T) {
 	s := newTestServer(t)
-	s.sessions.max, s.sessions.grace = 1, 0
+	s.Sessions.max, s.Sessions.grace = 1, 0
 	for i := range 2 {
-		if _, err := s.session(&tabSignals{Tab: fmt.Sprintf("tab-%016d", i)}, "", true); err != nil {
+		if _, err := s.SessionFor(&TabSignals{Tab: fmt.Sprintf("tab-%016d", i)}, "", true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +159,7 @@ func TestLostSessionReloads(t *testing.T) {
 // tells nginx not to buffer it.
 func TestStreamKeepalive(t *testing.T) {
 	s := newTestServer(t)
-	s.sessions.keepalive = 50 * time.Millisecond
+	s.Sessions.keepalive = 50 * time.Millisecond
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

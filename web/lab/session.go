@@ -1,4 +1,4 @@
-package web
+package lab
 
 import (
 	"container/list"
@@ -192,14 +192,14 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	return snap
 }
 
-// sessionStore holds the sessions, bounded in number and in idle time: a
+// SessionStore holds the sessions, bounded in number and in idle time: a
 // room of fifty laptops is fine, a crawler opening a million tabs is not.
 // A session with an open stream is never evicted: the stream holds it
 // anyway, and a command on an evicted one would redraw nothing (issue 15,
 // defect 3). Neither is a new session within its grace: a command that
 // rebuilt a tab's session must still find it when the tab's stream comes
 // back. New sessions and commands are rate-limited per client address.
-type sessionStore struct {
+type SessionStore struct {
 	mu    sync.Mutex
 	max   int
 	idle  time.Duration
@@ -207,7 +207,7 @@ type sessionStore struct {
 	order *list.List // front: most recently used; values are *Session
 	byTab map[string]*list.Element
 
-	newLim, cmdLim *addrlimit.Limiter
+	newLim, CmdLimit *addrlimit.Limiter
 	// keepalive, when set (tests), replaces the streams' 15 s comment period.
 	keepalive time.Duration
 }
@@ -215,23 +215,23 @@ type sessionStore struct {
 // Per client address: a room behind one NAT opens fifty tabs at once and
 // drags sliders (a post every 50 ms or so at most per tab).
 const (
-	sessionGrace   = 30 * time.Second
-	newPerMinute   = 600
-	newBurst       = 200
-	cmdsPerMinute  = 6000
-	cmdsBurst      = 1000
-	hardCapOverMax = 2 // non-streaming sessions never exceed max × this
+	sessionGrace             = 30 * time.Second
+	newPerMinute             = 600
+	newBurst                 = 200
+	DefaultCommandsPerMinute = 6000
+	cmdsBurst                = 1000
+	hardCapOverMax           = 2 // non-streaming sessions never exceed max × this
 )
 
-func newSessionStore(max int, idle time.Duration) *sessionStore {
-	return &sessionStore{
+func newSessionStore(max int, idle time.Duration) *SessionStore {
+	return &SessionStore{
 		max: max, idle: idle, grace: sessionGrace, order: list.New(), byTab: map[string]*list.Element{},
-		newLim: addrlimit.New(newPerMinute, newBurst), cmdLim: addrlimit.New(cmdsPerMinute, cmdsBurst),
+		newLim: addrlimit.New(newPerMinute, newBurst), CmdLimit: addrlimit.New(DefaultCommandsPerMinute, cmdsBurst),
 	}
 }
 
-// get finds a tab's session and marks it used.
-func (st *sessionStore) get(tab string) *Session {
+// Get finds a tab's session and marks it used.
+func (st *SessionStore) Get(tab string) *Session {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	el, ok := st.byTab[tab]
@@ -246,7 +246,7 @@ func (st *sessionStore) get(tab string) *Session {
 // evicts what is over the limits. It returns nil when s could not be kept
 // (every other session streams or is new, far over the limit): the caller
 // must then not acknowledge a command it would lose.
-func (st *sessionStore) put(s *Session, now time.Time) *Session {
+func (st *SessionStore) put(s *Session, now time.Time) *Session {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if el, ok := st.byTab[s.tab]; ok {
@@ -264,7 +264,7 @@ func (st *sessionStore) put(s *Session, now time.Time) *Session {
 // evict drops idle sessions, then, while over the limit, the least recently
 // used ones without an open stream and past their grace; far over the
 // limit, the new ones too. Streaming sessions stay. Callers hold mu.
-func (st *sessionStore) evict(now time.Time) {
+func (st *SessionStore) evict(now time.Time) {
 	type state struct {
 		busy       bool
 		seen, born time.Time
@@ -293,26 +293,26 @@ func (st *sessionStore) evict(now time.Time) {
 }
 
 // len is the number of sessions held.
-func (st *sessionStore) len() int {
+func (st *SessionStore) len() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.order.Len()
 }
 
-// peerAddr is the address a request's rate limits count against: the
+// PeerAddr is the address a request's rate limits count against: the
 // peer, or the visitor behind a trusted proxy (Options.Proxies).
-func (s *Lab) peerAddr(r *http.Request) string { return s.proxies.Client(r) }
+func (s *Lab) PeerAddr(r *http.Request) string { return s.Proxies.Client(r) }
 
 // SetClientLimits replaces the per-address limits on new tabs and on
 // commands, per minute (the burst is a third of a minute's worth). The
 // load test, whose every client is on the loopback address, lifts them.
 func (s *Lab) SetClientLimits(newPerMinute, cmdsPerMinute int) {
-	s.sessions.newLim = addrlimit.New(newPerMinute, max(newPerMinute/3, 1))
-	s.sessions.cmdLim = addrlimit.New(cmdsPerMinute, max(cmdsPerMinute/3, 1))
+	s.Sessions.newLim = addrlimit.New(newPerMinute, max(newPerMinute/3, 1))
+	s.Sessions.CmdLimit = addrlimit.New(cmdsPerMinute, max(cmdsPerMinute/3, 1))
 }
 
-// count is the sessions held.
-func (st *sessionStore) count() int {
+// Count is the sessions held.
+func (st *SessionStore) Count() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.byTab)

@@ -1,4 +1,8 @@
-package web
+// Package lab serves the free lab and the lessons: their pages, a tab's
+// session, its commands and its one stream. It knows workshops only
+// through the Rooms and Follow interfaces the rooms implement (web), and
+// imports no room code.
+package lab
 
 import (
 	"cmp"
@@ -29,22 +33,27 @@ import (
 // what the tabs need (sessions, the run cache, the lessons) and is given
 // the rest; it knows workshops only through Rooms.
 type Lab struct {
-	pages    *page.Pages
-	runs     *tabstate.RunCache
-	sessions *sessionStore
-	lessons  *lessonbook.Book
-	now      func() time.Time
-	log      *slog.Logger
-	maxBody  int64
-	redraws  *redraws
+	// What the lab shares with the features served beside it (the rooms
+	// take the same pages, runs, tabs, lessons and clock).
+	Pages    *page.Pages
+	Runs     *tabstate.RunCache
+	Sessions *SessionStore
+	Lessons  *lessonbook.Book
+	Now      func() time.Time
+	Log      *slog.Logger
+	// MaxBody bounds a command's body; Proxies are those whose
+	// X-Forwarded-For is believed.
+	MaxBody int64
+	Proxies clientaddr.Proxies
+	// Budget admits a heavy lab page's run (the lab's own runs skip it).
+	Budget *budget.Budget
+
+	redraws *redraws
 	// redrawMemo is what a move sends every tab alike, made once.
 	redrawMemo *redrawMemo
-	proxies    clientaddr.Proxies
 	// openStreams counts the streams open, at most maxStreams.
 	openStreams atomic.Int64
 	maxStreams  int64
-	// budget admits a heavy lab page's run (the lab's own runs skip it).
-	budget *budget.Budget
 	// workshops is the rooms a tab may be in (nil: none).
 	workshops Rooms
 
@@ -112,23 +121,23 @@ func NewLab(o LabOptions) (*Lab, error) {
 		return nil, err
 	}
 	s := &Lab{
-		lessons:    book,
-		runs:       tabstate.NewRunCache(64),
-		sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
-		now:        o.Now,
-		log:        o.Log,
-		maxBody:    o.MaxBodyBytes,
-		proxies:    o.Proxies,
+		Lessons:    book,
+		Runs:       tabstate.NewRunCache(64),
+		Sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
+		Now:        o.Now,
+		Log:        o.Log,
+		MaxBody:    o.MaxBodyBytes,
+		Proxies:    o.Proxies,
 		maxStreams: int64(o.MaxStreams),
-		budget:     o.Budget,
+		Budget:     o.Budget,
 		closing:    make(chan struct{}),
 		redraws:    newRedraws(),
 		redrawMemo: newRedrawMemo(),
 	}
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
-		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, cmdsPerMinute))
+		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, DefaultCommandsPerMinute))
 	}
-	s.pages = page.New(o.Assets, s.log, s.lessonLinks())
+	s.Pages = page.New(o.Assets, s.Log, s.LessonLinks())
 	return s, nil
 }
 
@@ -217,7 +226,7 @@ func (s *Lab) inRoom(r *http.Request, sess *Session, verb string, body []byte, a
 
 // cmdRejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
-func cmdRejoin(s *Lab, sess *Session, _ *tabSignals) error {
+func cmdRejoin(s *Lab, sess *Session, _ *TabSignals) error {
 	if s.workshops == nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
 	}

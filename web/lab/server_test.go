@@ -1,0 +1,81 @@
+package lab
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"outlierlab/web/asset"
+)
+
+// testServer is the lab alone, on a router as the web server mounts it:
+// the lab's routes and its not-found page (the server's own middleware,
+// the rooms and the tools are web's, tested there).
+type testServer struct{ *Lab }
+
+// Handler is the lab's routes.
+func (s *testServer) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.GetHead)
+	s.Routes(r)
+	r.NotFound(s.Pages.NotFoundHandler)
+	return r
+}
+
+// newServer is a lab over o, with the repository's static files and a
+// quiet logger unless o names its own.
+func newServer(o LabOptions) (*testServer, error) {
+	if o.Assets == nil {
+		a, err := asset.LoadAssets(os.DirFS("..")) // web/static
+		if err != nil {
+			return nil, err
+		}
+		o.Assets = a
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l, err := NewLab(o)
+	if err != nil {
+		return nil, err
+	}
+	return &testServer{l}, nil
+}
+
+// newTestServer is a lab on the course.
+func newTestServer(t testing.TB) *testServer {
+	t.Helper()
+	s, err := newServer(LabOptions{})
+	if err != nil {
+		t.Fatalf("NewLab: %v", err)
+	}
+	return s
+}
+
+// startTestServer is a lab on a test HTTP server, both closed when the
+// test ends.
+func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
+	t.Helper()
+	s := newTestServer(t)
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	return s, ts
+}
+
+// fixtureServer serves the test lesson in web/testdata/lessons: two cap
+// steps, the second checking the learner's own setting.
+func fixtureServer(t testing.TB) *testServer {
+	t.Helper()
+	s, err := newServer(LabOptions{Lessons: os.DirFS("../testdata/lessons")})
+	if err != nil {
+		t.Fatalf("NewLab: %v", err)
+	}
+	return s
+}
