@@ -94,27 +94,15 @@ func afterName(yaml string) string {
 func TestRoomHandout(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	// Scene 1's question, as the room asks it; two attendees answer.
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":40}`, code, key, "")
-	var q roomQuestion
-	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
-		t.Fatalf("open: %d %s", st, body)
-	}
-	id := q.ID
-	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
-			t.Fatalf("answer %s: %d %s", a, st, body)
-		}
-	}
+	// Scene 1's question, as the room asks it; three attendees answer.
 	// Before the reveal the handout shows no answers.
+	askScene1(t, l, code, key, func() {
+		status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+		if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
+			t.Fatalf("before the reveal: %d", status)
+		}
+	})
 	status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
-	if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
-		t.Fatalf("before the reveal: %d", status)
-	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+id+"/reveal", "", code, key, ""); st != http.StatusOK {
-		t.Fatalf("reveal: %d %s", st, body)
-	}
-	status, page, _ = getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
 	if status != http.StatusOK {
 		t.Fatalf("the room's handout: %d", status)
 	}
@@ -153,5 +141,28 @@ func TestRoomHandout(t *testing.T) {
 		if status != tt.status || !strings.Contains(body, tt.has) {
 			t.Errorf("GET %s: %d, want %d with %q", tt.path, status, tt.status, tt.has)
 		}
+	}
+}
+
+// askScene1 asks lightning's first question in room code ("Is h5 ejected
+// at 40 s?") as the room asks it, has three attendees answer (one yes,
+// two no), runs before (if not nil), and reveals it.
+func askScene1(t *testing.T, l *roomLab, code, key string, before func()) {
+	t.Helper()
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":40}`, code, key, "")
+	var q roomQuestion
+	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
+		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+			t.Fatalf("answer %s: %d %s", a, st, body)
+		}
+	}
+	if before != nil {
+		before()
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("reveal: %d %s", st, body)
 	}
 }

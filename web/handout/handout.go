@@ -78,6 +78,9 @@ func Build(p *plan.Plan, scenes []Scene, room string, reveals []Reveal) (view.Ha
 		// Each scene's boxes have ids of their own on the page: the
 		// chart's id after the scene's number.
 		for id, o := range chart.OptionsOf(s.Run, frames(s.Scene, s.Run), Charts) {
+			if o, err = plainLegend(o); err != nil {
+				return view.Handout{}, fmt.Errorf("handout of %s: %s: %w", p.ID, id, err)
+			}
 			options[boxID(i, id)] = o
 		}
 		for _, c := range Charts {
@@ -85,6 +88,7 @@ func Build(p *plan.Plan, scenes []Scene, room string, reveals []Reveal) (view.Ha
 				heights[boxID(i, c.ID)] = c.Height(s.Run)
 			}
 		}
+		heights[boxID(i, chart.ChartSuccessRate)] = srHeight(s.Run)
 		h.Scenes = append(h.Scenes, v)
 	}
 	o, err := json.Marshal(options)
@@ -98,6 +102,29 @@ func Build(p *plan.Plan, scenes []Scene, room string, reveals []Reveal) (view.Ha
 	}
 	h.Charts = view.StaticCharts{Boxes: boxes, Options: string(o), Heights: string(hb)}
 	return h, nil
+}
+
+// plainLegend is a chart's option with its legend in one plain column:
+// the lab's legend scrolls by pages (fifty hosts fit a box), and paper
+// shows only the first page of it.
+func plainLegend(o json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(o, &m); err != nil {
+		return nil, err
+	}
+	if l, ok := m["legend"].(map[string]any); ok {
+		l["type"] = "plain"
+	}
+	return json.Marshal(m)
+}
+
+// srHeight is the success rate's box on a handout: tall enough for its
+// legend in one column (every host, the mean, the threshold and the
+// events, at legendItem px each), 200 px at least and 480 at most (a
+// scene of more than 17 hosts has its legend's last entries cut).
+func srHeight(run *tabstate.Run) int {
+	const legendItem = 20
+	return min(max(200, 24+legendItem*(len(run.Hosts)+3)), 480)
 }
 
 func boxID(scene int, id string) string { return fmt.Sprintf("s%d-%s", scene+1, id) }
