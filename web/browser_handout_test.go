@@ -33,7 +33,13 @@ func TestBrowserHandoutPrints(t *testing.T) {
 	scenes := len(l.s.plans.byID["lightning"].Scenes)
 	b := roomLaptops(t, l.ts.URL, 1)[0]
 
-	b.Step("1280×720, the handout", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(b.URL+"/r/"+code+"/handout"))
+	b.Step("1280×720, the present page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(b.URL+"/r/"+code+"/present?key="+key),
+		chromedp.WaitVisible(chromedp.CSS("#room-handout-link")))
+	if got := b.Eval(`document.getElementById('room-handout-link').getAttribute('href')`); got != "/r/"+code+"/handout" {
+		t.Errorf("the present page's handout link goes to %q", got)
+	}
+	viewShot(t, b, "outlierlab-handout-present.png")
+	b.Step("the handout", chromedp.Navigate(b.URL+"/r/"+code+"/handout"))
 	b.Poll("every chart drawn in SVG", drawnInSVG)
 	if got := b.Eval(`String(document.querySelectorAll('.handout .chart svg').length)`); got != fmt.Sprint(3*scenes) {
 		t.Fatalf("%s SVG charts, want %d", got, 3*scenes)
