@@ -122,7 +122,7 @@ func (s *Server) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
 	}
 	out := handout.Scene{Scene: &p.Scenes[i], Run: run}
 	if d != nil {
-		out.LabURL = "/lessons/" + d.ID
+		out.LabURL, out.Lesson = "/lessons/"+d.ID, true
 	} else {
 		out.LabURL = tabstate.LabURL(run, st.Anchor)
 	}

@@ -56,6 +56,14 @@ func TestPlanHandout(t *testing.T) {
 				t.Errorf("%s scene %s: the handout's YAML is not the room's:\n%s\nthe room's:\n%s", id, sc.ID, yaml, hs.Run.YAML)
 			}
 		}
+		// A lesson's scene links to its lesson, a preset's to the lab at
+		// its cursor (production's health-check scene).
+		if !strings.Contains(body, `<a href="/lessons/cap">open the lesson</a>`) {
+			t.Errorf("%s: no link to the cap lesson", id)
+		}
+		if id == "production" && !strings.Contains(body, `<a href="/lab?preset=active-hc-undo`) {
+			t.Errorf("%s: no lab link for the preset's scene", id)
+		}
 		if strings.Contains(body, `class="handout-warn"`) {
 			t.Errorf("%s: a warning on a plan that passes plan -check", id)
 		}

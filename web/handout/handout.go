@@ -26,8 +26,10 @@ import (
 type Scene struct {
 	Scene *plan.Scene
 	Run   *tabstate.Run
-	// LabURL opens the run in the lab ("" for none).
+	// LabURL opens the run in the lab, or the lesson it is a step of
+	// (Lesson set); "" for none.
 	LabURL string
+	Lesson bool
 }
 
 // Reveal is a question a room revealed while it was on scene Scene (an
@@ -137,6 +139,12 @@ func scene(i int, s Scene, room string, reveals []Reveal) (view.HandoutScene, er
 		N: i + 1, ID: sc.ID, Title: sc.Title, Minutes: sc.Minutes,
 		Where: where(sc), Changes: changes(sc), Seed: seedOf(run), LabURL: s.LabURL,
 		Moment: tabstate.FormatMs(tabstate.CursorMs(run, n)),
+	}
+	if s.LabURL != "" {
+		v.LabText = "open it in the lab"
+		if s.Lesson {
+			v.LabText = "open the lesson"
+		}
 	}
 	for _, b := range chart.BoxesAt(run, n) {
 		for _, c := range Charts {

@@ -32,10 +32,11 @@ type HandoutScene struct {
 	// Charts are the scene's boxes in Handout.Charts, each with the
 	// sentence that says what it shows.
 	Charts []Chart
-	// LabURL opens the scene's run in the lab ("" for none).
-	LabURL   string
-	Question *HandoutQuestion
-	YAML     string
+	// LabURL opens the scene's run in the lab, or its lesson ("" for
+	// none); LabText says which.
+	LabURL, LabText string
+	Question        *HandoutQuestion
+	YAML            string
 }
 
 // HandoutQuestion is a scene's question: the engine's answer on the
