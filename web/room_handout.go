@@ -139,7 +139,7 @@ func revealsOf(entries []TimelineEntry, id string) []handout.Reveal {
 		if entries[i].Kind != "reveal" || st.Plan != id || q == nil || !q.Revealed {
 			continue
 		}
-		out = append(out, handout.Reveal{Scene: st.Scene, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Bars: answerBars(q.Hist), Total: q.Total})
+		out = append(out, handout.Reveal{Scene: st.Scene, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Answer: q.Answer, Bars: answerBars(q.Hist), Total: q.Total})
 	}
 	return out
 }

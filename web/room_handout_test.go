@@ -126,6 +126,9 @@ func TestRoomHandout(t *testing.T) {
 			t.Errorf("the room's handout has no %q", want)
 		}
 	}
+	if strings.Contains(page, `class="handout-warn"`) {
+		t.Error("a warning: the room's run answered as the plan's scene does")
+	}
 	if n := strings.Count(page, `class="room-hist-row`); n != 2 {
 		t.Errorf("%d histogram bars, want the one question's 2", n)
 	}

@@ -40,8 +40,11 @@ type Reveal struct {
 	Text  string
 	Host  string
 	AtMs  int64
-	Bars  []view.RoomAnswerBar
-	Total int
+	// Answer is the engine's on the room's run as it was at the reveal
+	// (the instructor may have moved a setting since the scene began).
+	Answer string
+	Bars   []view.RoomAnswerBar
+	Total  int
 }
 
 // Charts are the charts a handout prints for each scene: the story of a
@@ -228,6 +231,9 @@ func question(q *plan.Question, run *tabstate.Run, room string, rv *Reveal) *vie
 	}
 	if room != "" && rv != nil {
 		v.Room = &view.HandoutRoomAnswers{Hist: rv.Bars, Total: rv.Total}
+		if rv.Answer != v.Engine {
+			v.Room.Answer = rv.Answer
+		}
 	}
 	return v
 }

@@ -154,10 +154,10 @@ func TestBuildRoomAnswers(t *testing.T) {
 		return []view.RoomAnswerBar{{Answer: "yes", N: yes, Right: true}, {Answer: "no", N: no}}
 	}
 	reveals := []Reveal{
-		{Scene: 0, Text: "Is h5 ejected at 40 s?", Host: "h5", AtMs: 40000, Bars: bars(9, 9), Total: 18},  // another scene's
-		{Scene: 1, Text: "How many hosts are ejected at 50 s?", AtMs: 50000, Bars: bars(5, 5), Total: 10}, // made up in class
-		{Scene: 1, Text: "Is h5 ejected at 40 s?", Host: "h5", AtMs: 40000, Bars: bars(3, 1), Total: 4},   // the scene's
-		{Scene: 1, Text: "Is h5 ejected at 40.0 s?", Host: "h5", AtMs: 40000, Bars: bars(2, 0), Total: 2}, // asked again, its words another way
+		{Scene: 0, Text: "Is h5 ejected at 40 s?", Host: "h5", AtMs: 40000, Bars: bars(9, 9), Total: 18},                 // another scene's
+		{Scene: 1, Text: "How many hosts are ejected at 50 s?", AtMs: 50000, Bars: bars(5, 5), Total: 10},                // made up in class
+		{Scene: 1, Text: "Is h5 ejected at 40 s?", Host: "h5", AtMs: 40000, Bars: bars(3, 1), Total: 4},                  // the scene's
+		{Scene: 1, Text: "Is h5 ejected at 40.0 s?", Host: "h5", AtMs: 40000, Answer: "yes", Bars: bars(2, 0), Total: 2}, // asked again, its words another way
 	}
 	h, err := Build(p, scenes, "K7QX2M", reveals)
 	if err != nil {
@@ -167,8 +167,13 @@ func TestBuildRoomAnswers(t *testing.T) {
 		t.Errorf("room %q plan path %q", h.Room, h.PlanPath)
 	}
 	q := h.Scenes[1].Question
-	if q.Room == nil || q.Room.Total != 2 || q.Room.Hist[0].N != 2 {
+	if q.Room == nil || q.Room.Total != 2 || q.Room.Hist[0].N != 2 || q.Room.Answer != "" {
 		t.Fatalf("the room's answers: %+v", q.Room)
+	}
+	// A room whose run answered otherwise at the reveal says so.
+	reveals[3].Answer = "no"
+	if h, _ := Build(p, scenes, "K7QX2M", reveals); h.Scenes[1].Question.Room.Answer != "no" {
+		t.Errorf("the room's other answer: %+v", h.Scenes[1].Question.Room)
 	}
 	// Without its reveal in this scene, no histogram.
 	h, _ = Build(p, scenes, "K7QX2M", reveals[:2])

@@ -840,27 +840,46 @@ func handoutQuestion(h view.Handout, s view.HandoutScene, q view.HandoutQuestion
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
+				if q.Room.Answer != "" {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<p class=\"handout-warn\">In the room the engine answered “")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var49 string
+					templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(q.Room.Answer)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/handout.templ`, Line: 121, Col: 79}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "”: the room's settings at the reveal were not the plan's for this scene (the recording has them).</p>")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<p class=\"handout-muted\">Workshop ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<p class=\"handout-muted\">Workshop ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var49 string
-				templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(h.Room)
+				var templ_7745c5c3_Var50 string
+				templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(h.Room)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/handout.templ`, Line: 121, Col: 46}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/handout.templ`, Line: 124, Col: 46}
 				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, " did not reveal this question.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, " did not reveal this question.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "</section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "</section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -890,7 +909,7 @@ func handoutStyle() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<style>\n\t.handout { max-width: 40rem; margin: 0 auto; }\n\t.handout-head h1 { margin: 0.6rem 0 0.3rem; }\n\t.handout-lead { font-size: 1.1rem; margin: 0.2rem 0; }\n\t.handout-meta, .handout-where, .handout-muted { color: var(--muted); }\n\t.handout-actions { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; }\n\t.handout-actions button { font: inherit; padding: 0.25rem 1rem; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }\n\t.handout-scene { margin: 1.6rem 0 0; border-top: 2px solid var(--line); }\n\t.handout-scene h2 { margin: 0.8rem 0 0.2rem; font-size: 1.3rem; }\n\t.handout-scene h2 small { font-weight: normal; color: var(--muted); }\n\t.handout-n { color: var(--muted); font-weight: 600; margin-right: 0.3rem; }\n\t.handout-where { margin: 0.2rem 0 0.6rem; overflow-wrap: anywhere; }\n\t.handout-fig { margin: 0.5rem 0; }\n\t.handout-fig figcaption { display: block; }\n\t.handout-fig .caption { display: block; }\n\t/* One height on screen and paper: an SVG chart is drawn at its box's\n\t   size and not redrawn for the print. */\n\t.handout-fig .chart { height: 200px; }\n\t.handout-alt { margin: 0.2rem 0 0; font-size: 0.8rem; color: var(--ink); }\n\t.handout-key { font-size: 0.85rem; }\n\t.handout-key h2 { font-size: 1.05rem; margin: 0.8rem 0 0.2rem; }\n\t.handout-key dl { margin: 0; }\n\t.handout-key dt { font-weight: 600; }\n\t.handout-key dd { margin: 0 0 0.3rem 1rem; color: var(--muted); }\n\t.handout-q, .handout-yaml { margin: 0.6rem 0; min-width: 0; }\n\t.handout-yaml pre { font-size: 12px; line-height: 1.3; }\n\t.handout-q { border-left: 4px solid var(--accent); padding: 0.1rem 0.8rem; background: var(--paper); }\n\t.handout-q h3, .handout-yaml h3 { font-size: 1.05rem; margin: 0.4rem 0 0.2rem; }\n\t.handout-q-text { font-weight: 600; margin: 0.2rem 0; }\n\t.handout-choices { margin: 0.2rem 0; }\n\t/* The histogram's rows share their columns, so that bars compare: a\n\t   bar is its share of one column, whatever its label. */\n\t.handout-q .room-hist-row { display: grid; grid-template-columns: 9rem minmax(0, 1fr) 2.5rem 12.5rem; }\n\t.handout-q .room-hist-label { min-width: 0; }\n\t.handout-q .room-hist-n { text-align: right; }\n\t.handout-q .room-hist-mark { white-space: nowrap; }\n\t@media (max-width: 30rem) {\n\t\t.handout-q .room-hist-row { grid-template-columns: 6rem minmax(0, 1fr) 2.5rem; }\n\t\t.handout-q .room-hist-mark { grid-column: 1 / -1; }\n\t}\n\t.handout-warn { border-left: 4px solid #C00000; background: #fff0f0; padding: 0.3rem 0.6rem; }\n\t.handout-yaml pre { background: var(--paper); border: 1px solid var(--line); padding: 0.5rem 0.7rem; overflow-x: auto; margin: 0; }\n\t@page { margin: 12mm; }\n\t@media print {\n\t\t.top, .skip, .handout-actions { display: none; }\n\t\tbody { background: #fff; }\n\t\tmain { padding: 0; }\n\t\t.handout-scene { border-top: none; margin-top: 0; }\n\t\t/* A figure or a question is never cut; the YAML may be, a few\n\t\t   lines at least on either page. */\n\t\t.handout-fig, .handout-q, .handout-key { break-inside: avoid; }\n\t\t.handout-yaml pre { orphans: 5; widows: 5; }\n\t\t.handout-scene h2, .handout-q h3, .handout-yaml h3, .handout-where { break-after: avoid; }\n\t\t.handout-yaml pre { overflow: visible; white-space: pre-wrap; }\n\t\ta { color: inherit; }\n\t\t/* Bars and the warning's colour print (Chromium drops backgrounds\n\t\t   unless asked). */\n\t\t.room-hist-bar, .handout-warn { print-color-adjust: exact; -webkit-print-color-adjust: exact; }\n\t}\n\t</style>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "<style>\n\t.handout { max-width: 40rem; margin: 0 auto; }\n\t.handout-head h1 { margin: 0.6rem 0 0.3rem; }\n\t.handout-lead { font-size: 1.1rem; margin: 0.2rem 0; }\n\t.handout-meta, .handout-where, .handout-muted { color: var(--muted); }\n\t.handout-actions { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; }\n\t.handout-actions button { font: inherit; padding: 0.25rem 1rem; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }\n\t.handout-scene { margin: 1.6rem 0 0; border-top: 2px solid var(--line); }\n\t.handout-scene h2 { margin: 0.8rem 0 0.2rem; font-size: 1.3rem; }\n\t.handout-scene h2 small { font-weight: normal; color: var(--muted); }\n\t.handout-n { color: var(--muted); font-weight: 600; margin-right: 0.3rem; }\n\t.handout-where { margin: 0.2rem 0 0.6rem; overflow-wrap: anywhere; }\n\t.handout-fig { margin: 0.5rem 0; }\n\t.handout-fig figcaption { display: block; }\n\t.handout-fig .caption { display: block; }\n\t/* One height on screen and paper: an SVG chart is drawn at its box's\n\t   size and not redrawn for the print. */\n\t.handout-fig .chart { height: 200px; }\n\t.handout-alt { margin: 0.2rem 0 0; font-size: 0.8rem; color: var(--ink); }\n\t.handout-key { font-size: 0.85rem; }\n\t.handout-key h2 { font-size: 1.05rem; margin: 0.8rem 0 0.2rem; }\n\t.handout-key dl { margin: 0; }\n\t.handout-key dt { font-weight: 600; }\n\t.handout-key dd { margin: 0 0 0.3rem 1rem; color: var(--muted); }\n\t.handout-q, .handout-yaml { margin: 0.6rem 0; min-width: 0; }\n\t.handout-yaml pre { font-size: 12px; line-height: 1.3; }\n\t.handout-q { border-left: 4px solid var(--accent); padding: 0.1rem 0.8rem; background: var(--paper); }\n\t.handout-q h3, .handout-yaml h3 { font-size: 1.05rem; margin: 0.4rem 0 0.2rem; }\n\t.handout-q-text { font-weight: 600; margin: 0.2rem 0; }\n\t.handout-choices { margin: 0.2rem 0; }\n\t/* The histogram's rows share their columns, so that bars compare: a\n\t   bar is its share of one column, whatever its label. */\n\t.handout-q .room-hist-row { display: grid; grid-template-columns: 9rem minmax(0, 1fr) 2.5rem 12.5rem; }\n\t.handout-q .room-hist-label { min-width: 0; }\n\t.handout-q .room-hist-n { text-align: right; }\n\t.handout-q .room-hist-mark { white-space: nowrap; }\n\t@media (max-width: 30rem) {\n\t\t.handout-q .room-hist-row { grid-template-columns: 6rem minmax(0, 1fr) 2.5rem; }\n\t\t.handout-q .room-hist-mark { grid-column: 1 / -1; }\n\t}\n\t.handout-warn { border-left: 4px solid #C00000; background: #fff0f0; padding: 0.3rem 0.6rem; }\n\t.handout-yaml pre { background: var(--paper); border: 1px solid var(--line); padding: 0.5rem 0.7rem; overflow-x: auto; margin: 0; }\n\t@page { margin: 12mm; }\n\t@media print {\n\t\t.top, .skip, .handout-actions { display: none; }\n\t\tbody { background: #fff; }\n\t\tmain { padding: 0; }\n\t\t.handout-scene { border-top: none; margin-top: 0; }\n\t\t/* A figure or a question is never cut; the YAML may be, a few\n\t\t   lines at least on either page. */\n\t\t.handout-fig, .handout-q, .handout-key { break-inside: avoid; }\n\t\t.handout-yaml pre { orphans: 5; widows: 5; }\n\t\t.handout-scene h2, .handout-q h3, .handout-yaml h3, .handout-where { break-after: avoid; }\n\t\t.handout-yaml pre { overflow: visible; white-space: pre-wrap; }\n\t\ta { color: inherit; }\n\t\t/* Bars and the warning's colour print (Chromium drops backgrounds\n\t\t   unless asked). */\n\t\t.room-hist-bar, .handout-warn { print-color-adjust: exact; -webkit-print-color-adjust: exact; }\n\t}\n\t</style>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -60,4 +60,7 @@ type HandoutQuestion struct {
 type HandoutRoomAnswers struct {
 	Hist  []RoomAnswerBar
 	Total int
+	// Answer is the engine's answer on the room's run at the reveal when
+	// it is not the handout's (the room's settings had moved); "" else.
+	Answer string
 }
