@@ -42,7 +42,7 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 
 // TestBrowserLookPages checks issue 25's acceptance in one Chromium on one
 // server with rooms: every page (the course, the lab, a lesson, compare,
-// sweep with and without a setting, what-if, a room's attendee,
+// sweep with and without a setting, what-if, a plan's handout, a room's attendee,
 // instructor, projector and recording pages, and the projector views) at
 // the four sizes: no sideways scroll, no text out of its box, no text
 // under 12 px, no chart part outside its chart or a legend over a plot,
@@ -84,6 +84,7 @@ func TestBrowserLookPages(t *testing.T) {
 		{name: "sweep-form", path: "/sweep", ready: `!!document.querySelector('form[action="/sweep"]')`},
 		{name: "sweep", path: "/sweep?preset=search-cache&param=max_ejection_percent&from=0&to=100&step=10&seeds=1", ready: `!!document.querySelector('#sweep-failure canvas') && ` + chartsDrawn},
 		{name: "whatif", path: "/whatif", ready: `!!document.querySelector('form[action="/whatif"]')`},
+		{name: "handout", path: "/plans/lightning/handout", ready: `!!document.getElementById('handout') && ` + chartsDrawn, fault: "30 s"},
 		{name: "attendee", path: "/r/" + code, ready: lab + ` && document.getElementById('scrub').value === '30'`, fault: "30 s"},
 		{name: "instructor", path: "/r/" + code + "/present", ready: `!!document.querySelector('#room-bar.present') && ` + lab, fault: "30 s"},
 		{name: "recording", path: "/r/" + code + "/recording", ready: `!!document.getElementById('rec-play') && ` + lab, firstScreen: true},

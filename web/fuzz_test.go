@@ -162,7 +162,7 @@ func FuzzLabStream(f *testing.F) {
 // FuzzLabPages: the lab's and lessons' pages, their queries.
 func FuzzLabPages(f *testing.F) {
 	for _, p := range []string{"/lab?preset=search-cache&max_ejection_percent=34&t=80", "/lab?t=NaN", "/lab?interval=1e999s", "/lab?inject=h1@Inf",
-		"/lessons/cap?view=projector", "/lessons/nope", "/lab?view=projector&view=x", "/", "/r?code=%00", "/static/../../etc/passwd", "/lab?" + strings.Repeat("a=1&", 2000)} {
+		"/lessons/cap?view=projector", "/lessons/nope", "/lab?view=projector&view=x", "/", "/r?code=%00", "/plans/lightning/handout?x=%00", "/plans/%2e%2e/handout", "/static/../../etc/passwd", "/lab?" + strings.Repeat("a=1&", 2000)} {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, target string) {
@@ -192,6 +192,7 @@ func FuzzRoomAPI(f *testing.F) {
 		{"POST", "/r/ROOM/recording/seek", `{"tab":"fuzz-rec-0000000000001","recAt":NaN}`, false},
 		{"GET", "/r/ROOM/recording.json", ``, true},
 		{"GET", "/r/ROOM/recording?speed=0", ``, false},
+		{"GET", "/r/ROOM/handout?scene=NaN", ``, false},
 		{"GET", "/r/ROOM/present", ``, true},
 		{"GET", "/r/ZZZZZZ/projector", ``, false},
 		{"POST", "/rooms", `{"lesson":"nope"}`, false},

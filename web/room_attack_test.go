@@ -352,6 +352,7 @@ func TestRoomAttackEnumeration(t *testing.T) {
 	routes := []struct{ method, path string }{
 		{"GET", "/question"}, {"POST", "/recording/pause"}, {"POST", "/answer"}, {"GET", "/recording.json"},
 		{"POST", "/summon"}, {"GET", "/recording/stream"}, {"POST", "/questions"}, {"POST", "/spotlight"},
+		{"GET", "/handout"},
 	}
 	statuses := map[int]int{}
 	start := time.Now()

@@ -32,6 +32,7 @@ import (
 //	GET  /r/{code}          an attendee's page
 //	GET  /r/{code}/present  the instructor's page (key by cookie or ?key=)
 //	GET  /r/{code}/projector the projector view
+//	GET  /r/{code}/handout  the handout of the plan it ran (room_handout.go)
 func (s *Server) roomRoutes(r chi.Router) {
 	r.Post("/rooms", s.createRoom)
 	r.Get("/r", s.joinRoom)
@@ -43,6 +44,7 @@ func (s *Server) roomRoutes(r chi.Router) {
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
 	r.Post("/r/{code}/scene", s.sceneRoom)
 	s.recordingRoutes(r)
+	r.Get("/r/{code}/handout", s.roomHandout)
 }
 
 // roomKey is the instructor key a request carries: a script's

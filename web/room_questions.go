@@ -379,13 +379,7 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 			v.Mine = mine[who].Answer
 		}
 	}
-	widest := 1
-	for _, b := range q.Hist {
-		widest = max(widest, b.N)
-	}
-	for _, b := range q.Hist {
-		v.Hist = append(v.Hist, view.RoomAnswerBar{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
-	}
+	v.Hist = answerBars(q.Hist)
 	return v
 }
 

@@ -829,12 +829,6 @@ func recQuestionView(code string, q *roomQuestion) view.RoomQuestion {
 		return v
 	}
 	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
-	widest := 1
-	for _, b := range q.Hist {
-		widest = max(widest, b.N)
-	}
-	for _, b := range q.Hist {
-		v.Hist = append(v.Hist, view.RoomAnswerBar{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
-	}
+	v.Hist = answerBars(q.Hist)
 	return v
 }

@@ -121,6 +121,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/", s.home)
 	s.Lab.Routes(r)
 	s.tools.Routes(r)
+	r.Get("/plans/{id}/handout", s.planHandout) // no bus needed: not a room's
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))

@@ -156,11 +156,17 @@ func hostColor(i int) string { return HostColors[i%len(HostColors)] }
 // description over the box's label nor reads this one; app.js puts it in
 // the box's accessible name.
 func Options(r *tabstate.Run, cursor int) map[string]json.RawMessage {
+	return OptionsOf(r, cursor, List)
+}
+
+// OptionsOf is Options for some of the charts only (a handout prints
+// three of them; the Envoy/gRPC strip would run the other dialect too).
+func OptionsOf(r *tabstate.Run, cursor int, list []Chart) map[string]json.RawMessage {
 	cursor = min(max(cursor, 0), len(r.Frames))
 	frames := r.Frames[:cursor]
 	ev := markers(r, frames)
-	out := make(map[string]json.RawMessage, len(List))
-	for _, c := range List {
+	out := make(map[string]json.RawMessage, len(list))
+	for _, c := range list {
 		alt := c.Alt(r, frames)
 		out[c.ID] = OptionJSON(Patched{c.Build(r, frames), func(o map[string]any) {
 			o["series"] = seriesPlus{o["series"], ev}

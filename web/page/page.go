@@ -116,9 +116,13 @@ func OnlyParams(rawQuery, page string, allowed ...string) error {
 		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the query is not valid: " + err.Error()})
 	}
 	var errs []error
+	takes := "allowed " + strings.Join(allowed, ", ")
+	if len(allowed) == 0 {
+		takes = "it takes none"
+	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(allowed, k) {
-			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (allowed %s)", page, strings.Join(allowed, ", "))})
+			errs = append(errs, &httperr.FieldError{Field: httperr.Truncate(k, 40), Msg: fmt.Sprintf("is not a parameter of %s (%s)", page, takes)})
 		}
 	}
 	return errors.Join(errs...)

@@ -62,7 +62,9 @@ function drawChart(id, option, replace, height) {
   raw[id] = option;
   let chart = echarts.getInstanceByDom(el);
   if (!chart) {
-    chart = echarts.init(el, null, { renderer: 'canvas' });
+    // A box may ask for SVG (the handout: vector and real text on paper,
+    // where a canvas prints as a bitmap at screen resolution).
+    chart = echarts.init(el, null, { renderer: el.dataset.renderer === 'svg' ? 'svg' : 'canvas' });
     chart.on('rendered', () => {
       fitLegend(el, chart);
       fitTicks(el, chart);
