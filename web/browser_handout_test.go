@@ -29,7 +29,7 @@ func TestBrowserHandoutPrints(t *testing.T) {
 	skipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	askScene1(t, l, code, key, nil)
+	askScene1(t, l, code, key, `{"scene":0}`, nil)
 	scenes := len(l.s.plans.byID["lightning"].Scenes)
 	b := roomLaptops(t, l.ts.URL, 1)[0]
 

@@ -139,7 +139,8 @@ func revealsOf(entries []TimelineEntry, id string) []handout.Reveal {
 		if entries[i].Kind != "reveal" || st.Plan != id || q == nil || !q.Revealed {
 			continue
 		}
-		out = append(out, handout.Reveal{Scene: st.Scene, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Answer: q.Answer, Bars: answerBars(q.Hist), Total: q.Total})
+		asked := q.Scene != nil && *q.Scene == st.Scene
+		out = append(out, handout.Reveal{Scene: st.Scene, Asked: asked, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Answer: q.Answer, Bars: answerBars(q.Hist), Total: q.Total})
 	}
 	return out
 }

@@ -101,41 +101,46 @@ func afterName(yaml string) string {
 // names no room.
 func TestRoomHandout(t *testing.T) {
 	l := planLab(t)
-	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	// Scene 1's question, as the room asks it; three attendees answer.
-	// Before the reveal the handout shows no answers.
-	askScene1(t, l, code, key, func() {
+	// The scene's question asked with its button (?scene=0), or made by
+	// hand on the form with the same host and moment: the handout shows
+	// the room's answers either way.
+	for _, ask := range []string{`{"scene":0}`, `{"qkind":"ejected","qhost":"h5","qat":40}`} {
+		_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
+		// Scene 1's question, as the room asks it; three attendees answer.
+		// Before the reveal the handout shows no answers.
+		askScene1(t, l, code, key, ask, func() {
+			status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+			if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
+				t.Fatalf("before the reveal: %d", status)
+			}
+		})
 		status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
-		if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
-			t.Fatalf("before the reveal: %d", status)
+		if status != http.StatusOK {
+			t.Fatalf("the room's handout: %d", status)
 		}
-	})
-	status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
-	if status != http.StatusOK {
-		t.Fatalf("the room's handout: %d", status)
-	}
-	for _, want := range []string{
-		"as run in workshop <span class=\"room-code\">" + code + "</span>",
-		"What workshop <span class=\"room-code\">" + code + "</span> answered (3 answers):",
-		`<span class="room-hist-label">no</span>`, `<span class="room-hist-n">2</span>`,
-		`<div class="room-hist-row right"><span class="room-hist-label">no</span>`,
-		"Workshop " + code + " did not reveal this question.", // the other scenes' questions
-		`href="/r/` + code + `/recording"`, `href="/plans/lightning/handout"`,
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the room's handout has no %q", want)
+		for _, want := range []string{
+			"as run in workshop <span class=\"room-code\">" + code + "</span>",
+			"What workshop <span class=\"room-code\">" + code + "</span> answered (3 answers):",
+			`<span class="room-hist-label">no</span>`, `<span class="room-hist-n">2</span>`,
+			`<div class="room-hist-row right"><span class="room-hist-label">no</span>`,
+			"Workshop " + code + " did not reveal this question.", // the other scenes' questions
+			`href="/r/` + code + `/recording"`, `href="/plans/lightning/handout"`,
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the room's handout has no %q", want)
+			}
+		}
+		if strings.Contains(page, `class="handout-warn"`) {
+			t.Error("a warning: the room's run answered as the plan's scene does")
+		}
+		if n := strings.Count(page, `class="room-hist-row`); n != 2 {
+			t.Errorf("%d histogram bars, want the one question's 2", n)
+		}
+		if _, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/present", code, key); !strings.Contains(page, `href="/r/`+code+`/handout"`) {
+			t.Error("the present page has no link to the handout")
 		}
 	}
-	if strings.Contains(page, `class="handout-warn"`) {
-		t.Error("a warning: the room's run answered as the plan's scene does")
-	}
-	if n := strings.Count(page, `class="room-hist-row`); n != 2 {
-		t.Errorf("%d histogram bars, want the one question's 2", n)
-	}
-	if _, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/present", code, key); !strings.Contains(page, `href="/r/`+code+`/handout"`) {
-		t.Error("the present page has no link to the handout")
-	}
-
+	_, code, _, _ := startPlanRoom(t, l, "plan:lightning")
 	plain, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	for _, tt := range []struct {
 		path   string
@@ -156,11 +161,11 @@ func TestRoomHandout(t *testing.T) {
 }
 
 // askScene1 asks lightning's first question in room code ("Is h5 ejected
-// at 40 s?") as the room asks it, has three attendees answer (one yes,
-// two no), runs before (if not nil), and reveals it.
-func askScene1(t *testing.T, l *roomLab, code, key string, before func()) {
+// at 40 s?") with the question request ask, has three attendees answer
+// (one yes, two no), runs before (if not nil), and reveals it.
+func askScene1(t *testing.T, l *roomLab, code, key, ask string, before func()) {
 	t.Helper()
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":40}`, code, key, "")
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
 	var q roomQuestion
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)

@@ -37,6 +37,9 @@ type Scene struct {
 // histogram with the engine's answer marked.
 type Reveal struct {
 	Scene int
+	// Asked: the scene's own question, asked with its button (the room
+	// then asks exactly the plan's question).
+	Asked bool
 	Text  string
 	Host  string
 	AtMs  int64
@@ -239,14 +242,15 @@ func question(q *plan.Question, run *tabstate.Run, room string, rv *Reveal) *vie
 }
 
 // revealOf is the room's last reveal of scene i's question: one revealed
-// while the room was on that scene, asking the same (its words, or its
-// moment and host: the room writes a moment its own way). A question the
+// while the room was on that scene, asking the same (asked with the
+// scene's button, or made by hand with its words, or its moment and
+// host: the room writes a moment its own way). A question the
 // instructor made up in the scene is another question, not shown.
 func revealOf(i int, q *plan.Question, reveals []Reveal) *Reveal {
 	var out *Reveal
 	for k := range reveals {
 		r := &reveals[k]
-		if r.Scene == i && (r.Text == q.Words() || (q.Kind != plan.KindChoice && r.AtMs == int64(q.At) && r.Host == q.Host)) {
+		if r.Scene == i && (r.Asked || r.Text == q.Words() || (q.Kind != plan.KindChoice && r.AtMs == int64(q.At) && r.Host == q.Host)) {
 			out = r
 		}
 	}

@@ -201,3 +201,29 @@ func TestHeavy(t *testing.T) {
 		t.Error("50 hosts at 3000 rps and a 1 s interval is not weighed heavy")
 	}
 }
+
+// A room's reveal belongs to a scene's question when the room asked it
+// with the scene's button, or asked the same by hand on that scene.
+func TestRevealOf(t *testing.T) {
+	choice := &plan.Question{Kind: plan.KindChoice, Text: "What does the cap do?"}
+	ejected := &plan.Question{Kind: plan.KindEjected, Host: "h5", At: 40_000}
+	for _, tt := range []struct {
+		name string
+		q    *plan.Question
+		r    Reveal
+		want bool
+	}{
+		{"asked with the button", choice, Reveal{Scene: 2, Asked: true, Text: "reworded"}, true},
+		{"a choice asked by hand in its words", choice, Reveal{Scene: 2, Text: "What does the cap do?"}, true},
+		{"a choice of other words", choice, Reveal{Scene: 2, Text: "What does the cap not do?"}, false},
+		{"on another scene", choice, Reveal{Scene: 1, Asked: true}, false},
+		{"the same host and moment", ejected, Reveal{Scene: 2, Host: "h5", AtMs: 40_000}, true},
+		{"another moment", ejected, Reveal{Scene: 2, Host: "h5", AtMs: 50_000}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := revealOf(2, tt.q, []Reveal{tt.r}) != nil; got != tt.want {
+				t.Errorf("matched %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
