@@ -208,17 +208,14 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 	lt.report(stdout, "after opening")
 	var wg sync.WaitGroup
 	end := time.Now().Add(d)
-	hctx, hcancel := context.WithDeadline(ctx, end)
-	defer hcancel()
 	var hwg sync.WaitGroup
 	for i := range lt.heavy {
-		hwg.Go(func() { lt.loopHeavy(hctx, i) })
+		hwg.Go(func() { lt.loopHeavy(ctx, end, i) })
 	}
 	for i := range movers {
 		wg.Go(func() { lt.move(i, tabs[i], end, every) })
 	}
 	wg.Wait()
-	hcancel()
 	hwg.Wait()
 	for _, ts := range tabs {
 		select {

@@ -100,21 +100,25 @@ type heavyStat struct {
 	took   []time.Duration // of the 200s
 }
 
-// loopHeavy sends client i's heavy requests in turn until ctx ends,
-// reading each answer whole; after a 503 it waits the Retry-After it was
-// given, at most a second (a client that respects it, as a browser's
-// visitor would reload; the flood of 503s is not what is measured).
-func (lt *loadTest) loopHeavy(ctx context.Context, i int) {
+// loopHeavy sends client i's heavy requests in turn until end (or ctx
+// ends), reading each answer whole; a request under way at end is waited
+// for, at most heavyGrace, and counted: a heavy answer may take longer
+// than a short run, and a run that dropped it would report none. After a
+// 503 it waits the Retry-After it was given, at most a second (a client
+// that respects it, as a browser's visitor would reload; the flood of
+// 503s is not what is measured).
+func (lt *loadTest) loopHeavy(ctx context.Context, end time.Time, i int) {
 	client := &http.Client{}
-	for n := i * 7919; ctx.Err() == nil; n++ {
+	for n := i * 7919; ctx.Err() == nil && time.Now().Before(end); n++ {
 		k := lt.kinds[n%len(lt.kinds)]
 		req, err := k.req(lt.base, n)
 		if err != nil {
 			return
 		}
 		start := time.Now()
-		res, err := client.Do(req.WithContext(ctx))
-		outcome := ""
+		rctx, cancel := context.WithDeadline(ctx, end.Add(heavyGrace))
+		res, err := client.Do(req.WithContext(rctx))
+		outcome := "error"
 		if err == nil {
 			_, cerr := io.Copy(io.Discard, res.Body)
 			res.Body.Close()
@@ -122,21 +126,24 @@ func (lt *loadTest) loopHeavy(ctx context.Context, i int) {
 			if cerr != nil {
 				outcome += " cut"
 			}
-		} else if ctx.Err() == nil {
-			outcome = "error"
 		}
-		if ctx.Err() != nil && outcome != "200" {
-			return // the test ended under it
+		cancel()
+		if ctx.Err() != nil {
+			return // the run was stopped under it
 		}
 		lt.heavyDone(k.name, outcome, time.Since(start))
 		if err == nil && res.StatusCode == http.StatusServiceUnavailable {
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Second):
+			case <-time.After(min(time.Second, time.Until(end))):
 			}
 		}
 	}
 }
+
+// heavyGrace is how long a heavy request under way at the run's end may
+// still take.
+const heavyGrace = time.Minute
 
 func (lt *loadTest) heavyDone(kind, outcome string, took time.Duration) {
 	lt.heavyMu.Lock()
