@@ -10,8 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/roombus"
 	"strings"
 	"time"
 
@@ -19,6 +22,30 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 )
+
+// Workshops are the rooms: a hub per room on the bus, their pages and
+// tools, recordings and handouts. They stand on the lab (its pages, runs,
+// tabs, lessons and clock) and reach its tabs through the lab's Rooms
+// hooks (roomHooks), which the lab calls; the lab calls no room code but
+// those.
+type Workshops struct {
+	*lab.Lab
+	rooms *roomSet // nil without a bus
+	plans *planBook
+}
+
+// newWorkshops are the rooms on l over bus (nil: none), with the plans of
+// plansFS (nil: none), and hooks them into the lab.
+func newWorkshops(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim RoomLimits, log *slog.Logger) (*Workshops, error) {
+	ws := &Workshops{Lab: l}
+	var err error
+	if ws.plans, err = loadPlans(plansFS, l.Lessons); err != nil {
+		return nil, err
+	}
+	ws.rooms = newRoomSet(ws, bus, lim, log)
+	l.SetRooms(roomHooks{ws})
+	return ws, nil
+}
 
 // A room is a workshop: an instructor drives one lab (or lesson) and the
 // attendees' tabs follow it. What the room shares is its state: what a
@@ -179,7 +206,7 @@ func decodeRecord(b []byte) (roomRecord, error) {
 // roomInputs checks a state against the lab (its lesson and step, preset,
 // settings, faults, speed and anchor) and gives the run's inputs and the
 // lesson (nil in the free lab).
-func (s *Server) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, error) {
+func (s *Workshops) roomInputs(st *roomState) (tabstate.Inputs, *lessonbook.Doc, error) {
 	var in tabstate.Inputs
 	var d *lessonbook.Doc
 	switch {

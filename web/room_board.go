@@ -15,18 +15,18 @@ import (
 //
 //	POST /r/{code}/summon         bring everyone here (key)
 //	POST /r/{code}/lock?on=1|0    lock or unlock (key)
-func (s *Server) boardRoutes(r interface {
+func (s *Workshops) boardRoutes(r interface {
 	Post(string, http.HandlerFunc)
 }) {
 	r.Post("/r/{code}/summon", s.summonRoom)
 	r.Post("/r/{code}/lock", s.lockRoom)
 }
 
-func (s *Server) summonRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) summonRoom(w http.ResponseWriter, r *http.Request) {
 	s.changeRoom(w, r, "summon", func(st *roomState) { st.Summon++ })
 }
 
-func (s *Server) lockRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) lockRoom(w http.ResponseWriter, r *http.Request) {
 	on := r.URL.Query().Get("on")
 	if on != "1" && on != "0" {
 		httperr.Plain(w, http.StatusUnprocessableEntity, "on: "+httperr.Truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
@@ -36,7 +36,7 @@ func (s *Server) lockRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 // changeRoom applies f to the room's state on the bus (instructor only).
-func (s *Server) changeRoom(w http.ResponseWriter, r *http.Request, kind string, f func(*roomState)) {
+func (s *Workshops) changeRoom(w http.ResponseWriter, r *http.Request, kind string, f func(*roomState)) {
 	code, _, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -50,7 +50,7 @@ func (s *Server) changeRoom(w http.ResponseWriter, r *http.Request, kind string,
 }
 
 // roomLocked reports whether the room keeps its followers (Lock).
-func (s *Server) roomLocked(ctx context.Context, code string) bool {
+func (s *Workshops) roomLocked(ctx context.Context, code string) bool {
 	rec, _, err := s.rooms.lookup(ctx, code)
 	return err == nil && rec.State.Lock
 }

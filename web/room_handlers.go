@@ -33,7 +33,7 @@ import (
 //	GET  /r/{code}/present  the instructor's page (key by cookie or ?key=)
 //	GET  /r/{code}/projector the projector view
 //	GET  /r/{code}/handout  the handout of the plan it ran (room_handout.go)
-func (s *Server) roomRoutes(r chi.Router) {
+func (s *Workshops) roomRoutes(r chi.Router) {
 	r.Post("/rooms", s.createRoom)
 	r.Get("/r", s.joinRoom)
 	r.Get("/r/{code}", s.attendPage)
@@ -64,7 +64,7 @@ func roomKey(r *http.Request, code string) string {
 // setRoomKeyCookie gives the browser the room's key: HttpOnly (no script
 // reads it), SameSite=Strict (no other site's page sends it), for the
 // room's life.
-func (s *Server) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, key string) {
+func (s *Workshops) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, key string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: "olab_key_" + code, Value: key, Path: "/",
 		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
@@ -78,7 +78,7 @@ func (s *Server) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, 
 // included), a JSON body of such signals, or nothing (the opening
 // preset). A JSON client gets the code and key; a browser goes to the
 // instructor page with the key in a cookie.
-func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 	if s.rooms == nil {
 		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
 		return
@@ -118,7 +118,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 // startState is the state a new room starts from (see createRoom).
-func (s *Server) startState(r *http.Request) (roomState, error) {
+func (s *Workshops) startState(r *http.Request) (roomState, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
 	if err != nil {
 		return roomState{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
@@ -150,7 +150,7 @@ func (s *Server) startState(r *http.Request) (roomState, error) {
 // startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
 // ("plan:ID") or a preset ("preset:NAME"; "" for the opening one), at its
 // start.
-func (s *Server) startFrom(start string) (roomState, error) {
+func (s *Workshops) startFrom(start string) (roomState, error) {
 	st := roomState{Preset: tabstate.DefaultPreset, Speed: tabstate.Speeds[0].Name}
 	kind, name, _ := strings.Cut(start, ":")
 	switch kind {
@@ -179,7 +179,7 @@ func tooManyJoins(w http.ResponseWriter) {
 }
 
 // joinRoom handles GET /r?code=…: the join box sends its code here.
-func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("code")
 	if raw == "" {
 		s.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.Pages.Layout("Join a workshop", "", false)}))
@@ -193,13 +193,13 @@ func (s *Server) joinRoom(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/r/"+code, http.StatusSeeOther)
 }
 
-func (s *Server) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
+func (s *Workshops) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
 	s.Pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
 		Layout: s.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
-func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
+func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
 	s.Pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
 		Layout: s.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
 	}))
@@ -209,7 +209,7 @@ func (s *Server) roomDenied(w http.ResponseWriter, r *http.Request, status int, 
 // request itself when it cannot (no workshops here, too many joins from
 // the address, a code that is not one or names no room, a code typed in
 // lower case) and then returning ok false.
-func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
+func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
 	if s.rooms == nil {
 		s.Pages.NotFound(w, r, "This server runs no workshops.")
 		return "", rec, false
@@ -253,7 +253,7 @@ func (s *Server) roomFor(w http.ResponseWriter, r *http.Request) (code string, r
 
 // attendPage handles GET /r/{code}: the room's lab or lesson at its
 // current state, following it.
-func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) attendPage(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomFor(w, r)
 	if !ok {
 		return
@@ -271,7 +271,7 @@ func (s *Server) attendPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // projectorPage handles GET /r/{code}/projector.
-func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) projectorPage(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomFor(w, r)
 	if !ok {
 		return
@@ -289,7 +289,7 @@ func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request) {
 // the holder of the room's key. A key in the address is checked, put in
 // the cookie and taken out of the address (it would stay in the history
 // and be shown on a projector).
-func (s *Server) presentPage(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomFor(w, r)
 	if !ok {
 		return
@@ -321,7 +321,7 @@ func (set *roomSet) full(code string) bool {
 
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
-func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
+func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
 	page, tab, err := s.roomPage(r, code, st, role)
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
@@ -335,7 +335,7 @@ func (s *Server) renderRoom(w http.ResponseWriter, r *http.Request, code string,
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
 // the room's signals, and the room's strip (or the projector's frame).
-func (s *Server) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
+func (s *Workshops) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.sceneView(code, role, st)
 	in, d, err := s.roomInputs(st)
@@ -380,7 +380,7 @@ func roomCursor(st *roomState, in tabstate.Inputs, run *tabstate.Run, now time.T
 }
 
 // roomBar is the strip's view of a room.
-func (s *Server) roomBar(r *http.Request, code, role string) view.RoomBar {
+func (s *Workshops) roomBar(r *http.Request, code, role string) view.RoomBar {
 	join := "/r/" + code
 	b := view.RoomBar{Code: code, Role: role, JoinPath: join, JoinURL: s.rooms.origin(r) + join,
 		PresentPath: join + "/present", ProjectorPath: join + "/projector"}
@@ -413,7 +413,7 @@ func withRoomSignals(signals, code, role string) string {
 // roomStartStrip is "Start a workshop" on a page of the lab (home, lab,
 // lesson), when the server has workshops (nil otherwise); home's offers
 // the lessons and presets to start from.
-func (s *Server) roomStartStrip(home bool) templ.Component {
+func (s *Workshops) roomStartStrip(home bool) templ.Component {
 	if s.rooms == nil {
 		return nil
 	}

@@ -30,7 +30,7 @@ import (
 // a 404 (and counts as a guess), as every room page is.
 
 // planHandout handles GET /plans/{id}/handout.
-func (s *Server) planHandout(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) planHandout(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "a handout"); err != nil {
 		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
@@ -45,7 +45,7 @@ func (s *Server) planHandout(w http.ResponseWriter, r *http.Request) {
 }
 
 // roomHandout handles GET /r/{code}/handout.
-func (s *Server) roomHandout(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "a handout"); err != nil {
 		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
@@ -71,7 +71,7 @@ func (s *Server) roomHandout(w http.ResponseWriter, r *http.Request) {
 // renderHandout builds p's handout from its scenes' runs, each the one
 // its room shows (sceneState), and writes the page. A plan with a heavy
 // run waits for a core as a heavy lab page does.
-func (s *Server) renderHandout(w http.ResponseWriter, r *http.Request, p *plan.Plan, room string, reveals []handout.Reveal) {
+func (s *Workshops) renderHandout(w http.ResponseWriter, r *http.Request, p *plan.Plan, room string, reveals []handout.Reveal) {
 	if handout.Heavy(p) {
 		release, err := s.Budget.Admit(r.Context(), 1)
 		if err != nil {
@@ -107,7 +107,7 @@ func (s *Server) renderHandout(w http.ResponseWriter, r *http.Request, p *plan.P
 // handoutScene is scene i of p with the run its room shows and a link to
 // it: the lab at the scene's cursor for a preset's scene, the lesson for
 // a lesson's (a lab link would drop the lesson's own settings).
-func (s *Server) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
+func (s *Workshops) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
 	st, err := s.sceneState(roomState{}, p, i, 0)
 	if err != nil {
 		return handout.Scene{}, err
@@ -160,7 +160,7 @@ func answerBars(hist []histBar) []view.RoomAnswerBar {
 }
 
 // planIDs lists the plans a 404 offers.
-func (s *Server) planIDs() string {
+func (s *Workshops) planIDs() string {
 	ids := slices.Sorted(maps.Keys(s.plans.byID))
 	if len(ids) == 0 {
 		return "none"

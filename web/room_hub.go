@@ -76,7 +76,7 @@ const hubIdle = 30 * time.Second
 // subscription to the bus (a watch of the room's key) fanned out to the
 // room's streams here.
 type roomSet struct {
-	s     *Server
+	s     *Workshops
 	bus   *roombus.Bus
 	lim   RoomLimits
 	log   *slog.Logger
@@ -91,7 +91,7 @@ type roomSet struct {
 	players *playerSet
 }
 
-func newRoomSet(s *Server, bus *roombus.Bus, lim RoomLimits, log *slog.Logger) *roomSet {
+func newRoomSet(s *Workshops, bus *roombus.Bus, lim RoomLimits, log *slog.Logger) *roomSet {
 	if bus == nil {
 		return nil
 	}

@@ -104,7 +104,7 @@ func errNoAttendee(code string) error {
 // one its cookie holds if the server issued it, else a new one, if the
 // client address has not had too many for this room lately. It reports
 // false when it had to refuse.
-func (s *Server) issueAttendee(w http.ResponseWriter, r *http.Request, code string, rec *roomRecord) bool {
+func (s *Workshops) issueAttendee(w http.ResponseWriter, r *http.Request, code string, rec *roomRecord) bool {
 	if rec.attendee(r, code) != "" {
 		return true
 	}

@@ -83,7 +83,7 @@ func (b *planBook) links() []view.PlanLink {
 }
 
 // startPlan is a room on plan id's first scene.
-func (s *Server) startPlan(id string) (roomState, error) {
+func (s *Workshops) startPlan(id string) (roomState, error) {
 	p := s.plans.byID[id]
 	if p == nil {
 		return roomState{}, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a plan", httperr.Truncate(id, 40))})
@@ -95,7 +95,7 @@ func (s *Server) startPlan(id string) (roomState, error) {
 // its settings as the lab's control values, its faults, its spotlight,
 // and its cursor (paused) or the start of its play range (playing from
 // nowMs). Playback speed and the room's other tools are st's.
-func (s *Server) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roomState, error) {
+func (s *Workshops) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roomState, error) {
 	sc := &p.Scenes[i]
 	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
 	next.keepTools(&st)
@@ -202,7 +202,7 @@ type sceneRequest struct {
 
 // sceneRoom handles POST /r/{code}/scene: the room goes to a scene of its
 // plan, and the instructor's tab with it.
-func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -246,7 +246,7 @@ func (s *Server) sceneRoom(w http.ResponseWriter, r *http.Request) {
 // sceneView is the room's scene as role sees it: every role the title;
 // the instructor the scene list, the notes (with the run's numbers) and
 // the explore timer. nil when the room follows no plan.
-func (s *Server) sceneView(code, role string, st *roomState) *view.RoomScene {
+func (s *Workshops) sceneView(code, role string, st *roomState) *view.RoomScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil || st.Scene < 0 || st.Scene >= len(p.Scenes) {
 		return nil
@@ -267,7 +267,7 @@ func (s *Server) sceneView(code, role string, st *roomState) *view.RoomScene {
 
 // sceneNotes is a scene's notes as HTML, their placeholders filled from
 // the room's run.
-func (s *Server) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
+func (s *Workshops) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
 	text := sc.Notes
 	if in, _, err := s.roomInputs(st); err == nil {
 		if run, err := s.Runs.Get(in); err == nil {

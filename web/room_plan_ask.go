@@ -56,7 +56,7 @@ func sceneInRange(p *plan.Plan, n *int) error {
 // asks the instructor's own), with q's kind, host and moment set from
 // it. Only the room's current scene can be asked: its run is the one on
 // screen, the one the plan's answer was checked on.
-func (s *Server) sceneQuestion(st *roomState, q *questionRequest) (*plan.Question, error) {
+func (s *Workshops) sceneQuestion(st *roomState, q *questionRequest) (*plan.Question, error) {
 	if q.Scene == nil {
 		return nil, nil
 	}
@@ -120,7 +120,7 @@ func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *roomQu
 }
 
 // planQuestion is scene n's question in plan id (nil for none).
-func (s *Server) planQuestion(id string, n *int) *plan.Question {
+func (s *Workshops) planQuestion(id string, n *int) *plan.Question {
 	p := s.plans.byID[id]
 	if p == nil || n == nil || *n < 0 || *n >= len(p.Scenes) {
 		return nil
@@ -132,7 +132,7 @@ func (s *Server) planQuestion(id string, n *int) *plan.Question {
 // room's run: the one choice whose check holds (plan -check proved there
 // is one on the scene's run; after the instructor changed the run there
 // may be none or two, and the reveal says so).
-func (s *Server) choiceAnswer(st *roomState, q *roomQuestion, run *tabstate.Run) (string, error) {
+func (s *Workshops) choiceAnswer(st *roomState, q *roomQuestion, run *tabstate.Run) (string, error) {
 	pq := s.planQuestion(st.Plan, q.Scene)
 	if pq == nil || pq.Kind != plan.KindChoice {
 		return "", httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "the plan scene this question came from is not on this server"})
@@ -194,7 +194,7 @@ func (st *roomState) markAsked(q *roomQuestion) {
 
 // markRevealed notes how the room answered a scene's question: the
 // answers in q's histogram against the plan's answer.
-func (s *Server) markRevealed(st *roomState, q *roomQuestion) {
+func (s *Workshops) markRevealed(st *roomState, q *roomQuestion) {
 	pq := s.planQuestion(st.Plan, q.Scene)
 	if pq == nil {
 		return
@@ -223,7 +223,7 @@ func sceneAsk(sc *plan.Scene) (words, expect string) {
 
 // sceneBoard is the board's line per scene of the room's plan (none for
 // a room without one).
-func (s *Server) sceneBoard(st *roomState) []view.RoomBoardScene {
+func (s *Workshops) sceneBoard(st *roomState) []view.RoomBoardScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil {
 		return nil
@@ -260,7 +260,7 @@ type entryScene struct {
 }
 
 // entrySceneOf is the scene st is on (nil: no plan, or not this server's).
-func (s *Server) entrySceneOf(st *roomState) *entryScene {
+func (s *Workshops) entrySceneOf(st *roomState) *entryScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil || st.Scene < 0 || st.Scene >= len(p.Scenes) {
 		return nil

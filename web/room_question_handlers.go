@@ -16,7 +16,7 @@ import (
 //	POST /r/{code}/questions/{id}/reveal  reveal it (key)
 //	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
 //	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
-func (s *Server) questionRoutes(r chi.Router) {
+func (s *Workshops) questionRoutes(r chi.Router) {
 	r.Post("/r/{code}/questions", s.openQuestion)
 	r.Post("/r/{code}/questions/{id}/reveal", s.revealQuestion)
 	r.Post("/r/{code}/answer", s.answerQuestion)
@@ -25,7 +25,7 @@ func (s *Server) questionRoutes(r chi.Router) {
 
 // openQuestion opens a question: the room holds before its moment, and
 // the answers start afresh.
-func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	code, _, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -77,7 +77,7 @@ func (s *Server) openQuestion(w http.ResponseWriter, r *http.Request) {
 
 // revealQuestion closes the answers, marks the engine's answer on the
 // room's histogram and plays on from the moment asked about.
-func (s *Server) revealQuestion(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -139,7 +139,7 @@ type answerRequest struct {
 // answerQuestion takes an attendee's answer, under the identity the server
 // gave its browser (403 without one); a second one replaces the first;
 // after the reveal the answers are closed (409).
-func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, false)
 	if !ok {
 		return
@@ -185,7 +185,7 @@ func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
 
 // questionStatus is the room's question as anyone may see it: the count
 // of answers, and only after the reveal the split and the engine's answer.
-func (s *Server) questionStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, false)
 	if !ok {
 		return

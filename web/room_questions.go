@@ -89,7 +89,7 @@ func nickname(attendee string) string {
 
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
-func (s *Server) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
+func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
 	if s.rooms == nil {
 		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
 		return "", roomRecord{}, false
@@ -209,7 +209,7 @@ type questionRequest struct {
 var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
 
 // newQuestion builds the question q asks about the room's run.
-func (s *Server) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
+func (s *Workshops) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
 	in, d, err := s.roomInputs(st)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // engineAnswer is the run's answer to q: read off the frame at q's moment
 // (the first at or after it), or the lesson's answer, which engine/course
 // checks against the engine.
-func (s *Server) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
+func (s *Workshops) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
 	in, d, err := s.roomInputs(st)
 	if err != nil {
 		return "", err
@@ -348,7 +348,7 @@ func checkAnswer(q *roomQuestion, a string) (string, error) {
 }
 
 // readJSON reads a small JSON body into v (an empty body leaves v).
-func (s *Server) readJSON(r *http.Request, v any) error {
+func (s *Workshops) readJSON(r *http.Request, v any) error {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
 	if err != nil {
 		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
@@ -385,7 +385,7 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 
 // resyncTab has the instructor's tab (the page that asked) take the room's
 // revision rev, written by the room API rather than by the tab itself.
-func (s *Server) resyncTab(code, tab string, rev uint64) {
+func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
 	}

@@ -165,7 +165,7 @@ func (set *roomSet) lastEntry(ctx context.Context, code string) (uint64, error) 
 }
 
 // recordingJSON handles GET /r/{code}/recording.json (instructor key).
-func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	// One rule for the recording, page and export alike: anyone with the
 	// room's code may read it, as they may follow the room. It holds only
 	// what the room was shown (states, questions, reveals; an answer only
@@ -186,7 +186,7 @@ func (s *Server) recordingJSON(w http.ResponseWriter, r *http.Request) {
 
 // recordingRoutes are the recording's routes: the page with its player,
 // the player's stream and transport, and the JSON export.
-func (s *Server) recordingRoutes(r chi.Router) {
+func (s *Workshops) recordingRoutes(r chi.Router) {
 	r.Get("/r/{code}/recording", s.recordingPage)
 	r.Get("/r/{code}/recording.json", s.recordingJSON)
 	r.Get("/r/{code}/recording/stream", s.recordingStream)
@@ -197,7 +197,7 @@ func (s *Server) recordingRoutes(r chi.Router) {
 // lab in the projector view, driven by the recording: room_replay.go),
 // and under it the timeline, each entry a link to the lab at its state
 // (the lab redraws it exactly). ?speed= picks the player's speed.
-func (s *Server) recordingPage(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) recordingPage(w http.ResponseWriter, r *http.Request) {
 	code, _, ok := s.roomFor(w, r)
 	if !ok {
 		return
@@ -265,7 +265,7 @@ type recLab struct {
 	lesson *view.Lesson
 }
 
-func (s *Server) recordingLab(code string, e *TimelineEntry, speed string) (recLab, error) {
+func (s *Workshops) recordingLab(code string, e *TimelineEntry, speed string) (recLab, error) {
 	in, d, err := s.roomInputs(&e.State)
 	if err != nil {
 		return recLab{}, err
@@ -312,7 +312,7 @@ func withReplaySignals(signals, speed string) string {
 // entryLink is the lab's permalink at an entry's state, its cursor where
 // the room's was then ("" for a lesson room: the lesson page has no
 // permalink of a step's cursor).
-func (s *Server) entryLink(e *TimelineEntry) string {
+func (s *Workshops) entryLink(e *TimelineEntry) string {
 	in, d, err := s.roomInputs(&e.State)
 	if err != nil || d != nil {
 		return ""

@@ -74,7 +74,7 @@ const replayClockTick = 500 * time.Millisecond
 // position in the workshop, in ms from its first entry), and what it last
 // applied to the tab's session.
 type recordingPlayer struct {
-	s    *Server
+	s    *Workshops
 	code string
 
 	mu      sync.Mutex
@@ -163,7 +163,7 @@ const maxSharedRecordings = 16
 // sharedRecordingOf is room code's recording and the bus's sequence of
 // its last entry: the shared copy when the room has had no entry since,
 // else read from the bus (players never change their entries).
-func (s *Server) sharedRecordingOf(ctx context.Context, code string) ([]TimelineEntry, uint64, error) {
+func (s *Workshops) sharedRecordingOf(ctx context.Context, code string) ([]TimelineEntry, uint64, error) {
 	last, err := s.rooms.lastEntry(ctx, code)
 	if err != nil {
 		return nil, 0, err
@@ -195,7 +195,7 @@ func (s *Server) sharedRecordingOf(ctx context.Context, code string) ([]Timeline
 const liveEvery = 2 * time.Second
 
 // followLive adds to p the entries its room recorded since p read it.
-func (s *Server) followLive(ctx context.Context, p *recordingPlayer) {
+func (s *Workshops) followLive(ctx context.Context, p *recordingPlayer) {
 	p.mu.Lock()
 	known := p.last
 	p.mu.Unlock()
@@ -263,7 +263,7 @@ type replaySignals struct {
 }
 
 // newPlayer makes a player of entries, paused at at (ms).
-func (s *Server) newPlayer(code string, entries []TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
+func (s *Workshops) newPlayer(code string, entries []TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
 	sp, err := lookupReplaySpeed(orDefault(sig.RecSpeed, defaultReplaySpeed))
 	if err != nil {
 		return nil, err
@@ -530,7 +530,7 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 }
 
 // openPlayer finds the tab's player, or makes one of the recording.
-func (s *Server) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
+func (s *Workshops) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
 	ps, k := s.rooms.players, sig.Tab
 	ps.mu.Lock()
 	if stream && ps.streams() >= maxPlayerStreams {
@@ -591,7 +591,7 @@ func (ps *playerSet) evict(now time.Time) {
 
 // recordingRoom reads the code of a player request and checks the room
 // exists; it answers the request itself (404, 503) when not.
-func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (s *Workshops) recordingRoom(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if s.rooms == nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops")), httperr.KindNotFound)
 		return "", false
@@ -615,7 +615,7 @@ func (s *Server) recordingRoom(w http.ResponseWriter, r *http.Request) (string, 
 }
 
 // recordingCommand handles POST /r/{code}/recording/{verb}.
-func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	code, ok := s.recordingRoom(w, r)
 	if !ok {
 		return
@@ -655,7 +655,7 @@ func (s *Server) recordingCommand(w http.ResponseWriter, r *http.Request) {
 
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
-func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) recordingStream(w http.ResponseWriter, r *http.Request) {
 	code, ok := s.recordingRoom(w, r)
 	if !ok {
 		return
@@ -681,13 +681,13 @@ func (s *Server) recordingStream(w http.ResponseWriter, r *http.Request) {
 // tab's session, and the room's new entries are looked for every
 // liveEvery while the stream lasts.
 type playerFollow struct {
-	s    *Server
+	s    *Workshops
 	p    *recordingPlayer
 	sent playerSent
 	stop context.CancelFunc
 }
 
-func (s *Server) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
+func (s *Workshops) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
 	ctx, stop := context.WithCancel(ctx)
 	f := &playerFollow{s: s, p: p, sent: playerSent{entry: -1}, stop: stop}
 	go func() {

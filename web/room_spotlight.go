@@ -58,7 +58,7 @@ func (sp *roomSpot) signal() spotSignal {
 	return out
 }
 
-func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -89,7 +89,7 @@ func (s *Server) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 
 // spotOf reads a spotlight from the query (the instructor's page:
 // ?host=h5, ?from=40&to=60, ?log=lg-3-0, ?clear=1) or else a JSON body.
-func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
+func (s *Workshops) spotOf(r *http.Request) (roomSpot, error) {
 	var sp roomSpot
 	q := r.URL.Query()
 	if len(q) == 0 {
@@ -112,7 +112,7 @@ func (s *Server) spotOf(r *http.Request) (roomSpot, error) {
 }
 
 // checkSpot checks a spotlight against the room's run.
-func (s *Server) checkSpot(st *roomState, sp *roomSpot) error {
+func (s *Workshops) checkSpot(st *roomState, sp *roomSpot) error {
 	if sp.Host != "" {
 		in, _, err := s.roomInputs(st)
 		if err != nil {

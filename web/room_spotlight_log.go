@@ -25,7 +25,7 @@ import (
 // before), and a folded run of non-events ("NO OUTLIER ×12") of every
 // interval it stands for, up to the room's cursor (the page shows the run
 // no further).
-func (s *Server) spotOfLog(st *roomState, id string) (roomSpot, error) {
+func (s *Workshops) spotOfLog(st *roomState, id string) (roomSpot, error) {
 	bad := func(format string, args ...any) (roomSpot, error) {
 		return roomSpot{}, &httperr.FieldError{Field: "log", Msg: fmt.Sprintf(format, args...)}
 	}

@@ -91,7 +91,7 @@ type roomSignals struct {
 // bindRoom gives a tab its room from its signals the first time a request
 // names one (the session may be new, or rebuilt after an eviction); nil
 // for a tab in no room.
-func (s *Server) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error) {
+func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error) {
 	t, err := sess.Tie(func() (lab.Tie, error) {
 		if rs.Room == "" {
 			return nil, nil
@@ -124,7 +124,7 @@ func (s *Server) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error) {
 // answer (a prediction is the attendee's own, the room's timeline is the
 // instructor's); the presenter's commands, with the room's key, are then
 // published as the room's state. A tab in no room just runs it.
-func (s *Server) roomCommand(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
+func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
 	var rs roomSignals
 	_ = json.Unmarshal(body, &rs) // the command already refused a body that is not JSON
 	tr, err := s.bindRoom(sess, rs)
@@ -190,7 +190,7 @@ func roomError(err error) error {
 
 // Rejoin puts a follower that broke away back on the room's current
 // state, and it follows again.
-func (ws workshops) Rejoin(sess *lab.Session) error {
+func (ws roomHooks) Rejoin(sess *lab.Session) error {
 	s := ws.s
 	tr := tieOf(sess)
 	if tr == nil || tr.role == rolePresenter {
@@ -205,7 +205,7 @@ func (ws workshops) Rejoin(sess *lab.Session) error {
 
 // snapToRoom applies the room's current state to the tab again, whatever
 // it applied before.
-func (s *Server) snapToRoom(ctx context.Context, sess *lab.Session, code string) error {
+func (s *Workshops) snapToRoom(ctx context.Context, sess *lab.Session, code string) error {
 	hub, err := s.rooms.open(ctx, code, "")
 	if err != nil {
 		return roomError(err)
@@ -224,7 +224,7 @@ func (s *Server) snapToRoom(ctx context.Context, sess *lab.Session, code string)
 // the tab has and the tab applies states (a follower that follows, or a
 // presenter's tab that has never had one: a reloaded instructor page). A
 // state that does not fit the page is logged and skipped.
-func (s *Server) applyRoom(sess *lab.Session, n roomNow) {
+func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 	tr := tieOf(sess)
 	if tr == nil || n.run == nil {
 		return
@@ -252,7 +252,7 @@ func (s *Server) applyRoom(sess *lab.Session, n roomNow) {
 // roomWatch is one stream's link to its tab's room: the hub it holds
 // open, and the room signals last sent to the page.
 type roomWatch struct {
-	s   *Server
+	s   *Workshops
 	hub *roomHub
 	// from is an attendee stream's client address, counted by the hub
 	// ("" for the instructor's).
@@ -286,7 +286,7 @@ type roomWatch struct {
 // attendee's stream (a follower's or the projector's) without the
 // identity the room's page gives (issue 19, defect 5: crafted streams
 // filled a room), or one address's stream past AttendeesPerAddress.
-func (s *Server) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
+func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
 	tr, err := s.bindRoom(sess, rs)
@@ -422,14 +422,14 @@ func (w *roomWatch) Close() {
 	}
 }
 
-// workshops is the lab's view of the rooms (Rooms).
-type workshops struct{ s *Server }
+// roomHooks is the lab's view of the rooms (lab.Rooms).
+type roomHooks struct{ s *Workshops }
 
-func (ws workshops) Command(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
+func (ws roomHooks) Command(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
 	return ws.s.roomCommand(r, sess, verb, body, apply)
 }
 
-func (ws workshops) Stream(r *http.Request, sess *lab.Session) (lab.Follow, error) {
+func (ws roomHooks) Stream(r *http.Request, sess *lab.Session) (lab.Follow, error) {
 	w, err := ws.s.roomStream(r, sess)
 	switch {
 	case errors.Is(err, roombus.ErrNotReady):
@@ -440,19 +440,19 @@ func (ws workshops) Stream(r *http.Request, sess *lab.Session) (lab.Follow, erro
 	return w, nil
 }
 
-func (ws workshops) WaitReady(ctx context.Context) error {
+func (ws roomHooks) WaitReady(ctx context.Context) error {
 	if ws.s.rooms == nil {
 		return nil
 	}
 	return ws.s.rooms.bus.WaitReady(ctx)
 }
 
-func (ws workshops) StartStrip() templ.Component { return ws.s.roomStartStrip(false) }
+func (ws roomHooks) StartStrip() templ.Component { return ws.s.roomStartStrip(false) }
 
 // Gone tells a room's page that the room is gone: the room's bar says so,
 // and the tab follows nobody. The stream then ends (Datastar does not
 // retry a finished stream); the lab on the page stays the tab's own.
-func (ws workshops) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
+func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs)
 	code := html.EscapeString(rs.Room)

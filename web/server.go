@@ -71,11 +71,10 @@ type Options struct {
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	*lab.Lab
+	// Workshops are the rooms, on the lab they stand on (Workshops.Lab).
+	*Workshops
 	assets  *asset.Assets
 	tools   *tools.Tools
-	rooms   *roomSet // nil without a bus
-	plans   *planBook
 	metrics *prometheus.Registry
 }
 
@@ -94,16 +93,15 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{assets: a, Lab: l}
 	if o.Plans == nil && o.Lessons == nil {
 		o.Plans = plans.FS // the shipped plans name the course's lessons
 	}
-	if s.plans, err = loadPlans(o.Plans, l.Lessons); err != nil {
+	ws, err := newWorkshops(l, o.Plans, o.Bus, o.Rooms, o.Log)
+	if err != nil {
 		return nil, err
 	}
+	s := &Server{Workshops: ws, assets: a}
 	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
-	s.rooms = newRoomSet(s, o.Bus, o.Rooms, o.Log)
-	s.SetRooms(workshops{s})
 	s.metrics = newMetrics(s)
 	return s, nil
 }
