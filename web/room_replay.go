@@ -138,10 +138,12 @@ type playerSet struct {
 	// on the bus), at most maxSharedRecordings rooms.
 	recMu      sync.Mutex
 	recordings map[string]sharedRecording
+	// maxStreams bounds the players' open streams (maxPlayerStreams).
+	maxStreams int
 }
 
 func newPlayerSet() *playerSet {
-	return &playerSet{m: map[string]*recordingPlayer{}, recordings: map[string]sharedRecording{}}
+	return &playerSet{m: map[string]*recordingPlayer{}, recordings: map[string]sharedRecording{}, maxStreams: maxPlayerStreams}
 }
 
 // maxPlayers bounds the players kept; idle ones (no stream) go first.
@@ -151,7 +153,7 @@ func newPlayerSet() *playerSet {
 // share its recording (playerSet.recordings).
 const maxPlayers = 4096
 
-var maxPlayerStreams = 256 // a variable: a test lowers it
+const maxPlayerStreams = 256
 
 type sharedRecording struct {
 	entries []TimelineEntry
@@ -533,7 +535,7 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 func (s *Workshops) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
 	ps, k := s.rooms.players, sig.Tab
 	ps.mu.Lock()
-	if stream && ps.streams() >= maxPlayerStreams {
+	if stream && ps.streams() >= ps.maxStreams {
 		ps.mu.Unlock()
 		return nil, errPlayersFull
 	}

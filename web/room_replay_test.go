@@ -390,9 +390,9 @@ func TestRecordingPlayersBounded(t *testing.T) {
 		t.Errorf("after a move the players read %d entries, want 2", len(c))
 	}
 
-	was := maxPlayerStreams
-	maxPlayerStreams = 1
-	t.Cleanup(func() { maxPlayerStreams = was })
+	l.s.rooms.players.mu.Lock()
+	l.s.rooms.players.maxStreams = 1
+	l.s.rooms.players.mu.Unlock()
 	openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`"}`)
 	res, err := http.Get(l.ts.URL + "/r/" + code + "/recording/stream?datastar=" + url.QueryEscape(`{"tab":"replay-tab-0000000000002"}`))
 	if err != nil {

@@ -173,8 +173,7 @@ func (s *Lab) SessionFor(sig *TabSignals, addr string, stream bool) (*Session, e
 		return nil, err
 	}
 	now := s.Now()
-	sess := newSession(sig.Tab, in, run, now)
-	sess.runs = s.Runs
+	sess := newSession(sig.Tab, in, run, s.Runs, now)
 	if stream {
 		sess.streams = 1
 	}

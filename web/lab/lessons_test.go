@@ -337,7 +337,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1000, 0)
-	sess := newSession(webtest.Tab, d.Inputs(""), run, t0)
+	sess := newSession(webtest.Tab, d.Inputs(""), run, tabstate.NewRunCache(4), t0)
 	sess.lesson = d
 	sess.rehold()
 	if sess.pb.Hold != 3 {
@@ -366,7 +366,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newSession(webtest.Tab, d.Inputs("safety"), burst, t0)
+	other := newSession(webtest.Tab, d.Inputs("safety"), burst, tabstate.NewRunCache(4), t0)
 	other.lesson = d
 	other.rehold()
 	if other.pb.Hold != 0 {

@@ -65,15 +65,13 @@ type Session struct {
 	tie Tie
 }
 
-func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, now time.Time) *Session {
-	s := &Session{tab: tab, pb: tabstate.Playback{Speed: tabstate.Speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: fallbackRuns}
+// newSession is tab's session on run (of in), whose runs are rebuilt in
+// runs when the cache dropped them.
+func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, runs *tabstate.RunCache, now time.Time) *Session {
+	s := &Session{tab: tab, pb: tabstate.Playback{Speed: tabstate.Speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: runs}
 	s.setRun(in, run)
 	return s
 }
-
-// fallbackRuns rebuilds the runs of sessions made outside a server (tests,
-// a room's throwaway session); a server's sessions use its own cache.
-var fallbackRuns = tabstate.NewRunCache(16)
 
 // setRun puts in and its run in the session. Callers hold mu.
 func (s *Session) setRun(in tabstate.Inputs, run *tabstate.Run) {

@@ -26,7 +26,7 @@ func testRun(t testing.TB, frames int) *tabstate.Run {
 // Playback is arithmetic over the clock: no goroutine per tab.
 func TestSessionCursorArithmetic(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), t0)
+	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), tabstate.NewRunCache(4), t0)
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}
@@ -62,23 +62,23 @@ func TestSessionStoreBounds(t *testing.T) {
 	st.grace = 0
 	tab := func(i int) string { return fmt.Sprintf("tab-%016d", i) }
 	for i := range 3 {
-		st.put(newSession(tab(i), tabstate.Inputs{}, run, t0), t0)
+		st.put(newSession(tab(i), tabstate.Inputs{}, run, tabstate.NewRunCache(4), t0), t0)
 	}
 	// tab 0 streams; tab 1 is used; adding tab 3 evicts tab 2.
 	st.Get(tab(0)).streams = 1
 	st.Get(tab(1))
-	st.put(newSession(tab(3), tabstate.Inputs{}, run, t0), t0)
+	st.put(newSession(tab(3), tabstate.Inputs{}, run, tabstate.NewRunCache(4), t0), t0)
 	if st.Get(tab(2)) != nil || st.Get(tab(0)) == nil || st.len() != 3 {
 		t.Fatalf("LRU eviction: tab2 %v tab0 %v len %d", st.Get(tab(2)) != nil, st.Get(tab(0)) != nil, st.len())
 	}
 	// Two minutes later every session without a stream has expired.
 	later := t0.Add(2 * time.Minute)
-	st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later)
+	st.put(newSession(tab(4), tabstate.Inputs{}, run, tabstate.NewRunCache(4), later), later)
 	if st.len() != 2 || st.Get(tab(0)) == nil || st.Get(tab(4)) == nil {
 		t.Fatalf("expiry: len %d", st.len())
 	}
 	// put of a known tab returns the session already there.
-	if got := st.put(newSession(tab(4), tabstate.Inputs{}, run, later), later); got != st.Get(tab(4)) {
+	if got := st.put(newSession(tab(4), tabstate.Inputs{}, run, tabstate.NewRunCache(4), later), later); got != st.Get(tab(4)) {
 		t.Error("put replaced a live session")
 	}
 }
