@@ -673,7 +673,8 @@ func (s *Workshops) recordingStream(w http.ResponseWriter, r *http.Request) {
 	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
 		p, err := s.openPlayer(r, code, rs, true)
 		if err != nil {
-			return nil, roomError(err)
+			e := roomError(err) // a bus's failure is the server's: 500
+			return nil, httperr.WithKind(httperr.KindOf(e, httperr.KindInternal), e)
 		}
 		return s.followPlayer(r.Context(), p), nil
 	})

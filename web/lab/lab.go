@@ -213,8 +213,18 @@ func (s *Lab) follow(r *http.Request, sess *Session) (Follow, error) {
 	if s.workshops == nil {
 		return nil, nil
 	}
-	return s.workshops.Stream(r, sess)
+	f, err := s.workshops.Stream(r, sess)
+	if err != nil && httperr.KindOf(err, httperr.KindInternal) == httperr.KindNotFound {
+		return nil, roomGoneError{err}
+	}
+	return f, err
 }
+
+// roomGoneError is the lab's follow's error for a tab's room that is
+// gone: the stream says so on the page (Rooms.Gone), not with a status.
+type roomGoneError struct{ error }
+
+func (e roomGoneError) Unwrap() error { return e.error }
 
 // inRoom runs a tab's command as its room says (Rooms.Command).
 func (s *Lab) inRoom(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {

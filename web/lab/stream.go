@@ -42,8 +42,10 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 // ServeStream serves a tab's stream: the tab's session as the lab shows
 // it, driven besides by what open gives it to follow (nil: nothing, a tab
 // in no room; the lab's own stream follows the tab's room, a recording's
-// player stream the player). An error of open is the stream's answer,
-// but ErrRoomsNotReady: the stream then waits for the rooms, open.
+// player stream the player). An error of open is the stream's answer
+// (of its kind, else 422), but ErrRoomsNotReady: the stream then waits
+// for the rooms, open again; and a tab's room that is gone, which the
+// stream says on the page.
 func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*http.Request, *Session) (Follow, error)) {
 	release, ok := s.streamSlot(w, r)
 	if !ok {
@@ -535,9 +537,10 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 	return csp.Script(sse, st.nonce, js)
 }
 
-// roomGone is a room stream's error for a room that does not exist.
+// roomGone reports whether err is a room that is gone (roomGoneError).
 func roomGone(err error) bool {
-	return err != nil && httperr.KindOf(err, httperr.KindInternal) == httperr.KindNotFound
+	var g roomGoneError
+	return errors.As(err, &g)
 }
 
 // awaitRoom waits for the room bus with the stream open (keepalives keep
