@@ -200,7 +200,7 @@ func TestHostileSmall(t *testing.T) {
 	// Two streams fill a server of two streams; a third is refused, named.
 	tabs := []string{"max-tabs-tab-0000000001", "max-tabs-tab-0000000002"}
 	for _, tab := range tabs {
-		waitFor(t, webtest.OpenStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", charted)
+		webtest.WaitFor(t, webtest.OpenStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", charted)
 	}
 	res, body := do("GET", "/lab/stream?datastar="+url.QueryEscape(`{"tab":"max-tabs-tab-0000000003"}`))
 	if res.StatusCode != 503 || !strings.Contains(body, "-max-streams") {

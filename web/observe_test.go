@@ -163,7 +163,7 @@ func TestMetricsRooms(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	text := get(t, l.ts.URL+"/metrics")
 	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(text) {

@@ -101,7 +101,7 @@ func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, f, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>0</span> answered`) })
+	webtest.WaitFor(t, f, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>0</span> answered`) })
 	hub, err := l.s.rooms.open(t.Context(), code, "")
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the answer did not wake the question panels")
 	}
-	waitFor(t, f, "the count at 1", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>1</span> answered`) })
+	webtest.WaitFor(t, f, "the count at 1", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>1</span> answered`) })
 	select {
 	case <-roomNext:
 		t.Error("the answer woke the room's state waiters (every stream redraws)")

@@ -198,7 +198,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 		streams[i] = openStreamCtx(t, t.Context(), l.ts.URL, roomSig(randomHex(16), code, "follow", `"preset":"search-cache"`), ids[i])
 	}
 	for i, ev := range streams {
-		waitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
+		webtest.WaitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
 	}
 	c := clientFrom(t, "127.0.0.4")
 	var wg sync.WaitGroup
@@ -236,7 +236,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	wg.Wait()
 	took := time.Since(start)
 	for i, ev := range streams {
-		waitFor(t, ev, fmt.Sprintf("stream %d's count at %d", i, n), func(ev webtest.Event) bool {
+		webtest.WaitFor(t, ev, fmt.Sprintf("stream %d's count at %d", i, n), func(ev webtest.Event) bool {
 			return strings.Contains(ev.Data, fmt.Sprintf(`<span id="room-q-count">%d</span> answered`, n))
 		})
 	}

@@ -178,14 +178,14 @@ func TestBusCluster3(t *testing.T) {
 	}
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openStreamCtx(t, t.Context(), lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, lb.ts.URL, code))
-	waitFor(t, follower, "the first redraw on the other replica", charted)
+	webtest.WaitFor(t, follower, "the first redraw on the other replica", charted)
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q roomQuestion
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
 	}
-	waitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
+	webtest.WaitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
 	answer := func(base, who, a string) {
 		t.Helper()
 		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
@@ -340,7 +340,7 @@ func TestBusUpAfterReplica(t *testing.T) {
 		t.Errorf("one server's bucket: %d copies", bus.Replicas)
 	}
 	// The waiting stream, the bus open, finds its room gone and says so.
-	waitFor(t, waiting, "the waiting stream's answer", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
+	webtest.WaitFor(t, waiting, "the waiting stream's answer", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
 }
 
 // grepLines is the lines of s that contain part.
@@ -418,7 +418,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	}
 	ns2.Start()
 	t.Cleanup(ns2.Shutdown)
-	waitFor(t, follower, "the room on the waiting page once NATS is back", charted)
+	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
 	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// The server goes before NATS does (cleanups run last-in first).
 	s.Shutdown()
@@ -436,7 +436,7 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
 	att := attendeeCookie(t, lb.ts.URL, code)
 	first := openStreamCtx(t, ctx, lb.ts.URL, sig, att)
-	waitFor(t, first, "the first redraw", charted)
+	webtest.WaitFor(t, first, "the first redraw", charted)
 	cancel() // offline
 	for range first {
 	}
@@ -457,11 +457,11 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 		}
 	}
 	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
-	waitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
+	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
 	if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)
 	}
-	waitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
+	webtest.WaitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
 }
 
 // One data directory, one server: a second one on it is refused, naming

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
 
@@ -90,7 +91,7 @@ func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
 	l.bus.KV = kv
 	t.Cleanup(func() { close(kv.release) }) // before the stream's end waits for the write
 	follower := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	select {
 	case <-kv.writes:
 	case <-time.After(10 * time.Second):
@@ -100,5 +101,5 @@ func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
 	if st, body := roomPost(t, l.ts.URL, "set", present, code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	waitFor(t, follower, "the follower's cap at 34 with the board's write stuck", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, follower, "the follower's cap at 34 with the board's write stuck", signalPatch(`"max_ejection_percent":34`))
 }

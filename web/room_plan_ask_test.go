@@ -27,10 +27,10 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// A stream that claims the instructor's role without the key.
 	pretender := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower2, code, "present", `"preset":"search-cache"`))
 	scenePanel := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-scene"`, parts...) }
-	waitFor(t, presenter, "the instructor's first scene: its question and the plan's answer", scenePanel(
+	webtest.WaitFor(t, presenter, "the instructor's first scene: its question and the plan's answer", scenePanel(
 		`<b id="room-scene-question">Is h5 ejected at 40 s?</b>`, `id="btn-scene-ask"`, `/r/`+code+`/questions?scene=0`, `<b id="room-scene-expect">no</b>`))
 	for name, events := range map[string]<-chan webtest.Event{"attendee": follower, "keyless present stream": pretender} {
-		ev := waitFor(t, events, name+"'s scene panel", scenePanel("One host fails a third of its searches"))
+		ev := webtest.WaitFor(t, events, name+"'s scene panel", scenePanel("One host fails a third of its searches"))
 		if containsAny(ev.Data, "room-scene-expect", "btn-scene-ask", "room-scene-notes") {
 			t.Errorf("the %s gets the instructor's parts of the scene panel: %s", name, ev.Data)
 		}
@@ -97,11 +97,11 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if rec, _, _ := la.s.rooms.lookup(t.Context(), code); strings.Contains(mustJSON(t, rec.State), `"answer"`) {
 		t.Errorf("the room's state carries an answer before the reveal: %s", mustJSON(t, rec.State))
 	}
-	waitFor(t, follower, "the scene's question on the attendee's page", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, follower, "the scene's question on the attendee's page", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "How many hosts are ejected at 40 s?") && strings.Contains(ev.Data, `data-bind:qans`)
 	})
 	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board-scenes-sum"`, parts...) }
-	waitFor(t, presenter, "the board: three scenes shown, the third asked", board("Scenes: 3 of 6 shown, 0 questions revealed",
+	webtest.WaitFor(t, presenter, "the board: three scenes shown, the third asked", board("Scenes: 3 of 6 shown, 0 questions revealed",
 		`<td>3. Raise the cap to 34</td><td>now</td><td>How many hosts are ejected at 40 s? (1)</td><td class="room-board-answers">asked, not revealed yet</td>`,
 		`<td>4. Out for 30 s, then 60, then 90</td><td>not yet</td>`))
 
@@ -128,10 +128,10 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "1" || q.Total != 3 {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
-	waitFor(t, follower, "the histogram, the engine's answer 1", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, follower, "the histogram, the engine's answer 1", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `The engine says <b class="room-q-answer">1</b>`)
 	})
-	waitFor(t, presenter, "the board: 2 right, 1 wrong", board("Scenes: 4 of 6 shown, 1 question revealed",
+	webtest.WaitFor(t, presenter, "the board: 2 right, 1 wrong", board("Scenes: 4 of 6 shown, 1 question revealed",
 		`<td class="room-board-answers">3 answered: <b>2 right</b>, 1 wrong`))
 
 	// Scene 4, a choice: the author's text and choices; the engine's
@@ -154,7 +154,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "To every host, ejected or not" {
 		t.Fatalf("reveal the choice: %d %s", st, body)
 	}
-	waitFor(t, presenter, "the board: the choice answered wrong", board("Scenes: 5 of 6 shown, 2 questions revealed",
+	webtest.WaitFor(t, presenter, "the board: the choice answered wrong", board("Scenes: 5 of 6 shown, 2 questions revealed",
 		`<td>5. A burst, an 80% cap, and panic</td><td>now</td>`, `1 answered: <b>0 right</b>, 1 wrong`))
 	const want = `[{"scene":0},{"scene":1},{"scene":2,"asked":true,"revealed":true,"answered":3,"right":2},{"scene":3},{"scene":4,"asked":true,"revealed":true,"answered":1}]`
 	var got string

@@ -239,13 +239,13 @@ func TestRoomPlanStream(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first scene's panel", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, follower, "the first scene's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "A preset, played")
 	})
 	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
-	ev := waitFor(t, follower, "the second scene's panel", func(ev webtest.Event) bool {
+	ev := webtest.WaitFor(t, follower, "the second scene's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "The cap at 34")
 	})
 	if strings.Contains(ev.Data, "Secret note") || strings.Contains(ev.Data, "btn-scene-next") {

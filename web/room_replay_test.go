@@ -55,7 +55,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", redrawn)
+	webtest.WaitFor(t, follower, "the first redraw", redrawn)
 	lb.s.rooms.mu.Lock()
 	hub := lb.s.rooms.hubs[code]
 	lb.s.rooms.mu.Unlock()
@@ -117,7 +117,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	}
 
 	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
-	if got := chartCall(waitFor(t, ev, "the player's first redraw", redrawn).Data); got != live[0] {
+	if got := chartCall(webtest.WaitFor(t, ev, "the player's first redraw", redrawn).Data); got != live[0] {
 		t.Fatalf("the player opens on another redraw than the workshop's start:\n%s\n%s", webtest.Head(got, 200), webtest.Head(live[0], 200))
 	}
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
@@ -133,7 +133,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	// player's part of a pass comes before the lab's); the first was told
 	// when the player opened.
 	for i, w := range live {
-		if got := chartCall(waitFor(t, ev, "the player's redraw", func(e webtest.Event) bool {
+		if got := chartCall(webtest.WaitFor(t, ev, "the player's redraw", func(e webtest.Event) bool {
 			if _, after, ok := strings.Cut(e.Data, `id="rec-now" class="rec-now" aria-live="polite" data-entry="`); ok {
 				told = append(told, after[:strings.IndexByte(after, '"')])
 				lastTold = e.Data
@@ -151,7 +151,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		t.Errorf("entries told: %s, want %s", got, want)
 	}
 	if !endSeen {
-		waitFor(t, ev, "the player stopped at the end", stopped)
+		webtest.WaitFor(t, ev, "the player stopped at the end", stopped)
 	}
 	expectNone(t, ev, 300*time.Millisecond, "a redraw after the end", redrawn)
 
@@ -320,11 +320,11 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 		t.Fatalf("lesson recording page: %d %s", st, webtest.Head(page, 400))
 	}
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
-	waitFor(t, ev, "the player's first redraw", redrawn)
+	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
 	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
-	waitFor(t, ev, "the player stopped at the end", signalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
+	webtest.WaitFor(t, ev, "the player stopped at the end", signalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
 	if strings.Contains(l.logs.String(), "recording: entry not applied") {
 		t.Errorf("an entry was not applied: %s", l.logs.String())
 	}
@@ -470,21 +470,21 @@ func TestRecordingPlayerFollowsLive(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
-	waitFor(t, ev, "the player's first redraw", redrawn)
+	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
 	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	// One entry: play reaches the end at once, and the player's signals
 	// (not playing, 100 %) are those it opened with; the pass that took
 	// the command redraws.
-	waitFor(t, ev, "the pass that played to the end", redrawn)
+	webtest.WaitFor(t, ev, "the pass that played to the end", redrawn)
 	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
 		t.Fatalf("set: %d %s", st, body)
 	}
 	// The tab's redraw (its cluster YAML at the new cap) comes before the
 	// entry's line.
 	var counted, at34 bool
-	waitFor(t, ev, "the instructor's move in the open player: the tab at cap 34 and entry 2 of 2", func(e webtest.Event) bool {
+	webtest.WaitFor(t, ev, "the instructor's move in the open player: the tab at cap 34 and entry 2 of 2", func(e webtest.Event) bool {
 		counted = counted || strings.Contains(e.Data, "(entry 2 of 2)")
 		at34 = at34 || strings.Contains(e.Data, "max_ejection_percent: 34")
 		return counted && at34

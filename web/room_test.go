@@ -117,25 +117,6 @@ func roomPost(t testing.TB, base, verb, signals, code, key string) (int, string)
 	return res.StatusCode, string(b)
 }
 
-// waitFor reads events until one satisfies ok, failing after 10 s.
-func waitFor(t testing.TB, events <-chan webtest.Event, what string, ok func(webtest.Event) bool) webtest.Event {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, open := <-events:
-			if !open {
-				t.Fatalf("stream ended while waiting for %s", what)
-			}
-			if ok(ev) {
-				return ev
-			}
-		case <-timeout:
-			t.Fatalf("no %s within 10 s", what)
-		}
-	}
-}
-
 // waitEach waits until every part has been in a signals patch, in one
 // patch or in several.
 func waitEach(t testing.TB, events <-chan webtest.Event, what string, parts ...string) {
@@ -144,7 +125,7 @@ func waitEach(t testing.TB, events <-chan webtest.Event, what string, parts ...s
 	for _, p := range parts {
 		left[p] = true
 	}
-	waitFor(t, events, what, func(ev webtest.Event) bool {
+	webtest.WaitFor(t, events, what, func(ev webtest.Event) bool {
 		for p := range left {
 			if signalPatch(p)(ev) {
 				delete(left, p)
@@ -451,16 +432,16 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	projector := openRoomStream(t, base, code, roomSig(tabProjector, code, "projector", `"preset":"search-cache"`))
-	waitFor(t, projector, "the projector's first redraw", signalPatch(`"follow":true`))
+	webtest.WaitFor(t, projector, "the projector's first redraw", signalPatch(`"follow":true`))
 
 	if st, body := roomPost(t, base, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	waitFor(t, follower, "the follower's cap at 34", signalPatch(`"max_ejection_percent":34`))
-	waitFor(t, follower, "the follower's charts redrawn", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCharts(") })
-	waitFor(t, projector, "the projector's cap at 34", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, follower, "the follower's cap at 34", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, follower, "the follower's charts redrawn", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCharts(") })
+	webtest.WaitFor(t, projector, "the projector's cap at 34", signalPatch(`"max_ejection_percent":34`))
 
 	// Play, on the instructor's side only: the follower plays too.
 	if st, _ := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key); st != 204 {
@@ -469,7 +450,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	if st, _ := roomPost(t, base, "play", present, code, key); st != 204 {
 		t.Fatalf("play: %d", st)
 	}
-	waitFor(t, follower, "the follower playing", signalPatch(`"playing":true`))
+	webtest.WaitFor(t, follower, "the follower playing", signalPatch(`"playing":true`))
 
 	// The projector takes no commands; a follower's command without the
 	// key never publishes; an instructor command without the key is refused.
@@ -484,20 +465,20 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	if st, _ := roomPost(t, base, "set", roomSig(tabFollower, code, "follow", `"seq":1,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
 		t.Fatalf("follower set: %d", st)
 	}
-	waitFor(t, follower, "the break-away", signalPatch(`"follow":false`))
+	webtest.WaitFor(t, follower, "the break-away", signalPatch(`"follow":false`))
 	rec, _, err := l.s.rooms.lookup(t.Context(), code)
 	if err != nil || rec.State.Cfg["max_ejection_percent"] != 34 || !rec.State.Playing {
 		t.Fatalf("room after the follower's move: %+v, %v", rec.State, err)
 	}
 	// A late joiner starts at the room's state, not the follower's.
 	late := openRoomStream(t, base, code, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, late, "the late joiner at the room's cap", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, late, "the late joiner at the room's cap", signalPatch(`"max_ejection_percent":34`))
 
 	// The instructor pauses: the follower who broke away stays where it is.
 	if st, _ := roomPost(t, base, "pause", present, code, key); st != 204 {
 		t.Fatalf("pause: %d", st)
 	}
-	waitFor(t, late, "the late joiner paused", signalPatch(`"playing":false`))
+	webtest.WaitFor(t, late, "the late joiner paused", signalPatch(`"playing":false`))
 	expectNone(t, follower, 300*time.Millisecond, "the broken-away follower followed", signalPatch(`"max_ejection_percent":34`))
 
 	// Rejoin: back on the room's state, following again.
@@ -519,7 +500,7 @@ func TestRoomBusBadInput(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	subject := "$KV." + roombus.RoomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
 	// One at a time: the bucket keeps one revision per key, so a value
@@ -557,7 +538,7 @@ func TestRoomBusBadInput(t *testing.T) {
 	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":20}`), code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	waitFor(t, follower, "the good state after the bad ones", signalPatch(`"max_ejection_percent":20`))
+	webtest.WaitFor(t, follower, "the good state after the bad ones", signalPatch(`"max_ejection_percent":20`))
 }
 
 // The limits: attendees per room and rooms per replica answer 503, joins
@@ -565,9 +546,9 @@ func TestRoomBusBadInput(t *testing.T) {
 func TestRoomLimits(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{MaxRooms: 1, MaxAttendees: 1})
 	code, _ := l.createRoom(t, "")
-	waitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
+	webtest.WaitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
-	waitFor(t, webtest.OpenStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
+	webtest.WaitFor(t, webtest.OpenStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
 	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
 	req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, "second")})
 	res, err := http.DefaultClient.Do(req)
@@ -608,27 +589,27 @@ func TestRoomLesson(t *testing.T) {
 	base := l.ts.URL
 	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
 	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	if st, body := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1), code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
 	}
 	if st, body := roomPost(t, base, "play", present, code, key); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
-	waitFor(t, follower, "the follower held at 30 s", signalPatch(`"cursor":3,`, `"held":true`))
+	webtest.WaitFor(t, follower, "the follower held at 30 s", signalPatch(`"cursor":3,`, `"held":true`))
 	if st, _ := roomPost(t, base, "answer", roomSig(tabFollower, code, "follow", `"lesson":"cap","predicted":true`), code, ""); st != 204 {
 		t.Fatalf("follower's answer: %d", st)
 	}
-	waitFor(t, follower, "the follower still held after its answer", signalPatch(`"cursor":3,`, `"held":true`))
+	webtest.WaitFor(t, follower, "the follower still held after its answer", signalPatch(`"cursor":3,`, `"held":true`))
 	expectNone(t, follower, 200*time.Millisecond, "the answer broke away", signalPatch(`"follow":false`))
 	if st, _ := roomPost(t, base, "answer", strings.Replace(present, "}", `,"predicted":true}`, 1), code, key); st != 204 {
 		t.Fatalf("instructor's answer: %d", st)
 	}
-	waitFor(t, follower, "the room released", signalPatch(`"cursor":30,`, `"held":false`))
+	webtest.WaitFor(t, follower, "the room released", signalPatch(`"cursor":30,`, `"held":false`))
 	if st, body := roomPost(t, base, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
 		t.Fatalf("load step: %d %s", st, body)
 	}
-	waitFor(t, follower, "the step loaded, at its start", signalPatch(`"cursor":0,`, `"step":"cap-34"`))
+	webtest.WaitFor(t, follower, "the step loaded, at its start", signalPatch(`"cursor":0,`, `"step":"cap-34"`))
 }
 
 // charted reports whether ev is a redraw's last event, the charts.

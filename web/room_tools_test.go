@@ -59,7 +59,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	bases := []string{la.ts.URL, lb.ts.URL}
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
 	if st != 403 {
@@ -75,7 +75,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	waitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") && strings.Contains(ev.Data, ">0</span> answered")
 	})
 
@@ -104,7 +104,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
 		t.Fatalf("status before the reveal: %d %s", st, body)
 	}
-	waitFor(t, follower, "the count at 30", func(ev webtest.Event) bool { return strings.Contains(ev.Data, ">30</span> answered") })
+	webtest.WaitFor(t, follower, "the count at 30", func(ev webtest.Event) bool { return strings.Contains(ev.Data, ">30</span> answered") })
 
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
 		t.Errorf("reveal of an unknown question: %d %s", st, body)
@@ -117,10 +117,10 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if q.Answer != "no" || q.Total != 30 || fmt.Sprint(q.Hist) != fmt.Sprint(want) {
 		t.Fatalf("revealed: %+v", q)
 	}
-	waitFor(t, follower, "the histogram with the engine's answer", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, follower, "the histogram with the engine's answer", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
 	})
-	waitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
+	webtest.WaitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", la.att(t, code, "attendee-01")); st != 409 {
 		t.Errorf("answer after the reveal: %d %s", st, body)
 	}
@@ -141,7 +141,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 	var streams []<-chan webtest.Event
 	for i, base := range bases {
 		ev := openRoomStream(t, base, code, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
-		waitFor(t, ev, "the first redraw", charted)
+		webtest.WaitFor(t, ev, "the first redraw", charted)
 		streams = append(streams, ev)
 	}
 	breakAway := func(i int) (int, string) {
@@ -151,7 +151,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 		if st, body := breakAway(i); st != 204 {
 			t.Fatalf("follower %d breaks away: %d %s", i, st, body)
 		}
-		waitFor(t, streams[i], "the break-away", signalPatch(`"follow":false`))
+		webtest.WaitFor(t, streams[i], "the break-away", signalPatch(`"follow":false`))
 	}
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, "", ""); st != 403 {
 		t.Fatalf("summon without the key: %d %s", st, body)
@@ -189,7 +189,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 	if st, body := breakAway(1); st != 204 {
 		t.Fatalf("follower after unlock: %d %s", st, body)
 	}
-	waitFor(t, streams[1], "the break-away after unlock", signalPatch(`"follow":false`))
+	webtest.WaitFor(t, streams[1], "the break-away after unlock", signalPatch(`"follow":false`))
 }
 
 func waitUntil(t *testing.T, what string, ok func() bool) {
@@ -211,15 +211,15 @@ func TestRoomBoard(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	f1, id1 := openRoomStreamCtx(t, t.Context(), la.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, f1, "the first redraw", charted)
+	webtest.WaitFor(t, f1, "the first redraw", charted)
 	f2ctx, f2stop := context.WithCancel(context.Background())
 	t.Cleanup(f2stop)
 	att2 := attendeeCookie(t, lb.ts.URL, code)
 	id2, _, _ := strings.Cut(att2.Value, ".")
 	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
-	waitFor(t, f2, "the first redraw", charted)
+	webtest.WaitFor(t, f2, "the first redraw", charted)
 	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board"`, parts...) }
-	waitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname(id1), nickname(id2)))
+	webtest.WaitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname(id1), nickname(id2)))
 
 	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
 	var q roomQuestion
@@ -230,9 +230,9 @@ func TestRoomBoard(t *testing.T) {
 	if st, _ := roomPost(t, la.ts.URL, "set", roomSig(tabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
 		t.Fatal("break away")
 	}
-	waitFor(t, presenter, "one exploring, an answer on the board", board("<b>1</b> following, <b>1</b> exploring", "<td>3</td>"))
+	webtest.WaitFor(t, presenter, "one exploring, an answer on the board", board("<b>1</b> following, <b>1</b> exploring", "<td>3</td>"))
 	f2stop()
-	waitFor(t, presenter, "the attendee gone", board("<b>0</b> following, <b>1</b> exploring"))
+	webtest.WaitFor(t, presenter, "the attendee gone", board("<b>0</b> following, <b>1</b> exploring"))
 }
 
 // openStreamCtx opens a tab's stream that ends with ctx; with key, the
@@ -275,7 +275,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, follower, "the first redraw", charted)
+	webtest.WaitFor(t, follower, "the first redraw", charted)
 	lb.s.rooms.mu.Lock()
 	hub := lb.s.rooms.hubs[code]
 	lb.s.rooms.mu.Unlock()
@@ -348,7 +348,7 @@ func TestRoomSpotlight(t *testing.T) {
 	var streams []<-chan webtest.Event
 	for i, base := range []string{la.ts.URL, lb.ts.URL} {
 		ev := openRoomStream(t, base, code, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
-		waitFor(t, ev, "the first redraw", charted)
+		webtest.WaitFor(t, ev, "the first redraw", charted)
 		streams = append(streams, ev)
 	}
 	for _, c := range []struct {
@@ -375,7 +375,7 @@ func TestRoomSpotlight(t *testing.T) {
 		t.Fatalf("spotlight: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		waitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s","fromMs":40000,"toMs":60000,"log":""}`))
+		webtest.WaitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s","fromMs":40000,"toMs":60000,"log":""}`))
 	}
 	// A log line: h5's overflow at 40 s (lg-3-0) speaks of the interval
 	// that ended at 40 s, 30–40 s.
@@ -383,13 +383,13 @@ func TestRoomSpotlight(t *testing.T) {
 		t.Fatalf("spotlight a log line: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		waitFor(t, ev, "the log line's spotlight", signalPatch(`"spot":{"host":"h5","from":"30 s","to":"40 s","fromMs":30000,"toMs":40000,"log":"lg-3-0"}`))
+		webtest.WaitFor(t, ev, "the log line's spotlight", signalPatch(`"spot":{"host":"h5","from":"30 s","to":"40 s","fromMs":30000,"toMs":40000,"log":"lg-3-0"}`))
 	}
 	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
 		t.Fatalf("clear: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		waitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":"","fromMs":0,"toMs":0,"log":""}`))
+		webtest.WaitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":"","fromMs":0,"toMs":0,"log":""}`))
 	}
 }
 
@@ -428,7 +428,7 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	ev := openStreamKey(t, l.ts.URL, present, code, key)
-	waitFor(t, ev, "the first redraw", charted)
+	webtest.WaitFor(t, ev, "the first redraw", charted)
 	for _, c := range [][2]string{{"speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1)}, {"play", present}} {
 		if st, body := roomPost(t, l.ts.URL, c[0], c[1], code, key); st != 204 {
 			t.Fatalf("%s: %d %s", c[0], st, body)
@@ -539,7 +539,7 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	waitFor(t, presenter, "the first redraw", charted)
+	webtest.WaitFor(t, presenter, "the first redraw", charted)
 	hub, err := l.s.rooms.open(context.Background(), code, "")
 	if err != nil {
 		t.Fatal(err)
@@ -549,13 +549,13 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	roomNext, boardNext, gen := hub.now.next, hub.boardNext, hub.boardGen
 	hub.mu.Unlock()
 	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	waitFor(t, f, "the follower's first redraw", charted)
+	webtest.WaitFor(t, f, "the follower's first redraw", charted)
 	select {
 	case <-boardNext:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the board's waiters were not woken by the arrival")
 	}
-	waitFor(t, presenter, "the attendee on the board", func(ev webtest.Event) bool {
+	webtest.WaitFor(t, presenter, "the attendee on the board", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-board"`) && strings.Contains(ev.Data, "<b>1</b> following")
 	})
 	select {

@@ -231,20 +231,9 @@ func openStreamB(b *testing.B, base, signals string) <-chan webtest.Event {
 // waitRedraw waits for the last event of a redraw: the charts, replaced.
 func waitRedraw(b *testing.B, events <-chan webtest.Event) {
 	b.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				b.Fatal("stream ended")
-			}
-			if strings.Contains(ev.Data, "applyCharts(") && strings.Contains(ev.Data, ",true,") {
-				return
-			}
-		case <-timeout:
-			b.Fatal("no redraw within 10 s")
-		}
-	}
+	webtest.WaitFor(b, events, "redraw", func(ev webtest.Event) bool {
+		return strings.Contains(ev.Data, "applyCharts(") && strings.Contains(ev.Data, ",true,")
+	})
 }
 
 // BenchmarkChartStep is what one played frame's charts cost the server

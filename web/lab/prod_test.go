@@ -121,20 +121,7 @@ func TestCommandsPastCapRedraw(t *testing.T) {
 func waitCursor(t *testing.T, events <-chan webtest.Event, c int) {
 	t.Helper()
 	want := fmt.Sprintf(`"cursor":%d`, c)
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				t.Fatal("stream ended")
-			}
-			if strings.Contains(ev.Data, want) {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %s within 10 s", want)
-		}
-	}
+	webtest.WaitFor(t, events, want, func(ev webtest.Event) bool { return strings.Contains(ev.Data, want) })
 }
 
 // A command whose session cannot be kept (the server is far over its cap

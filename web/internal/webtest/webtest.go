@@ -333,3 +333,22 @@ func SettleHeap() {
 	runtime.GC()
 	runtime.GC()
 }
+
+// WaitFor reads events until one satisfies ok, failing after 10 s.
+func WaitFor(t testing.TB, events <-chan Event, what string, ok func(Event) bool) Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, open := <-events:
+			if !open {
+				t.Fatalf("stream ended while waiting for %s", what)
+			}
+			if ok(ev) {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %s within 10 s", what)
+		}
+	}
+}
