@@ -70,7 +70,8 @@ func TestBrowserSliderProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reportMoves(t, path, moves)
+	line, _, _ := sliderFigures(path, moves)
+	t.Log(line)
 	self, incl, total := profileTimes(res.Profile, os.Getenv("OUTLIERLAB_SLIDER_PROFILE_FOCUS"))
 	logTop(t, fmt.Sprintf("self time, %v sampled over %d moves", total.Round(time.Millisecond), len(moves)), self, 35)
 	logTop(t, "inclusive time", incl, 70)

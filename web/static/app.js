@@ -71,6 +71,15 @@ function drawChart(id, option, replace, height) {
   el.dataset.mode = chartMode(el);
   // Read once: a window's resize reads it again (refitCharts).
   if (el.dataset.mode === 'projector' && !el.dataset.fs) el.dataset.fs = projectorType(el);
+  // A redraw that gives a chart the option it shows, in the box it was
+  // fitted to, changes nothing on it: ECharts is not asked to draw it
+  // again (a slider move that changes no decision: the cap at 20% or 50%
+  // of six hosts). A played frame always brings another option.
+  const json = JSON.stringify(option);
+  const box = el.dataset.mode + '/' + (el.dataset.fs || '');
+  const last = shown.get(el);
+  shown.set(el, { json, box });
+  if (last && last.json === json && last.box === box && fitted.has(el)) return;
   const fit = fitChart(el, option);
   // A redraw of the same shape as the option the chart holds (a slider
   // move: the same hosts, series and components, other numbers) is merged,
@@ -89,8 +98,18 @@ function drawChart(id, option, replace, height) {
   if (table && !table.hidden) showTable(id);
 }
 
-// fitted is the option each chart's ECharts instance was last given.
+// refit gives a chart its last option fitted to its box again.
+function refit(el, chart, opts) {
+  const fit = fitChart(el, raw[el.id]);
+  fitted.set(el, fit);
+  chart.setOption(fit, opts);
+}
+
+// fitted is the option each chart's ECharts instance was last given;
+// shown, the server's option it was fitted from (as JSON) and the box's
+// mode it was fitted for.
 const fitted = new WeakMap();
+const shown = new WeakMap();
 
 // sameShape reports whether merging option b into a chart holding a
 // (ECharts' setOption without notMerge) leaves what b alone would. A merge
@@ -360,10 +379,23 @@ function fitTicks(el, chart) {
     // Not from inside ECharts' own drawing, which ignores a setOption.
     setTimeout(() => {
       const fit = fitChart(el, raw[el.id]);
+      const was = fitted.get(el);
       fitted.set(el, fit);
-      chart.setOption(fit);
+      // The width only chooses the time labels (ticksTest: one function
+      // a choice): when it chose the same ones, the chart is left as it
+      // is drawn. A value axis whose labels grew a digit moves the plot
+      // a few pixels on most slider moves, and drawing the chart again
+      // cost a frame and a render (issue 26).
+      if (!was || !sameTicks(was, fit)) chart.setOption(fit);
     }, 0);
   }
+}
+
+// sameTicks reports whether two fits of one option chose the same time
+// labels: fitChart changes nothing else with the plot's width.
+function sameTicks(a, b) {
+  const ax = [].concat(a.xAxis || []), bx = [].concat(b.xAxis || []);
+  return ax.length === bx.length && ax.every((x, i) => (x && x.axisLabel && x.axisLabel.interval) === (bx[i] && bx[i].axisLabel && bx[i].axisLabel.interval));
 }
 
 // fitStrip fits a chart of stacked plots (the Envoy/gRPC strip, laid out
@@ -404,7 +436,7 @@ function fitLegend(el, chart) {
   if (h > 0 && Math.abs(h - (+el.dataset.legendH || 0)) > 2) {
     el.dataset.legendH = String(h);
     // Not from inside ECharts' own drawing, which ignores a setOption.
-    setTimeout(() => chart.setOption(fitChart(el, raw[el.id])), 0);
+    setTimeout(() => refit(el, chart), 0);
   }
 }
 
@@ -422,12 +454,12 @@ function refitCharts() {
       else delete el.dataset.fs;
       delete el.dataset.legendH; // measured in the other mode
       delete el.dataset.plotW;
-      chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
+      refit(el, chart, { notMerge: true });
       window.applyRoomSpot(el);
     } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
-      chart.setOption(fitChart(el, raw[el.id])); // a strip laid out in pixels for its old box
+      refit(el, chart); // a strip laid out in pixels for its old box
     } else if (mode === 'projector' && raw[el.id] && Math.abs(el.clientHeight - +el.dataset.fitH) > 2) {
-      chart.setOption(fitChart(el, raw[el.id])); // its value and host labels fitted to another height
+      refit(el, chart); // its value and host labels fitted to another height
     }
     chart.resize(); // fitTicks then fits the time labels to the new width
   });
