@@ -67,6 +67,7 @@ function drawChart(id, option, replace, height) {
       fitLegend(el, chart);
       fitTicks(el, chart);
     });
+    drawnInView(el, chart);
   }
   el.dataset.mode = chartMode(el);
   // Read once: a window's resize reads it again (refitCharts).
@@ -470,6 +471,28 @@ function refitCharts() {
 function describeChart(el, o) {
   const alt = o.aria && o.aria.label && o.aria.label.description;
   if (alt) el.setAttribute('aria-label', el.dataset.title + '. ' + alt);
+}
+
+// ---- Charts out of the window ----
+// A chart out of the window takes every redraw's option at once (its
+// getOption, its accessible name and its table follow the run), but
+// ECharts draws it only once it comes into view: its zrender loop is
+// paused, and the option waits as ECharts' pending update. A slider move
+// on the lab at 1280×900 drew six charts of which two are on screen, and
+// their drawing was most of the move's time (issue 26). A chart is drawn
+// on its first option wherever it is, and 100 px before it scrolls in.
+let viewObserver = null;
+function drawnInView(el, chart) {
+  if (!window.IntersectionObserver) return;
+  viewObserver = viewObserver || new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const c = window.echarts && echarts.getInstanceByDom(e.target);
+      if (!c) continue;
+      if (e.isIntersecting) c.getZr().animation.resume();
+      else c.getZr().animation.pause();
+    }
+  }, { rootMargin: '100px 0px' });
+  viewObserver.observe(el);
 }
 
 // Charts follow their box's size.
