@@ -637,11 +637,34 @@ function withView(url, on) {
 
 // The stream keeps a free lab's address on the tab's permalink, which
 // knows nothing of the view: the view stays in the address while it is on.
+// It does so on every redraw (a slider move), and Chrome's replaceState
+// waited 3–12 ms on the browser process there, before the charts were
+// drawn (issue 26): the address follows once the frame that shows the
+// redraw is painted, the last of the calls made meanwhile (a replaced
+// address leaves no history entry to keep), unless it is the address
+// already shown.
 const replaceState = history.replaceState.bind(history);
+let addressNext = null;
 history.replaceState = function (state, title, url) {
-  if (url !== undefined && url !== null && isProjector()) url = withView(String(url), true);
-  return replaceState(state, title, url);
+  const first = !addressNext;
+  addressNext = { state, title, url };
+  if (first) afterPaint(() => {
+    let { state: s, title: t, url: u } = addressNext;
+    addressNext = null;
+    if (u !== undefined && u !== null && isProjector()) u = withView(String(u), true);
+    if (u === location.pathname + location.search + location.hash) return; // a permalink opened
+    try { replaceState(s, t, u); } catch (_) { /* too many in a row: the next redraw's address follows */ }
+  });
 };
+
+// afterPaint runs fn once the next frame is painted, or after 100 ms in a
+// tab that paints no frames (hidden).
+function afterPaint(fn) {
+  let done = false;
+  const run = () => { if (!done) { done = true; fn(); } };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 100);
+}
 
 function setProjector(on) {
   const lab = $('lab');
