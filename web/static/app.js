@@ -92,6 +92,7 @@ function drawChart(id, option, replace, height) {
   const merge = replace && fitted.has(el) && sameShape(fitted.get(el), fit, true);
   fitted.set(el, fit);
   chart.setOption(fit, { notMerge: !!replace && !merge, lazyUpdate: true });
+  if (replace && !merge) spotDrawn.delete(el);
   if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
   spotPickable(el, chart);
   describeChart(el, option);
@@ -456,6 +457,7 @@ function refitCharts() {
       delete el.dataset.legendH; // measured in the other mode
       delete el.dataset.plotW;
       refit(el, chart, { notMerge: true });
+      spotDrawn.delete(el);
       window.applyRoomSpot(el);
     } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
       refit(el, chart); // a strip laid out in pixels for its old box
@@ -1136,6 +1138,13 @@ window.applyRoomSpot = function (el) {
   const sp = window.roomSpot;
   const c = sp && window.echarts && echarts.getInstanceByDom(el);
   if (!c) return;
+  // A chart that shows no spotlight, while the room shows none, is left
+  // alone: every follower's chart was given (and drew at once) an empty
+  // one on each of the instructor's moves, as many renders again as the
+  // move's own (issue 26).
+  const drawn = !!(sp.host || sp.from);
+  if (!drawn && !spotDrawn.get(el)) return;
+  spotDrawn.set(el, drawn);
   try {
     const labels = spotLabels(c, 0);
     const at = (l) => (labels.length && labels.indexOf(l) < 0 ? labels[0] : l);
@@ -1154,6 +1163,10 @@ window.applyRoomSpot = function (el) {
     if (sp.host) c.dispatchAction({ type: 'highlight', seriesName: sp.host });
   } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
 };
+
+// spotDrawn is whether a chart was given a spotlight that draws something
+// (a range, a host) since it was last drawn from scratch.
+const spotDrawn = new WeakMap();
 
 // spotLane is the spotlit host's lane on a chart of lanes (a category y
 // axis): its index and its height in pixels.
