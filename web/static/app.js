@@ -91,7 +91,7 @@ function drawChart(id, option, replace, height) {
   // lacks, and ECharts' merge writes every leaf and replaces arrays whole.
   const merge = replace && fitted.has(el) && sameShape(fitted.get(el), fit, true);
   fitted.set(el, fit);
-  chart.setOption(fit, { notMerge: !!replace && !merge, lazyUpdate: true });
+  giveOption(el, chart, fit, !!replace && !merge);
   if (replace && !merge) spotDrawn.delete(el);
   if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
   spotPickable(el, chart);
@@ -476,22 +476,64 @@ function describeChart(el, o) {
 }
 
 // ---- Charts out of the window ----
-// A chart out of the window takes every redraw's option at once (its
-// getOption, its accessible name and its table follow the run), but
-// ECharts draws it only once it comes into view: its zrender loop is
-// paused, and the option waits as ECharts' pending update. A slider move
-// on the lab at 1280×900 drew six charts of which two are on screen, and
-// their drawing was most of the move's time (issue 26). A chart is drawn
-// on its first option wherever it is, and 100 px before it scrolls in.
+// A chart out of the window is not given each redraw's option: the last
+// one waits (its accessible name and its table follow the run at once),
+// and ECharts takes and draws it once the chart comes within 100 px of
+// the window, or anything asks the chart for its option, model or
+// pixels. Its zrender loop is paused meanwhile, so that nothing else is
+// drawn off screen either. A slider move on the lab at 1280×900 updated
+// and drew six charts of which two are on screen, and that was most of
+// the move's time (issue 26). A chart takes and draws its first option
+// wherever it is.
+const outOfView = new WeakSet();
+const waiting = new WeakMap(); // el → {fit, notMerge}, the option a chart out of view waits with
+
+// giveOption hands a fitted option to ECharts, which draws it on the next
+// frame, or keeps it while the chart is out of view (notMerge sticks: the
+// chart still holds the option before the first kept one).
+function giveOption(el, chart, fit, notMerge) {
+  if (outOfView.has(el)) {
+    const w = waiting.get(el);
+    waiting.set(el, { fit, notMerge: notMerge || !!(w && w.notMerge) });
+    return;
+  }
+  waiting.delete(el);
+  chart.setOption(fit, { notMerge, lazyUpdate: true });
+}
+
+// takeWaiting gives a chart the option it waits with, if any.
+function takeWaiting(el, chart, setOption) {
+  const w = waiting.get(el);
+  if (!w) return;
+  waiting.delete(el);
+  setOption.call(chart, w.fit, { notMerge: w.notMerge, lazyUpdate: true });
+}
+
 let viewObserver = null;
 function drawnInView(el, chart) {
   if (!window.IntersectionObserver) return;
+  // Whatever reads the chart, or gives it an option of its own (a refit,
+  // the spotlight), sees it with its last option first.
+  const setOption = chart.setOption;
+  for (const name of ['setOption', 'getOption', 'getModel', 'resize', 'dispatchAction', 'convertToPixel', 'convertFromPixel', 'containPixel', 'getDataURL']) {
+    const f = chart[name];
+    chart[name] = function (...args) {
+      takeWaiting(el, chart, setOption);
+      return f.apply(this, args);
+    };
+  }
   viewObserver = viewObserver || new IntersectionObserver((entries) => {
     for (const e of entries) {
       const c = window.echarts && echarts.getInstanceByDom(e.target);
       if (!c) continue;
-      if (e.isIntersecting) c.getZr().animation.resume();
-      else c.getZr().animation.pause();
+      if (e.isIntersecting) {
+        outOfView.delete(e.target);
+        c.getZr().animation.resume();
+        takeWaiting(e.target, c, c.setOption);
+      } else {
+        outOfView.add(e.target);
+        c.getZr().animation.pause();
+      }
     }
   }, { rootMargin: '100px 0px' });
   viewObserver.observe(el);
