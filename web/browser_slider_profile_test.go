@@ -22,7 +22,9 @@ import (
 // work (style, layout, canvas) shows as "(program)"; a forced layout is
 // charged to the function that read a size. OUTLIERLAB_SLIDER_PROFILE_FOCUS
 // names a function (as logged, "dispatchEvent :-1") to count only what
-// runs under it.
+// runs under it. OUTLIERLAB_SLIDER_TRACE=1 records a CDP trace instead
+// and logs the page's main-thread CPU time by trace event
+// (browser_slider_trace_test.go).
 func TestBrowserSliderProfile(t *testing.T) {
 	if os.Getenv("OUTLIERLAB_SLIDER_PROFILE") != "1" {
 		t.Skip("a profiling tool: OUTLIERLAB_SLIDER_PROFILE=1 runs it")
@@ -53,6 +55,17 @@ func TestBrowserSliderProfile(t *testing.T) {
 	for i := range 4 { // warm: V8 has compiled the paths a move takes
 		move(i)
 	}
+	if os.Getenv("OUTLIERLAB_SLIDER_TRACE") == "1" {
+		trace := startPageTrace(t, b)
+		var moves []moveTimes
+		for i := range 12 {
+			moves = append(moves, move(4+i))
+		}
+		trace.stop(t, b, len(moves))
+		line, _, _ := sliderFigures(path, moves)
+		t.Log(line)
+		return
+	}
 	for _, err := range []error{
 		cdpCall(b, profiler.Enable, cdp.Empty{}),
 		cdpCall(b, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 100}),
@@ -70,7 +83,8 @@ func TestBrowserSliderProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reportMoves(t, path, moves)
+	line, _, _ := sliderFigures(path, moves)
+	t.Log(line)
 	self, incl, total := profileTimes(res.Profile, os.Getenv("OUTLIERLAB_SLIDER_PROFILE_FOCUS"))
 	logTop(t, fmt.Sprintf("self time, %v sampled over %d moves", total.Round(time.Millisecond), len(moves)), self, 35)
 	logTop(t, "inclusive time", incl, 70)

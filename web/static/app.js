@@ -69,10 +69,20 @@ function drawChart(id, option, replace, height) {
       fitLegend(el, chart);
       fitTicks(el, chart);
     });
+    drawnInView(el, chart);
   }
   el.dataset.mode = chartMode(el);
   // Read once: a window's resize reads it again (refitCharts).
   if (el.dataset.mode === 'projector' && !el.dataset.fs) el.dataset.fs = projectorType(el);
+  // A redraw that gives a chart the option it shows, in the box it was
+  // fitted to, changes nothing on it: ECharts is not asked to draw it
+  // again (a slider move that changes no decision: the cap at 20% or 50%
+  // of six hosts). A played frame always brings another option.
+  const json = JSON.stringify(option);
+  const box = el.dataset.mode + '/' + (el.dataset.fs || '');
+  const last = shown.get(el);
+  shown.set(el, { json, box });
+  if (last && last.json === json && last.box === box && fitted.has(el)) return;
   const fit = fitChart(el, option);
   // A redraw of the same shape as the option the chart holds (a slider
   // move: the same hosts, series and components, other numbers) is merged,
@@ -83,7 +93,8 @@ function drawChart(id, option, replace, height) {
   // lacks, and ECharts' merge writes every leaf and replaces arrays whole.
   const merge = replace && fitted.has(el) && sameShape(fitted.get(el), fit, true);
   fitted.set(el, fit);
-  chart.setOption(fit, { notMerge: !!replace && !merge, lazyUpdate: true });
+  giveOption(el, chart, fit, !!replace && !merge);
+  if (replace && !merge) spotDrawn.delete(el);
   if (replace) window.applyRoomSpot(el); // a redraw from scratch drops it
   spotPickable(el, chart);
   describeChart(el, option);
@@ -91,8 +102,18 @@ function drawChart(id, option, replace, height) {
   if (table && !table.hidden) showTable(id);
 }
 
-// fitted is the option each chart's ECharts instance was last given.
+// refit gives a chart its last option fitted to its box again.
+function refit(el, chart, opts) {
+  const fit = fitChart(el, raw[el.id]);
+  fitted.set(el, fit);
+  chart.setOption(fit, opts);
+}
+
+// fitted is the option each chart's ECharts instance was last given;
+// shown, the server's option it was fitted from (as JSON) and the box's
+// mode it was fitted for.
 const fitted = new WeakMap();
+const shown = new WeakMap();
 
 // sameShape reports whether merging option b into a chart holding a
 // (ECharts' setOption without notMerge) leaves what b alone would. A merge
@@ -362,10 +383,23 @@ function fitTicks(el, chart) {
     // Not from inside ECharts' own drawing, which ignores a setOption.
     setTimeout(() => {
       const fit = fitChart(el, raw[el.id]);
+      const was = fitted.get(el);
       fitted.set(el, fit);
-      chart.setOption(fit);
+      // The width only chooses the time labels (ticksTest: one function
+      // a choice): when it chose the same ones, the chart is left as it
+      // is drawn. A value axis whose labels grew a digit moves the plot
+      // a few pixels on most slider moves, and drawing the chart again
+      // cost a frame and a render (issue 26).
+      if (!was || !sameTicks(was, fit)) chart.setOption(fit);
     }, 0);
   }
+}
+
+// sameTicks reports whether two fits of one option chose the same time
+// labels: fitChart changes nothing else with the plot's width.
+function sameTicks(a, b) {
+  const ax = [].concat(a.xAxis || []), bx = [].concat(b.xAxis || []);
+  return ax.length === bx.length && ax.every((x, i) => (x && x.axisLabel && x.axisLabel.interval) === (bx[i] && bx[i].axisLabel && bx[i].axisLabel.interval));
 }
 
 // fitStrip fits a chart of stacked plots (the Envoy/gRPC strip, laid out
@@ -406,7 +440,7 @@ function fitLegend(el, chart) {
   if (h > 0 && Math.abs(h - (+el.dataset.legendH || 0)) > 2) {
     el.dataset.legendH = String(h);
     // Not from inside ECharts' own drawing, which ignores a setOption.
-    setTimeout(() => chart.setOption(fitChart(el, raw[el.id])), 0);
+    setTimeout(() => refit(el, chart), 0);
   }
 }
 
@@ -424,12 +458,13 @@ function refitCharts() {
       else delete el.dataset.fs;
       delete el.dataset.legendH; // measured in the other mode
       delete el.dataset.plotW;
-      chart.setOption(fitChart(el, raw[el.id]), { notMerge: true });
+      refit(el, chart, { notMerge: true });
+      spotDrawn.delete(el);
       window.applyRoomSpot(el);
     } else if (mode === 'projector' && raw[el.id] && [].concat(raw[el.id].grid || []).length > 1) {
-      chart.setOption(fitChart(el, raw[el.id])); // a strip laid out in pixels for its old box
+      refit(el, chart); // a strip laid out in pixels for its old box
     } else if (mode === 'projector' && raw[el.id] && Math.abs(el.clientHeight - +el.dataset.fitH) > 2) {
-      chart.setOption(fitChart(el, raw[el.id])); // its value and host labels fitted to another height
+      refit(el, chart); // its value and host labels fitted to another height
     }
     chart.resize(); // fitTicks then fits the time labels to the new width
   });
@@ -440,6 +475,70 @@ function refitCharts() {
 function describeChart(el, o) {
   const alt = o.aria && o.aria.label && o.aria.label.description;
   if (alt) el.setAttribute('aria-label', el.dataset.title + '. ' + alt);
+}
+
+// ---- Charts out of the window ----
+// A chart out of the window is not given each redraw's option: the last
+// one waits (its accessible name and its table follow the run at once),
+// and ECharts takes and draws it once the chart comes within 100 px of
+// the window, or anything asks the chart for its option, model or
+// pixels. Its zrender loop is paused meanwhile, so that nothing else is
+// drawn off screen either. A slider move on the lab at 1280×900 updated
+// and drew six charts of which two are on screen, and that was most of
+// the move's time (issue 26). A chart takes and draws its first option
+// wherever it is.
+const outOfView = new WeakSet();
+const waiting = new WeakMap(); // el → {fit, notMerge}, the option a chart out of view waits with
+
+// giveOption hands a fitted option to ECharts, which draws it on the next
+// frame, or keeps it while the chart is out of view (notMerge sticks: the
+// chart still holds the option before the first kept one).
+function giveOption(el, chart, fit, notMerge) {
+  if (outOfView.has(el)) {
+    const w = waiting.get(el);
+    waiting.set(el, { fit, notMerge: notMerge || !!(w && w.notMerge) });
+    return;
+  }
+  waiting.delete(el);
+  chart.setOption(fit, { notMerge, lazyUpdate: true });
+}
+
+// takeWaiting gives a chart the option it waits with, if any.
+function takeWaiting(el, chart, setOption) {
+  const w = waiting.get(el);
+  if (!w) return;
+  waiting.delete(el);
+  setOption.call(chart, w.fit, { notMerge: w.notMerge, lazyUpdate: true });
+}
+
+let viewObserver = null;
+function drawnInView(el, chart) {
+  if (!window.IntersectionObserver) return;
+  // Whatever reads the chart, or gives it an option of its own (a refit,
+  // the spotlight), sees it with its last option first.
+  const setOption = chart.setOption;
+  for (const name of ['setOption', 'getOption', 'getModel', 'resize', 'dispatchAction', 'convertToPixel', 'convertFromPixel', 'containPixel', 'getDataURL']) {
+    const f = chart[name];
+    chart[name] = function (...args) {
+      takeWaiting(el, chart, setOption);
+      return f.apply(this, args);
+    };
+  }
+  viewObserver = viewObserver || new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const c = window.echarts && echarts.getInstanceByDom(e.target);
+      if (!c) continue;
+      if (e.isIntersecting) {
+        outOfView.delete(e.target);
+        c.getZr().animation.resume();
+        takeWaiting(e.target, c, c.setOption);
+      } else {
+        outOfView.add(e.target);
+        c.getZr().animation.pause();
+      }
+    }
+  }, { rootMargin: '100px 0px' });
+  viewObserver.observe(el);
 }
 
 // Charts follow their box's size.
@@ -584,11 +683,34 @@ function withView(url, on) {
 
 // The stream keeps a free lab's address on the tab's permalink, which
 // knows nothing of the view: the view stays in the address while it is on.
+// It does so on every redraw (a slider move), and Chrome's replaceState
+// waited 3–12 ms on the browser process there, before the charts were
+// drawn (issue 26): the address follows once the frame that shows the
+// redraw is painted, the last of the calls made meanwhile (a replaced
+// address leaves no history entry to keep), unless it is the address
+// already shown.
 const replaceState = history.replaceState.bind(history);
+let addressNext = null;
 history.replaceState = function (state, title, url) {
-  if (url !== undefined && url !== null && isProjector()) url = withView(String(url), true);
-  return replaceState(state, title, url);
+  const first = !addressNext;
+  addressNext = { state, title, url };
+  if (first) afterPaint(() => {
+    let { state: s, title: t, url: u } = addressNext;
+    addressNext = null;
+    if (u !== undefined && u !== null && isProjector()) u = withView(String(u), true);
+    if (u === location.pathname + location.search + location.hash) return; // a permalink opened
+    try { replaceState(s, t, u); } catch (_) { /* too many in a row: the next redraw's address follows */ }
+  });
 };
+
+// afterPaint runs fn once the next frame is painted, or after 100 ms in a
+// tab that paints no frames (hidden).
+function afterPaint(fn) {
+  let done = false;
+  const run = () => { if (!done) { done = true; fn(); } };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 100);
+}
 
 function setProjector(on) {
   const lab = $('lab');
@@ -1060,6 +1182,13 @@ window.applyRoomSpot = function (el) {
   const sp = window.roomSpot;
   const c = sp && window.echarts && echarts.getInstanceByDom(el);
   if (!c) return;
+  // A chart that shows no spotlight, while the room shows none, is left
+  // alone: every follower's chart was given (and drew at once) an empty
+  // one on each of the instructor's moves, as many renders again as the
+  // move's own (issue 26).
+  const drawn = !!(sp.host || sp.from);
+  if (!drawn && !spotDrawn.get(el)) return;
+  spotDrawn.set(el, drawn);
   try {
     const labels = spotLabels(c, 0);
     const at = (l) => (labels.length && labels.indexOf(l) < 0 ? labels[0] : l);
@@ -1078,6 +1207,10 @@ window.applyRoomSpot = function (el) {
     if (sp.host) c.dispatchAction({ type: 'highlight', seriesName: sp.host });
   } catch (e) { /* a chart without a time axis (none today) keeps no spotlight */ }
 };
+
+// spotDrawn is whether a chart was given a spotlight that draws something
+// (a range, a host) since it was last drawn from scratch.
+const spotDrawn = new WeakMap();
 
 // spotLane is the spotlit host's lane on a chart of lanes (a category y
 // axis): its index and its height in pixels.
