@@ -94,7 +94,7 @@ func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
 		Lab: view.Lab{
 			Tab:       tab,
 			Title:     d.Title,
-			Signals:   lessonSignals(tab, run, d, vals),
+			Signals:   lessonSignals(tab, snap, vals),
 			StreamURL: "/lab/stream",
 			Controls:  controlsFor(run, d),
 			Charts:    chart.BoxesAt(run, 0),
@@ -149,7 +149,8 @@ func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
 
 // lessonSignals is a lesson page's initial data-signals: the lab's, plus
 // the lesson, the loaded step, the prediction and the live numbers.
-func lessonSignals(tab string, r *tabstate.Run, d *lessonbook.Doc, vals []string) string {
+func lessonSignals(tab string, snap snapshot, vals []string) string {
+	r, d := snap.run, snap.lesson
 	sig := map[string]any{
 		"tab":       tab,
 		"preset":    r.Preset,
@@ -164,6 +165,7 @@ func lessonSignals(tab string, r *tabstate.Run, d *lessonbook.Doc, vals []string
 		"seq":       0,
 		"cfg":       controlSignals(r, d),
 		"_ph":       slotSignals(vals, nil),
+		"drawn":     drawnOf(snap).String(),
 	}
 	b, _ := json.Marshal(sig)
 	return string(b)

@@ -13,6 +13,7 @@ import (
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
+	"outlierlab/web/tools"
 	"outlierlab/web/view"
 )
 
@@ -94,7 +95,7 @@ func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
 	return view.Lab{
 		Tab:       tab,
 		Title:     "Free lab",
-		Signals:   pageSignals(tab, run, cursor),
+		Signals:   pageSignals(tab, snap),
 		StreamURL: "/lab/stream",
 		Controls:  controlsView(run),
 		Charts:    chart.BoxesAt(run, cursor),
@@ -103,6 +104,7 @@ func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
 		Panels:    panelsView(run, cursor),
 		Link:      true,
 		Inject:    tabstate.InjectView(run),
+		Lint:      lintOf(run),
 	}, nil
 }
 
@@ -139,4 +141,13 @@ func (s *Lab) admitLabPage(ctx context.Context, in tabstate.Inputs) (release fun
 		return func() {}, nil
 	}
 	return s.Budget.Admit(ctx, 1)
+}
+
+// lintOf is lint's panel on run's settings (the lab page's tools).
+func lintOf(run *tabstate.Run) view.LintPanel {
+	p, ok := scenario.Lookup(run.Preset)
+	if !ok {
+		return view.LintPanel{}
+	}
+	return tools.LintOf(p, run.Inputs)
 }

@@ -3,6 +3,9 @@ package lab
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -44,6 +47,57 @@ type panelsKey struct {
 	room    bool
 }
 
+// panelsKeyOf is snap's panelsKey. Whether the tab is in a room matters
+// to a lesson's status line only (heldFor): the free lab's panels are the
+// same in a room and out of one.
+func panelsKeyOf(snap snapshot, yaml bool) panelsKey {
+	return panelsKey{run: snap.run.Key, cursor: snap.cursor, yaml: yaml, playing: snap.playing, speed: snap.speed.Name,
+		notice: snap.notice, held: snap.held, lesson: snap.lesson != nil, room: snap.room && snap.lesson != nil}
+}
+
+// A page is drawn whole before its stream connects: the settings panel
+// and the panels below the charts at the tab's cursor, as the stream's
+// first redraw would send them again (about 6 KB on the wire of a lab
+// page's 10 KB first redraw, every visit). The page says what it drew in
+// its "drawn" signal, the keys of both; the stream's first redraw skips
+// what the page already shows, then clears the signal (a stream that
+// reconnects later finds the page changed since). The keys are of what
+// the parts are made from, so a page drawn on another replica or before
+// a restart matches as well; a forged one only leaves its own page
+// unredrawn.
+type drawn struct{ controls, panels string }
+
+// drawnOf is what a page drawn at snap shows.
+func drawnOf(snap snapshot) drawn {
+	return drawn{controls: keyHash(controlsKeyOf(snap)), panels: keyHash(fmt.Sprint(panelsKeyOf(snap, true)))}
+}
+
+// controlsKeyOf is what the settings panel is made from: the run and the
+// lesson (controlsFor).
+func controlsKeyOf(snap snapshot) string {
+	if snap.lesson == nil {
+		return snap.run.Key
+	}
+	return snap.run.Key + "|" + snap.lesson.ID
+}
+
+func keyHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// String is the drawn signal's value.
+func (d drawn) String() string { return d.controls + "." + d.panels }
+
+// parseDrawn reads a drawn signal (anything else: nothing drawn).
+func parseDrawn(s string) drawn {
+	c, p, ok := strings.Cut(s, ".")
+	if !ok || len(s) > 64 {
+		return drawn{}
+	}
+	return drawn{controls: c, panels: p}
+}
+
 // panelEvents holds the shared panels of the last moves: a room's tabs
 // ask for one at the same moment (single flight), and a few rooms at a
 // time.
@@ -81,9 +135,7 @@ func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 // sharedPanels is the redraw's panels from the status line to the Envoy
 // config, as SSE events.
 func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
-	k := panelsKey{run: snap.run.Key, cursor: snap.cursor, yaml: yaml, playing: snap.playing, speed: snap.speed.Name,
-		notice: snap.notice, held: snap.held, lesson: snap.lesson != nil, room: snap.room}
-	return sharedEvents(m.panels, k, func() []templ.Component {
+	return sharedEvents(m.panels, panelsKeyOf(snap, yaml), func() []templ.Component {
 		p := panelsView(snap.run, snap.cursor)
 		cs := []templ.Component{templates.LabStatus(statusView(snap)), templates.Notice(snap.notice),
 			templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)}

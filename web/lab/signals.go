@@ -38,6 +38,9 @@ type TabSignals struct {
 	Inject     string `json:"inject"`
 	InjectHost string `json:"injectHost"`
 	InjectDrop string `json:"injectDrop"`
+	// Drawn is what the page was drawn with (drawnOf), for its stream's
+	// first redraw.
+	Drawn string `json:"drawn"`
 }
 
 // NewTabID is a fresh random tab id. Each page load gets its own, so two
@@ -78,6 +81,7 @@ type labPageSignals struct {
 	Inject     string `json:"inject"`
 	InjectHost string `json:"injectHost"`
 	InjectDrop string `json:"injectDrop"`
+	Drawn      string `json:"drawn"`
 }
 
 // frameSignals is what the stream sets at each new frame: where the cursor
@@ -99,6 +103,8 @@ type redrawSignals struct {
 	Frames int     `json:"frames"`
 	Speed  string  `json:"speed"`
 	Inject *string `json:"inject,omitempty"`
+	// Drawn clears the page's drawn signal after the first redraw.
+	Drawn *string `json:"drawn,omitempty"`
 	*tabstate.InputSignals
 }
 
@@ -113,14 +119,16 @@ type injectHostSignal struct {
 	InjectHost string `json:"injectHost"`
 }
 
-// pageSignals is the initial data-signals object of a lab page, paused at
-// cursor.
-func pageSignals(tab string, r *tabstate.Run, cursor int) string {
+// pageSignals is the initial data-signals object of a lab page drawn at
+// snap, paused.
+func pageSignals(tab string, snap snapshot) string {
+	r := snap.run
 	b, _ := json.Marshal(labPageSignals{
 		Tab: tab, Preset: r.Preset,
-		Cursor: cursor, Frames: len(r.Frames), Speed: tabstate.Speeds[0].Name,
+		Cursor: snap.cursor, Frames: len(r.Frames), Speed: tabstate.Speeds[0].Name,
 		Cfg:    controlSignals(r, nil),
 		Inject: r.Inputs.Inject, InjectHost: "h0",
+		Drawn: drawnOf(snap).String(),
 	})
 	return string(b)
 }

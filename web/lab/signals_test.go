@@ -69,15 +69,15 @@ func TestOutgoingSignals(t *testing.T) {
 
 	// The page's first signals hold every signal a request reads back.
 	var page TabSignals
-	if err := json.Unmarshal([]byte(pageSignals(webtest.Tab, r, 4)), &page); err != nil {
+	if err := json.Unmarshal([]byte(pageSignals(webtest.Tab, snapshot{run: r, speed: tabstate.Speeds[0], cursor: 4})), &page); err != nil {
 		t.Fatal(err)
 	}
 	if page.Tab != webtest.Tab || page.Preset != tabstate.DefaultPreset || page.Cursor == nil || *page.Cursor != 4 || page.Speed != "1" ||
-		page.InjectHost != "h0" || len(page.Cfg) == 0 {
+		page.InjectHost != "h0" || len(page.Cfg) == 0 || parseDrawn(page.Drawn) == (drawn{}) {
 		t.Errorf("page signals %+v", page)
 	}
-	_, keys := signalKeys(t, json.RawMessage(pageSignals(webtest.Tab, r, 4)))
-	if want := []string{"cfg", "cursor", "frames", "inject", "injectDrop", "injectHost", "playing", "preset", "seq", "speed", "tab"}; !slices.Equal(keys, want) {
+	_, keys := signalKeys(t, json.RawMessage(pageSignals(webtest.Tab, snapshot{run: r, speed: tabstate.Speeds[0], cursor: 4})))
+	if want := []string{"cfg", "cursor", "drawn", "frames", "inject", "injectDrop", "injectHost", "playing", "preset", "seq", "speed", "tab"}; !slices.Equal(keys, want) {
 		t.Errorf("page signal keys %v, want %v", keys, want)
 	}
 }

@@ -91,14 +91,15 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	}
 	defer f.Close()
 	defer s.streamOpened(r, sess.tab)()
-	s.tabLoop(r, cw, sse, sess, f)
+	s.tabLoop(r, cw, sse, sess, f, parseDrawn(sig.Drawn))
 }
 
 // tabLoop is a tab's stream until the tab goes, the connection fails or
 // the server shuts down: each pass sends what changed (what the tab
 // follows, then the lab's), then sleeps until something does.
-func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, f Follow) {
+func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, f Follow, page drawn) {
 	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
+	st.page = page
 	check := time.NewTicker(streamCheck)
 	defer check.Stop()
 	keep := time.NewTicker(s.keepalive())
@@ -278,6 +279,8 @@ type streamState struct {
 	// A lesson page's live numbers and step statuses as last sent.
 	ph    []string
 	steps []view.StepStatus
+	// page is what the page was drawn with, until the first redraw.
+	page drawn
 }
 
 // send brings the browser from what this connection sent last to snap.
@@ -293,10 +296,19 @@ func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapsho
 
 // redraw sends everything: signals, every panel, every chart from scratch.
 func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
-	if err := st.patchSignals(sse, redrawSignalsOf(snap, snap.inputsGen != st.inputsGen)); err != nil {
+	page := st.page // what the page shows, for this first redraw only
+	st.page = drawn{}
+	// The settings panel and the inputs' signals, unless the page has them
+	// (a signal patch of the inputs would also have its lint panel post).
+	newInputs := snap.inputsGen != st.inputsGen && page.controls != keyHash(controlsKeyOf(snap))
+	sig := redrawSignalsOf(snap, newInputs)
+	if page != (drawn{}) {
+		sig.Drawn = new(string)
+	}
+	if err := st.patchSignals(sse, sig); err != nil {
 		return err
 	}
-	if snap.inputsGen != st.inputsGen {
+	if newInputs {
 		if err := st.patch(sse, templates.Controls(controlsFor(snap.run, snap.lesson))); err != nil {
 			return err
 		}
@@ -309,12 +321,15 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	}
 	// The status line, the notice, the log, the tables and (for a new run)
 	// the config: the same for every tab at this run and cursor.
-	panels, err := st.memo.sharedPanels(snap, snap.run.Key != st.runKey)
-	if err != nil {
-		return err
-	}
-	if err := st.writeShared(panels, snap.room); err != nil {
-		return err
+	newRun := snap.run.Key != st.runKey
+	if page.panels != keyHash(fmt.Sprint(panelsKeyOf(snap, newRun))) {
+		panels, err := st.memo.sharedPanels(snap, newRun)
+		if err != nil {
+			return err
+		}
+		if err := st.writeShared(panels, snap.room); err != nil {
+			return err
+		}
 	}
 	if err := st.lessonLive(sse, snap); err != nil {
 		return err

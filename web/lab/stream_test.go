@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -147,5 +148,66 @@ func TestStreamReconnectResumes(t *testing.T) {
 	}
 	if !strings.Contains(webtest.JoinData(evs), `"cursor":7`) {
 		t.Error("the reconnect does not put the page's cursor back to 7")
+	}
+}
+
+// A page is drawn whole before its stream connects: the stream's first
+// redraw leaves out the settings panel and the panels below the charts
+// when the page says it drew them as they are, clears the page's "drawn"
+// signal, and sends them when the page's drawing is not the session's
+// (no signal, a forged one, or settings changed before the stream came).
+func TestStreamSkipsWhatThePageDrew(t *testing.T) {
+	_, ts := startTestServer(t)
+	pageSig := func(t *testing.T) string {
+		t.Helper()
+		res, err := http.Get(ts.URL + "/lab?preset=search-cache&t=60")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pageSignalsOf(t, webtest.Body(t, res))
+	}
+	firstRedraw := func(t *testing.T, sig string) string {
+		t.Helper()
+		_, evs := webtest.NextCharts(t, webtest.OpenStream(t, ts.URL, sig))
+		return webtest.JoinData(evs)
+	}
+	sent := func(text string) (controls, panels bool) {
+		return strings.Contains(text, `id="controls"`), strings.Contains(text, `id="envoy-stats"`)
+	}
+	drawnRE := regexp.MustCompile(`"drawn":"[^"]*"`)
+	for _, tt := range []struct {
+		name                      string
+		sig                       func(t *testing.T) string
+		controls, panels, cleared bool
+	}{
+		{"as the page drew it", pageSig, false, false, true},
+		{"no drawn signal", func(t *testing.T) string { return drawnRE.ReplaceAllString(pageSig(t), `"drawn":""`) }, true, true, false},
+		{"a forged one", func(t *testing.T) string {
+			return drawnRE.ReplaceAllString(pageSig(t), `"drawn":"0123456789abcdef.0123456789abcdef"`)
+		}, true, true, true},
+		{"settings changed first", func(t *testing.T) string {
+			sig := pageSig(t)
+			tab := regexp.MustCompile(`"tab":"([^"]+)"`).FindStringSubmatch(sig)[1]
+			body := strings.Replace(sig, `"max_ejection_percent":10`, `"max_ejection_percent":34`, 1)
+			res, err := http.Post(ts.URL+"/lab/cmd/set", "application/json", strings.NewReader(body))
+			if err != nil || res.StatusCode != http.StatusNoContent {
+				t.Fatalf("set for %s: %v %v", tab, err, res.Status)
+			}
+			res.Body.Close()
+			return sig
+		}, true, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			text := firstRedraw(t, tt.sig(t))
+			if c, p := sent(text); c != tt.controls || p != tt.panels {
+				t.Errorf("settings panel sent %v, panels sent %v; want %v, %v", c, p, tt.controls, tt.panels)
+			}
+			if got := strings.Contains(text, `"drawn":""`); got != tt.cleared {
+				t.Errorf("drawn cleared %v, want %v", got, tt.cleared)
+			}
+			if !strings.Contains(text, `"cursor":6`) {
+				t.Errorf("first redraw is not at 60 s: %s", webtest.Head(text, 300))
+			}
+		})
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/lint"
 	"outlierlab/engine/scenario"
@@ -217,11 +216,17 @@ func lintView(sig lintSignals) view.LintPanel {
 	if err == nil && sig.Inject != "" {
 		in.Inject, err = tabstate.NormalInject(sig.Inject)
 	}
-	var sc scenario.Scenario
-	var cfg engine.Config
-	if err == nil {
-		sc, cfg, err = tabstate.ApplyInputs(p, in)
+	if err != nil {
+		return view.LintPanel{Problem: httperr.Text(err)}
 	}
+	return LintOf(p, in)
+}
+
+// LintOf is lint's findings on the inputs in of preset p, over the
+// config and the cluster they make: the lab page draws them with the
+// page, and the panel posts for them again as the settings change.
+func LintOf(p scenario.Preset, in tabstate.Inputs) view.LintPanel {
+	sc, cfg, err := tabstate.ApplyInputs(p, in)
 	if err != nil {
 		return view.LintPanel{Problem: httperr.Text(err)}
 	}

@@ -162,6 +162,9 @@ type Lab struct {
 	Link bool
 	// Inject is the free lab's live fault injection (nil on a lesson page).
 	Inject *Inject
+	// Lint is lint's findings on the page's settings, drawn with the page
+	// (empty: the panel asks for them when it loads).
+	Lint LintPanel
 }
 
 // Inject is the "Inject a fault" control: a host menu, a button that makes
