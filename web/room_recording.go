@@ -407,6 +407,9 @@ func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) 
 	if words, ok := sceneWords(e, at); ok {
 		return words, true
 	}
+	if words, ok := exploreWords(e); ok {
+		return words, true
+	}
 	st := &e.State
 	q := st.Question
 	switch e.Kind {
