@@ -2,7 +2,10 @@ package web
 
 import (
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -22,6 +25,12 @@ func browsersOn(t *testing.T, width, height int, bases ...string) []*browser {
 	return out
 }
 
+// offsetClock is the wall clock, moved on by what the test skips.
+type offsetClock struct{ off atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time       { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *offsetClock) skip(d time.Duration) { c.off.Add(int64(d)) }
+
 // exploreJS reads a page's explore clock: "hidden", or its text
 // ("01:59 left", "time is up"); t_left is the seconds it shows left.
 const exploreJS = `window.t_clock = () => { const c = document.getElementById('room-explore'); return !c || c.hidden ? 'hidden' : document.getElementById('room-explore-left').textContent; };
@@ -37,6 +46,10 @@ window.t_left = () => { const m = /^(\d\d):(\d\d) left$/.exec(t_clock()); return
 func TestBrowserRoomExplore(t *testing.T) {
 	skipWithoutChromium(t)
 	la, lb := twoReplicas(t)
+	// Both replicas' clocks run on, then jump as the test says: a page
+	// loaded after the end shows "time is up" at once.
+	clk := &offsetClock{}
+	la.s.Now, lb.s.Now = clk.Now, clk.Now
 	bs := browsersOn(t, 1440, 1000, la.ts.URL, lb.ts.URL, lb.ts.URL)
 	teacher, pupil, wall := bs[0], bs[1], bs[2]
 
@@ -73,6 +86,19 @@ func TestBrowserRoomExplore(t *testing.T) {
 	pupil.Eval(`String(window.t_away = t_left())`)
 	pupil.Poll("the clock going down while away", `t_left() > 0 && t_left() < window.t_away`)
 
+	// axe on the timer's parts (the rest of these pages is the look
+	// tests'; what it finds there is logged).
+	axe := axeSource(t)
+	for i, b := range []*browser{teacher, pupil, wall} {
+		for _, v := range axeViolations(b, axe) {
+			if strings.Contains(v, "explore") {
+				t.Error(v)
+			} else {
+				t.Logf("page %d (present, attendee, projector): %s", i, v)
+			}
+		}
+	}
+
 	teacher.Step("1280×720", chromedp.EmulateViewport(1280, 720), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	viewShot(t, teacher, "outlierlab-room-explore-present.png")
 	for _, sz := range [][2]int64{{390, 844}, {853, 480}} {
@@ -93,6 +119,12 @@ func TestBrowserRoomExplore(t *testing.T) {
 	}
 	teacher.Step("start again", chromedp.Click(chromedp.CSS("#btn-explore-start")))
 	pupil.Poll("the attendee's countdown again", `t_left() > 100`)
+	// Two minutes on, as the servers reckon: a page opened now counts
+	// from what the server says is left, nothing.
+	clk.skip(2 * time.Minute)
+	wall.Step("reload the projector", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	wall.Eval(exploreJS + `; 'ok'`)
+	wall.Poll("time is up on the projector", `t_clock() === 'time is up' && document.getElementById('room-explore').classList.contains('up')`)
 	teacher.Step("next scene", chromedp.Click(chromedp.CSS("#btn-scene-next")))
 	for _, b := range []*browser{teacher, pupil, wall} {
 		b.Poll("the clock gone at the next scene", `t_clock() === 'hidden'`)
