@@ -189,6 +189,15 @@ func exploreMinutes(p *plan.Plan, n *int) (int, error) {
 	return 0, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("scene %d (%s) has no explore timer (%s)", *n, p.Scenes[*n].ID, allowed)}
 }
 
+// exploreState is the timer in a recording's words for a state ("" for
+// none): "; a 2-minute explore to 10:42:00 UTC".
+func exploreState(st *roomState) string {
+	if x := st.Explore; x != nil {
+		return fmt.Sprintf("; a %d-minute explore to %s", x.Minutes, time.UnixMilli(x.EndMs).UTC().Format("15:04:05 UTC"))
+	}
+	return ""
+}
+
 // exploreWords is a recording's explore entry in words: "Instructor
 // started a 5-minute explore (scene 3 of 6, "…")", or its stop.
 func exploreWords(e *TimelineEntry) (string, bool) {

@@ -170,17 +170,18 @@ func TestRoomExploreReplicas(t *testing.T) {
 	}
 	waitFor(t, follower, "the timer cleared", signalPatch(`"explore":{"endMs":0`))
 
-	var words []string
+	var words, states []string
 	waitUntil(t, "the recording has both", func() bool {
 		entries, err := la.s.rooms.recording(t.Context(), code)
 		if err != nil {
 			return false
 		}
-		words = words[:0]
+		words, states = words[:0], states[:0]
 		for i := range entries {
 			if entries[i].Kind == "explore" {
 				// As the player and the timeline name it.
 				words = append(words, narrate(&entries[i-1], &entries[i], func(*TimelineEntry) string { return "?" }))
+				states = append(states, describeEntry(&entries[i]))
 			}
 		}
 		return len(words) == 2
@@ -188,6 +189,10 @@ func TestRoomExploreReplicas(t *testing.T) {
 	want := []string{`Instructor started a 2-minute explore (scene 4 of 6, "Out for 30 s, then 60, then 90")`, "Instructor stopped the explore timer"}
 	if strings.Join(words, "|") != strings.Join(want, "|") {
 		t.Errorf("the recording's words: %q", words)
+	}
+	end := time.UnixMilli(started.EndMs).UTC().Format("15:04:05 UTC")
+	if len(states) != 2 || !strings.HasSuffix(states[0], "; a 2-minute explore to "+end) || strings.Contains(states[1], "explore") {
+		t.Errorf("the recording's states: %q (want the first to end with the timer's end, %s)", states, end)
 	}
 }
 

@@ -375,7 +375,7 @@ func describeEntry(e *TimelineEntry) string {
 	if st.Lock {
 		s += "; locked"
 	}
-	return s
+	return s + exploreState(st)
 }
 
 func fmtElapsed(ms int64) string {
