@@ -129,6 +129,11 @@ func TestBrowserRoomExplore(t *testing.T) {
 	for _, b := range []*browser{teacher, pupil, wall} {
 		b.Poll("the clock gone at the next scene", `t_clock() === 'hidden'`)
 	}
+	teacher.Step("the recording", chromedp.Navigate(teacher.URL+"/r/"+code+"/recording"), chromedp.WaitVisible(chromedp.CSS("#rec-timeline")))
+	teacher.Poll("the timeline's explore marks and their words", `document.querySelectorAll('.rec-mark.rec-explore').length === 3 &&
+		/Instructor started a 2-minute explore \(scene 4 of 6/.test(document.querySelector('.rec-list').textContent) &&
+		/Instructor stopped the explore timer/.test(document.querySelector('.rec-list').textContent) && /explore timer/.test(document.querySelector('.rec-legend').textContent)`)
+	viewShot(t, teacher, "outlierlab-room-explore-recording.png")
 	for _, b := range []*browser{teacher, pupil, wall} {
 		b.CheckOffline()
 	}
