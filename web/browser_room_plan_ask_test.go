@@ -21,11 +21,8 @@ import (
 func TestBrowserRoomPlanAsk(t *testing.T) {
 	skipWithoutChromium(t)
 	la, lb := twoReplicas(t)
-	bctx := startChromium(t, 1280, 720)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	teacher, ada, bo := roomBrowser(t, bctx, la.ts.URL), roomBrowser(t, bctx, la.ts.URL), roomBrowser(t, bctx, lb.ts.URL)
+	bs := browsersOn(t, 1280, 720, la.ts.URL, la.ts.URL, lb.ts.URL)
+	teacher, ada, bo := bs[0], bs[1], bs[2]
 	attendees := []*browser{ada, bo}
 	title := func(b *browser, what, want string) {
 		t.Helper()

@@ -187,6 +187,8 @@ func FuzzRoomAPI(f *testing.F) {
 		{"POST", "/r/ROOM/spotlight?log=lg-99999999999999999999-1", ``, true},
 		{"POST", "/r/ROOM/spotlight", `{"host":"h5","from":-1,"to":1e308}`, true},
 		{"POST", "/r/ROOM/summon", `{}`, true},
+		{"POST", "/r/ROOM/explore?scene=NaN&stop=maybe", ``, true},
+		{"POST", "/r/ROOM/explore", `{"scene":1e308,"stop":"yes"}`, true},
 		{"POST", "/r/ROOM/lock", `{"lock":"maybe"}`, true},
 		{"POST", "/r/ROOM/recording/speed?speed=Inf", `{"tab":"fuzz-rec-0000000000001"}`, false},
 		{"POST", "/r/ROOM/recording/seek", `{"tab":"fuzz-rec-0000000000001","recAt":NaN}`, false},

@@ -67,7 +67,7 @@ func TestHostileBodies(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
 		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
-		"/r/" + code + "/spotlight", "/rooms", "/lab/cmd/set", "/lab/lint", "/lab/import", "/whatif",
+		"/r/" + code + "/spotlight", "/r/" + code + "/explore", "/rooms", "/lab/cmd/set", "/lab/lint", "/lab/import", "/whatif",
 	}
 	const gig = 1 << 30
 	for _, path := range routes {

@@ -161,13 +161,17 @@ type roomState struct {
 	// Progress is what the room did at each scene it was shown
 	// (room_plan_ask.go): the board's per-scene lines.
 	Progress []sceneMark `json:"progress,omitempty"`
+	// Explore is the scene's explore timer, while it runs and after it ran
+	// out, until the room moves scene or the instructor stops it
+	// (room_explore.go).
+	Explore *roomExplore `json:"explore,omitempty"`
 }
 
 // keepTools carries the room's tools over from old to a state read from
 // the instructor's tab, which knows nothing of them.
 func (st *roomState) keepTools(old *roomState) {
 	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
-	st.Plan, st.Scene, st.Progress = old.Plan, old.Scene, old.Progress
+	st.Plan, st.Scene, st.Progress, st.Explore = old.Plan, old.Scene, old.Progress, old.Explore
 }
 
 // keyMatches reports whether key is the room's instructor key.
@@ -199,6 +203,9 @@ func decodeRecord(b []byte) (roomRecord, error) {
 	}
 	if _, err := hex.DecodeString(rec.KeyHash); err != nil || len(rec.KeyHash) != 2*sha256.Size {
 		return rec, errors.New("keyHash: not a SHA-256 in hex")
+	}
+	if err := rec.State.Explore.check(); err != nil {
+		return rec, err
 	}
 	return rec, nil
 }

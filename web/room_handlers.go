@@ -43,6 +43,7 @@ func (s *Workshops) roomRoutes(r chi.Router) {
 	s.boardRoutes(r)
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
 	r.Post("/r/{code}/scene", s.sceneRoom)
+	r.Post("/r/{code}/explore", s.exploreRoom)
 	s.recordingRoutes(r)
 	r.Get("/r/{code}/handout", s.roomHandout)
 }

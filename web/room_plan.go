@@ -100,6 +100,9 @@ func (s *Workshops) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (
 	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
 	next.keepTools(&st)
 	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
+	if next.Explore != nil && next.Explore.Scene != i {
+		next.Explore = nil // the last scene's timer is not this one's
+	}
 	next.markVisited(i)
 	if next.Speed == "" {
 		next.Speed = tabstate.Speeds[0].Name
@@ -216,9 +219,8 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	p := s.plans.byID[rec.State.Plan]
-	if p == nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no scenes"}), httperr.KindConflict)
+	p, ok := s.roomPlan(w, code, &rec, "scenes")
+	if !ok {
 		return
 	}
 	if err := sceneInRange(p, req.Scene); err != nil {
@@ -241,6 +243,16 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 	s.resyncTab(code, req.Tab, rev)
 	s.Log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
 	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})
+}
+
+// roomPlan is the plan rec's room was started from; a room without one
+// is answered 409 naming scene: it has no what ("scenes").
+func (s *Server) roomPlan(w http.ResponseWriter, code string, rec *roomRecord, what string) (*plan.Plan, bool) {
+	p := s.plans.byID[rec.State.Plan]
+	if p == nil {
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no " + what}), httperr.KindConflict)
+	}
+	return p, p != nil
 }
 
 // sceneView is the room's scene as role sees it: every role the title;

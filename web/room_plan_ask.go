@@ -68,9 +68,8 @@ func (s *Workshops) sceneQuestion(st *roomState, q *questionRequest) (*plan.Ques
 		return nil, err
 	}
 	n := *q.Scene
-	if n != st.Scene {
-		return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene",
-			Msg: fmt.Sprintf("%d is not the room's scene: it is on %d (%s); move it there first", n, st.Scene, p.Scenes[st.Scene].ID)})
+	if err := onScene(p, st, n); err != nil {
+		return nil, err
 	}
 	pq := p.Scenes[n].Question
 	if pq == nil {
@@ -85,6 +84,16 @@ func (s *Workshops) sceneQuestion(st *roomState, q *questionRequest) (*plan.Ques
 	q.Kind, q.Host = pq.Kind, pq.Host
 	q.At = json.RawMessage(ftoa(float64(pq.At) / 1000))
 	return pq, nil
+}
+
+// onScene refuses (409 naming scene) what is scene n's while the room
+// is on another.
+func onScene(p *plan.Plan, st *roomState, n int) error {
+	if n == st.Scene {
+		return nil
+	}
+	return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene",
+		Msg: fmt.Sprintf("%d is not the room's scene: it is on %d (%s); move it there first", n, st.Scene, p.Scenes[st.Scene].ID)})
 }
 
 // sceneRevealable refuses to reveal a scene's question while the room is

@@ -375,7 +375,7 @@ func describeEntry(e *TimelineEntry) string {
 	if st.Lock {
 		s += "; locked"
 	}
-	return s
+	return s + exploreState(st)
 }
 
 func fmtElapsed(ms int64) string {
@@ -405,6 +405,9 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 // a question, a reveal, a summon, a lock, a spotlight).
 func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) {
 	if words, ok := sceneWords(e, at); ok {
+		return words, true
+	}
+	if words, ok := exploreWords(e); ok {
 		return words, true
 	}
 	st := &e.State

@@ -277,7 +277,8 @@ type roomWatch struct {
 	// boardScenes is the plan progress the board last showed.
 	boardScenes string
 	keyOK       bool
-	spotSent    *spotSignal // the spotlight last sent
+	spotSent    *spotSignal    // the spotlight last sent
+	exploreSent *exploreSignal // the explore timer last sent (room_explore.go)
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -342,6 +343,8 @@ type roomPatch struct {
 	Follow *bool          `json:"follow,omitempty"`
 	Cfg    map[string]any `json:"cfg,omitempty"`
 	Spot   *spotSignal    `json:"spot,omitempty"`
+	// Explore is the scene's explore timer (room_explore.go).
+	Explore *exploreSignal `json:"explore,omitempty"`
 }
 
 // Send patches the room's signals that changed since the last send.
@@ -366,6 +369,8 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
 		w.spotSent, p.Spot = &sp, &sp
 	}
+	cur := w.hub.current()
+	p.Explore = w.exploreToSend(&cur.rec.State)
 	if err := w.sendQuestion(sse); err != nil {
 		return err
 	}
@@ -376,7 +381,7 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 	if err := w.sendBoard(sse); err != nil {
 		return err
 	}
-	if p.Follow == nil && p.Cfg == nil && p.Spot == nil {
+	if p.Follow == nil && p.Cfg == nil && p.Spot == nil && p.Explore == nil {
 		return nil
 	}
 	return sse.MarshalAndPatchSignals(p)

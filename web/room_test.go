@@ -226,6 +226,8 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"version", strings.Replace(good, `"v":1`, `"v":2`, 1), "v: 2 is not a record version (allowed 1)"},
 		{"key hash", strings.Replace(good, strings.Repeat("ab", 32), "zz", 1), "keyHash: not a SHA-256 in hex"},
 		{"oversized", `{"v":1,"pad":"` + strings.Repeat("x", maxRecordBytes) + `"}`, "bytes long (allowed up to 16384)"},
+		{"an explore timer of no minutes", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":0,"endMs":1700000120000}`, 1), "explore: 0 min to 1700000120000 on scene 1 is not a timer (allowed 1–120 min"},
+		{"an explore timer ending before 1970", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":2,"endMs":-5}`, 1), "explore: 2 min to -5 on scene 1 is not a timer"},
 	} {
 		if _, err := decodeRecord([]byte(tt.rec)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)

@@ -58,6 +58,11 @@ func scenePost(code string, n int) string {
 	return "@post('/r/" + code + "/scene?scene=" + strconv.Itoa(n) + "')"
 }
 
+// explorePost is the action that starts scene n's explore timer.
+func explorePost(code string, n int) string {
+	return "@post('/r/" + code + "/explore?scene=" + strconv.Itoa(n) + "')"
+}
+
 // sceneAskPost is the action that asks the room scene n's question.
 func sceneAskPost(code string, n int) string {
 	return "@post('/r/" + code + "/questions?scene=" + strconv.Itoa(n) + "')"
