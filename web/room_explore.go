@@ -88,7 +88,7 @@ type exploreRequest struct {
 var errNoExplore = errors.New("no explore timer is running")
 
 // exploreRoom handles POST /r/{code}/explore.
-func (s *Server) exploreRoom(w http.ResponseWriter, r *http.Request) {
+func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
@@ -146,7 +146,7 @@ func (s *Server) exploreRoom(w http.ResponseWriter, r *http.Request) {
 
 // exploreRequestOf reads /explore's request: the query (the page's
 // buttons) over the body (a script's).
-func (s *Server) exploreRequestOf(r *http.Request) (exploreRequest, error) {
+func (s *Workshops) exploreRequestOf(r *http.Request) (exploreRequest, error) {
 	var req exploreRequest
 	if err := s.readJSON(r, &req); err != nil {
 		return req, err

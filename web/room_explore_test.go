@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"outlierlab/web/internal/webtest"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,7 +147,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 		t.Fatalf("scene 3: %d %s", st, body)
 	}
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap"`))
-	waitFor(t, follower, "no timer yet", signalPatch(`"explore":{"endMs":0,"leftMs":0,"minutes":0}`))
+	webtest.WaitFor(t, follower, "no timer yet", signalPatch(`"explore":{"endMs":0,"leftMs":0,"minutes":0}`))
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/explore?scene=3", "", code, key, "")
 	var started struct {
@@ -155,7 +156,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 	if st != 200 || json.Unmarshal([]byte(body), &started) != nil || started.EndMs == 0 {
 		t.Fatalf("start: %d %s", st, body)
 	}
-	ev := waitFor(t, follower, "the timer on replica B's follower", signalPatch(`"explore":{"endMs":`+strconv.FormatInt(started.EndMs, 10)))
+	ev := webtest.WaitFor(t, follower, "the timer on replica B's follower", signalPatch(`"explore":{"endMs":`+strconv.FormatInt(started.EndMs, 10)))
 	var sig struct {
 		Explore exploreSignal `json:"explore"`
 	}
@@ -168,7 +169,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/explore?stop=1", "", code, key, ""); st != 200 {
 		t.Fatalf("stop on replica B: %d %s", st, body)
 	}
-	waitFor(t, follower, "the timer cleared", signalPatch(`"explore":{"endMs":0`))
+	webtest.WaitFor(t, follower, "the timer cleared", signalPatch(`"explore":{"endMs":0`))
 
 	var words, states []string
 	waitUntil(t, "the recording has both", func() bool {

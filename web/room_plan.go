@@ -247,7 +247,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 
 // roomPlan is the plan rec's room was started from; a room without one
 // is answered 409 naming scene: it has no what ("scenes").
-func (s *Server) roomPlan(w http.ResponseWriter, code string, rec *roomRecord, what string) (*plan.Plan, bool) {
+func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *roomRecord, what string) (*plan.Plan, bool) {
 	p := s.plans.byID[rec.State.Plan]
 	if p == nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no " + what}), httperr.KindConflict)
