@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -198,8 +199,9 @@ func loadAverage() float64 {
 
 // TestBrowserSliderRepaint moves the cap slider 20 times (after one
 // untimed pass over its values) on /lab played to its end, on the cap
-// lesson played to its end, and on an instructor's page while a follower
-// watches (the follower's repaint timed from the instructor's input), and
+// lesson played to its end, on a room's instructor page, and on a
+// follower's page (timed from the instructor's move, posted as their page
+// posts it), and
 // holds each page to the budget: median ≤ 50 ms,
 // p95 ≤ 100 ms. Every move must give every chart its new option (else the
 // benchmark measures less than a move), and a chart out of the window,
@@ -301,41 +303,69 @@ func TestBrowserSliderRepaint(t *testing.T) {
 		b.CheckOffline()
 	}
 
-	// A room: the instructor moves, the follower's page repaints.
+	// A room. First the instructor alone: their own page repaints. Then a
+	// follower: the instructor's moves come as the instructor's page posts
+	// them (the set command, with their tab, role and key), from this test
+	// rather than from their browser, whose own repaint would otherwise
+	// share this machine's two cores with the follower's page, as it never
+	// does in a room (another laptop). The follower's clock starts before
+	// the post, so it counts the server's part too.
 	teacher, pupil := roomBrowser(t, bctx, l.ts.URL), roomBrowser(t, bctx, l.ts.URL)
 	teacher.Step("open the free lab", chromedp.Navigate(l.ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
 	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	teacher.Poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
 	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
+	handover := teacher.Eval(`document.getElementById('room-handover-link').textContent`)
+	_, key, ok := strings.Cut(handover, "/present?key=")
+	if !ok {
+		t.Fatalf("no key in the instructor link %q", handover)
+	}
+	teacherTab := teacher.Eval(`JSON.parse(document.getElementById('lab').dataset.signals).tab`)
 	teacher.Eval(sliderBench + `; 'ok'`)
 	teacher.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
 	teacher.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 	teacher.Poll("the run's end", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
+	settle(teacher)
+	warm(teacher)
+	var follower, instructor []moveTimes
+	for i := range sliderMoves {
+		instructor = append(instructor, move(teacher, capValues[i%len(capValues)]))
+	}
+	checkMoves(teacher, "/r/CODE/present (instructor)", instructor)
+	teacher.CheckOffline()
+	teacher.Step("the instructor's laptop leaves this machine", chromedp.Navigate("about:blank"))
+
 	pupil.Step("join the room", chromedp.Navigate(l.ts.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	pupil.Eval(sliderBench + `; 'ok'`)
 	pupil.Poll("following, at the instructor's cursor", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
-	settle(teacher)
 	settle(pupil)
-	warm(teacher)
+	post := func(i int, v string) {
+		// seq above every post of the instructor's page (a move each).
+		sig := roomSig(teacherTab, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%s}`, 1000+i, v))
+		if st, body := roomPost(t, l.ts.URL, "set", sig, code, key); st != http.StatusNoContent {
+			t.Fatalf("the instructor's move to %s: %d %s", v, st, body)
+		}
+	}
+	for i, v := range capValues { // the follower's warm pass
+		pupil.Eval(`t_hook(); window.t_pending = t_await(t_clock(), t_status()); 'ok'`)
+		post(i, v)
+		if _, err := chromedp.Run(pupil.Ctx, chromedp.Evaluate[moveTimes](`t_pending`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("follower, warming at the cap %s: %v", v, err)
+		}
+	}
 	settle(pupil)
-	var follower, instructor []moveTimes
 	for i := range sliderMoves {
 		v := capValues[i%len(capValues)]
-		// The follower's clock starts just before the instructor's input
-		// (one CDP round trip early, and the throttle's window if any: it
-		// can only overstate).
 		pupil.Eval(`t_hook(); window.t_pending = t_await(t_clock(), t_status()); 'ok'`)
-		instructor = append(instructor, move(teacher, v))
+		post(len(capValues)+i, v)
 		m, err := chromedp.Run(pupil.Ctx, chromedp.Evaluate[moveTimes](`t_pending`, chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatalf("follower after the cap at %s: %v", v, err)
 		}
 		follower = append(follower, m)
 	}
-	checkMoves(teacher, "/r/CODE/present (instructor)", instructor)
 	checkMoves(pupil, "/r/CODE follower", follower)
-	teacher.CheckOffline()
 	pupil.CheckOffline()
 
 	loadAfter := loadAverage()
