@@ -69,7 +69,24 @@ type drawn struct{ controls, panels string }
 
 // drawnOf is what a page drawn at snap shows.
 func drawnOf(snap snapshot) drawn {
-	return drawn{controls: keyHash(controlsKeyOf(snap)), panels: keyHash(fmt.Sprint(panelsKeyOf(snap, true)))}
+	return drawn{controls: controlsHash(snap), panels: panelsHash(snap, true)}
+}
+
+// hasControls reports whether the page shows snap's settings panel.
+func (d drawn) hasControls(snap snapshot) bool {
+	return d.controls != "" && d.controls == controlsHash(snap)
+}
+
+// hasPanels reports whether the page shows snap's panels (with the
+// config when yaml).
+func (d drawn) hasPanels(snap snapshot, yaml bool) bool {
+	return d.panels != "" && d.panels == panelsHash(snap, yaml)
+}
+
+func controlsHash(snap snapshot) string { return keyHash(controlsKeyOf(snap)) }
+
+func panelsHash(snap snapshot, yaml bool) string {
+	return keyHash(fmt.Sprint(panelsKeyOf(snap, yaml)))
 }
 
 // controlsKeyOf is what the settings panel is made from: the run and the

@@ -300,7 +300,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	st.page = drawn{}
 	// The settings panel and the inputs' signals, unless the page has them
 	// (a signal patch of the inputs would also have its lint panel post).
-	newInputs := snap.inputsGen != st.inputsGen && page.controls != keyHash(controlsKeyOf(snap))
+	newInputs := snap.inputsGen != st.inputsGen && !page.hasControls(snap)
 	sig := redrawSignalsOf(snap, newInputs)
 	if page != (drawn{}) {
 		sig.Drawn = new(string)
@@ -322,7 +322,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	// The status line, the notice, the log, the tables and (for a new run)
 	// the config: the same for every tab at this run and cursor.
 	newRun := snap.run.Key != st.runKey
-	if page.panels != keyHash(fmt.Sprint(panelsKeyOf(snap, newRun))) {
+	if !page.hasPanels(snap, newRun) {
 		panels, err := st.memo.sharedPanels(snap, newRun)
 		if err != nil {
 			return err
