@@ -157,8 +157,8 @@ func TestSearchCacheStory(t *testing.T) {
 	if float64(cf)/float64(cr) >= float64(df)/float64(dr)/2 {
 		t.Errorf("client failures: defaults %d/%d, cap 34 %d/%d: want far fewer", df, dr, cf, cr)
 	}
-	if !strings.Contains(summaryLine(c34, len(c34.Frames)), "4 ejections") {
-		t.Errorf("summary: %s", summaryLine(c34, len(c34.Frames)))
+	if !strings.Contains(tabstate.SummaryLine(c34, len(c34.Frames)), "4 ejections") {
+		t.Errorf("summary: %s", tabstate.SummaryLine(c34, len(c34.Frames)))
 	}
 }
 
@@ -291,7 +291,7 @@ func TestSummaryLineWindows(t *testing.T) {
 		{2, []string{share(0, 2) + "% of ", " requests since 0 s", share(1, 2) + "% in the last interval (10–20 s)", "0 ejections, 0 refused by the cap"}, []string{"the fault"}},
 		{8, []string{share(0, 8) + "% of ", " requests since 0 s", share(3, 8) + "% since 30 s (the fault)", share(7, 8) + "% in the last interval (70–80 s)", "refused by the cap"}, nil},
 	} {
-		got := summaryLine(r, tc.cursor)
+		got := tabstate.SummaryLine(r, tc.cursor)
 		for _, s := range tc.has {
 			if !strings.Contains(got, s) {
 				t.Errorf("cursor %d: %q lacks %q", tc.cursor, got, s)

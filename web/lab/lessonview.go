@@ -98,7 +98,7 @@ func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
 			StreamURL: "/lab/stream",
 			Controls:  controlsFor(run, d),
 			Charts:    chart.BoxesAt(run, 0),
-			Speeds:    speedButtons(),
+			Speeds:    tabstate.SpeedButtons(),
 			Status:    statusView(snap),
 			Panels:    panelsView(run, 0),
 		},

@@ -99,34 +99,13 @@ func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
 		StreamURL: "/lab/stream",
 		Controls:  controlsView(run),
 		Charts:    chart.BoxesAt(run, cursor),
-		Speeds:    speedButtons(),
+		Speeds:    tabstate.SpeedButtons(),
 		Status:    statusView(snap),
 		Panels:    panelsView(run, cursor),
 		Link:      true,
 		Inject:    tabstate.InjectView(run),
 		Lint:      lintOf(run),
 	}, nil
-}
-
-func speedButtons() []view.Speed {
-	out := make([]view.Speed, len(tabstate.Speeds))
-	for i, sp := range tabstate.Speeds {
-		out[i] = view.Speed{Value: sp.Name, Label: speedLabel(sp, true), Title: speedLabel(sp, false)}
-	}
-	return out
-}
-
-// speedLabel is a speed on a button ("4×") or in words ("4 intervals/s").
-func speedLabel(sp tabstate.Speed, short bool) string {
-	switch {
-	case sp.FPS == 0:
-		return "instant"
-	case short:
-		return sp.Name + "×"
-	case sp.FPS == 1:
-		return "1 interval/s"
-	}
-	return sp.Name + " intervals/s"
 }
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;

@@ -1,13 +1,9 @@
 package lab
 
 import (
-	"fmt"
-	"math"
 	"slices"
-	"strings"
 
 	"outlierlab/engine"
-	"outlierlab/engine/scenario"
 	"outlierlab/engine/sim"
 	"outlierlab/web/httperr"
 	"outlierlab/web/page"
@@ -26,9 +22,9 @@ func statusView(snap snapshot) view.Status {
 	return view.Status{
 		Cursor: snap.cursor, Frames: len(r.Frames),
 		Time: r.FrameTime(snap.cursor), End: r.EndTime(),
-		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: speedLabel(snap.speed, false),
+		Playing: snap.playing, Speed: snap.speed.Name, SpeedLabel: tabstate.SpeedLabel(snap.speed, false),
 		Notice: snap.notice, Held: snap.held, HeldFor: heldFor(snap),
-		Summary:    summaryLine(r, snap.cursor),
+		Summary:    tabstate.SummaryLine(r, snap.cursor),
 		IntervalMs: r.Config.IntervalMs,
 	}
 }
@@ -44,50 +40,6 @@ func heldFor(snap snapshot) string {
 		return "either"
 	}
 	return "prediction"
-}
-
-// summaryLine is the run so far in one line: what clients saw and what the
-// detector did. Every failure share says its window in words, since the
-// lessons quote more than one: the whole run so far (since 0 s), the time
-// since the fault began (the lessons' "from 30 s"), and the last interval
-// alone (what the clients chart shows at the cursor).
-func summaryLine(r *tabstate.Run, cursor int) string {
-	if cursor == 0 {
-		return "Press play (space) or step (→) to run the detector."
-	}
-	frames := r.Frames[:min(cursor, len(r.Frames))]
-	all := scenario.Totals(frames)
-	// The fault window is the whole intervals from the first one that
-	// starts at or after the fault, as the run's summary counts it.
-	var since scenario.ClientTotals
-	faultFrom := int64(-1)
-	if r.Result != nil && r.Result.Summary.FaultStartMs > 0 {
-		if w := scenario.Window(frames, r.Result.Summary.FaultStartMs, math.MaxInt64); len(w) > 0 {
-			since, faultFrom = scenario.Totals(w), w[0].TMs-r.Config.IntervalMs
-		}
-	}
-	ej, ov := 0, 0
-	for _, f := range frames {
-		for _, e := range f.Events {
-			switch e.Kind {
-			case engine.EventEject:
-				ej++
-			case engine.EventOverflow:
-				ov++
-			}
-		}
-	}
-	last := frames[len(frames)-1]
-	var b strings.Builder
-	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", tabstate.Pct2(all.Failures, all.Requests), tabstate.GroupThousands(all.Requests))
-	if faultFrom > 0 {
-		fmt.Fprintf(&b, " · %s%% since %s (the fault)", tabstate.Pct2(since.Failures, since.Requests), tabstate.FormatMs(faultFrom))
-	}
-	fmt.Fprintf(&b, " · %s%% in the last interval (%s–%s)", tabstate.Pct2(last.Clients.Failures, last.Clients.Requests),
-		scenario.Seconds(last.TMs-r.Config.IntervalMs), tabstate.FormatMs(last.TMs))
-	fmt.Fprintf(&b, " · since 0 s: %s %s, %s refused by the cap (overflow)", tabstate.GroupThousands(uint64(ej)), tabstate.Plural(ej, "ejection", "ejections"),
-		tabstate.GroupThousands(uint64(ov)))
-	return b.String()
 }
 
 // panelsView is everything below the charts at a cursor.
