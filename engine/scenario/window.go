@@ -1,5 +1,7 @@
 package scenario
 
+import "outlierlab/engine"
+
 // A frame's interval runs from the previous frame's tick (0 s for the first
 // frame) to its own tick. Traffic is counted per interval, so a sum over a
 // span of time adds up the intervals that lie wholly inside it: "from
@@ -71,4 +73,17 @@ func HostAttempts(frames []Frame, host string) (mine, all uint64, found bool) {
 		}
 	}
 	return mine, all, found
+}
+
+// CountEvents is how many events of kind frames hold.
+func CountEvents(frames []Frame, kind engine.EventKind) int {
+	n := 0
+	for i := range frames {
+		for _, e := range frames[i].Events {
+			if e.Kind == kind {
+				n++
+			}
+		}
+	}
+	return n
 }

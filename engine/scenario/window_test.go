@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"outlierlab/engine"
 	"testing"
 )
 
@@ -76,5 +77,24 @@ func TestTotals(t *testing.T) {
 	}
 	if _, _, found := HostAttempts(frames, "h9"); found {
 		t.Error("h9 found")
+	}
+}
+
+func TestCountEvents(t *testing.T) {
+	frames := []Frame{
+		{Events: []engine.Event{{Kind: engine.EventEject}, {Kind: engine.EventOverflow}, {Kind: engine.EventEject}}},
+		{},
+		{Events: []engine.Event{{Kind: engine.EventUneject}, {Kind: engine.EventEject}}},
+	}
+	for _, tt := range []struct {
+		kind engine.EventKind
+		want int
+	}{{engine.EventEject, 3}, {engine.EventOverflow, 1}, {engine.EventUneject, 1}, {engine.EventDetect, 0}} {
+		if got := CountEvents(frames, tt.kind); got != tt.want {
+			t.Errorf("CountEvents(%v) = %d, want %d", tt.kind, got, tt.want)
+		}
+	}
+	if got := CountEvents(nil, engine.EventEject); got != 0 {
+		t.Errorf("no frames: %d", got)
 	}
 }

@@ -58,17 +58,7 @@ func lanesAlt(r *tabstate.Run, frames []scenario.Frame) string {
 			out = append(out, fmt.Sprintf("%s (×%d)", h.Name, h.Multiplier))
 		}
 	}
-	ov, det := 0, 0
-	for _, f := range frames {
-		for _, e := range f.Events {
-			switch e.Kind {
-			case engine.EventOverflow:
-				ov++
-			case engine.EventDetect:
-				det++
-			}
-		}
-	}
+	ov, det := scenario.CountEvents(frames, engine.EventOverflow), scenario.CountEvents(frames, engine.EventDetect)
 	s := fmt.Sprintf("At %s no host is ejected", r.Times[i])
 	if len(out) > 0 {
 		s = fmt.Sprintf("At %s %d of %d hosts %s ejected: %s", r.Times[i], len(out), len(r.Hosts), tabstate.Plural(len(out), "is", "are"), strings.Join(out, ", "))

@@ -54,17 +54,7 @@ func SummaryLine(r *Run, cursor int) string {
 			since, faultFrom = scenario.Totals(w), w[0].TMs-r.Config.IntervalMs
 		}
 	}
-	ej, ov := 0, 0
-	for _, f := range frames {
-		for _, e := range f.Events {
-			switch e.Kind {
-			case engine.EventEject:
-				ej++
-			case engine.EventOverflow:
-				ov++
-			}
-		}
-	}
+	ej, ov := scenario.CountEvents(frames, engine.EventEject), scenario.CountEvents(frames, engine.EventOverflow)
 	last := frames[len(frames)-1]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clients' failures: %s%% of %s requests since 0 s", Pct2(all.Failures, all.Requests), GroupThousands(all.Requests))
