@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"outlierlab/engine/plan"
@@ -176,17 +175,7 @@ func exploreMinutes(p *plan.Plan, n *int) (int, error) {
 	if m := p.Scenes[*n].ExploreMinutes; m > 0 {
 		return m, nil
 	}
-	var with []string
-	for i := range p.Scenes {
-		if p.Scenes[i].ExploreMinutes > 0 {
-			with = append(with, strconv.Itoa(i))
-		}
-	}
-	allowed := "none of plan " + p.ID + "'s scenes has one"
-	if len(with) > 0 {
-		allowed = "allowed the scenes with one: " + strings.Join(with, ", ")
-	}
-	return 0, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("scene %d (%s) has no explore timer (%s)", *n, p.Scenes[*n].ID, allowed)}
+	return 0, sceneLacks(p, *n, "explore timer", func(sc *plan.Scene) bool { return sc.ExploreMinutes > 0 })
 }
 
 // exploreState is the timer in a recording's words for a state ("" for

@@ -73,17 +73,27 @@ func (s *Workshops) sceneQuestion(st *roomState, q *questionRequest) (*plan.Ques
 	}
 	pq := p.Scenes[n].Question
 	if pq == nil {
-		var with []string
-		for i := range p.Scenes {
-			if p.Scenes[i].Question != nil {
-				with = append(with, strconv.Itoa(i))
-			}
-		}
-		return nil, &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("scene %d (%s) has no question (allowed the scenes with one: %s)", n, p.Scenes[n].ID, strings.Join(with, ", "))}
+		return nil, sceneLacks(p, n, "question", func(sc *plan.Scene) bool { return sc.Question != nil })
 	}
 	q.Kind, q.Host = pq.Kind, pq.Host
 	q.At = json.RawMessage(ftoa(float64(pq.At) / 1000))
 	return pq, nil
+}
+
+// sceneLacks is the error for scene n of p, which has no what: it names
+// the scenes that have one (has).
+func sceneLacks(p *plan.Plan, n int, what string, has func(*plan.Scene) bool) error {
+	var with []string
+	for i := range p.Scenes {
+		if has(&p.Scenes[i]) {
+			with = append(with, strconv.Itoa(i))
+		}
+	}
+	allowed := "none of plan " + p.ID + "'s scenes has one"
+	if len(with) > 0 {
+		allowed = "allowed the scenes with one: " + strings.Join(with, ", ")
+	}
+	return &httperr.FieldError{Field: "scene", Msg: fmt.Sprintf("scene %d (%s) has no %s (%s)", n, p.Scenes[n].ID, what, allowed)}
 }
 
 // onScene refuses (409 naming scene) what is scene n's while the room
