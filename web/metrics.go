@@ -48,8 +48,8 @@ func newMetrics(s *Server) *prometheus.Registry {
 		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.Budget.Waiting.Load()) }),
 		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.Sessions.Count()) }),
 		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.Runs.HeldBytes()) }),
-		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.counts(); return float64(r) }),
-		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.counts(); return float64(f) }),
+		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.Counts(); return float64(r) }),
+		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.Counts(); return float64(f) }),
 	)
 	reg.MustRegister(lab.Collectors()...)
 	reg.MustRegister(tabstate.RunCollectors()...)
@@ -92,18 +92,4 @@ func countCommand(r *http.Request, status int) {
 		verb = "unknown" // the label's values stay the lab's verbs
 	}
 	metricCommands.WithLabelValues(verb, strconv.Itoa(status)).Inc()
-}
-
-// counts is the rooms served and their attendee streams (0, 0 without a
-// bus).
-func (set *roomSet) counts() (rooms, followers int) {
-	if set == nil {
-		return 0, 0
-	}
-	set.mu.Lock()
-	defer set.mu.Unlock()
-	for _, h := range set.hubs {
-		followers += h.attendees
-	}
-	return len(set.hubs), followers
 }

@@ -447,3 +447,29 @@ func (h *roomHub) publish(ctx context.Context, sess *lab.Session) error {
 	}
 	return nil
 }
+
+// counts is the rooms served and their attendee streams (0, 0 without a
+// bus).
+func (set *roomSet) counts() (rooms, followers int) {
+	if set == nil {
+		return 0, 0
+	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	for _, h := range set.hubs {
+		followers += h.attendees
+	}
+	return len(set.hubs), followers
+}
+
+// Counts is the rooms this replica serves and their attendee streams (0, 0
+// without a bus), for /metrics.
+func (ws *Workshops) Counts() (rooms, followers int) { return ws.rooms.counts() }
+
+// Bus is the rooms' bus, nil without one (the lab alone).
+func (ws *Workshops) Bus() *roombus.Bus {
+	if ws.rooms == nil {
+		return nil
+	}
+	return ws.rooms.bus
+}

@@ -26,7 +26,7 @@ import (
 
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
-	"outlierlab/web/csp"
+	"outlierlab/web/guard"
 	"outlierlab/web/httperr"
 	"outlierlab/web/roombus"
 )
@@ -109,8 +109,8 @@ func New(o Options) (*Server, error) {
 // Handler is the router. Every route is here, in one place.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, middleware.Recoverer, securityHeaders, sameOrigin().Handler,
-		limitBodies(s.MaxBody, map[string]int64{
+	r.Use(s.observe, middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
+		guard.LimitBodies(s.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
 		}),
@@ -165,10 +165,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	msg := "ok\n"
-	if _, ready := r.URL.Query()["ready"]; ready && s.rooms != nil {
-		if !s.rooms.bus.Ready() {
+	if _, ready := r.URL.Query()["ready"]; ready && s.Bus() != nil {
+		bus := s.Bus()
+		if !bus.Ready() {
 			msg = roombus.ErrNotReady.Error()
-			if err := s.rooms.bus.Err(); err != nil {
+			if err := bus.Err(); err != nil {
 				msg += " (" + err.Error() + ")"
 			}
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -177,7 +178,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		if !s.rooms.bus.Conn().IsConnected() {
+		if !bus.Conn().IsConnected() {
 			msg = "ok (the room bus is reconnecting)\n"
 		}
 	}
@@ -190,75 +191,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // busReady answers the rooms' routes with 503 until the room bus is open.
 func (s *Server) busReady(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.rooms != nil && !s.rooms.bus.Ready() {
+		if bus := s.Bus(); bus != nil && !bus.Ready() {
 			w.Header().Set("Retry-After", "2")
 			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// sameOrigin refuses state-changing requests (anything but GET, HEAD and
-// OPTIONS) that a browser sent from another site: a page elsewhere must not
-// move a tab's sliders or, with a room's key cookie, steer a workshop. The
-// standard library's check is the one wanted: Sec-Fetch-Site must be
-// same-origin or none when the browser sends it; otherwise Origin, when
-// present, must name the request's own host. Requests with neither (curl,
-// scripts) are not a browser acting for a visitor, and pass.
-func sameOrigin() *http.CrossOriginProtection {
-	p := http.NewCrossOriginProtection()
-	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		site := r.Header.Get("Sec-Fetch-Site")
-		from := "origin " + httperr.Truncate(r.Header.Get("Origin"), 80)
-		if site != "" {
-			from = "Sec-Fetch-Site: " + httperr.Truncate(site, 20)
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte("cross-site request refused (" + from + "): " + r.Method + " " + httperr.Truncate(r.URL.Path, 80) +
-			" must come from a page of this lab (" + httperr.Truncate(r.Host, 80) + ")\n"))
-	}))
-	return p
-}
-
-// limitBodies bounds every request's body: def, or the larger limit of
-// the few routes that take an upload (by path). A body that says it is
-// larger than def (Content-Length) is refused before a byte is read; one
-// that does not say is cut at the limit by http.MaxBytesReader, whose error
-// is answered 413 wherever a handler meets it (kindOf). An upload route
-// answers its own too-large body (its page names the field), so it is only
-// cut, never refused here. A handler may set a smaller limit of its own; it
-// cannot read past this one.
-func limitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			limit, upload := uploads[r.URL.Path]
-			if !upload {
-				limit = def
-			}
-			if r.ContentLength > limit && !upload {
-				// The connection is closed after the answer: the rest of
-				// the body is not read to keep it alive.
-				w.Header().Set("Connection", "close")
-				httperr.Write(w, httperr.BodyTooLarge(limit), httperr.KindTooLarge)
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// securityHeaders sets the policy of a page without a tab
-// (contentSecurityPolicy); a tab's page replaces it with its nonce's.
-func securityHeaders(next http.Handler) http.Handler {
-	csp := csp.Policy("")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
 		next.ServeHTTP(w, r)
 	})
 }

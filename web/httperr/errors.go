@@ -96,7 +96,7 @@ func KindOf(err error, unknown Kind) Kind {
 	switch {
 	case errors.As(err, &me):
 		// Before the kind a handler gave a body it could not read: a body
-		// cut at its limit (limitBodies) is too large, not malformed.
+		// cut at its limit (guard.LimitBodies) is too large, not malformed.
 		return KindTooLarge
 	case errors.As(err, &ke):
 		return ke.kind
