@@ -57,7 +57,7 @@ build: assets
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o outlierlab .
 
 bench: assets
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/... ./web/...
 
 # The load test (loopback only, bounded): N=300 streams, 20 moving, D=2m.
 # Shrink it with e.g. make loadtest N=50 M=5 D=10s.

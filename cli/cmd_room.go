@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"outlierlab/web/room"
 	"time"
-
-	"outlierlab/web"
 )
 
 // runRoom is `outlierlab room replay FILE`: a workshop's recording (the
@@ -42,7 +41,7 @@ func runRoom(args []string, stdout, stderr io.Writer) int {
 			T    int64  `json:"t"`
 			Kind string `json:"kind"`
 		}
-		what, err := web.DescribeEntry(raw)
+		what, err := room.DescribeEntry(raw)
 		if err != nil || json.Unmarshal(raw, &head) != nil {
 			fmt.Fprintf(stderr, "outlierlab room replay: entry %d: not a timeline entry: %v\n", i+1, err)
 			return 2

@@ -22,6 +22,7 @@ import (
 	"outlierlab/web"
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 
@@ -48,7 +49,7 @@ type serveConfig struct {
 	// bus is where the room bus is: embedded (no port, or Listen), or an
 	// external NATS (URL).
 	bus   roombus.BusOptions
-	rooms web.RoomLimits
+	rooms room.Limits
 	// proxies are the proxies whose X-Forwarded-* are believed.
 	proxies clientaddr.Proxies
 	// logFormat is how the log is written: "text" (key=value) or "json".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room"
 	"slices"
 	"strings"
 	"sync"
@@ -159,7 +160,7 @@ func (m *wireMeter) settle(quiet time.Duration) {
 // over an emulated 1 Mbit/s, 300 ms link: the first chart within 6 s.
 func TestBrowserFirstLoadBudget(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	bctx := startChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"outlierlab/web/room"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 // free lab does not have (issue 20, section 3).
 func TestBrowserRoomQuestionHold(t *testing.T) {
 	skipWithoutChromium(t)
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	laptops := roomLaptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/room"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,8 +56,8 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 // named by page and size.
 func TestBrowserLookPages(t *testing.T) {
 	skipWithoutChromium(t)
-	axe := axeSource(t)
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	axe := browsertest.AxeSource(t)
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	bctx := startChromium(t, 1280, 720)
 	if err := chromedp.Do(bctx); err != nil {
@@ -107,7 +109,7 @@ func TestBrowserLookPages(t *testing.T) {
 				_ = os.WriteFile(filepath.Join(keep, name+".png"), png, 0o644)
 			}
 			var problems []string
-			for _, check := range []string{layoutProblems, smallText, chartParts} {
+			for _, check := range []string{browsertest.LayoutProblems, browsertest.SmallText, chartParts} {
 				for _, line := range strings.Split(b.Eval(check), "\n") {
 					if line == "" {
 						continue
@@ -134,7 +136,7 @@ func TestBrowserLookPages(t *testing.T) {
 			// test's time at all four; the other two lay out the same DOM).
 			if size == [2]int{390, 844} || size == [2]int{1280, 720} {
 				axeStart := time.Now()
-				problems = append(problems, axeViolations(b, axe)...)
+				problems = append(problems, browsertest.AxeViolations(b, axe)...)
 				axeTime += time.Since(axeStart)
 			}
 			if len(problems) > 0 {
@@ -145,47 +147,6 @@ func TestBrowserLookPages(t *testing.T) {
 	b.CheckOffline()
 }
 
-// axeSource is axe-core's script from node_modules (package.json's
-// devDependencies, installed by `make assets`): the test injects it; the
-// lab never serves it.
-func axeSource(t *testing.T) string {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		t.Fatalf("axe-core: %v (run `make assets` or `npm ci` at the repository's root)", err)
-	}
-	return string(src)
-}
-
-// axeViolations runs axe-core on the page (once injected it stays until
-// the next navigation) and returns one line per violation: its rule,
-// impact and the elements it names.
-func axeViolations(b *browser, axe string) []string {
-	b.T.Helper()
-	if b.Eval(`typeof window.axe`) != "object" {
-		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[any](axe+";0")); err != nil {
-			b.T.Fatalf("inject axe-core: %v", err)
-		}
-	}
-	got, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
-		JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		b.T.Fatalf("axe.run: %v", err)
-	}
-	var vs []struct {
-		ID, Impact, Help string
-		Targets          []string
-	}
-	if err := json.Unmarshal([]byte(got), &vs); err != nil {
-		b.T.Fatalf("axe's answer %q: %v", got, err)
-	}
-	var out []string
-	for _, v := range vs {
-		out = append(out, fmt.Sprintf("axe %s (%s): %s: %s", v.ID, v.Impact, v.Help, strings.Join(v.Targets, ", ")))
-	}
-	return out
-}
-
 // chartsSettled holds once no chart is animating (ECharts draws its
 // series in over about a second; its parts are measured at rest) and a
 // projector's legends are measured (app.js fitLegend), and the time
@@ -193,25 +154,6 @@ func axeViolations(b *browser, axe string) []string {
 const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
 	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
 		&& (!el.dataset.ticksW || Math.abs(el.dataset.ticksW - el.dataset.plotW) <= 2)) })`
-
-// smallText lists visible text set under 12 px.
-const smallText = `(() => {
-	const out = new Set();
-	const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-	for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-		const el = n.parentElement;
-		if (!n.textContent.trim() || !el || !el.checkVisibility() || el.closest('.sr-only, [hidden], script, style, noscript')) continue;
-		const px = parseFloat(getComputedStyle(el).fontSize);
-		if (px < 12) out.add('text under 12 px (' + px + ' px): ' + el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' + n.textContent.trim().slice(0, 30) + '"');
-	}
-	const min = (o) => [...(o.xAxis || []), ...(o.yAxis || [])].map(a => a.axisLabel.fontSize).concat((o.legend || []).filter(l => l.show !== false).map(l => l.textStyle.fontSize));
-	for (const el of document.querySelectorAll('.chart')) {
-		const c = echarts.getInstanceByDom(el);
-		const small = c ? min(c.getOption()).filter(s => !(s >= 12)) : [];
-		if (small.length) out.add(el.id + ': chart text under 12 px: ' + small.join(','));
-	}
-	return [...out].join('\n');
-})()`
 
 // chartParts lists what is out of place in the charts and around them: an
 // axis or a legend outside its chart's box (clipped), a legend over a

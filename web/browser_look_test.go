@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"os"
+	"outlierlab/web/internal/browsertest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,48 +42,6 @@ func TestBrowserLook(t *testing.T) {
 	b.CheckOffline()
 }
 
-// open sets the viewport and loads a page, waiting for its charts when it
-// has a lab (and for the stream's first redraw, which fills them).
-func openPage(b *browser, w, h int, path string) {
-	b.T.Helper()
-	b.Step("viewport", chromedp.EmulateViewport(int64(w), int64(h)))
-	b.Step("open "+path, chromedp.Navigate(b.URL+path))
-	if strings.HasPrefix(path, "/lab") || strings.HasPrefix(path, "/lessons/") {
-		b.Poll("the charts of "+path, `(() => { const el = document.getElementById('chart-sr');
-			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`)
-	}
-}
-
-// layoutProblems is what is wrong with the page's layout, one line each:
-// a page wider than the window, the transport's Play button or every
-// chart outside the first screen (on a page with a lab), text that
-// overflows its box.
-const layoutProblems = `(() => {
-	const out = [];
-	const de = document.documentElement;
-	if (de.scrollWidth > innerWidth) out.push('the page scrolls sideways: scrollWidth ' + de.scrollWidth + ' > ' + innerWidth);
-	const inView = (el) => { const r = el.getBoundingClientRect();
-		return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5; };
-	if (document.getElementById('lab')) {
-		// A view without the transport (a room's projector, a recording's
-		// own) has no Play to show.
-		const play = document.getElementById('btn-play');
-		if (play.closest('.transport').checkVisibility() && !inView(play)) out.push('Play is not in the first screen: ' + JSON.stringify(play.getBoundingClientRect()));
-		const canvases = [...document.querySelectorAll('.chart canvas')];
-		if (!canvases.some(inView)) out.push('no chart is wholly in the first screen: ' + canvases.map(c => Math.round(c.getBoundingClientRect().top) + '–' + Math.round(c.getBoundingClientRect().bottom)).join(', '));
-	}
-	const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
-	for (const el of document.querySelectorAll('body *')) {
-		if (['SELECT', 'OPTION', 'INPUT', 'TEXTAREA', 'CANVAS', 'SCRIPT', 'STYLE', 'svg'].includes(el.tagName)) continue;
-		if (!el.checkVisibility() || el.closest('.sr-only, [hidden], .chart') || el.getBoundingClientRect().width <= 1) continue;
-		const cs = getComputedStyle(el);
-		if (cs.display === 'inline' || cs.display === 'contents' || cs.overflowX === 'auto' || cs.overflowX === 'scroll') continue;
-		if (!el.textContent.trim()) continue;
-		if (el.scrollWidth > el.clientWidth + 1) out.push('text overflows ' + name(el) + ' (' + el.scrollWidth + ' > ' + el.clientWidth + '): ' + el.textContent.trim().slice(0, 60));
-	}
-	return out.join('\n');
-})()`
-
 // lookLayout: at 390×844 (a phone), 1280×720 (a projector) and 853×480
 // (1280×720 at 150%), /, /lab and a lesson fit the window's width, show
 // Play and a whole chart in the first screen, and keep every text in its
@@ -90,17 +49,17 @@ const layoutProblems = `(() => {
 func lookLayout(t *testing.T, b *browser, shot func(*testing.T, *browser, string)) {
 	for _, size := range [][2]int{{390, 844}, {1280, 720}, {853, 480}} {
 		for _, path := range []string{"/", "/lab", "/lessons/cap"} {
-			openPage(b, size[0], size[1], path)
+			browsertest.OpenPage(b, size[0], size[1], path)
 			name := fmt.Sprintf("%dx%d%s", size[0], size[1], strings.ReplaceAll(path, "/", "-"))
 			shot(t, b, name)
-			if got := b.Eval(layoutProblems); got != "" {
+			if got := b.Eval(browsertest.LayoutProblems); got != "" {
 				t.Errorf("%s:\n%s", name, got)
 			}
 		}
 	}
 	// The drawer open on a phone: the transport and a chart stay in view
 	// above it, beside a setting.
-	openPage(b, 390, 844, "/lab")
+	browsertest.OpenPage(b, 390, 844, "/lab")
 	b.Step("open the settings", chromedp.Click(chromedp.CSS("#btn-settings")))
 	b.Poll("the drawer", `getComputedStyle(document.getElementById('controls')).position === 'fixed' && document.getElementById('btn-settings').getAttribute('aria-expanded') === 'true'`)
 	shot(t, b, "390x844-lab-settings")
@@ -119,7 +78,7 @@ func lookLayout(t *testing.T, b *browser, shot func(*testing.T, *browser, string
 func lookKeyboard(t *testing.T, b *browser) {
 	scrub := `document.getElementById('scrub').value`
 	for _, path := range []string{"/lab", "/lessons/cap"} {
-		openPage(b, 1280, 720, path)
+		browsertest.OpenPage(b, 1280, 720, path)
 		n := 0
 		for n < 5 && b.Eval(`document.activeElement.id`) != "btn-play" {
 			b.Step("tab", chromedp.KeyEvent(kb.Tab))
@@ -131,7 +90,7 @@ func lookKeyboard(t *testing.T, b *browser) {
 	}
 
 	// A scenario chosen with the mouse: → then steps the timeline.
-	openPage(b, 1280, 720, "/lab")
+	browsertest.OpenPage(b, 1280, 720, "/lab")
 	b.Step("click the scenario menu", chromedp.Click(chromedp.CSS("#preset")))
 	b.Eval(`(() => { const el = document.getElementById('preset'); el.value = 'dead-host';
 		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
@@ -246,7 +205,7 @@ func lookContrast(t *testing.T, b *browser) {
 			t.Errorf("%s: text below 4.5:1:\n%s", what, got)
 		}
 	}
-	openPage(b, 1280, 720, "/lab?max_ejection_percent=34&t=250")
+	browsertest.OpenPage(b, 1280, 720, "/lab?max_ejection_percent=34&t=250")
 	b.Poll("h5 ejected in the host table", `document.querySelector('#envoy-hosts tr.ejected') !== null`)
 	b.Eval(openAll)
 	check("the lab, h5 ejected")
@@ -257,19 +216,19 @@ func lookContrast(t *testing.T, b *browser) {
 	b.Poll("the keys", `document.getElementById('keys').open`)
 	check("the keys dialog")
 	b.Step("close the keys", chromedp.KeyEvent(kb.Escape))
-	openPage(b, 1280, 720, "/lab?t=100")
+	browsertest.OpenPage(b, 1280, 720, "/lab?t=100")
 	b.Poll("refusals in the log", `document.querySelector('.entry.overflow') !== null`)
 	b.Eval(openAll)
 	check("the lab, refusals")
-	openPage(b, 853, 480, "/lab")
+	browsertest.OpenPage(b, 853, 480, "/lab")
 	b.Step("the drawer", chromedp.Click(chromedp.CSS("#btn-settings")))
 	check("the lab's drawer")
-	openPage(b, 1280, 720, "/lessons/cap")
+	browsertest.OpenPage(b, 1280, 720, "/lessons/cap")
 	b.Step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="0"]`)))
 	b.Step("answer a question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="1"]`)))
 	b.Eval(openAll)
 	check("the lesson")
-	openPage(b, 1280, 720, "/")
+	browsertest.OpenPage(b, 1280, 720, "/")
 	check("the course")
 }
 
@@ -297,7 +256,7 @@ const chartsInView = `(() => ` + chartsOutside + `
 // the address keeps it.
 func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, string)) {
 	for _, path := range []string{"/lab?view=projector&t=100", "/lessons/cap?view=projector"} {
-		openPage(b, 1280, 720, path)
+		browsertest.OpenPage(b, 1280, 720, path)
 		b.Poll("the projector's fonts", `(`+chartFonts+`)(18) === ''`)
 		shot(t, b, "1280x720-projector"+strings.Split(strings.ReplaceAll(path, "/", "-"), "?")[0])
 		if got := b.Eval(chartsInView); got != "" {
@@ -307,7 +266,7 @@ func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, str
 			t.Errorf("%s: header shown, h1 count, status shown, decisions shown: %s", path, got)
 		}
 	}
-	openPage(b, 1280, 720, "/lab?view=projector&t=100")
+	browsertest.OpenPage(b, 1280, 720, "/lab?view=projector&t=100")
 	if got := b.Eval(`[...document.querySelectorAll('#log-list .entry')].filter(e => e.checkVisibility()).map(e => e.classList.contains('quiet')).join(',')`); got == "" || strings.Contains(got, "true") {
 		t.Errorf("the projector's decisions: visible entries quiet? %s", got)
 	}
@@ -335,7 +294,7 @@ func lookProjector(t *testing.T, b *browser, shot func(*testing.T, *browser, str
 // sentence; a chart shows as a table; the log folds non-events and hides
 // them on demand; the status is read out at most once a second.
 func lookChartsAndLog(t *testing.T, b *browser) {
-	openPage(b, 1280, 720, "/lab?max_ejection_percent=34&inject=h2@60s&t=300")
+	browsertest.OpenPage(b, 1280, 720, "/lab?max_ejection_percent=34&inject=h2@60s&t=300")
 	b.Poll("the markers", `[...document.querySelectorAll('.chart')].every(el => { const o = echarts.getInstanceByDom(el).getOption();
 		const ev = o.series.filter(s => s.name === 'events');
 		return ev.reduce((n, s) => n + s.markLine.data.length, 0) === 9 && ev.reduce((n, s) => n + ((s.markArea || {}).data || []).length, 0) === 1 && o.legend[0].show !== false &&
@@ -370,7 +329,7 @@ func lookChartsAndLog(t *testing.T, b *browser) {
 
 	// The live region: the status line has none; #announce changes at
 	// most once a second while a run plays at 16×.
-	openPage(b, 1280, 720, "/lab")
+	browsertest.OpenPage(b, 1280, 720, "/lab")
 	if got := b.Eval(`[document.getElementById('status').getAttribute('aria-live'), document.getElementById('announce').getAttribute('aria-live')].join(' ')`); got != " polite" {
 		t.Errorf("aria-live on the status and the announcer: %q", got)
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"os"
+	"outlierlab/web/room"
 	"slices"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestBrowserSliderProfile(t *testing.T) {
 		t.Skip("a profiling tool: OUTLIERLAB_SLIDER_PROFILE=1 runs it")
 	}
 	skipWithoutChromium(t)
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	bctx := startChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)

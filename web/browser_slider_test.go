@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"outlierlab/web/room"
 	"runtime"
 	"slices"
 	"strconv"
@@ -216,7 +217,7 @@ func loadAverage() float64 {
 func TestBrowserSliderRepaint(t *testing.T) {
 	skipWithoutChromium(t)
 	loadBefore := loadAverage()
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	bctx := startChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"outlierlab/web/lab"
+	"outlierlab/web/room"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,7 @@ func startFuzzLab(t testing.TB) *fuzzLab {
 	}
 	s, err := New(Options{Log: slog.New(slog.DiscardHandler), Bus: bus, MaxSessions: 200,
 		TabsPerMinute: 1_000_000, CommandsPerMinute: 1_000_000,
-		Rooms: RoomLimits{JoinsPerMinute: 1_000_000, JoinBurst: 1_000_000}})
+		Rooms: room.Limits{JoinsPerMinute: 1_000_000, JoinBurst: 1_000_000}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

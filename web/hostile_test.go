@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
+	"outlierlab/web/room"
 	"runtime"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ import (
 // qat; the recording (and the replica) stay up; a spotlight range of NaN
 // is a 422 naming its field, not a 500 from the JSON encoder.
 func TestHostileNumbers(t *testing.T) {
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
 		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
@@ -63,7 +65,7 @@ func (z *zeroReader) Read(p []byte) (int, error) {
 // read; sent chunked, it is cut at the limit. Either way a 413 that names
 // the body, and the server's heap does not grow by the upload.
 func TestHostileBodies(t *testing.T) {
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
 		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
@@ -148,7 +150,7 @@ func TestHostileForwardedFor(t *testing.T) {
 // log never holds a tab id (the tab's bearer token); -max-streams bounds
 // open streams (-max-tabs bounds only the tabs without one).
 func TestHostileSmall(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &roomtest.SyncBuffer{}
 	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxStreams: 2})
 	if err != nil {
 		t.Fatal(err)

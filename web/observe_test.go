@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // Issue 15, Build: a request writes exactly one log line with its method,
 // path, status, duration and bytes.
 func TestRequestLogLine(t *testing.T) {
-	var buf syncBuffer
+	var buf roomtest.SyncBuffer
 	s, err := New(Options{Log: NewLogger(&buf, "json")})
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +162,9 @@ func get(t *testing.T, url string) string {
 
 // Issue 15, Build: a room and its followers show in /metrics.
 func TestMetricsRooms(t *testing.T) {
-	l := startRoomLab(t, roombus.BusOptions{}, RoomLimits{})
+	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", charted)
 	text := get(t, l.ts.URL+"/metrics")
 	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {

@@ -11,10 +11,8 @@ import (
 	"outlierlab/plans"
 	"outlierlab/web/asset"
 	"outlierlab/web/lab"
-	"outlierlab/web/page"
-	"outlierlab/web/templates"
+	"outlierlab/web/room"
 	"outlierlab/web/tools"
-	"outlierlab/web/view"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +57,7 @@ type Options struct {
 	Plans fs.FS
 	// Bus is the room bus (StartBus); nil: no workshops. Rooms bounds them.
 	Bus   *roombus.Bus
-	Rooms RoomLimits
+	Rooms room.Limits
 	// Proxies are the proxies in front whose X-Forwarded-* headers are
 	// believed (none by default): the client address of every limit, and
 	// the scheme and host of a room's join link.
@@ -72,7 +70,7 @@ type Options struct {
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
 	// Workshops are the rooms, on the lab they stand on (Workshops.Lab).
-	*Workshops
+	*room.Workshops
 	assets  *asset.Assets
 	tools   *tools.Tools
 	metrics *prometheus.Registry
@@ -96,7 +94,7 @@ func New(o Options) (*Server, error) {
 	if o.Plans == nil && o.Lessons == nil {
 		o.Plans = plans.FS // the shipped plans name the course's lessons
 	}
-	ws, err := newWorkshops(l, o.Plans, o.Bus, o.Rooms, o.Log)
+	ws, err := room.New(l, o.Plans, o.Bus, o.Rooms, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -116,17 +114,12 @@ func (s *Server) Handler() http.Handler {
 		}),
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)
-	r.Get("/", s.home)
 	s.Lab.Routes(r)
 	s.tools.Routes(r)
-	r.Get("/plans/{id}/handout", s.planHandout) // no bus needed: not a room's
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
-	r.Group(func(r chi.Router) {
-		r.Use(s.busReady)
-		s.roomRoutes(r)
-	})
+	s.Workshops.Routes(r)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
 	r.NotFound(s.Pages.NotFoundHandler)
@@ -186,23 +179,4 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write([]byte(msg))
-}
-
-// busReady answers the rooms' routes with 503 until the room bus is open.
-func (s *Server) busReady(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if bus := s.Bus(); bus != nil && !bus.Ready() {
-			w.Header().Set("Retry-After", "2")
-			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// home handles GET /.
-func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	h := view.Home{Layout: s.Pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.LessonLinks()}
-	h.Layout.Strip = s.roomStartStrip(true)
-	s.Pages.Render(w, r, http.StatusOK, templates.Home(h))
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Words is the question as the room asks it: the room's own words for
-// ejected and out (web/room_questions.go newQuestion writes the same), the
+// ejected and out (web/room/questions.go newQuestion writes the same), the
 // author's for a choice.
 func (q *Question) Words() string {
 	switch q.Kind {
@@ -39,7 +39,7 @@ func (q *Question) ChoiceTexts() []string {
 }
 
 // Hold is how many frames of run the room shows while it asks about the
-// moment atMs: those that close before it (web/room_questions.go
+// moment atMs: those that close before it (web/room/questions.go
 // newQuestion counts them the same way). It is len(run.Frames) when the
 // run ends before the moment.
 func Hold(run *scenario.Result, atMs int64) int {

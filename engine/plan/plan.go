@@ -76,13 +76,13 @@ type Scene struct {
 type Range struct{ From, To course.Ms }
 
 // Spotlight is what the room's spotlight shows at the scene: a host, a
-// time range, or both (web/room_spotlight.go).
+// time range, or both (web/room/spotlight.go).
 type Spotlight struct {
 	Host     string
 	From, To course.Ms
 }
 
-// The kinds of question: the room's own (web/room_questions.go), so a
+// The kinds of question: the room's own (web/room/questions.go), so a
 // plan's question is asked with one click.
 const (
 	// KindEjected: "Is HOST ejected at T?"; the answer is yes or no.

@@ -151,6 +151,7 @@ func (s *Lab) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // Routes registers the lab's and the lessons' routes.
 func (s *Lab) Routes(r chi.Router) {
+	r.Get("/", s.home)
 	r.Get("/lab", s.labPage)
 	r.Get("/lab/stream", s.stream)
 	r.Post("/lab/cmd/{verb}", s.command)
@@ -175,9 +176,9 @@ type Rooms interface {
 	WaitReady(ctx context.Context) error
 	// Gone tells a room's page that its room is gone.
 	Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error
-	// StartStrip is the "Start a workshop" strip of a lab or lesson page
-	// (nil: none).
-	StartStrip() templ.Component
+	// StartStrip is the "Start a workshop" strip of a lab or lesson page,
+	// or of the home page (nil: none).
+	StartStrip(home bool) templ.Component
 }
 
 // ErrRoomsNotReady is what Rooms.Stream answers (wrapped) while the rooms
@@ -201,11 +202,11 @@ type Follow interface {
 }
 
 // startStrip is the "Start a workshop" strip, when there are workshops.
-func (s *Lab) startStrip() templ.Component {
+func (s *Lab) startStrip(home bool) templ.Component {
 	if s.workshops == nil {
 		return nil
 	}
-	return s.workshops.StartStrip()
+	return s.workshops.StartStrip(home)
 }
 
 // follow binds a tab's stream to its room (nil: a tab in none).

@@ -46,7 +46,7 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Lab.View = mode
 	csp.AllowTabScripts(w, v.Lab.Tab)
-	v.Layout.Strip = s.startStrip()
+	v.Layout.Strip = s.startStrip(false)
 	s.Pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
 }
 

@@ -45,7 +45,7 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
 			l := s.Pages.Layout("Lab: "+link.Preset, "lab", true)
-			l.Strip = s.startStrip()
+			l.Strip = s.startStrip(false)
 			s.Pages.Render(w, r, http.StatusOK, templates.LabPage(l, lab))
 			return
 		}
@@ -129,4 +129,11 @@ func lintOf(run *tabstate.Run) view.LintPanel {
 		return view.LintPanel{}
 	}
 	return tools.LintOf(p, run.Inputs)
+}
+
+// home handles GET /: the course, the presets, and a workshop's start.
+func (s *Lab) home(w http.ResponseWriter, r *http.Request) {
+	h := view.Home{Layout: s.Pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.LessonLinks()}
+	h.Layout.Strip = s.startStrip(true)
+	s.Pages.Render(w, r, http.StatusOK, templates.Home(h))
 }

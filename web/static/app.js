@@ -1141,7 +1141,7 @@ document.addEventListener('DOMContentLoaded', () => {
 window.outlierlabReload = () => location.reload();
 
 // ---- Explore timer ----
-// A plan scene's "explore on your own for N min" (web/room_explore.go):
+// A plan scene's "explore on your own for N min" (web/room/explore.go):
 // the room's state carries when it ends, and the stream patches the
 // explore signal once when it starts or stops, with how long was left as
 // the server reckoned it. The page counts down from that on its own
@@ -1203,7 +1203,7 @@ function sayExplore(words) {
 }
 
 // ---- Spotlight ----
-// A workshop's spotlight (web/room_spotlight.go): the instructor points at
+// A workshop's spotlight (web/room/spotlight.go): the instructor points at
 // a host, a time range or a decision-log line, and every page of the room
 // shows it. The room's state carries it; the stream patches the spot
 // signal, and the room page's effect calls setRoomSpot. On the

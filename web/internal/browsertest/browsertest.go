@@ -6,10 +6,14 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -178,4 +182,154 @@ func FindChromium() string {
 		}
 	}
 	return ""
+}
+
+// Laptops are n browser contexts (their own cookies, as n laptops) in one
+// new Chromium at 1440×1000, on base, each for 90 s.
+func Laptops(t *testing.T, base string, n int) []*Browser {
+	t.Helper()
+	bctx := StartChromium(t, 1440, 1000)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	out := make([]*Browser, n)
+	for i := range out {
+		out[i] = Tab(t, bctx, base, 90*time.Second)
+	}
+	return out
+}
+
+// Shot saves a screenshot of b's whole page in the temporary directory,
+// where people can look at it after the run.
+func Shot(t *testing.T, b *Browser, name string) {
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	p := filepath.Join(os.TempDir(), name)
+	if err := os.WriteFile(p, png, 0o644); err == nil {
+		t.Logf("screenshot: %s", p)
+	}
+}
+
+// OpenPage sets the viewport and loads a page, waiting for its charts when it
+// has a lab (and for the stream's first redraw, which fills them).
+func OpenPage(b *Browser, w, h int, path string) {
+	b.T.Helper()
+	b.Step("viewport", chromedp.EmulateViewport(int64(w), int64(h)))
+	b.Step("open "+path, chromedp.Navigate(b.URL+path))
+	if strings.HasPrefix(path, "/lab") || strings.HasPrefix(path, "/lessons/") {
+		b.Poll("the charts of "+path, `(() => { const el = document.getElementById('chart-sr');
+			const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`)
+	}
+}
+
+// LayoutProblems is what is wrong with the page's layout, one line each:
+// a page wider than the window, the transport's Play button or every
+// chart outside the first screen (on a page with a lab), text that
+// overflows its box.
+const LayoutProblems = `(() => {
+	const out = [];
+	const de = document.documentElement;
+	if (de.scrollWidth > innerWidth) out.push('the page scrolls sideways: scrollWidth ' + de.scrollWidth + ' > ' + innerWidth);
+	const inView = (el) => { const r = el.getBoundingClientRect();
+		return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5; };
+	if (document.getElementById('lab')) {
+		// A view without the transport (a room's projector, a recording's
+		// own) has no Play to show.
+		const play = document.getElementById('btn-play');
+		if (play.closest('.transport').checkVisibility() && !inView(play)) out.push('Play is not in the first screen: ' + JSON.stringify(play.getBoundingClientRect()));
+		const canvases = [...document.querySelectorAll('.chart canvas')];
+		if (!canvases.some(inView)) out.push('no chart is wholly in the first screen: ' + canvases.map(c => Math.round(c.getBoundingClientRect().top) + '–' + Math.round(c.getBoundingClientRect().bottom)).join(', '));
+	}
+	const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+	for (const el of document.querySelectorAll('body *')) {
+		if (['SELECT', 'OPTION', 'INPUT', 'TEXTAREA', 'CANVAS', 'SCRIPT', 'STYLE', 'svg'].includes(el.tagName)) continue;
+		if (!el.checkVisibility() || el.closest('.sr-only, [hidden], .chart') || el.getBoundingClientRect().width <= 1) continue;
+		const cs = getComputedStyle(el);
+		if (cs.display === 'inline' || cs.display === 'contents' || cs.overflowX === 'auto' || cs.overflowX === 'scroll') continue;
+		if (!el.textContent.trim()) continue;
+		if (el.scrollWidth > el.clientWidth + 1) out.push('text overflows ' + name(el) + ' (' + el.scrollWidth + ' > ' + el.clientWidth + '): ' + el.textContent.trim().slice(0, 60));
+	}
+	return out.join('\n');
+})()`
+
+// AxeSource is axe-core's script from node_modules (package.json's
+// devDependencies, installed by `make assets`): the test injects it; the
+// lab never serves it.
+func AxeSource(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("axe-core: %v (run `make assets` or `npm ci` at the repository's root)", err)
+	}
+	return string(src)
+}
+
+// AxeViolations runs axe-core on the page (once injected it stays until
+// the next navigation) and returns one line per violation: its rule,
+// impact and the elements it names.
+func AxeViolations(b *Browser, axe string) []string {
+	b.T.Helper()
+	if b.Eval(`typeof window.axe`) != "object" {
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[any](axe+";0")); err != nil {
+			b.T.Fatalf("inject axe-core: %v", err)
+		}
+	}
+	got, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+		JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.T.Fatalf("axe.run: %v", err)
+	}
+	var vs []struct {
+		ID, Impact, Help string
+		Targets          []string
+	}
+	if err := json.Unmarshal([]byte(got), &vs); err != nil {
+		b.T.Fatalf("axe's answer %q: %v", got, err)
+	}
+	var out []string
+	for _, v := range vs {
+		out = append(out, fmt.Sprintf("axe %s (%s): %s: %s", v.ID, v.Impact, v.Help, strings.Join(v.Targets, ", ")))
+	}
+	return out
+}
+
+// SmallText lists visible text set under 12 px.
+const SmallText = `(() => {
+	const out = new Set();
+	const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+		const el = n.parentElement;
+		if (!n.textContent.trim() || !el || !el.checkVisibility() || el.closest('.sr-only, [hidden], script, style, noscript')) continue;
+		const px = parseFloat(getComputedStyle(el).fontSize);
+		if (px < 12) out.add('text under 12 px (' + px + ' px): ' + el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' + n.textContent.trim().slice(0, 30) + '"');
+	}
+	const min = (o) => [...(o.xAxis || []), ...(o.yAxis || [])].map(a => a.axisLabel.fontSize).concat((o.legend || []).filter(l => l.show !== false).map(l => l.textStyle.fontSize));
+	for (const el of document.querySelectorAll('.chart')) {
+		const c = echarts.getInstanceByDom(el);
+		const small = c ? min(c.getOption()).filter(s => !(s >= 12)) : [];
+		if (small.length) out.add(el.id + ': chart text under 12 px: ' + small.join(','));
+	}
+	return [...out].join('\n');
+})()`
+
+// moduleRoot is the repository's root: the nearest directory above the
+// test's own with a go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = up
+	}
 }

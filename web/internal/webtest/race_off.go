@@ -1,0 +1,5 @@
+//go:build !race
+
+package webtest
+
+const RaceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package web
-
-// raceEnabled: the race detector makes a test's goroutines 5–10× slower;
-// the heaviest tests scale their load down (never their checks).
-const raceEnabled = true

@@ -1,0 +1,405 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"net/url"
+	"outlierlab/web/internal/webtest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/roombus"
+)
+
+// natsCluster is a real JetStream cluster in the test process: n
+// nats-servers joined by routes, each with its own store directory and
+// random ports.
+type natsCluster struct {
+	t       testing.TB
+	servers []*server.Server
+	opts    []*server.Options
+}
+
+func startNATSCluster(t testing.TB, n int) *natsCluster {
+	t.Helper()
+	c := &natsCluster{t: t}
+	// JetStream clustering wants its routes configured: every server
+	// routes to all (itself included, which it skips). The route ports
+	// are free ones, picked first.
+	var routes []*url.URL
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		routes = append(routes, &url.URL{Scheme: "nats", Host: ln.Addr().String()})
+	}
+	for i := range n {
+		c.opts = append(c.opts, &server.Options{
+			ServerName: fmt.Sprintf("olab-n%d", i+1), Host: "127.0.0.1", Port: server.RANDOM_PORT,
+			NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir(),
+			JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 256 << 20,
+			Cluster: server.ClusterOpts{Name: "olab", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  routes,
+		})
+	}
+	c.servers = make([]*server.Server, n)
+	t.Cleanup(func() {
+		for _, s := range c.servers {
+			if s != nil {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+		}
+	})
+	for i := range n {
+		c.restart(i)
+	}
+	for i, s := range c.servers {
+		if !waitTrue(20*time.Second, func() bool { return s.JetStreamIsClustered() && s.NumRoutes() >= n-1 }) {
+			t.Fatalf("nats server %d did not join the cluster", i+1)
+		}
+	}
+	c.waitLeader()
+	return c
+}
+
+func waitTrue(d time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if ok() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ok()
+}
+
+// waitLeader waits for the cluster to elect its JetStream meta leader
+// and for every server to know it.
+func (c *natsCluster) waitLeader() {
+	c.t.Helper()
+	if !waitTrue(20*time.Second, func() bool {
+		leaders := 0
+		for _, s := range c.servers {
+			if s != nil && s.JetStreamIsLeader() {
+				leaders++
+			}
+			if s != nil && !s.JetStreamIsCurrent() {
+				return false
+			}
+		}
+		return leaders == 1
+	}) {
+		c.t.Fatal("the NATS cluster elected no JetStream leader within 20 s")
+	}
+}
+
+// urls is the cluster's client URLs, as -nats-url takes them.
+func (c *natsCluster) urls() string {
+	var u []string
+	for _, o := range c.opts {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
+	}
+	return strings.Join(u, ",")
+}
+
+// kill stops server i; restart starts it again on its ports and store.
+func (c *natsCluster) kill(i int) {
+	c.servers[i].Shutdown()
+	c.servers[i].WaitForShutdown()
+	c.servers[i] = nil
+}
+
+func (c *natsCluster) restart(i int) {
+	c.t.Helper()
+	o := c.opts[i].Clone()
+	o.Routes = c.opts[i].Routes
+	s, err := server.NewServer(o)
+	if err != nil {
+		c.t.Fatalf("nats server: %v", err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		c.t.Fatalf("nats server %s did not restart", o.ServerName)
+	}
+	c.servers[i] = s
+	// A restart keeps its client port.
+	c.opts[i].Port = s.Addr().(*net.TCPAddr).Port
+}
+
+// streamReplicas is the copies a stream has, as the cluster says.
+func streamReplicas(t testing.TB, urls, name string) int {
+	t.Helper()
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatalf("stream %s: %v", name, err)
+	}
+	return st.CachedInfo().Config.Replicas
+}
+
+// The README's production setup, for real: two replicas on a 3-node
+// JetStream cluster (-nats-url with the three servers). A room is made on
+// one, its question opened there and answered on both, revealed on the
+// other; the recording holds it all, read through either replica; the
+// bucket and the recordings have three copies; a NATS node killed loses
+// nothing, and back it serves again.
+func TestBusCluster3(t *testing.T) {
+	c := startNATSCluster(t, 3)
+	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
+	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
+	if la.bus.Replicas != 3 || lb.bus.Replicas != 3 {
+		t.Fatalf("copies of the rooms' bucket: %d and %d, want 3", la.bus.Replicas, lb.bus.Replicas)
+	}
+	for _, name := range []string{"KV_" + roombus.RoomBucket, roombus.TimelineStream} {
+		if n := streamReplicas(t, c.urls(), name); n != 3 {
+			t.Errorf("%s: %d copies, want 3", name, n)
+		}
+	}
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	follower := openStreamCtx(t, t.Context(), lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, lb.ts.URL, code))
+	webtest.WaitFor(t, follower, "the first redraw on the other replica", charted)
+
+	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	var q roomQuestion
+	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open a question: %d %s", st, body)
+	}
+	webtest.WaitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
+	answer := func(base, who, a string) {
+		t.Helper()
+		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
+			t.Fatalf("answer on %s: %d %s", base, st, body)
+		}
+	}
+	answer(la.ts.URL, la.att(t, code, "attendee-01"), "yes")
+	answer(lb.ts.URL, lb.att(t, code, "attendee-02"), "no")
+
+	// A NATS node goes: the workshop goes on. Writes wait out the
+	// election of the streams' new leaders; a watch whose consumer was on
+	// the dead node is re-created by the client once it misses two
+	// heartbeats (5 s each), so the count may take that long to show.
+	third := lb.att(t, code, "attendee-03") // minted while the bus is whole
+	c.kill(1)
+	killed := time.Now()
+	answer(lb.ts.URL, third, "no")
+	t.Logf("an answer with a NATS node down: accepted after %v", time.Since(killed).Round(time.Millisecond))
+	timeout := time.After(25 * time.Second)
+	for counted := false; !counted; {
+		select {
+		case ev, ok := <-follower:
+			if !ok {
+				t.Fatal("the follower's stream ended with a NATS node down")
+			}
+			counted = strings.Contains(ev.Data, ">3</span> answered")
+		case <-timeout:
+			t.Fatal("no count at 3 on the follower's page within 25 s of a NATS node's death")
+		}
+	}
+	t.Logf("the count on the follower's page with a NATS node down: after %v", time.Since(killed).Round(time.Millisecond))
+	c.restart(1)
+
+	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Total != 3 || q.Answer != "no" {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	for _, l := range []*roomLab{la, lb} {
+		st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+		var rec Recording
+		if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
+			t.Fatalf("recording: %d %s", st, body)
+		}
+		var kinds []string
+		for _, e := range rec.Entries {
+			kinds = append(kinds, e.Kind)
+		}
+		if k := strings.Join(kinds, " "); !strings.HasPrefix(k, "start") || !strings.Contains(k, "question") || !strings.HasSuffix(k, "reveal") {
+			t.Errorf("recording's entries: %s\n%s", k, grepLines(l.logs.String(), "WARN"))
+		}
+	}
+}
+
+// A bucket that exists is opened as it is: a replica never changes its
+// copies (here one, on a cluster of three).
+func TestBusKeepsBucketReplicas(t *testing.T) {
+	c := startNATSCluster(t, 3)
+	nc, err := nats.Connect(c.urls())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1}); err != nil {
+		t.Fatal(err)
+	}
+	l := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
+	if l.bus.Replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roombus.RoomBucket) != 1 {
+		t.Fatalf("the bucket's copies changed: %d", l.bus.Replicas)
+	}
+	if n := streamReplicas(t, c.urls(), roombus.TimelineStream); n != 1 {
+		t.Errorf("the recordings' copies: %d, want the bucket's 1", n)
+	}
+	l.createRoom(t, `{"preset":"search-cache"}`)
+}
+
+// grepLines is the lines of s that contain part.
+func grepLines(s, part string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, part) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// A room that is gone says so on every room page: the stream of an
+// attendee's, a projector's or the instructor's page for it patches the
+// room's bar ("has ended"), stops following, and ends (Datastar does not
+// retry a finished stream; an error status would leave the banner saying
+// "Following the instructor").
+func TestRoomGoneSaysSo(t *testing.T) {
+	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
+	for _, role := range []string{"follow", "projector", "present"} {
+		events := webtest.OpenStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		var got []string
+		for ev := range events {
+			got = append(got, ev.Data)
+		}
+		all := strings.Join(got, "\n")
+		if !strings.Contains(all, `id="room-bar"`) || !strings.Contains(all, "K7QX2M</span> has ended") || !strings.Contains(all, `"follow":false`) {
+			t.Errorf("%s page of a gone room: %q", role, all)
+		}
+	}
+}
+
+// The bus up after the replica, with a page open: a follower's stream on
+// a replica whose NATS is down waits (200, keepalives), and once NATS is
+// back the page has the room, without a reload.
+func TestBusStreamWaitsForBus(t *testing.T) {
+	store := t.TempDir()
+	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: store}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats did not start")
+	}
+	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, Limits{})
+	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
+	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
+	ns.Shutdown()
+	ns.WaitForShutdown()
+
+	bus, err := roombus.OpenBus(roombus.BusOptions{URL: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	s, err := newServer(Options{Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	follower := openStreamCtx(t, t.Context(), ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), att)
+	if bus.Ready() {
+		t.Fatal("the bus is open with NATS down")
+	}
+	back := time.Now()
+	ns2, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns2.Start()
+	t.Cleanup(ns2.Shutdown)
+	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
+	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
+	// The server goes before NATS does (cleanups run last-in first).
+	s.Shutdown()
+	ts.Close()
+}
+
+// An attendee offline (its stream gone, the replica's hub for the room
+// closed meanwhile, as after 20 s away and more) while the instructor
+// moves on: the stream Datastar opens again has the room's current state
+// in its first redraw, and follows on.
+func TestRoomOfflineAttendeeResyncs(t *testing.T) {
+	la, lb := twoReplicas(t)
+	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
+	att := attendeeCookie(t, lb.ts.URL, code)
+	first := openStreamCtx(t, ctx, lb.ts.URL, sig, att)
+	webtest.WaitFor(t, first, "the first redraw", charted)
+	cancel() // offline
+	for range first {
+	}
+	waitUntil(t, "the replica's hub for the room closed", func() bool {
+		lb.s.rooms.mu.Lock()
+		defer lb.s.rooms.mu.Unlock()
+		h := lb.s.rooms.hubs[code]
+		if h != nil && h.refs == 0 {
+			h.stop()
+			delete(lb.s.rooms.hubs, code) // what hubIdle does after 30 s
+			return true
+		}
+		return h == nil
+	})
+	for i, cap := range []int{22, 37} {
+		if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+			t.Fatalf("the instructor's move: %d %s", st, body)
+		}
+	}
+	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
+	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
+	if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+		t.Fatalf("the instructor's next move: %d %s", st, body)
+	}
+	webtest.WaitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
+}
+
+// One data directory, one server: a second one on it is refused, naming
+// the directory; once the first has closed, it may start.
+func TestBusDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	a, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := roombus.OpenBus(roombus.BusOptions{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "another outlierlab serve uses the data directory "+dir) {
+		b.Close()
+		t.Fatalf("a second server on %s: %v", dir, err)
+	}
+	a.Close()
+	b, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	b.Close()
+}

@@ -1,0 +1,205 @@
+package room
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"outlierlab/engine/plan"
+	"outlierlab/web/httperr"
+)
+
+// A plan scene's explore timer (issue 23): "explore on your own for N
+// min". The instructor starts it from the present page; the room's state
+// carries its end time on the server's clock, so every replica and every
+// page (present, attendee, projector; an attendee who broke away too)
+// counts down to the same moment without a message per second: the
+// stream sends the end once, with how long is left as the server reckons
+// it, and the page counts down from there (app.js, "Explore timer"), so a
+// laptop whose clock is off still shows the room's time. Moving to another
+// scene clears it (sceneState); the instructor may stop it early.
+//
+//	POST /r/{code}/explore   {"scene": N} or ?scene=N starts scene N's timer;
+//	                         {"stop": true} or ?stop=1 stops it (key)
+
+// maxExploreMinutes bounds a timer a room's record may carry: plan files
+// allow up to 120 minutes (engine/plan).
+const maxExploreMinutes = 120
+
+// roomExplore is a running (or run out) explore timer: the scene it was
+// started on, its length, and when it ends (Unix ms, the server's clock).
+type roomExplore struct {
+	Scene   int   `json:"scene"`
+	Minutes int   `json:"minutes"`
+	EndMs   int64 `json:"endMs"`
+}
+
+// check refuses a timer the lab would not have written (nil: none).
+func (e *roomExplore) check() error {
+	if e == nil {
+		return nil
+	}
+	if e.Minutes < 1 || e.Minutes > maxExploreMinutes || e.EndMs <= 0 || e.Scene < 0 {
+		return fmt.Errorf("explore: %d min to %d on scene %d is not a timer (allowed 1–%d min, a time from 1970)", e.Minutes, e.EndMs, e.Scene, maxExploreMinutes)
+	}
+	return nil
+}
+
+// exploreSignal is the timer as a page counts it down: LeftMs is how long
+// was left when the server sent it; EndMs names the timer (0: none).
+type exploreSignal struct {
+	EndMs   int64 `json:"endMs"`
+	LeftMs  int64 `json:"leftMs"`
+	Minutes int   `json:"minutes"`
+}
+
+func (e *roomExplore) signal(now time.Time) exploreSignal {
+	if e == nil {
+		return exploreSignal{}
+	}
+	return exploreSignal{EndMs: e.EndMs, LeftMs: max(e.EndMs-now.UnixMilli(), 0), Minutes: e.Minutes}
+}
+
+// exploreToSend is the timer signal when it changed since the stream last
+// sent it (nil otherwise, and always in a room without a plan).
+func (w *roomWatch) exploreToSend(st *roomState) *exploreSignal {
+	if st.Plan == "" {
+		return nil
+	}
+	sig := st.Explore.signal(w.s.Now())
+	if w.exploreSent != nil && w.exploreSent.EndMs == sig.EndMs && w.exploreSent.Minutes == sig.Minutes {
+		return nil
+	}
+	w.exploreSent = &sig
+	return &sig
+}
+
+// exploreRequest is /explore's body; the page's other signals come with
+// it and are ignored.
+type exploreRequest struct {
+	Scene *int `json:"scene"`
+	Stop  bool `json:"stop"`
+}
+
+// errNoExplore: a stop found no timer to stop.
+var errNoExplore = errors.New("no explore timer is running")
+
+// exploreRoom handles POST /r/{code}/explore.
+func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	req, err := s.exploreRequestOf(r)
+	if err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return
+	}
+	p, ok := s.roomPlan(w, code, &rec, "explore timer")
+	if !ok {
+		return
+	}
+	var minutes int
+	if !req.Stop {
+		if minutes, err = exploreMinutes(p, req.Scene); err != nil {
+			httperr.Write(w, err, httperr.KindBadValue)
+			return
+		}
+	}
+	now := s.Now()
+	next, _, err := s.rooms.updateState(r.Context(), code, "explore", func(st *roomState) error {
+		if req.Stop {
+			if st.Explore == nil {
+				return errNoExplore
+			}
+			st.Explore = nil
+			return nil
+		}
+		// The timer is the scene on screen's: one for another would be
+		// cleared by the move to it.
+		if err := onScene(p, st, *req.Scene); err != nil {
+			return err
+		}
+		st.Explore = &roomExplore{Scene: *req.Scene, Minutes: minutes, EndMs: now.UnixMilli() + int64(minutes)*time.Minute.Milliseconds()}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNoExplore):
+		writeJSON(w, r, http.StatusOK, map[string]any{"running": false})
+		return
+	case err != nil:
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	e := next.State.Explore
+	if e == nil {
+		s.Log.Info("room explore stopped", "room", code)
+		writeJSON(w, r, http.StatusOK, map[string]any{"running": false})
+		return
+	}
+	s.Log.Info("room explore started", "room", code, "scene", e.Scene, "minutes", e.Minutes)
+	writeJSON(w, r, http.StatusOK, map[string]any{"running": true, "scene": e.Scene, "minutes": e.Minutes, "endMs": e.EndMs})
+}
+
+// exploreRequestOf reads /explore's request: the query (the page's
+// buttons) over the body (a script's).
+func (s *Workshops) exploreRequestOf(r *http.Request) (exploreRequest, error) {
+	var req exploreRequest
+	if err := s.readJSON(r, &req); err != nil {
+		return req, err
+	}
+	if err := sceneParam(r, &req.Scene); err != nil {
+		return req, err
+	}
+	if q := r.URL.Query(); q.Has("stop") {
+		v, err := strconv.ParseBool(q.Get("stop"))
+		if err != nil {
+			return req, &httperr.FieldError{Field: "stop", Msg: fmt.Sprintf("%q is not a yes or no (allowed 1, true, 0, false)", httperr.Truncate(q.Get("stop"), 20))}
+		}
+		req.Stop = v
+	}
+	if req.Stop && req.Scene != nil {
+		return req, &httperr.FieldError{Field: "stop", Msg: "stop takes no scene: it stops the room's timer, whichever scene started it"}
+	}
+	return req, nil
+}
+
+// exploreMinutes is scene n's timer in p, refusing a scene p does not
+// have or one without a timer.
+func exploreMinutes(p *plan.Plan, n *int) (int, error) {
+	if err := sceneInRange(p, n); err != nil {
+		return 0, err
+	}
+	if m := p.Scenes[*n].ExploreMinutes; m > 0 {
+		return m, nil
+	}
+	return 0, sceneLacks(p, *n, "explore timer", func(sc *plan.Scene) bool { return sc.ExploreMinutes > 0 })
+}
+
+// exploreState is the timer in a recording's words for a state ("" for
+// none): "; a 2-minute explore to 10:42:00 UTC".
+func exploreState(st *roomState) string {
+	if x := st.Explore; x != nil {
+		return fmt.Sprintf("; a %d-minute explore to %s", x.Minutes, time.UnixMilli(x.EndMs).UTC().Format("15:04:05 UTC"))
+	}
+	return ""
+}
+
+// exploreWords is a recording's explore entry in words: "Instructor
+// started a 5-minute explore (scene 3 of 6, "…")", or its stop.
+func exploreWords(e *TimelineEntry) (string, bool) {
+	if e.Kind != "explore" {
+		return "", false
+	}
+	x := e.State.Explore
+	if x == nil {
+		return "Instructor stopped the explore timer", true
+	}
+	words := fmt.Sprintf("Instructor started a %d-minute explore", x.Minutes)
+	if sc := e.Scene; sc != nil {
+		words += fmt.Sprintf(" (scene %d of %d, %q)", sc.N, sc.Of, sc.Title)
+	}
+	return words, true
+}

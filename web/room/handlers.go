@@ -1,0 +1,449 @@
+package room
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"outlierlab/web/lab"
+	"outlierlab/web/roombus"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/csp"
+	"outlierlab/web/httperr"
+	"outlierlab/web/page"
+	"outlierlab/web/qr"
+	"outlierlab/web/tabstate"
+	"outlierlab/web/templates"
+	"outlierlab/web/view"
+)
+
+// The rooms' routes:
+//
+//	POST /rooms             a new room (its key in a cookie, or in JSON)
+//	GET  /r?code=K7QX2M     the join box's target
+//	GET  /r/{code}          an attendee's page
+//	GET  /r/{code}/present  the instructor's page (key by cookie or ?key=)
+//	GET  /r/{code}/projector the projector view
+//	GET  /r/{code}/handout  the handout of the plan it ran (handout.go)
+func (s *Workshops) Routes(r chi.Router) {
+	r.Get("/plans/{id}/handout", s.planHandout) // no bus needed: not a room's
+	r.Group(func(r chi.Router) {
+		r.Use(s.busReady)
+		s.roomRoutes(r)
+	})
+}
+
+// roomRoutes are the routes of the rooms themselves, served once the bus
+// is open.
+func (s *Workshops) roomRoutes(r chi.Router) {
+	r.Post("/rooms", s.createRoom)
+	r.Get("/r", s.joinRoom)
+	r.Get("/r/{code}", s.attendPage)
+	r.Get("/r/{code}/present", s.presentPage)
+	r.Get("/r/{code}/projector", s.projectorPage)
+	s.questionRoutes(r)
+	s.boardRoutes(r)
+	r.Post("/r/{code}/spotlight", s.spotlightRoom)
+	r.Post("/r/{code}/scene", s.sceneRoom)
+	r.Post("/r/{code}/explore", s.exploreRoom)
+	s.recordingRoutes(r)
+	r.Get("/r/{code}/handout", s.roomHandout)
+}
+
+// roomKey is the instructor key a request carries: a script's
+// "Authorization: Bearer KEY" (no cookie jar needed), else the key cookie
+// this browser holds for the room.
+func roomKey(r *http.Request, code string) string {
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	c, err := r.Cookie("olab_key_" + code)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// setRoomKeyCookie gives the browser the room's key: HttpOnly (no script
+// reads it), SameSite=Strict (no other site's page sends it), for the
+// room's life.
+func (s *Workshops) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, code, key string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: "olab_key_" + code, Value: key, Path: "/",
+		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: s.rooms.secure(r),
+	})
+}
+
+// createRoom handles POST /rooms. The room starts from what the request
+// says: the home page's form (start=lesson:ID or preset:NAME), a lab or
+// lesson page's signals (the tab's session as it is now, playback
+// included), a JSON body of such signals, or nothing (the opening
+// preset). A JSON client gets the code and key; a browser goes to the
+// instructor page with the key in a cookie.
+func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
+	if s.rooms == nil {
+		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
+		return
+	}
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
+		tooManyJoins(w)
+		return
+	}
+	st, err := s.startState(r)
+	if err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return
+	}
+	code, key, err := s.rooms.create(r.Context(), st)
+	if err != nil {
+		s.Log.Error("room: create", "err", err)
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	s.Log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
+	s.setRoomKeyCookie(w, r, code, key)
+	present := "/r/" + code + "/present"
+	switch {
+	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
+		// Not sse.Redirect: that is an inline script without a nonce, which
+		// the page's policy refuses (csp.go).
+		_ = csp.Run(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
+	case strings.Contains(r.Header.Get("Accept"), "application/json"):
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", present)
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "key": key, "join": "/r/" + code, "present": present, "projector": "/r/" + code + "/projector"})
+	default:
+		http.Redirect(w, r, present, http.StatusSeeOther)
+	}
+}
+
+// startState is the state a new room starts from (see createRoom).
+func (s *Workshops) startState(r *http.Request) (roomState, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	if err != nil {
+		return roomState{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		q, err := url.ParseQuery(string(body))
+		if err != nil {
+			return roomState{}, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the form is not valid: " + err.Error()})
+		}
+		return s.startFrom(q.Get("start"))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return s.startFrom("")
+	}
+	var sig lab.TabSignals
+	if err := json.Unmarshal(body, &sig); err != nil {
+		return roomState{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
+	}
+	if sig.Tab == "" {
+		sig.Tab = lab.NewTabID()
+	}
+	sess, err := s.SessionFor(&sig, "", false)
+	if err != nil {
+		return roomState{}, err
+	}
+	return roomStateOf(sess.State()), nil
+}
+
+// startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
+// ("plan:ID") or a preset ("preset:NAME"; "" for the opening one), at its
+// start.
+func (s *Workshops) startFrom(start string) (roomState, error) {
+	st := roomState{Preset: tabstate.DefaultPreset, Speed: tabstate.Speeds[0].Name}
+	kind, name, _ := strings.Cut(start, ":")
+	switch kind {
+	case "":
+		return st, nil
+	case "lesson":
+		d := s.Lessons.ByID[name]
+		if d == nil {
+			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(name, 40))})
+		}
+		st.Lesson, st.Preset = d.ID, d.PresetFor("")
+		return st, nil
+	case "plan":
+		return s.startPlan(name)
+	case "preset":
+		st.Preset = name
+		_, _, err := s.roomInputs(&st)
+		return st, httperr.WithKind(httperr.KindNotFound, err)
+	}
+	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID, plan:ID or preset:NAME)", httperr.Truncate(start, 40))}
+}
+
+func tooManyJoins(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "60")
+	httperr.Plain(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
+}
+
+// joinRoom handles GET /r?code=…: the join box sends its code here.
+func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
+	raw := r.URL.Query().Get("code")
+	if raw == "" {
+		s.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.Pages.Layout("Join a workshop", "", false)}))
+		return
+	}
+	code, ok := normalRoomCode(raw)
+	if !ok {
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
+		return
+	}
+	http.Redirect(w, r, "/r/"+code, http.StatusSeeOther)
+}
+
+func (s *Workshops) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
+	s.Pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
+		Layout: s.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
+	}))
+}
+
+func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
+	s.Pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
+		Layout: s.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
+	}))
+}
+
+// roomFor reads a room page's code and finds the room, answering the
+// request itself when it cannot (no workshops here, too many joins from
+// the address, a code that is not one or names no room, a code typed in
+// lower case) and then returning ok false.
+func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
+	if s.rooms == nil {
+		s.Pages.NotFound(w, r, "This server runs no workshops.")
+		return "", rec, false
+	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", rec, false
+	}
+	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
+		tooManyJoins(w)
+		return "", rec, false
+	}
+	raw := chi.URLParam(r, "code")
+	code, valid := normalRoomCode(raw)
+	switch {
+	case !valid:
+		s.rooms.missedCode(r)
+		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
+		return "", rec, false
+	case code != raw:
+		u := *r.URL
+		u.Path = strings.Replace(u.Path, "/r/"+raw, "/r/"+code, 1)
+		http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
+		return "", rec, false
+	}
+	rec, err := s.rooms.find(r, code)
+	switch {
+	case errors.Is(err, errTooManyGuesses):
+		tooManyGuesses(w)
+		return "", rec, false
+	case errors.Is(err, errRoomNotFound):
+		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change.")
+		return "", rec, false
+	case err != nil:
+		s.Log.Error("room: lookup", "room", code, "err", err)
+		httperr.Plain(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
+		return "", rec, false
+	}
+	return code, rec, true
+}
+
+// attendPage handles GET /r/{code}: the room's lab or lesson at its
+// current state, following it.
+func (s *Workshops) attendPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	if s.rooms.full(code) {
+		s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
+			fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
+		return
+	}
+	if !s.issueAttendee(w, r, code, &rec) {
+		tooManyAttendees(w, code, s.rooms.lim)
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "follow")
+}
+
+// projectorPage handles GET /r/{code}/projector.
+func (s *Workshops) projectorPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	// The projector's stream counts as an attendee's, and needs an
+	// identity as one does.
+	if !s.issueAttendee(w, r, code, &rec) {
+		tooManyAttendees(w, code, s.rooms.lim)
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "projector")
+}
+
+// presentPage handles GET /r/{code}/present: the instructor's page, for
+// the holder of the room's key. A key in the address is checked, put in
+// the cookie and taken out of the address (it would stay in the history
+// and be shown on a projector).
+func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomFor(w, r)
+	if !ok {
+		return
+	}
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		key = roomKey(r, code)
+	}
+	if !rec.keyMatches(key) {
+		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
+			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
+		return
+	}
+	s.setRoomKeyCookie(w, r, code, key) // as long as the room, from now
+	if r.URL.Query().Has("key") {
+		http.Redirect(w, r, "/r/"+code+"/present", http.StatusSeeOther)
+		return
+	}
+	s.renderRoom(w, r, code, &rec.State, "present")
+}
+
+// full reports whether the room has as many attendees here as it may.
+func (set *roomSet) full(code string) bool {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	h := set.hubs[code]
+	return h != nil && h.attendees >= set.lim.MaxAttendees
+}
+
+// renderRoom writes a room page: the lab or lesson the room shows, as
+// role sees it.
+func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
+	page, tab, err := s.roomPage(r, code, st, role)
+	if err != nil {
+		s.Log.Error("room: page", "room", code, "err", err)
+		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
+		return
+	}
+	csp.AllowTabScripts(w, tab)
+	s.Pages.Render(w, r, http.StatusOK, page)
+}
+
+// roomPage is a room's page: the lab at the room's settings and cursor (a
+// lesson page at its start: the stream brings it to the room's step), with
+// the room's signals, and the room's strip (or the projector's frame).
+func (s *Workshops) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
+	bar := s.roomBar(r, code, role)
+	bar.Scene = s.sceneView(code, role, st)
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return nil, "", err
+	}
+	if d != nil {
+		v, err := s.LessonView(d)
+		if err != nil {
+			return nil, "", err
+		}
+		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role)
+		if role == "projector" {
+			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
+			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), v.Lab.Tab, nil
+		}
+		v.Layout.Strip = templates.RoomBarStrip(bar)
+		return templates.LessonPage(v), v.Lab.Tab, nil
+	}
+	run, err := s.Runs.Get(in)
+	if err != nil {
+		return nil, "", err
+	}
+	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(st, in, run, s.Now()))})
+	if err != nil {
+		return nil, "", err
+	}
+	lab.Signals = withRoomSignals(lab.Signals, code, role)
+	lab.Link = false // the address is the room's, not a permalink
+	l := s.Pages.Layout("Workshop "+code, "lab", true)
+	if role == "projector" {
+		lab.View = view.Projector
+		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
+	}
+	l.Strip = templates.RoomBarStrip(bar)
+	return templates.LabPage(l, lab), lab.Tab, nil
+}
+
+// roomCursor is the room's cursor now (playback is arithmetic).
+func roomCursor(st *roomState, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
+	return st.tabState(in, run, nil).CursorAt(now)
+}
+
+// roomBar is the strip's view of a room.
+func (s *Workshops) roomBar(r *http.Request, code, role string) view.RoomBar {
+	join := "/r/" + code
+	b := view.RoomBar{Code: code, Role: role, JoinPath: join, JoinURL: s.rooms.origin(r) + join,
+		PresentPath: join + "/present", ProjectorPath: join + "/projector"}
+	if qr, err := qr.SVG(b.JoinURL, "QR code of "+b.JoinURL); err == nil {
+		b.QR = view.HTML(qr)
+	}
+	// A room started in the browser keeps its key in an HttpOnly cookie:
+	// without this link nobody could take over from another laptop. Only
+	// the key's holder gets the present page, so only they see it.
+	if key := roomKey(r, code); role == "present" && key != "" {
+		b.HandoverURL = s.rooms.origin(r) + b.PresentPath + "?key=" + url.QueryEscape(key)
+	}
+	return b
+}
+
+// withRoomSignals adds the room's signals to a lab's initial ones: the
+// code, the page's role, and follow (true until the tab breaks away).
+func withRoomSignals(signals, code, role string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(signals), &m); err != nil {
+		m = map[string]json.RawMessage{}
+	}
+	m["room"], _ = json.Marshal(code)
+	m["roomRole"], _ = json.Marshal(role)
+	m["follow"] = json.RawMessage("true")
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// startStrip is "Start a workshop" on a page of the lab (home, lab,
+// lesson), when the server has workshops (nil otherwise); home's offers
+// the lessons and presets to start from.
+func (s *Workshops) startStrip(home bool) templ.Component {
+	if s.rooms == nil {
+		return nil
+	}
+	st := view.RoomStart{Home: home}
+	if home {
+		st.Lessons, st.Presets, st.Plans = s.LessonLinks(), page.PresetLinks(""), s.plans.links()
+	}
+	return templates.RoomStartStrip(st)
+}
+
+// busReady answers the rooms' routes with 503 until the room bus is open.
+func (s *Workshops) busReady(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.rooms != nil && !s.rooms.bus.Ready() {
+			w.Header().Set("Retry-After", "2")
+			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,184 @@
+package room
+
+import (
+	"encoding/json"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A plan's handout has every scene: its title, three charts drawn in SVG
+// (their options in the page), its question with the engine's answer,
+// which for the shipped plans is the one the plan expects (plan -check
+// holds it on seeds 1–50), and its settings as Envoy YAML, the same
+// cluster as the room's own "Copy as Envoy YAML" but named after the
+// scene; never the instructor's notes. A plan that is not there is a 404
+// naming it and the plans there are; a query a 400 naming it.
+func TestPlanHandout(t *testing.T) {
+	s, ts := startTestServer(t)
+	for _, id := range []string{"lightning", "production"} {
+		p := s.plans.byID[id]
+		status, body, _ := getRoomPage(t, ts.URL, "/plans/"+id+"/handout", "", "")
+		if status != http.StatusOK {
+			t.Fatalf("%s: status %d", id, status)
+		}
+		if n := strings.Count(body, `class="chart-box handout-fig"`); n != 3*len(p.Scenes) {
+			t.Errorf("%s: %d figures for %d scenes", id, n, len(p.Scenes))
+		}
+		if n := strings.Count(body, `data-renderer="svg"`); n != 3*len(p.Scenes) {
+			t.Errorf("%s: %d SVG charts", id, n)
+		}
+		for i, sc := range p.Scenes {
+			for _, want := range []string{html.EscapeString(sc.Title), "name: " + sc.ID + "\n", `"s` + strconv.Itoa(i+1) + `-chart-lanes"`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s scene %s: no %q", id, sc.ID, want)
+				}
+			}
+			if strings.TrimSpace(sc.Notes) != "" && strings.Contains(body, html.EscapeString(firstLine(sc.Notes))) {
+				t.Errorf("%s scene %s: the instructor's notes are on the handout", id, sc.ID)
+			}
+			if q := sc.Question; q != nil {
+				if !strings.Contains(body, html.EscapeString(q.Words())) || !strings.Contains(body, `<b class="handout-answer">`+html.EscapeString(q.Answer)+`</b>`) {
+					t.Errorf("%s scene %s: the question %q or the engine's answer %q is missing", id, sc.ID, q.Words(), q.Answer)
+				}
+			}
+			hs, err := s.handoutScene(p, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			yaml, err := sc.ClusterYAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if afterName(yaml) != afterName(hs.Run.YAML) {
+				t.Errorf("%s scene %s: the handout's YAML is not the room's:\n%s\nthe room's:\n%s", id, sc.ID, yaml, hs.Run.YAML)
+			}
+		}
+		// A lesson's scene links to its lesson, a preset's to the lab at
+		// its cursor (production's health-check scene).
+		if !strings.Contains(body, `<a href="/lessons/cap">open the lesson</a>`) {
+			t.Errorf("%s: no link to the cap lesson", id)
+		}
+		if id == "production" && !strings.Contains(body, `<a href="/lab?preset=active-hc-undo`) {
+			t.Errorf("%s: no lab link for the preset's scene", id)
+		}
+		if strings.Contains(body, `class="handout-warn"`) {
+			t.Errorf("%s: a warning on a plan that passes plan -check", id)
+		}
+	}
+	for _, tt := range []struct {
+		path   string
+		status int
+		has    string
+	}{
+		{"/plans/nope/handout", 404, "There is no workshop plan &#34;nope&#34; here (plans: lightning, production)."},
+		{"/plans/lightning/handout?t=30", 400, "t: is not a parameter of a handout (it takes none)"},
+	} {
+		status, body, _ := getRoomPage(t, ts.URL, tt.path, "", "")
+		if status != tt.status || !strings.Contains(body, tt.has) {
+			t.Errorf("GET %s: %d, want %d with %q", tt.path, status, tt.status, tt.has)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// afterName is a cluster's YAML without its first line, the name.
+func afterName(yaml string) string {
+	_, rest, _ := strings.Cut(yaml, "\n")
+	return rest
+}
+
+// A room's handout shows what the room answered to a scene's question
+// once it was revealed, with no key (attendees read it after class), and
+// says which questions the room did not reveal. The present page links
+// to it. A room that ran no plan has none (404), nor has a code that
+// names no room.
+func TestRoomHandout(t *testing.T) {
+	l := planLab(t)
+	// The scene's question asked with its button (?scene=0), or made by
+	// hand on the form with the same host and moment: the handout shows
+	// the room's answers either way.
+	for _, ask := range []string{`{"scene":0}`, `{"qkind":"ejected","qhost":"h5","qat":40}`} {
+		_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
+		// Scene 1's question, as the room asks it; three attendees answer.
+		// Before the reveal the handout shows no answers.
+		askScene1(t, l, code, key, ask, func() {
+			status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+			if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
+				t.Fatalf("before the reveal: %d", status)
+			}
+		})
+		status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+		if status != http.StatusOK {
+			t.Fatalf("the room's handout: %d", status)
+		}
+		for _, want := range []string{
+			"as run in workshop <span class=\"room-code\">" + code + "</span>",
+			"What workshop <span class=\"room-code\">" + code + "</span> answered (3 answers):",
+			`<span class="room-hist-label">no</span>`, `<span class="room-hist-n">2</span>`,
+			`<div class="room-hist-row right"><span class="room-hist-label">no</span>`,
+			"Workshop " + code + " did not reveal this question.", // the other scenes' questions
+			`href="/r/` + code + `/recording"`, `href="/plans/lightning/handout"`,
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the room's handout has no %q", want)
+			}
+		}
+		if strings.Contains(page, `class="handout-warn"`) {
+			t.Error("a warning: the room's run answered as the plan's scene does")
+		}
+		if n := strings.Count(page, `class="room-hist-row`); n != 2 {
+			t.Errorf("%d histogram bars, want the one question's 2", n)
+		}
+		if _, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/present", code, key); !strings.Contains(page, `href="/r/`+code+`/handout"`) {
+			t.Error("the present page has no link to the handout")
+		}
+	}
+	_, code, _, _ := startPlanRoom(t, l, "plan:lightning")
+	plain, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	for _, tt := range []struct {
+		path   string
+		status int
+		has    string
+	}{
+		{"/r/" + plain + "/handout", 404, "Workshop " + plain + " was not started from a workshop plan"},
+		{"/r/ZZZZZZ/handout", 404, "There is no workshop ZZZZZZ"},
+		{"/r/K0QX/handout", 404, "is not a workshop code"},
+		{"/r/" + code + "/handout?scene=1", 400, "scene: is not a parameter of a handout"},
+		{"/", 200, `href="/plans/lightning/handout"`}, // the plans' list
+	} {
+		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, "", "")
+		if status != tt.status || !strings.Contains(body, tt.has) {
+			t.Errorf("GET %s: %d, want %d with %q", tt.path, status, tt.status, tt.has)
+		}
+	}
+}
+
+// askScene1 asks lightning's first question in room code ("Is h5 ejected
+// at 40 s?") with the question request ask, has three attendees answer
+// (one yes, two no), runs before (if not nil), and reveals it.
+func askScene1(t *testing.T, l *roomLab, code, key, ask string, before func()) {
+	t.Helper()
+	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
+	var q roomQuestion
+	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
+		t.Fatalf("open: %d %s", st, body)
+	}
+	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
+		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+			t.Fatalf("answer %s: %d %s", a, st, body)
+		}
+	}
+	if before != nil {
+		before()
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+}

@@ -1,0 +1,475 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"outlierlab/web/addrlimit"
+	"outlierlab/web/lab"
+	"outlierlab/web/lessonbook"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
+	"outlierlab/web/tabstate"
+)
+
+// Limits bounds what one replica does for rooms. Zero values pick the
+// defaults.
+type Limits struct {
+	// MaxRooms is how many rooms this replica serves at once (default 500):
+	// rooms it creates, or whose pages and streams it serves.
+	MaxRooms int
+	// MaxAttendees is how many attendee and projector streams one room may
+	// have on this replica (default 500).
+	MaxAttendees int
+	// AttendeesPerAddress is how many of those streams may come from one
+	// client address (default 100: a class of fifty behind one NAT, with a
+	// second tab each, fits; one script does not fill the room).
+	AttendeesPerAddress int
+	// JoinsPerMinute and JoinBurst rate-limit room pages and room creation
+	// per client address (defaults 60 and 60: a class behind one NAT joins
+	// at once, a script guessing codes does not get far), and every other
+	// request of a room's address (/r/CODE/...) whose code names no room:
+	// guessing codes on the room API is as slow as on its pages. New
+	// attendee identities are limited per address and room to JoinBurst at
+	// once and a fifth of JoinsPerMinute after (identity.go).
+	JoinsPerMinute, JoinBurst int
+}
+
+func (l *Limits) defaults() {
+	if l.MaxRooms <= 0 {
+		l.MaxRooms = 500
+	}
+	if l.MaxAttendees <= 0 {
+		l.MaxAttendees = 500
+	}
+	if l.AttendeesPerAddress <= 0 {
+		l.AttendeesPerAddress = 100
+	}
+	if l.JoinsPerMinute <= 0 {
+		l.JoinsPerMinute = 60
+	}
+	if l.JoinBurst <= 0 {
+		l.JoinBurst = 60
+	}
+}
+
+var (
+	errRoomNotFound = errors.New("no such room")
+	errRoomsFull    = errors.New("this server serves as many rooms as it may")
+	errRoomFull     = errors.New("this room has as many attendees on this server as it may")
+	errAddrFull     = errors.New("too many attendee streams of this room from your address")
+	errPlayersFull  = errors.New("this server plays as many workshop recordings at once as it may: try again in a minute")
+)
+
+// hubIdle is how long a replica keeps watching a room nobody streams any
+// more: a reloading page or a reconnecting stream finds it still open.
+const hubIdle = 30 * time.Second
+
+// roomSet is one replica's rooms: a hub per room it serves, each one
+// subscription to the bus (a watch of the room's key) fanned out to the
+// room's streams here.
+type roomSet struct {
+	s     *Workshops
+	bus   *roombus.Bus
+	lim   Limits
+	log   *slog.Logger
+	joins *addrlimit.Limiter
+	// ids limits new attendee identities per address and room; guesses
+	// the requests for codes that name no room (limit.go).
+	ids, guesses *addrlimit.Limiter
+
+	mu   sync.Mutex
+	hubs map[string]*roomHub
+	// players are the recordings' players on this replica (replay.go).
+	players *playerSet
+}
+
+func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *roomSet {
+	if bus == nil {
+		return nil
+	}
+	lim.defaults()
+	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
+		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), ids: addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
+		guesses: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
+		players: newPlayerSet()}
+}
+
+// roomHub is a room as one replica sees it: its latest good record, and a
+// channel closed (and replaced) at each new one, which the room's streams
+// wait on.
+type roomHub struct {
+	set   *roomSet
+	code  string
+	ready chan struct{} // closed once the watch has given the current record, or found none
+	err   error         // set before ready is closed
+	stop  context.CancelFunc
+
+	mu  sync.Mutex
+	now roomNow
+	// answers are the room's answers by question and attendee, as the bus
+	// has them (answers.go); answersReady is closed once the watch has
+	// given the ones already there; answersNext is closed (and replaced)
+	// when new answers change the question panel, at most every
+	// answerWakeEvery (answersWake is set while that wake is pending).
+	answers      map[string]map[string]roomAnswer
+	answersReady chan struct{}
+	answersNext  chan struct{}
+	answersWake  bool
+	// seen are the questions the room's state has asked, whose answers
+	// are forgotten once it asks another.
+	seen map[string]bool
+	// board is the room's attendees by presence key (presence.go),
+	// boardGen counts its changes.
+	board    map[string]presence
+	boardGen uint64
+	// boardNext is closed at the board's next change. Only the
+	// instructor's streams wait on it: an attendee joining, leaving or
+	// answering changes nothing on a follower's page but the answers'
+	// count (watchAnswers wakes every stream for that), and a room of 500
+	// must not wake 500 streams per arrival.
+	boardNext chan struct{}
+
+	// refs and attendees are guarded by set.mu; byAddr counts the
+	// attendee streams by client address.
+	refs, attendees int
+	byAddr          map[string]int
+	// pub orders the instructor's publications: the states are put on the
+	// bus in the order they were read from the session.
+	pub sync.Mutex
+}
+
+// open finds or starts the room's hub and holds it until release. An
+// attendee (a follower or projector stream, from is its client address)
+// counts toward the room's limits on this replica, in all and per address;
+// from is "" for what is not an attendee's stream.
+func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHub, error) {
+	if !set.bus.Ready() {
+		return nil, roombus.ErrNotReady
+	}
+	set.mu.Lock()
+	h := set.hubs[code]
+	if h == nil {
+		if len(set.hubs) >= set.lim.MaxRooms {
+			set.mu.Unlock()
+			return nil, errRoomsFull
+		}
+		wctx, stop := context.WithCancel(context.Background())
+		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop, byAddr: map[string]int{}}
+		h.now.next = make(chan struct{})
+		h.boardNext = make(chan struct{})
+		h.answersReady = make(chan struct{})
+		h.answersNext = make(chan struct{})
+		set.hubs[code] = h
+		go h.watch(wctx)
+		go h.watchAnswers(wctx)
+		go h.watchPresence(wctx)
+	}
+	h.refs++
+	set.mu.Unlock()
+	timeout := time.NewTimer(roombus.Timeout)
+	defer timeout.Stop()
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		h.release("")
+		return nil, ctx.Err()
+	case <-timeout.C:
+		h.release("")
+		return nil, fmt.Errorf("room bus: no answer about room %s within %v", code, roombus.Timeout)
+	}
+	if h.err != nil {
+		h.release("")
+		return nil, h.err
+	}
+	if from != "" {
+		set.mu.Lock()
+		var err error
+		switch {
+		case h.attendees >= set.lim.MaxAttendees:
+			err = errRoomFull
+		case h.byAddr[from] >= set.lim.AttendeesPerAddress:
+			err = fmt.Errorf("%w (allowed %d per address and room on this server)", errAddrFull, set.lim.AttendeesPerAddress)
+		default:
+			h.attendees++
+			h.byAddr[from]++
+		}
+		set.mu.Unlock()
+		if err != nil {
+			h.release("")
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// release gives back what open took (from as open had it). The last
+// holder leaves the hub open for hubIdle, then it stops watching; a hub
+// that found no room goes at once.
+func (h *roomHub) release(from string) {
+	set := h.set
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	h.refs--
+	if from != "" {
+		h.attendees--
+		if h.byAddr[from]--; h.byAddr[from] <= 0 {
+			delete(h.byAddr, from)
+		}
+	}
+	if h.refs > 0 {
+		return
+	}
+	drop := func() {
+		if h.refs == 0 && set.hubs[h.code] == h {
+			delete(set.hubs, h.code)
+			h.stop()
+		}
+	}
+	select {
+	case <-h.ready:
+		if h.err != nil {
+			drop()
+			return
+		}
+	default:
+	}
+	time.AfterFunc(hubIdle, func() {
+		set.mu.Lock()
+		defer set.mu.Unlock()
+		drop()
+	})
+}
+
+// watch follows the room's key on the bus: its current value, then every
+// new one, until the hub is dropped. Whatever ends it before the current
+// value came (the watch refused, its updates closed, the hub dropped)
+// still ends open's wait, with the reason: otherwise every join would
+// wait out busTimeout on a hub that will never be ready.
+func (h *roomHub) watch(ctx context.Context) {
+	initial := true
+	defer func() {
+		if initial {
+			h.fail(fmt.Errorf("room bus: the watch of room %s ended before its state came", h.code))
+		}
+	}()
+	err := h.watchKV(ctx, h.code, func() {
+		if initial { // the current value has been given (or there is none)
+			h.markReady()
+			initial = false
+		}
+	}, h.take)
+	if err != nil && initial {
+		initial = false
+		h.fail(fmt.Errorf("room bus: cannot watch room %s: %w", h.code, err))
+	}
+}
+
+// markReady ends open's wait: the room exists if a good record came.
+func (h *roomHub) markReady() {
+	h.mu.Lock()
+	if h.now.rev == 0 {
+		h.err = errRoomNotFound
+	}
+	h.mu.Unlock()
+	close(h.ready)
+}
+
+// fail ends open's wait with err.
+func (h *roomHub) fail(err error) {
+	h.err = err
+	close(h.ready)
+}
+
+// take reads one value of the room's key. A value that is not a record the
+// lab would write, or whose run cannot be built, is logged and ignored:
+// the room keeps its last good state. The run is built here, once per
+// replica, before the room's streams wake up and look for it.
+func (h *roomHub) take(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
+		return
+	}
+	n := roomNow{rev: e.Revision(), raw: e.Value()}
+	var err error
+	n.rec, err = decodeRecord(e.Value())
+	if err == nil {
+		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
+			n.run, err = h.set.s.Runs.Get(n.in)
+		}
+	}
+	if err != nil {
+		h.set.log.Warn("room bus: ignored a room state", "room", h.code, "revision", e.Revision(),
+			"bytes", len(e.Value()), "err", httperr.Text(err))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n.rev <= h.now.rev {
+		return
+	}
+	old := h.now.next
+	n.next = make(chan struct{})
+	h.now = n
+	h.keepAnswersLocked()
+	close(old)
+}
+
+// roomNow is a room's latest good state as a replica has it: the record
+// and its revision, the run's inputs, the run itself and the lesson (nil in
+// the free lab), and the channel closed at the next state. Every follower
+// here takes the run from it rather than building or even looking it up.
+type roomNow struct {
+	rec    roomRecord
+	raw    []byte // the record as the bus holds it (updateState starts from it)
+	rev    uint64
+	in     tabstate.Inputs
+	run    *tabstate.Run
+	lesson *lessonbook.Doc
+	next   chan struct{}
+}
+
+// latest is the room's latest state as this replica's hub has it, if it
+// serves the room and has one.
+func (set *roomSet) latest(code string) (roomNow, bool) {
+	set.mu.Lock()
+	h := set.hubs[code]
+	set.mu.Unlock()
+	if h == nil {
+		return roomNow{}, false
+	}
+	select {
+	case <-h.ready:
+	default:
+		return roomNow{}, false
+	}
+	n := h.current()
+	return n, h.err == nil && n.rev != 0 && n.raw != nil
+}
+
+// current is the room's latest good state.
+func (h *roomHub) current() roomNow {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+// lookup reads a room's record: from its hub if this replica serves it,
+// else from the bus.
+func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64, error) {
+	set.mu.Lock()
+	h := set.hubs[code]
+	set.mu.Unlock()
+	if h != nil {
+		select {
+		case <-h.ready:
+			if h.err == nil {
+				n := h.current()
+				return n.rec, n.rev, nil
+			}
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	e, err := set.bus.KV.Get(ctx, code)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return roomRecord{}, 0, errRoomNotFound
+	}
+	if err != nil {
+		return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+	}
+	rec, err := decodeRecord(e.Value())
+	if err == nil {
+		_, _, err = set.s.roomInputs(&rec.State)
+	}
+	if err != nil {
+		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", httperr.Text(err))
+		return roomRecord{}, 0, errRoomNotFound
+	}
+	return rec, e.Revision(), nil
+}
+
+// create puts a new room on the bus with a fresh code and key.
+func (set *roomSet) create(ctx context.Context, st roomState) (code, key string, err error) {
+	set.mu.Lock()
+	n := len(set.hubs)
+	set.mu.Unlock()
+	if n >= set.lim.MaxRooms {
+		return "", "", errRoomsFull
+	}
+	key = newRoomKey()
+	b, err := json.Marshal(roomRecord{V: 1, KeyHash: hashRoomKey(key), State: st})
+	if err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	for range 5 { // a taken code is one chance in millions: try another
+		code = newRoomCode()
+		if _, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("room bus: %w", err)
+	}
+	set.record(ctx, code, "start", st)
+	return code, key, nil
+}
+
+// publish puts the instructor tab's state on the bus as the room's: one
+// message per command. The tab's own change stands if the bus fails; the
+// room catches up with the next command.
+func (h *roomHub) publish(ctx context.Context, sess *lab.Session) error {
+	h.pub.Lock()
+	defer h.pub.Unlock()
+	st := roomStateOf(sess.State())
+	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *roomState) error {
+		st.keepTools(old)
+		*old = st
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("room bus: cannot publish room %s: %w", h.code, err)
+	}
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		tr.applied = max(tr.applied, rev)
+		tr.mu.Unlock()
+	}
+	return nil
+}
+
+// counts is the rooms served and their attendee streams (0, 0 without a
+// bus).
+func (set *roomSet) counts() (rooms, followers int) {
+	if set == nil {
+		return 0, 0
+	}
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	for _, h := range set.hubs {
+		followers += h.attendees
+	}
+	return len(set.hubs), followers
+}
+
+// Counts is the rooms this replica serves and their attendee streams (0, 0
+// without a bus), for /metrics.
+func (ws *Workshops) Counts() (rooms, followers int) { return ws.rooms.counts() }
+
+// Bus is the rooms' bus, nil without one (the lab alone).
+func (ws *Workshops) Bus() *roombus.Bus {
+	if ws.rooms == nil {
+		return nil
+	}
+	return ws.rooms.bus
+}

@@ -1,0 +1,418 @@
+package room
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"outlierlab/web/lab"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/engine/plan"
+	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
+	"outlierlab/web/view"
+)
+
+// Predict, then reveal, for a room (workshops.md: every poll tool shows a
+// histogram; only a lab that runs the system can mark the true answer).
+// The instructor opens a question about a moment of the room's run; the
+// room's playback holds before that moment (the question rides on the
+// room's state, so every replica's followers hold); attendees answer; the
+// instructor and projector see the count, not the split; Reveal closes
+// the answers, reads the engine's answer off the frame at that moment,
+// puts the histogram on the room's state and plays on.
+//
+// The answers live in the room's bucket, one key per attendee and question
+// (answers.go): two replicas taking answers at once never lose one,
+// and a poll takes as many answers as the room has attendees.
+
+// roomQuestion is the room's open (or revealed) question, on its state.
+type roomQuestion struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // ejected, out, lesson, choice (a plan scene's)
+	Host string `json:"host,omitempty"`
+	// Scene is the plan scene whose question this is (nil: the
+	// instructor's own); never its expected answer, which stays with the
+	// plan on the server (plan_ask.go).
+	Scene *int   `json:"scene,omitempty"`
+	Text  string `json:"text"`
+	// Choices are the answers offered; none: the answer is a whole number.
+	Choices []string `json:"choices,omitempty"`
+	// AtMs is the moment asked about; Hold the frames before it, where
+	// the room's playback waits until the reveal.
+	AtMs int64 `json:"atMs"`
+	Hold int   `json:"hold"`
+	// Set at the reveal: the engine's answer and the room's histogram.
+	Revealed bool      `json:"revealed,omitempty"`
+	Answer   string    `json:"answer,omitempty"`
+	Hist     []histBar `json:"hist,omitempty"`
+	Total    int       `json:"total,omitempty"`
+}
+
+// histBar is one answer's count in the room; Right marks the engine's.
+type histBar struct {
+	Answer string `json:"answer"`
+	N      int    `json:"n"`
+	Right  bool   `json:"right,omitempty"`
+}
+
+// roomAnswer is one attendee's answer, the value of its key on the bus
+// (answers.go).
+type roomAnswer struct {
+	Nick   string `json:"nick"`
+	Answer string `json:"answer"`
+}
+
+// maxQuestionS bounds a question's moment (seconds): runs last minutes.
+const maxQuestionS = 3600
+
+var nickAdj = []string{"amber", "brisk", "calm", "deft", "eager", "fuzzy", "gentle", "hardy", "jolly", "keen", "lucid", "merry", "nimble", "plucky", "quiet", "rapid"}
+var nickNoun = []string{"otter", "falcon", "badger", "heron", "lynx", "marten", "osprey", "panda", "quokka", "raven", "stoat", "tapir", "vole", "walrus", "yak", "zebu"}
+
+// nickname is an attendee's anonymous name, the same on every replica.
+func nickname(attendee string) string {
+	sum := sha256.Sum256([]byte(attendee))
+	n := binary.BigEndian.Uint32(sum[:4])
+	return nickAdj[n%16] + " " + nickNoun[(n/16)%16] + " " + strconv.Itoa(int(n/256%100))
+}
+
+// roomAPI finds the room of a room API request, answering in plain text
+// when it cannot; with instructor, the request must carry the room's key.
+func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
+	if s.rooms == nil {
+		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
+		return "", roomRecord{}, false
+	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", roomRecord{}, false
+	}
+	code, ok := normalRoomCode(chi.URLParam(r, "code"))
+	if !ok {
+		s.rooms.missedCode(r)
+		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
+		return "", roomRecord{}, false
+	}
+	rec, err := s.rooms.find(r, code)
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return "", rec, false
+	}
+	if instructor && !rec.keyMatches(roomKey(r, code)) {
+		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		return "", rec, false
+	}
+	return code, rec, true
+}
+
+// questionOf is the room's question as rec (this replica's hub) has it,
+// or, when that is not question id, as the bus has it: a question opened a
+// moment ago (here or on another replica) may not have reached the hub
+// yet, and an answer to it must not be refused.
+func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord, id string) *roomQuestion {
+	if q := rec.State.Question; q != nil && q.ID == id {
+		return q
+	}
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	e, err := set.bus.KV.Get(ctx, code)
+	if err != nil {
+		return rec.State.Question
+	}
+	fresh, err := decodeRecord(e.Value())
+	if err != nil {
+		return rec.State.Question
+	}
+	return fresh.State.Question
+}
+
+// updateState changes the room's state on the bus by compare-and-set,
+// retrying when another replica wrote in between, and records it on the
+// room's timeline as kind.
+func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	// The first try starts from the state this replica's hub already has
+	// (almost always the latest: an instructor's move is then one message,
+	// not a read and a write); the revision check makes a stale one fail,
+	// and the next tries read the bus.
+	known, haveKnown := set.latest(code)
+	for {
+		var raw []byte
+		var was uint64
+		fromHub := haveKnown
+		if haveKnown {
+			raw, was, haveKnown = known.raw, known.rev, false
+		} else {
+			e, err := set.bus.KV.Get(ctx, code)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return roomRecord{}, 0, errRoomNotFound
+			}
+			if err != nil {
+				return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+			}
+			raw, was = e.Value(), e.Revision()
+		}
+		rec, err := decodeRecord(raw) // a copy of its own: f may change it
+		if err != nil {
+			return rec, 0, err
+		}
+		if err := f(&rec.State); err != nil {
+			if fromHub {
+				// f refused the hub's state, which may be a write or two
+				// behind (this replica's own a moment ago: the hub hears
+				// it from the bus): it judges the bus's before refusing.
+				continue
+			}
+			return rec, 0, err
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return rec, 0, err
+		}
+		rev, err := set.bus.KV.Update(ctx, code, b, was)
+		if err == nil {
+			set.record(ctx, code, kind, rec.State)
+			return rec, rev, nil
+		}
+		if ctx.Err() != nil {
+			return rec, 0, fmt.Errorf("room bus: %w", err)
+		}
+	}
+}
+
+// questionRequest opens a question: kind ejected (is qhost ejected at
+// qat seconds?), out (how many hosts are out at qat?) or lesson (the
+// room's lesson's prediction).
+type questionRequest struct {
+	Tab  string          `json:"tab"` // the instructor's tab (a page's request), which then holds too
+	Kind string          `json:"qkind"`
+	Host string          `json:"qhost"`
+	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
+	// Scene asks the room's plan scene's question instead (?scene=N, or
+	// in the body): its kind, host and moment are the plan's.
+	Scene *int `json:"scene"`
+}
+
+// questionMoment is the span of qat: a moment of the run, in seconds.
+var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
+
+// newQuestion builds the question q asks about the room's run.
+func (s *Workshops) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.Runs.Get(in)
+	if err != nil {
+		return nil, err
+	}
+	pq, err := s.sceneQuestion(st, &q)
+	if err != nil {
+		return nil, err
+	}
+	rq := &roomQuestion{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
+	switch q.Kind {
+	case "ejected", "out":
+		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
+		if err != nil {
+			return nil, err
+		}
+		rq.AtMs = int64(at * 1000)
+		if q.Kind == "out" {
+			rq.Text = fmt.Sprintf("How many hosts are ejected at %s s?", ftoa(at))
+			break
+		}
+		if !slices.Contains(run.Hosts, q.Host) {
+			return nil, &httperr.FieldError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
+		}
+		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(at))
+		rq.Choices = []string{"yes", "no"}
+	case "lesson":
+		if d == nil || d.Predict.Question == "" {
+			return nil, &httperr.FieldError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
+		}
+		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
+	case plan.KindChoice:
+		if pq == nil { // only a plan's question has checks to answer it
+			return nil, &httperr.FieldError{Field: "qkind", Msg: "choice is asked from a plan's scene (?scene=N)"}
+		}
+		rq.Text, rq.Choices, rq.AtMs = pq.Words(), pq.ChoiceTexts(), int64(pq.At)
+	default:
+		return nil, &httperr.FieldError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", httperr.Truncate(q.Kind, 20))}
+	}
+	for _, f := range run.Frames {
+		if f.TMs >= rq.AtMs {
+			break
+		}
+		rq.Hold++
+	}
+	if rq.Hold >= len(run.Frames) {
+		return nil, &httperr.FieldError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
+	}
+	return rq, nil
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// engineAnswer is the run's answer to q: read off the frame at q's moment
+// (the first at or after it), or the lesson's answer, which engine/course
+// checks against the engine.
+func (s *Workshops) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
+	in, d, err := s.roomInputs(st)
+	if err != nil {
+		return "", err
+	}
+	run, err := s.Runs.Get(in)
+	if err != nil {
+		return "", err
+	}
+	f := run.Frames[min(q.Hold, len(run.Frames)-1)]
+	switch q.Kind {
+	case "ejected":
+		for _, h := range f.Hosts {
+			if h.Name == q.Host && h.Ejected {
+				return "yes", nil
+			}
+		}
+		return "no", nil
+	case "out":
+		n := 0
+		for _, h := range f.Hosts {
+			if h.Ejected {
+				n++
+			}
+		}
+		return strconv.Itoa(n), nil
+	case plan.KindChoice:
+		return s.choiceAnswer(st, q, run)
+	}
+	if d == nil || d.Predict.Answer < 0 || d.Predict.Answer >= len(d.Predict.Choices) {
+		return "", errors.New("the room's lesson has no answer to its prediction")
+	}
+	return d.Predict.Choices[d.Predict.Answer], nil
+}
+
+// histogram counts the answers: every choice in order, or the numbers
+// given (and the engine's) in numeric order; the engine's is marked.
+func histogram(q *roomQuestion, answers map[string]roomAnswer, right string) []histBar {
+	counts := map[string]int{}
+	for _, a := range answers {
+		counts[a.Answer]++
+	}
+	keys := q.Choices
+	if len(keys) == 0 {
+		counts[right] += 0
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, _ := strconv.Atoi(keys[i])
+			b, _ := strconv.Atoi(keys[j])
+			return a < b
+		})
+	}
+	out := make([]histBar, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, histBar{Answer: k, N: counts[k], Right: k == right})
+	}
+	return out
+}
+
+// checkAnswer reads an attendee's answer to q: one of its choices, or a
+// whole number of hosts.
+func checkAnswer(q *roomQuestion, a string) (string, error) {
+	a = strings.TrimSpace(a)
+	if len(q.Choices) > 0 {
+		if !slices.Contains(q.Choices, a) {
+			return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a choice (allowed %s)", httperr.Truncate(a, 40), strings.Join(q.Choices, ", "))}
+		}
+		return a, nil
+	}
+	n, err := strconv.Atoi(a)
+	if err != nil || n < 0 || n > 10000 {
+		return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", httperr.Truncate(a, 20))}
+	}
+	return strconv.Itoa(n), nil
+}
+
+// readJSON reads a small JSON body into v (an empty body leaves v).
+func (s *Workshops) readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	if err != nil {
+		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
+	}
+	return nil
+}
+
+// questionView is the question panel as a page of role sees it; who is
+// the attendee (their own answer shows).
+func (h *roomHub) questionView(role, who string) view.RoomQuestion {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := view.RoomQuestion{Code: h.code, Role: role}
+	q := h.now.rec.State.Question
+	if q == nil {
+		return v
+	}
+	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
+	if mine := h.answers[q.ID]; mine != nil {
+		v.Count = len(mine)
+		if who != "" {
+			v.Mine = mine[who].Answer
+		}
+	}
+	v.Hist = answerBars(q.Hist)
+	return v
+}
+
+// resyncTab has the instructor's tab (the page that asked) take the room's
+// revision rev, written by the room API rather than by the tab itself.
+func (s *Workshops) resyncTab(code, tab string, rev uint64) {
+	if tab == "" {
+		return
+	}
+	sess := s.Sessions.Get(tab)
+	if sess == nil {
+		return
+	}
+	tr := tieOf(sess)
+	mark := false
+	if tr != nil && tr.code == code && tr.role == rolePresenter {
+		tr.mu.Lock()
+		if mark = rev > tr.applied; mark {
+			tr.resync = rev
+		}
+		tr.mu.Unlock()
+	}
+	if !mark {
+		return
+	}
+	// The bus may have brought the state before this: the tab's stream
+	// then passed it over (no resync yet) and waits for the next one. The
+	// state is applied here (which wakes the stream); if it has not come
+	// yet, the stream applies it when it does.
+	s.rooms.mu.Lock()
+	h := s.rooms.hubs[code]
+	s.rooms.mu.Unlock()
+	if h != nil {
+		s.applyRoom(sess, h.current())
+	}
+}

@@ -1,0 +1,208 @@
+package room
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"outlierlab/plans"
+	"outlierlab/web/asset"
+	"outlierlab/web/guard"
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lab"
+	"outlierlab/web/roombus"
+)
+
+// Options are a test server's: the server's own (web.Options) that the
+// rooms and the lab under them take.
+type Options struct {
+	Log     *slog.Logger
+	Bus     *roombus.Bus
+	Rooms   Limits
+	Now     func() time.Time
+	Lessons fs.FS
+	Plans   fs.FS
+}
+
+// testServer is the rooms on the lab, on a router as the web server mounts
+// them: the guards every request passes, the lab's routes, the rooms', the
+// static files and the not-found page (the tools, /metrics and /healthz are
+// web's, tested there).
+type testServer struct {
+	*Workshops
+	assets *asset.Assets
+}
+
+// newServer is a test server over o, with the repository's static files and a
+// quiet logger unless o names its own.
+func newServer(o Options) (*testServer, error) {
+	a, err := asset.LoadAssets(os.DirFS("..")) // web/static
+	if err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l, err := lab.NewLab(lab.LabOptions{Assets: a, Now: o.Now, Log: o.Log, Lessons: o.Lessons})
+	if err != nil {
+		return nil, err
+	}
+	if o.Plans == nil && o.Lessons == nil {
+		o.Plans = plans.FS
+	}
+	ws, err := New(l, o.Plans, o.Bus, o.Rooms, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	return &testServer{Workshops: ws, assets: a}, nil
+}
+
+// Handler is the test server's router.
+func (s *testServer) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler, guard.LimitBodies(s.MaxBody, nil), middleware.GetHead)
+	s.Lab.Routes(r)
+	s.Workshops.Routes(r)
+	r.Handle("/static/*", s.assets)
+	r.NotFound(s.Pages.NotFoundHandler)
+	return r
+}
+
+// newTestServer is a test server without a bus (no rooms: the plans'
+// handouts and pages).
+func newTestServer(t testing.TB) *testServer {
+	t.Helper()
+	s, err := newServer(Options{})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+// startTestServer is newTestServer on a test HTTP server, both closed
+// when the test ends.
+func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
+	t.Helper()
+	s := newTestServer(t)
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	return s, ts
+}
+
+// roomLab is a test server with its own room bus (embedded, in-process
+// unless the options say otherwise) and its log in a buffer.
+type roomLab struct {
+	s    *testServer
+	ts   *httptest.Server
+	bus  *roombus.Bus
+	logs *roomtest.SyncBuffer
+}
+
+func startRoomLab(t testing.TB, bo roombus.BusOptions, lim Limits) *roomLab {
+	t.Helper()
+	bus, log, logs := roomtest.StartBus(t, bo)
+	s, err := newServer(Options{Log: log, Bus: bus, Rooms: lim})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	// Last registered runs first: streams end, the server closes, then
+	// the bus.
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	return &roomLab{s: s, ts: ts, bus: bus, logs: logs}
+}
+
+// createRoom posts /rooms for JSON with body and returns the code and key.
+func (l *roomLab) createRoom(t testing.TB, body string) (code, key string) {
+	t.Helper()
+	return roomtest.CreateRoom(t, l.ts.URL, body)
+}
+
+// att is the identity named name in room code as the server would issue
+// it (the same on every replica), without a page load: for tests of many
+// attendees behind one address. It returns the cookie's value.
+func (l *roomLab) att(t testing.TB, code, name string) string {
+	t.Helper()
+	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(name))
+	id := hex.EncodeToString(sum[:attendeeIDBytes])
+	return id + "." + rec.attendeeTag(code, id)
+}
+
+// The tests' helpers over HTTP (roomtest), by the names the tests use.
+var (
+	roomSig           = roomtest.Sig
+	roomPost          = roomtest.Post
+	roomCall          = roomtest.Call
+	waitEach          = roomtest.WaitEach
+	signalPatch       = roomtest.SignalPatch
+	patchOf           = roomtest.PatchOf
+	expectNone        = roomtest.ExpectNone
+	charted           = roomtest.Charted
+	attendeeCookie    = roomtest.AttendeeCookie
+	openRoomStream    = roomtest.OpenRoomStream
+	openRoomStreamCtx = roomtest.OpenRoomStreamCtx
+	openStreamCtx     = roomtest.OpenStreamCtx
+	openSSE           = roomtest.OpenSSE
+	openStreamKey     = roomtest.OpenStreamKey
+	waitUntil         = roomtest.WaitUntil
+)
+
+const (
+	tabPresenter = roomtest.TabPresenter
+	tabFollower  = roomtest.TabFollower
+	tabFollower2 = roomtest.TabFollower2
+	tabProjector = roomtest.TabProjector
+	raceEnabled  = webtest.RaceEnabled
+)
+
+// The identity cookie's name is the one the tests' helpers send.
+func TestAttendeeCookiePrefix(t *testing.T) {
+	if attendeeCookiePrefix != roomtest.AttendeeCookiePrefix {
+		t.Fatalf("room's %q, roomtest's %q", attendeeCookiePrefix, roomtest.AttendeeCookiePrefix)
+	}
+}
+
+// browser is a headless Chromium on a test server (browsertest.Browser).
+type browser = browsertest.Browser
+
+func skipWithoutChromium(t *testing.T) { browsertest.SkipWithoutChromium(t) }
+
+func startChromium(t *testing.T, width, height int) context.Context {
+	return browsertest.StartChromium(t, width, height)
+}
+
+// roomLaptops are n laptops on base (browsertest.Laptops).
+func roomLaptops(t *testing.T, base string, n int) []*browser { return browsertest.Laptops(t, base, n) }
+
+// roomBrowser is a new browser context (its own cookies) in a running
+// Chromium, recording requests to other hosts and console errors, for 90 s.
+func roomBrowser(t *testing.T, bctx context.Context, base string) *browser {
+	return browsertest.Tab(t, bctx, base, 90*time.Second)
+}
+
+// tabFor is roomBrowser for a test that needs its tab for longer.
+func tabFor(t *testing.T, bctx context.Context, base string, limit time.Duration) *browser {
+	return browsertest.Tab(t, bctx, base, limit)
+}
+
+// shot saves a screenshot where people can look at it after the run.
+func shot(t *testing.T, b *browser, name string) { browsertest.Shot(t, b, name) }

@@ -1,0 +1,471 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"outlierlab/web/lab"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/roombus"
+	"outlierlab/web/tabstate"
+	"outlierlab/web/templates"
+)
+
+// How a tab takes part in its room. The role comes from the page the tab
+// was opened as (its roomRole signal); publishing also needs the key.
+type roomRole uint8
+
+const (
+	// roleFollower is an attendee: follows the room until it touches a
+	// control, then explores on its own until it rejoins.
+	roleFollower roomRole = iota
+	// roleProjector follows the room and takes no commands.
+	roleProjector
+	// rolePresenter is the instructor's tab: its commands, with the key,
+	// become the room's state.
+	rolePresenter
+)
+
+// tabRoom is a tab's place in a room: the session holds it (a Tie), the
+// room reads and writes it under its own mu, never the session's. Code and
+// role are fixed when it is bound. A room holds mu while it applies a
+// state to the session (applyRoom): tabRoom.mu, then the session's.
+type tabRoom struct {
+	code string
+	role roomRole
+	mu   sync.Mutex
+	// follow: a follower applies the room's states; false once it broke
+	// away.
+	follow bool
+	// applied is the room revision this tab last applied or published.
+	applied uint64
+	// cfgGen counts the states applied: the stream patches the page's
+	// settings signals (cfg) after each.
+	cfgGen uint64
+	// summoned is the room's Summon this tab has obeyed (board.go).
+	summoned int
+	// resync, on the instructor's tab, is a revision it must apply when
+	// it arrives: one the room API wrote (a question holds the room, a
+	// reveal plays it on), not the tab's own command.
+	resync uint64
+}
+
+// RoomCode is the room's code (Tie).
+func (tr *tabRoom) RoomCode() string { return tr.code }
+
+// tieOf is the tab's place in a room, nil for a tab in none.
+func tieOf(sess *lab.Session) *tabRoom {
+	tr, _ := sess.TieOf().(*tabRoom)
+	return tr
+}
+
+// following reports whether the tab follows its room (false in none).
+func (tr *tabRoom) following() bool {
+	if tr == nil {
+		return false
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.follow
+}
+
+// roomSignals are the room page's signals, sent with every request of
+// the tab (signals.go's tabSignals are the lab's).
+type roomSignals struct {
+	Room     string `json:"room"`
+	RoomRole string `json:"roomRole"`
+	Follow   *bool  `json:"follow"`
+}
+
+// bindRoom gives a tab its room from its signals the first time a request
+// names one (the session may be new, or rebuilt after an eviction); nil
+// for a tab in no room.
+func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error) {
+	t, err := sess.Tie(func() (lab.Tie, error) {
+		if rs.Room == "" {
+			return nil, nil
+		}
+		if s.rooms == nil {
+			return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+		}
+		code, valid := normalRoomCode(rs.Room)
+		if !valid {
+			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
+		}
+		tr := &tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
+		switch rs.RoomRole {
+		case "", "follow":
+		case "projector":
+			tr.role, tr.follow = roleProjector, true
+		case "present":
+			tr.role = rolePresenter
+		default:
+			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "roomRole", Msg: fmt.Sprintf("%q is not a role (allowed follow, present, projector)", httperr.Truncate(rs.RoomRole, 20))})
+		}
+		return tr, nil
+	})
+	tr, _ := t.(*tabRoom)
+	return tr, err
+}
+
+// roomCommand runs a command (apply) for a tab in a room: a projector
+// takes none; a follower breaks away with any command but rejoin and
+// answer (a prediction is the attendee's own, the room's timeline is the
+// instructor's); the presenter's commands, with the room's key, are then
+// published as the room's state. A tab in no room just runs it.
+func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
+	var rs roomSignals
+	_ = json.Unmarshal(body, &rs) // the command already refused a body that is not JSON
+	tr, err := s.bindRoom(sess, rs)
+	if err != nil {
+		return err
+	}
+	if tr == nil {
+		return apply()
+	}
+	// A command naming a code that is no room counts as a guess, as any
+	// request of a room does (limit.go): 404 against 204 or 403 here
+	// would tell live codes too.
+	if _, err := s.rooms.find(r, tr.code); err != nil {
+		return roomError(err)
+	}
+	switch tr.role {
+	case roleProjector:
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the projector view follows the room and takes no commands"})
+	case roleFollower:
+		switch {
+		case !tr.following() || verb == "rejoin":
+		case verb == "answer":
+			// The command noted the answer; the room's hold stands.
+			return s.snapToRoom(r.Context(), sess, tr.code)
+		case s.roomLocked(r.Context(), tr.code):
+			return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "the instructor has locked the room: your page follows theirs until they unlock it"})
+		default:
+			tr.mu.Lock()
+			tr.follow = false
+			tr.mu.Unlock()
+		}
+		return apply()
+	}
+	hub, err := s.rooms.open(r.Context(), tr.code, "")
+	if err != nil {
+		return roomError(err)
+	}
+	defer hub.release("")
+	if rec := hub.current().rec; !rec.keyMatches(roomKey(r, tr.code)) {
+		return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	if err := hub.publish(r.Context(), sess); err != nil {
+		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
+	}
+	return nil
+}
+
+// roomError gives a room error its kind.
+func roomError(err error) error {
+	switch {
+	case errors.Is(err, errRoomNotFound):
+		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
+	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, roombus.ErrNotReady):
+		return httperr.WithKind(httperr.KindFull, err)
+	case errors.Is(err, errAddrFull):
+		return httperr.WithKind(httperr.KindTooMany, err)
+	}
+	return err
+}
+
+// Rejoin puts a follower that broke away back on the room's current
+// state, and it follows again.
+func (ws roomHooks) Rejoin(sess *lab.Session) error {
+	s := ws.s
+	tr := tieOf(sess)
+	if tr == nil || tr.role == rolePresenter {
+		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this tab follows no room"})
+	}
+	tr.mu.Lock()
+	tr.follow = true
+	tr.mu.Unlock()
+	sess.Touch() // the banner goes even if the state cannot be applied
+	return s.snapToRoom(context.Background(), sess, tr.code)
+}
+
+// snapToRoom applies the room's current state to the tab again, whatever
+// it applied before.
+func (s *Workshops) snapToRoom(ctx context.Context, sess *lab.Session, code string) error {
+	hub, err := s.rooms.open(ctx, code, "")
+	if err != nil {
+		return roomError(err)
+	}
+	defer hub.release("")
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		tr.applied = 0
+		tr.mu.Unlock()
+	}
+	s.applyRoom(sess, hub.current())
+	return nil
+}
+
+// applyRoom brings a tab to the room's state n, if it is newer than what
+// the tab has and the tab applies states (a follower that follows, or a
+// presenter's tab that has never had one: a reloaded instructor page). A
+// state that does not fit the page is logged and skipped.
+func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
+	tr := tieOf(sess)
+	if tr == nil || n.run == nil {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if n.rev <= tr.applied {
+		return
+	}
+	tr.obeyRoom(&n.rec.State)
+	if tr.role == rolePresenter && tr.applied != 0 && (tr.resync == 0 || n.rev < tr.resync) || tr.role != rolePresenter && !tr.follow {
+		return
+	}
+	if n.rev >= tr.resync {
+		tr.resync = 0
+	}
+	tr.applied = n.rev
+	if _, ok := sess.Follow(n.rec.State.tabState(n.in, n.run, n.lesson)); !ok {
+		s.Log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
+		return
+	}
+	tr.cfgGen++
+}
+
+// roomWatch is one stream's link to its tab's room: the hub it holds
+// open, and the room signals last sent to the page.
+type roomWatch struct {
+	s   *Workshops
+	hub *roomHub
+	// from is an attendee stream's client address, counted by the hub
+	// ("" for the instructor's).
+	from   string
+	follow int8   // follow flag sent: -1 none yet, 0 false, 1 true
+	cfgGen uint64 // the tab's cfgGen when cfg was last sent
+	// role and who (the attendee) pick the question panel's view; qSent
+	// is the panel last sent.
+	role, who string
+	qSent     string
+	// sceneSent is the plan and scene the scene panel last showed ("":
+	// as the page was rendered).
+	sceneSent string
+	// The board: the presence last written and when (an attendee's), the
+	// board generation last sent (the instructor's).
+	pSent     string
+	pAt       time.Time
+	pWriting  atomic.Bool    // a presence write is on the bus
+	pWrites   sync.WaitGroup // the presence writes under way
+	boardGen  uint64
+	boardSent bool
+	// boardScenes is the plan progress the board last showed.
+	boardScenes string
+	keyOK       bool
+	spotSent    *spotSignal    // the spotlight last sent
+	exploreSent *exploreSignal // the explore timer last sent (explore.go)
+}
+
+// roomStream binds a stream's tab to the room its signals name and holds
+// the room's hub for the stream's life; nil (and no error) for a tab in no
+// room. A room that does not exist, or is full here, is an error; so is an
+// attendee's stream (a follower's or the projector's) without the
+// identity the room's page gives (issue 19, defect 5: crafted streams
+// filled a room), or one address's stream past AttendeesPerAddress.
+func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
+	var rs roomSignals
+	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
+	tr, err := s.bindRoom(sess, rs)
+	if err != nil || tr == nil {
+		return nil, err
+	}
+	if !s.rooms.bus.Ready() {
+		// Before the lookup: the stream waits for the bus (stream.go), and
+		// the identity is checked once the room can be read.
+		return nil, roombus.ErrNotReady
+	}
+	rec, err := s.rooms.find(r, tr.code)
+	if err != nil {
+		return nil, roomError(err)
+	}
+	var who, from string
+	if tr.role != rolePresenter {
+		if who = rec.attendee(r, tr.code); who == "" {
+			return nil, errNoAttendee(tr.code)
+		}
+		from = s.rooms.clientAddr(r)
+	}
+	hub, err := s.rooms.open(r.Context(), tr.code, from)
+	if err != nil {
+		return nil, roomError(err)
+	}
+	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
+	// The board shows who answered what: only to the holder of the key.
+	cur := hub.current()
+	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKey(r, tr.code))
+	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
+}
+
+// CatchUp applies the room's latest state to the tab if it follows, and
+// returns the channel closed at the room's next state (nil, never ready,
+// for a stream in no room); a room changes only when told to.
+func (w *roomWatch) CatchUp(sess *lab.Session) (<-chan struct{}, time.Time) {
+	if w == nil {
+		return nil, time.Time{}
+	}
+	n := w.hub.current()
+	w.s.applyRoom(sess, n)
+	return n.next, time.Time{}
+}
+
+// roomPatch is what the stream sets for the room: the follow flag (the
+// break-away banner and its Rejoin button show when it is false) and,
+// after a room state was applied, every setting, so that the page's
+// sliders move to the instructor's. The settings panel itself is left as
+// it is (re-rendered only when the preset or the step changes), as it is
+// after the instructor's own slider move.
+type roomPatch struct {
+	Follow *bool          `json:"follow,omitempty"`
+	Cfg    map[string]any `json:"cfg,omitempty"`
+	Spot   *spotSignal    `json:"spot,omitempty"`
+	// Explore is the scene's explore timer (explore.go).
+	Explore *exploreSignal `json:"explore,omitempty"`
+}
+
+// Send patches the room's signals that changed since the last send.
+func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Session) error {
+	if w == nil {
+		return nil
+	}
+	var p roomPatch
+	follow, cfgGen := false, w.cfgGen
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		follow, cfgGen = tr.follow, tr.cfgGen
+		tr.mu.Unlock()
+	}
+	if f := int8(tabstate.B2F(follow)); f != w.follow {
+		w.follow, p.Follow = f, &follow
+	}
+	if cfgGen != w.cfgGen {
+		w.cfgGen = cfgGen
+		p.Cfg = sess.ControlSignals()
+	}
+	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
+		w.spotSent, p.Spot = &sp, &sp
+	}
+	cur := w.hub.current()
+	p.Explore = w.exploreToSend(&cur.rec.State)
+	if err := w.sendQuestion(sse); err != nil {
+		return err
+	}
+	if err := w.sendScene(sse); err != nil {
+		return err
+	}
+	w.putPresence(sess)
+	if err := w.sendBoard(sse); err != nil {
+		return err
+	}
+	if p.Follow == nil && p.Cfg == nil && p.Spot == nil && p.Explore == nil {
+		return nil
+	}
+	return sse.MarshalAndPatchSignals(p)
+}
+
+// sendQuestion patches the question panel when what it shows changed.
+func (w *roomWatch) sendQuestion(sse *datastar.ServerSentEventGenerator) error {
+	v := w.hub.questionView(w.role, w.who)
+	key := fmt.Sprintf("%s|%t|%d|%s|%v", v.ID, v.Revealed, v.Count, v.Mine, v.Hist)
+	if key == w.qSent {
+		return nil
+	}
+	w.qSent = key
+	return sse.PatchElementTempl(templates.RoomQuestionPanel(v))
+}
+
+// sendScene patches the scene panel when the room changed scene. The
+// page was rendered at the room's scene then, so the first send, which
+// may be of a later one, always patches.
+func (w *roomWatch) sendScene(sse *datastar.ServerSentEventGenerator) error {
+	n := w.hub.current()
+	st := &n.rec.State
+	if st.Plan == "" {
+		return nil
+	}
+	key := st.Plan + "|" + strconv.Itoa(st.Scene)
+	if key == w.sceneSent {
+		return nil
+	}
+	w.sceneSent = key
+	role := w.role
+	if role == "present" && !w.keyOK {
+		role = "follow" // the notes and the plan's answers are the key holder's alone
+	}
+	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, role, st)))
+}
+
+// Close releases the hub.
+func (w *roomWatch) Close() {
+	if w != nil {
+		w.dropPresence()
+		w.hub.release(w.from)
+	}
+}
+
+// roomHooks is the lab's view of the rooms (lab.Rooms).
+type roomHooks struct{ s *Workshops }
+
+func (ws roomHooks) Command(r *http.Request, sess *lab.Session, verb string, body []byte, apply func() error) error {
+	return ws.s.roomCommand(r, sess, verb, body, apply)
+}
+
+func (ws roomHooks) Stream(r *http.Request, sess *lab.Session) (lab.Follow, error) {
+	w, err := ws.s.roomStream(r, sess)
+	switch {
+	case errors.Is(err, roombus.ErrNotReady):
+		return nil, fmt.Errorf("%w: %w", lab.ErrRoomsNotReady, err)
+	case err != nil || w == nil:
+		return nil, err // no typed nil in the interface
+	}
+	return w, nil
+}
+
+func (ws roomHooks) WaitReady(ctx context.Context) error {
+	if ws.s.rooms == nil {
+		return nil
+	}
+	return ws.s.rooms.bus.WaitReady(ctx)
+}
+
+func (ws roomHooks) StartStrip(home bool) templ.Component { return ws.s.startStrip(home) }
+
+// Gone tells a room's page that the room is gone: the room's bar says so,
+// and the tab follows nobody. The stream then ends (Datastar does not
+// retry a finished stream); the lab on the page stays the tab's own.
+func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
+	var rs roomSignals
+	_ = datastar.ReadSignals(r, &rs)
+	code := html.EscapeString(rs.Room)
+	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
+		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +
+		`<span>There is no such room any more (rooms expire 12 h after their last change): what you see is yours to explore. ` +
+		`<a href="/">Join another workshop</a>.</span></section>`); err != nil {
+		return err
+	}
+	return sse.MarshalAndPatchSignals(map[string]any{"follow": false})
+}
