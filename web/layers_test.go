@@ -19,7 +19,7 @@ func TestWebLayers(t *testing.T) {
 	// Lowest first; each may import only those before it.
 	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/addrlimit", "outlierlab/web/qr", "outlierlab/web/roombus",
 		"outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/guard", "outlierlab/web/asset", "outlierlab/web/view", "outlierlab/web/templates", "outlierlab/web/tabstate", "outlierlab/web/lessonbook",
-		"outlierlab/web/budget", "outlierlab/web/chart", "outlierlab/web/page", "outlierlab/web/tools", "outlierlab/web/handout", "outlierlab/web/lab", "outlierlab/web/room"}
+		"outlierlab/web/budget", "outlierlab/web/chart", "outlierlab/web/page", "outlierlab/web/tools", "outlierlab/web/handout", "outlierlab/web/lab", "outlierlab/web/room/record", "outlierlab/web/room"}
 	for i, pkg := range layers {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

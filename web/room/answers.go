@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"outlierlab/web/room/record"
 	"strings"
 	"time"
 
@@ -79,7 +80,7 @@ func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) 
 	if n, mine := set.answerCount(code, q, who); n >= maxAnswers && !mine {
 		return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
 	}
-	b, _ := json.Marshal(roomAnswer{Nick: nickname(who), Answer: answer})
+	b, _ := json.Marshal(record.Answer{Nick: record.Nickname(who), Answer: answer})
 	rev, err := set.bus.KV.Put(ctx, answerKey(code, q, who), b)
 	if err != nil {
 		return busError("the answer", err)
@@ -113,7 +114,7 @@ func (set *roomSet) answerCount(code, q, who string) (int, bool) {
 
 // closeAnswers puts question q's mark (or finds the one a concurrent
 // reveal put) and reads the answers put before it.
-func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[string]roomAnswer, error) {
+func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[string]record.Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	mark, err := set.bus.KV.Create(ctx, closedKey(code, q), []byte("{}"))
@@ -136,7 +137,7 @@ func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[strin
 		return nil, busError("reading the answers", err)
 	}
 	defer func() { _ = w.Stop() }()
-	out := map[string]roomAnswer{}
+	out := map[string]record.Answer{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -149,7 +150,7 @@ func (set *roomSet) closeAnswers(ctx context.Context, code, q string) (map[strin
 					return out, nil
 				}
 			default:
-				var a roomAnswer
+				var a record.Answer
 				_, who, ok := parseAnswerKey(code, e.Key())
 				if ok && e.Revision() < mark && json.Unmarshal(e.Value(), &a) == nil {
 					out[who] = a
@@ -203,16 +204,16 @@ func (h *roomHub) takeAnswer(e jetstream.KeyValueEntry) {
 	if !ok {
 		return
 	}
-	var a roomAnswer
+	var a record.Answer
 	put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &a) == nil
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.answers == nil {
-		h.answers = map[string]map[string]roomAnswer{}
+		h.answers = map[string]map[string]record.Answer{}
 	}
 	if put {
 		if h.answers[q] == nil {
-			h.answers[q] = map[string]roomAnswer{}
+			h.answers[q] = map[string]record.Answer{}
 		}
 		h.answers[q][who] = a
 	} else {
@@ -269,7 +270,7 @@ func (h *roomHub) keepAnswersLocked() {
 
 // answersNow is the hub's answers to q, once the watch has given those
 // already on the bus (or busTimeout has passed).
-func (h *roomHub) answersNow(ctx context.Context, q string) map[string]roomAnswer {
+func (h *roomHub) answersNow(ctx context.Context, q string) map[string]record.Answer {
 	select {
 	case <-h.answersReady:
 	case <-ctx.Done():
@@ -277,7 +278,7 @@ func (h *roomHub) answersNow(ctx context.Context, q string) map[string]roomAnswe
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[string]roomAnswer, len(h.answers[q]))
+	out := make(map[string]record.Answer, len(h.answers[q]))
 	for who, a := range h.answers[q] {
 		out[who] = a
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,16 +66,16 @@ func call(t testing.TB, c *http.Client, method, u, body string) (int, string) {
 func mintAttendees(t testing.TB, l *roomLab, code string, n int) []*http.Cookie {
 	out := make([]*http.Cookie, 0, n)
 	for i := range n {
-		out = append(out, &http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, fmt.Sprintf("attendee-%d", i))})
+		out = append(out, &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, fmt.Sprintf("attendee-%d", i))})
 	}
 	return out
 }
 
 // openQuestion opens "How many hosts are ejected at 60 s?" in the room.
-func (l *roomLab) openQuestion(t testing.TB, code, key string) roomQuestion {
+func (l *roomLab) openQuestion(t testing.TB, code, key string) record.Question {
 	t.Helper()
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
 	}
@@ -249,7 +250,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 		t.Errorf("the slowest answer took %v, the bus's timeout", s)
 	}
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
-	var revealed roomQuestion
+	var revealed record.Question
 	if st != 200 || json.Unmarshal([]byte(body), &revealed) != nil || revealed.Total != n {
 		t.Fatalf("reveal: %d %s", st, webtest.Head(body, 300))
 	}
@@ -358,7 +359,7 @@ func TestRoomAttackEnumeration(t *testing.T) {
 	start := time.Now()
 	for i := range 200 {
 		rt := routes[i%len(routes)]
-		st, _ := call(t, attacker, rt.method, l.ts.URL+"/r/"+newRoomCode()+rt.path, `{"tab":"`+randomHex(16)+`"}`)
+		st, _ := call(t, attacker, rt.method, l.ts.URL+"/r/"+record.NewCode()+rt.path, `{"tab":"`+randomHex(16)+`"}`)
 		statuses[st]++
 	}
 	st, _ := call(t, attacker, "GET", l.ts.URL+"/r/"+code+"/question", "")
@@ -382,7 +383,7 @@ func TestRoomGuessesByCommand(t *testing.T) {
 	code, _ := l.createRoom(t, "")
 	var got []int
 	for range 5 {
-		st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(randomHex(16), newRoomCode(), "follow", ""), "", "")
+		st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(randomHex(16), record.NewCode(), "follow", ""), "", "")
 		got = append(got, st)
 	}
 	st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(randomHex(16), code, "follow", ""), code, "")

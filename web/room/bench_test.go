@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"runtime"
 	"slices"
 	"strings"
@@ -106,7 +107,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 		}
 		sig := roomSig(fmt.Sprintf("bench-follower-%08d", i), code, "follow", `"preset":"search-cache"`)
 		req := httptest.NewRequestWithContext(ctx, "GET", "/lab/stream?datastar="+url.QueryEscape(sig), nil)
-		req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: la.att(b, code, fmt.Sprint("follower ", i))})
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: la.att(b, code, fmt.Sprint("follower ", i))})
 		if enc == "gzip" {
 			req.Header.Set("Accept-Encoding", "gzip, deflate")
 		}

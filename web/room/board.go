@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"net/http"
+	"outlierlab/web/room/record"
 
 	"outlierlab/web/httperr"
 )
@@ -23,7 +24,7 @@ func (s *Workshops) boardRoutes(r interface {
 }
 
 func (s *Workshops) summonRoom(w http.ResponseWriter, r *http.Request) {
-	s.changeRoom(w, r, "summon", func(st *roomState) { st.Summon++ })
+	s.changeRoom(w, r, "summon", func(st *record.State) { st.Summon++ })
 }
 
 func (s *Workshops) lockRoom(w http.ResponseWriter, r *http.Request) {
@@ -32,16 +33,16 @@ func (s *Workshops) lockRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusUnprocessableEntity, "on: "+httperr.Truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
 		return
 	}
-	s.changeRoom(w, r, "lock", func(st *roomState) { st.Lock = on == "1" })
+	s.changeRoom(w, r, "lock", func(st *record.State) { st.Lock = on == "1" })
 }
 
 // changeRoom applies f to the room's state on the bus (instructor only).
-func (s *Workshops) changeRoom(w http.ResponseWriter, r *http.Request, kind string, f func(*roomState)) {
+func (s *Workshops) changeRoom(w http.ResponseWriter, r *http.Request, kind string, f func(*record.State)) {
 	code, _, ok := s.roomAPI(w, r, true)
 	if !ok {
 		return
 	}
-	rec, _, err := s.rooms.updateState(r.Context(), code, kind, func(st *roomState) error { f(st); return nil })
+	rec, _, err := s.rooms.updateState(r.Context(), code, kind, func(st *record.State) error { f(st); return nil })
 	if err != nil {
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
@@ -58,7 +59,7 @@ func (s *Workshops) roomLocked(ctx context.Context, code string) bool {
 // obeyRoom makes a follower that broke away follow again when the room is
 // locked or the instructor brought everyone back since it last looked.
 // Callers hold mu.
-func (tr *tabRoom) obeyRoom(st *roomState) {
+func (tr *tabRoom) obeyRoom(st *record.State) {
 	if tr.role != roleFollower {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	pause()
 	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	must("question", st, body, 201)
-	var q roomQuestion
+	var q record.Question
 	_ = json.Unmarshal([]byte(body), &q)
 	for i, a := range []string{"yes", "no", "no"} {
 		st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, "attendee-0"+string(rune('0'+i))))

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func TestBusCluster3(t *testing.T) {
 	webtest.WaitFor(t, follower, "the first redraw on the other replica", charted)
 
 	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"outlierlab/web/room/record"
 	"strconv"
 	"time"
 
@@ -24,51 +25,13 @@ import (
 //	POST /r/{code}/explore   {"scene": N} or ?scene=N starts scene N's timer;
 //	                         {"stop": true} or ?stop=1 stops it (key)
 
-// maxExploreMinutes bounds a timer a room's record may carry: plan files
-// allow up to 120 minutes (engine/plan).
-const maxExploreMinutes = 120
-
-// roomExplore is a running (or run out) explore timer: the scene it was
-// started on, its length, and when it ends (Unix ms, the server's clock).
-type roomExplore struct {
-	Scene   int   `json:"scene"`
-	Minutes int   `json:"minutes"`
-	EndMs   int64 `json:"endMs"`
-}
-
-// check refuses a timer the lab would not have written (nil: none).
-func (e *roomExplore) check() error {
-	if e == nil {
-		return nil
-	}
-	if e.Minutes < 1 || e.Minutes > maxExploreMinutes || e.EndMs <= 0 || e.Scene < 0 {
-		return fmt.Errorf("explore: %d min to %d on scene %d is not a timer (allowed 1–%d min, a time from 1970)", e.Minutes, e.EndMs, e.Scene, maxExploreMinutes)
-	}
-	return nil
-}
-
-// exploreSignal is the timer as a page counts it down: LeftMs is how long
-// was left when the server sent it; EndMs names the timer (0: none).
-type exploreSignal struct {
-	EndMs   int64 `json:"endMs"`
-	LeftMs  int64 `json:"leftMs"`
-	Minutes int   `json:"minutes"`
-}
-
-func (e *roomExplore) signal(now time.Time) exploreSignal {
-	if e == nil {
-		return exploreSignal{}
-	}
-	return exploreSignal{EndMs: e.EndMs, LeftMs: max(e.EndMs-now.UnixMilli(), 0), Minutes: e.Minutes}
-}
-
 // exploreToSend is the timer signal when it changed since the stream last
 // sent it (nil otherwise, and always in a room without a plan).
-func (w *roomWatch) exploreToSend(st *roomState) *exploreSignal {
+func (w *roomWatch) exploreToSend(st *record.State) *record.ExploreSignal {
 	if st.Plan == "" {
 		return nil
 	}
-	sig := st.Explore.signal(w.s.Now())
+	sig := st.Explore.Signal(w.s.Now())
 	if w.exploreSent != nil && w.exploreSent.EndMs == sig.EndMs && w.exploreSent.Minutes == sig.Minutes {
 		return nil
 	}
@@ -109,7 +72,7 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	now := s.Now()
-	next, _, err := s.rooms.updateState(r.Context(), code, "explore", func(st *roomState) error {
+	next, _, err := s.rooms.updateState(r.Context(), code, "explore", func(st *record.State) error {
 		if req.Stop {
 			if st.Explore == nil {
 				return errNoExplore
@@ -122,7 +85,7 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 		if err := onScene(p, st, *req.Scene); err != nil {
 			return err
 		}
-		st.Explore = &roomExplore{Scene: *req.Scene, Minutes: minutes, EndMs: now.UnixMilli() + int64(minutes)*time.Minute.Milliseconds()}
+		st.Explore = &record.Explore{Scene: *req.Scene, Minutes: minutes, EndMs: now.UnixMilli() + int64(minutes)*time.Minute.Milliseconds()}
 		return nil
 	})
 	switch {
@@ -180,26 +143,9 @@ func exploreMinutes(p *plan.Plan, n *int) (int, error) {
 
 // exploreState is the timer in a recording's words for a state ("" for
 // none): "; a 2-minute explore to 10:42:00 UTC".
-func exploreState(st *roomState) string {
+func exploreState(st *record.State) string {
 	if x := st.Explore; x != nil {
 		return fmt.Sprintf("; a %d-minute explore to %s", x.Minutes, time.UnixMilli(x.EndMs).UTC().Format("15:04:05 UTC"))
 	}
 	return ""
-}
-
-// exploreWords is a recording's explore entry in words: "Instructor
-// started a 5-minute explore (scene 3 of 6, "…")", or its stop.
-func exploreWords(e *TimelineEntry) (string, bool) {
-	if e.Kind != "explore" {
-		return "", false
-	}
-	x := e.State.Explore
-	if x == nil {
-		return "Instructor stopped the explore timer", true
-	}
-	words := fmt.Sprintf("Instructor started a %d-minute explore", x.Minutes)
-	if sc := e.Scene; sc != nil {
-		words += fmt.Sprintf(" (scene %d of %d, %q)", sc.N, sc.Of, sc.Title)
-	}
-	return words, true
 }

@@ -3,6 +3,7 @@ package room
 import (
 	"encoding/json"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,13 +41,13 @@ func TestRoomExploreTimer(t *testing.T) {
 	l.s.Now = clk.Now
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	// The state as the bus has it: this replica's hub may be a write behind.
-	state := func() roomState {
+	state := func() record.State {
 		t.Helper()
 		e, err := l.bus.KV.Get(t.Context(), code)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := decodeRecord(e.Value())
+		rec, err := record.Decode(e.Value())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +92,7 @@ func TestRoomExploreTimer(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `"endMs":`+strconv.FormatInt(end, 10)) || !strings.Contains(body, `"minutes":2`) {
 		t.Fatalf("start: %d %s", st, body)
 	}
-	if s := state(); s.Explore == nil || *s.Explore != (roomExplore{Scene: 1, Minutes: 2, EndMs: end}) {
+	if s := state(); s.Explore == nil || *s.Explore != (record.Explore{Scene: 1, Minutes: 2, EndMs: end}) {
 		t.Fatalf("the room's timer after the start: %+v", s.Explore)
 	}
 	// The instructor's own command (a speed) publishes the tab's state,
@@ -158,7 +159,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 	}
 	ev := webtest.WaitFor(t, follower, "the timer on replica B's follower", signalPatch(`"explore":{"endMs":`+strconv.FormatInt(started.EndMs, 10)))
 	var sig struct {
-		Explore exploreSignal `json:"explore"`
+		Explore record.ExploreSignal `json:"explore"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(ev.Data, "signals ")), &sig); err != nil {
 		t.Fatalf("the signal %q: %v", ev.Data, err)
@@ -181,7 +182,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 		for i := range entries {
 			if entries[i].Kind == "explore" {
 				// As the player and the timeline name it.
-				words = append(words, narrate(&entries[i-1], &entries[i], func(*TimelineEntry) string { return "?" }))
+				words = append(words, narrate(&entries[i-1], &entries[i], func(*record.TimelineEntry) string { return "?" }))
 				states = append(states, describeEntry(&entries[i]))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 	"strings"
 	"time"
@@ -130,15 +131,15 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 // startState is the state a new room starts from (see createRoom).
-func (s *Workshops) startState(r *http.Request) (roomState, error) {
+func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
 	if err != nil {
-		return roomState{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
+		return record.State{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		q, err := url.ParseQuery(string(body))
 		if err != nil {
-			return roomState{}, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the form is not valid: " + err.Error()})
+			return record.State{}, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Msg: "the form is not valid: " + err.Error()})
 		}
 		return s.startFrom(q.Get("start"))
 	}
@@ -147,14 +148,14 @@ func (s *Workshops) startState(r *http.Request) (roomState, error) {
 	}
 	var sig lab.TabSignals
 	if err := json.Unmarshal(body, &sig); err != nil {
-		return roomState{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
+		return record.State{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
 	if sig.Tab == "" {
 		sig.Tab = lab.NewTabID()
 	}
 	sess, err := s.SessionFor(&sig, "", false)
 	if err != nil {
-		return roomState{}, err
+		return record.State{}, err
 	}
 	return roomStateOf(sess.State()), nil
 }
@@ -162,8 +163,8 @@ func (s *Workshops) startState(r *http.Request) (roomState, error) {
 // startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
 // ("plan:ID") or a preset ("preset:NAME"; "" for the opening one), at its
 // start.
-func (s *Workshops) startFrom(start string) (roomState, error) {
-	st := roomState{Preset: tabstate.DefaultPreset, Speed: tabstate.Speeds[0].Name}
+func (s *Workshops) startFrom(start string) (record.State, error) {
+	st := record.State{Preset: tabstate.DefaultPreset, Speed: tabstate.Speeds[0].Name}
 	kind, name, _ := strings.Cut(start, ":")
 	switch kind {
 	case "":
@@ -197,7 +198,7 @@ func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 		s.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.Pages.Layout("Join a workshop", "", false)}))
 		return
 	}
-	code, ok := normalRoomCode(raw)
+	code, ok := record.NormalCode(raw)
 	if !ok {
 		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
 		return
@@ -221,7 +222,7 @@ func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status in
 // request itself when it cannot (no workshops here, too many joins from
 // the address, a code that is not one or names no room, a code typed in
 // lower case) and then returning ok false.
-func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec roomRecord, ok bool) {
+func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec record.Record, ok bool) {
 	if s.rooms == nil {
 		s.Pages.NotFound(w, r, "This server runs no workshops.")
 		return "", rec, false
@@ -235,7 +236,7 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 		return "", rec, false
 	}
 	raw := chi.URLParam(r, "code")
-	code, valid := normalRoomCode(raw)
+	code, valid := record.NormalCode(raw)
 	switch {
 	case !valid:
 		s.rooms.missedCode(r)
@@ -310,7 +311,7 @@ func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = roomKey(r, code)
 	}
-	if !rec.keyMatches(key) {
+	if !rec.KeyMatches(key) {
 		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
 			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
 		return
@@ -333,7 +334,7 @@ func (set *roomSet) full(code string) bool {
 
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
-func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *roomState, role string) {
+func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *record.State, role string) {
 	page, tab, err := s.roomPage(r, code, st, role)
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
@@ -347,7 +348,7 @@ func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code stri
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
 // the room's signals, and the room's strip (or the projector's frame).
-func (s *Workshops) roomPage(r *http.Request, code string, st *roomState, role string) (page templ.Component, tab string, err error) {
+func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.sceneView(code, role, st)
 	in, d, err := s.roomInputs(st)
@@ -387,8 +388,8 @@ func (s *Workshops) roomPage(r *http.Request, code string, st *roomState, role s
 }
 
 // roomCursor is the room's cursor now (playback is arithmetic).
-func roomCursor(st *roomState, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
-	return st.tabState(in, run, nil).CursorAt(now)
+func roomCursor(st *record.State, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
+	return st.TabState(in, run, nil).CursorAt(now)
 }
 
 // roomBar is the strip's view of a room.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"outlierlab/web/room/record"
 	"slices"
 	"strings"
 
@@ -108,7 +109,7 @@ func (s *Workshops) renderHandout(w http.ResponseWriter, r *http.Request, p *pla
 // it: the lab at the scene's cursor for a preset's scene, the lesson for
 // a lesson's (a lab link would drop the lesson's own settings).
 func (s *Workshops) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
-	st, err := s.sceneState(roomState{}, p, i, 0)
+	st, err := s.sceneState(record.State{}, p, i, 0)
 	if err != nil {
 		return handout.Scene{}, err
 	}
@@ -131,7 +132,7 @@ func (s *Workshops) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
 
 // revealsOf are the questions a room revealed on a scene of plan id, in
 // the order of its recording.
-func revealsOf(entries []TimelineEntry, id string) []handout.Reveal {
+func revealsOf(entries []record.TimelineEntry, id string) []handout.Reveal {
 	var out []handout.Reveal
 	for i := range entries {
 		st := &entries[i].State
@@ -147,7 +148,7 @@ func revealsOf(entries []TimelineEntry, id string) []handout.Reveal {
 
 // answerBars is a histogram as its bars are drawn: each a share of the
 // widest.
-func answerBars(hist []histBar) []view.RoomAnswerBar {
+func answerBars(hist []record.HistBar) []view.RoomAnswerBar {
 	widest := 1
 	for _, b := range hist {
 		widest = max(widest, b.N)

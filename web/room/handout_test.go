@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
+	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func TestRoomHandout(t *testing.T) {
 func askScene1(t *testing.T, l *roomLab, code, key, ask string, before func()) {
 	t.Helper()
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}

@@ -9,6 +9,7 @@ import (
 	"outlierlab/web/addrlimit"
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/room/record"
 	"sync"
 	"time"
 
@@ -119,7 +120,7 @@ type roomHub struct {
 	// given the ones already there; answersNext is closed (and replaced)
 	// when new answers change the question panel, at most every
 	// answerWakeEvery (answersWake is set while that wake is pending).
-	answers      map[string]map[string]roomAnswer
+	answers      map[string]map[string]record.Answer
 	answersReady chan struct{}
 	answersNext  chan struct{}
 	answersWake  bool
@@ -299,7 +300,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	}
 	n := roomNow{rev: e.Revision(), raw: e.Value()}
 	var err error
-	n.rec, err = decodeRecord(e.Value())
+	n.rec, err = record.Decode(e.Value())
 	if err == nil {
 		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
 			n.run, err = h.set.s.Runs.Get(n.in)
@@ -327,7 +328,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 // the free lab), and the channel closed at the next state. Every follower
 // here takes the run from it rather than building or even looking it up.
 type roomNow struct {
-	rec    roomRecord
+	rec    record.Record
 	raw    []byte // the record as the bus holds it (updateState starts from it)
 	rev    uint64
 	in     tabstate.Inputs
@@ -363,7 +364,7 @@ func (h *roomHub) current() roomNow {
 
 // lookup reads a room's record: from its hub if this replica serves it,
 // else from the bus.
-func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64, error) {
+func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uint64, error) {
 	set.mu.Lock()
 	h := set.hubs[code]
 	set.mu.Unlock()
@@ -381,39 +382,39 @@ func (set *roomSet) lookup(ctx context.Context, code string) (roomRecord, uint64
 	defer cancel()
 	e, err := set.bus.KV.Get(ctx, code)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return roomRecord{}, 0, errRoomNotFound
+		return record.Record{}, 0, errRoomNotFound
 	}
 	if err != nil {
-		return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+		return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
 	}
-	rec, err := decodeRecord(e.Value())
+	rec, err := record.Decode(e.Value())
 	if err == nil {
 		_, _, err = set.s.roomInputs(&rec.State)
 	}
 	if err != nil {
 		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", httperr.Text(err))
-		return roomRecord{}, 0, errRoomNotFound
+		return record.Record{}, 0, errRoomNotFound
 	}
 	return rec, e.Revision(), nil
 }
 
 // create puts a new room on the bus with a fresh code and key.
-func (set *roomSet) create(ctx context.Context, st roomState) (code, key string, err error) {
+func (set *roomSet) create(ctx context.Context, st record.State) (code, key string, err error) {
 	set.mu.Lock()
 	n := len(set.hubs)
 	set.mu.Unlock()
 	if n >= set.lim.MaxRooms {
 		return "", "", errRoomsFull
 	}
-	key = newRoomKey()
-	b, err := json.Marshal(roomRecord{V: 1, KeyHash: hashRoomKey(key), State: st})
+	key = record.NewKey()
+	b, err := json.Marshal(record.Record{V: 1, KeyHash: record.HashKey(key), State: st})
 	if err != nil {
 		return "", "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	for range 5 { // a taken code is one chance in millions: try another
-		code = newRoomCode()
+		code = record.NewCode()
 		if _, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
 			break
 		}
@@ -432,8 +433,8 @@ func (h *roomHub) publish(ctx context.Context, sess *lab.Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
 	st := roomStateOf(sess.State())
-	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *roomState) error {
-		st.keepTools(old)
+	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *record.State) error {
+		st.KeepTools(old)
 		*old = st
 		return nil
 	})

@@ -3,6 +3,7 @@ package room
 import (
 	"errors"
 	"net/http"
+	"outlierlab/web/room/record"
 
 	"outlierlab/web/httperr"
 )
@@ -28,9 +29,9 @@ func (set *roomSet) missedCode(r *http.Request) {
 // find is the room of code for a request, from this replica's hub or the
 // bus, after admitCode; a code that names no room (errRoomNotFound)
 // counts as a guess.
-func (set *roomSet) find(r *http.Request, code string) (roomRecord, error) {
+func (set *roomSet) find(r *http.Request, code string) (record.Record, error) {
 	if err := set.admitCode(r); err != nil {
-		return roomRecord{}, err
+		return record.Record{}, err
 	}
 	rec, _, err := set.lookup(r.Context(), code)
 	if errors.Is(err, errRoomNotFound) {

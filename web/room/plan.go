@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/room/record"
 	"strings"
 
 	"outlierlab/engine/course"
@@ -83,27 +84,27 @@ func (b *planBook) links() []view.PlanLink {
 }
 
 // startPlan is a room on plan id's first scene.
-func (s *Workshops) startPlan(id string) (roomState, error) {
+func (s *Workshops) startPlan(id string) (record.State, error) {
 	p := s.plans.byID[id]
 	if p == nil {
-		return roomState{}, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a plan", httperr.Truncate(id, 40))})
+		return record.State{}, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a plan", httperr.Truncate(id, 40))})
 	}
-	return s.sceneState(roomState{Plan: p.ID, Speed: tabstate.Speeds[0].Name}, p, 0, 0)
+	return s.sceneState(record.State{Plan: p.ID, Speed: tabstate.Speeds[0].Name}, p, 0, 0)
 }
 
 // sceneState is st put on scene i of p: the scene's lesson step or preset,
 // its settings as the lab's control values, its faults, its spotlight,
 // and its cursor (paused) or the start of its play range (playing from
 // nowMs). Playback speed and the room's other tools are st's.
-func (s *Workshops) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (roomState, error) {
+func (s *Workshops) sceneState(st record.State, p *plan.Plan, i int, nowMs int64) (record.State, error) {
 	sc := &p.Scenes[i]
-	next := roomState{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
-	next.keepTools(&st)
+	next := record.State{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
+	next.KeepTools(&st)
 	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
 	if next.Explore != nil && next.Explore.Scene != i {
 		next.Explore = nil // the last scene's timer is not this one's
 	}
-	next.markVisited(i)
+	next.MarkVisited(i)
 	if next.Speed == "" {
 		next.Speed = tabstate.Speeds[0].Name
 	}
@@ -141,11 +142,11 @@ func (s *Workshops) sceneState(st roomState, p *plan.Plan, i int, nowMs int64) (
 
 // sceneSpot is a scene's spotlight as the room carries it (seconds; End
 // is the run's last frame), nil for none.
-func sceneSpot(sp *plan.Spotlight, run *tabstate.Run) *roomSpot {
+func sceneSpot(sp *plan.Spotlight, run *tabstate.Run) *record.Spot {
 	if sp == nil {
 		return nil
 	}
-	out := &roomSpot{Host: sp.Host}
+	out := &record.Spot{Host: sp.Host}
 	if sp.To != 0 {
 		to := int64(sp.To)
 		if sp.To == course.End && len(run.Frames) > 0 {
@@ -228,7 +229,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, now := *req.Scene, s.Now().UnixMilli()
-	_, rev, err := s.rooms.updateState(r.Context(), code, "scene", func(st *roomState) error {
+	_, rev, err := s.rooms.updateState(r.Context(), code, "scene", func(st *record.State) error {
 		next, err := s.sceneState(*st, p, n, now)
 		if err != nil {
 			return err
@@ -247,7 +248,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 
 // roomPlan is the plan rec's room was started from; a room without one
 // is answered 409 naming scene: it has no what ("scenes").
-func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *roomRecord, what string) (*plan.Plan, bool) {
+func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *record.Record, what string) (*plan.Plan, bool) {
 	p := s.plans.byID[rec.State.Plan]
 	if p == nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no " + what}), httperr.KindConflict)
@@ -258,7 +259,7 @@ func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *roomRecord
 // sceneView is the room's scene as role sees it: every role the title;
 // the instructor the scene list, the notes (with the run's numbers) and
 // the explore timer. nil when the room follows no plan.
-func (s *Workshops) sceneView(code, role string, st *roomState) *view.RoomScene {
+func (s *Workshops) sceneView(code, role string, st *record.State) *view.RoomScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil || st.Scene < 0 || st.Scene >= len(p.Scenes) {
 		return nil
@@ -279,7 +280,7 @@ func (s *Workshops) sceneView(code, role string, st *roomState) *view.RoomScene 
 
 // sceneNotes is a scene's notes as HTML, their placeholders filled from
 // the room's run.
-func (s *Workshops) sceneNotes(st *roomState, sc *plan.Scene) view.HTML {
+func (s *Workshops) sceneNotes(st *record.State, sc *plan.Scene) view.HTML {
 	text := sc.Notes
 	if in, _, err := s.roomInputs(st); err == nil {
 		if run, err := s.Runs.Get(in); err == nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
+	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 
@@ -56,7 +56,7 @@ func sceneInRange(p *plan.Plan, n *int) error {
 // asks the instructor's own), with q's kind, host and moment set from
 // it. Only the room's current scene can be asked: its run is the one on
 // screen, the one the plan's answer was checked on.
-func (s *Workshops) sceneQuestion(st *roomState, q *questionRequest) (*plan.Question, error) {
+func (s *Workshops) sceneQuestion(st *record.State, q *questionRequest) (*plan.Question, error) {
 	if q.Scene == nil {
 		return nil, nil
 	}
@@ -98,7 +98,7 @@ func sceneLacks(p *plan.Plan, n int, what string, has func(*plan.Scene) bool) er
 
 // onScene refuses (409 naming scene) what is scene n's while the room
 // is on another.
-func onScene(p *plan.Plan, st *roomState, n int) error {
+func onScene(p *plan.Plan, st *record.State, n int) error {
 	if n == st.Scene {
 		return nil
 	}
@@ -109,7 +109,7 @@ func onScene(p *plan.Plan, st *roomState, n int) error {
 // sceneRevealable refuses to reveal a scene's question while the room is
 // on another scene: the engine's answer would be read off that scene's
 // run, and the board would count it against the wrong plan answer.
-func sceneRevealable(st *roomState, q *roomQuestion) error {
+func sceneRevealable(st *record.State, q *record.Question) error {
 	if q.Scene == nil || *q.Scene == st.Scene {
 		return nil
 	}
@@ -121,7 +121,7 @@ func sceneRevealable(st *roomState, q *roomQuestion) error {
 // it (this replica's hub may not have the last scene move yet), for a
 // scene's question q: the reveal refuses before it closes the answers.
 // The reveal's own update checks again.
-func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *roomQuestion) error {
+func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *record.Question) error {
 	if q.Scene == nil {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *roomQu
 	if err != nil {
 		return nil // the update reads the bus again, and checks
 	}
-	rec, err := decodeRecord(e.Value())
+	rec, err := record.Decode(e.Value())
 	if err != nil {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (s *Workshops) planQuestion(id string, n *int) *plan.Question {
 // room's run: the one choice whose check holds (plan -check proved there
 // is one on the scene's run; after the instructor changed the run there
 // may be none or two, and the reveal says so).
-func (s *Workshops) choiceAnswer(st *roomState, q *roomQuestion, run *tabstate.Run) (string, error) {
+func (s *Workshops) choiceAnswer(st *record.State, q *record.Question, run *tabstate.Run) (string, error) {
 	pq := s.planQuestion(st.Plan, q.Scene)
 	if pq == nil || pq.Kind != plan.KindChoice {
 		return "", httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "the plan scene this question came from is not on this server"})
@@ -163,62 +163,14 @@ func (s *Workshops) choiceAnswer(st *roomState, q *roomQuestion, run *tabstate.R
 	return a, nil
 }
 
-// sceneMark is what the room did at one scene of its plan: shown (every
-// mark), its question asked, and at the reveal how many answered and
-// how many gave the plan's answer. Engine is the engine's answer on the
-// room's run when it was not the plan's (the instructor changed the run).
-type sceneMark struct {
-	Scene    int    `json:"scene"`
-	Asked    bool   `json:"asked,omitempty"`
-	Revealed bool   `json:"revealed,omitempty"`
-	Answered int    `json:"answered,omitempty"`
-	Right    int    `json:"right,omitempty"`
-	Engine   string `json:"engine,omitempty"`
-}
-
-// mark is scene i's mark, added if the room had none; the slice is the
-// state's own from here on (a state read from the hub shares its arrays).
-func (st *roomState) mark(i int) *sceneMark {
-	st.Progress = slices.Clone(st.Progress)
-	for j := range st.Progress {
-		if st.Progress[j].Scene == i {
-			return &st.Progress[j]
-		}
-	}
-	st.Progress = append(st.Progress, sceneMark{Scene: i})
-	return &st.Progress[len(st.Progress)-1]
-}
-
-// markOf is scene i's mark as the state has it (nil: never shown).
-func (st *roomState) markOf(i int) *sceneMark {
-	for j := range st.Progress {
-		if st.Progress[j].Scene == i {
-			return &st.Progress[j]
-		}
-	}
-	return nil
-}
-
-func (st *roomState) markVisited(i int) { st.mark(i) }
-
-// markAsked notes a scene's question opened; asked again, its last
-// reveal's counts go, as the answers do.
-func (st *roomState) markAsked(q *roomQuestion) {
-	if q.Scene == nil {
-		return
-	}
-	m := st.mark(*q.Scene)
-	*m = sceneMark{Scene: m.Scene, Asked: true}
-}
-
 // markRevealed notes how the room answered a scene's question: the
 // answers in q's histogram against the plan's answer.
-func (s *Workshops) markRevealed(st *roomState, q *roomQuestion) {
+func (s *Workshops) markRevealed(st *record.State, q *record.Question) {
 	pq := s.planQuestion(st.Plan, q.Scene)
 	if pq == nil {
 		return
 	}
-	m := st.mark(*q.Scene)
+	m := st.Mark(*q.Scene)
 	m.Asked, m.Revealed, m.Answered, m.Right, m.Engine = true, true, q.Total, 0, ""
 	for _, b := range q.Hist {
 		if b.Answer == pq.Answer {
@@ -242,7 +194,7 @@ func sceneAsk(sc *plan.Scene) (words, expect string) {
 
 // sceneBoard is the board's line per scene of the room's plan (none for
 // a room without one).
-func (s *Workshops) sceneBoard(st *roomState) []view.RoomBoardScene {
+func (s *Workshops) sceneBoard(st *record.State) []view.RoomBoardScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil {
 		return nil
@@ -252,7 +204,7 @@ func (s *Workshops) sceneBoard(st *roomState) []view.RoomBoardScene {
 		sc := &p.Scenes[i]
 		row := view.RoomBoardScene{N: i + 1, Title: sc.Title, Current: i == st.Scene}
 		row.Question, row.Expect = sceneAsk(sc)
-		if m := st.markOf(i); m != nil {
+		if m := st.MarkOf(i); m != nil {
 			row.Shown, row.Asked, row.Revealed = true, m.Asked, m.Revealed
 			row.Answered, row.Right, row.Wrong, row.Engine = m.Answered, m.Right, m.Answered-m.Right, m.Engine
 		}
@@ -263,44 +215,17 @@ func (s *Workshops) sceneBoard(st *roomState) []view.RoomBoardScene {
 
 // boardScenesKey is what the board's scene lines show, to send them
 // again only when it changed.
-func boardScenesKey(st *roomState) string {
+func boardScenesKey(st *record.State) string {
 	b, _ := json.Marshal(st.Progress)
 	return st.Plan + "|" + strconv.Itoa(st.Scene) + "|" + string(b)
 }
 
-// entryScene names, in a recording's entry, the plan scene the room was
-// on: the recording stands alone (`room replay` has no plans).
-type entryScene struct {
-	Plan  string `json:"plan"`
-	N     int    `json:"n"` // from 1
-	Of    int    `json:"of"`
-	ID    string `json:"id"`
-	Title string `json:"title"`
-}
-
 // entrySceneOf is the scene st is on (nil: no plan, or not this server's).
-func (s *Workshops) entrySceneOf(st *roomState) *entryScene {
+func (s *Workshops) entrySceneOf(st *record.State) *record.EntryScene {
 	p := s.plans.byID[st.Plan]
 	if p == nil || st.Scene < 0 || st.Scene >= len(p.Scenes) {
 		return nil
 	}
 	sc := &p.Scenes[st.Scene]
-	return &entryScene{Plan: p.Title, N: st.Scene + 1, Of: len(p.Scenes), ID: sc.ID, Title: sc.Title}
-}
-
-// sceneWords is a recording entry in words when it is a plan's: the
-// room moved to a scene, or the workshop started on one.
-func sceneWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) {
-	sc := e.Scene
-	if sc == nil {
-		return "", false
-	}
-	name := fmt.Sprintf("scene %d of %d, %q", sc.N, sc.Of, sc.Title)
-	switch e.Kind {
-	case "scene":
-		return "Instructor moved the room to " + name + " (" + whereOf(&e.State) + ", " + playOf(&e.State) + " at " + at(e) + ")", true
-	case "start":
-		return "The workshop started from the plan " + strconv.Quote(sc.Plan) + " on " + name + " (" + whereOf(&e.State) + ", " + playOf(&e.State) + " at " + at(e) + ")", true
-	}
-	return "", false
+	return &record.EntryScene{Plan: p.Title, N: st.Scene + 1, Of: len(p.Scenes), ID: sc.ID, Title: sc.Title}
 }

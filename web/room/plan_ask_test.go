@@ -3,6 +3,7 @@ package room
 import (
 	"encoding/json"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 )
@@ -86,7 +87,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// scene's question overrides.
 	scene("2")
 	st, body = ask(la.ts.URL, "?scene=2", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h2","qat":90}`, key)
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Kind != "out" || q.Text != "How many hosts are ejected at 40 s?" || q.AtMs != 40000 ||
 		q.Scene == nil || *q.Scene != 2 || len(q.Choices) != 0 {
 		t.Fatalf("ask scene 2: %d %s", st, body)
@@ -171,13 +172,13 @@ func TestRoomPlanAskScene(t *testing.T) {
 // engine said. A question asked again starts its counts afresh.
 func TestRoomPlanMarks(t *testing.T) {
 	l := planLab(t)
-	st := roomState{Plan: "lightning"}
-	st.markVisited(0)
-	st.markVisited(2)
+	st := record.State{Plan: "lightning"}
+	st.MarkVisited(0)
+	st.MarkVisited(2)
 	st.Scene = 2
 	two := 2
-	q := &roomQuestion{Kind: "out", Scene: &two, Total: 4, Answer: "0", Hist: []histBar{{Answer: "0", N: 1, Right: true}, {Answer: "1", N: 3}}}
-	st.markAsked(q)
+	q := &record.Question{Kind: "out", Scene: &two, Total: 4, Answer: "0", Hist: []record.HistBar{{Answer: "0", N: 1, Right: true}, {Answer: "1", N: 3}}}
+	st.MarkAsked(q)
 	l.s.markRevealed(&st, q)
 	rows := l.s.sceneBoard(&st)
 	if len(rows) != 6 {
@@ -192,12 +193,12 @@ func TestRoomPlanMarks(t *testing.T) {
 	if r := rows[0]; !r.Shown || r.Asked || r.Question != "Is h5 ejected at 40 s?" || r.Expect != "no" {
 		t.Errorf("scene 1 (shown, not asked): %+v", r)
 	}
-	st.markAsked(q)
+	st.MarkAsked(q)
 	if r := l.s.sceneBoard(&st)[2]; !r.Asked || r.Revealed || r.Answered != 0 || r.Engine != "" {
 		t.Errorf("asked again: %+v", r)
 	}
-	own := &roomQuestion{Kind: "out", Total: 2}
-	st.markAsked(own)
+	own := &record.Question{Kind: "out", Total: 2}
+	st.MarkAsked(own)
 	l.s.markRevealed(&st, own)
 	if got := mustJSON(t, st.Progress); got != `[{"scene":0},{"scene":2,"asked":true}]` {
 		t.Errorf("the instructor's own question marked a scene: %s", got)
@@ -237,7 +238,7 @@ func TestRoomPlanRecording(t *testing.T) {
 			t.Errorf("entry %d: %q, want %q", i, got, want)
 		}
 	}
-	if sc := entries[2].Scene; sc == nil || *sc != (entryScene{Plan: "Outlier detection in 15 minutes", N: 3, Of: 6, ID: "cap-34", Title: "Raise the cap to 34"}) {
+	if sc := entries[2].Scene; sc == nil || *sc != (record.EntryScene{Plan: "Outlier detection in 15 minutes", N: 3, Of: 6, ID: "cap-34", Title: "Raise the cap to 34"}) {
 		t.Errorf("the scene entry's scene: %+v", sc)
 	}
 	if got := describeEntry(&entries[3]); !strings.HasPrefix(got, "scene 3 of 6 (cap-34), lesson cap step cap-34") {

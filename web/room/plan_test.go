@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -92,7 +93,7 @@ func TestRoomPlanScenes(t *testing.T) {
 	if st != http.StatusCreated || code == "" {
 		t.Fatalf("start from lightning: %d %s", st, body)
 	}
-	state := func(code string) roomState {
+	state := func(code string) record.State {
 		t.Helper()
 		rec, _, err := l.s.rooms.lookup(t.Context(), code)
 		if err != nil {
@@ -109,23 +110,23 @@ func TestRoomPlanScenes(t *testing.T) {
 		name, code, key, query, body string
 		status                       int
 		has                          string
-		check                        func(roomState) bool
+		check                        func(record.State) bool
 	}{
 		{"lightning's third scene", code, key, "", `{"scene":2}`, 200, `"title":"Raise the cap to 34"`,
-			func(s roomState) bool {
+			func(s record.State) bool {
 				return s.Scene == 2 && s.Lesson == "cap" && s.Step == "cap-34" && s.Cfg["max_ejection_percent"] == 34 && s.Anchor == 3 && !s.Playing && s.Spot == nil
 			}},
 		{"lightning's last scene, at the end", code, key, "?scene=5", "", 200, `"id":"takeaways"`,
-			func(s roomState) bool { return s.Scene == 5 && s.Step == "cap-34" && s.Anchor == 30 }},
+			func(s record.State) bool { return s.Scene == 5 && s.Step == "cap-34" && s.Anchor == 30 }},
 		{"drill's preset, a setting, a fault, playing", dcode, dkey, "?scene=0", "", 200, `"id":"preset"`,
-			func(s roomState) bool {
+			func(s record.State) bool {
 				return s.Plan == "drill" && s.Preset == "search-cache" && s.Lesson == "" && s.Cfg["max_ejection_percent"] == 34 &&
 					s.Inject == "h2@60s" && s.Playing && s.Anchor == 3 && s.AnchorAtMs > 0 && s.Spot == nil
 			}},
 		{"drill's lesson step at 40 s", dcode, dkey, "", `{"tab":"t","scene":1}`, 200, `"id":"step"`,
-			func(s roomState) bool {
+			func(s record.State) bool {
 				return s.Lesson == "cap" && s.Step == "cap-34" && s.Anchor == 4 && s.Cfg["max_ejection_percent"] == 34 && s.Inject == "" &&
-					s.Spot != nil && *s.Spot == roomSpot{Host: "h5", From: 30, To: 60}
+					s.Spot != nil && *s.Spot == record.Spot{Host: "h5", From: 30, To: 60}
 			}},
 		{"no key", code, "", "?scene=1", "", 403, "key:", nil},
 		{"a stale key", code, "stale-" + key, "?scene=1", "", 403, "key:", nil},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"sort"
 	"time"
 
@@ -51,7 +52,7 @@ func (w *roomWatch) putPresence(sess *lab.Session) {
 	if w.role != "follow" || w.who == "" {
 		return
 	}
-	p := presence{Nick: nickname(w.who)}
+	p := presence{Nick: record.Nickname(w.who)}
 	p.Follow = tieOf(sess).following()
 	p.Done = sess.StepsDone(w.s.Now())
 	w.hub.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"outlierlab/web/room/record"
 
 	"github.com/go-chi/chi/v5"
 
@@ -39,10 +40,10 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	var q *roomQuestion
+	var q *record.Question
 	var prev string // the question this one replaces, whose answers go
 	now := s.Now()
-	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *roomState) error {
+	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
 		var err error
 		if q, err = s.newQuestion(st, req); err != nil {
 			return err
@@ -51,7 +52,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 			prev = st.Question.ID
 		}
 		st.Question = q
-		st.markAsked(q)
+		st.MarkAsked(q)
 		// The room waits before the moment: a cursor past it goes back
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
@@ -94,11 +95,11 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
-	var q roomQuestion
+	var q record.Question
 	var rev uint64
 	now := s.Now()
 	if err == nil {
-		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *roomState) error {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *record.State) error {
 			if st.Question == nil || st.Question.ID != id {
 				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
 			}
@@ -110,7 +111,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), histogram(&q, answers, right)
+			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), record.Histogram(&q, answers, right)
 			st.Question = &q
 			s.markRevealed(st, &q)
 			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
@@ -167,12 +168,12 @@ func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
 		return
 	}
-	who := rec.attendee(r, code)
+	who := rec.Attendee(r, code)
 	if who == "" {
 		httperr.Write(w, errNoAttendee(code), httperr.KindForbidden)
 		return
 	}
-	ans, err := checkAnswer(q, a)
+	ans, err := record.CheckAnswer(q, a)
 	if err == nil {
 		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans)
 	}
@@ -191,9 +192,9 @@ func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := struct {
-		Question *roomQuestion `json:"question"`
-		Count    int           `json:"count"`
-		Mine     string        `json:"mine,omitempty"`
+		Question *record.Question `json:"question"`
+		Count    int              `json:"count"`
+		Mine     string           `json:"mine,omitempty"`
 	}{Question: rec.State.Question}
 	if q := out.Question; q != nil {
 		hub, err := s.rooms.open(r.Context(), code, "")
@@ -204,7 +205,7 @@ func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 		answers := hub.answersNow(r.Context(), q.ID)
 		hub.release("")
 		out.Count = len(answers)
-		out.Mine = answers[rec.attendee(r, code)].Answer
+		out.Mine = answers[rec.Attendee(r, code)].Answer
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }

@@ -2,16 +2,14 @@ package room
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -37,79 +35,32 @@ import (
 // (answers.go): two replicas taking answers at once never lose one,
 // and a poll takes as many answers as the room has attendees.
 
-// roomQuestion is the room's open (or revealed) question, on its state.
-type roomQuestion struct {
-	ID   string `json:"id"`
-	Kind string `json:"kind"` // ejected, out, lesson, choice (a plan scene's)
-	Host string `json:"host,omitempty"`
-	// Scene is the plan scene whose question this is (nil: the
-	// instructor's own); never its expected answer, which stays with the
-	// plan on the server (plan_ask.go).
-	Scene *int   `json:"scene,omitempty"`
-	Text  string `json:"text"`
-	// Choices are the answers offered; none: the answer is a whole number.
-	Choices []string `json:"choices,omitempty"`
-	// AtMs is the moment asked about; Hold the frames before it, where
-	// the room's playback waits until the reveal.
-	AtMs int64 `json:"atMs"`
-	Hold int   `json:"hold"`
-	// Set at the reveal: the engine's answer and the room's histogram.
-	Revealed bool      `json:"revealed,omitempty"`
-	Answer   string    `json:"answer,omitempty"`
-	Hist     []histBar `json:"hist,omitempty"`
-	Total    int       `json:"total,omitempty"`
-}
-
-// histBar is one answer's count in the room; Right marks the engine's.
-type histBar struct {
-	Answer string `json:"answer"`
-	N      int    `json:"n"`
-	Right  bool   `json:"right,omitempty"`
-}
-
-// roomAnswer is one attendee's answer, the value of its key on the bus
-// (answers.go).
-type roomAnswer struct {
-	Nick   string `json:"nick"`
-	Answer string `json:"answer"`
-}
-
 // maxQuestionS bounds a question's moment (seconds): runs last minutes.
 const maxQuestionS = 3600
 
-var nickAdj = []string{"amber", "brisk", "calm", "deft", "eager", "fuzzy", "gentle", "hardy", "jolly", "keen", "lucid", "merry", "nimble", "plucky", "quiet", "rapid"}
-var nickNoun = []string{"otter", "falcon", "badger", "heron", "lynx", "marten", "osprey", "panda", "quokka", "raven", "stoat", "tapir", "vole", "walrus", "yak", "zebu"}
-
-// nickname is an attendee's anonymous name, the same on every replica.
-func nickname(attendee string) string {
-	sum := sha256.Sum256([]byte(attendee))
-	n := binary.BigEndian.Uint32(sum[:4])
-	return nickAdj[n%16] + " " + nickNoun[(n/16)%16] + " " + strconv.Itoa(int(n/256%100))
-}
-
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
-func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, roomRecord, bool) {
+func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, record.Record, bool) {
 	if s.rooms == nil {
 		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
-		return "", roomRecord{}, false
+		return "", record.Record{}, false
 	}
 	if s.rooms.admitCode(r) != nil {
 		tooManyGuesses(w)
-		return "", roomRecord{}, false
+		return "", record.Record{}, false
 	}
-	code, ok := normalRoomCode(chi.URLParam(r, "code"))
+	code, ok := record.NormalCode(chi.URLParam(r, "code"))
 	if !ok {
 		s.rooms.missedCode(r)
 		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
-		return "", roomRecord{}, false
+		return "", record.Record{}, false
 	}
 	rec, err := s.rooms.find(r, code)
 	if err != nil {
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return "", rec, false
 	}
-	if instructor && !rec.keyMatches(roomKey(r, code)) {
+	if instructor && !rec.KeyMatches(roomKey(r, code)) {
 		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
 		return "", rec, false
 	}
@@ -120,7 +71,7 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 // or, when that is not question id, as the bus has it: a question opened a
 // moment ago (here or on another replica) may not have reached the hub
 // yet, and an answer to it must not be refused.
-func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord, id string) *roomQuestion {
+func (set *roomSet) questionOf(ctx context.Context, code string, rec record.Record, id string) *record.Question {
 	if q := rec.State.Question; q != nil && q.ID == id {
 		return q
 	}
@@ -130,7 +81,7 @@ func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord,
 	if err != nil {
 		return rec.State.Question
 	}
-	fresh, err := decodeRecord(e.Value())
+	fresh, err := record.Decode(e.Value())
 	if err != nil {
 		return rec.State.Question
 	}
@@ -140,7 +91,7 @@ func (set *roomSet) questionOf(ctx context.Context, code string, rec roomRecord,
 // updateState changes the room's state on the bus by compare-and-set,
 // retrying when another replica wrote in between, and records it on the
 // room's timeline as kind.
-func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*roomState) error) (roomRecord, uint64, error) {
+func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*record.State) error) (record.Record, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	// The first try starts from the state this replica's hub already has
@@ -157,14 +108,14 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		} else {
 			e, err := set.bus.KV.Get(ctx, code)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
-				return roomRecord{}, 0, errRoomNotFound
+				return record.Record{}, 0, errRoomNotFound
 			}
 			if err != nil {
-				return roomRecord{}, 0, fmt.Errorf("room bus: %w", err)
+				return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
 			}
 			raw, was = e.Value(), e.Revision()
 		}
-		rec, err := decodeRecord(raw) // a copy of its own: f may change it
+		rec, err := record.Decode(raw) // a copy of its own: f may change it
 		if err != nil {
 			return rec, 0, err
 		}
@@ -209,7 +160,7 @@ type questionRequest struct {
 var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
 
 // newQuestion builds the question q asks about the room's run.
-func (s *Workshops) newQuestion(st *roomState, q questionRequest) (*roomQuestion, error) {
+func (s *Workshops) newQuestion(st *record.State, q questionRequest) (*record.Question, error) {
 	in, d, err := s.roomInputs(st)
 	if err != nil {
 		return nil, err
@@ -222,7 +173,7 @@ func (s *Workshops) newQuestion(st *roomState, q questionRequest) (*roomQuestion
 	if err != nil {
 		return nil, err
 	}
-	rq := &roomQuestion{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
+	rq := &record.Question{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
 	switch q.Kind {
 	case "ejected", "out":
 		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
@@ -269,7 +220,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // engineAnswer is the run's answer to q: read off the frame at q's moment
 // (the first at or after it), or the lesson's answer, which engine/course
 // checks against the engine.
-func (s *Workshops) engineAnswer(st *roomState, q *roomQuestion) (string, error) {
+func (s *Workshops) engineAnswer(st *record.State, q *record.Question) (string, error) {
 	in, d, err := s.roomInputs(st)
 	if err != nil {
 		return "", err
@@ -302,49 +253,6 @@ func (s *Workshops) engineAnswer(st *roomState, q *roomQuestion) (string, error)
 		return "", errors.New("the room's lesson has no answer to its prediction")
 	}
 	return d.Predict.Choices[d.Predict.Answer], nil
-}
-
-// histogram counts the answers: every choice in order, or the numbers
-// given (and the engine's) in numeric order; the engine's is marked.
-func histogram(q *roomQuestion, answers map[string]roomAnswer, right string) []histBar {
-	counts := map[string]int{}
-	for _, a := range answers {
-		counts[a.Answer]++
-	}
-	keys := q.Choices
-	if len(keys) == 0 {
-		counts[right] += 0
-		for k := range counts {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			a, _ := strconv.Atoi(keys[i])
-			b, _ := strconv.Atoi(keys[j])
-			return a < b
-		})
-	}
-	out := make([]histBar, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, histBar{Answer: k, N: counts[k], Right: k == right})
-	}
-	return out
-}
-
-// checkAnswer reads an attendee's answer to q: one of its choices, or a
-// whole number of hosts.
-func checkAnswer(q *roomQuestion, a string) (string, error) {
-	a = strings.TrimSpace(a)
-	if len(q.Choices) > 0 {
-		if !slices.Contains(q.Choices, a) {
-			return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a choice (allowed %s)", httperr.Truncate(a, 40), strings.Join(q.Choices, ", "))}
-		}
-		return a, nil
-	}
-	n, err := strconv.Atoi(a)
-	if err != nil || n < 0 || n > 10000 {
-		return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", httperr.Truncate(a, 20))}
-	}
-	return strconv.Itoa(n), nil
 }
 
 // readJSON reads a small JSON body into v (an empty body leaves v).

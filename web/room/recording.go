@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"outlierlab/web/room/record"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,27 +40,16 @@ import (
 // maxTimeline bounds the entries one recording returns.
 const maxTimeline = 20000
 
-// TimelineEntry is one entry of a room's recording: when (Unix ms), what
-// (start, state, question, reveal, summon, lock) and the room's state
-// after it (with the question, and at a reveal its histogram).
-type TimelineEntry struct {
-	TMs   int64     `json:"t"`
-	Kind  string    `json:"kind"`
-	State roomState `json:"state"`
-	// Scene names the plan scene the room is on (plan_ask.go).
-	Scene *entryScene `json:"scene,omitempty"`
-}
-
 // Recording is what /r/CODE/recording.json exports.
 type Recording struct {
-	Room    string          `json:"room"`
-	Entries []TimelineEntry `json:"entries"`
+	Room    string                 `json:"room"`
+	Entries []record.TimelineEntry `json:"entries"`
 }
 
 // record appends a state of the room to its timeline. A failure is
 // logged: the workshop goes on without that entry.
-func (set *roomSet) record(ctx context.Context, code, kind string, st roomState) {
-	b, err := json.Marshal(TimelineEntry{TMs: set.s.Now().UnixMilli(), Kind: kind, State: st, Scene: set.s.entrySceneOf(&st)})
+func (set *roomSet) record(ctx context.Context, code, kind string, st record.State) {
+	b, err := json.Marshal(record.TimelineEntry{TMs: set.s.Now().UnixMilli(), Kind: kind, State: st, Scene: set.s.entrySceneOf(&st)})
 	if err == nil {
 		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
 			return set.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
@@ -78,14 +68,14 @@ func (set *roomSet) record(ctx context.Context, code, kind string, st roomState)
 // meets no responders for a moment, as the other bus calls do: the read
 // then goes on from the entry after the last one it has, on a new
 // consumer, until the request's deadline.
-func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry, error) {
+func (set *roomSet) recording(ctx context.Context, code string) ([]record.TimelineEntry, error) {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	last, err := set.lastEntry(ctx, code)
 	if err != nil || last == 0 {
 		return nil, err
 	}
-	var out []TimelineEntry
+	var out []record.TimelineEntry
 	var seq uint64 // the stream sequence of the last entry read
 	for len(out) < maxTimeline && seq < last {
 		n, err := set.readTimeline(ctx, code, seq, last, &out)
@@ -109,7 +99,7 @@ func (set *roomSet) recording(ctx context.Context, code string) ([]TimelineEntry
 // readTimeline appends to out the room's entries after sequence from, on
 // one ordered consumer, until it has entry last, the timeline is full or
 // an error; it answers the sequence of the last entry it appended.
-func (set *roomSet) readTimeline(ctx context.Context, code string, from, last uint64, out *[]TimelineEntry) (uint64, error) {
+func (set *roomSet) readTimeline(ctx context.Context, code string, from, last uint64, out *[]record.TimelineEntry) (uint64, error) {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{roombus.TimelineSubject + code}}
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
@@ -135,7 +125,7 @@ func (set *roomSet) readTimeline(ctx context.Context, code string, from, last ui
 				continue // a repeat after a consumer's reset
 			}
 			seq = md.Sequence.Stream
-			var e TimelineEntry
+			var e record.TimelineEntry
 			if json.Unmarshal(m.Data(), &e) == nil {
 				*out = append(*out, e)
 			}
@@ -265,7 +255,7 @@ type recLab struct {
 	lesson *view.Lesson
 }
 
-func (s *Workshops) recordingLab(code string, e *TimelineEntry, speed string) (recLab, error) {
+func (s *Workshops) recordingLab(code string, e *record.TimelineEntry, speed string) (recLab, error) {
 	in, d, err := s.roomInputs(&e.State)
 	if err != nil {
 		return recLab{}, err
@@ -312,7 +302,7 @@ func withReplaySignals(signals, speed string) string {
 // entryLink is the lab's permalink at an entry's state, its cursor where
 // the room's was then ("" for a lesson room: the lesson page has no
 // permalink of a step's cursor).
-func (s *Workshops) entryLink(e *TimelineEntry) string {
+func (s *Workshops) entryLink(e *record.TimelineEntry) string {
 	in, d, err := s.roomInputs(&e.State)
 	if err != nil || d != nil {
 		return ""
@@ -327,14 +317,14 @@ func (s *Workshops) entryLink(e *TimelineEntry) string {
 
 // DescribeEntry is an entry in words, for the page and `room replay`.
 func DescribeEntry(raw json.RawMessage) (string, error) {
-	var e TimelineEntry
+	var e record.TimelineEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return "", err
 	}
 	return describeEntry(&e), nil
 }
 
-func describeEntry(e *TimelineEntry) string {
+func describeEntry(e *record.TimelineEntry) string {
 	st := &e.State
 	where := "preset " + st.Preset
 	if st.Lesson != "" {
@@ -387,7 +377,7 @@ func fmtElapsed(ms int64) string {
 // since prev (nil for the first): "Instructor set max_ejection_percent to
 // 34", "Question: Is h5 ejected at 60 s? — revealed: no (19 yes / 11
 // no)". at is the room's cursor at an entry, as a time ("40 s").
-func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
+func narrate(prev, e *record.TimelineEntry, at func(*record.TimelineEntry) string) string {
 	if words, ok := kindWords(e, at); ok {
 		return words
 	}
@@ -403,18 +393,18 @@ func narrate(prev, e *TimelineEntry, at func(*TimelineEntry) string) string {
 
 // kindWords is the sentence of an entry whose kind says it all (a start,
 // a question, a reveal, a summon, a lock, a spotlight).
-func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) {
-	if words, ok := sceneWords(e, at); ok {
+func kindWords(e *record.TimelineEntry, at func(*record.TimelineEntry) string) (string, bool) {
+	if words, ok := record.SceneWords(e, at); ok {
 		return words, true
 	}
-	if words, ok := exploreWords(e); ok {
+	if words, ok := record.ExploreWords(e); ok {
 		return words, true
 	}
 	st := &e.State
 	q := st.Question
 	switch e.Kind {
 	case "start":
-		return "The workshop started on " + whereOf(st) + ", " + playOf(st) + " at " + at(e), true
+		return "The workshop started on " + record.WhereOf(st) + ", " + record.PlayOf(st) + " at " + at(e), true
 	case "question":
 		if q != nil {
 			return "Question: " + q.Text + " — the room waits before " + tabstate.FormatMs(q.AtMs) + " for the answers", true
@@ -445,11 +435,11 @@ func kindWords(e *TimelineEntry, at func(*TimelineEntry) string) (string, bool) 
 
 // changes are what the instructor did from state ps to st, in words;
 // at is the moment of st.
-func changes(ps, st *roomState, at func() string) []string {
+func changes(ps, st *record.State, at func() string) []string {
 	var did []string
 	switch {
 	case st.Lesson != ps.Lesson:
-		did = append(did, "moved the room to "+whereOf(st))
+		did = append(did, "moved the room to "+record.WhereOf(st))
 	case st.Step != ps.Step:
 		step := st.Step
 		if step == "" {
@@ -477,7 +467,7 @@ func changes(ps, st *roomState, at func() string) []string {
 		}
 	}
 	if st.Speed != ps.Speed {
-		did = append(did, "set the speed to "+speedWords(st.Speed))
+		did = append(did, "set the speed to "+record.SpeedWords(st.Speed))
 	}
 	switch {
 	case st.Playing && !ps.Playing:
@@ -495,32 +485,8 @@ func changes(ps, st *roomState, at func() string) []string {
 	return did
 }
 
-func whereOf(st *roomState) string {
-	if st.Lesson == "" {
-		return "preset " + st.Preset
-	}
-	if st.Step != "" {
-		return "lesson " + st.Lesson + " step " + st.Step
-	}
-	return "lesson " + st.Lesson
-}
-
-func playOf(st *roomState) string {
-	if st.Playing {
-		return "playing at " + speedWords(st.Speed)
-	}
-	return "paused"
-}
-
-func speedWords(name string) string {
-	if name == "instant" {
-		return "instant"
-	}
-	return name + "×"
-}
-
 // histWords is a histogram in words: "19 yes / 11 no".
-func histWords(h []histBar) string {
+func histWords(h []record.HistBar) string {
 	if len(h) == 0 {
 		return "no answers"
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/room/record"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +79,7 @@ type recordingPlayer struct {
 	code string
 
 	mu      sync.Mutex
-	entries []TimelineEntry
+	entries []record.TimelineEntry
 	off     []int64    // each entry's offset from the first (ms)
 	prep    []prepared // each entry's inputs and run, made when first applied
 	end     int64      // the recording's length (ms): the last entry and its tail
@@ -156,7 +157,7 @@ const maxPlayers = 4096
 const maxPlayerStreams = 256
 
 type sharedRecording struct {
-	entries []TimelineEntry
+	entries []record.TimelineEntry
 	last    uint64 // the sequence of the room's last entry on the bus
 }
 
@@ -165,7 +166,7 @@ const maxSharedRecordings = 16
 // sharedRecordingOf is room code's recording and the bus's sequence of
 // its last entry: the shared copy when the room has had no entry since,
 // else read from the bus (players never change their entries).
-func (s *Workshops) sharedRecordingOf(ctx context.Context, code string) ([]TimelineEntry, uint64, error) {
+func (s *Workshops) sharedRecordingOf(ctx context.Context, code string) ([]record.TimelineEntry, uint64, error) {
 	last, err := s.rooms.lastEntry(ctx, code)
 	if err != nil {
 		return nil, 0, err
@@ -224,7 +225,7 @@ func (s *Workshops) followLive(ctx context.Context, p *recordingPlayer) {
 // extend gives the player the room's longer recording (entries, whose
 // last is sequence last on the bus). A viewer who had played to the end
 // goes on with the room: from the newest entry's moment, playing.
-func (p *recordingPlayer) extend(entries []TimelineEntry, last uint64) {
+func (p *recordingPlayer) extend(entries []record.TimelineEntry, last uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if last <= p.last || len(entries) <= len(p.entries) {
@@ -265,7 +266,7 @@ type replaySignals struct {
 }
 
 // newPlayer makes a player of entries, paused at at (ms).
-func (s *Workshops) newPlayer(code string, entries []TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
+func (s *Workshops) newPlayer(code string, entries []record.TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
 	sp, err := lookupReplaySpeed(orDefault(sig.RecSpeed, defaultReplaySpeed))
 	if err != nil {
 		return nil, err
@@ -306,7 +307,7 @@ func (p *recordingPlayer) tail(i int) int64 {
 	if !ok {
 		return 0
 	}
-	left := st.tabState(pe.in, run, nil).Left(time.UnixMilli(p.entries[i].TMs))
+	left := st.TabState(pe.in, run, nil).Left(time.UnixMilli(p.entries[i].TMs))
 	d := time.Duration(float64(max(left, 0)) / sp.FPS * float64(time.Second))
 	return min(d, maxReplayTail).Milliseconds()
 }
@@ -474,7 +475,7 @@ func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Tim
 		p.s.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
-	ts := e.State.tabState(pe.in, run, pe.d)
+	ts := e.State.TabState(pe.in, run, pe.d)
 	ts.Playback.Anchor = roomCursor(&e.State, pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
 	ts.Playback.AnchorAt = from
 	ts.Playback.Playing = p.playing && p.speed.X > 0 && e.State.Playing
@@ -603,7 +604,7 @@ func (s *Workshops) recordingRoom(w http.ResponseWriter, r *http.Request) (strin
 		return "", false
 	}
 	raw := chi.URLParam(r, "code")
-	code, valid := normalRoomCode(raw)
+	code, valid := record.NormalCode(raw)
 	if !valid {
 		s.rooms.missedCode(r)
 		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
@@ -733,7 +734,7 @@ func (f *playerFollow) Close() {
 type playerSent struct {
 	entry   int
 	sig     replayPatch
-	spot    spotSignal
+	spot    record.SpotSignal
 	spotSet bool
 	q       string
 }
@@ -756,7 +757,7 @@ func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playe
 	v := p.posLocked(p.s.Now())
 	i := p.applied
 	sig := replayPatch{RecAt: v, RecPct: recPct(v, p.end), RecClock: fmtElapsed(v), RecEntry: max(i, 0), RecPlaying: p.playing, RecSpeed: p.speed.Name}
-	var e *TimelineEntry
+	var e *record.TimelineEntry
 	var now view.RecNow
 	if i >= 0 {
 		e = &p.entries[i]
@@ -780,9 +781,9 @@ func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playe
 		}
 	}
 	type spotPatch struct {
-		Spot spotSignal `json:"spot"`
+		Spot record.SpotSignal `json:"spot"`
 	}
-	if sp := e.State.Spot.signal(); !ps.spotSet || sp != ps.spot {
+	if sp := e.State.Spot.Signal(); !ps.spotSet || sp != ps.spot {
 		ps.spot, ps.spotSet = sp, true
 		if err := sse.MarshalAndPatchSignals(spotPatch{sp}); err != nil {
 			return err
@@ -807,12 +808,12 @@ func recPct(v, end int64) string {
 
 // nowView is entry i in words, for the page. Callers hold mu.
 func (p *recordingPlayer) nowView(i int) view.RecNow {
-	var prev *TimelineEntry
+	var prev *record.TimelineEntry
 	if i > 0 {
 		prev = &p.entries[i-1]
 	}
 	e := &p.entries[i]
-	at := func(*TimelineEntry) string {
+	at := func(*record.TimelineEntry) string {
 		pe := p.prepare(i)
 		run, ok := p.runOf(pe)
 		if !pe.ok || !ok {
@@ -826,7 +827,7 @@ func (p *recordingPlayer) nowView(i int) view.RecNow {
 // recQuestionView is the room's question as the player shows it (the
 // recording keeps the histogram of a revealed one, not the count of an
 // open one).
-func recQuestionView(code string, q *roomQuestion) view.RoomQuestion {
+func recQuestionView(code string, q *record.Question) view.RoomQuestion {
 	v := view.RoomQuestion{Code: code, Role: "projector"}
 	if q == nil {
 		return v

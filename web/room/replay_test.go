@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	take("the start")
 	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
 	with := func(extra string) string { return strings.Replace(present, "}", ","+extra+"}", 1) }
-	var q roomQuestion
+	var q record.Question
 	actions := []struct {
 		what string
 		do   func()
@@ -214,10 +215,10 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
-	st := func(mep float64, playing bool, anchorAt int64) roomState {
-		return roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}, Playing: playing, AnchorAtMs: anchorAt}
+	st := func(mep float64, playing bool, anchorAt int64) record.State {
+		return record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}, Playing: playing, AnchorAtMs: anchorAt}
 	}
-	entries := []TimelineEntry{
+	entries := []record.TimelineEntry{
 		{TMs: t0, Kind: "start", State: st(10, false, 0)},
 		{TMs: t0 + 10_000, Kind: "state", State: st(20, true, t0+10_000)},
 		{TMs: t0 + 120_000, Kind: "state", State: st(30, false, 0)},
@@ -336,9 +337,9 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
-	var entries []TimelineEntry
+	var entries []record.TimelineEntry
 	for i, at := range []int64{0, 10_000, 10_001, 10_002} {
-		entries = append(entries, TimelineEntry{TMs: t0 + at, Kind: "state", State: roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": float64(10 * (i + 1))}}})
+		entries = append(entries, record.TimelineEntry{TMs: t0 + at, Kind: "state", State: record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": float64(10 * (i + 1))}}})
 	}
 	p, err := s.newPlayer("ABCDEF", entries, replaySignals{RecSpeed: "1"})
 	if err != nil {
@@ -412,10 +413,10 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s := clockServer(t, &now)
 	t0 := now.Add(-time.Hour).UnixMilli()
-	st := func(mep float64) roomState {
-		return roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}}
+	st := func(mep float64) record.State {
+		return record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}}
 	}
-	p, err := s.newPlayer("ABCDEF", []TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}}, replaySignals{RecSpeed: "1"})
+	p, err := s.newPlayer("ABCDEF", []record.TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}}, replaySignals{RecSpeed: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
@@ -15,43 +16,11 @@ import (
 	"outlierlab/web/roombus"
 )
 
-func TestRoomCodes(t *testing.T) {
-	seen := map[string]bool{}
-	for range 2000 {
-		c := newRoomCode()
-		if n, ok := normalRoomCode(c); !ok || n != c {
-			t.Fatalf("newRoomCode() = %q is not a code", c)
-		}
-		seen[c] = true
-	}
-	if len(seen) < 1999 {
-		t.Errorf("2000 codes, only %d distinct", len(seen))
-	}
-	for in, want := range map[string]string{"k7qx2m": "K7QX2M", " K7Q-X2M ": "K7QX2M", "k7q x2m": "K7QX2M"} {
-		if got, ok := normalRoomCode(in); !ok || got != want {
-			t.Errorf("normalRoomCode(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-	for _, bad := range []string{"", "K7QX2", "K7QX2MM", "K0QX2M", "KIQX2M", "K7QX2/", "K7QX2É"} {
-		if _, ok := normalRoomCode(bad); ok {
-			t.Errorf("normalRoomCode(%q) accepted", bad)
-		}
-	}
-	k1, k2 := newRoomKey(), newRoomKey()
-	if len(k1) != 43 || k1 == k2 {
-		t.Errorf("keys %q, %q", k1, k2)
-	}
-	rec := roomRecord{KeyHash: hashRoomKey(k1)}
-	if !rec.keyMatches(k1) || rec.keyMatches(k2) || rec.keyMatches("") {
-		t.Error("keyMatches")
-	}
-}
-
 // A record the lab would not write is refused with the problem named.
 func TestRoomRecordDecode(t *testing.T) {
 	lab := newTestServer(t)
 	good := `{"v":1,"keyHash":"` + strings.Repeat("ab", 32) + `","state":{"preset":"search-cache","cfg":{"max_ejection_percent":34},"anchor":3,"anchorAt":1700000000000,"playing":true,"speed":"4"}}`
-	rec, err := decodeRecord([]byte(good))
+	rec, err := record.Decode([]byte(good))
 	if err != nil {
 		t.Fatalf("good record: %v", err)
 	}
@@ -64,28 +33,28 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"unknown field", `{"v":1,"keyHash":"` + strings.Repeat("ab", 32) + `","state":{"preset":"search-cache","speed":"1"},"admin":true}`, `unknown field "admin"`},
 		{"version", strings.Replace(good, `"v":1`, `"v":2`, 1), "v: 2 is not a record version (allowed 1)"},
 		{"key hash", strings.Replace(good, strings.Repeat("ab", 32), "zz", 1), "keyHash: not a SHA-256 in hex"},
-		{"oversized", `{"v":1,"pad":"` + strings.Repeat("x", maxRecordBytes) + `"}`, "bytes long (allowed up to 16384)"},
+		{"oversized", `{"v":1,"pad":"` + strings.Repeat("x", record.MaxBytes) + `"}`, "bytes long (allowed up to 16384)"},
 		{"an explore timer of no minutes", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":0,"endMs":1700000120000}`, 1), "explore: 0 min to 1700000120000 on scene 1 is not a timer (allowed 1–120 min"},
 		{"an explore timer ending before 1970", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":2,"endMs":-5}`, 1), "explore: 2 min to -5 on scene 1 is not a timer"},
 	} {
-		if _, err := decodeRecord([]byte(tt.rec)); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := record.Decode([]byte(tt.rec)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
 	for _, tt := range []struct {
 		name string
-		st   roomState
+		st   record.State
 		want string
 	}{
-		{"preset", roomState{Preset: "nope", Speed: "1"}, `preset: "nope" is not a preset`},
-		{"lesson", roomState{Lesson: "nope", Speed: "1"}, `lesson: "nope" is not a lesson`},
-		{"step", roomState{Lesson: lab.Lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
-		{"step without lesson", roomState{Preset: "search-cache", Step: "x", Speed: "1"}, "step: a step needs its lesson"},
-		{"setting", roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"admin": 1}}, "admin: is not a setting of the lab"},
-		{"range", roomState{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": 101}}, "max_ejection_percent: 101 is out of range"},
-		{"speed", roomState{Preset: "search-cache", Speed: "9"}, `speed: "9" is not a speed`},
-		{"anchor", roomState{Preset: "search-cache", Speed: "1", Anchor: -1}, "anchor: -1 at 0 is out of range"},
-		{"inject", roomState{Preset: "search-cache", Speed: "1", Inject: "h3@"}, "inject"},
+		{"preset", record.State{Preset: "nope", Speed: "1"}, `preset: "nope" is not a preset`},
+		{"lesson", record.State{Lesson: "nope", Speed: "1"}, `lesson: "nope" is not a lesson`},
+		{"step", record.State{Lesson: lab.Lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
+		{"step without lesson", record.State{Preset: "search-cache", Step: "x", Speed: "1"}, "step: a step needs its lesson"},
+		{"setting", record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"admin": 1}}, "admin: is not a setting of the lab"},
+		{"range", record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": 101}}, "max_ejection_percent: 101 is out of range"},
+		{"speed", record.State{Preset: "search-cache", Speed: "9"}, `speed: "9" is not a speed`},
+		{"anchor", record.State{Preset: "search-cache", Speed: "1", Anchor: -1}, "anchor: -1 at 0 is out of range"},
+		{"inject", record.State{Preset: "search-cache", Speed: "1", Inject: "h3@"}, "inject"},
 	} {
 		if _, _, err := lab.roomInputs(&tt.st); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
@@ -142,7 +111,7 @@ func TestRoomCreate(t *testing.T) {
 	_ = json.NewDecoder(res.Body).Decode(&out)
 	res.Body.Close()
 	code, key := out["code"], out["key"]
-	if _, ok := normalRoomCode(code); !ok || out["join"] != "/r/"+code || out["present"] != "/r/"+code+"/present" || len(key) != 43 {
+	if _, ok := record.NormalCode(code); !ok || out["join"] != "/r/"+code || out["present"] != "/r/"+code+"/present" || len(key) != 43 {
 		t.Fatalf("answer: %v", out)
 	}
 	c := res.Cookies()
@@ -190,7 +159,7 @@ func TestRoomCreateFromTab(t *testing.T) {
 		t.Fatalf("answer: %s %v\n%s", res.Header.Get("Content-Type"), c, b)
 	}
 	rec, _, err := l.s.rooms.lookup(t.Context(), strings.TrimPrefix(c[0].Name, "olab_key_"))
-	if err != nil || rec.State.Lesson != "cap" || rec.State.Anchor != 3 || rec.State.Playing || !rec.keyMatches(c[0].Value) {
+	if err != nil || rec.State.Lesson != "cap" || rec.State.Anchor != 3 || rec.State.Playing || !rec.KeyMatches(c[0].Value) {
 		t.Errorf("the room's start: %+v %v", rec.State, err)
 	}
 }
@@ -391,7 +360,7 @@ func TestRoomLimits(t *testing.T) {
 	// The instructor's stream does not count.
 	webtest.WaitFor(t, webtest.OpenStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
 	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
-	req.AddCookie(&http.Cookie{Name: attendeeCookiePrefix + code, Value: l.att(t, code, "second")})
+	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")})
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"outlierlab/web/room/record"
 	"testing"
 	"time"
 
@@ -143,8 +144,8 @@ func (l *roomLab) att(t testing.TB, code, name string) string {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(name))
-	id := hex.EncodeToString(sum[:attendeeIDBytes])
-	return id + "." + rec.attendeeTag(code, id)
+	id := hex.EncodeToString(sum[:record.AttendeeIDBytes])
+	return id + "." + rec.AttendeeTag(code, id)
 }
 
 // The tests' helpers over HTTP (roomtest), by the names the tests use.
@@ -176,8 +177,8 @@ const (
 
 // The identity cookie's name is the one the tests' helpers send.
 func TestAttendeeCookiePrefix(t *testing.T) {
-	if attendeeCookiePrefix != roomtest.AttendeeCookiePrefix {
-		t.Fatalf("room's %q, roomtest's %q", attendeeCookiePrefix, roomtest.AttendeeCookiePrefix)
+	if record.AttendeeCookiePrefix != roomtest.AttendeeCookiePrefix {
+		t.Fatalf("room's %q, roomtest's %q", record.AttendeeCookiePrefix, roomtest.AttendeeCookiePrefix)
 	}
 }
 

@@ -2,13 +2,12 @@ package room
 
 import (
 	"fmt"
-	"math"
 	"net/http"
+	"outlierlab/web/room/record"
 	"slices"
 	"strings"
 
 	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 )
 
 // Spotlight: the instructor points at a host or a time range and every
@@ -21,42 +20,6 @@ import (
 // The instructor's page picks them by clicking (app.js, "Spotlight"): a
 // host's lane, point or row, a drag across a chart's time axis, a line of
 // the decision log; the form on the strip is the keyboard's way.
-
-// roomSpot is what the instructor points at; the times are seconds. Log is
-// the decision-log line it came from (spotlight_log.go), if any: the
-// server has already turned it into the host and the range.
-type roomSpot struct {
-	Host string  `json:"host,omitempty"`
-	From float64 `json:"from,omitempty"`
-	To   float64 `json:"to,omitempty"`
-	Log  string  `json:"log,omitempty"`
-}
-
-// spotSignal is the spotlight as the page's charts name things: the host,
-// and the range as x-axis labels ("40 s"); empty strings clear it. The
-// decision log matches its lines against the range in milliseconds
-// (fromMs < a line's time ≤ toMs: a line at 40 s speaks of the interval
-// that ended then) and against log, the line clicked.
-type spotSignal struct {
-	Host   string `json:"host"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	FromMs int64  `json:"fromMs"`
-	ToMs   int64  `json:"toMs"`
-	Log    string `json:"log"`
-}
-
-func (sp *roomSpot) signal() spotSignal {
-	if sp == nil {
-		return spotSignal{}
-	}
-	out := spotSignal{Host: sp.Host, Log: sp.Log}
-	if sp.To > 0 {
-		out.FromMs, out.ToMs = int64(math.Round(sp.From*1000)), int64(math.Round(sp.To*1000))
-		out.From, out.To = tabstate.FormatMs(out.FromMs), tabstate.FormatMs(out.ToMs)
-	}
-	return out
-}
 
 func (s *Workshops) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 	code, rec, ok := s.roomAPI(w, r, true)
@@ -76,21 +39,21 @@ func (s *Workshops) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := &sp
-	if sp == (roomSpot{}) {
+	if sp == (record.Spot{}) {
 		next = nil
 	}
-	_, _, err = s.rooms.updateState(r.Context(), code, "spotlight", func(st *roomState) error { st.Spot = next; return nil })
+	_, _, err = s.rooms.updateState(r.Context(), code, "spotlight", func(st *record.State) error { st.Spot = next; return nil })
 	if err != nil {
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, sp.signal())
+	writeJSON(w, r, http.StatusOK, sp.Signal())
 }
 
 // spotOf reads a spotlight from the query (the instructor's page:
 // ?host=h5, ?from=40&to=60, ?log=lg-3-0, ?clear=1) or else a JSON body.
-func (s *Workshops) spotOf(r *http.Request) (roomSpot, error) {
-	var sp roomSpot
+func (s *Workshops) spotOf(r *http.Request) (record.Spot, error) {
+	var sp record.Spot
 	q := r.URL.Query()
 	if len(q) == 0 {
 		return sp, s.readJSON(r, &sp)
@@ -112,7 +75,7 @@ func (s *Workshops) spotOf(r *http.Request) (roomSpot, error) {
 }
 
 // checkSpot checks a spotlight against the room's run.
-func (s *Workshops) checkSpot(st *roomState, sp *roomSpot) error {
+func (s *Workshops) checkSpot(st *record.State, sp *record.Spot) error {
 	if sp.Host != "" {
 		in, _, err := s.roomInputs(st)
 		if err != nil {

@@ -2,6 +2,7 @@ package room
 
 import (
 	"fmt"
+	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 
@@ -25,9 +26,9 @@ import (
 // before), and a folded run of non-events ("NO OUTLIER ×12") of every
 // interval it stands for, up to the room's cursor (the page shows the run
 // no further).
-func (s *Workshops) spotOfLog(st *roomState, id string) (roomSpot, error) {
-	bad := func(format string, args ...any) (roomSpot, error) {
-		return roomSpot{}, &httperr.FieldError{Field: "log", Msg: fmt.Sprintf(format, args...)}
+func (s *Workshops) spotOfLog(st *record.State, id string) (record.Spot, error) {
+	bad := func(format string, args ...any) (record.Spot, error) {
+		return record.Spot{}, &httperr.FieldError{Field: "log", Msg: fmt.Sprintf(format, args...)}
 	}
 	frame, pos, ok := parseLogID(id)
 	if !ok {
@@ -35,18 +36,18 @@ func (s *Workshops) spotOfLog(st *roomState, id string) (roomSpot, error) {
 	}
 	in, _, err := s.roomInputs(st)
 	if err != nil {
-		return roomSpot{}, err
+		return record.Spot{}, err
 	}
 	run, err := s.Runs.Get(in)
 	if err != nil {
-		return roomSpot{}, err
+		return record.Spot{}, err
 	}
 	if frame >= len(run.Log) || pos >= len(run.Log[frame]) {
 		return bad("%q is not a line of this run's log (it has %d intervals)", httperr.Truncate(id, 24), len(run.Log))
 	}
 	end := logLineEnd(run, frame, pos, roomCursor(st, in, run, s.Now()))
 	iv := run.Config.IntervalMs
-	sp := roomSpot{
+	sp := record.Spot{
 		From: float64(max(run.Frames[frame].TMs-iv, 0)) / 1000,
 		To:   float64(run.Frames[end].TMs) / 1000,
 		Log:  id,

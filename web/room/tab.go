@@ -8,6 +8,7 @@ import (
 	"html"
 	"net/http"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,9 +100,9 @@ func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error
 		if s.rooms == nil {
 			return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
 		}
-		code, valid := normalRoomCode(rs.Room)
+		code, valid := record.NormalCode(rs.Room)
 		if !valid {
-			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), roomCodeLen, roomCodeAlphabet)})
+			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), record.CodeLen, record.CodeAlphabet)})
 		}
 		tr := &tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
 		switch rs.RoomRole {
@@ -163,7 +164,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 		return roomError(err)
 	}
 	defer hub.release("")
-	if rec := hub.current().rec; !rec.keyMatches(roomKey(r, tr.code)) {
+	if rec := hub.current().rec; !rec.KeyMatches(roomKey(r, tr.code)) {
 		return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
 	if err := apply(); err != nil {
@@ -242,7 +243,7 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 		tr.resync = 0
 	}
 	tr.applied = n.rev
-	if _, ok := sess.Follow(n.rec.State.tabState(n.in, n.run, n.lesson)); !ok {
+	if _, ok := sess.Follow(n.rec.State.TabState(n.in, n.run, n.lesson)); !ok {
 		s.Log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
 		return
 	}
@@ -277,8 +278,8 @@ type roomWatch struct {
 	// boardScenes is the plan progress the board last showed.
 	boardScenes string
 	keyOK       bool
-	spotSent    *spotSignal    // the spotlight last sent
-	exploreSent *exploreSignal // the explore timer last sent (explore.go)
+	spotSent    *record.SpotSignal    // the spotlight last sent
+	exploreSent *record.ExploreSignal // the explore timer last sent (explore.go)
 }
 
 // roomStream binds a stream's tab to the room its signals name and holds
@@ -305,7 +306,7 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 	}
 	var who, from string
 	if tr.role != rolePresenter {
-		if who = rec.attendee(r, tr.code); who == "" {
+		if who = rec.Attendee(r, tr.code); who == "" {
 			return nil, errNoAttendee(tr.code)
 		}
 		from = s.rooms.clientAddr(r)
@@ -317,7 +318,7 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 	role := map[roomRole]string{roleFollower: "follow", roleProjector: "projector", rolePresenter: "present"}[tr.role]
 	// The board shows who answered what: only to the holder of the key.
 	cur := hub.current()
-	keyOK := tr.role == rolePresenter && cur.rec.keyMatches(roomKey(r, tr.code))
+	keyOK := tr.role == rolePresenter && cur.rec.KeyMatches(roomKey(r, tr.code))
 	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 
@@ -340,11 +341,11 @@ func (w *roomWatch) CatchUp(sess *lab.Session) (<-chan struct{}, time.Time) {
 // it is (re-rendered only when the preset or the step changes), as it is
 // after the instructor's own slider move.
 type roomPatch struct {
-	Follow *bool          `json:"follow,omitempty"`
-	Cfg    map[string]any `json:"cfg,omitempty"`
-	Spot   *spotSignal    `json:"spot,omitempty"`
+	Follow *bool              `json:"follow,omitempty"`
+	Cfg    map[string]any     `json:"cfg,omitempty"`
+	Spot   *record.SpotSignal `json:"spot,omitempty"`
 	// Explore is the scene's explore timer (explore.go).
-	Explore *exploreSignal `json:"explore,omitempty"`
+	Explore *record.ExploreSignal `json:"explore,omitempty"`
 }
 
 // Send patches the room's signals that changed since the last send.
@@ -366,7 +367,7 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 		w.cfgGen = cfgGen
 		p.Cfg = sess.ControlSignals()
 	}
-	if sp := w.hub.current().rec.State.Spot.signal(); w.spotSent == nil || *w.spotSent != sp {
+	if sp := w.hub.current().rec.State.Spot.Signal(); w.spotSent == nil || *w.spotSent != sp {
 		w.spotSent, p.Spot = &sp, &sp
 	}
 	cur := w.hub.current()

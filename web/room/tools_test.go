@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"reflect"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 		}
 	}
 	st, body = roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
 		t.Fatalf("open: %d %s", st, body)
 	}
@@ -89,7 +90,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
-	want := []histBar{{Answer: "yes", N: 19}, {Answer: "no", N: 11, Right: true}}
+	want := []record.HistBar{{Answer: "yes", N: 19}, {Answer: "no", N: 11, Right: true}}
 	if q.Answer != "no" || q.Total != 30 || fmt.Sprint(q.Hist) != fmt.Sprint(want) {
 		t.Fatalf("revealed: %+v", q)
 	}
@@ -184,10 +185,10 @@ func TestRoomBoard(t *testing.T) {
 	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
 	webtest.WaitFor(t, f2, "the first redraw", charted)
 	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board"`, parts...) }
-	webtest.WaitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", nickname(id1), nickname(id2)))
+	webtest.WaitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", record.Nickname(id1), record.Nickname(id2)))
 
 	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	_ = json.Unmarshal([]byte(body), &q)
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", att2.Value); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
@@ -232,9 +233,9 @@ func TestRoomRecordingReplay(t *testing.T) {
 			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
 		},
 		func() {
-			var q roomQuestion
+			var q record.Question
 			_, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
-			var st struct{ Question roomQuestion }
+			var st struct{ Question record.Question }
 			_ = json.Unmarshal([]byte(body), &st)
 			q = st.Question
 			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone"))
@@ -372,7 +373,7 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 	}
 	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}
@@ -446,7 +447,7 @@ func TestRoomLessonQuestion(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
 		t.Fatalf("open: %d %s", st, body)
 	}
@@ -517,7 +518,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 	defer hub.release("")
 	set := func(k string, v float64) uint64 {
 		t.Helper()
-		_, rev, err := l.s.rooms.updateState(ctx, code, "state", func(st *roomState) error {
+		_, rev, err := l.s.rooms.updateState(ctx, code, "state", func(st *record.State) error {
 			if st.Cfg == nil {
 				st.Cfg = map[string]float64{}
 			}
@@ -559,7 +560,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := decodeRecord(e.Value())
+	rec, err := record.Decode(e.Value())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,11 +576,11 @@ func TestRoomQuestionOfLaggingHub(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
-	var q roomQuestion
+	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	stale := roomRecord{} // what a hub that has not heard of it holds
+	stale := record.Record{} // what a hub that has not heard of it holds
 	if got := l.s.rooms.questionOf(context.Background(), code, stale, q.ID); got == nil || got.ID != q.ID {
 		t.Errorf("questionOf with a lagging hub: %+v, want question %s", got, q.ID)
 	}

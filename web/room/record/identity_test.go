@@ -1,6 +1,8 @@
-package room
+package record
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -9,9 +11,9 @@ import (
 // checks out on any replica (the secret is the room's), anything else —
 // made up, tampered, another room's, another room key's — does not.
 func TestRoomAttendeeIdentity(t *testing.T) {
-	rec := roomRecord{V: 1, KeyHash: hashRoomKey("the room's key")}
-	other := roomRecord{V: 1, KeyHash: hashRoomKey("another room's key")}
-	id, token := rec.newAttendee("K7QX2M")
+	rec := Record{V: 1, KeyHash: HashKey("the room's key")}
+	other := Record{V: 1, KeyHash: HashKey("another room's key")}
+	id, token := rec.NewAttendee("K7QX2M")
 	idPart, tag, _ := strings.Cut(token, ".")
 	flip := func(s string) string {
 		if s[0] == '0' {
@@ -19,7 +21,7 @@ func TestRoomAttendeeIdentity(t *testing.T) {
 		}
 		return "0" + s[1:]
 	}
-	_, otherToken := other.newAttendee("K7QX2M")
+	_, otherToken := other.NewAttendee("K7QX2M")
 	for _, c := range []struct {
 		name, code, token string
 		ok                bool
@@ -35,14 +37,21 @@ func TestRoomAttendeeIdentity(t *testing.T) {
 		{"a tab id", "K7QX2M", "follower-tab-00000000001", false},
 		{"empty", "K7QX2M", "", false},
 	} {
-		got, ok := rec.attendeeOf(c.code, c.token)
+		got, ok := rec.AttendeeOf(c.code, c.token)
 		if ok != c.ok || ok && got != id {
 			t.Errorf("%s: attendeeOf = %q, %v; want ok %v", c.name, got, ok, c.ok)
 		}
 	}
 	// Another replica reads the same record from the bus: same secret.
-	copied := roomRecord{V: 1, KeyHash: rec.KeyHash}
-	if got, ok := copied.attendeeOf("K7QX2M", token); !ok || got != id {
+	copied := Record{V: 1, KeyHash: rec.KeyHash}
+	if got, ok := copied.AttendeeOf("K7QX2M", token); !ok || got != id {
 		t.Errorf("another replica's check: %q %v", got, ok)
 	}
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
