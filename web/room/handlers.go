@@ -48,9 +48,9 @@ func (s *Workshops) Routes(r chi.Router) {
 func (s *Workshops) roomRoutes(r chi.Router) {
 	r.Post("/rooms", s.createRoom)
 	r.Get("/r", s.joinRoom)
-	r.Get("/r/{code}", s.attendPage)
+	r.Get("/r/{code}", s.attendeePage("follow"))
 	r.Get("/r/{code}/present", s.presentPage)
-	r.Get("/r/{code}/projector", s.projectorPage)
+	r.Get("/r/{code}/projector", s.attendeePage("projector"))
 	s.questionRoutes(r)
 	s.boardRoutes(r)
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
@@ -264,38 +264,27 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 	return code, rec, true
 }
 
-// attendPage handles GET /r/{code}: the room's lab or lesson at its
-// current state, following it.
-func (s *Workshops) attendPage(w http.ResponseWriter, r *http.Request) {
-	code, rec, ok := s.roomFor(w, r)
-	if !ok {
-		return
+// attendeePage handles GET /r/{code} (role "follow": the room's lab or
+// lesson at its current state, following it) and GET /r/{code}/projector
+// (role "projector"). The projector's stream counts as an attendee's, and
+// needs an identity as one does; only a follower is refused a full room.
+func (s *Workshops) attendeePage(role string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		code, rec, ok := s.roomFor(w, r)
+		if !ok {
+			return
+		}
+		if role == "follow" && s.rooms.full(code) {
+			s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
+				fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
+			return
+		}
+		if !s.issueAttendee(w, r, code, &rec) {
+			tooManyAttendees(w, code, s.rooms.lim)
+			return
+		}
+		s.renderRoom(w, r, code, &rec.State, role)
 	}
-	if s.rooms.full(code) {
-		s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
-			fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
-		return
-	}
-	if !s.issueAttendee(w, r, code, &rec) {
-		tooManyAttendees(w, code, s.rooms.lim)
-		return
-	}
-	s.renderRoom(w, r, code, &rec.State, "follow")
-}
-
-// projectorPage handles GET /r/{code}/projector.
-func (s *Workshops) projectorPage(w http.ResponseWriter, r *http.Request) {
-	code, rec, ok := s.roomFor(w, r)
-	if !ok {
-		return
-	}
-	// The projector's stream counts as an attendee's, and needs an
-	// identity as one does.
-	if !s.issueAttendee(w, r, code, &rec) {
-		tooManyAttendees(w, code, s.rooms.lim)
-		return
-	}
-	s.renderRoom(w, r, code, &rec.State, "projector")
 }
 
 // presentPage handles GET /r/{code}/present: the instructor's page, for

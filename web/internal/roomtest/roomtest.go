@@ -100,18 +100,7 @@ func Sig(tab, code, role, rest string) string {
 // returns the status and body.
 func Post(t testing.TB, base, verb, signals, code, key string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/lab/cmd/"+verb, strings.NewReader(signals))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return Call(t, "POST", base+"/lab/cmd/"+verb, signals, code, key, "")
 }
 
 // WaitEach waits until every part has been in a signals patch, in one
