@@ -1,6 +1,8 @@
-// Package web serves the lab: pages (templ), one Datastar stream per tab
-// that reveals a run's frames as charts and sentences, and short command
-// requests that change what the stream shows. Handlers are thin: parse the
+// Package web is the server: it builds the features (the lab and lessons,
+// web/lab; the tools, web/tools; the workshops, web/room) over one set of
+// embedded files, puts every route of theirs behind the guards
+// (web/guard), and adds what belongs to the process: /healthz, /metrics
+// and the request log. Each feature's handlers are its own: parse the
 // request, ask the engine (through the run cache) or the session, render.
 package web
 
@@ -104,7 +106,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the router. Every route is here, in one place.
+// Handler is the router: the guards every request passes, then each
+// feature registers its own routes (its Routes: the lab and lessons, the
+// tools, the workshops), then the process's own and the static files.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
@@ -116,10 +120,10 @@ func (s *Server) Handler() http.Handler {
 		middleware.GetHead)
 	s.Lab.Routes(r)
 	s.tools.Routes(r)
+	s.Workshops.Routes(r)
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
-	s.Workshops.Routes(r)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
 	r.NotFound(s.Pages.NotFoundHandler)

@@ -1,3 +1,12 @@
+// Package room serves the workshops: an instructor drives one lab (or
+// lesson) and the attendees' tabs follow it, across replicas, over the
+// room bus (web/roombus). A room's state as the bus holds it is
+// web/room/record; this package is what replicas do with it: a hub per
+// room watching its key, the room pages, the instructor's tools
+// (questions, the board, the spotlight, plans and their scenes, the
+// explore timer), the recording and its player, and the handout's routes.
+// It stands on the lab (web/lab), whose tabs it reaches only through the
+// lab's Rooms and Follow hooks (tab.go).
 package room
 
 import (
@@ -25,7 +34,7 @@ type Workshops struct {
 	plans *planBook
 }
 
-// newWorkshops are the rooms on l over bus (nil: none), with the plans of
+// New is the rooms on l over bus (nil: none), with the plans of
 // plansFS (nil: none), and hooks them into the lab.
 func New(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim Limits, log *slog.Logger) (*Workshops, error) {
 	ws := &Workshops{Lab: l}
