@@ -11,7 +11,6 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
-	"outlierlab/web/memo"
 	"outlierlab/web/tabstate"
 )
 
@@ -34,7 +33,7 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	if len(frames) == 0 {
 		return noFrame
 	}
-	envoy, grpc := lanesOf(frames), cut(Twins.Get(r), len(frames))
+	envoy, grpc := lanesOf(frames), cut(TwinOf(r), len(frames))
 	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
 		envoy, grpc = grpc, envoy
 	}
@@ -93,20 +92,11 @@ func lanesOf(frames []scenario.Frame) *dialectLanes {
 	return l
 }
 
-// twinCache keeps the other dialect's lanes by the run's inputs: small
-// (a few KB each) and bounded in entries like the run cache.
-type twinCache struct {
-	lanes *memo.Cache[string, *dialectLanes]
-}
-
-var Twins = twinCache{memo.New[string, *dialectLanes](64)}
-
-// get returns the lanes of r's run under the other dialect, running it on
-// a miss (once for the tabs that miss together, as runCache does).
-func (c twinCache) Get(r *tabstate.Run) *dialectLanes {
-	// r.Inputs is canonical: runCache.get built r from them.
-	l, _, _ := c.lanes.Get(r.Inputs.Key(), func() (*dialectLanes, error) { return runTwin(r), nil })
-	return l
+// TwinOf is the lanes of r's run under the other dialect, run on the
+// first ask and kept on r (Run.Twin): once for the tabs that draw the run,
+// for as long as the run cache keeps it.
+func TwinOf(r *tabstate.Run) *dialectLanes {
+	return r.Twin.Get(func() any { return runTwin(r) }).(*dialectLanes)
 }
 
 // runTwin runs r's scenario, config and seed under the other dialect.
@@ -224,7 +214,7 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 // comparePoints are the strip's series over frames[from:]: Envoy's
 // ejected cells, gRPC's, then each one's refusals by the cap.
 func comparePoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
-	envoy, grpc := lanesOf(frames), cut(Twins.Get(r), len(frames))
+	envoy, grpc := lanesOf(frames), cut(TwinOf(r), len(frames))
 	if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
 		envoy, grpc = grpc, envoy
 	}

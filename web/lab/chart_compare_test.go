@@ -141,14 +141,14 @@ func TestCompareStrip(t *testing.T) {
 	}
 }
 
-// The other dialect's run is made once per inputs: later redraws read it
-// from the cache.
+// The other dialect's run is made once per run: later redraws read it
+// from the run (Run.Twin), not from a cache of its own.
 func TestCompareStripCached(t *testing.T) {
 	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "dead-host", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := chart.Twins.Get(r), chart.Twins.Get(r)
+	a, b := chart.TwinOf(r), chart.TwinOf(r)
 	if a != b {
 		t.Error("the twin run was made twice for the same inputs")
 	}

@@ -44,6 +44,10 @@ type Run struct {
 	Key string
 	// size estimates the run's memory, for the cache's byte bound.
 	Size int
+	// Twin is the run under the other dialect, made when the Envoy/gRPC
+	// strip first asks for it (web/chart), once however many tabs draw
+	// the run; it lives as long as the run (a few KB, not in Size).
+	Twin *Later
 }
 
 // errUnknownPreset is answered with a 404.
@@ -82,6 +86,7 @@ func BuildRun(in Inputs) (*Run, error) {
 		Frames:      res.Frames,
 		Result:      &res,
 		HostIndex:   map[string]int{},
+		Twin:        new(Later),
 	}
 	r.Values = controlValues(sc, cfg)
 	r.Log = make([][]view.LogEntry, len(r.Frames))
