@@ -14,12 +14,23 @@ import (
 // once per stream. A run is a function of its inputs, so an entry (keyed
 // by the inputs, not the run, which it would keep in memory) never goes
 // stale; the memos are small and bounded, and a tab alone pays only a map
-// insert more than before.
-var (
-	chartCalls = memo.New[chartKey, string](64)
-	ChartSteps = memo.New[chartStep, string](64)
-	labURLs    = memo.New[runCursor, string](64)
-)
+// insert more than before. The lab holds one Scripts and gives it to
+// every stream (a package-global memo would be shared by every lab a
+// process builds, tests' too).
+type Scripts struct {
+	calls *memo.Cache[chartKey, string]
+	steps *memo.Cache[chartStep, string]
+	urls  *memo.Cache[runCursor, string]
+}
+
+// NewScripts is an empty Scripts of 64 entries of each kind.
+func NewScripts() *Scripts {
+	return &Scripts{
+		calls: memo.New[chartKey, string](64),
+		steps: memo.New[chartStep, string](64),
+		urls:  memo.New[runCursor, string](64),
+	}
+}
 
 type runCursor struct {
 	inputs string // the run's Inputs.key()
@@ -37,11 +48,11 @@ type chartKey struct {
 	replace bool
 }
 
-// chartsJS is the applyCharts call that brings the page's charts to run at
+// At is the applyCharts call that brings the page's charts to run at
 // cursor: every chart's option, merged into the old ones, or with replace
 // dropping them first and sizing the boxes that follow the run.
-func ScriptAt(run *tabstate.Run, cursor int, replace bool) (string, error) {
-	js, _, err := chartCalls.Get(chartKey{runCursor{run.Inputs.Key(), cursor}, replace}, func() (string, error) {
+func (m *Scripts) At(run *tabstate.Run, cursor int, replace bool) (string, error) {
+	js, _, err := m.calls.Get(chartKey{runCursor{run.Inputs.Key(), cursor}, replace}, func() (string, error) {
 		b, err := json.Marshal(Options(run, cursor))
 		if err != nil {
 			return "", err
@@ -55,13 +66,13 @@ func ScriptAt(run *tabstate.Run, cursor int, replace bool) (string, error) {
 	return js, err
 }
 
-// chartsStepJS is the advanceCharts call that brings the page's charts
+// Step is the advanceCharts call that brings the page's charts
 // from run at cursor from (what the connection sent last) to cursor to:
 // a patch of the options (chart_patch.go), a few hundred bytes where the
 // whole options are tens of kilobytes. Forward it is built from what the
 // frames add (chart_step.go); back, from both whole options.
-func StepScript(run *tabstate.Run, from, to int) (string, error) {
-	js, _, err := ChartSteps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
+func (m *Scripts) Step(run *tabstate.Run, from, to int) (string, error) {
+	js, _, err := m.steps.Get(chartStep{run.Inputs.Key(), from, to}, func() (string, error) {
 		var js []byte
 		var err error
 		if from <= to {
@@ -77,8 +88,8 @@ func StepScript(run *tabstate.Run, from, to int) (string, error) {
 	return js, err
 }
 
-// permalink is labURL, remembered.
-func Permalink(run *tabstate.Run, cursor int) string {
-	u, _, _ := labURLs.Get(runCursor{run.Inputs.Key(), cursor}, func() (string, error) { return tabstate.LabURL(run, cursor), nil })
+// Permalink is tabstate.LabURL, remembered.
+func (m *Scripts) Permalink(run *tabstate.Run, cursor int) string {
+	u, _, _ := m.urls.Get(runCursor{run.Inputs.Key(), cursor}, func() (string, error) { return tabstate.LabURL(run, cursor), nil })
 	return u
 }

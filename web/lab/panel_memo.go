@@ -13,6 +13,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/memo"
@@ -125,6 +126,8 @@ type redrawMemo struct {
 	panels  *memo.Cache[panelsKey, *gzipstream.Shared]
 	scripts *memo.Cache[string, scriptEvent]
 	injects *memo.Cache[string, *gzipstream.Shared]
+	// charts are the charts' scripts and the permalinks at a cursor.
+	charts *chart.Scripts
 }
 
 func newRedrawMemo() *redrawMemo {
@@ -132,6 +135,7 @@ func newRedrawMemo() *redrawMemo {
 		panels:  memo.New[panelsKey, *gzipstream.Shared](64).WithCost(16<<20, sharedCost),
 		scripts: memo.New[string, scriptEvent](64).WithCost(16<<20, func(e scriptEvent) int { return len(e.head) + sharedCost(e.tail) }),
 		injects: memo.New[string, *gzipstream.Shared](64).WithCost(1<<20, sharedCost),
+		charts:  chart.NewScripts(),
 	}
 }
 
@@ -146,7 +150,7 @@ func newStreamState(w io.Writer, nonce string, m *redrawMemo) *streamState {
 func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 
 // scriptEvents holds the charts' script events (all but the nonce) for
-// the scripts chart.ScriptAt and chart.StepScript remember, keyed by the
+// the scripts Scripts.At and Scripts.Step remember, keyed by the
 // script itself: the same string those memos return to every follower.
 
 // sharedPanels is the redraw's panels from the status line to the Envoy

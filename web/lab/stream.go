@@ -14,7 +14,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
@@ -503,7 +502,7 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 	if snap.lesson != nil || snap.room {
 		return nil
 	}
-	u := chart.Permalink(snap.run, snap.cursor)
+	u := st.memo.charts.Permalink(snap.run, snap.cursor)
 	if u == st.url {
 		return nil
 	}
@@ -538,9 +537,9 @@ func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snaps
 	var js string
 	var err error
 	if replace {
-		js, err = chart.ScriptAt(snap.run, snap.cursor, true)
+		js, err = st.memo.charts.At(snap.run, snap.cursor, true)
 	} else {
-		js, err = chart.StepScript(snap.run, st.cursor, snap.cursor)
+		js, err = st.memo.charts.Step(snap.run, st.cursor, snap.cursor)
 	}
 	if err != nil {
 		return err

@@ -75,7 +75,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return tr.applied >= rev
 		})
 		st := sess.State()
-		js, err := chart.ScriptAt(st.Run, st.Playback.CursorAt(lb.s.Now(), len(st.Run.Frames)), true)
+		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.Now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}
