@@ -175,13 +175,6 @@ const (
 	raceEnabled  = webtest.RaceEnabled
 )
 
-// The identity cookie's name is the one the tests' helpers send.
-func TestAttendeeCookiePrefix(t *testing.T) {
-	if record.AttendeeCookiePrefix != roomtest.AttendeeCookiePrefix {
-		t.Fatalf("room's %q, roomtest's %q", record.AttendeeCookiePrefix, roomtest.AttendeeCookiePrefix)
-	}
-}
-
 // browser is a headless Chromium on a test server (browsertest.Browser).
 type browser = browsertest.Browser
 

@@ -1,7 +1,8 @@
 // Package roomtest is what the tests of the rooms, in web/room and in web,
 // do to a replica over HTTP: create a room, send a tab's commands and the
 // rooms' calls, open a tab's stream and read it as events. It knows the
-// rooms only as a browser does (their routes, signals and cookies).
+// rooms only as a browser does (their routes, signals and cookies, named
+// as web/room/record names them).
 package roomtest
 
 import (
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +23,6 @@ import (
 
 	"outlierlab/web/roombus"
 )
-
-// AttendeeCookiePrefix names an attendee's identity cookie, its room's
-// code after it (room.attendeeCookiePrefix; a test there holds them equal).
-const AttendeeCookiePrefix = "olab_att_"
 
 // Tabs of the tests: an instructor's, two followers', a projector's.
 const (
@@ -165,11 +163,11 @@ func AttendeeCookie(t testing.TB, base, code string) *http.Cookie {
 	}
 	res.Body.Close()
 	for _, c := range res.Cookies() {
-		if c.Name == AttendeeCookiePrefix+code {
+		if c.Name == record.AttendeeCookiePrefix+code {
 			return c
 		}
 	}
-	t.Fatalf("the room's page (%d) gave no %s cookie", res.StatusCode, AttendeeCookiePrefix+code)
+	t.Fatalf("the room's page (%d) gave no %s cookie", res.StatusCode, record.AttendeeCookiePrefix+code)
 	return nil
 }
 
@@ -203,7 +201,7 @@ func Call(t testing.TB, method, url, body, code, key, att string) (int, string) 
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 	}
 	if att != "" {
-		req.AddCookie(&http.Cookie{Name: AttendeeCookiePrefix + code, Value: att})
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att})
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
