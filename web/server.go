@@ -162,8 +162,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	msg := "ok\n"
-	if _, ready := r.URL.Query()["ready"]; ready && s.Bus() != nil {
-		bus := s.Bus()
+	_, ready := r.URL.Query()["ready"]
+	if bus := s.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
 		if !bus.Ready() {
 			msg = roombus.ErrNotReady.Error()
 			if err := bus.Err(); err != nil {
