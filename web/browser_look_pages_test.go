@@ -35,6 +35,9 @@ type lookPage struct {
 	name, path, ready      string
 	projector, firstScreen bool
 	fault                  string
+	// onFirstScreen is an element that must be wholly in the window
+	// before any scroll, at every size (CSS).
+	onFirstScreen string
 }
 
 // chartsDrawn holds once every chart of the page has its series (the
@@ -79,7 +82,7 @@ func TestBrowserLookPages(t *testing.T) {
 	runs := "a=" + url.QueryEscape("preset=search-cache") + "&b=" + url.QueryEscape("preset=search-cache&max_ejection_percent=34")
 	lab := `!!document.querySelector('#lab') && ` + chartsDrawn
 	pages := []lookPage{
-		{name: "home", path: "/", ready: `!!document.getElementById('room-start-from')`},
+		{name: "home", path: "/", ready: `!!document.getElementById('room-start-from')`, onFirstScreen: ".room-start"},
 		{name: "lab", path: "/lab?t=100", ready: lab, fault: "30 s"},
 		{name: "lesson", path: "/lessons/cap", ready: lab},
 		{name: "compare", path: "/compare?" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn},
@@ -118,6 +121,13 @@ func TestBrowserLookPages(t *testing.T) {
 				}
 			}
 			problems = append(problems, timeTickProblems(b.Eval(timeLabels), p.fault)...)
+			if p.onFirstScreen != "" {
+				q, _ := json.Marshal(p.onFirstScreen)
+				if got := b.Eval(`(() => { const r = document.querySelector(` + string(q) + `).getBoundingClientRect();
+					return r.top >= 0 && r.bottom <= innerHeight ? '' : 'top ' + Math.round(r.top) + ', bottom ' + Math.round(r.bottom) + ' of ' + innerHeight })()`); got != "" {
+					problems = append(problems, p.onFirstScreen+" is not on the first screen: "+got)
+				}
+			}
 			// A projector view fits every window it may be shown in: every
 			// chart whole, nothing to scroll, no legend paged.
 			if p.projector || p.firstScreen {
