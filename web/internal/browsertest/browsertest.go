@@ -122,12 +122,31 @@ func (b *Browser) Eval(js string) string {
 	return v
 }
 
-// Poll waits for js to be true on the page.
+// Poll waits for js to be true on the page, for up to 20 s.
 func (b *Browser) Poll(what, js string) {
 	b.T.Helper()
-	if _, err := chromedp.Run(b.Ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := chromedp.Run(b.Ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		// A navigation still under way replaces the page's JavaScript
+		// context while the poll runs in the old one ("Cannot find
+		// context with specified id"): poll again, in the new one.
+		if lostContext(err) && time.Until(deadline) > 0 {
+			time.Sleep(20 * time.Millisecond) // not a hot loop while the new context comes up
+			continue
+		}
 		b.T.Fatalf("waiting for %s (%s): %v", what, js, err)
 	}
+}
+
+// lostContext reports whether err is an evaluation whose page context went
+// away under it.
+func lostContext(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") || strings.Contains(s, "Execution context was destroyed")
 }
 
 // CheckOffline fails the test if the page asked another host for anything
