@@ -140,12 +140,3 @@ func exploreMinutes(p *plan.Plan, n *int) (int, error) {
 	}
 	return 0, sceneLacks(p, *n, "explore timer", func(sc *plan.Scene) bool { return sc.ExploreMinutes > 0 })
 }
-
-// exploreState is the timer in a recording's words for a state ("" for
-// none): "; a 2-minute explore to 10:42:00 UTC".
-func exploreState(st *record.State) string {
-	if x := st.Explore; x != nil {
-		return fmt.Sprintf("; a %d-minute explore to %s", x.Minutes, time.UnixMilli(x.EndMs).UTC().Format("15:04:05 UTC"))
-	}
-	return ""
-}

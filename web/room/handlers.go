@@ -157,7 +157,7 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	if err != nil {
 		return record.State{}, err
 	}
-	return roomStateOf(sess.State()), nil
+	return record.StateOf(sess.State()), nil
 }
 
 // startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
@@ -180,7 +180,7 @@ func (s *Workshops) startFrom(start string) (record.State, error) {
 		return s.startPlan(name)
 	case "preset":
 		st.Preset = name
-		_, _, err := s.roomInputs(&st)
+		_, _, err := st.Inputs(s.Lessons)
 		return st, httperr.WithKind(httperr.KindNotFound, err)
 	}
 	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID, plan:ID or preset:NAME)", httperr.Truncate(start, 40))}
@@ -340,7 +340,7 @@ func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code stri
 func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.sceneView(code, role, st)
-	in, d, err := s.roomInputs(st)
+	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return nil, "", err
 	}
@@ -361,7 +361,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, rol
 	if err != nil {
 		return nil, "", err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(st, in, run, s.Now()))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))})
 	if err != nil {
 		return nil, "", err
 	}
@@ -374,11 +374,6 @@ func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, rol
 	}
 	l.Strip = templates.RoomBarStrip(bar)
 	return templates.LabPage(l, lab), lab.Tab, nil
-}
-
-// roomCursor is the room's cursor now (playback is arithmetic).
-func roomCursor(st *record.State, in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
-	return st.TabState(in, run, nil).CursorAt(now)
 }
 
 // roomBar is the strip's view of a room.

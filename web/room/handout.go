@@ -113,7 +113,7 @@ func (s *Workshops) handoutScene(p *plan.Plan, i int) (handout.Scene, error) {
 	if err != nil {
 		return handout.Scene{}, err
 	}
-	in, d, err := s.roomInputs(&st)
+	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return handout.Scene{}, err
 	}

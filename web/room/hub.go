@@ -302,7 +302,7 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	var err error
 	n.rec, err = record.Decode(e.Value())
 	if err == nil {
-		if n.in, n.lesson, err = h.set.s.roomInputs(&n.rec.State); err == nil {
+		if n.in, n.lesson, err = n.rec.State.Inputs(h.set.s.Lessons); err == nil {
 			n.run, err = h.set.s.Runs.Get(n.in)
 		}
 	}
@@ -389,7 +389,7 @@ func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uin
 	}
 	rec, err := record.Decode(e.Value())
 	if err == nil {
-		_, _, err = set.s.roomInputs(&rec.State)
+		_, _, err = rec.State.Inputs(set.s.Lessons)
 	}
 	if err != nil {
 		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", httperr.Text(err))
@@ -432,7 +432,7 @@ func (set *roomSet) create(ctx context.Context, st record.State) (code, key stri
 func (h *roomHub) publish(ctx context.Context, sess *lab.Session) error {
 	h.pub.Lock()
 	defer h.pub.Unlock()
-	st := roomStateOf(sess.State())
+	st := record.StateOf(sess.State())
 	_, rev, err := h.set.updateState(ctx, h.code, "state", func(old *record.State) error {
 		st.KeepTools(old)
 		*old = st

@@ -121,7 +121,7 @@ func (s *Workshops) sceneState(st record.State, p *plan.Plan, i int, nowMs int64
 	}
 	next.Cfg = cfg
 	next.Inject = strings.Join(sc.Inject, ",")
-	in, _, err := s.roomInputs(&next)
+	in, _, err := next.Inputs(s.Lessons)
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
@@ -282,7 +282,7 @@ func (s *Workshops) sceneView(code, role string, st *record.State) *view.RoomSce
 // the room's run.
 func (s *Workshops) sceneNotes(st *record.State, sc *plan.Scene) view.HTML {
 	text := sc.Notes
-	if in, _, err := s.roomInputs(st); err == nil {
+	if in, _, err := st.Inputs(s.Lessons); err == nil {
 		if run, err := s.Runs.Get(in); err == nil {
 			text = sc.NotesOn(run.Result)
 		}

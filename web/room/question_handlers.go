@@ -56,9 +56,9 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		// The room waits before the moment: a cursor past it goes back
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
-		if in, _, err := s.roomInputs(st); err == nil {
+		if in, _, err := st.Inputs(s.Lessons); err == nil {
 			if run, err := s.Runs.Get(in); err == nil {
-				cur = roomCursor(st, in, run, now)
+				cur = st.CursorAt(in, run, now)
 			}
 		}
 		st.Anchor, st.AnchorAtMs = min(cur, q.Hold), now.UnixMilli()

@@ -161,7 +161,7 @@ var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
 
 // newQuestion builds the question q asks about the room's run.
 func (s *Workshops) newQuestion(st *record.State, q questionRequest) (*record.Question, error) {
-	in, d, err := s.roomInputs(st)
+	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // (the first at or after it), or the lesson's answer, which engine/course
 // checks against the engine.
 func (s *Workshops) engineAnswer(st *record.State, q *record.Question) (string, error) {
-	in, d, err := s.roomInputs(st)
+	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return "", err
 	}

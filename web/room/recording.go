@@ -256,7 +256,7 @@ type recLab struct {
 }
 
 func (s *Workshops) recordingLab(code string, e *record.TimelineEntry, speed string) (recLab, error) {
-	in, d, err := s.roomInputs(&e.State)
+	in, d, err := e.State.Inputs(s.Lessons)
 	if err != nil {
 		return recLab{}, err
 	}
@@ -274,7 +274,7 @@ func (s *Workshops) recordingLab(code string, e *record.TimelineEntry, speed str
 	if err != nil {
 		return recLab{}, err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, roomCursor(&e.State, in, run, time.UnixMilli(e.TMs)))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))})
 	if err != nil {
 		return recLab{}, err
 	}
@@ -303,7 +303,7 @@ func withReplaySignals(signals, speed string) string {
 // the room's was then ("" for a lesson room: the lesson page has no
 // permalink of a step's cursor).
 func (s *Workshops) entryLink(e *record.TimelineEntry) string {
-	in, d, err := s.roomInputs(&e.State)
+	in, d, err := e.State.Inputs(s.Lessons)
 	if err != nil || d != nil {
 		return ""
 	}
@@ -311,7 +311,7 @@ func (s *Workshops) entryLink(e *record.TimelineEntry) string {
 	if err != nil {
 		return ""
 	}
-	c := roomCursor(&e.State, in, run, time.UnixMilli(e.TMs))
+	c := e.State.CursorAt(in, run, time.UnixMilli(e.TMs))
 	return tabstate.LabURL(run, c)
 }
 
@@ -514,4 +514,12 @@ func sortedKeys(a, b map[string]float64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// exploreState is a running explore timer in words ("" for none).
+func exploreState(st *record.State) string {
+	if x := st.Explore; x != nil {
+		return fmt.Sprintf("; a %d-minute explore to %s", x.Minutes, time.UnixMilli(x.EndMs).UTC().Format("15:04:05 UTC"))
+	}
+	return ""
 }

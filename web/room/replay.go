@@ -216,7 +216,7 @@ func (s *Workshops) followLive(ctx context.Context, p *recordingPlayer) {
 	}
 	// The new last entry's run is built here, outside the player's lock
 	// (its tail needs it; see warm).
-	if in, _, err := s.roomInputs(&entries[len(entries)-1].State); err == nil {
+	if in, _, err := entries[len(entries)-1].State.Inputs(s.Lessons); err == nil {
 		_, _ = s.Runs.Get(in)
 	}
 	p.extend(entries, last)
@@ -328,7 +328,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 func (p *recordingPlayer) parse(i int) *prepared {
 	pe := &p.prep[i]
 	if !pe.parsed {
-		pe.in, pe.d, pe.err = p.s.roomInputs(&p.entries[i].State)
+		pe.in, pe.d, pe.err = p.entries[i].State.Inputs(p.s.Lessons)
 		pe.parsed = true
 	}
 	return pe
@@ -476,7 +476,7 @@ func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Tim
 		return
 	}
 	ts := e.State.TabState(pe.in, run, pe.d)
-	ts.Playback.Anchor = roomCursor(&e.State, pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
+	ts.Playback.Anchor = e.State.CursorAt(pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
 	ts.Playback.AnchorAt = from
 	ts.Playback.Playing = p.playing && p.speed.X > 0 && e.State.Playing
 	if ts.Playback.Playing && ts.Playback.Speed.FPS > 0 {
@@ -819,7 +819,7 @@ func (p *recordingPlayer) nowView(i int) view.RecNow {
 		if !pe.ok || !ok {
 			return "an unknown moment"
 		}
-		return tabstate.FormatMs(tabstate.CursorMs(run, roomCursor(&e.State, pe.in, run, time.UnixMilli(e.TMs))))
+		return tabstate.FormatMs(tabstate.CursorMs(run, e.State.CursorAt(pe.in, run, time.UnixMilli(e.TMs))))
 	}
 	return view.RecNow{Index: i, Total: len(p.entries), At: fmtElapsed(p.off[i]), Kind: e.Kind, What: narrate(prev, e, at)}
 }

@@ -24,7 +24,7 @@ func TestRoomRecordDecode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("good record: %v", err)
 	}
-	if _, _, err := lab.roomInputs(&rec.State); err != nil {
+	if _, _, err := rec.State.Inputs(lab.Lessons); err != nil {
 		t.Fatalf("good state: %v", err)
 	}
 	for _, tt := range []struct{ name, rec, want string }{
@@ -56,7 +56,7 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"anchor", record.State{Preset: "search-cache", Speed: "1", Anchor: -1}, "anchor: -1 at 0 is out of range"},
 		{"inject", record.State{Preset: "search-cache", Speed: "1", Inject: "h3@"}, "inject"},
 	} {
-		if _, _, err := lab.roomInputs(&tt.st); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, _, err := tt.st.Inputs(lab.Lessons); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}

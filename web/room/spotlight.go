@@ -77,7 +77,7 @@ func (s *Workshops) spotOf(r *http.Request) (record.Spot, error) {
 // checkSpot checks a spotlight against the room's run.
 func (s *Workshops) checkSpot(st *record.State, sp *record.Spot) error {
 	if sp.Host != "" {
-		in, _, err := s.roomInputs(st)
+		in, _, err := st.Inputs(s.Lessons)
 		if err != nil {
 			return err
 		}

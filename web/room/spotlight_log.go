@@ -34,7 +34,7 @@ func (s *Workshops) spotOfLog(st *record.State, id string) (record.Spot, error) 
 	if !ok {
 		return bad("%q is not a decision-log line (allowed lg-FRAME-POS, as the log's ids)", httperr.Truncate(id, 24))
 	}
-	in, _, err := s.roomInputs(st)
+	in, _, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return record.Spot{}, err
 	}
@@ -45,7 +45,7 @@ func (s *Workshops) spotOfLog(st *record.State, id string) (record.Spot, error) 
 	if frame >= len(run.Log) || pos >= len(run.Log[frame]) {
 		return bad("%q is not a line of this run's log (it has %d intervals)", httperr.Truncate(id, 24), len(run.Log))
 	}
-	end := logLineEnd(run, frame, pos, roomCursor(st, in, run, s.Now()))
+	end := logLineEnd(run, frame, pos, st.CursorAt(in, run, s.Now()))
 	iv := run.Config.IntervalMs
 	sp := record.Spot{
 		From: float64(max(run.Frames[frame].TMs-iv, 0)) / 1000,

@@ -426,7 +426,7 @@ func checkReplay(t *testing.T, rec Recording, seen []liveState) {
 		if string(b) != seen[i].state {
 			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
 		}
-		in, _, err := fresh.roomInputs(&e.State)
+		in, _, err := e.State.Inputs(fresh.Lessons)
 		if err != nil {
 			t.Fatal(err)
 		}
