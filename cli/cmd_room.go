@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outlierlab/web/room"
+	"outlierlab/web/room/recording"
 	"time"
 )
 
@@ -41,7 +41,7 @@ func runRoom(args []string, stdout, stderr io.Writer) int {
 			T    int64  `json:"t"`
 			Kind string `json:"kind"`
 		}
-		what, err := room.DescribeEntry(raw)
+		what, err := recording.DescribeEntry(raw)
 		if err != nil || json.Unmarshal(raw, &head) != nil {
 			fmt.Fprintf(stderr, "outlierlab room replay: entry %d: not a timeline entry: %v\n", i+1, err)
 			return 2

@@ -59,7 +59,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	pause()
 	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "")
 	must("spotlight", st, body, 200)
-	entries, err := l.s.rooms.recording(context.Background(), code)
+	entries, err := l.s.rooms.timeline.Read(context.Background(), code)
 	if err != nil || len(entries) != 7 {
 		t.Fatalf("recording: %d entries, %v", len(entries), err)
 	}

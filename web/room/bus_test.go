@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"strings"
 	"testing"
 	"time"
@@ -225,7 +226,7 @@ func TestBusCluster3(t *testing.T) {
 	}
 	for _, l := range []*roomLab{la, lb} {
 		st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
-		var rec Recording
+		var rec recording.Recording
 		if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 			t.Fatalf("recording: %d %s", st, body)
 		}

@@ -174,16 +174,11 @@ func TestRoomExploreReplicas(t *testing.T) {
 
 	var words, states []string
 	waitUntil(t, "the recording has both", func() bool {
-		entries, err := la.s.rooms.recording(t.Context(), code)
-		if err != nil {
-			return false
-		}
 		words, states = words[:0], states[:0]
-		for i := range entries {
-			if entries[i].Kind == "explore" {
+		for _, e := range recordingRows(t, la.ts.URL, code) {
+			if e.Kind == "explore" {
 				// As the player and the timeline name it.
-				words = append(words, narrate(&entries[i-1], &entries[i], func(*record.TimelineEntry) string { return "?" }))
-				states = append(states, describeEntry(&entries[i]))
+				words, states = append(words, e.What), append(states, e.State)
 			}
 		}
 		return len(words) == 2

@@ -56,7 +56,7 @@ func (s *Workshops) roomRoutes(r chi.Router) {
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
 	r.Post("/r/{code}/scene", s.sceneRoom)
 	r.Post("/r/{code}/explore", s.exploreRoom)
-	s.recordingRoutes(r)
+	s.recordings.Routes(r)
 	r.Get("/r/{code}/handout", s.roomHandout)
 }
 

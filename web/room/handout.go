@@ -17,7 +17,6 @@ import (
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
-	"outlierlab/web/view"
 )
 
 // A workshop plan's printable handout (issue 23; web/handout builds it):
@@ -60,7 +59,7 @@ func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 		s.Pages.NotFound(w, r, "Workshop "+code+" was not started from a workshop plan, so it has no handout; its recording is at /r/"+code+"/recording.")
 		return
 	}
-	entries, err := s.rooms.recording(r.Context(), code)
+	entries, err := s.rooms.timeline.Read(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the recording's page answers the same.
 		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the workshop's answers: "+err.Error())
@@ -141,21 +140,7 @@ func revealsOf(entries []record.TimelineEntry, id string) []handout.Reveal {
 			continue
 		}
 		asked := q.Scene != nil && *q.Scene == st.Scene
-		out = append(out, handout.Reveal{Scene: st.Scene, Asked: asked, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Answer: q.Answer, Bars: answerBars(q.Hist), Total: q.Total})
-	}
-	return out
-}
-
-// answerBars is a histogram as its bars are drawn: each a share of the
-// widest.
-func answerBars(hist []record.HistBar) []view.RoomAnswerBar {
-	widest := 1
-	for _, b := range hist {
-		widest = max(widest, b.N)
-	}
-	out := make([]view.RoomAnswerBar, 0, len(hist))
-	for _, b := range hist {
-		out = append(out, view.RoomAnswerBar{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
+		out = append(out, handout.Reveal{Scene: st.Scene, Asked: asked, Text: q.Text, Host: q.Host, AtMs: q.AtMs, Answer: q.Answer, Bars: record.AnswerBars(q.Hist), Total: q.Total})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"sync"
 	"time"
 
@@ -66,7 +67,6 @@ var (
 	errRoomsFull    = errors.New("this server serves as many rooms as it may")
 	errRoomFull     = errors.New("this room has as many attendees on this server as it may")
 	errAddrFull     = errors.New("too many attendee streams of this room from your address")
-	errPlayersFull  = errors.New("this server plays as many workshop recordings at once as it may: try again in a minute")
 )
 
 // hubIdle is how long a replica keeps watching a room nobody streams any
@@ -88,8 +88,8 @@ type roomSet struct {
 
 	mu   sync.Mutex
 	hubs map[string]*roomHub
-	// players are the recordings' players on this replica (replay.go).
-	players *playerSet
+	// timeline is the rooms' recordings on the bus (recordings.go).
+	timeline *recording.Timeline
 }
 
 func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *roomSet {
@@ -99,8 +99,8 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
 		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), ids: addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
-		guesses: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
-		players: newPlayerSet()}
+		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
+		timeline: recording.NewTimeline(bus, s.Now, log)}
 }
 
 // roomHub is a room as one replica sees it: its latest good record, and a

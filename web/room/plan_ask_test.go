@@ -220,13 +220,13 @@ func TestRoomPlanRecording(t *testing.T) {
 	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions?scene=2", "", code, key, ""); st != 201 {
 		t.Fatalf("ask: %d %s", st, body)
 	}
-	entries, err := l.s.rooms.recording(t.Context(), code)
+	entries, err := l.s.rooms.timeline.Read(t.Context(), code)
 	if err != nil || len(entries) != 4 {
 		t.Fatalf("the recording: %d entries, %v", len(entries), err)
 	}
-	p, err := l.s.newPlayer(code, entries, replaySignals{RecSpeed: "1"})
-	if err != nil {
-		t.Fatal(err)
+	rows := recordingRows(t, l.ts.URL, code)
+	if len(rows) != 4 {
+		t.Fatalf("the recording's page lists %d entries, want 4", len(rows))
 	}
 	for i, want := range []string{
 		`The workshop started from the plan "Outlier detection in 15 minutes" on scene 1 of 6, "One host fails a third of its searches" (lesson cap, paused at 30 s)`,
@@ -234,14 +234,14 @@ func TestRoomPlanRecording(t *testing.T) {
 		`Instructor moved the room to scene 3 of 6, "Raise the cap to 34" (lesson cap step cap-34, paused at 30 s)`,
 		`Question: How many hosts are ejected at 40 s? — the room waits before 40 s for the answers`,
 	} {
-		if got := p.nowView(i).What; got != want {
+		if got := rows[i].What; got != want {
 			t.Errorf("entry %d: %q, want %q", i, got, want)
 		}
 	}
 	if sc := entries[2].Scene; sc == nil || *sc != (record.EntryScene{Plan: "Outlier detection in 15 minutes", N: 3, Of: 6, ID: "cap-34", Title: "Raise the cap to 34"}) {
 		t.Errorf("the scene entry's scene: %+v", sc)
 	}
-	if got := describeEntry(&entries[3]); !strings.HasPrefix(got, "scene 3 of 6 (cap-34), lesson cap step cap-34") {
+	if got := rows[3].State; !strings.HasPrefix(got, "scene 3 of 6 (cap-34), lesson cap step cap-34") {
 		t.Errorf("the question's state in words: %q", got)
 	}
 	_, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/recording", code, "")

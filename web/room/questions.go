@@ -287,7 +287,7 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 			v.Mine = mine[who].Answer
 		}
 	}
-	v.Hist = answerBars(q.Hist)
+	v.Hist = record.AnswerBars(q.Hist)
 	return v
 }
 

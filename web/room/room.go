@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 )
 
@@ -23,8 +24,9 @@ import (
 // those.
 type Workshops struct {
 	*lab.Lab
-	rooms *roomSet // nil without a bus
-	plans *planBook
+	rooms      *roomSet // nil without a bus
+	plans      *planBook
+	recordings *recording.Recordings
 }
 
 // New is the rooms on l over bus (nil: none), with the plans of
@@ -36,6 +38,11 @@ func New(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim Limits, log *slog.Logg
 		return nil, err
 	}
 	ws.rooms = newRoomSet(ws, bus, lim, log)
+	var tl *recording.Timeline
+	if ws.rooms != nil {
+		tl = ws.rooms.timeline
+	}
+	ws.recordings = recording.New(l, recordingRooms{ws}, tl)
 	l.SetRooms(roomHooks{ws})
 	return ws, nil
 }

@@ -181,7 +181,7 @@ func roomError(err error) error {
 	switch {
 	case errors.Is(err, errRoomNotFound):
 		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
-	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, errPlayersFull), errors.Is(err, roombus.ErrNotReady):
+	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, roombus.ErrNotReady):
 		return httperr.WithKind(httperr.KindFull, err)
 	case errors.Is(err, errAddrFull):
 		return httperr.WithKind(httperr.KindTooMany, err)

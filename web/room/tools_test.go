@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"reflect"
 	"strings"
 	"sync"
@@ -254,7 +255,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 		t.Fatalf("recording without the key: %d (or it holds the key)", st)
 	}
 	st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
-	var rec Recording
+	var rec recording.Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("recording: %d %s", st, webtest.Head(body, 300))
 	}
@@ -414,7 +415,7 @@ type liveState struct {
 
 // checkReplay replays every entry of rec on a server of its own and
 // compares its state and frames with the live ones.
-func checkReplay(t *testing.T, rec Recording, seen []liveState) {
+func checkReplay(t *testing.T, rec recording.Recording, seen []liveState) {
 	t.Helper()
 	fresh, err := newServer(Options{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"outlierlab/web/httperr"
+	"outlierlab/web/view"
 	"slices"
 	"sort"
 	"strconv"
@@ -100,4 +101,18 @@ func CheckAnswer(q *Question, a string) (string, error) {
 		return "", &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("%q is not a number of hosts (allowed 0–10000)", httperr.Truncate(a, 20))}
 	}
 	return strconv.Itoa(n), nil
+}
+
+// AnswerBars is a histogram as its bars are drawn: each a share of the
+// widest.
+func AnswerBars(hist []HistBar) []view.RoomAnswerBar {
+	widest := 1
+	for _, b := range hist {
+		widest = max(widest, b.N)
+	}
+	out := make([]view.RoomAnswerBar, 0, len(hist))
+	for _, b := range hist {
+		out = append(out, view.RoomAnswerBar{Answer: b.Answer, N: b.N, Pct: 100 * b.N / widest, Right: b.Right})
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package room
+package recording
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
 	"strings"
 	"sync"
 	"time"
@@ -75,7 +76,7 @@ const replayClockTick = 500 * time.Millisecond
 // position in the workshop, in ms from its first entry), and what it last
 // applied to the tab's session.
 type recordingPlayer struct {
-	s    *Workshops
+	s    *Recordings
 	code string
 
 	mu      sync.Mutex
@@ -166,19 +167,19 @@ const maxSharedRecordings = 16
 // sharedRecordingOf is room code's recording and the bus's sequence of
 // its last entry: the shared copy when the room has had no entry since,
 // else read from the bus (players never change their entries).
-func (s *Workshops) sharedRecordingOf(ctx context.Context, code string) ([]record.TimelineEntry, uint64, error) {
-	last, err := s.rooms.lastEntry(ctx, code)
+func (s *Recordings) sharedRecordingOf(ctx context.Context, code string) ([]record.TimelineEntry, uint64, error) {
+	last, err := s.timeline.Last(ctx, code)
 	if err != nil {
 		return nil, 0, err
 	}
-	ps := s.rooms.players
+	ps := s.players
 	ps.recMu.Lock()
 	if c, ok := ps.recordings[code]; ok && c.last == last {
 		ps.recMu.Unlock()
 		return c.entries, last, nil
 	}
 	ps.recMu.Unlock()
-	entries, err := s.rooms.recording(ctx, code)
+	entries, err := s.timeline.Read(ctx, code)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -198,14 +199,14 @@ func (s *Workshops) sharedRecordingOf(ctx context.Context, code string) ([]recor
 const liveEvery = 2 * time.Second
 
 // followLive adds to p the entries its room recorded since p read it.
-func (s *Workshops) followLive(ctx context.Context, p *recordingPlayer) {
+func (s *Recordings) followLive(ctx context.Context, p *recordingPlayer) {
 	p.mu.Lock()
 	known := p.last
 	p.mu.Unlock()
 	// A look in passing: a bus slow to answer must not hold the viewer's
 	// stream (the next look comes liveEvery later).
 	look, cancel := context.WithTimeout(ctx, liveEvery/2)
-	last, err := s.rooms.lastEntry(look, p.code)
+	last, err := s.timeline.Last(look, p.code)
 	cancel()
 	if err != nil || last <= known {
 		return
@@ -266,7 +267,7 @@ type replaySignals struct {
 }
 
 // newPlayer makes a player of entries, paused at at (ms).
-func (s *Workshops) newPlayer(code string, entries []record.TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
+func (s *Recordings) newPlayer(code string, entries []record.TimelineEntry, sig replaySignals) (*recordingPlayer, error) {
 	sp, err := lookupReplaySpeed(orDefault(sig.RecSpeed, defaultReplaySpeed))
 	if err != nil {
 		return nil, err
@@ -533,8 +534,8 @@ func (p *recordingPlayer) command(verb string, r *http.Request) error {
 }
 
 // openPlayer finds the tab's player, or makes one of the recording.
-func (s *Workshops) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
-	ps, k := s.rooms.players, sig.Tab
+func (s *Recordings) openPlayer(r *http.Request, code string, sig replaySignals, stream bool) (*recordingPlayer, error) {
+	ps, k := s.players, sig.Tab
 	ps.mu.Lock()
 	if stream && ps.streams() >= ps.maxStreams {
 		ps.mu.Unlock()
@@ -592,34 +593,9 @@ func (ps *playerSet) evict(now time.Time) {
 	}
 }
 
-// recordingRoom reads the code of a player request and checks the room
-// exists; it answers the request itself (404, 503) when not.
-func (s *Workshops) recordingRoom(w http.ResponseWriter, r *http.Request) (string, bool) {
-	if s.rooms == nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops")), httperr.KindNotFound)
-		return "", false
-	}
-	if s.rooms.admitCode(r) != nil {
-		tooManyGuesses(w)
-		return "", false
-	}
-	raw := chi.URLParam(r, "code")
-	code, valid := record.NormalCode(raw)
-	if !valid {
-		s.rooms.missedCode(r)
-		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
-		return "", false
-	}
-	if _, err := s.rooms.find(r, code); err != nil {
-		httperr.Write(w, roomError(err), httperr.KindInternal)
-		return "", false
-	}
-	return code, true
-}
-
 // recordingCommand handles POST /r/{code}/recording/{verb}.
-func (s *Workshops) recordingCommand(w http.ResponseWriter, r *http.Request) {
-	code, ok := s.recordingRoom(w, r)
+func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
+	code, ok := s.rooms.Player(w, r)
 	if !ok {
 		return
 	}
@@ -646,7 +622,7 @@ func (s *Workshops) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := s.openPlayer(r, code, sig, false)
 	if err != nil {
-		httperr.Write(w, roomError(err), httperr.KindInternal)
+		httperr.Write(w, playerError(err), httperr.KindInternal)
 		return
 	}
 	if err := p.command(verb, r); err != nil {
@@ -658,8 +634,8 @@ func (s *Workshops) recordingCommand(w http.ResponseWriter, r *http.Request) {
 
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
-func (s *Workshops) recordingStream(w http.ResponseWriter, r *http.Request) {
-	code, ok := s.recordingRoom(w, r)
+func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
+	code, ok := s.rooms.Player(w, r)
 	if !ok {
 		return
 	}
@@ -674,7 +650,7 @@ func (s *Workshops) recordingStream(w http.ResponseWriter, r *http.Request) {
 	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
 		p, err := s.openPlayer(r, code, rs, true)
 		if err != nil {
-			e := roomError(err) // a bus's failure is the server's: 500
+			e := playerError(err) // a bus's failure is the server's: 500
 			return nil, httperr.WithKind(httperr.KindOf(e, httperr.KindInternal), e)
 		}
 		return s.followPlayer(r.Context(), p), nil
@@ -685,13 +661,13 @@ func (s *Workshops) recordingStream(w http.ResponseWriter, r *http.Request) {
 // tab's session, and the room's new entries are looked for every
 // liveEvery while the stream lasts.
 type playerFollow struct {
-	s    *Workshops
+	s    *Recordings
 	p    *recordingPlayer
 	sent playerSent
 	stop context.CancelFunc
 }
 
-func (s *Workshops) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
+func (s *Recordings) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
 	ctx, stop := context.WithCancel(ctx)
 	f := &playerFollow{s: s, p: p, sent: playerSent{entry: -1}, stop: stop}
 	go func() {
@@ -727,7 +703,7 @@ func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *lab.Sessi
 
 func (f *playerFollow) Close() {
 	f.stop()
-	f.s.rooms.players.closePlayer(f.p)
+	f.s.players.closePlayer(f.p)
 }
 
 // playerSent is what one stream last sent of the player.
@@ -833,6 +809,17 @@ func recQuestionView(code string, q *record.Question) view.RoomQuestion {
 		return v
 	}
 	v.ID, v.Text, v.Choices, v.Revealed, v.Answer, v.Total = q.ID, q.Text, q.Choices, q.Revealed, q.Answer, q.Total
-	v.Hist = answerBars(q.Hist)
+	v.Hist = record.AnswerBars(q.Hist)
 	return v
+}
+
+var errPlayersFull = errors.New("this server plays as many workshop recordings at once as it may: try again in a minute")
+
+// playerError gives a player's error its kind: a server full of players,
+// or a bus not ready yet, is a 503; a bus's failure is the server's.
+func playerError(err error) error {
+	if errors.Is(err, errPlayersFull) || errors.Is(err, roombus.ErrNotReady) {
+		return httperr.WithKind(httperr.KindFull, err)
+	}
+	return err
 }

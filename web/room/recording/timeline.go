@@ -1,0 +1,141 @@
+package recording
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Timeline is the rooms' recordings on the bus: every change of a room's
+// state is appended to a JetStream stream, one subject per room, kept as
+// long as the room (roombus). The room appends; the player, the export and
+// the handout read.
+type Timeline struct {
+	bus *roombus.Bus
+	now func() time.Time
+	log *slog.Logger
+}
+
+// NewTimeline is the recordings on bus, stamped by now.
+func NewTimeline(bus *roombus.Bus, now func() time.Time, log *slog.Logger) *Timeline {
+	return &Timeline{bus: bus, now: now, log: log}
+}
+
+// maxTimeline bounds the entries one recording returns.
+const maxTimeline = 20000
+
+// Append appends a state of the room to its timeline. A failure is
+// logged: the workshop goes on without that entry.
+func (t *Timeline) Append(ctx context.Context, code, kind string, st record.State, scene *record.EntryScene) {
+	b, err := json.Marshal(record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: kind, State: st, Scene: scene})
+	if err == nil {
+		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
+			return t.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
+		})
+	}
+	if err != nil {
+		t.log.Warn("room bus: recording", "room", code, "kind", kind, "err", err)
+	}
+}
+
+// Read reads a room's timeline, oldest first, up to its last entry
+// as the stream's leader has it: the reading consumer may live on a copy
+// that is still catching up (a server just back), so it waits for that
+// entry rather than stopping at the first empty batch. Through a leader
+// election (a NATS node killed or back) creating the consumer or a fetch
+// meets no responders for a moment, as the other bus calls do: the read
+// then goes on from the entry after the last one it has, on a new
+// consumer, until the request's deadline.
+func (t *Timeline) Read(ctx context.Context, code string) ([]record.TimelineEntry, error) {
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	last, err := t.Last(ctx, code)
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	var out []record.TimelineEntry
+	var seq uint64 // the stream sequence of the last entry read
+	for len(out) < maxTimeline && seq < last {
+		n, err := t.read(ctx, code, seq, last, &out)
+		seq = max(seq, n)
+		if err == nil {
+			continue
+		}
+		if !roombus.Transient(err) || ctx.Err() != nil {
+			return out, fmt.Errorf("room bus: the recording of room %s, read up to entry %d of %d: %w", code, seq, last, err)
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	return out, nil
+}
+
+// read appends to out the room's entries after sequence from, on
+// one ordered consumer, until it has entry last, the timeline is full or
+// an error; it answers the sequence of the last entry it appended.
+func (t *Timeline) read(ctx context.Context, code string, from, last uint64, out *[]record.TimelineEntry) (uint64, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{roombus.TimelineSubject + code}}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
+	}
+	cons, err := roombus.Retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return t.bus.Timeline.OrderedConsumer(ctx, cfg)
+	})
+	if err != nil {
+		return from, err
+	}
+	seq := from
+	for len(*out) < maxTimeline && seq < last {
+		if ctx.Err() != nil {
+			return seq, ctx.Err()
+		}
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return seq, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil || md.Sequence.Stream <= seq {
+				continue // a repeat after a consumer's reset
+			}
+			seq = md.Sequence.Stream
+			var e record.TimelineEntry
+			if json.Unmarshal(m.Data(), &e) == nil {
+				*out = append(*out, e)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return seq, err
+		}
+	}
+	return seq, nil
+}
+
+// Last is the bus's sequence of the room's last recorded entry (0
+// for none): it changes whenever an entry is added.
+func (t *Timeline) Last(ctx context.Context, code string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	m, err := roombus.Retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return t.bus.Timeline.GetLastMsgForSubject(ctx, roombus.TimelineSubject+code)
+	})
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("room bus: %w", err)
+	}
+	return m.Sequence, nil
+}

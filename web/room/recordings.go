@@ -1,0 +1,65 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// The rooms' side of their recordings (web/room/recording): the room
+// appends each change of its state to its timeline (roomSet.record), and
+// finds a recording request's room for it (recordingRooms).
+
+// record appends a state of the room to its timeline, with the plan scene
+// it is on. A failure is logged: the workshop goes on without that entry.
+func (set *roomSet) record(ctx context.Context, code, kind string, st record.State) {
+	set.timeline.Append(ctx, code, kind, st, set.s.entrySceneOf(&st))
+}
+
+// recordingRooms are the rooms as their recordings find them.
+type recordingRooms struct{ s *Workshops }
+
+// Page finds the room of the recording's page as a room page does.
+func (rr recordingRooms) Page(w http.ResponseWriter, r *http.Request) (string, bool) {
+	code, _, ok := rr.s.roomFor(w, r)
+	return code, ok
+}
+
+// API finds the room of the recording's export as the rooms' API does,
+// without the key: anyone with the room's code may read its recording, as
+// they may follow the room.
+func (rr recordingRooms) API(w http.ResponseWriter, r *http.Request) (string, bool) {
+	code, _, ok := rr.s.roomAPI(w, r, false)
+	return code, ok
+}
+
+// Player reads the code of a player request and checks the room exists;
+// it answers the request itself (404, 429, 503) when not.
+func (rr recordingRooms) Player(w http.ResponseWriter, r *http.Request) (string, bool) {
+	s := rr.s
+	if s.rooms == nil {
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops")), httperr.KindNotFound)
+		return "", false
+	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", false
+	}
+	raw := chi.URLParam(r, "code")
+	code, valid := record.NormalCode(raw)
+	if !valid {
+		s.rooms.missedCode(r)
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
+		return "", false
+	}
+	if _, err := s.rooms.find(r, code); err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return "", false
+	}
+	return code, true
+}
