@@ -31,7 +31,7 @@ func TestBrowserHandoutPrints(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	askScene1(t, l, code, key, `{"scene":0}`, nil)
-	scenes := len(l.s.plans.byID["lightning"].Scenes)
+	scenes := len(l.s.plans.Plan("lightning").Scenes)
 	b := roomLaptops(t, l.ts.URL, 1)[0]
 
 	b.Step("1280×720, the present page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(b.URL+"/r/"+code+"/present?key="+key),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"strconv"
 	"time"
 
@@ -82,7 +83,7 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 		}
 		// The timer is the scene on screen's: one for another would be
 		// cleared by the move to it.
-		if err := onScene(p, st, *req.Scene); err != nil {
+		if err := scenes.OnScene(p, st, *req.Scene); err != nil {
 			return err
 		}
 		st.Explore = &record.Explore{Scene: *req.Scene, Minutes: minutes, EndMs: now.UnixMilli() + int64(minutes)*time.Minute.Milliseconds()}
@@ -113,7 +114,7 @@ func (s *Workshops) exploreRequestOf(r *http.Request) (exploreRequest, error) {
 	if err := s.readJSON(r, &req); err != nil {
 		return req, err
 	}
-	if err := sceneParam(r, &req.Scene); err != nil {
+	if err := scenes.Param(r, &req.Scene); err != nil {
 		return req, err
 	}
 	if q := r.URL.Query(); q.Has("stop") {
@@ -132,11 +133,11 @@ func (s *Workshops) exploreRequestOf(r *http.Request) (exploreRequest, error) {
 // exploreMinutes is scene n's timer in p, refusing a scene p does not
 // have or one without a timer.
 func exploreMinutes(p *plan.Plan, n *int) (int, error) {
-	if err := sceneInRange(p, n); err != nil {
+	if err := scenes.InRange(p, n); err != nil {
 		return 0, err
 	}
 	if m := p.Scenes[*n].ExploreMinutes; m > 0 {
 		return m, nil
 	}
-	return 0, sceneLacks(p, *n, "explore timer", func(sc *plan.Scene) bool { return sc.ExploreMinutes > 0 })
+	return 0, scenes.Lacks(p, *n, "explore timer", func(sc *plan.Scene) bool { return sc.ExploreMinutes > 0 })
 }

@@ -36,7 +36,7 @@ import (
 //	GET  /r/{code}/projector the projector view
 //	GET  /r/{code}/handout  the handout of the plan it ran (handout.go)
 func (s *Workshops) Routes(r chi.Router) {
-	r.Get("/plans/{id}/handout", s.planHandout) // no bus needed: not a room's
+	r.Get("/plans/{id}/handout", s.plans.Handout) // no bus needed: not a room's
 	r.Group(func(r chi.Router) {
 		r.Use(s.busReady)
 		s.roomRoutes(r)
@@ -177,7 +177,7 @@ func (s *Workshops) startFrom(start string) (record.State, error) {
 		st.Lesson, st.Preset = d.ID, d.PresetFor("")
 		return st, nil
 	case "plan":
-		return s.startPlan(name)
+		return s.plans.Start(name)
 	case "preset":
 		st.Preset = name
 		_, _, err := st.Inputs(s.Lessons)
@@ -339,7 +339,7 @@ func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code stri
 // the room's signals, and the room's strip (or the projector's frame).
 func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, role string) (page templ.Component, tab string, err error) {
 	bar := s.roomBar(r, code, role)
-	bar.Scene = s.sceneView(code, role, st)
+	bar.Scene = s.plans.View(code, role, st)
 	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return nil, "", err
@@ -416,7 +416,7 @@ func (s *Workshops) startStrip(home bool) templ.Component {
 	}
 	st := view.RoomStart{Home: home}
 	if home {
-		st.Lessons, st.Presets, st.Plans = s.LessonLinks(), page.PresetLinks(""), s.plans.links()
+		st.Lessons, st.Presets, st.Plans = s.LessonLinks(), page.PresetLinks(""), s.plans.Links()
 	}
 	return templates.RoomStartStrip(st)
 }

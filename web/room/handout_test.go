@@ -2,98 +2,11 @@ package room
 
 import (
 	"encoding/json"
-	"html"
 	"net/http"
 	"outlierlab/web/room/record"
-	"strconv"
 	"strings"
 	"testing"
 )
-
-// A plan's handout has every scene: its title, three charts drawn in SVG
-// (their options in the page), its question with the engine's answer,
-// which for the shipped plans is the one the plan expects (plan -check
-// holds it on seeds 1–50), and its settings as Envoy YAML, the same
-// cluster as the room's own "Copy as Envoy YAML" but named after the
-// scene; never the instructor's notes. A plan that is not there is a 404
-// naming it and the plans there are; a query a 400 naming it.
-func TestPlanHandout(t *testing.T) {
-	s, ts := startTestServer(t)
-	for _, id := range []string{"lightning", "production"} {
-		p := s.plans.byID[id]
-		status, body, _ := getRoomPage(t, ts.URL, "/plans/"+id+"/handout", "", "")
-		if status != http.StatusOK {
-			t.Fatalf("%s: status %d", id, status)
-		}
-		if n := strings.Count(body, `class="chart-box handout-fig"`); n != 3*len(p.Scenes) {
-			t.Errorf("%s: %d figures for %d scenes", id, n, len(p.Scenes))
-		}
-		if n := strings.Count(body, `data-renderer="svg"`); n != 3*len(p.Scenes) {
-			t.Errorf("%s: %d SVG charts", id, n)
-		}
-		for i, sc := range p.Scenes {
-			for _, want := range []string{html.EscapeString(sc.Title), "name: " + sc.ID + "\n", `"s` + strconv.Itoa(i+1) + `-chart-lanes"`} {
-				if !strings.Contains(body, want) {
-					t.Errorf("%s scene %s: no %q", id, sc.ID, want)
-				}
-			}
-			if strings.TrimSpace(sc.Notes) != "" && strings.Contains(body, html.EscapeString(firstLine(sc.Notes))) {
-				t.Errorf("%s scene %s: the instructor's notes are on the handout", id, sc.ID)
-			}
-			if q := sc.Question; q != nil {
-				if !strings.Contains(body, html.EscapeString(q.Words())) || !strings.Contains(body, `<b class="handout-answer">`+html.EscapeString(q.Answer)+`</b>`) {
-					t.Errorf("%s scene %s: the question %q or the engine's answer %q is missing", id, sc.ID, q.Words(), q.Answer)
-				}
-			}
-			hs, err := s.handoutScene(p, i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			yaml, err := sc.ClusterYAML()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if afterName(yaml) != afterName(hs.Run.YAML) {
-				t.Errorf("%s scene %s: the handout's YAML is not the room's:\n%s\nthe room's:\n%s", id, sc.ID, yaml, hs.Run.YAML)
-			}
-		}
-		// A lesson's scene links to its lesson, a preset's to the lab at
-		// its cursor (production's health-check scene).
-		if !strings.Contains(body, `<a href="/lessons/cap">open the lesson</a>`) {
-			t.Errorf("%s: no link to the cap lesson", id)
-		}
-		if id == "production" && !strings.Contains(body, `<a href="/lab?preset=active-hc-undo`) {
-			t.Errorf("%s: no lab link for the preset's scene", id)
-		}
-		if strings.Contains(body, `class="handout-warn"`) {
-			t.Errorf("%s: a warning on a plan that passes plan -check", id)
-		}
-	}
-	for _, tt := range []struct {
-		path   string
-		status int
-		has    string
-	}{
-		{"/plans/nope/handout", 404, "There is no workshop plan &#34;nope&#34; here (plans: lightning, production)."},
-		{"/plans/lightning/handout?t=30", 400, "t: is not a parameter of a handout (it takes none)"},
-	} {
-		status, body, _ := getRoomPage(t, ts.URL, tt.path, "", "")
-		if status != tt.status || !strings.Contains(body, tt.has) {
-			t.Errorf("GET %s: %d, want %d with %q", tt.path, status, tt.status, tt.has)
-		}
-	}
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
-}
-
-// afterName is a cluster's YAML without its first line, the name.
-func afterName(yaml string) string {
-	_, rest, _ := strings.Cut(yaml, "\n")
-	return rest
-}
 
 // A room's handout shows what the room answered to a scene's question
 // once it was revealed, with no key (attendees read it after class), and

@@ -166,45 +166,6 @@ func TestRoomPlanAskScene(t *testing.T) {
 	})
 }
 
-// The board's line of a scene whose question the engine answered
-// otherwise on the room's run (the instructor changed a setting): the
-// answers are counted against the plan, and the board says what the
-// engine said. A question asked again starts its counts afresh.
-func TestRoomPlanMarks(t *testing.T) {
-	l := planLab(t)
-	st := record.State{Plan: "lightning"}
-	st.MarkVisited(0)
-	st.MarkVisited(2)
-	st.Scene = 2
-	two := 2
-	q := &record.Question{Kind: "out", Scene: &two, Total: 4, Answer: "0", Hist: []record.HistBar{{Answer: "0", N: 1, Right: true}, {Answer: "1", N: 3}}}
-	st.MarkAsked(q)
-	l.s.markRevealed(&st, q)
-	rows := l.s.sceneBoard(&st)
-	if len(rows) != 6 {
-		t.Fatalf("%d rows, want lightning's 6", len(rows))
-	}
-	if r := rows[2]; !r.Current || !r.Shown || !r.Revealed || r.Answered != 4 || r.Right != 3 || r.Wrong != 1 || r.Engine != "0" || r.Expect != "1" {
-		t.Errorf("scene 3's line: %+v", r)
-	}
-	if r := rows[1]; r.Shown || r.Asked || r.Question != "" {
-		t.Errorf("scene 2 (never shown, no question): %+v", r)
-	}
-	if r := rows[0]; !r.Shown || r.Asked || r.Question != "Is h5 ejected at 40 s?" || r.Expect != "no" {
-		t.Errorf("scene 1 (shown, not asked): %+v", r)
-	}
-	st.MarkAsked(q)
-	if r := l.s.sceneBoard(&st)[2]; !r.Asked || r.Revealed || r.Answered != 0 || r.Engine != "" {
-		t.Errorf("asked again: %+v", r)
-	}
-	own := &record.Question{Kind: "out", Total: 2}
-	st.MarkAsked(own)
-	l.s.markRevealed(&st, own)
-	if got := mustJSON(t, st.Progress); got != `[{"scene":0},{"scene":2,"asked":true}]` {
-		t.Errorf("the instructor's own question marked a scene: %s", got)
-	}
-}
-
 // The recording names each scene: an entry of a plan room carries the
 // scene it was on (so an export stands alone), the room's move to a
 // scene reads "Instructor moved the room to scene 3 of 6, …", the start

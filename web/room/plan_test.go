@@ -4,8 +4,10 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,33 +16,17 @@ import (
 	"outlierlab/web/roombus"
 )
 
-// drillPlan is a test plan whose scenes use what the shipped plans do not:
-// a preset with a setting, an injected fault and a play range; then a
-// lesson step at a cursor, with notes.
-const drillPlan = `---
-title: Drill
-summary: A test plan.
-minutes: 10
-scenes:
-  - id: preset
-    title: "A preset, played"
-    minutes: 3
-    preset: search-cache
-    settings: {max_ejection_percent: "34"}
-    inject: [h2@60s]
-    play: {from: 30s, to: end}
-  - id: step
-    title: "The cap at 34"
-    minutes: 3
-    lesson: cap
-    step: cap-34
-    cursor: 40s
-    spotlight: {host: h5, from: 30s, to: 60s}
-    explore_minutes: 2
-    notes: "Secret note: h5 goes at **40 s**."
----
-Overview.
-`
+// drillPlan is a test plan whose scenes use what the shipped plans do not
+// (scenes/testdata/drill.md): a preset with a setting, an injected fault
+// and a play range; then a lesson step at a cursor, with notes.
+func drillPlan(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("scenes/testdata/drill.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // planLab is a room lab offering the shipped lightning plan and drill.
 func planLab(t *testing.T) *roomLab {
@@ -50,10 +36,10 @@ func planLab(t *testing.T) *roomLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.s.plans, err = loadPlans(fstest.MapFS{
+	if l.s.plans, err = scenes.Load(fstest.MapFS{
 		"lightning.md": {Data: lightning},
-		"drill.md":     {Data: []byte(drillPlan)},
-	}, l.s.Lessons); err != nil {
+		"drill.md":     {Data: drillPlan(t)},
+	}, l.s.Lab); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -216,21 +202,6 @@ func TestRoomPlanPages(t *testing.T) {
 				t.Errorf("GET %s: has %q", tt.path, h)
 			}
 		}
-	}
-}
-
-// A plan whose scene sets what the room cannot carry (a knob the lab has
-// no control for) is refused when the server starts, naming the scene,
-// not when the instructor reaches it in class. The shipped plans load.
-func TestRoomPlanLoadRefuses(t *testing.T) {
-	s := newTestServer(t)
-	if len(s.plans.list) != 2 || s.plans.byID["production"] == nil || s.plans.byID["lightning"] == nil {
-		t.Errorf("the shipped plans: %v", s.plans.links())
-	}
-	bad := strings.Replace(drillPlan, `settings: {max_ejection_percent: "34"}`, `settings: {duration: "120s"}`, 1)
-	_, err := loadPlans(fstest.MapFS{"drill.md": {Data: []byte(bad)}}, s.Lessons)
-	if err == nil || !strings.Contains(err.Error(), "drill.md: scenes[0] (preset).settings: setting duration: the lab has no control for it") {
-		t.Errorf("a scene the room cannot show: %v", err)
 	}
 }
 

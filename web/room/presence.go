@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"sort"
 	"time"
 
@@ -205,7 +206,7 @@ func (w *roomWatch) sendBoard(sse *datastar.ServerSentEventGenerator) error {
 	w.hub.mu.Unlock()
 	cur := w.hub.current()
 	st := &cur.rec.State
-	scenes := boardScenesKey(st)
+	scenes := scenes.BoardKey(st)
 	if gen == w.boardGen && scenes == w.boardScenes && w.boardSent {
 		return nil
 	}
@@ -213,7 +214,7 @@ func (w *roomWatch) sendBoard(sse *datastar.ServerSentEventGenerator) error {
 	if err := sse.PatchElementTempl(templates.RoomBoardPanel(w.hub.boardView())); err != nil {
 		return fmt.Errorf("board: %w", err)
 	}
-	if sc := w.s.sceneBoard(st); sc != nil {
+	if sc := w.s.plans.Board(st); sc != nil {
 		if err := sse.PatchElementTempl(templates.RoomBoardScenes(sc)); err != nil {
 			return fmt.Errorf("board: %w", err)
 		}

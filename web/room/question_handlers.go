@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 
 	"github.com/go-chi/chi/v5"
 
@@ -34,7 +35,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	var req questionRequest
 	err := s.readJSON(r, &req)
 	if err == nil {
-		err = sceneParam(r, &req.Scene)
+		err = scenes.Param(r, &req.Scene)
 	}
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
@@ -104,7 +105,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
 			}
 			q = *st.Question
-			if err := sceneRevealable(st, &q); err != nil {
+			if err := scenes.Revealable(st, &q); err != nil {
 				return err
 			}
 			right, err := s.engineAnswer(st, &q)
@@ -113,7 +114,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 			}
 			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), record.Histogram(&q, answers, right)
 			st.Question = &q
-			s.markRevealed(st, &q)
+			s.plans.MarkRevealed(st, &q)
 			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
 			return nil
 		})

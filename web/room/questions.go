@@ -247,7 +247,7 @@ func (s *Workshops) engineAnswer(st *record.State, q *record.Question) (string, 
 		}
 		return strconv.Itoa(n), nil
 	case plan.KindChoice:
-		return s.choiceAnswer(st, q, run)
+		return s.plans.ChoiceAnswer(st, q, run)
 	}
 	if d == nil || d.Predict.Answer < 0 || d.Predict.Answer >= len(d.Predict.Choices) {
 		return "", errors.New("the room's lesson has no answer to its prediction")

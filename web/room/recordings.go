@@ -18,7 +18,7 @@ import (
 // record appends a state of the room to its timeline, with the plan scene
 // it is on. A failure is logged: the workshop goes on without that entry.
 func (set *roomSet) record(ctx context.Context, code, kind string, st record.State) {
-	set.timeline.Append(ctx, code, kind, st, set.s.entrySceneOf(&st))
+	set.timeline.Append(ctx, code, kind, st, set.s.plans.EntryScene(&st))
 }
 
 // recordingRooms are the rooms as their recordings find them.

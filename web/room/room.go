@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/recording"
+	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
 )
 
@@ -25,7 +26,7 @@ import (
 type Workshops struct {
 	*lab.Lab
 	rooms      *roomSet // nil without a bus
-	plans      *planBook
+	plans      *scenes.Book
 	recordings *recording.Recordings
 }
 
@@ -34,7 +35,7 @@ type Workshops struct {
 func New(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim Limits, log *slog.Logger) (*Workshops, error) {
 	ws := &Workshops{Lab: l}
 	var err error
-	if ws.plans, err = loadPlans(plansFS, l.Lessons); err != nil {
+	if ws.plans, err = scenes.Load(plansFS, l); err != nil {
 		return nil, err
 	}
 	ws.rooms = newRoomSet(ws, bus, lim, log)

@@ -417,7 +417,7 @@ func (w *roomWatch) sendScene(sse *datastar.ServerSentEventGenerator) error {
 	if role == "present" && !w.keyOK {
 		role = "follow" // the notes and the plan's answers are the key holder's alone
 	}
-	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.sceneView(w.hub.code, role, st)))
+	return sse.PatchElementTempl(templates.RoomScenePanel(w.s.plans.View(w.hub.code, role, st)))
 }
 
 // Close releases the hub.
