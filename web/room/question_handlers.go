@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"outlierlab/web/room/question"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/scenes"
 
@@ -32,7 +33,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req questionRequest
+	var req question.Request
 	err := s.readJSON(r, &req)
 	if err == nil {
 		err = scenes.Param(r, &req.Scene)
@@ -46,7 +47,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	now := s.Now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
 		var err error
-		if q, err = s.newQuestion(st, req); err != nil {
+		if q, err = s.questions.Make(st, req); err != nil {
 			return err
 		}
 		if st.Question != nil {
@@ -108,7 +109,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 			if err := scenes.Revealable(st, &q); err != nil {
 				return err
 			}
-			right, err := s.engineAnswer(st, &q)
+			right, err := s.questions.Answer(st, &q)
 			if err != nil {
 				return err
 			}

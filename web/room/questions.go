@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
 	"outlierlab/web/roombus"
 	"outlierlab/web/view"
@@ -34,9 +30,6 @@ import (
 // The answers live in the room's bucket, one key per attendee and question
 // (answers.go): two replicas taking answers at once never lose one,
 // and a poll takes as many answers as the room has attendees.
-
-// maxQuestionS bounds a question's moment (seconds): runs last minutes.
-const maxQuestionS = 3600
 
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
@@ -141,118 +134,6 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 			return rec, 0, fmt.Errorf("room bus: %w", err)
 		}
 	}
-}
-
-// questionRequest opens a question: kind ejected (is qhost ejected at
-// qat seconds?), out (how many hosts are out at qat?) or lesson (the
-// room's lesson's prediction).
-type questionRequest struct {
-	Tab  string          `json:"tab"` // the instructor's tab (a page's request), which then holds too
-	Kind string          `json:"qkind"`
-	Host string          `json:"qhost"`
-	At   json.RawMessage `json:"qat"` // a number, or a number in a string (a page's input)
-	// Scene asks the room's plan scene's question instead (?scene=N, or
-	// in the body): its kind, host and moment are the plan's.
-	Scene *int `json:"scene"`
-}
-
-// questionMoment is the span of qat: a moment of the run, in seconds.
-var questionMoment = httperr.Span{Lo: 1, Hi: maxQuestionS, Unit: "s"}
-
-// newQuestion builds the question q asks about the room's run.
-func (s *Workshops) newQuestion(st *record.State, q questionRequest) (*record.Question, error) {
-	in, d, err := st.Inputs(s.Lessons)
-	if err != nil {
-		return nil, err
-	}
-	run, err := s.Runs.Get(in)
-	if err != nil {
-		return nil, err
-	}
-	pq, err := s.sceneQuestion(st, &q)
-	if err != nil {
-		return nil, err
-	}
-	rq := &record.Question{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
-	switch q.Kind {
-	case "ejected", "out":
-		at, err := httperr.NumberJSON("qat", q.At, questionMoment)
-		if err != nil {
-			return nil, err
-		}
-		rq.AtMs = int64(at * 1000)
-		if q.Kind == "out" {
-			rq.Text = fmt.Sprintf("How many hosts are ejected at %s s?", ftoa(at))
-			break
-		}
-		if !slices.Contains(run.Hosts, q.Host) {
-			return nil, &httperr.FieldError{Field: "qhost", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(q.Host, 20), strings.Join(run.Hosts, ", "))}
-		}
-		rq.Text = fmt.Sprintf("Is %s ejected at %s s?", q.Host, ftoa(at))
-		rq.Choices = []string{"yes", "no"}
-	case "lesson":
-		if d == nil || d.Predict.Question == "" {
-			return nil, &httperr.FieldError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
-		}
-		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
-	case plan.KindChoice:
-		if pq == nil { // only a plan's question has checks to answer it
-			return nil, &httperr.FieldError{Field: "qkind", Msg: "choice is asked from a plan's scene (?scene=N)"}
-		}
-		rq.Text, rq.Choices, rq.AtMs = pq.Words(), pq.ChoiceTexts(), int64(pq.At)
-	default:
-		return nil, &httperr.FieldError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", httperr.Truncate(q.Kind, 20))}
-	}
-	for _, f := range run.Frames {
-		if f.TMs >= rq.AtMs {
-			break
-		}
-		rq.Hold++
-	}
-	if rq.Hold >= len(run.Frames) {
-		return nil, &httperr.FieldError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
-	}
-	return rq, nil
-}
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// engineAnswer is the run's answer to q: read off the frame at q's moment
-// (the first at or after it), or the lesson's answer, which engine/course
-// checks against the engine.
-func (s *Workshops) engineAnswer(st *record.State, q *record.Question) (string, error) {
-	in, d, err := st.Inputs(s.Lessons)
-	if err != nil {
-		return "", err
-	}
-	run, err := s.Runs.Get(in)
-	if err != nil {
-		return "", err
-	}
-	f := run.Frames[min(q.Hold, len(run.Frames)-1)]
-	switch q.Kind {
-	case "ejected":
-		for _, h := range f.Hosts {
-			if h.Name == q.Host && h.Ejected {
-				return "yes", nil
-			}
-		}
-		return "no", nil
-	case "out":
-		n := 0
-		for _, h := range f.Hosts {
-			if h.Ejected {
-				n++
-			}
-		}
-		return strconv.Itoa(n), nil
-	case plan.KindChoice:
-		return s.plans.ChoiceAnswer(st, q, run)
-	}
-	if d == nil || d.Predict.Answer < 0 || d.Predict.Answer >= len(d.Predict.Choices) {
-		return "", errors.New("the room's lesson has no answer to its prediction")
-	}
-	return d.Predict.Choices[d.Predict.Answer], nil
 }
 
 // readJSON reads a small JSON body into v (an empty body leaves v).

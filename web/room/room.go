@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/question"
 	"outlierlab/web/room/recording"
 	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
@@ -28,6 +29,7 @@ type Workshops struct {
 	rooms      *roomSet // nil without a bus
 	plans      *scenes.Book
 	recordings *recording.Recordings
+	questions  question.Maker
 }
 
 // New is the rooms on l over bus (nil: none), with the plans of
@@ -38,6 +40,7 @@ func New(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim Limits, log *slog.Logg
 	if ws.plans, err = scenes.Load(plansFS, l); err != nil {
 		return nil, err
 	}
+	ws.questions = question.NewMaker(l, ws.plans)
 	ws.rooms = newRoomSet(ws, bus, lim, log)
 	var tl *recording.Timeline
 	if ws.rooms != nil {

@@ -2,7 +2,6 @@ package room
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"outlierlab/engine/plan"
@@ -76,44 +75,6 @@ func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *record.Rec
 		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "room " + code + " was not started from a plan: it has no " + what}), httperr.KindConflict)
 	}
 	return p, p != nil
-}
-
-// A plan scene's question, asked with one click (issue 23): the present
-// page's scene panel posts /r/{code}/questions?scene=N, the room's one
-// ask path (openQuestion), which takes the scene's kind, host and moment
-// instead of the form's. The answer the plan expects never rides on the
-// room's state (anyone with the code reads that, and the recording): the
-// instructor's scene panel and board look it up in the plan, and the
-// histogram marks the engine's answer on the room's run, as for any
-// question. The room's state keeps, per scene, whether it was shown and
-// asked and how the room answered (Progress), for the board.
-
-// sceneQuestion is the plan question q asks for (?scene=N; nil when it
-// asks the instructor's own), with q's kind, host and moment set from
-// it. Only the room's current scene can be asked: its run is the one on
-// screen, the one the plan's answer was checked on.
-func (s *Workshops) sceneQuestion(st *record.State, q *questionRequest) (*plan.Question, error) {
-	if q.Scene == nil {
-		return nil, nil
-	}
-	p := s.plans.Plan(st.Plan)
-	if p == nil {
-		return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "scene", Msg: "this room was not started from a plan: it has no scenes"})
-	}
-	if err := scenes.InRange(p, q.Scene); err != nil {
-		return nil, err
-	}
-	n := *q.Scene
-	if err := scenes.OnScene(p, st, n); err != nil {
-		return nil, err
-	}
-	pq := p.Scenes[n].Question
-	if pq == nil {
-		return nil, scenes.Lacks(p, n, "question", func(sc *plan.Scene) bool { return sc.Question != nil })
-	}
-	q.Kind, q.Host = pq.Kind, pq.Host
-	q.At = json.RawMessage(ftoa(float64(pq.At) / 1000))
-	return pq, nil
 }
 
 // sceneRevealCheck is sceneRevealable on the room's state as the bus has

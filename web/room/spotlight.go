@@ -1,11 +1,9 @@
 package room
 
 import (
-	"fmt"
 	"net/http"
 	"outlierlab/web/room/record"
-	"slices"
-	"strings"
+	"outlierlab/web/room/spotlight"
 
 	"outlierlab/web/httperr"
 )
@@ -28,13 +26,13 @@ func (s *Workshops) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	sp, err := s.spotOf(r)
 	if err == nil && sp.Log != "" {
-		sp, err = s.spotOfLog(&rec.State, sp.Log)
+		sp, err = spotlight.OfLog(s.Lab, &rec.State, sp.Log)
 	}
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	if err := s.checkSpot(&rec.State, &sp); err != nil {
+	if err := spotlight.Check(s.Lab, &rec.State, &sp); err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -64,7 +62,7 @@ func (s *Workshops) spotOf(r *http.Request) (record.Spot, error) {
 	sp.Host, sp.Log = q.Get("host"), q.Get("log")
 	for name, p := range map[string]*float64{"from": &sp.From, "to": &sp.To} {
 		if v := q.Get(name); v != "" {
-			f, err := httperr.Number(name, v, httperr.Span{Lo: 0, Hi: maxQuestionS, Unit: "s"})
+			f, err := httperr.Number(name, v, httperr.Span{Lo: 0, Hi: record.MaxMomentS, Unit: "s"})
 			if err != nil {
 				return sp, err
 			}
@@ -72,27 +70,4 @@ func (s *Workshops) spotOf(r *http.Request) (record.Spot, error) {
 		}
 	}
 	return sp, nil
-}
-
-// checkSpot checks a spotlight against the room's run.
-func (s *Workshops) checkSpot(st *record.State, sp *record.Spot) error {
-	if sp.Host != "" {
-		in, _, err := st.Inputs(s.Lessons)
-		if err != nil {
-			return err
-		}
-		run, err := s.Runs.Get(in)
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(run.Hosts, sp.Host) {
-			return &httperr.FieldError{Field: "host", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(sp.Host, 20), strings.Join(run.Hosts, ", "))}
-		}
-	}
-	if sp.From != 0 || sp.To != 0 {
-		if sp.From < 0 || sp.To <= sp.From || sp.To > maxQuestionS {
-			return &httperr.FieldError{Field: "from", Msg: fmt.Sprintf("%s–%s s is not a time range (allowed 0 ≤ from < to ≤ %d)", ftoa(sp.From), ftoa(sp.To), maxQuestionS)}
-		}
-	}
-	return nil
 }

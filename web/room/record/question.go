@@ -12,6 +12,10 @@ import (
 	"strings"
 )
 
+// MaxMomentS bounds a moment a room's tool names (seconds): a question's,
+// a spotlight's range. Runs last minutes.
+const MaxMomentS = 3600
+
 // Question is the room's open (or revealed) question, on its state.
 type Question struct {
 	ID   string `json:"id"`

@@ -1,15 +1,46 @@
-package room
+// Package spotlight checks the instructor's spotlight against the room's
+// run, or picks it from a line of the run's decision log: a host of the
+// run, a range of its time. The spotlight travels on the room's state
+// (record.Spot) and every follower's charts highlight it; the rooms
+// (web/room) serve POST /r/{code}/spotlight.
+package spotlight
 
 import (
 	"fmt"
-	"outlierlab/web/room/record"
-	"strconv"
-	"strings"
-
 	"outlierlab/engine/explain"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
+	"slices"
+	"strconv"
+	"strings"
 )
+
+// Check checks a spotlight against the room's run.
+func Check(l *lab.Lab, st *record.State, sp *record.Spot) error {
+	if sp.Host != "" {
+		in, _, err := st.Inputs(l.Lessons)
+		if err != nil {
+			return err
+		}
+		run, err := l.Runs.Get(in)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(run.Hosts, sp.Host) {
+			return &httperr.FieldError{Field: "host", Msg: fmt.Sprintf("%q is not a host of this run (allowed %s)", httperr.Truncate(sp.Host, 20), strings.Join(run.Hosts, ", "))}
+		}
+	}
+	if sp.From != 0 || sp.To != 0 {
+		if sp.From < 0 || sp.To <= sp.From || sp.To > record.MaxMomentS {
+			return &httperr.FieldError{Field: "from", Msg: fmt.Sprintf("%s–%s s is not a time range (allowed 0 ≤ from < to ≤ %d)", ftoa(sp.From), ftoa(sp.To), record.MaxMomentS)}
+		}
+	}
+	return nil
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // A spotlight picked from the decision log: the instructor clicks a line,
 // and the room is shown the interval it speaks of and the host it names.
@@ -17,7 +48,7 @@ import (
 // the server reads the rest from the room's run, so a follower's page,
 // whatever its log shows, gets the same host and range.
 
-// spotOfLog is the spotlight of log line id in the room's run: the host is
+// OfLog is the spotlight of log line id in the room's run: the host is
 // the first the line names (none for "no host below the threshold"); the
 // range runs from the start of the line's first interval to the end of
 // its last. A decision at t speaks of the interval that ended at t (the
@@ -26,7 +57,7 @@ import (
 // before), and a folded run of non-events ("NO OUTLIER ×12") of every
 // interval it stands for, up to the room's cursor (the page shows the run
 // no further).
-func (s *Workshops) spotOfLog(st *record.State, id string) (record.Spot, error) {
+func OfLog(l *lab.Lab, st *record.State, id string) (record.Spot, error) {
 	bad := func(format string, args ...any) (record.Spot, error) {
 		return record.Spot{}, &httperr.FieldError{Field: "log", Msg: fmt.Sprintf(format, args...)}
 	}
@@ -34,18 +65,18 @@ func (s *Workshops) spotOfLog(st *record.State, id string) (record.Spot, error) 
 	if !ok {
 		return bad("%q is not a decision-log line (allowed lg-FRAME-POS, as the log's ids)", httperr.Truncate(id, 24))
 	}
-	in, _, err := st.Inputs(s.Lessons)
+	in, _, err := st.Inputs(l.Lessons)
 	if err != nil {
 		return record.Spot{}, err
 	}
-	run, err := s.Runs.Get(in)
+	run, err := l.Runs.Get(in)
 	if err != nil {
 		return record.Spot{}, err
 	}
 	if frame >= len(run.Log) || pos >= len(run.Log[frame]) {
 		return bad("%q is not a line of this run's log (it has %d intervals)", httperr.Truncate(id, 24), len(run.Log))
 	}
-	end := logLineEnd(run, frame, pos, st.CursorAt(in, run, s.Now()))
+	end := logLineEnd(run, frame, pos, st.CursorAt(in, run, l.Now()))
 	iv := run.Config.IntervalMs
 	sp := record.Spot{
 		From: float64(max(run.Frames[frame].TMs-iv, 0)) / 1000,
