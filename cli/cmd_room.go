@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outlierlab/web/room/recording"
 	"time"
+
+	"outlierlab/web/room/recording"
 )
 
 // runRoom is `outlierlab room replay FILE`: a workshop's recording (the

@@ -3,8 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

@@ -2,12 +2,13 @@ package web
 
 import (
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/internal/webtest"
 )
 
 // TestBrowserGRPC drives the gRPC dialect in headless Chromium (issue 13):

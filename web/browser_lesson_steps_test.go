@@ -1,12 +1,12 @@
 package web
 
 import (
-	"outlierlab/web/room"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )

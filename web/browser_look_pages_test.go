@@ -7,8 +7,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"outlierlab/web/internal/browsertest"
-	"outlierlab/web/room"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

@@ -3,13 +3,14 @@ package web
 import (
 	"fmt"
 	"os"
-	"outlierlab/web/internal/browsertest"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"outlierlab/web/internal/browsertest"
 )
 
 // TestBrowserLook checks issue 10's acceptance in one headless Chromium on

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"os"
-	"outlierlab/web/room"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"outlierlab/web/room"
 	"runtime"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

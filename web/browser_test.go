@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"outlierlab/web/chart"
 	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

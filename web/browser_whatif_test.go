@@ -2,7 +2,6 @@ package web
 
 import (
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"outlierlab/engine/envoyconf"
+	"outlierlab/web/internal/webtest"
 )
 
 // importAdmin pastes Envoy's admin output into the lab's import: the

@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"outlierlab/web/budget"
+	"outlierlab/web/internal/webtest"
 )
 
 // budgetServer is a lab with the given budget on a real socket.

@@ -8,14 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/lab"
-	"outlierlab/web/room"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

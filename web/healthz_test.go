@@ -6,14 +6,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"outlierlab/web/internal/roomtest"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/roombus"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"outlierlab/web/internal/roomtest"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/roombus"
 )
 
 // Before the bus is open (here: no NATS at the address yet) the lab is

@@ -8,16 +8,16 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"outlierlab/web/internal/roomtest"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/lab"
-	"outlierlab/web/room"
 	"runtime"
 	"strings"
 	"testing"
 
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/roomtest"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lab"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/webtest"
 )
 
 // adminDoc reads a file of testdata/admin: Envoy's /config_dump and

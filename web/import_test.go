@@ -3,12 +3,12 @@ package web
 import (
 	"net/http"
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"outlierlab/engine/envoyconf"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

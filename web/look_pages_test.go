@@ -3,11 +3,11 @@ package web
 import (
 	"net/http"
 	"os"
-	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

@@ -3,13 +3,13 @@ package web
 import (
 	"encoding/json"
 	"math"
-	"outlierlab/web/internal/webtest"
 	"slices"
 	"strings"
 	"testing"
 
 	"outlierlab/engine/explain"
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"outlierlab/web/lab"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"outlierlab/web/budget"
+	"outlierlab/web/lab"
 	"outlierlab/web/tabstate"
 )
 

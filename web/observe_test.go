@@ -5,14 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"outlierlab/web/internal/roomtest"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
 

@@ -6,12 +6,13 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"strings"
+	"testing"
+
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
-	"strings"
-	"testing"
 )
 
 func TestPages(t *testing.T) {

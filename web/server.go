@@ -10,11 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"outlierlab/plans"
-	"outlierlab/web/asset"
-	"outlierlab/web/lab"
-	"outlierlab/web/room"
-	"outlierlab/web/tools"
 	"slices"
 	"strings"
 	"time"
@@ -24,11 +19,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"outlierlab/plans"
+	"outlierlab/web/asset"
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/guard"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/room"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tools"
 )
 
 // Options configures a Server. Zero values pick the defaults.

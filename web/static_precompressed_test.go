@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
-	"outlierlab/web/internal/webtest"
 	"testing"
+
+	"outlierlab/web/internal/webtest"
 )
 
 // A vendored file goes out as the .br or .gz `make assets` wrote, by what

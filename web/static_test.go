@@ -2,9 +2,10 @@ package web
 
 import (
 	"net/http"
-	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/webtest"
 )
 
 func TestStaticAssets(t *testing.T) {

@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"outlierlab/web/internal/webtest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/webtest"
 )
 
 func compareFile(t *testing.T, name string) []byte {

@@ -8,14 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/tools"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/tools"
 )
 
 // getPage GETs target and returns the status and the body, HTML unescaped.

@@ -2,8 +2,9 @@ package scenario
 
 import (
 	"math"
-	"outlierlab/engine"
 	"testing"
+
+	"outlierlab/engine"
 )
 
 // tenSecondFrames is six ticks every 10 s; the interval to t s has

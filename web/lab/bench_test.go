@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"outlierlab/web/chart"
 	"outlierlab/web/gzipstream"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

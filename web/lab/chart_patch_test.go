@@ -3,10 +3,10 @@ package lab
 import (
 	"encoding/json"
 	"fmt"
-	"outlierlab/web/internal/webtest"
 	"testing"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

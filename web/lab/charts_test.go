@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"html"
 	"net/http/httptest"
-	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"outlierlab/web/lessonbook"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"outlierlab/engine/scenario"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 
@@ -51,11 +51,7 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sig TabSignals
-	if err := json.Unmarshal(body, &sig); err != nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
-		return
-	}
-	sess, ok := s.tabSession(w, r, &sig)
+	sess, ok := s.tabSession(w, r, &sig, "body", func(v any) error { return json.Unmarshal(body, v) })
 	if !ok {
 		return
 	}
@@ -78,10 +74,15 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// tabSession checks the tab id and finds or rebuilds its session; on bad
-// input it answers the request itself (4xx naming the problem) and
-// returns false.
-func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *TabSignals) (*Session, bool) {
+// tabSession reads the tab's signals into sig with read (from where: the
+// command's body, the stream's query), checks the tab id and finds or
+// rebuilds its session; on bad input it answers the request itself (4xx
+// naming the problem) and returns false.
+func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *TabSignals, where string, read func(any) error) (*Session, bool) {
+	if err := read(sig); err != nil {
+		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("%s: not a JSON object of signals: %w", where, err)), httperr.KindMalformed)
+		return nil, false
+	}
 	sess, err := s.SessionFor(sig, s.PeerAddr(r), r.Method == http.MethodGet)
 	switch {
 	case errors.Is(err, errTooManyTabs):

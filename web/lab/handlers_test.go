@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

@@ -5,11 +5,11 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )

@@ -11,6 +11,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/starfederation/datastar-go/datastar"
+
 	"outlierlab/lessons"
 	"outlierlab/web/asset"
 	"outlierlab/web/budget"
@@ -19,13 +27,6 @@ import (
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/a-h/templ"
-	"github.com/go-chi/chi/v5"
-	"github.com/starfederation/datastar-go/datastar"
 )
 
 // Lab serves the free lab and the lessons: their pages, a tab's stream and

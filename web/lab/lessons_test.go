@@ -3,8 +3,6 @@ package lab
 import (
 	"encoding/json"
 	"html"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/lessonbook"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +13,8 @@ import (
 
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 

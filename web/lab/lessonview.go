@@ -3,7 +3,6 @@ package lab
 import (
 	"encoding/json"
 	"net/http"
-	"outlierlab/web/lessonbook"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -11,6 +10,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"

@@ -3,12 +3,12 @@ package lab
 import (
 	"bytes"
 	"net/http/httptest"
-	"outlierlab/web/lessonbook"
 	"testing"
 
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/gzipstream"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 )

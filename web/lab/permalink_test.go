@@ -6,13 +6,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
 
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"weak"
 
 	"outlierlab/web/gzipstream"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

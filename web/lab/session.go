@@ -3,12 +3,12 @@ package lab
 import (
 	"container/list"
 	"net/http"
-	"outlierlab/web/addrlimit"
-	"outlierlab/web/lessonbook"
 	"sync"
 	"time"
 	"weak"
 
+	"outlierlab/web/addrlimit"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 

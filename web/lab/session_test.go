@@ -2,10 +2,10 @@ package lab
 
 import (
 	"fmt"
-	"outlierlab/web/internal/webtest"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 

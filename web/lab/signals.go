@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"outlierlab/web/lessonbook"
 	"strings"
 
 	"outlierlab/engine/scenario"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 

@@ -2,11 +2,11 @@ package lab
 
 import (
 	"encoding/json"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/lessonbook"
 	"slices"
 	"testing"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 

@@ -52,11 +52,7 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	}
 	defer release()
 	var sig TabSignals
-	if err := datastar.ReadSignals(r, &sig); err != nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("datastar: not a JSON object of signals: %w", err)), httperr.KindMalformed)
-		return
-	}
-	sess, ok := s.tabSession(w, r, &sig)
+	sess, ok := s.tabSession(w, r, &sig, "datastar", func(v any) error { return datastar.ReadSignals(r, v) })
 	if !ok {
 		return
 	}

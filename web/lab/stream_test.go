@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
 	"regexp"
 	"strings"
 	"testing"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
 )
 
 // TestStreamFollowsSlider proves the CQRS loop end to end: a slider command

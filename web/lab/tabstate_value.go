@@ -1,9 +1,9 @@
 package lab
 
 import (
-	"outlierlab/web/lessonbook"
 	"time"
 
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 

@@ -13,16 +13,17 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/a-h/templ"
+
 	"outlierlab/engine/scenario"
 	"outlierlab/web/asset"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
-	"slices"
-	"strings"
-
-	"github.com/a-h/templ"
 )
 
 // Pages renders the lab's pages. Lessons are the links a 404 page offers.

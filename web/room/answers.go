@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"outlierlab/web/room/record"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

@@ -2,12 +2,12 @@ package room
 
 import (
 	"fmt"
-	"outlierlab/web/internal/webtest"
 	"strings"
 	"testing"
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
 

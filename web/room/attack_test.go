@@ -11,14 +11,14 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,6 +19,8 @@ import (
 	"time"
 
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

@@ -3,9 +3,9 @@ package room
 import (
 	"context"
 	"net/http"
-	"outlierlab/web/room/record"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 )
 
 // "Bring everyone here" and "Lock": room-state fields on the bus, so the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"outlierlab/web/internal/browsertest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/internal/browsertest"
 )
 
 // TestBrowserHandoutPrints: a room ran the lightning plan and revealed its

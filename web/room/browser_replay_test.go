@@ -3,15 +3,15 @@ package room
 import (
 	"context"
 	"encoding/json"
-	"outlierlab/web/internal/browsertest"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )

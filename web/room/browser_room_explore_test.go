@@ -1,7 +1,6 @@
 package room
 
 import (
-	"outlierlab/web/internal/browsertest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/internal/browsertest"
 )
 
 // browsersOn starts Chromium and opens one browser context (its own

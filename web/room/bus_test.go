@@ -7,9 +7,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/recording"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 )
 

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/scenes"
 	"strconv"
 	"time"
 
 	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 )
 
 // A plan scene's explore timer (issue 23): "explore on your own for N
@@ -52,12 +52,11 @@ var errNoExplore = errors.New("no explore timer is running")
 
 // exploreRoom handles POST /r/{code}/explore.
 func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
-	code, rec, ok := s.roomAPI(w, r, true)
+	code, rec, req, ok := roomRequest[exploreRequest](s, w, r, true)
 	if !ok {
 		return
 	}
-	req, err := s.exploreRequestOf(r)
-	if err != nil {
+	if err := exploreQuery(r, &req); err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -67,6 +66,7 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	var minutes int
 	if !req.Stop {
+		var err error
 		if minutes, err = exploreMinutes(p, req.Scene); err != nil {
 			httperr.Write(w, err, httperr.KindBadValue)
 			return
@@ -107,27 +107,23 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, map[string]any{"running": true, "scene": e.Scene, "minutes": e.Minutes, "endMs": e.EndMs})
 }
 
-// exploreRequestOf reads /explore's request: the query (the page's
-// buttons) over the body (a script's).
-func (s *Workshops) exploreRequestOf(r *http.Request) (exploreRequest, error) {
-	var req exploreRequest
-	if err := s.readJSON(r, &req); err != nil {
-		return req, err
-	}
+// exploreQuery reads the query of /explore's request (the page's
+// buttons), which wins over its body (a script's).
+func exploreQuery(r *http.Request, req *exploreRequest) error {
 	if err := scenes.Param(r, &req.Scene); err != nil {
-		return req, err
+		return err
 	}
 	if q := r.URL.Query(); q.Has("stop") {
 		v, err := strconv.ParseBool(q.Get("stop"))
 		if err != nil {
-			return req, &httperr.FieldError{Field: "stop", Msg: fmt.Sprintf("%q is not a yes or no (allowed 1, true, 0, false)", httperr.Truncate(q.Get("stop"), 20))}
+			return &httperr.FieldError{Field: "stop", Msg: fmt.Sprintf("%q is not a yes or no (allowed 1, true, 0, false)", httperr.Truncate(q.Get("stop"), 20))}
 		}
 		req.Stop = v
 	}
 	if req.Stop && req.Scene != nil {
-		return req, &httperr.FieldError{Field: "stop", Msg: "stop takes no scene: it stops the room's timer, whichever scene started it"}
+		return &httperr.FieldError{Field: "stop", Msg: "stop takes no scene: it stops the room's timer, whichever scene started it"}
 	}
-	return req, nil
+	return nil
 }
 
 // exploreMinutes is scene n's timer in p, refusing a scene p does not

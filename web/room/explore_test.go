@@ -2,13 +2,14 @@ package room
 
 import (
 	"encoding/json"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 )
 
 // testClock is a server clock the test sets.

@@ -8,9 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
-	"outlierlab/web/roombus"
 	"strings"
 	"time"
 
@@ -20,8 +17,11 @@ import (
 
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
 	"outlierlab/web/page"
 	"outlierlab/web/qr"
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"

@@ -3,9 +3,10 @@ package room
 import (
 	"encoding/json"
 	"net/http"
-	"outlierlab/web/room/record"
 	"strings"
 	"testing"
+
+	"outlierlab/web/room/record"
 )
 
 // A room's handout shows what the room answered to a scene's question

@@ -6,17 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"outlierlab/web/addrlimit"
-	"outlierlab/web/lab"
-	"outlierlab/web/lessonbook"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/recording"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/addrlimit"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/lessonbook"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )

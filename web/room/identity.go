@@ -3,10 +3,10 @@ package room
 import (
 	"fmt"
 	"net/http"
-	"outlierlab/web/room/record"
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 )
 
 // An attendee's identity in a room is issued by the server, never chosen by

@@ -3,9 +3,9 @@ package room
 import (
 	"errors"
 	"net/http"
-	"outlierlab/web/room/record"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 )
 
 // errTooManyGuesses: the address asked for too many codes that name no

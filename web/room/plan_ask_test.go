@@ -2,10 +2,11 @@ package room
 
 import (
 	"encoding/json"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 )
 
 // A plan scene's question asked with one click, over two replicas: the

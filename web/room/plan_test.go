@@ -5,14 +5,14 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/scenes"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"outlierlab/plans"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
 )
 

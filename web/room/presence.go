@@ -6,15 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/scenes"
 	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"outlierlab/web/room/question"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/scenes"
 
 	"github.com/go-chi/chi/v5"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/question"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 )
 
 // The question routes:
@@ -29,16 +29,11 @@ func (s *Workshops) questionRoutes(r chi.Router) {
 // openQuestion opens a question: the room holds before its moment, and
 // the answers start afresh.
 func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
-	code, _, ok := s.roomAPI(w, r, true)
+	code, _, req, ok := roomRequest[question.Request](s, w, r, true)
 	if !ok {
 		return
 	}
-	var req question.Request
-	err := s.readJSON(r, &req)
-	if err == nil {
-		err = scenes.Param(r, &req.Scene)
-	}
-	if err != nil {
+	if err := scenes.Param(r, &req.Scene); err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -143,13 +138,8 @@ type answerRequest struct {
 // gave its browser (403 without one); a second one replaces the first;
 // after the reveal the answers are closed (409).
 func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
-	code, rec, ok := s.roomAPI(w, r, false)
+	code, rec, req, ok := roomRequest[answerRequest](s, w, r, false)
 	if !ok {
-		return
-	}
-	var req answerRequest
-	if err := s.readJSON(r, &req); err != nil {
-		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	id, a := r.URL.Query().Get("q"), r.URL.Query().Get("a")

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"outlierlab/web/room/record"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 	"outlierlab/web/view"
 )
@@ -134,6 +134,20 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 			return rec, 0, fmt.Errorf("room bus: %w", err)
 		}
 	}
+}
+
+// roomRequest finds the room of a room API request (the key holder's,
+// with instructor) and reads its body, a small JSON object, into a T; it
+// answers the request itself when it cannot, and then ok is false.
+func roomRequest[T any](s *Workshops, w http.ResponseWriter, r *http.Request, instructor bool) (code string, rec record.Record, req T, ok bool) {
+	if code, rec, ok = s.roomAPI(w, r, instructor); !ok {
+		return code, rec, req, false
+	}
+	if err := s.readJSON(r, &req); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return code, rec, req, false
+	}
+	return code, rec, req, true
 }
 
 // readJSON reads a small JSON body into v (an empty body leaves v).

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/room/record"
 
 	"github.com/go-chi/chi/v5"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
 )
 
 // The rooms' side of their recordings (web/room/recording): the room

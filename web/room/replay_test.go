@@ -6,14 +6,14 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

@@ -12,6 +12,7 @@ package room
 import (
 	"io/fs"
 	"log/slog"
+
 	"outlierlab/web/lab"
 	"outlierlab/web/room/question"
 	"outlierlab/web/room/recording"

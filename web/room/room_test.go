@@ -6,13 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strings"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/qr"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

@@ -28,13 +28,8 @@ type sceneRequest struct {
 // sceneRoom handles POST /r/{code}/scene: the room goes to a scene of its
 // plan, and the instructor's tab with it.
 func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
-	code, rec, ok := s.roomAPI(w, r, true)
+	code, rec, req, ok := roomRequest[sceneRequest](s, w, r, true)
 	if !ok {
-		return
-	}
-	var req sceneRequest
-	if err := s.readJSON(r, &req); err != nil {
-		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
 	if err := scenes.Param(r, &req.Scene); err != nil {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"outlierlab/web/room/record"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

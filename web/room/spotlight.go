@@ -2,10 +2,10 @@ package room
 
 import (
 	"net/http"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/spotlight"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/spotlight"
 )
 
 // Spotlight: the instructor points at a host or a time range and every

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,8 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"

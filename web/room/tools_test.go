@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
-	"outlierlab/web/room/recording"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 )

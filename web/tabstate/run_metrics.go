@@ -10,24 +10,20 @@ import (
 // serves per process); each Server registers them (RunCollectors) in its
 // own registry.
 var (
-	metricCacheHits = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_run_cache_hits_total",
-		Help: "Run cache lookups that found the run.",
-	})
-	metricCacheMisses = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_run_cache_misses_total",
-		Help: "Run cache lookups that had to run the engine.",
-	})
-	metricRuns = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "outlierlab_runs_computed_total",
-		Help: "Engine runs computed: the lab's, compare's, each run of a sweep and each what-if replay (including ones that failed).",
-	})
-	metricRunSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+	metricCacheHits   = counter("outlierlab_run_cache_hits_total", "Run cache lookups that found the run.")
+	metricCacheMisses = counter("outlierlab_run_cache_misses_total", "Run cache lookups that had to run the engine.")
+	metricRuns        = counter("outlierlab_runs_computed_total", "Engine runs computed: the lab's, compare's, each run of a sweep and each what-if replay (including ones that failed).")
+	metricRunSeconds  = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "outlierlab_run_duration_seconds",
 		Help:    "How long one engine run took, inputs to frames.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
 )
+
+// counter is a counter named name, described by help.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
 
 // RunCollectors are the counters above, for a registry.
 func RunCollectors() []prometheus.Collector {

@@ -4,14 +4,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"outlierlab/web"
-	"outlierlab/web/internal/browsertest"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web"
+	"outlierlab/web/internal/browsertest"
 )
 
 // startBrowser is Chromium on the whole lab (the tools' pages are reached

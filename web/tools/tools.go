@@ -6,14 +6,15 @@ package tools
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+
 	"outlierlab/web/budget"
 	"outlierlab/web/memo"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
-
-	"github.com/a-h/templ"
-	"github.com/go-chi/chi/v5"
 )
 
 // Tools serves the pages that check a config beyond one run of the lab:

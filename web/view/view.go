@@ -4,9 +4,9 @@
 package view
 
 import (
-	"outlierlab/engine/explain"
-
 	"github.com/a-h/templ"
+
+	"outlierlab/engine/explain"
 )
 
 // Layout is what every page's frame needs.

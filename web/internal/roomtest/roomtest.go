@@ -14,13 +14,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"outlierlab/web/internal/webtest"
-	"outlierlab/web/room/record"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 

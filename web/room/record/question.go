@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"outlierlab/web/httperr"
-	"outlierlab/web/view"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/view"
 )
 
 // MaxMomentS bounds a moment a room's tool names (seconds): a question's,

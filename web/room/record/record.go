@@ -28,12 +28,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"outlierlab/web/lab"
-	"outlierlab/web/lessonbook"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strings"
 	"time"
+
+	"outlierlab/web/lab"
+	"outlierlab/web/lessonbook"
+	"outlierlab/web/tabstate"
 )
 
 // CodeAlphabet has no 0/O, 1/I/L or U: a code is read aloud or off a

@@ -2,6 +2,7 @@ package record
 
 import (
 	"math"
+
 	"outlierlab/web/tabstate"
 )
 

@@ -7,14 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
+	"testing"
+	"time"
+
 	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
-	"strings"
-	"testing"
-	"time"
 )
 
 const tabReplay = "replay-tab-0000000000001"

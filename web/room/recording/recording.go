@@ -21,14 +21,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"

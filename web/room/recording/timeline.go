@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"outlierlab/web/room/record"
-	"outlierlab/web/roombus"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
 )
 
 // Timeline is the rooms' recordings on the bus: every change of a room's

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"outlierlab/web/room/record"
-	"outlierlab/web/tabstate"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"outlierlab/web/room/record"
+	"outlierlab/web/tabstate"
 )
 
 // DescribeEntry is an entry in words, for the page and `room replay`.

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+
 	"outlierlab/engine/course"
 	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
@@ -21,7 +23,6 @@ import (
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
-	"strings"
 )
 
 // Book is the plans the server offers, in file-name order, on the lab

@@ -8,16 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"outlierlab/plans"
-	"outlierlab/web/asset"
-	"outlierlab/web/lab"
-	"outlierlab/web/room/record"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/go-chi/chi/v5"
+
+	"outlierlab/plans"
+	"outlierlab/web/asset"
+	"outlierlab/web/lab"
+	"outlierlab/web/room/record"
 )
 
 // newLab is a lab of the repository's lessons and static files.

@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
 	"outlierlab/engine/plan"
 	"outlierlab/web/budget"
 	"outlierlab/web/handout"
@@ -12,10 +17,6 @@ import (
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
-	"slices"
-	"strings"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // Handout handles GET /plans/{id}/handout.

@@ -3,12 +3,13 @@ package scenes
 import (
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+
 	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
-	"strconv"
-	"strings"
 )
 
 // Param reads ?scene=N into *n (the query wins over the body).

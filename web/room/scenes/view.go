@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"html/template"
+	"strconv"
+
 	"outlierlab/engine/plan"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/room/record"
 	"outlierlab/web/view"
-	"strconv"
 )
 
 // View is the room's scene as role sees it: every role the title;

@@ -7,14 +7,15 @@ package spotlight
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
 	"outlierlab/engine/explain"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
-	"slices"
-	"strconv"
-	"strings"
 )
 
 // Check checks a spotlight against the room's run.

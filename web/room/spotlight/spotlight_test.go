@@ -1,8 +1,9 @@
 package spotlight
 
 import (
-	"outlierlab/web/tabstate"
 	"testing"
+
+	"outlierlab/web/tabstate"
 )
 
 // A log line's spotlight covers the intervals the line stands for: one
