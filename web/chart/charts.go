@@ -383,32 +383,20 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "")...)
-	c.SetGlobalOptions(
-		charts.WithYAxisOpts(opts.YAxis{
-			Type: "category", Data: laneLabels(r, frames), Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{FontSize: FontSize, Color: ColorText},
-			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
-		}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-	)
+	c.SetGlobalOptions(laneAxis(laneLabels(r, frames), opts.AxisLabel{FontSize: FontSize, Color: ColorText}), cellTooltip)
 	points := lanesPoints(r, frames, 0)
 	panicSpans := PanicAreas(r, frames)
 	// The ejected cells' tooltip is their name (a string template: options
 	// travel as JSON, where no formatter function survives).
-	c.AddSeries("ejected", nil, RawData(points[0]), SeriesColor(ColorEjected),
-		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
-			s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
-				ItemStyle: &opts.ItemStyle{Color: colorPanic},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
-			}}
-		}))
+	c.AddSeries("ejected", nil, cells(points[0], ColorEjected, charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+		s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
+			ItemStyle: &opts.ItemStyle{Color: colorPanic},
+			Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
+		}}
+	}))...)
 	sc := charts.NewScatter()
-	sc.AddSeries("overflow", nil, RawData(points[1]), SeriesColor(ColorOverflow),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 14 }))
-	sc.AddSeries("detect only", nil, RawData(points[2]), SeriesColor(ColorDetect),
-		charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "diamond"; s.SymbolSize = 14 }))
+	sc.AddSeries("overflow", nil, RawData(points[1]), marks(ColorOverflow, "triangle", 14))
+	sc.AddSeries("detect only", nil, RawData(points[2]), marks(ColorDetect, "diamond", 14))
 	c.Overlap(sc)
 	// ECharts colours heatmap cells through a visualMap (one piece: 1 is
 	// ejected). It must be tied to the heatmap alone, or it would also
@@ -420,6 +408,44 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			"pieces": []any{map[string]any{"min": 0.5, "max": 1.5, "color": ColorEjected}},
 		}}
 	}}
+}
+
+// The lane charts' parts (the lab's lanes, the compare page's, the
+// Envoy/gRPC strip's): a category axis of lanes, top to bottom, shaded
+// rows; the filled cells' series, each cell named by its tooltip (a
+// string template: options travel as JSON, where no formatter function
+// survives); the marks over them (a scatter of symbols).
+
+// laneAxis is a lane chart's y axis: a category per lane in labels.
+func laneAxis(labels []string, label opts.AxisLabel) charts.GlobalOpts {
+	return charts.WithYAxisOpts(opts.YAxis{
+		Type: "category", Data: labels, Inverse: opts.Bool(true), AxisLabel: &label,
+		SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
+	})
+}
+
+// cellTooltip is the tooltip of a chart whose items say what they are.
+var cellTooltip = charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"})
+
+// cells are the options of a lane chart's filled cells, data, of color,
+// and more.
+func cells(data []any, color string, more ...charts.SeriesOpts) []charts.SeriesOpts {
+	return append([]charts.SeriesOpts{RawData(data), SeriesColor(color),
+		charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#ffffff", BorderWidth: 1}),
+	}, more...)
+}
+
+// marks are the options of a scatter series of symbols of color and size;
+// more may move them (onto another grid's axes).
+func marks(color, symbol string, size int, more ...func(*charts.SingleSeries)) charts.SeriesOpts {
+	return func(s *charts.SingleSeries) {
+		SeriesColor(color)(s)
+		s.Symbol, s.SymbolSize = symbol, size
+		for _, f := range more {
+			f(s)
+		}
+	}
 }
 
 // lanesPoints are the swimlanes' series over frames[from:]: the ejected

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-	"github.com/go-echarts/go-echarts/v2/types"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
@@ -141,24 +140,14 @@ func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) JSONOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(ax.labels)
 	c.SetGlobalOptions(cmpCommon(ax, "")...)
-	c.SetGlobalOptions(
-		charts.WithYAxisOpts(opts.YAxis{
-			Type: "category", Data: cmpLaneLabels(cmpHosts(a, b)), Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{FontSize: FontSize - 2, Color: ColorText, Interval: "0"},
-			SplitArea: &opts.SplitArea{Show: opts.Bool(true), AreaStyle: &opts.AreaStyle{Color: "#fafafa"}},
-		}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-	)
+	c.SetGlobalOptions(laneAxis(cmpLaneLabels(cmpHosts(a, b)), opts.AxisLabel{FontSize: FontSize - 2, Color: ColorText, Interval: "0"}), cellTooltip)
 	sc := charts.NewScatter()
 	for side, r := range []*tabstate.Run{a, b} {
 		name := string(rune('A' + side))
-		cells, marks := cmpLaneData(ax, r, side, name)
+		filled, refused := cmpLaneData(ax, r, side, name)
 		color := []string{ColorA, ColorB}[side]
-		c.AddSeries(name+" ejected", nil, RawData(cells), SeriesColor(color),
-			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: color, BorderColor: "#ffffff", BorderWidth: 1}))
-		sc.AddSeries(name+" overflow", nil, RawData(marks), SeriesColor(ColorOverflow),
-			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Symbol = "triangle"; s.SymbolSize = 11 }))
+		c.AddSeries(name+" ejected", nil, cells(filled, color)...)
+		sc.AddSeries(name+" overflow", nil, RawData(refused), marks(ColorOverflow, "triangle", 11))
 	}
 	c.Overlap(sc)
 	return Patched{c, func(o map[string]any) {

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
-	"github.com/go-echarts/go-echarts/v2/opts"
-	"github.com/go-echarts/go-echarts/v2/types"
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
@@ -156,21 +154,16 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewHeatMap()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "")...)
-	c.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}))
+	c.SetGlobalOptions(cellTooltip)
 	cell := func(i int) charts.SeriesOpts {
 		return charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.XAxisIndex, s.YAxisIndex = i, i })
 	}
 	for i := range 2 {
-		c.AddSeries("ejected", nil, RawData(points[i]), SeriesColor(ColorEjected), cell(i),
-			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: types.FuncStr("{b}")}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: ColorEjected, BorderColor: "#ffffff", BorderWidth: 1}))
+		c.AddSeries("ejected", nil, cells(points[i], ColorEjected, cell(i))...)
 	}
 	sc := charts.NewScatter()
 	for i := range 2 {
-		sc.AddSeries("overflow", nil, RawData(points[2+i]), SeriesColor(ColorOverflow),
-			charts.WithSeriesOpts(func(s *charts.SingleSeries) {
-				s.Symbol, s.SymbolSize, s.XAxisIndex, s.YAxisIndex = "triangle", 10, i, i
-			}))
+		sc.AddSeries("overflow", nil, RawData(points[2+i]), marks(ColorOverflow, "triangle", 10, func(s *charts.SingleSeries) { s.XAxisIndex, s.YAxisIndex = i, i }))
 	}
 	c.Overlap(sc)
 
