@@ -126,8 +126,16 @@ func (b *Budget) CheckWork(field string, units int64, what, hint string) error {
 	if units <= b.maxWork {
 		return nil
 	}
-	return &OverBudget{Field: field, Msg: fmt.Sprintf("%s, %s units of work (allowed up to %s per request: %s)",
-		what, Millions(units), Millions(b.maxWork), hint)}
+	return b.Over(field, fmt.Sprintf("%s, %s units of work (allowed up to %s per request: %s)",
+		what, Millions(units), Millions(b.maxWork), hint))
+}
+
+// Over refuses work past a ceiling, naming the field to change, and counts
+// the refusal (MetricHeavy's over_budget): every page that weighs its work
+// refuses through here, so the count cannot miss one.
+func (b *Budget) Over(field, msg string) error {
+	MetricHeavy.WithLabelValues("over_budget").Inc()
+	return &OverBudget{Field: field, Msg: msg}
 }
 
 // Millions writes a count of units: "2.1 M", "950 k", "120".

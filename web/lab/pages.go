@@ -17,8 +17,6 @@ import (
 	"outlierlab/web/view"
 )
 
-// defaultPreset is the lab's opening story (design.md, presets 1).
-
 // labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
 // a fresh tab, on a preset (the opening story by default) with the
 // address's settings, paused at its cursor (permalink.go). A bad address is

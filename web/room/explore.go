@@ -21,7 +21,7 @@ import (
 // stream sends the end once, with how long is left as the server reckons
 // it, and the page counts down from there (app.js, "Explore timer"), so a
 // laptop whose clock is off still shows the room's time. Moving to another
-// scene clears it (sceneState); the instructor may stop it early.
+// scene clears it (scenes.Book.State); the instructor may stop it early.
 //
 //	POST /r/{code}/explore   {"scene": N} or ?scene=N starts scene N's timer;
 //	                         {"stop": true} or ?stop=1 stops it (key)

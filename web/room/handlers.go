@@ -34,7 +34,7 @@ import (
 //	GET  /r/{code}          an attendee's page
 //	GET  /r/{code}/present  the instructor's page (key by cookie or ?key=)
 //	GET  /r/{code}/projector the projector view
-//	GET  /r/{code}/handout  the handout of the plan it ran (handout.go)
+//	GET  /r/{code}/handout  the handout of the plan it ran (scenes.go)
 func (s *Workshops) Routes(r chi.Router) {
 	r.Get("/plans/{id}/handout", s.plans.Handout) // no bus needed: not a room's
 	r.Group(func(r chi.Router) {

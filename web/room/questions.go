@@ -3,17 +3,15 @@ package room
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/room/question"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
 	"outlierlab/web/view"
 )
@@ -30,35 +28,6 @@ import (
 // The answers live in the room's bucket, one key per attendee and question
 // (answers.go): two replicas taking answers at once never lose one,
 // and a poll takes as many answers as the room has attendees.
-
-// roomAPI finds the room of a room API request, answering in plain text
-// when it cannot; with instructor, the request must carry the room's key.
-func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, record.Record, bool) {
-	if s.rooms == nil {
-		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
-		return "", record.Record{}, false
-	}
-	if s.rooms.admitCode(r) != nil {
-		tooManyGuesses(w)
-		return "", record.Record{}, false
-	}
-	code, ok := record.NormalCode(chi.URLParam(r, "code"))
-	if !ok {
-		s.rooms.missedCode(r)
-		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
-		return "", record.Record{}, false
-	}
-	rec, err := s.rooms.find(r, code)
-	if err != nil {
-		httperr.Write(w, roomError(err), httperr.KindInternal)
-		return "", rec, false
-	}
-	if instructor && !rec.KeyMatches(roomKey(r, code)) {
-		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
-		return "", rec, false
-	}
-	return code, rec, true
-}
 
 // questionOf is the room's question as rec (this replica's hub) has it,
 // or, when that is not question id, as the bus has it: a question opened a
@@ -79,90 +48,6 @@ func (set *roomSet) questionOf(ctx context.Context, code string, rec record.Reco
 		return rec.State.Question
 	}
 	return fresh.State.Question
-}
-
-// updateState changes the room's state on the bus by compare-and-set,
-// retrying when another replica wrote in between, and records it on the
-// room's timeline as kind.
-func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*record.State) error) (record.Record, uint64, error) {
-	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
-	defer cancel()
-	// The first try starts from the state this replica's hub already has
-	// (almost always the latest: an instructor's move is then one message,
-	// not a read and a write); the revision check makes a stale one fail,
-	// and the next tries read the bus.
-	known, haveKnown := set.latest(code)
-	for {
-		var raw []byte
-		var was uint64
-		fromHub := haveKnown
-		if haveKnown {
-			raw, was, haveKnown = known.raw, known.rev, false
-		} else {
-			e, err := set.bus.KV.Get(ctx, code)
-			if errors.Is(err, jetstream.ErrKeyNotFound) {
-				return record.Record{}, 0, errRoomNotFound
-			}
-			if err != nil {
-				return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
-			}
-			raw, was = e.Value(), e.Revision()
-		}
-		rec, err := record.Decode(raw) // a copy of its own: f may change it
-		if err != nil {
-			return rec, 0, err
-		}
-		if err := f(&rec.State); err != nil {
-			if fromHub {
-				// f refused the hub's state, which may be a write or two
-				// behind (this replica's own a moment ago: the hub hears
-				// it from the bus): it judges the bus's before refusing.
-				continue
-			}
-			return rec, 0, err
-		}
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return rec, 0, err
-		}
-		rev, err := set.bus.KV.Update(ctx, code, b, was)
-		if err == nil {
-			set.record(ctx, code, kind, rec.State)
-			return rec, rev, nil
-		}
-		if ctx.Err() != nil {
-			return rec, 0, fmt.Errorf("room bus: %w", err)
-		}
-	}
-}
-
-// roomRequest finds the room of a room API request (the key holder's,
-// with instructor) and reads its body, a small JSON object, into a T; it
-// answers the request itself when it cannot, and then ok is false.
-func roomRequest[T any](s *Workshops, w http.ResponseWriter, r *http.Request, instructor bool) (code string, rec record.Record, req T, ok bool) {
-	if code, rec, ok = s.roomAPI(w, r, instructor); !ok {
-		return code, rec, req, false
-	}
-	if err := s.readJSON(r, &req); err != nil {
-		httperr.Write(w, err, httperr.KindBadValue)
-		return code, rec, req, false
-	}
-	return code, rec, req, true
-}
-
-// readJSON reads a small JSON body into v (an empty body leaves v).
-func (s *Workshops) readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
-	if err != nil {
-		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
-	}
-	if strings.TrimSpace(string(b)) == "" {
-		return nil
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
-	}
-	return nil
 }
 
 // questionView is the question panel as a page of role sees it; who is
@@ -186,36 +71,191 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 	return v
 }
 
-// resyncTab has the instructor's tab (the page that asked) take the room's
-// revision rev, written by the room API rather than by the tab itself.
-func (s *Workshops) resyncTab(code, tab string, rev uint64) {
-	if tab == "" {
+// The question routes:
+//
+//	POST /r/{code}/questions              open one (key): {"qkind","qhost","qat"}, or ?scene=N: the plan scene's
+//	POST /r/{code}/questions/{id}/reveal  reveal it (key)
+//	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
+//	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
+func (s *Workshops) questionRoutes(r chi.Router) {
+	r.Post("/r/{code}/questions", s.openQuestion)
+	r.Post("/r/{code}/questions/{id}/reveal", s.revealQuestion)
+	r.Post("/r/{code}/answer", s.answerQuestion)
+	r.Get("/r/{code}/question", s.questionStatus)
+}
+
+// openQuestion opens a question: the room holds before its moment, and
+// the answers start afresh.
+func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
+	code, _, req, ok := roomRequest[question.Request](s, w, r, true)
+	if !ok {
 		return
 	}
-	sess := s.Sessions.Get(tab)
-	if sess == nil {
+	if err := scenes.Param(r, &req.Scene); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	tr := tieOf(sess)
-	mark := false
-	if tr != nil && tr.code == code && tr.role == rolePresenter {
-		tr.mu.Lock()
-		if mark = rev > tr.applied; mark {
-			tr.resync = rev
+	var q *record.Question
+	var prev string // the question this one replaces, whose answers go
+	now := s.Now()
+	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
+		var err error
+		if q, err = s.questions.Make(st, req); err != nil {
+			return err
 		}
-		tr.mu.Unlock()
-	}
-	if !mark {
+		if st.Question != nil {
+			prev = st.Question.ID
+		}
+		st.Question = q
+		st.MarkAsked(q)
+		// The room waits before the moment: a cursor past it goes back
+		// (the answer must not be on screen), playback stops at it.
+		cur := st.Anchor
+		if in, _, err := st.Inputs(s.Lessons); err == nil {
+			if run, err := s.Runs.Get(in); err == nil {
+				cur = st.CursorAt(in, run, now)
+			}
+		}
+		st.Anchor, st.AnchorAtMs = min(cur, q.Hold), now.UnixMilli()
+		return nil
+	})
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	// The bus may have brought the state before this: the tab's stream
-	// then passed it over (no resync yet) and waits for the next one. The
-	// state is applied here (which wakes the stream); if it has not come
-	// yet, the stream applies it when it does.
-	s.rooms.mu.Lock()
-	h := s.rooms.hubs[code]
-	s.rooms.mu.Unlock()
-	if h != nil {
-		s.applyRoom(sess, h.current())
+	if prev != "" {
+		s.rooms.dropAnswers(r.Context(), code, prev)
 	}
+	s.resyncTab(code, req.Tab, rev)
+	s.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
+	writeJSON(w, r, http.StatusCreated, q)
+}
+
+// revealQuestion closes the answers, marks the engine's answer on the
+// room's histogram and plays on from the moment asked about.
+func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	id := chi.URLParam(r, "id")
+	if q := s.rooms.questionOf(r.Context(), code, rec, id); q == nil || q.ID != id {
+		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		return
+	} else if q.Revealed {
+		httperr.Plain(w, http.StatusConflict, "question: already revealed")
+		return
+	} else if err := s.rooms.sceneRevealCheck(r.Context(), code, q); err != nil {
+		httperr.Write(w, err, httperr.KindConflict) // before the answers close
+		return
+	}
+	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
+	var q record.Question
+	var rev uint64
+	now := s.Now()
+	if err == nil {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *record.State) error {
+			if st.Question == nil || st.Question.ID != id {
+				return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: "the room's question changed"})
+			}
+			q = *st.Question
+			if err := scenes.Revealable(st, &q); err != nil {
+				return err
+			}
+			right, err := s.questions.Answer(st, &q)
+			if err != nil {
+				return err
+			}
+			q.Revealed, q.Answer, q.Total, q.Hist = true, right, len(answers), record.Histogram(&q, answers, right)
+			st.Question = &q
+			s.plans.MarkRevealed(st, &q)
+			st.Anchor, st.AnchorAtMs, st.Playing = q.Hold, now.UnixMilli(), true
+			return nil
+		})
+	}
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	var sig struct {
+		Tab string `json:"tab"`
+	}
+	_ = s.readJSON(r, &sig)
+	s.resyncTab(code, sig.Tab, rev)
+	writeJSON(w, r, http.StatusOK, q)
+}
+
+// answerRequest is an attendee's answer as JSON (the page's signals).
+type answerRequest struct {
+	Tab    string          `json:"tab"`
+	Q      string          `json:"q"`
+	Answer json.RawMessage `json:"qans"`
+}
+
+// answerQuestion takes an attendee's answer, under the identity the server
+// gave its browser (403 without one); a second one replaces the first;
+// after the reveal the answers are closed (409).
+func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
+	code, rec, req, ok := roomRequest[answerRequest](s, w, r, false)
+	if !ok {
+		return
+	}
+	id, a := r.URL.Query().Get("q"), r.URL.Query().Get("a")
+	if id == "" {
+		id = req.Q
+	}
+	if a == "" && len(req.Answer) > 0 {
+		var v any
+		_ = json.Unmarshal(req.Answer, &v)
+		a = fmt.Sprint(v)
+	}
+	q := s.rooms.questionOf(r.Context(), code, rec, id)
+	if q == nil || q.ID != id {
+		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		return
+	}
+	if q.Revealed {
+		httperr.Plain(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
+		return
+	}
+	who := rec.Attendee(r, code)
+	if who == "" {
+		httperr.Write(w, errNoAttendee(code), httperr.KindForbidden)
+		return
+	}
+	ans, err := record.CheckAnswer(q, a)
+	if err == nil {
+		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans)
+	}
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// questionStatus is the room's question as anyone may see it: the count
+// of answers, and only after the reveal the split and the engine's answer.
+func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
+	code, rec, ok := s.roomAPI(w, r, false)
+	if !ok {
+		return
+	}
+	out := struct {
+		Question *record.Question `json:"question"`
+		Count    int              `json:"count"`
+		Mine     string           `json:"mine,omitempty"`
+	}{Question: rec.State.Question}
+	if q := out.Question; q != nil {
+		hub, err := s.rooms.open(r.Context(), code, "")
+		if err != nil {
+			httperr.Write(w, roomError(err), httperr.KindInternal)
+			return
+		}
+		answers := hub.answersNow(r.Context(), q.ID)
+		hub.release("")
+		out.Count = len(answers)
+		out.Mine = answers[rec.Attendee(r, code)].Answer
+	}
+	writeJSON(w, r, http.StatusOK, out)
 }

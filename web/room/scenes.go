@@ -72,7 +72,7 @@ func (s *Workshops) roomPlan(w http.ResponseWriter, code string, rec *record.Rec
 	return p, p != nil
 }
 
-// sceneRevealCheck is sceneRevealable on the room's state as the bus has
+// sceneRevealCheck is scenes.Revealable on the room's state as the bus has
 // it (this replica's hub may not have the last scene move yet), for a
 // scene's question q: the reveal refuses before it closes the answers.
 // The reveal's own update checks again.

@@ -48,7 +48,7 @@ const RoomBucket = "outlierlab_rooms"
 // reaches the replicas and is refused there with a log line (maxRecordBytes,
 // room.go) rather than vanishing unnoticed.
 // The recordings: one stream of every room's timeline, a subject per room
-// (web/room/recording.go).
+// (web/room/recording).
 const (
 	TimelineStream  = "outlierlab_timeline"
 	TimelineSubject = "olab.tl."
@@ -107,7 +107,7 @@ type Bus struct {
 	// has seen ready closed (Ready) reads them.
 	KV jetstream.KeyValue
 	JS jetstream.JetStream
-	// timeline is the rooms' recordings (web/room/recording.go).
+	// timeline is the rooms' recordings (web/room/recording).
 	Timeline jetstream.Stream
 	Replicas int // the copies the rooms' bucket has
 	ready    chan struct{}

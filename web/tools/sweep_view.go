@@ -98,7 +98,6 @@ func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
-		budget.MetricHeavy.WithLabelValues("over_budget").Inc()
 		s.pages.BadRequest(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
 		return
 	}

@@ -24,7 +24,7 @@ type Question struct {
 	Host string `json:"host,omitempty"`
 	// Scene is the plan scene whose question this is (nil: the
 	// instructor's own); never its expected answer, which stays with the
-	// plan on the server (plan_ask.go).
+	// plan on the server (web/room/scenes).
 	Scene *int   `json:"scene,omitempty"`
 	Text  string `json:"text"`
 	// Choices are the answers offered; none: the answer is a whole number.

@@ -137,11 +137,11 @@ type State struct {
 	Summon   int       `json:"summon,omitempty"`
 	Spot     *Spot     `json:"spot,omitempty"`
 	// Plan is the workshop plan the room was started from ("" for none)
-	// and Scene the index of the scene it is on (plan.go).
+	// and Scene the index of the scene it is on (web/room/scenes).
 	Plan  string `json:"plan,omitempty"`
 	Scene int    `json:"scene,omitempty"`
 	// Progress is what the room did at each scene it was shown
-	// (plan_ask.go): the board's per-scene lines.
+	// (web/room/scenes): the board's per-scene lines.
 	Progress []SceneMark `json:"progress,omitempty"`
 	// Explore is the scene's explore timer, while it runs and after it ran
 	// out, until the room moves scene or the instructor stops it
@@ -192,7 +192,7 @@ func (st *State) KeepTools(old *State) {
 }
 
 // TabState is the room's state for a tab to take, over the inputs
-// roomInputs checked (in, its run, of lesson d): an open question holds
+// Inputs checked (in, its run, of lesson d): an open question holds
 // playback before the moment it asks about.
 func (st *State) TabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) lab.TabState {
 	sp, _ := tabstate.LookupSpeed(st.Speed)

@@ -7,7 +7,7 @@ import (
 )
 
 // Spot is what the instructor points at; the times are seconds. Log is
-// the decision-log line it came from (spotlight_log.go), if any: the
+// the decision-log line it came from (web/room/spotlight), if any: the
 // server has already turned it into the host and the range.
 type Spot struct {
 	Host string  `json:"host,omitempty"`

@@ -7,7 +7,7 @@ type TimelineEntry struct {
 	TMs   int64  `json:"t"`
 	Kind  string `json:"kind"`
 	State State  `json:"state"`
-	// Scene names the plan scene the room is on (plan_ask.go).
+	// Scene names the plan scene the room is on (web/room/scenes).
 	Scene *EntryScene `json:"scene,omitempty"`
 }
 

@@ -99,7 +99,7 @@ func (s *Recordings) Routes(r chi.Router) {
 }
 
 // recordingPage handles GET /r/{code}/recording: the player (the room's
-// lab in the projector view, driven by the recording: replay.go),
+// lab in the projector view, driven by the recording: player.go),
 // and under it the timeline, each entry a link to the lab at its state
 // (the lab redraws it exactly). ?speed= picks the player's speed.
 func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {

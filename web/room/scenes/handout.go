@@ -35,7 +35,7 @@ func (b *Book) Handout(w http.ResponseWriter, r *http.Request) {
 }
 
 // RenderHandout builds p's handout from its scenes' runs, each the one
-// its room shows (sceneState), and writes the page. A plan with a heavy
+// its room shows (State), and writes the page. A plan with a heavy
 // run waits for a core as a heavy lab page does.
 func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Plan, room string, reveals []handout.Reveal) {
 	if handout.Heavy(p) {

@@ -1,0 +1,183 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The rooms' API: a request finds its room (with the instructor's key for
+// what changes the room), reads its small JSON body, changes the room's
+// state on the bus and answers in JSON; the instructor's tab that asked
+// takes the new state at once.
+
+// roomAPI finds the room of a room API request, answering in plain text
+// when it cannot; with instructor, the request must carry the room's key.
+func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, record.Record, bool) {
+	if s.rooms == nil {
+		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
+		return "", record.Record{}, false
+	}
+	if s.rooms.admitCode(r) != nil {
+		tooManyGuesses(w)
+		return "", record.Record{}, false
+	}
+	code, ok := record.NormalCode(chi.URLParam(r, "code"))
+	if !ok {
+		s.rooms.missedCode(r)
+		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
+		return "", record.Record{}, false
+	}
+	rec, err := s.rooms.find(r, code)
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return "", rec, false
+	}
+	if instructor && !rec.KeyMatches(roomKey(r, code)) {
+		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		return "", rec, false
+	}
+	return code, rec, true
+}
+
+// roomRequest finds the room of a room API request (the key holder's,
+// with instructor) and reads its body, a small JSON object, into a T; it
+// answers the request itself when it cannot, and then ok is false.
+func roomRequest[T any](s *Workshops, w http.ResponseWriter, r *http.Request, instructor bool) (code string, rec record.Record, req T, ok bool) {
+	if code, rec, ok = s.roomAPI(w, r, instructor); !ok {
+		return code, rec, req, false
+	}
+	if err := s.readJSON(r, &req); err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return code, rec, req, false
+	}
+	return code, rec, req, true
+}
+
+// readJSON reads a small JSON body into v (an empty body leaves v).
+func (s *Workshops) readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	if err != nil {
+		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object: %w", err))
+	}
+	return nil
+}
+
+// writeJSON answers with v as JSON; a page's Datastar request gets 204
+// instead (Datastar would merge a JSON answer into the page's signals:
+// the stream shows the change).
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if r.Header.Get("Datastar-Request") == "true" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// updateState changes the room's state on the bus by compare-and-set,
+// retrying when another replica wrote in between, and records it on the
+// room's timeline as kind.
+func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*record.State) error) (record.Record, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+	defer cancel()
+	// The first try starts from the state this replica's hub already has
+	// (almost always the latest: an instructor's move is then one message,
+	// not a read and a write); the revision check makes a stale one fail,
+	// and the next tries read the bus.
+	known, haveKnown := set.latest(code)
+	for {
+		var raw []byte
+		var was uint64
+		fromHub := haveKnown
+		if haveKnown {
+			raw, was, haveKnown = known.raw, known.rev, false
+		} else {
+			e, err := set.bus.KV.Get(ctx, code)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return record.Record{}, 0, errRoomNotFound
+			}
+			if err != nil {
+				return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
+			}
+			raw, was = e.Value(), e.Revision()
+		}
+		rec, err := record.Decode(raw) // a copy of its own: f may change it
+		if err != nil {
+			return rec, 0, err
+		}
+		if err := f(&rec.State); err != nil {
+			if fromHub {
+				// f refused the hub's state, which may be a write or two
+				// behind (this replica's own a moment ago: the hub hears
+				// it from the bus): it judges the bus's before refusing.
+				continue
+			}
+			return rec, 0, err
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return rec, 0, err
+		}
+		rev, err := set.bus.KV.Update(ctx, code, b, was)
+		if err == nil {
+			set.record(ctx, code, kind, rec.State)
+			return rec, rev, nil
+		}
+		if ctx.Err() != nil {
+			return rec, 0, fmt.Errorf("room bus: %w", err)
+		}
+	}
+}
+
+// resyncTab has the instructor's tab (the page that asked) take the room's
+// revision rev, written by the room API rather than by the tab itself.
+func (s *Workshops) resyncTab(code, tab string, rev uint64) {
+	if tab == "" {
+		return
+	}
+	sess := s.Sessions.Get(tab)
+	if sess == nil {
+		return
+	}
+	tr := tieOf(sess)
+	mark := false
+	if tr != nil && tr.code == code && tr.role == rolePresenter {
+		tr.mu.Lock()
+		if mark = rev > tr.applied; mark {
+			tr.resync = rev
+		}
+		tr.mu.Unlock()
+	}
+	if !mark {
+		return
+	}
+	// The bus may have brought the state before this: the tab's stream
+	// then passed it over (no resync yet) and waits for the next one. The
+	// state is applied here (which wakes the stream); if it has not come
+	// yet, the stream applies it when it does.
+	s.rooms.mu.Lock()
+	h := s.rooms.hubs[code]
+	s.rooms.mu.Unlock()
+	if h != nil {
+		s.applyRoom(sess, h.current())
+	}
+}
