@@ -2,14 +2,11 @@ package question
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 
 	"outlierlab/plans"
-	"outlierlab/web/asset"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/scenes"
@@ -18,15 +15,7 @@ import (
 // newMaker is a Maker on a lab of the course and the shipped plans.
 func newMaker(t *testing.T) Maker {
 	t.Helper()
-	a, err := asset.LoadAssets(os.DirFS("../..")) // web/static
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.NewLab(lab.LabOptions{Assets: a, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Shutdown)
+	l := roomtest.Lab(t, lab.LabOptions{})
 	b, err := scenes.Load(plans.FS, l)
 	if err != nil {
 		t.Fatal(err)

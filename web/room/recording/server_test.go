@@ -1,17 +1,13 @@
 package recording
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
-	"outlierlab/web/asset"
 	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
@@ -41,19 +37,10 @@ func codeOf(w http.ResponseWriter, r *http.Request) (string, bool) {
 // on bus (nil: none).
 func newRecordings(t *testing.T, now func() time.Time, bus *roombus.Bus) *Recordings {
 	t.Helper()
-	a, err := asset.LoadAssets(os.DirFS("../..")) // web/static
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := lab.NewLab(lab.LabOptions{Assets: a, Now: now, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Shutdown)
+	l := roomtest.Lab(t, lab.LabOptions{Now: now})
 	var tl *Timeline
 	if bus != nil {
-		tl = NewTimeline(bus, l.Now, log)
+		tl = NewTimeline(bus, l.Now, l.Log)
 	}
 	return New(l, testRooms{}, tl)
 }

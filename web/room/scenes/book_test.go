@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,30 +15,15 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"outlierlab/plans"
-	"outlierlab/web/asset"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 )
 
-// newLab is a lab of the repository's lessons and static files.
-func newLab(t *testing.T) *lab.Lab {
-	t.Helper()
-	a, err := asset.LoadAssets(os.DirFS("../..")) // web/static
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.NewLab(lab.LabOptions{Assets: a, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Shutdown)
-	return l
-}
-
 // shippedBook is the shipped plans on a lab of the course.
 func shippedBook(t *testing.T) *Book {
 	t.Helper()
-	b, err := Load(plans.FS, newLab(t))
+	b, err := Load(plans.FS, roomtest.Lab(t, lab.LabOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +68,7 @@ func mustJSON(t *testing.T, v any) string {
 // no control for) is refused when the server starts, naming the scene,
 // not when the instructor reaches it in class. The shipped plans load.
 func TestLoadRefuses(t *testing.T) {
-	l := newLab(t)
+	l := roomtest.Lab(t, lab.LabOptions{})
 	b, err := Load(plans.FS, l)
 	if err != nil {
 		t.Fatal(err)
