@@ -96,8 +96,8 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if strings.Contains(body, `"answer"`) {
 		t.Errorf("the question's JSON carries an answer before the reveal: %s", body)
 	}
-	if rec, _, _ := la.s.rooms.lookup(t.Context(), code); strings.Contains(mustJSON(t, rec.State), `"answer"`) {
-		t.Errorf("the room's state carries an answer before the reveal: %s", mustJSON(t, rec.State))
+	if rec, _, _ := la.s.rooms.lookup(t.Context(), code); strings.Contains(webtest.JSON(t, rec.State), `"answer"`) {
+		t.Errorf("the room's state carries an answer before the reveal: %s", webtest.JSON(t, rec.State))
 	}
 	webtest.WaitFor(t, follower, "the scene's question on the attendee's page", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "How many hosts are ejected at 40 s?") && strings.Contains(ev.Data, `data-bind:qans`)
@@ -162,7 +162,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	var got string
 	waitUntil(t, "replica B has the room's progress", func() bool {
 		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
-		got = mustJSON(t, rec.State.Progress)
+		got = webtest.JSON(t, rec.State.Progress)
 		return err == nil && got == want
 	})
 }
@@ -219,13 +219,4 @@ func TestRoomPlanRecording(t *testing.T) {
 	if strings.Contains(export, `"answer"`) {
 		t.Errorf("the export carries an answer before the reveal")
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -29,6 +29,16 @@ func Head(s string, n int) string {
 	return s
 }
 
+// JSON is v as JSON (the test fails if it cannot be).
+func JSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // SameJSON reports whether a and b hold the same JSON value.
 func SameJSON(t *testing.T, a, b json.RawMessage) bool {
 	t.Helper()

@@ -20,6 +20,21 @@ import (
 
 const tabReplay = "replay-tab-0000000000001"
 
+// playerOn is a player of entries at 1× and the session of a search-cache
+// tab it drives.
+func playerOn(t *testing.T, s *Recordings, entries []record.TimelineEntry) (*recordingPlayer, *lab.Session) {
+	t.Helper()
+	p, err := s.newPlayer("ABCDEF", entries, replaySignals{RecSpeed: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sess
+}
+
 // The player's clock: at 1× an entry ten seconds into the workshop is
 // applied ten seconds after play; switched to 30× two seconds later, the
 // one two minutes in follows 3.6 s later (108 s at 30×); each is
@@ -38,14 +53,7 @@ func TestRecordingPlayerSpeed(t *testing.T) {
 		{TMs: t0 + 120_000, Kind: "state", State: st(30, false, 0)},
 	}
 	entries[2].State.Anchor = 7
-	p, err := s.newPlayer("ABCDEF", entries, replaySignals{RecSpeed: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sess := playerOn(t, s, entries)
 	state := func() (mep float64, cursor int, playing bool, fps float64) {
 		st := sess.State()
 		return st.In.Values["max_ejection_percent"], st.Playback.CursorAt(now, len(st.Run.Frames)), st.Playback.Playing, st.Playback.Speed.FPS
@@ -129,14 +137,7 @@ func TestRecordingPlayerShowsEveryEntry(t *testing.T) {
 	for i, at := range []int64{0, 10_000, 10_001, 10_002} {
 		entries = append(entries, record.TimelineEntry{TMs: t0 + at, Kind: "state", State: record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": float64(10 * (i + 1))}}})
 	}
-	p, err := s.newPlayer("ABCDEF", entries, replaySignals{RecSpeed: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sess := playerOn(t, s, entries)
 	p.catchUp(sess)
 	if err := p.command("play", httptest.NewRequest("POST", "/r/ABCDEF/recording/play", nil)); err != nil {
 		t.Fatal(err)
@@ -209,14 +210,7 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	st := func(mep float64) record.State {
 		return record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": mep}}
 	}
-	p, err := s.newPlayer("ABCDEF", []record.TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}}, replaySignals{RecSpeed: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sess := playerOn(t, s, []record.TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}})
 	building, release := make(chan struct{}), make(chan struct{})
 	s.Runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
 		if in.Values["max_ejection_percent"] == 15 {

@@ -1,7 +1,6 @@
 package scenes
 
 import (
-	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"outlierlab/plans"
 	"outlierlab/web/internal/roomtest"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 )
@@ -53,15 +53,6 @@ func get(t *testing.T, u string) (int, string) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, string(body)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // A plan whose scene sets what the room cannot carry (a knob the lab has
@@ -121,7 +112,7 @@ func TestMarks(t *testing.T) {
 	own := &record.Question{Kind: "out", Total: 2}
 	st.MarkAsked(own)
 	b.MarkRevealed(&st, own)
-	if got := mustJSON(t, st.Progress); got != `[{"scene":0},{"scene":2,"asked":true}]` {
+	if got := webtest.JSON(t, st.Progress); got != `[{"scene":0},{"scene":2,"asked":true}]` {
 		t.Errorf("the instructor's own question marked a scene: %s", got)
 	}
 }
