@@ -2,6 +2,7 @@ package web
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,10 @@ import (
 // Checked over `go list -deps`, so an indirect import is caught too. The
 // feature packages are at the top: the tools' pages (web/tools) stand on
 // the page core and the charts, the rooms (web/room) on the lab, and no
-// lower package knows of them: the lab imports no room code.
+// lower package knows of them: the lab imports no room code, and the
+// rooms' own parts below them (a room's record, the scenes of a plan, the
+// spotlight, the questions, the recording) import neither the rooms nor
+// each other's higher ones.
 func TestWebLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not on PATH")
@@ -19,7 +23,20 @@ func TestWebLayers(t *testing.T) {
 	// Lowest first; each may import only those before it.
 	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/addrlimit", "outlierlab/web/qr", "outlierlab/web/roombus",
 		"outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/guard", "outlierlab/web/asset", "outlierlab/web/view", "outlierlab/web/templates", "outlierlab/web/tabstate", "outlierlab/web/lessonbook",
-		"outlierlab/web/budget", "outlierlab/web/chart", "outlierlab/web/page", "outlierlab/web/tools", "outlierlab/web/handout", "outlierlab/web/lab", "outlierlab/web/room/record", "outlierlab/web/room"}
+		"outlierlab/web/budget", "outlierlab/web/chart", "outlierlab/web/page", "outlierlab/web/tools", "outlierlab/web/handout", "outlierlab/web/lab", "outlierlab/web/room/record",
+		"outlierlab/web/room/scenes", "outlierlab/web/room/spotlight", "outlierlab/web/room/question", "outlierlab/web/room/recording", "outlierlab/web/room"}
+	// Every package of the web layer has its place (a new one is placed
+	// here, and so in the house), but web itself, on top, and the tests'
+	// helpers.
+	all, err := exec.Command("go", "list", "outlierlab/web/...").Output()
+	if err != nil {
+		t.Fatalf("go list outlierlab/web/...: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(all)) {
+		if pkg != "outlierlab/web" && !strings.HasPrefix(pkg, "outlierlab/web/internal/") && !slices.Contains(layers, pkg) {
+			t.Errorf("%s has no place in the layers", pkg)
+		}
+	}
 	for i, pkg := range layers {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
