@@ -32,10 +32,11 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		tooManyGuesses(w)
 		return "", record.Record{}, false
 	}
-	code, ok := record.NormalCode(chi.URLParam(r, "code"))
+	raw := chi.URLParam(r, "code")
+	code, ok := record.NormalCode(raw)
 	if !ok {
 		s.rooms.missedCode(r)
-		httperr.Plain(w, http.StatusNotFound, "room: not a workshop code")
+		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
 		return "", record.Record{}, false
 	}
 	rec, err := s.rooms.find(r, code)

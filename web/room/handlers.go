@@ -191,6 +191,11 @@ func tooManyJoins(w http.ResponseWriter) {
 	httperr.Plain(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
 }
 
+// notACode is a room page's words for raw, which is not a code.
+func notACode(raw string) string {
+	return fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20))
+}
+
 // joinRoom handles GET /r?code=…: the join box sends its code here.
 func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("code")
@@ -200,7 +205,7 @@ func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	code, ok := record.NormalCode(raw)
 	if !ok {
-		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
+		s.roomNotFound(w, r, raw, notACode(raw))
 		return
 	}
 	http.Redirect(w, r, "/r/"+code, http.StatusSeeOther)
@@ -240,7 +245,7 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 	switch {
 	case !valid:
 		s.rooms.missedCode(r)
-		s.roomNotFound(w, r, raw, fmt.Sprintf("%q is not a workshop code: a code is six letters and digits, such as K7QX2M.", httperr.Truncate(raw, 20)))
+		s.roomNotFound(w, r, raw, notACode(raw))
 		return "", rec, false
 	case code != raw:
 		u := *r.URL

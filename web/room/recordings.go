@@ -2,13 +2,8 @@ package room
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
-	"outlierlab/web/httperr"
 	"outlierlab/web/room/record"
 )
 
@@ -31,36 +26,10 @@ func (rr recordingRooms) Page(w http.ResponseWriter, r *http.Request) (string, b
 	return code, ok
 }
 
-// API finds the room of the recording's export as the rooms' API does,
-// without the key: anyone with the room's code may read its recording, as
-// they may follow the room.
+// API finds the room of the recording's export, player stream and
+// transport as the rooms' API does, without the key: anyone with the
+// room's code may read its recording, as they may follow the room.
 func (rr recordingRooms) API(w http.ResponseWriter, r *http.Request) (string, bool) {
 	code, _, ok := rr.s.roomAPI(w, r, false)
 	return code, ok
-}
-
-// Player reads the code of a player request and checks the room exists;
-// it answers the request itself (404, 429, 503) when not.
-func (rr recordingRooms) Player(w http.ResponseWriter, r *http.Request) (string, bool) {
-	s := rr.s
-	if s.rooms == nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops")), httperr.KindNotFound)
-		return "", false
-	}
-	if s.rooms.admitCode(r) != nil {
-		tooManyGuesses(w)
-		return "", false
-	}
-	raw := chi.URLParam(r, "code")
-	code, valid := record.NormalCode(raw)
-	if !valid {
-		s.rooms.missedCode(r)
-		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a workshop code", httperr.Truncate(raw, 20))}), httperr.KindNotFound)
-		return "", false
-	}
-	if _, err := s.rooms.find(r, code); err != nil {
-		httperr.Write(w, roomError(err), httperr.KindInternal)
-		return "", false
-	}
-	return code, true
 }

@@ -595,7 +595,7 @@ func (ps *playerSet) evict(now time.Time) {
 
 // recordingCommand handles POST /r/{code}/recording/{verb}.
 func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
-	code, ok := s.rooms.Player(w, r)
+	code, ok := s.rooms.API(w, r)
 	if !ok {
 		return
 	}
@@ -635,7 +635,7 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
 // stream (stream.go), its session driven by the tab's player.
 func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
-	code, ok := s.rooms.Player(w, r)
+	code, ok := s.rooms.API(w, r)
 	if !ok {
 		return
 	}

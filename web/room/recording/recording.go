@@ -38,12 +38,11 @@ import (
 // names, read off its path and checked (the code is one, the room exists,
 // the address has not guessed too many codes), each answering the request
 // itself when it cannot and then returning ok false: as a room page does
-// (Page: an HTML page, a lower-case code redirected), as the rooms' API does
-// (API: plain text), or as the player's transport and stream (Player).
+// (Page: an HTML page, a lower-case code redirected), or as the rooms' API
+// does (API: plain text; the export, the player's stream and transport).
 type Rooms interface {
 	Page(w http.ResponseWriter, r *http.Request) (code string, ok bool)
 	API(w http.ResponseWriter, r *http.Request) (code string, ok bool)
-	Player(w http.ResponseWriter, r *http.Request) (code string, ok bool)
 }
 
 // Recordings serve the rooms' recordings on the lab: the page, the

@@ -20,9 +20,8 @@ import (
 // the tests of a recording of a live workshop (web/room/replay_test.go).
 type testRooms struct{}
 
-func (testRooms) Page(w http.ResponseWriter, r *http.Request) (string, bool)   { return codeOf(w, r) }
-func (testRooms) API(w http.ResponseWriter, r *http.Request) (string, bool)    { return codeOf(w, r) }
-func (testRooms) Player(w http.ResponseWriter, r *http.Request) (string, bool) { return codeOf(w, r) }
+func (testRooms) Page(w http.ResponseWriter, r *http.Request) (string, bool) { return codeOf(w, r) }
+func (testRooms) API(w http.ResponseWriter, r *http.Request) (string, bool)  { return codeOf(w, r) }
 
 func codeOf(w http.ResponseWriter, r *http.Request) (string, bool) {
 	code, ok := record.NormalCode(chi.URLParam(r, "code"))
