@@ -3,24 +3,10 @@
 package roombus
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
-// lockDataDir takes the data directory for this process: two servers on
-// one JetStream store would corrupt it (nats-server does not lock it), and
-// a second `outlierlab serve` with the default directory is an easy
-// mistake. The lock goes with the process, even killed.
-func lockDataDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("room bus: the data directory (-data-dir %s) must be writable: %w", dir, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("room bus: another outlierlab serve uses the data directory %s (give this one its own -data-dir)", dir)
-	}
-	return f, nil
-}
+// flock takes f's lock for this process, or fails at once if another has
+// it.
+func flock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }
