@@ -770,14 +770,14 @@ func recordingList(v view.RecordingPlayer) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<section class=\"rec-list\" aria-label=\"Every entry\"><h2>Every entry</h2><p>Every change the room went through. Replay from an entry, or open the lab exactly as the room saw it then. The instructor can download the recording as <a href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<section class=\"rec-list\" aria-label=\"Every entry\"><h2>Every entry</h2><p>Every change the room went through. Replay from an entry, or open the lab exactly as the room saw it then. Download it as <a href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var41 string
 		templ_7745c5c3_Var41, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/r/" + v.Code + "/recording.json")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/recording.templ`, Line: 134, Col: 107}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/recording.templ`, Line: 134, Col: 77}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var41)
 		if templ_7745c5c3_Err != nil {
