@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"outlierlab/web/httperr"
-	"outlierlab/web/room/record"
-	"outlierlab/web/roombus"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/httperr"
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
 )
 
 // The rooms' API: a request finds its room (with the instructor's key for

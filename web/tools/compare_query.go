@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"outlierlab/engine/scenario"
-	"outlierlab/web/httperr"
-	"outlierlab/web/tabstate"
 	"slices"
 	"strconv"
 	"strings"
+
+	"outlierlab/engine/scenario"
+	"outlierlab/web/httperr"
+	"outlierlab/web/tabstate"
 )
 
 // /compare?a=QUERY&b=QUERY: two runs of one preset and seed, each given

@@ -3,12 +3,13 @@ package tools
 import (
 	"fmt"
 	"net/url"
+	"strconv"
+
 	"outlierlab/engine/sweep"
 	"outlierlab/web/chart"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
-	"strconv"
 )
 
 // compareView is the page of two runs: the settings that differ, the

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
+
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/eventlog"
 	"outlierlab/engine/explain"
@@ -13,8 +16,6 @@ import (
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
-	"strings"
-	"time"
 )
 
 // replayPlan is a replay read and checked, not yet run.

@@ -3,6 +3,10 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/explain"
@@ -12,9 +16,6 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
-	"slices"
-	"strconv"
-	"time"
 )
 
 // whatifResultView is the replay as the page shows it.
