@@ -34,8 +34,8 @@ type Maker struct {
 func NewMaker(l *lab.Lab, plans *scenes.Book) Maker { return Maker{lab: l, plans: plans} }
 
 // Request opens a question: kind ejected (is qhost ejected at
-// qat seconds?), out (how many hosts are out at qat?) or lesson (the
-// room's lesson's prediction).
+// qat seconds?), out (how many hosts are out at qat?), lesson (the
+// room's lesson's prediction), or a plan scene's (Scene).
 type Request struct {
 	Tab  string          `json:"tab"` // the instructor's tab (a page's request), which then holds too
 	Kind string          `json:"qkind"`
@@ -108,8 +108,9 @@ func (m Maker) Make(st *record.State, q Request) (*record.Question, error) {
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // Answer is the run's answer to q: read off the frame at q's moment
-// (the first at or after it), or the lesson's answer, which engine/course
-// checks against the engine.
+// (the first at or after it), or the lesson's answer (engine/course
+// checks it against the engine), or for a plan's choice the one choice
+// whose check holds on the run (scenes.Book.ChoiceAnswer).
 func (m Maker) Answer(st *record.State, q *record.Question) (string, error) {
 	in, d, err := st.Inputs(m.lab.Lessons)
 	if err != nil {

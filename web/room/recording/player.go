@@ -25,12 +25,12 @@ import (
 // The recording player. /r/CODE/recording replays a workshop: the page
 // is the room's lab in the projector view, and its stream is a room
 // follower's whose states come from the recording's entries instead of
-// the live hub. Each entry's state is applied to the tab's session with
-// setRoomState, as applyRoom does for a follower, at the entry's time on
-// the player's clock; the cursor is the one the room had at that moment
-// (roomCursor), so the charts redraw exactly what a follower drew live
-// (the engine is deterministic). Between entries the room's own playback
-// runs on, sped up by the player's speed.
+// the live hub. Each entry's state is applied to the tab's session
+// (Session.Follow), as web/room's applyRoom does for a follower, at the
+// entry's time on the player's clock; the cursor is the one the room had
+// at that moment (record.State.CursorAt), so the charts redraw exactly
+// what a follower drew live (the engine is deterministic). Between entries
+// the room's own playback runs on, sped up by the player's speed.
 //
 //	GET  /r/{code}/recording/stream           the player's stream
 //	POST /r/{code}/recording/{play|pause}     the transport
@@ -465,8 +465,8 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // apply puts entry i's state on the session at v ms into the workshop,
-// as roomTab's applyRoom does for a follower: setRoomState, then the
-// cursor the room had at that moment, playing on from wall time from at
+// as web/room's applyRoom does for a follower: the entry's state, with
+// the cursor the room had at that moment, playing on from wall time from at
 // the room's speed times the player's. Callers hold p.mu.
 func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Time) {
 	e := &p.entries[i]
@@ -633,7 +633,7 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 }
 
 // recordingStream handles GET /r/{code}/recording/stream: the lab's
-// stream (stream.go), its session driven by the tab's player.
+// stream (Lab.ServeStream), its session driven by the tab's player.
 func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
 	code, ok := s.rooms.API(w, r)
 	if !ok {
