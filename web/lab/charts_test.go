@@ -13,6 +13,7 @@ import (
 	"outlierlab/engine/scenario"
 	"outlierlab/web/chart"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/labview"
 	"outlierlab/web/tabstate"
 )
 
@@ -203,7 +204,7 @@ func TestRetryOverflowShown(t *testing.T) {
 		t.Errorf("overflows charted %d, upstream_rq_retry_overflow %d", sum, r.Result.Summary.Cluster.RetryOverflow)
 	}
 
-	p := panelsView(r, len(r.Frames))
+	p := labview.Panels(r, len(r.Frames))
 	if len(p.Stats) != 2 || p.Stats[0].Prefix != "cluster.bad-deploy.outlier_detection." || p.Stats[1].Prefix != "cluster.bad-deploy." {
 		t.Fatalf("stat sections: %+v", p.Stats)
 	}
@@ -224,44 +225,6 @@ func TestRetryOverflowShown(t *testing.T) {
 		if strings.HasPrefix(row.Name, "upstream_") || row.Name == "lb_healthy_panic" {
 			t.Errorf("cluster stat %s under outlier_detection", row.Name)
 		}
-	}
-}
-
-// lb_healthy_panic is a cluster stat: the table shows it under
-// cluster.<name>., with the load balancer's count, never under
-// outlier_detection. burst sends most hosts out at once, into panic.
-func TestLbHealthyPanicStat(t *testing.T) {
-	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "burst"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cursor := range len(r.Frames) + 1 {
-		p := panelsView(r, cursor)
-		var want, prev uint64
-		if cursor > 0 {
-			want = r.Frames[cursor-1].Cluster.LbHealthyPanic
-		}
-		if cursor > 1 {
-			prev = r.Frames[cursor-2].Cluster.LbHealthyPanic
-		}
-		found := 0
-		for _, sec := range p.Stats {
-			for _, row := range sec.Rows {
-				if row.Name != "lb_healthy_panic" {
-					continue
-				}
-				found++
-				if sec.Prefix != "cluster.burst." || row.Value != want || row.Delta != want-prev {
-					t.Fatalf("cursor %d: %s%s = %d (+%d), want cluster.burst.lb_healthy_panic = %d (+%d)", cursor, sec.Prefix, row.Name, row.Value, row.Delta, want, want-prev)
-				}
-			}
-		}
-		if found != 1 {
-			t.Fatalf("cursor %d: lb_healthy_panic in %d rows", cursor, found)
-		}
-	}
-	if r.Result.Summary.LbHealthyPanic == 0 {
-		t.Fatal("burst never panics: the test shows nothing")
 	}
 }
 

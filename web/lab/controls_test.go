@@ -11,6 +11,7 @@ import (
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
 	"outlierlab/web/httperr"
+	"outlierlab/web/labview"
 	"outlierlab/web/tabstate"
 )
 
@@ -166,7 +167,7 @@ func TestMaxRetriesControl(t *testing.T) {
 	}
 	// The page: a number field alone, with the field's whole range and
 	// Envoy's path under it; no slider.
-	v := controlView(c, 3)
+	v := labview.Control(c, 3)
 	if !v.NumberOnly || v.Number || v.Max != "4294967295" || v.NumStep != "1" || v.Field != "circuit_breakers.thresholds.max_retries" {
 		t.Errorf("view: %+v", v)
 	}
@@ -189,7 +190,7 @@ func TestNumberFields(t *testing.T) {
 		{"per_try_timeout", "", false},
 	} {
 		c := tabstate.LookupControl(tc.name)
-		v := controlView(c, c.Min)
+		v := labview.Control(c, c.Min)
 		if v.Number != tc.number || v.NumberOnly || v.NumStep != tc.step || (tc.number && v.NumLabel == "") {
 			t.Errorf("%s: number field %v step %q label %q; want %v step %q", tc.name, v.Number, v.NumStep, v.NumLabel, tc.number, tc.step)
 		}

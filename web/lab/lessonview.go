@@ -10,6 +10,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/labview"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
@@ -100,7 +101,7 @@ func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
 			Charts:    chart.BoxesAt(run, 0),
 			Speeds:    tabstate.SpeedButtons(),
 			Status:    statusView(snap),
-			Panels:    panelsView(run, 0),
+			Panels:    labview.Panels(run, 0),
 		},
 	}
 	for _, g := range d.GoalTexts {
@@ -188,12 +189,12 @@ func slotSignals(vals, prev []string) map[string]string {
 // lesson's own controls with no preset menu.
 func controlsFor(r *tabstate.Run, d *lessonbook.Doc) view.Controls {
 	if d == nil {
-		return controlsView(r)
+		return labview.Controls(r)
 	}
 	g := view.ControlGroup{Title: "Settings in this lesson", Open: true}
 	for _, c := range d.ControlsShown {
 		if _, ok := r.Values[c.Name]; ok {
-			v := controlView(c, r.Values[c.Name])
+			v := labview.Control(c, r.Values[c.Name])
 			if c.Group == tabstate.GroupEnforcing {
 				// Out of its group, "Gateway failures" needs saying what.
 				v.Label = "Enforce " + strings.ToLower(v.Label[:1]) + v.Label[1:]

@@ -10,6 +10,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
+	"outlierlab/web/labview"
 	"outlierlab/web/page"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -95,11 +96,11 @@ func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
 		Title:     "Free lab",
 		Signals:   pageSignals(tab, snap),
 		StreamURL: "/lab/stream",
-		Controls:  controlsView(run),
+		Controls:  labview.Controls(run),
 		Charts:    chart.BoxesAt(run, cursor),
 		Speeds:    tabstate.SpeedButtons(),
 		Status:    statusView(snap),
-		Panels:    panelsView(run, cursor),
+		Panels:    labview.Panels(run, cursor),
 		Link:      true,
 		Inject:    tabstate.InjectView(run),
 		Lint:      lintOf(run),

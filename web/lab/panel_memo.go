@@ -16,6 +16,7 @@ import (
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
+	"outlierlab/web/labview"
 	"outlierlab/web/memo"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -157,7 +158,7 @@ func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 // config, as SSE events.
 func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
 	return sharedEvents(m.panels, panelsKeyOf(snap, yaml), func() []templ.Component {
-		p := panelsView(snap.run, snap.cursor)
+		p := labview.Panels(snap.run, snap.cursor)
 		cs := []templ.Component{templates.LabStatus(statusView(snap)), templates.Notice(snap.notice),
 			templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)}
 		if yaml {

@@ -8,6 +8,7 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/web/gzipstream"
+	"outlierlab/web/labview"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -44,7 +45,7 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 	if !bytes.Equal(bytes.ReplaceAll(a, []byte("nonceAAAA"), []byte("nonceBBBB")), b) {
 		t.Fatal("two followers' redraws differ beyond their nonces")
 	}
-	p := panelsView(run, snap.cursor)
+	p := labview.Panels(run, snap.cursor)
 	for _, want := range [][]byte{
 		eventsOf(t, templates.InjectList(tabstate.InjectView(run))),
 		eventsOf(t, templates.LabStatus(statusView(snap))),

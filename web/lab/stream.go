@@ -17,6 +17,7 @@ import (
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
+	"outlierlab/web/labview"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -393,7 +394,7 @@ func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snap
 			return err
 		}
 	}
-	p := panelsView(snap.run, snap.cursor)
+	p := labview.Panels(snap.run, snap.cursor)
 	for _, c := range []templ.Component{templates.EnvoyStats(p), templates.EnvoyHosts(p)} {
 		if err := st.patch(sse, c); err != nil {
 			return err
