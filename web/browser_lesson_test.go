@@ -3,7 +3,6 @@ package web
 import (
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 
@@ -179,9 +179,7 @@ func lessonProgress(t *testing.T, b *browser) {
 func TestBrowserLessonChecks(t *testing.T) {
 	b := startBrowser(t, 1400, 1000)
 	lab := fixtureServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	ts := webtest.Serve(t, lab)
 	step, eval, poll := b.Step, b.Eval, b.Poll
 	note := `document.querySelector('[data-lesson-progress]').textContent`
 	done := func(id string) string { return `document.querySelector('#st-` + id + `').dataset.done` }

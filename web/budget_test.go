@@ -26,9 +26,7 @@ func budgetServer(t *testing.T, o budget.BudgetOptions) (*Server, *httptest.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	ts := webtest.Serve(t, lab)
 	return lab, ts
 }
 

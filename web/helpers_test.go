@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"outlierlab/web/internal/webtest"
 	"testing"
 )
 
@@ -22,8 +23,6 @@ func newTestServer(t testing.TB) *Server {
 func startTestServer(t testing.TB) (*Server, *httptest.Server) {
 	t.Helper()
 	lab := newTestServer(t)
-	ts := httptest.NewServer(lab.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(lab.Shutdown)
+	ts := webtest.Serve(t, lab)
 	return lab, ts
 }

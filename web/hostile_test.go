@@ -155,9 +155,7 @@ func TestHostileSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	do := func(method, path string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, ts.URL+path, nil)

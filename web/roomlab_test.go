@@ -31,11 +31,9 @@ func startRoomLab(t testing.TB, bo roombus.BusOptions, lim room.Limits) *roomLab
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	ts := httptest.NewServer(s.Handler())
 	// Last registered runs first: streams end, the server closes, then
 	// the bus.
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	return &roomLab{s: s, ts: ts, bus: bus, logs: logs}
 }
 

@@ -27,9 +27,7 @@ import (
 // cache holds 64 runs; 101 values cycle through it). Goal: ≤ 30 ms.
 func BenchmarkSliderToRedraw(b *testing.B) {
 	lab := newTestServer(b)
-	ts := httptest.NewServer(lab.Handler())
-	b.Cleanup(ts.Close)
-	b.Cleanup(lab.Shutdown)
+	ts := webtest.Serve(b, lab)
 	events := openStreamB(b, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":30}`)
 	waitRedraw(b, events)
 	client := &http.Client{}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"outlierlab/web/asset"
+	"outlierlab/web/internal/webtest"
 )
 
 // testServer is the lab alone, on a router as the web server mounts it:
@@ -63,9 +64,7 @@ func newTestServer(t testing.TB) *testServer {
 func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
 	t.Helper()
 	s := newTestServer(t)
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	return s, ts
 }
 

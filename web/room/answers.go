@@ -100,9 +100,7 @@ func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) 
 // answerCount is the count of answers to q this replica's hub has seen,
 // and whether who is among them (0, false where no hub serves the room).
 func (set *roomSet) answerCount(code, q, who string) (int, bool) {
-	set.mu.Lock()
-	h := set.hubs[code]
-	set.mu.Unlock()
+	h := set.hub(code)
 	if h == nil {
 		return 0, false
 	}

@@ -176,10 +176,7 @@ func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	// then passed it over (no resync yet) and waits for the next one. The
 	// state is applied here (which wakes the stream); if it has not come
 	// yet, the stream applies it when it does.
-	s.rooms.mu.Lock()
-	h := s.rooms.hubs[code]
-	s.rooms.mu.Unlock()
-	if h != nil {
+	if h := s.rooms.hub(code); h != nil {
 		s.applyRoom(sess, h.current())
 	}
 }

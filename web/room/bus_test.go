@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -326,9 +325,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	follower := openStreamCtx(t, t.Context(), ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), att)
 	if bus.Ready() {
 		t.Fatal("the bus is open with NATS down")

@@ -337,12 +337,17 @@ type roomNow struct {
 	next   chan struct{}
 }
 
+// hub is this replica's hub of room code (nil: it serves no such room).
+func (set *roomSet) hub(code string) *roomHub {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	return set.hubs[code]
+}
+
 // latest is the room's latest state as this replica's hub has it, if it
 // serves the room and has one.
 func (set *roomSet) latest(code string) (roomNow, bool) {
-	set.mu.Lock()
-	h := set.hubs[code]
-	set.mu.Unlock()
+	h := set.hub(code)
 	if h == nil {
 		return roomNow{}, false
 	}
@@ -365,18 +370,8 @@ func (h *roomHub) current() roomNow {
 // lookup reads a room's record: from its hub if this replica serves it,
 // else from the bus.
 func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uint64, error) {
-	set.mu.Lock()
-	h := set.hubs[code]
-	set.mu.Unlock()
-	if h != nil {
-		select {
-		case <-h.ready:
-			if h.err == nil {
-				n := h.current()
-				return n.rec, n.rev, nil
-			}
-		default:
-		}
+	if n, ok := set.latest(code); ok {
+		return n.rec, n.rev, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()

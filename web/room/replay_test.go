@@ -74,9 +74,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", redrawn)
-	lb.s.rooms.mu.Lock()
-	hub := lb.s.rooms.hubs[code]
-	lb.s.rooms.mu.Unlock()
+	hub := lb.s.rooms.hub(code)
 	// live is what the follower's stream redrew at each state: the charts
 	// of the run and cursor its session took (stream.go's redraw), read
 	// once the session applied the room's revision.

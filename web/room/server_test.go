@@ -98,9 +98,7 @@ func newTestServer(t testing.TB) *testServer {
 func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
 	t.Helper()
 	s := newTestServer(t)
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	return s, ts
 }
 
@@ -120,11 +118,9 @@ func startRoomLab(t testing.TB, bo roombus.BusOptions, lim Limits) *roomLab {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	ts := httptest.NewServer(s.Handler())
 	// Last registered runs first: streams end, the server closes, then
 	// the bus.
-	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	ts := webtest.Serve(t, s)
 	return &roomLab{s: s, ts: ts, bus: bus, logs: logs}
 }
 

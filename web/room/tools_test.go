@@ -210,9 +210,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", charted)
-	lb.s.rooms.mu.Lock()
-	hub := lb.s.rooms.hubs[code]
-	lb.s.rooms.mu.Unlock()
+	hub := lb.s.rooms.hub(code)
 	seen := []liveState{}
 	take := func() {
 		n := hub.current()

@@ -29,6 +29,24 @@ func Head(s string, n int) string {
 	return s
 }
 
+// Servable is a server a test serves: its router, and what ends its
+// streams (they never go idle by themselves).
+type Servable interface {
+	Handler() http.Handler
+	Shutdown()
+}
+
+// Serve is s on a test HTTP server. When the test ends s's streams end
+// first, then the server closes (cleanups run last first; a bus the test
+// opened before is closed after both).
+func Serve(t testing.TB, s Servable) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(s.Shutdown)
+	return ts
+}
+
 // JSON is v as JSON (the test fails if it cannot be).
 func JSON(t testing.TB, v any) string {
 	t.Helper()
