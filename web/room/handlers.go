@@ -120,11 +120,8 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 		// the page's policy refuses (csp.go).
 		_ = csp.Run(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Location", present)
-		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "key": key, "join": "/r/" + code, "present": present, "projector": "/r/" + code + "/projector"})
+		writeJSON(w, r, http.StatusCreated, map[string]string{"code": code, "key": key, "join": "/r/" + code, "present": present, "projector": "/r/" + code + "/projector"})
 	default:
 		http.Redirect(w, r, present, http.StatusSeeOther)
 	}
