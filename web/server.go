@@ -28,6 +28,7 @@ import (
 	"outlierlab/web/lab"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabrelay"
 	"outlierlab/web/tools"
 )
 
@@ -95,6 +96,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Plans == nil && o.Lessons == nil {
 		o.Plans = plans.FS // the shipped plans name the course's lessons
+	}
+	if o.Bus != nil {
+		l.SetRelay(tabrelay.New(o.Bus, o.Log))
 	}
 	ws, err := room.New(l, o.Plans, o.Bus, o.Rooms, o.Log)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/tabrelay"
 	"outlierlab/web/tabstate"
 )
 
@@ -35,7 +36,7 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, httperr.WithKind(httperr.KindNotFound, fmt.Errorf("%q is not a command (allowed %s)", verb, strings.Join(VerbNames(), ", "))), httperr.KindNotFound)
 		return
 	}
-	if !s.Sessions.CmdLimit.Allow(s.PeerAddr(r), s.Now()) {
+	if !tabrelay.Forwarded(r) && !s.Sessions.CmdLimit.Allow(s.PeerAddr(r), s.Now()) {
 		TooMany(w, "commands")
 		return
 	}
@@ -51,6 +52,10 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sig TabSignals
+	how := s.forward(w, r, body)
+	if how == answered {
+		return
+	}
 	sess, ok := s.tabSession(w, r, &sig, "body", func(v any) error { return json.Unmarshal(body, v) })
 	if !ok {
 		return
@@ -69,6 +74,10 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		sess.mu.Unlock()
 		// A run of the request's inputs that fails is the request's fault.
 		httperr.Write(w, err, httperr.KindBadValue)
+		return
+	}
+	if how == orphaned {
+		tellReconnect(w, r)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -135,7 +144,11 @@ func (s *Lab) SessionFor(sig *TabSignals, addr string, stream bool) (*Session, e
 		if stream {
 			sess.mu.Lock()
 			sess.streams++
+			behind := sig.Seq > sess.seq
 			sess.mu.Unlock()
+			if behind {
+				s.catchUpSignals(sess, sig)
+			}
 		}
 		return sess, nil
 	}
@@ -202,6 +215,24 @@ func (s *Lab) SessionFor(sig *TabSignals, addr string, stream bool) (*Session, e
 		return kept, nil
 	}
 	return nil, errSessionFull
+}
+
+// catchUpSignals brings a session that missed the page's latest slider
+// moves up to the page's settings: a stream that comes back to a replica
+// it left (behind a round-robin proxy, after a restart elsewhere) finds
+// the session it had there, older than the page, whose moves another
+// replica applied meanwhile. The page's signals are then the truth; a
+// setting they carry that is refused leaves the session as it was.
+func (s *Lab) catchUpSignals(sess *Session, sig *TabSignals) {
+	vals, err := tabstate.ParseControlValues(sig.Cfg)
+	if err != nil {
+		return
+	}
+	sess.mu.Lock()
+	in := sess.in.With(vals)
+	sess.seq = sig.Seq
+	sess.mu.Unlock()
+	_ = rerun(s, sess, in)
 }
 
 // verb applies one command to a session. It returns an error when the

@@ -26,6 +26,7 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
+	"outlierlab/web/tabrelay"
 	"outlierlab/web/tabstate"
 )
 
@@ -57,6 +58,9 @@ type Lab struct {
 	maxStreams  int64
 	// workshops is the rooms a tab may be in (nil: none).
 	workshops Rooms
+	// relay carries commands to the replica that holds a tab's stream
+	// (nil: one replica, no bus).
+	relay *tabrelay.Relay
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.

@@ -315,3 +315,10 @@ func (st *SessionStore) Count() int {
 	defer st.mu.Unlock()
 	return len(st.byTab)
 }
+
+// Streams is the number of the tab's streams open on this replica.
+func (s *Session) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams
+}

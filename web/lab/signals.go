@@ -41,6 +41,10 @@ type TabSignals struct {
 	// Drawn is what the page was drawn with (drawnOf), for its stream's
 	// first redraw.
 	Drawn string `json:"drawn"`
+	// Conn is how the page's stream is as the page sees it (ConnLive …):
+	// a command from a page whose stream is live, which no replica holds,
+	// tells the page to reconnect (relay.go).
+	Conn string `json:"conn"`
 }
 
 // NewTabID is a fresh random tab id. Each page load gets its own, so two

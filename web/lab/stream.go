@@ -87,6 +87,7 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	}
 	defer f.Close()
 	defer s.streamOpened(r, sess.tab)()
+	defer s.holdTab(sess.tab)()
 	s.tabLoop(r, cw, sse, sess, f, parseDrawn(sig.Drawn))
 }
 
@@ -134,9 +135,10 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 		case <-r.Context().Done():
 			return
 		case <-s.closing:
-			// Abort rather than end: Datastar retries a broken stream but
-			// not a finished one, so the tab reconnects to the next server.
-			panic(http.ErrAbortHandler)
+			// The page reconnects after any end of its stream (lab.templ's
+			// labStream), to the next server: an end, not an abort, leaves
+			// no error in its console.
+			return
 		case <-changed:
 		case <-followNext:
 		case <-boardNext:

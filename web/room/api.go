@@ -150,8 +150,10 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 	}
 }
 
-// resyncTab has the instructor's tab (the page that asked) take the room's
-// revision rev, written by the room API rather than by the tab itself.
+// resyncTab has the instructor's tab (the page that asked) take the
+// room's revision rev, written by the room API rather than by the tab
+// itself, now: every instructor tab applies such a revision when the bus
+// brings it (applyRoom), and this one, which asked, need not wait for it.
 func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
@@ -160,23 +162,10 @@ func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	if sess == nil {
 		return
 	}
-	tr := tieOf(sess)
-	mark := false
-	if tr != nil && tr.code == code && tr.role == rolePresenter {
-		tr.mu.Lock()
-		if mark = rev > tr.applied; mark {
-			tr.resync = rev
-		}
-		tr.mu.Unlock()
-	}
-	if !mark {
+	if tr := tieOf(sess); tr == nil || tr.code != code || tr.role != rolePresenter {
 		return
 	}
-	// The bus may have brought the state before this: the tab's stream
-	// then passed it over (no resync yet) and waits for the next one. The
-	// state is applied here (which wakes the stream); if it has not come
-	// yet, the stream applies it when it does.
-	if h := s.rooms.hub(code); h != nil {
+	if h := s.rooms.hub(code); h != nil && h.current().rev >= rev {
 		s.applyRoom(sess, h.current())
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabrelay"
 )
 
 // Options are a test server's: the server's own (web.Options) that the
@@ -63,6 +64,9 @@ func newServer(o Options) (*testServer, error) {
 	}
 	if o.Plans == nil && o.Lessons == nil {
 		o.Plans = plans.FS
+	}
+	if o.Bus != nil { // as web.New wires it
+		l.SetRelay(tabrelay.New(o.Bus, o.Log))
 	}
 	ws, err := New(l, o.Plans, o.Bus, o.Rooms, o.Log)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
@@ -56,10 +57,15 @@ type tabRoom struct {
 	cfgGen uint64
 	// summoned is the room's Summon this tab has obeyed (board.go).
 	summoned int
-	// resync, on the instructor's tab, is a revision it must apply when
-	// it arrives: one the room API wrote (a question holds the room, a
-	// reveal plays it on), not the tab's own command.
-	resync uint64
+	// publishing counts the instructor tab's own commands under way: it
+	// applies no room state meanwhile, since its command's publish will
+	// be the room's latest (a state of the bus older than the command
+	// would move the tab back under the instructor's hand).
+	publishing int
+	// navigate is a revision that shows another page (another lesson, or
+	// the free lab where the tab has a lesson): the tab's stream tells the
+	// page to load the room's page, which shows it (navSent: done).
+	navigate, navSent uint64
 }
 
 // RoomCode is the room's code (Tie).
@@ -167,11 +173,28 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 	if rec := hub.current().rec; !rec.KeyMatches(roomKey(r, tr.code)) {
 		return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
 	}
+	if verb == "answer" && hub.current().rec.State.Plan != "" {
+		// The instructor's own answer to the lesson's prediction, in a
+		// plan's room: the room plays as its scene says
+		// (record.State.TabState), and the answer never moves it.
+		return nil
+	}
+	tr.mu.Lock()
+	tr.publishing++
+	tr.mu.Unlock()
+	defer func() {
+		tr.mu.Lock()
+		tr.publishing--
+		tr.mu.Unlock()
+	}()
 	if err := apply(); err != nil {
 		return err
 	}
 	if err := hub.publish(r.Context(), sess); err != nil {
+		// The instructor's move is not the room's: say so (503, the bus),
+		// rather than 204 for a move nobody follows.
 		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
+		return httperr.WithKind(httperr.KindFull, err)
 	}
 	return nil
 }
@@ -222,9 +245,11 @@ func (s *Workshops) snapToRoom(ctx context.Context, sess *lab.Session, code stri
 }
 
 // applyRoom brings a tab to the room's state n, if it is newer than what
-// the tab has and the tab applies states (a follower that follows, or a
-// presenter's tab that has never had one: a reloaded instructor page). A
-// state that does not fit the page is logged and skipped.
+// the tab has and the tab applies states: a follower that follows, the
+// projector, and every instructor tab (a second one, a reloaded one, the
+// one whose scene move the API wrote), but not while a command of its own
+// is being published. A state on another page than the tab's (another
+// lesson, the free lab) has the page load the room's page (navigate).
 func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 	tr := tieOf(sess)
 	if tr == nil || n.run == nil {
@@ -236,15 +261,13 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 		return
 	}
 	tr.obeyRoom(&n.rec.State)
-	if tr.role == rolePresenter && tr.applied != 0 && (tr.resync == 0 || n.rev < tr.resync) || tr.role != rolePresenter && !tr.follow {
+	if tr.role == rolePresenter && tr.publishing > 0 || tr.role != rolePresenter && !tr.follow {
 		return
-	}
-	if n.rev >= tr.resync {
-		tr.resync = 0
 	}
 	tr.applied = n.rev
 	if _, ok := sess.Follow(n.rec.State.TabState(n.in, n.run, n.lesson)); !ok {
-		s.Log.Warn("room: state not applied", "room", tr.code, "revision", n.rev, "err", "the room shows another lesson than this page")
+		tr.navigate = n.rev
+		sess.Touch() // the stream sends the page there (roomWatch.Send)
 		return
 	}
 	tr.cfgGen++
@@ -360,6 +383,17 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 		follow, cfgGen = tr.follow, tr.cfgGen
 		tr.mu.Unlock()
 	}
+	if tr := tieOf(sess); tr != nil {
+		tr.mu.Lock()
+		nav := tr.navigate > tr.navSent
+		tr.navSent = tr.navigate
+		tr.mu.Unlock()
+		if nav {
+			// The room's page is rendered at the room's state: the page loads
+			// it, and its new stream follows from there.
+			return csp.Run(sse, "location.reload()")
+		}
+	}
 	if f := int8(tabstate.B2F(follow)); f != w.follow {
 		w.follow, p.Follow = f, &follow
 	}
@@ -456,8 +490,9 @@ func (ws roomHooks) WaitReady(ctx context.Context) error {
 func (ws roomHooks) StartStrip(home bool) templ.Component { return ws.s.startStrip(home) }
 
 // Gone tells a room's page that the room is gone: the room's bar says so,
-// and the tab follows nobody. The stream then ends (Datastar does not
-// retry a finished stream); the lab on the page stays the tab's own.
+// and the tab follows nobody. The stream then ends, the page's conn
+// signal set to ended so that it does not reconnect (templates/stream.go);
+// the lab on the page stays the tab's own.
 func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
 	var rs roomSignals
 	_ = datastar.ReadSignals(r, &rs)
@@ -468,5 +503,5 @@ func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request
 		`<a href="/">Join another workshop</a>.</span></section>`); err != nil {
 		return err
 	}
-	return sse.MarshalAndPatchSignals(map[string]any{"follow": false})
+	return sse.MarshalAndPatchSignals(map[string]any{"follow": false, "conn": lab.ConnEnded})
 }

@@ -200,9 +200,14 @@ func (st *State) TabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.D
 	if st.AnchorAtMs != 0 {
 		pb.AnchorAt = time.UnixMilli(st.AnchorAtMs)
 	}
-	ts := lab.TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted}
-	if q := st.Question; q != nil && !q.Revealed {
-		ts.QuestionHold = q.Hold
+	// A plan's room holds only for its own question, never for the
+	// lesson's prediction: the scene's cursor and play state are the
+	// room's, and Reveal plays on (issue 33). Each attendee still answers
+	// the lesson's prediction on their page. A room on a lesson alone
+	// waits at the prediction until the instructor answers it.
+	ts := lab.TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted || st.Plan != ""}
+	if q := st.Question; q != nil && !q.Revealed && (q.Scene == nil || *q.Scene == st.Scene) {
+		ts.QuestionHold = q.Hold // a moment of this run: another scene's question holds nothing here
 	}
 	return ts
 }

@@ -108,6 +108,12 @@ func (b *Book) State(st record.State, p *plan.Plan, i int, nowMs int64) (record.
 	if next.Explore != nil && next.Explore.Scene != i {
 		next.Explore = nil // the last scene's timer is not this one's
 	}
+	if q := next.Question; q != nil && q.Revealed && (q.Scene == nil || *q.Scene != i) {
+		// Another scene's revealed question is done: it goes with its
+		// scene (its answers stay in the recording and the handout). One
+		// still open stays, to be answered and revealed back on its scene.
+		next.Question = nil
+	}
 	next.MarkVisited(i)
 	if next.Speed == "" {
 		next.Speed = tabstate.Speeds[0].Name

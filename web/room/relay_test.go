@@ -1,0 +1,81 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/roombus"
+)
+
+// Any replica takes any request of a tab (issue 33: through nginx's round
+// robin, 9 of 9 slider moves that landed on the replica without the tab's
+// stream were answered 204 and lost). A free-lab tab streams from replica
+// A; its 100 slider moves go to A and B in turn, and every one of them
+// reaches the stream, in order, B's through the bus.
+func TestTabCommandsAnyReplica(t *testing.T) {
+	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
+	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	const tab = "relay-tab-00000000000001"
+	sig := func(rest string) string {
+		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
+	}
+	events := openStreamCtx(t, t.Context(), la.ts.URL, sig(""))
+	webtest.WaitFor(t, events, "the first redraw", charted)
+	for i := 1; i <= 100; i++ {
+		base := []string{la.ts.URL, lb.ts.URL}[i%2]
+		cap := 10 + i%90
+		st, body := roomPost(t, base, "set", sig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i, cap)), "", "")
+		if st != 204 {
+			t.Fatalf("move %d on %s: %d %s", i, base, st, body)
+		}
+		want := fmt.Sprintf("max_ejection_percent: %d\n", cap)
+		webtest.WaitFor(t, events, fmt.Sprintf("move %d (cap %d, sent to %s) on the stream", i, cap, base), func(ev webtest.Event) bool {
+			return strings.Contains(ev.Data, want)
+		})
+	}
+}
+
+// A command whose page says its stream is live, when no replica holds the
+// stream (its replica is gone), tells the page to reconnect its stream
+// rather than answer 204 for a change no stream would show; one from a
+// tab with no stream yet (a script's, the page's first) is applied where
+// it lands, as before.
+func TestTabCommandOrphanedReconnects(t *testing.T) {
+	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
+	st, body := roomPost(t, la.ts.URL, "set", `{"tab":"relay-tab-00000000000002","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
+	if st != 200 || !strings.Contains(body, "datastar-patch-signals") || !strings.Contains(body, `"conn":"stale"`) {
+		t.Fatalf("a live page's command that no replica holds: %d %q, want the page told to reconnect (conn stale)", st, body)
+	}
+	if st, body := roomPost(t, la.ts.URL, "set", `{"tab":"relay-tab-00000000000003","preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}}`, "", ""); st != 204 {
+		t.Fatalf("a command of a tab with no stream yet: %d %q, want 204", st, body)
+	}
+}
+
+// A stream that comes back to a replica it left finds the session it had
+// there, which missed the moves another replica applied meanwhile: the
+// page's signals (a newer slider sequence) win over it.
+func TestTabStreamBackOnOlderSession(t *testing.T) {
+	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
+	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	const tab = "relay-tab-00000000000004"
+	sig := func(rest string) string {
+		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
+	}
+	ctxA, leaveA := context.WithCancel(t.Context())
+	webtest.WaitFor(t, openStreamCtx(t, ctxA, la.ts.URL, sig("")), "the first redraw on A", charted)
+	leaveA()
+	waitUntil(t, "A lets the stream go", func() bool { return la.s.Lab.Sessions.Get(tab).Streams() == 0 })
+	ctxB, leaveB := context.WithCancel(t.Context())
+	webtest.WaitFor(t, openStreamCtx(t, ctxB, lb.ts.URL, sig("")), "the first redraw on B", charted)
+	if st, body := roomPost(t, lb.ts.URL, "set", sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`), "", ""); st != 204 {
+		t.Fatalf("move on B: %d %s", st, body)
+	}
+	leaveB()
+	back := openStreamCtx(t, t.Context(), la.ts.URL, sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`))
+	webtest.WaitFor(t, back, "the page's cap (34) on A's first redraw", func(ev webtest.Event) bool {
+		return strings.Contains(ev.Data, "max_ejection_percent: 34\n")
+	})
+}
