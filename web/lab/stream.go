@@ -203,6 +203,15 @@ func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func()
 		w.Header().Set("Content-Type", "text/event-stream")
 		return nil, false
 	}
+	select {
+	case <-s.closing:
+		// Shutting down: the page tries again, and a proxy sends it to a
+		// replica that stays.
+		w.Header().Set("Retry-After", "1")
+		httperr.Plain(w, http.StatusServiceUnavailable, "this server is shutting down: the page reconnects to another one")
+		return nil, false
+	default:
+	}
 	if s.openStreams.Add(1) > s.maxStreams {
 		s.openStreams.Add(-1)
 		w.Header().Set("Retry-After", "30")

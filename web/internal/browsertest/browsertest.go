@@ -146,7 +146,8 @@ func (b *Browser) Poll(what, js string) {
 // away under it.
 func lostContext(err error) bool {
 	s := err.Error()
-	return strings.Contains(s, "Cannot find context with specified id") || strings.Contains(s, "Execution context was destroyed")
+	return strings.Contains(s, "Cannot find context with specified id") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Inspected target navigated or closed")
 }
 
 // CheckOffline fails the test if the page asked another host for anything
