@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,7 +56,15 @@ func (w *roomWatch) putPresence(sess *lab.Session) {
 	}
 	p := presence{Nick: record.Nickname(w.who)}
 	p.Follow = tieOf(sess).following()
-	p.Done = sess.StepsDone(w.s.Now())
+	// A step once done stays done, as on the attendee's page ("Try this
+	// (2/6)"), which counts the steps the learner did, not the ones the
+	// cursor still satisfies.
+	for _, id := range sess.StepsDone(w.s.Now()) {
+		if !slices.Contains(w.pDone, id) {
+			w.pDone = append(w.pDone, id)
+		}
+	}
+	p.Done = slices.Clone(w.pDone)
 	w.hub.mu.Lock()
 	if q := w.hub.now.rec.State.Question; q != nil {
 		p.Answer = w.hub.answers[q.ID][w.who].Answer

@@ -294,6 +294,7 @@ type roomWatch struct {
 	// board generation last sent (the instructor's).
 	pSent     string
 	pAt       time.Time
+	pDone     []string       // the lesson's steps the attendee has done in this stream
 	pWriting  atomic.Bool    // a presence write is on the bus
 	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64

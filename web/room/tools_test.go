@@ -559,3 +559,18 @@ func TestRoomQuestionOfLaggingHub(t *testing.T) {
 		t.Errorf("an unknown question found: %+v", got)
 	}
 }
+
+// The board names a lesson's steps as the attendees' pages do (step 1,
+// step 2 …: "Try this (2/6)"), never by their ids (issue 33 saw "0 of 6
+// finished cap-17").
+func TestRoomBoardSteps(t *testing.T) {
+	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
+	code, key := la.createRoom(t, `{"lesson":"cap"}`)
+	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`), code, key)
+	f := openRoomStream(t, la.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
+	webtest.WaitFor(t, f, "the first redraw", charted)
+	ev := webtest.WaitFor(t, presenter, "the board's steps", patchOf(`id="room-board"`, "<b>1</b> following", "step 1: <b>0</b> of 1 done", "step 2: <b>0</b> of 1 done"))
+	if strings.Contains(ev.Data, "cap-17") || strings.Contains(ev.Data, "finished") {
+		t.Errorf("the board names steps by their ids: %s", ev.Data)
+	}
+}
