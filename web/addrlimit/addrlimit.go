@@ -3,14 +3,16 @@
 package addrlimit
 
 import (
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
 
-// addrLimiter rate-limits by client address: a token bucket per address,
-// forgotten some minutes after its last use, the map bounded.
+// Limiter rate-limits by client address: a token bucket per address,
+// forgotten once it has refilled, the map bounded.
 type Limiter struct {
 	mu    sync.Mutex
 	every rate.Limit
@@ -19,57 +21,72 @@ type Limiter struct {
 }
 
 type addrBucket struct {
-	lim  *rate.Limiter
-	seen time.Time
+	lim *rate.Limiter
 }
 
-// maxLimitedAddrs bounds the addresses remembered; addrForget is how long
-// an unused one is kept (long enough for its bucket to refill).
-const (
-	maxLimitedAddrs = 10000
-	addrForget      = 10 * time.Minute
-)
+// maxLimitedAddrs bounds the addresses remembered.
+const maxLimitedAddrs = 10000
 
 func New(perMinute, burst int) *Limiter {
 	return &Limiter{every: rate.Limit(float64(perMinute) / 60), burst: burst, by: map[string]*addrBucket{}}
 }
 
-// allow takes a token from addr's bucket, if there is one.
+// Allow takes a token from addr's bucket, if there is one. An address
+// new to a table full of addresses still being limited is refused: the
+// table never forgets an address before its bucket has refilled (issue
+// 34: 10 050 other addresses used to clear it, and an exhausted address
+// had a fresh burst).
 func (l *Limiter) Allow(addr string, now time.Time) bool {
+	key := Key(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.by[addr]
+	b := l.by[key]
 	if b == nil {
 		if len(l.by) >= maxLimitedAddrs {
 			l.prune(now)
 		}
+		if len(l.by) >= maxLimitedAddrs {
+			return false
+		}
 		b = &addrBucket{lim: rate.NewLimiter(l.every, l.burst)}
-		l.by[addr] = b
+		l.by[key] = b
 	}
-	b.seen = now
 	return b.lim.AllowN(now, 1)
 }
 
-// ready reports whether addr's bucket has a token, taking none.
+// Ready reports whether addr's bucket has a token, taking none.
 func (l *Limiter) Ready(addr string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.by[addr]
+	b := l.by[Key(addr)]
 	return b == nil || b.lim.TokensAt(now) >= 1
 }
 
-// prune forgets the addresses unused for addrForget, or all of them if
-// that is not enough (a flood from as many addresses gains little: each
-// new one starts with one burst).
+// prune forgets the addresses that have nothing left to remember: their
+// bucket is full again (a new one would start the same).
 func (l *Limiter) prune(now time.Time) {
 	for a, b := range l.by {
-		if now.Sub(b.seen) > addrForget {
+		if b.lim.TokensAt(now) >= float64(l.burst) {
 			delete(l.by, a)
 		}
 	}
-	if len(l.by) >= maxLimitedAddrs {
-		clear(l.by)
+}
+
+// Key is the key an address is limited under: an IPv6 address by its /64
+// (one subscriber's network: a host picks any address in it, so counting
+// each address alone counts nothing), anything else as it is. A key may
+// carry a suffix after a space ("ADDR CODE": an address in one room).
+func Key(addr string) string {
+	host, rest, _ := strings.Cut(addr, " ")
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Is6() || ip.Is4In6() {
+		return addr
 	}
+	p, _ := ip.Prefix(64)
+	if rest != "" {
+		return p.String() + " " + rest
+	}
+	return p.String()
 }
 
 // Guessing codes (issue 19, defect 7). Room pages were limited, the room
