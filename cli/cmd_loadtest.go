@@ -103,7 +103,7 @@ func startLoadServer(tabs, memMiB int) (*loadServer, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "serve", "-addr", "127.0.0.1:0", "-max-tabs", fmt.Sprint(max(tabs, 2000)),
-		"-tabs-per-minute", "1000000", "-commands-per-minute", "1000000", "-memory-limit", fmt.Sprint(memMiB))
+		"-tabs-per-minute", "1000000", "-commands-per-minute", "1000000", "-streams-per-address", "1000000", "-memory-limit", fmt.Sprint(memMiB))
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -56,7 +56,7 @@ type serveConfig struct {
 	logFormat string
 	// tabs bounds the sessions held at once; tabsPerMinute and
 	// cmdsPerMinute are the per-address limits (web.Options).
-	tabs, streams, tabsPerMinute, cmdsPerMinute int
+	tabs, streams, streamsPerAddr, tabsPerMinute, cmdsPerMinute int
 	// memoryMiB is the soft memory limit set for the Go runtime (0: none);
 	// $GOMEMLIMIT, when set, wins.
 	memoryMiB int
@@ -84,6 +84,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
 	fs.IntVar(&c.streams, "max-streams", 4000, "streams (open tabs, attendees, players) this replica serves at once; past it a new one is 503")
+	fs.IntVar(&c.streamsPerAddr, "streams-per-address", 400, "streams (open tabs, attendees, players) from one client address on this replica; past it a new one is 429 (a class behind one NAT shares one address)")
 	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
 	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
 	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
@@ -139,7 +140,7 @@ func (c *serveConfig) check() error {
 		name string
 		v    int
 	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"attendees-per-address", c.rooms.AttendeesPerAddress}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
-		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
+		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"streams-per-address", c.streamsPerAddr}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
 		{"heavy-workers", c.budget.Workers}, {"heavy-queue", c.budget.Queue}} {
 		if l.v < 1 || l.v > 1_000_000 {
 			return fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
@@ -272,7 +273,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if cfg.plansDir != "" {
 		plans = os.DirFS(cfg.plansDir)
 	}
-	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams,
+	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams, StreamsPerAddress: cfg.streamsPerAddr,
 		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget})
 	if err != nil {
 		return err

@@ -40,8 +40,10 @@ type Options struct {
 	// MaxStreams bounds the streams open at once (default 4000; past it a
 	// new stream is a 503): a tab with an open stream is never dropped, so
 	// MaxSessions alone bounds only the tabs without one.
-	MaxStreams  int
-	SessionIdle time.Duration
+	MaxStreams int
+	// StreamsPerAddress bounds one client address's streams (default 400).
+	StreamsPerAddress int
+	SessionIdle       time.Duration
 	// TabsPerMinute and CommandsPerMinute are the per-address limits on
 	// new tabs and on commands (defaults 600 and 6000; a classroom behind
 	// one NAT shares an address).
@@ -87,7 +89,7 @@ func New(o Options) (*Server, error) {
 	}
 	b := budget.New(o.Budget)
 	l, err := lab.NewLab(lab.LabOptions{
-		Assets: a, MaxSessions: o.MaxSessions, MaxStreams: o.MaxStreams, SessionIdle: o.SessionIdle,
+		Assets: a, MaxSessions: o.MaxSessions, MaxStreams: o.MaxStreams, StreamsPerAddress: o.StreamsPerAddress, SessionIdle: o.SessionIdle,
 		TabsPerMinute: o.TabsPerMinute, CommandsPerMinute: o.CommandsPerMinute, MaxBodyBytes: o.MaxBodyBytes,
 		Now: o.Now, Log: o.Log, Lessons: o.Lessons, Proxies: o.Proxies, Budget: b,
 	})

@@ -53,9 +53,14 @@ type Lab struct {
 	redraws *redraws
 	// redrawMemo is what a move sends every tab alike, made once.
 	redrawMemo *redrawMemo
-	// openStreams counts the streams open, at most maxStreams.
-	openStreams atomic.Int64
-	maxStreams  int64
+	// openStreams counts the streams open, at most maxStreams;
+	// addrStreams by client address (addrlimit.Key), at most
+	// streamsPerAddr each.
+	openStreams    atomic.Int64
+	maxStreams     int64
+	addrMu         sync.Mutex
+	addrStreams    map[string]int
+	streamsPerAddr int
 	// workshops is the rooms a tab may be in (nil: none).
 	workshops Rooms
 	// relay carries commands to the replica that holds a tab's stream
@@ -79,6 +84,9 @@ type LabOptions struct {
 	// new stream is a 503): a tab with an open stream is never dropped, so
 	// MaxSessions alone bounds only the tabs without one.
 	MaxStreams int
+	// StreamsPerAddress bounds one client address's streams (default 400:
+	// a class behind one NAT, not the whole server).
+	StreamsPerAddress int
 	// TabsPerMinute and CommandsPerMinute are the per-address limits on
 	// new tabs and on commands (defaults 600 and 6000).
 	TabsPerMinute, CommandsPerMinute int
@@ -103,6 +111,9 @@ func NewLab(o LabOptions) (*Lab, error) {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = 4000
 	}
+	if o.StreamsPerAddress <= 0 {
+		o.StreamsPerAddress = 400
+	}
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = 30 * time.Minute
 	}
@@ -126,14 +137,15 @@ func NewLab(o LabOptions) (*Lab, error) {
 		return nil, err
 	}
 	s := &Lab{
-		Lessons:    book,
-		Runs:       tabstate.NewRunCache(64),
-		Sessions:   newSessionStore(o.MaxSessions, o.SessionIdle),
-		Now:        o.Now,
-		Log:        o.Log,
-		MaxBody:    o.MaxBodyBytes,
-		Proxies:    o.Proxies,
-		maxStreams: int64(o.MaxStreams),
+		Lessons:     book,
+		Runs:        tabstate.NewRunCache(64),
+		Sessions:    newSessionStore(o.MaxSessions, o.SessionIdle),
+		Now:         o.Now,
+		Log:         o.Log,
+		MaxBody:     o.MaxBodyBytes,
+		Proxies:     o.Proxies,
+		maxStreams:  int64(o.MaxStreams),
+		addrStreams: map[string]int{}, streamsPerAddr: o.StreamsPerAddress,
 		Budget:     o.Budget,
 		closing:    make(chan struct{}),
 		redraws:    newRedraws(),

@@ -51,6 +51,9 @@ type Session struct {
 	lastSeen time.Time
 	born     time.Time
 	streams  int
+	// replaced is closed when another stream of the tab starts here: the
+	// tab's last stream is its one (takeStream).
+	replaced chan struct{}
 
 	// A lesson tab also knows its lesson, the step whose scenario it has
 	// loaded ("" for the lesson's own), and whether the learner has
@@ -321,4 +324,24 @@ func (s *Session) Streams() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.streams
+}
+
+// takeStream makes the caller's stream the tab's one: the channel it
+// returns is closed when another takes its place.
+func (s *Session) takeStream() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.replaced != nil {
+		close(s.replaced)
+	}
+	s.replaced = make(chan struct{})
+	return s.replaced
+}
+
+// SetStreamsPerAddress replaces the bound on one address's streams (tests
+// whose many clients share the loopback address lift it).
+func (s *Lab) SetStreamsPerAddress(n int) {
+	s.addrMu.Lock()
+	defer s.addrMu.Unlock()
+	s.streamsPerAddr = n
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/addrlimit"
 	"outlierlab/web/csp"
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
@@ -32,6 +33,10 @@ import (
 // streamCheck is how often an idle stream makes sure its session is still
 // the tab's one (it may have been evicted and rebuilt by a command).
 const streamCheck = 10 * time.Second
+
+// streamWriteTimeout is how long a stream's writes may wait for the
+// browser to read them (a phone on bad Wi-Fi catches up in seconds).
+const streamWriteTimeout = 30 * time.Second
 
 // stream handles GET /lab/stream. The tab's signals come in the query
 // (Datastar's @get sends them as ?datastar=…).
@@ -88,13 +93,20 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	defer f.Close()
 	defer s.streamOpened(r, sess.tab)()
 	defer s.holdTab(sess.tab)()
-	s.tabLoop(r, cw, sse, sess, f, parseDrawn(sig.Drawn))
+	s.tabLoop(r, http.NewResponseController(w), cw, sse, sess, f, parseDrawn(sig.Drawn))
 }
 
 // tabLoop is a tab's stream until the tab goes, the connection fails or
 // the server shuts down: each pass sends what changed (what the tab
 // follows, then the lab's), then sleeps until something does.
-func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, f Follow, page drawn) {
+func (s *Lab) tabLoop(r *http.Request, rc *http.ResponseController, cw http.ResponseWriter, sse *datastar.ServerSentEventGenerator, sess *Session, f Follow, page drawn) {
+	// A tab has one stream: this one ends when another of the tab's
+	// starts (a page that reconnected, while this connection is not yet
+	// known to be dead; issue 34: 4 000 streams of one tab id).
+	replaced := sess.takeStream()
+	// Every pass's writes must be read within streamWriteTimeout: a
+	// reader that never reads is dropped, not held.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
 	st := newStreamState(cw, csp.Nonce(sess.tab), s.redrawMemo)
 	st.page = page
 	check := time.NewTicker(streamCheck)
@@ -113,6 +125,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 		}
 		boardNext := f.Board()
 		answersNext := f.Answers()
+		deadline()
 		sent := gzipstream.Batch(cw) // this pass's events leave as one
 		if err := f.Send(sse, sess); err != nil {
 			return
@@ -134,6 +147,8 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 		select {
 		case <-r.Context().Done():
 			return
+		case <-replaced:
+			return
 		case <-s.closing:
 			// The page reconnects after any end of its stream (lab.templ's
 			// labStream), to the next server: an end, not an abort, leaves
@@ -147,6 +162,7 @@ func (s *Lab) tabLoop(r *http.Request, cw http.ResponseWriter, sse *datastar.Ser
 			send = false // so is the question panel
 		case <-wake:
 		case <-keep.C:
+			deadline()
 			if keepaliveComment(cw) != nil {
 				return
 			}
@@ -212,13 +228,31 @@ func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func()
 		return nil, false
 	default:
 	}
+	addr := addrlimit.Key(s.PeerAddr(r))
+	s.addrMu.Lock()
+	if n := s.addrStreams[addr]; n >= s.streamsPerAddr {
+		s.addrMu.Unlock()
+		w.Header().Set("Retry-After", "30")
+		httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf("%d streams are open from your address on this server (its -streams-per-address is %d): close some tabs and try again", n, s.streamsPerAddr))
+		return nil, false
+	}
+	s.addrStreams[addr]++
+	s.addrMu.Unlock()
+	untake := func() {
+		s.addrMu.Lock()
+		defer s.addrMu.Unlock()
+		if s.addrStreams[addr]--; s.addrStreams[addr] <= 0 {
+			delete(s.addrStreams, addr)
+		}
+	}
 	if s.openStreams.Add(1) > s.maxStreams {
 		s.openStreams.Add(-1)
+		untake()
 		w.Header().Set("Retry-After", "30")
 		httperr.Plain(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams))
 		return nil, false
 	}
-	return func() { s.openStreams.Add(-1) }, true
+	return func() { s.openStreams.Add(-1); untake() }, true
 }
 
 // keepaliveComment sends an SSE comment line: proxies and load balancers

@@ -191,6 +191,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{AttendeesPerAddress: here}) // the test's attendees share one address
 	l.s.SetClientLimits(1_000_000, 1_000_000)
+	l.s.SetStreamsPerAddress(here)
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	ids := mintAttendees(t, l, code, n)

@@ -2,6 +2,7 @@ package room
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -26,12 +27,15 @@ func TestRoomPlanAskScene(t *testing.T) {
 	}
 	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	// A stream that claims the instructor's role without the key.
-	pretender := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower2, code, "present", `"preset":"search-cache"`))
+	// A stream that claims the instructor's role without the key is
+	// refused, naming the key (issue 34: it could take over a tab).
+	if st, body := roomCall(t, "GET", lb.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "present", `"preset":"search-cache"`)), "", code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
+		t.Errorf("a keyless present stream: %d %s", st, body)
+	}
 	scenePanel := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-scene"`, parts...) }
 	webtest.WaitFor(t, presenter, "the instructor's first scene: its question and the plan's answer", scenePanel(
 		`<b id="room-scene-question">Is h5 ejected at 40 s?</b>`, `id="btn-scene-ask"`, `/r/`+code+`/questions?scene=0`, `<b id="room-scene-expect">no</b>`))
-	for name, events := range map[string]<-chan webtest.Event{"attendee": follower, "keyless present stream": pretender} {
+	for name, events := range map[string]<-chan webtest.Event{"attendee": follower} {
 		ev := webtest.WaitFor(t, events, name+"'s scene panel", scenePanel("One host fails a third of its searches"))
 		if containsAny(ev.Data, "room-scene-expect", "btn-scene-ask", "room-scene-notes") {
 			t.Errorf("the %s gets the instructor's parts of the scene panel: %s", name, ev.Data)

@@ -355,10 +355,10 @@ func TestRoomBusBadInput(t *testing.T) {
 // per client address 429.
 func TestRoomLimits(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxRooms: 1, MaxAttendees: 1})
-	code, _ := l.createRoom(t, "")
+	code, key := l.createRoom(t, "")
 	webtest.WaitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
-	webtest.WaitFor(t, webtest.OpenStream(t, l.ts.URL, roomSig(tabPresenter, code, "present", "")), "the instructor's stream", signalPatch(`"cursor"`))
+	webtest.WaitFor(t, openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", ""), code, key), "the instructor's stream", signalPatch(`"cursor"`))
 	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
 	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")})
 	res, err := http.DefaultClient.Do(req)

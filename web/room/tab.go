@@ -171,7 +171,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 	}
 	defer hub.release("")
 	if rec := hub.current().rec; !rec.KeyMatches(roomKey(r, tr.code)) {
-		return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + tr.code + "'s (stale or missing): open the room's present link again"})
+		return errNotKeyHolder(tr.code)
 	}
 	if verb == "answer" && hub.current().rec.State.Plan != "" {
 		// The instructor's own answer to the lesson's prediction, in a
@@ -343,6 +343,12 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 	// The board shows who answered what: only to the holder of the key.
 	cur := hub.current()
 	keyOK := tr.role == rolePresenter && cur.rec.KeyMatches(roomKey(r, tr.code))
+	if tr.role == rolePresenter && !keyOK {
+		// An instructor's stream is the key holder's (issue 34: a crafted
+		// present stream, with a tab id it knew, took over a tab).
+		hub.release(from)
+		return nil, errNotKeyHolder(tr.code)
+	}
 	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 
@@ -505,4 +511,10 @@ func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request
 		return err
 	}
 	return sse.MarshalAndPatchSignals(map[string]any{"follow": false, "conn": lab.ConnEnded})
+}
+
+// errNotKeyHolder refuses an instructor's command or stream without the
+// room's key.
+func errNotKeyHolder(code string) error {
+	return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing): open the room's present link again"})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/web/addrlimit"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lab"
 	"outlierlab/web/lessonbook"
@@ -140,12 +141,37 @@ type playerSet struct {
 	// on the bus), at most maxSharedRecordings rooms.
 	recMu      sync.Mutex
 	recordings map[string]sharedRecording
-	// maxStreams bounds the players' open streams (maxPlayerStreams).
+	// maxStreams bounds the players' open streams (maxPlayerStreams);
+	// byAddr counts them by client address (maxPlayerStreamsPerAddr).
 	maxStreams int
+	byAddr     map[string]int
+}
+
+// takeAddr counts a player stream from addr, or refuses it (429) past
+// maxPlayerStreamsPerAddr: one visitor must not hold every player of the
+// server (issue 34: one tab id took all 256 in 4.9 s). release uncounts it.
+func (ps *playerSet) takeAddr(addr string) (release func(), err error) {
+	k := addrlimit.Key(addr)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.byAddr[k] >= maxPlayerStreamsPerAddr {
+		return nil, httperr.WithKind(httperr.KindTooMany, fmt.Errorf("%d recording players are open from your address (allowed %d): close one and try again", ps.byAddr[k], maxPlayerStreamsPerAddr))
+	}
+	ps.byAddr[k]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ps.mu.Lock()
+			defer ps.mu.Unlock()
+			if ps.byAddr[k]--; ps.byAddr[k] <= 0 {
+				delete(ps.byAddr, k)
+			}
+		})
+	}, nil
 }
 
 func newPlayerSet() *playerSet {
-	return &playerSet{m: map[string]*recordingPlayer{}, recordings: map[string]sharedRecording{}, maxStreams: maxPlayerStreams}
+	return &playerSet{m: map[string]*recordingPlayer{}, recordings: map[string]sharedRecording{}, maxStreams: maxPlayerStreams, byAddr: map[string]int{}}
 }
 
 // maxPlayers bounds the players kept; idle ones (no stream) go first.
@@ -156,6 +182,10 @@ func newPlayerSet() *playerSet {
 const maxPlayers = 4096
 
 const maxPlayerStreams = 256
+
+// maxPlayerStreamsPerAddr bounds one address's player streams: a class
+// reviewing the workshop behind one NAT, 60 or so, not the server's 256.
+const maxPlayerStreamsPerAddr = 64
 
 type sharedRecording struct {
 	entries []record.TimelineEntry
@@ -648,12 +678,19 @@ func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
+		release, err := s.players.takeAddr(s.PeerAddr(r))
+		if err != nil {
+			return nil, err
+		}
 		p, err := s.openPlayer(r, code, rs, true)
 		if err != nil {
+			release()
 			e := playerError(err) // a bus's failure is the server's: 500
 			return nil, httperr.WithKind(httperr.KindOf(e, httperr.KindInternal), e)
 		}
-		return s.followPlayer(r.Context(), p), nil
+		f := s.followPlayer(r.Context(), p)
+		f.release = release
+		return f, nil
 	})
 }
 
@@ -665,6 +702,8 @@ type playerFollow struct {
 	p    *recordingPlayer
 	sent playerSent
 	stop context.CancelFunc
+	// release gives back the stream's place in its address's count.
+	release func()
 }
 
 func (s *Recordings) followPlayer(ctx context.Context, p *recordingPlayer) *playerFollow {
@@ -704,6 +743,9 @@ func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *lab.Sessi
 func (f *playerFollow) Close() {
 	f.stop()
 	f.s.players.closePlayer(f.p)
+	if f.release != nil {
+		f.release()
+	}
 }
 
 // playerSent is what one stream last sent of the player.
