@@ -35,7 +35,7 @@ func TestFreeLabCommands(t *testing.T) {
 		}
 		if err := p.shows(want{YAML: yamlCap(v)}, start.Add(followWithin)); err != nil {
 			opened, ended, _ := p.streams()
-			lost = append(lost, "move "+strconv.Itoa(i+1)+" to "+v+" ("+err.Error()+"; streams "+strconv.Itoa(opened)+" opened, "+strconv.Itoa(ended)+" ended)")
+			lost = append(lost, "move "+strconv.Itoa(i+1)+" to "+v+": "+strings.ReplaceAll(err.Error(), "\n", " ")+" (streams: "+strconv.Itoa(opened)+" opened, "+strconv.Itoa(ended)+" ended)")
 			if len(lost) == giveUp {
 				t.Errorf("stopped after %d lost moves: %d of %d applied; lost:\n\t%s\n%s", giveUp, applied, i+1, strings.Join(lost, "\n\t"), where(d))
 				return

@@ -36,13 +36,12 @@ type page struct {
 	since  int      // ended streams before the room the page is on now
 }
 
-// reconnectingJS is true while the page shows that it is reconnecting
-// its stream. The lead adds that state to the lab's page; this is the one
-// place to change when its markup is known (web/templates/lab.templ):
-// an element data-conn="reconnecting", or an element of the connection's
-// (data-conn, .conn, a status region) that says "Reconnecting".
-const reconnectingJS = `(!!document.querySelector('[data-conn="reconnecting"]') ||
-	[...document.querySelectorAll('[data-conn], .conn, [role=status]')].some(e => /reconnecting/i.test(e.textContent)))`
+// reconnectingJS is true while the page shows a person that it is
+// reconnecting its stream: a visible line that says "Reconnecting" (the
+// lab's .conn-status, shown while #stream's data-conn is "reconnecting"
+// or "stale"; any status region). This is the one place to change when
+// that markup changes.
+const reconnectingJS = `[...document.querySelectorAll('.conn-status, [data-conn], [role=status]')].some(e => e.checkVisibility() && /reconnecting/i.test(e.textContent))`
 
 // pageLib is put in every document the pages load (before the page's own
 // scripts; the page's content security policy does not apply to it):
@@ -105,8 +104,12 @@ window.__wd = {
 			eq('answered', s.total, want.qRevealed.total);
 			eq("engine's answer", s.answer, want.qRevealed.answer);
 		}
-		if (want.yaml !== undefined && !new RegExp(want.yaml).test(s.yaml || '')) out.push('YAML: saw ' + q((s.yaml || '').slice(0, 160)) + ', want /' + want.yaml + '/');
+		if (want.yaml !== undefined && !new RegExp(want.yaml).test(s.yaml || '')) {
+			const y = s.yaml || '', at = Math.max(0, y.indexOf(want.yaml.split(':')[0]));
+			out.push('YAML: saw ' + q(y.slice(at, at + 40)) + ', want /' + want.yaml + '/');
+		}
 		if (want.notReconnecting && s.reconnecting) out.push('still shows that it is reconnecting');
+		if (out.length) out.unshift('(on ' + location.pathname + (document.readyState === 'complete' ? '' : ', ' + document.readyState) + ')');
 		return out.join('\n');
 	},
 };
@@ -228,6 +231,11 @@ func (p *page) onEvent(ev any) {
 	defer p.mu.Unlock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
+		if e.Type == network.ResourceTypeDocument {
+			// A new document: the old one's streams go with it (the
+			// page navigated, nothing cut them).
+			clear(p.open)
+		}
 		if e.Request != nil && strings.Contains(e.Request.URL, "/lab/stream") {
 			p.open[e.RequestID] = true
 			p.opened++
@@ -277,9 +285,11 @@ func (p *page) streamNote() string {
 func (p *page) String() string { return fmt.Sprintf("%s (%s, %d×%d)", p.name, p.role, p.w, p.h) }
 
 // navigate loads path (the test opens each page once per room: no reload
-// after that).
+// after that), for up to loadWithin.
 func (p *page) navigate(base, path string) error {
-	return chromedp.Do(p.ctx, chromedp.Navigate(base+path))
+	ctx, cancel := context.WithTimeout(p.ctx, loadWithin)
+	defer cancel()
+	return chromedp.Do(ctx, chromedp.Navigate(base+path))
 }
 
 // eval evaluates js on the page, again in the new document when the
