@@ -80,7 +80,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
-	fs.StringVar(&c.plansDir, "plans", "", "a directory of workshop plans (*.md, see `outlierlab plan -check`) that \"Start a workshop\" offers instead of the shipped ones")
+	fs.StringVar(&c.plansDir, "plans", "", "a `DIR` of workshop plans (*.md; check them with outlierlab plan -check DIR/*.md) that \"Start a workshop\" offers instead of the shipped ones")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
 	fs.IntVar(&c.streams, "max-streams", 4000, "streams (open tabs, attendees, players) this replica serves at once; past it a new one is 503")

@@ -76,7 +76,7 @@ func TestDeployCompose(t *testing.T) {
 				t.Errorf("%s: not built from the repository with a read-only root", name)
 			}
 		case name == "nginx":
-			if !slices.Contains(s.Ports, "8080:8080") || !slices.Contains(s.Volumes, "./nginx.conf:/etc/nginx/conf.d/default.conf:ro") {
+			if !slices.Contains(s.Ports, "8080:8080") || !slices.Contains(s.Volumes, "./nginx.conf:/etc/nginx/nginx.conf:ro") {
 				t.Errorf("nginx: ports %v, volumes %v", s.Ports, s.Volumes)
 			}
 		default:

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,73 +53,158 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startNginx runs nginx in the foreground with deploy/nginx.conf, its
-// upstreams replaced by the given addresses and its listen by a free
-// loopback port; it returns the base URL.
+// startNginx runs Debian's nginx in the foreground with deploy/nginx.conf
+// as shipped, only its upstreams' addresses, its listen port and its
+// writable paths replaced (deployedNginx); it returns the base URL.
 func startNginx(t *testing.T, upstreams ...string) string {
 	t.Helper()
-	return startNginxEdited(t, func(conf string) string { return conf }, upstreams...)
+	base, _ := startNginxEdited(t, func(conf string) string { return conf }, upstreams...)
+	return base
 }
 
-// startNginxEdited is startNginx with deploy/nginx.conf changed by edit.
-func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...string) string {
+// deployedNginx is deploy/nginx.conf with what a test must change: the
+// upstream's servers are the given addresses, it listens on
+// 127.0.0.1:port, and its pid file, temporary directories and access
+// log are in dir. Every one of them must be found, so that a changed
+// file fails here rather than run otherwise than shipped.
+func deployedNginx(t *testing.T, dir string, port int, upstreams ...string) string {
 	t.Helper()
-	bin := needNginx(t)
-	site, err := os.ReadFile("deploy/nginx.conf")
+	raw, err := os.ReadFile("deploy/nginx.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	conf := string(site)
+	conf := string(raw)
+	replace := func(old, new string, n int) {
+		t.Helper()
+		if got := strings.Count(conf, old); got != n {
+			t.Fatalf("deploy/nginx.conf: %d of %q, want %d", got, old, n)
+		}
+		conf = strings.ReplaceAll(conf, old, new)
+	}
 	for i, u := range upstreams {
-		conf = strings.Replace(conf, fmt.Sprintf("server replica%d:8080;", i+1), "server "+u+";", 1)
+		replace(fmt.Sprintf("server replica%d:8080;", i+1), "server "+u+";", 1)
 	}
-	if strings.Contains(conf, "replica") && strings.Contains(conf, ":8080;") {
-		t.Fatalf("deploy/nginx.conf: upstreams not replaced:\n%s", conf)
+	replace("listen 8080;", "listen 127.0.0.1:"+strconv.Itoa(port)+";", 1)
+	replace("pid /tmp/nginx.pid;", "pid "+filepath.Join(dir, "nginx.pid")+";", 1)
+	replace(" /tmp/nginx-", " "+dir+"/", 5)
+	replace("access_log /dev/stdout ", "access_log "+filepath.Join(dir, "access.log")+" ", 1)
+	if strings.Contains(conf, "/tmp/nginx") {
+		t.Fatalf("deploy/nginx.conf: a writable path the test does not replace:\n%s", conf)
 	}
-	conf = strings.Replace(edit(conf), "listen 8080;", "listen 127.0.0.1:"+strconv.Itoa(port)+";", 1)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "site.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var temps string
-	for _, k := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		temps += fmt.Sprintf("  %s_temp_path %s;\n", k, filepath.Join(dir, k))
-	}
-	main := fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-%[2]s  include %[1]s/site.conf;
+	return conf
 }
-`, dir, temps)
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644); err != nil {
+
+// nginxDir is a temporary directory for nginx's files that its workers
+// reach: run as root, they are nobody, and t.TempDir's parent is the
+// test's alone (0700). The master makes the temporary directories in it
+// theirs.
+func nginxDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "outlierlab-nginx-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// startNginxEdited is startNginx with deploy/nginx.conf changed by edit;
+// it returns the base URL and the access log's path.
+func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...string) (base, accessLog string) {
+	t.Helper()
+	bin := needNginx(t)
+	dir := nginxDir(t)
+	port := freePort(t)
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(edit(deployedNginx(t, dir, port, upstreams...))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-e", "stderr", "-c", conf, "-g", "daemon off;")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the master and its workers, ended as one
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGQUIT)
-		_ = cmd.Wait()
+		// SIGTERM: a fast shutdown (SIGQUIT's graceful one would wait for
+		// the open streams to end).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
 	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	base = "http://127.0.0.1:" + strconv.Itoa(port)
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		if res, err := http.Get(base + "/healthz"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
-				return base
+				return base, filepath.Join(dir, "access.log")
 			}
 		}
 		if time.Since(start) > 10*time.Second {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not answer within 10 s: %s %s", out.String(), log)
+			t.Fatalf("nginx did not answer within 10 s: %s", out.String())
+		}
+	}
+}
+
+// TestNginxConfig: `nginx -t` accepts deploy/nginx.conf as a whole file
+// (only its upstreams, port and writable paths replaced: a name such as
+// replica1 must resolve for -t), and the file has what the replicas need
+// of it: keepalive HTTP/1.1 upstream connections (a dying replica's stream
+// then reaches the browser as an error, which it retries, not as a clean
+// end), room for a 4 MiB what-if upload, a read timeout above the
+// streams' 15 s keepalive, the browser's Host and X-Forwarded-*, and an
+// access log without query strings (a stream's carries its tab id).
+func TestNginxConfig(t *testing.T) {
+	bin := needNginx(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(deployedNginx(t, dir, freePort(t), "127.0.0.1:1", "127.0.0.1:2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-t", "-p", dir, "-e", "stderr", "-c", conf).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test is successful") {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile("deploy/nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string // the directives, comments dropped
+	for _, l := range strings.Split(string(raw), "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	directives := strings.Join(lines, "\n")
+	for _, want := range []string{"events {", "http {", "upstream outlierlab {", "keepalive 32;",
+		"proxy_http_version 1.1;", `proxy_set_header Connection "";`, "client_max_body_size 5m;",
+		"proxy_set_header Host $http_host;", "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
+		"proxy_set_header X-Forwarded-Proto $scheme;", "log_format outlierlab", "access_log /dev/stdout outlierlab;"} {
+		if !strings.Contains(directives, want) {
+			t.Errorf("deploy/nginx.conf has no %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`proxy_read_timeout (\d+)s;`).FindStringSubmatch(directives); m == nil {
+		t.Error("deploy/nginx.conf sets no proxy_read_timeout in seconds")
+	} else if s, _ := strconv.Atoi(m[1]); s <= 15 {
+		t.Errorf("proxy_read_timeout %ds is not above the streams' 15 s keepalive", s)
+	}
+	_, format, _ := strings.Cut(directives, "log_format outlierlab")
+	format, _, _ = strings.Cut(format, ";")
+	for _, v := range []string{"$request ", "$request\"", "$request_uri", "$args", "$query_string", "$is_args", "$arg_", "$http_referer"} {
+		if strings.Contains(format, v) {
+			t.Errorf("the access log's format writes %s: a query string (a tab id, an instructor key) in the log", strings.Trim(v, ` "`))
 		}
 	}
 }
@@ -161,11 +248,13 @@ func follow(t *testing.T, base, signals, cookie string, opened *atomic.Int32) <-
 
 // The deployment recipe for real: Debian's nginx with deploy/nginx.conf
 // in front of two replicas (child processes) on one NATS with JetStream,
-// round robin, no sticky sessions. A room is made through nginx; a
-// follower's stream through nginx gets each event at once (no buffering);
-// an instructor's move posted as a browser does (Origin: the proxy's
-// address) passes the same-origin check; a replica killed with SIGKILL,
-// the follower is back on the room through the other one within 2 s.
+// round robin, no sticky sessions, keepalive HTTP/1.1 upstream. A room
+// is made through nginx; a follower's stream through nginx gets each
+// event at once (no buffering); an instructor's move posted as a browser
+// does (Origin: the proxy's address) passes the same-origin check; a
+// replica killed with SIGKILL, the follower is back on the room through
+// the other one within 2 s; a 4 MiB upload reaches the replica; the
+// access log names the streams without their tab ids.
 func TestNginxTwoReplicas(t *testing.T) {
 	needNginx(t)
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
@@ -181,7 +270,7 @@ func TestNginxTwoReplicas(t *testing.T) {
 	r2 := startChild(t, nil, "-nats-url", ns.ClientURL())
 	r1.ready(t)
 	r2.ready(t)
-	base := startNginx(t, strings.TrimPrefix(r1.base, "http://"), strings.TrimPrefix(r2.base, "http://"))
+	base, accessLog := startNginxEdited(t, func(conf string) string { return conf }, strings.TrimPrefix(r1.base, "http://"), strings.TrimPrefix(r2.base, "http://"))
 
 	st, body := call(t, "POST", base+"/rooms", `{"preset":"search-cache"}`, "")
 	var room struct{ Code, Key string }
@@ -254,6 +343,27 @@ func TestNginxTwoReplicas(t *testing.T) {
 		t.Errorf("the follower's stream was not on the killed replica (%d streams opened)", streams.Load())
 	}
 	t.Logf("a replica killed: the follower, reconnected through nginx, had the next move after %v", time.Since(killed).Round(time.Millisecond))
+
+	// A what-if upload over the lab's 4 MiB passes nginx (5m) and is
+	// refused by the replica, in its own words.
+	res, err := http.Post(base+"/whatif", "text/plain", strings.NewReader(strings.Repeat("x", 4<<20+1024)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge || strings.Contains(string(b), "nginx") {
+		t.Errorf("a 4 MiB upload through nginx: %d %.200s, want the replica's 413", res.StatusCode, b)
+	}
+
+	// The access log has the streams, without their query (the tab's id).
+	logged, err := os.ReadFile(accessLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), `"GET /lab/stream HTTP/1.1" 200`) || strings.Contains(string(logged), follower) || strings.Contains(string(logged), "datastar") {
+		t.Errorf("nginx's access log, want the streams without their query:\n%s", logged)
+	}
 }
 
 // Issue 19, defect 6, through a real nginx that appends to
@@ -267,8 +377,8 @@ func TestNginxForgedForwardedFor(t *testing.T) {
 	r := startChild(t, nil, "-data-dir", t.TempDir(), "-trusted-proxies", "127.0.0.2", "-room-joins-per-minute", "60")
 	r.ready(t)
 	up := strings.TrimPrefix(r.base, "http://")
-	base := startNginxEdited(t, func(conf string) string {
-		return strings.Replace(conf, "proxy_pass http://outlierlab;", "proxy_pass http://outlierlab;\n        proxy_bind 127.0.0.2;", 1)
+	base, _ := startNginxEdited(t, func(conf string) string {
+		return strings.Replace(conf, "proxy_pass http://outlierlab;", "proxy_pass http://outlierlab;\n            proxy_bind 127.0.0.2;", 1)
 	}, up, up) // both upstreams the one replica
 	limited := 0
 	for i := range 200 {
