@@ -285,7 +285,7 @@ func (s *Workshops) attendeePage(role string) http.HandlerFunc {
 			tooManyAttendees(w, code, s.rooms.lim)
 			return
 		}
-		s.renderRoom(w, r, code, &rec.State, role)
+		s.renderRoom(w, r, code, &rec, role)
 	}
 }
 
@@ -312,7 +312,7 @@ func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/r/"+code+"/present", http.StatusSeeOther)
 		return
 	}
-	s.renderRoom(w, r, code, &rec.State, "present")
+	s.renderRoom(w, r, code, &rec, "present")
 }
 
 // full reports whether the room has as many attendees here as it may.
@@ -325,8 +325,8 @@ func (set *roomSet) full(code string) bool {
 
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
-func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, st *record.State, role string) {
-	page, tab, err := s.roomPage(r, code, st, role)
+func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
+	page, tab, err := s.roomPage(r, code, rec, role)
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
@@ -339,7 +339,8 @@ func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code stri
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
 // the room's signals, and the room's strip (or the projector's frame).
-func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, role string) (page templ.Component, tab string, err error) {
+func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role string) (page templ.Component, tab string, err error) {
+	st := &rec.State
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.plans.View(code, role, st)
 	in, d, err := st.Inputs(s.Lessons)
@@ -351,7 +352,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, rol
 		if err != nil {
 			return nil, "", err
 		}
-		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role)
+		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role, rec.Rev)
 		if role == "projector" {
 			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
 			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), v.Lab.Tab, nil
@@ -367,7 +368,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, st *record.State, rol
 	if err != nil {
 		return nil, "", err
 	}
-	lab.Signals = withRoomSignals(lab.Signals, code, role)
+	lab.Signals = withRoomSignals(lab.Signals, code, role, rec.Rev)
 	lab.Link = false // the address is the room's, not a permalink
 	l := s.Pages.Layout("Workshop "+code, "lab", true)
 	if role == "projector" {
@@ -397,7 +398,7 @@ func (s *Workshops) roomBar(r *http.Request, code, role string) view.RoomBar {
 
 // withRoomSignals adds the room's signals to a lab's initial ones: the
 // code, the page's role, and follow (true until the tab breaks away).
-func withRoomSignals(signals, code, role string) string {
+func withRoomSignals(signals, code, role string, rev uint64) string {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(signals), &m); err != nil {
 		m = map[string]json.RawMessage{}
@@ -405,6 +406,7 @@ func withRoomSignals(signals, code, role string) string {
 	m["room"], _ = json.Marshal(code)
 	m["roomRole"], _ = json.Marshal(role)
 	m["follow"] = json.RawMessage("true")
+	m["roomRev"], _ = json.Marshal(rev) // the room's revision the page shows (applyRoom)
 	b, _ := json.Marshal(m)
 	return string(b)
 }

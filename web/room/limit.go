@@ -33,10 +33,11 @@ func (set *roomSet) find(r *http.Request, code string) (record.Record, error) {
 	if err := set.admitCode(r); err != nil {
 		return record.Record{}, err
 	}
-	rec, _, err := set.lookup(r.Context(), code)
+	rec, rev, err := set.lookup(r.Context(), code)
 	if errors.Is(err, errRoomNotFound) {
 		set.missedCode(r)
 	}
+	rec.Rev = rev
 	return rec, err
 }
 

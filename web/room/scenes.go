@@ -70,7 +70,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		// than the scene: it loads the room's page now, rather than when
 		// the bus brings the move to its stream (applyRoom does that for
 		// every other page).
-		_ = csp.Run(datastar.NewSSE(w, r), "location.reload()")
+		_ = csp.Run(datastar.NewSSE(w, r), reloadPage)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})

@@ -62,6 +62,10 @@ type tabRoom struct {
 	// be the room's latest (a state of the bus older than the command
 	// would move the tab back under the instructor's hand).
 	publishing int
+	// pageRev is the room's revision the page was drawn at: an older one
+	// (a replica whose hub lags the one that drew the page) is not
+	// applied, and never sends the page back to an older lesson.
+	pageRev uint64
 	// navigate is a revision that shows another page (another lesson, or
 	// the free lab where the tab has a lesson): the tab's stream tells the
 	// page to load the room's page, which shows it (navSent: done).
@@ -93,6 +97,8 @@ type roomSignals struct {
 	Room     string `json:"room"`
 	RoomRole string `json:"roomRole"`
 	Follow   *bool  `json:"follow"`
+	// RoomRev is the room's revision the page was drawn at.
+	RoomRev uint64 `json:"roomRev"`
 }
 
 // bindRoom gives a tab its room from its signals the first time a request
@@ -110,7 +116,7 @@ func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error
 		if !valid {
 			return nil, httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "room", Msg: fmt.Sprintf("%q is not a room code (allowed %d of %s)", httperr.Truncate(rs.Room, 20), record.CodeLen, record.CodeAlphabet)})
 		}
-		tr := &tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow}
+		tr := &tabRoom{code: code, follow: rs.Follow == nil || *rs.Follow, pageRev: rs.RoomRev}
 		switch rs.RoomRole {
 		case "", "follow":
 		case "projector":
@@ -257,7 +263,7 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if n.rev <= tr.applied {
+	if n.rev <= tr.applied || n.rev < tr.pageRev {
 		return
 	}
 	tr.obeyRoom(&n.rec.State)
@@ -398,7 +404,7 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 		if nav {
 			// The room's page is rendered at the room's state: the page loads
 			// it, and its new stream follows from there.
-			return csp.Run(sse, "location.reload()")
+			return csp.Run(sse, reloadPage)
 		}
 	}
 	if f := int8(tabstate.B2F(follow)); f != w.follow {
@@ -518,3 +524,8 @@ func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request
 func errNotKeyHolder(code string) error {
 	return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing): open the room's present link again"})
 }
+
+// reloadPage loads the room's page again, once: the Next's answer and the
+// stream may both ask, and a second reload would cancel the first one's
+// load and start over.
+const reloadPage = "window.olabReloading || (window.olabReloading = true, location.reload())"

@@ -101,6 +101,9 @@ type Record struct {
 	V       int    `json:"v"`
 	KeyHash string `json:"keyHash"`
 	State   State  `json:"state"`
+	// Rev is the bus's revision of the record, where it was read (not
+	// stored: the bus numbers its records).
+	Rev uint64 `json:"-"`
 }
 
 // KeyMatches reports whether key is the room's instructor key.
