@@ -159,10 +159,11 @@ func TestBrowserLookPages(t *testing.T) {
 
 // chartsSettled holds once no chart is animating (ECharts draws its
 // series in over about a second; its parts are measured at rest) and a
-// projector's legends are measured (app.js fitLegend), and the time
-// labels were chosen for the plot's width as drawn (app.js fitTicks).
+// projector's legends, and a handout's (in a band above the plot), are
+// measured (app.js fitLegend), and the time labels were chosen for the
+// plot's width as drawn (app.js fitTicks).
 const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
-	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
+	return !c || (c.getZr().animation.isFinished() && ((el.dataset.mode !== 'projector' && el.dataset.legend !== 'band') || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
 		&& (!el.dataset.ticksW || Math.abs(el.dataset.ticksW - el.dataset.plotW) <= 2)) })`
 
 // chartParts lists what is out of place in the charts and around them: an
