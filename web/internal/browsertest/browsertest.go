@@ -165,7 +165,7 @@ func (b *Browser) CheckOffline() {
 
 // SkipWithoutChromium skips a browser test in -short mode or where
 // Chromium is not installed.
-func SkipWithoutChromium(t *testing.T) {
+func SkipWithoutChromium(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -179,7 +179,7 @@ func SkipWithoutChromium(t *testing.T) {
 // of width×height, and returns its context (skipping the test where it
 // cannot run); it ends with the test. Pages of their own (a room's
 // laptops) are new contexts of it (roomBrowser).
-func StartChromium(t *testing.T, width, height int) context.Context {
+func StartChromium(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	SkipWithoutChromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
