@@ -906,7 +906,8 @@ const announcer = { last: 0, timer: 0, said: '' };
 function statusWords() {
   const st = $('status');
   if (!st) return '';
-  const part = (sel) => { const el = st.querySelector(sel); return el ? el.textContent.trim() : ''; };
+  // innerText: what the page shows (a projector hides where to answer).
+  const part = (sel) => { const el = st.querySelector(sel); return el ? el.innerText.trim() : ''; };
   const words = [part('.clock'), part('.state')];
   if (!st.querySelector('.state.playing')) words.push(part('.summary'));
   return words.filter(Boolean).join('. ');
