@@ -32,7 +32,7 @@ func roomStyle() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<style>\n\t\t.room-strip { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1rem; margin: 0 0 0.8rem; padding: 0.45rem 0.8rem; background: var(--paper, #fff); border: 1px solid var(--line, #d9dde3); border-radius: 8px; }\n\t\t.room-strip form { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin: 0; min-width: 0; max-width: 100%; }\n\t\t/* A lesson's title is longer than a phone is wide: the menu shrinks\n\t\t   to the strip (its options still show whole when it opens). */\n\t\t.room-strip select { min-width: 0; max-width: 100%; }\n\t\t.room-strip .room-title { font-weight: 650; }\n\t\t/* A short screen (a laptop at 150%): the strip as thin as its\n\t\t   button, so that a whole chart is in the first screen. */\n\t\t@media (max-height: 560px) { .room-strip { padding: 0.15rem 0.6rem; margin-bottom: 0.35rem; } }\n\t\t/* A projector shows the lab alone; on a short screen \"Start a\n\t\t   workshop\" follows the lab, whose first screen is a whole chart\n\t\t   (the home page, with no lab, keeps it first: an instructor at\n\t\t   a 1280x720 projector at 150% starts the workshop there). */\n\t\tbody:has(.lab.projector) .room-start { display: none; }\n\t\t@media (max-height: 560px) {\n\t\t\tmain:has(> .room-start):has(.lab) { display: flex; flex-direction: column; }\n\t\t\tmain:has(.lab) > .room-start { order: 1; margin: 0.6rem 0 0; }\n\t\t}\n\t\t.room-code { font-family: var(--mono, monospace); font-weight: 700; letter-spacing: 0.12em; }\n\t\t.room-strip input.code-box, .room-join input.code-box { font-family: var(--mono, monospace); text-transform: uppercase; letter-spacing: 0.12em; width: 8.5ch; }\n\t\t.room-strip button.primary, .room-join button.primary { background: var(--accent, #0b5cad); color: #fff; border: 1px solid var(--accent, #0b5cad); border-radius: 6px; padding: 0.25rem 0.8rem; font-weight: 650; cursor: pointer; }\n\t\t.room-bar.follow.away { background: #fff4e5; border-color: #d55e00; }\n\t\t.room-away { font-weight: 650; }\n\t\t.room-bar .qr, .room-projector-side .qr { display: block; width: 9rem; height: 9rem; }\n\t\t.room-bar details summary { cursor: pointer; }\n\t\t.room-scene:empty { display: none; }\n\t\t.room-scene { flex-basis: 100%; display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; align-items: baseline; }\n\t\t.room-scene-notes { flex-basis: 100%; max-height: 12rem; overflow: auto; border-left: 3px solid #0072b2; padding: 0 0.6rem; font-size: 0.95em; }\n\t\t.room-scene-notes p { margin: 0.3rem 0; }\n\t\t.room-scene-list ol { margin: 0.2rem 0; padding-left: 1.6rem; }\n\t\t.room-scene-list li.current { list-style-type: \"▶ \"; }\n\t\t.room-scene-list button.link { background: none; border: 0; padding: 0; color: inherit; text-decoration: underline; cursor: pointer; font: inherit; }\n\t\t.room-scene-explore { display: inline-flex; flex-wrap: wrap; gap: 0.3rem 0.6rem; align-items: baseline; }\n\t\t.room-scene-explore > span { font-style: italic; }\n\t\t.room-explore { margin: 0; display: inline-flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; padding: 0.1rem 0.6rem; border: 2px solid #0072b2; border-radius: 6px; background: #eef6fc; }\n\t\t.room-explore[hidden] { display: none; }\n\t\t.room-explore-left { font-family: var(--mono, monospace); font-size: 1.15em; font-variant-numeric: tabular-nums; }\n\t\t.room-explore.up { border-color: #d55e00; background: #fff4e5; }\n\t\t.room-scene-ask { flex-basis: 100%; margin: 0; display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; align-items: baseline; }\n\t\t.room-board-scenes { flex-basis: 100%; }\n\t\t.room-board-scenes .room-board-table { font-size: 0.9em; }\n\t\t.room-board-scenes th, .room-board-scenes td { text-align: left; vertical-align: top; padding-right: 0.6rem; }\n\t\t.room-board-scenes tr.current td:first-child { font-weight: 650; }\n\t\t/* The instructor's bar: on a big screen every tool shows and \"More\n\t\t   tools\" is not there. On a phone or a short screen the bar is the\n\t\t   code, the board's buttons and the counts (one or two lines, so\n\t\t   that a whole chart is in the first screen); the join address,\n\t\t   the projector link, the QR code, the instructor link, the\n\t\t   question and the spotlight's keyboard form fold behind \"More\n\t\t   tools\", and the spotlight's hint is not shown. */\n\t\t.room-more { display: contents; }\n\t\t.room-more-toggle { display: none; }\n\t\t@media (max-width: 699px), (max-height: 599px) {\n\t\t\t.room-bar.present { gap: 0.3rem 0.6rem; padding: 0.3rem 0.6rem; }\n\t\t\t.room-bar.present .room-long, .room-bar.present .room-spot-how { display: none; }\n\t\t\t.room-more-toggle { display: inline-block; }\n\t\t\t.room-more:not(.open) { display: none; }\n\t\t\t.room-bar.present .room-spot-hint:not(:has(#room-spot-now:not(:empty))) { display: none; }\n\t\t\t.room-bar.present .room-board-counts { margin: 0; }\n\t\t\t/* The notes scroll in a box of four lines: the run stays near the first screen. */\n\t\t\t.room-scene-notes { max-height: 6.5rem; }\n\t\t\t.room-bar.present .room-title { display: inline-block; }\n\t\t\t.room-bar.present .room-title::first-letter { text-transform: uppercase; }\n\t\t}\n\t\t/* A room's lab shown large (the projector view, a recording's\n\t\t   player): the controls, transport and Envoy's panels hidden. */\n\t\t.room-projector .controls, .room-projector .transport, .room-projector .inject, .room-projector .envoy-panel,\n\t\t.room-projector .envoy-more, .room-projector #notice { display: none !important; }\n\t\t.room-projector #status { font-size: 1.25rem; }\n\t\t/* The projector view (issue 33): one screen, nothing over anything.\n\t\t   The code and the join address are the top line (the address on\n\t\t   one line, never broken); the QR code (10rem at least: scanned from\n\t\t   the back of a room) and the room's question are a column on the\n\t\t   right, the question's histogram one answer a row with the\n\t\t   engine's mark under its bar; the scene, the status line and the\n\t\t   charts share the rest. The charts are the story of a run (the\n\t\t   handout's: success rate, ejections, what clients saw), each as\n\t\t   tall as a chart is readable (180 px at least): two by two with\n\t\t   the decision log (the charts' grid is the board's), in a short\n\t\t   window (a projector at 150%) the first two side by side, on a\n\t\t   phone one above the other. The lab's other charts are hidden,\n\t\t   not drawn small. */\n\t\t.room-projector-page { display: grid; grid-template-columns: minmax(0, 1fr) 17rem; grid-template-rows: auto minmax(0, 1fr); gap: 0.3rem 0.8rem; height: calc(100vh - 0.7rem); }\n\t\t.room-projector-head { grid-column: 1 / -1; display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 1.5rem; min-width: 0; }\n\t\t.room-projector-title { font-size: 1.1rem; font-weight: 400; margin: 0; }\n\t\t.room-projector-head .room-code { font-size: 1.9rem; }\n\t\t.room-projector-head .join { font-size: 1.25rem; margin: 0; white-space: nowrap; }\n\t\t.room-projector-side { grid-column: 2; grid-row: 2; display: flex; flex-direction: column; gap: 0.6rem; min-height: 0; overflow: hidden; font-size: 1.1rem; }\n\t\t.room-projector-side .qr { flex: none; width: clamp(10rem, 30vh, 100%); height: auto; aspect-ratio: 1; }\n\t\t.room-projector-side .room-question p { margin: 0.2rem 0; }\n\t\t.room-projector-side .room-hist-row { display: grid; grid-template-columns: auto minmax(0, 1fr) auto; gap: 0 0.5rem; }\n\t\t.room-projector-side .room-hist-label { min-width: 2.5rem; }\n\t\t.room-projector-side .room-hist-mark { grid-column: 1 / -1; }\n\t\t.room-projector-main { grid-column: 1; grid-row: 2; display: flex; flex-direction: column; gap: 0.2rem; min-width: 0; min-height: 0; }\n\t\t.room-projector-main > .room-scene, .room-projector-main > .room-explore { flex: none; align-self: flex-start; margin: 0; }\n\t\t.room-projector-main > .room-scene { font-size: 1.5em; }\n\t\t.room-projector-main > .room-explore { font-size: 1.4em; }\n\t\t.room-projector-main > .lab { flex: 1 1 auto; min-height: 0; }\n\t\t.room-projector-main .lab.projector .stage { height: 100%; }\n\t\t.room-projector-page:has(#room-question .room-q-count) #status .held-wait { display: inline; }\n\t\t.room-projector-page #fig-chart-compare, .room-projector-page #fig-chart-share, .room-projector-page #fig-chart-counters { display: none; }\n\t\t.room-projector-page .lab.projector .board { grid-template-columns: repeat(2, minmax(0, 1fr)); grid-template-rows: repeat(2, minmax(0, 1fr)); gap: 0.4rem; }\n\t\t.room-projector-page .lab.projector .charts { display: contents; }\n\t\t@media (max-width: 899px), (max-height: 599px) {\n\t\t\t.room-projector-page { grid-template-columns: minmax(0, 1fr) 15rem; gap: 0.2rem 0.6rem; }\n\t\t\t.room-projector-head .room-code { font-size: 1.4rem; }\n\t\t\t.room-projector-title, .room-projector-head .join { font-size: 0.95rem; }\n\t\t\t.room-projector-side { font-size: 0.9rem; gap: 0.3rem; }\n\t\t\t.room-projector-main > .room-scene { font-size: 1.15em; }\n\t\t\t.room-projector-main > .room-explore { font-size: 1.1em; }\n\t\t\t.room-projector-page #status { font-size: 1rem; }\n\t\t}\n\t\t@media (max-height: 599px) {\n\t\t\t.room-projector-page #fig-chart-clients { display: none; }\n\t\t\t.room-projector-page .lab.projector .board { grid-template-rows: minmax(0, 1fr); }\n\t\t}\n\t\t/* A phone: one column, the QR code beside the question. */\n\t\t@media (max-width: 599px) and (orientation: portrait) {\n\t\t\t.room-projector-page { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto auto minmax(0, 1fr); }\n\t\t\t.room-projector-side { grid-column: 1; grid-row: 2; flex-direction: row; align-items: flex-start; }\n\t\t\t.room-projector-side .qr { width: 7rem; }\n\t\t\t.room-projector-side .room-question { flex: 1 1 0; min-width: 0; }\n\t\t\t.room-projector-main { grid-row: 3; }\n\t\t\t.room-projector-page #fig-chart-clients { display: none; }\n\t\t\t.room-projector-page .lab.projector .board { grid-template-columns: minmax(0, 1fr); grid-template-rows: repeat(2, minmax(0, 1fr)); }\n\t\t}\n\t\t.room-plan-handouts { margin: 0; flex-basis: 100%; }\n\t\t.room-question:empty { display: none; }\n\t\t.room-question { flex-basis: 100%; }\n\t\t.room-q-choice { margin-right: 0.4rem; padding: 0.2rem 0.9rem; }\n\t\t.room-q-choice.mine { outline: 3px solid var(--accent, #0b5cad); }\n\t\t.room-hist-row { display: flex; align-items: center; gap: 0.5rem; margin: 0.15rem 0; }\n\t\t.room-hist-label { min-width: 4rem; }\n\t\t.room-hist-bar { display: inline-block; height: 1rem; min-width: 2px; background: #8a97a8; }\n\t\t.room-hist-row.right .room-hist-bar { background: #009e73; }\n\t\t.room-hist-mark { color: #007a5a; font-weight: 650; }\n\t</style>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<style>\n\t\t.room-strip { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1rem; margin: 0 0 0.8rem; padding: 0.45rem 0.8rem; background: var(--paper, #fff); border: 1px solid var(--line, #d9dde3); border-radius: 8px; }\n\t\t.room-strip form { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin: 0; min-width: 0; max-width: 100%; }\n\t\t/* A lesson's title is longer than a phone is wide: the menu shrinks\n\t\t   to the strip (its options still show whole when it opens). */\n\t\t.room-strip select { min-width: 0; max-width: 100%; }\n\t\t.room-strip .room-title { font-weight: 650; }\n\t\t/* A short screen (a laptop at 150%): the strip as thin as its\n\t\t   button, so that a whole chart is in the first screen. */\n\t\t@media (max-height: 560px) { .room-strip { padding: 0.15rem 0.6rem; margin-bottom: 0.35rem; } }\n\t\t/* A projector shows the lab alone; on a short screen \"Start a\n\t\t   workshop\" follows the lab, whose first screen is a whole chart\n\t\t   (the home page, with no lab, keeps it first: an instructor at\n\t\t   a 1280x720 projector at 150% starts the workshop there). */\n\t\tbody:has(.lab.projector) .room-start { display: none; }\n\t\t@media (max-height: 560px) {\n\t\t\tmain:has(> .room-start):has(.lab) { display: flex; flex-direction: column; }\n\t\t\tmain:has(.lab) > .room-start { order: 1; margin: 0.6rem 0 0; }\n\t\t}\n\t\t.room-code { font-family: var(--mono, monospace); font-weight: 700; letter-spacing: 0.12em; }\n\t\t.room-strip input.code-box, .room-join input.code-box { font-family: var(--mono, monospace); text-transform: uppercase; letter-spacing: 0.12em; width: 8.5ch; }\n\t\t.room-strip button.primary, .room-join button.primary { background: var(--accent, #0b5cad); color: #fff; border: 1px solid var(--accent, #0b5cad); border-radius: 6px; padding: 0.25rem 0.8rem; font-weight: 650; cursor: pointer; }\n\t\t.room-bar.follow.away { background: #fff4e5; border-color: #d55e00; }\n\t\t.room-away { font-weight: 650; }\n\t\t.room-bar .qr, .room-projector-side .qr { display: block; width: 9rem; height: 9rem; }\n\t\t.room-bar details summary { cursor: pointer; }\n\t\t.room-scene:empty { display: none; }\n\t\t.room-scene { flex-basis: 100%; display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; align-items: baseline; }\n\t\t.room-scene-notes { flex-basis: 100%; max-height: 12rem; overflow: auto; border-left: 3px solid #0072b2; padding: 0 0.6rem; font-size: 0.95em; }\n\t\t.room-scene-notes p { margin: 0.3rem 0; }\n\t\t.room-scene-list ol { margin: 0.2rem 0; padding-left: 1.6rem; }\n\t\t.room-scene-list li.current { list-style-type: \"▶ \"; }\n\t\t.room-scene-list button.link { background: none; border: 0; padding: 0; color: inherit; text-decoration: underline; cursor: pointer; font: inherit; }\n\t\t.room-scene-explore { display: inline-flex; flex-wrap: wrap; gap: 0.3rem 0.6rem; align-items: baseline; }\n\t\t.room-scene-explore > span { font-style: italic; }\n\t\t.room-explore { margin: 0; display: inline-flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; padding: 0.1rem 0.6rem; border: 2px solid #0072b2; border-radius: 6px; background: #eef6fc; }\n\t\t.room-explore[hidden] { display: none; }\n\t\t.room-explore-left { font-family: var(--mono, monospace); font-size: 1.15em; font-variant-numeric: tabular-nums; }\n\t\t.room-explore.up { border-color: #d55e00; background: #fff4e5; }\n\t\t.room-scene-ask { flex-basis: 100%; margin: 0; display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; align-items: baseline; }\n\t\t.room-board-scenes { flex-basis: 100%; }\n\t\t.room-board-scenes .room-board-table { font-size: 0.9em; }\n\t\t.room-board-scenes th, .room-board-scenes td { text-align: left; vertical-align: top; padding-right: 0.6rem; }\n\t\t.room-board-scenes tr.current td:first-child { font-weight: 650; }\n\t\t/* The instructor's bar: on a big screen every tool shows and \"More\n\t\t   tools\" is not there. On a phone or a short screen the bar is the\n\t\t   code, the board's buttons and the counts (one or two lines, so\n\t\t   that a whole chart is in the first screen); the join address,\n\t\t   the projector link, the QR code, the instructor link, the\n\t\t   question and the spotlight's keyboard form fold behind \"More\n\t\t   tools\", and the spotlight's hint is not shown. */\n\t\t.room-more { display: contents; }\n\t\t.room-more-toggle { display: none; }\n\t\t@media (max-width: 699px), (max-height: 599px) {\n\t\t\t.room-bar.present { gap: 0.3rem 0.6rem; padding: 0.3rem 0.6rem; }\n\t\t\t.room-bar.present .room-long, .room-bar.present .room-spot-how { display: none; }\n\t\t\t.room-more-toggle { display: inline-block; }\n\t\t\t.room-more:not(.open) { display: none; }\n\t\t\t.room-bar.present .room-spot-hint:not(:has(#room-spot-now:not(:empty))) { display: none; }\n\t\t\t.room-bar.present .room-board-counts { margin: 0; }\n\t\t\t/* The notes scroll in a box of four lines: the run stays near the first screen. */\n\t\t\t.room-scene-notes { max-height: 6.5rem; }\n\t\t\t.room-bar.present .room-title { display: inline-block; }\n\t\t\t.room-bar.present .room-title::first-letter { text-transform: uppercase; }\n\t\t}\n\t\t/* A room's lab shown large (the projector view, a recording's\n\t\t   player): the controls, transport and Envoy's panels hidden. */\n\t\t.room-projector .controls, .room-projector .transport, .room-projector .inject, .room-projector .envoy-panel,\n\t\t.room-projector .envoy-more, .room-projector #notice { display: none !important; }\n\t\t.room-projector #status { font-size: 1.25rem; }\n\t\t/* The projector view (issue 33): one screen, nothing over anything.\n\t\t   The code and the join address are the top line (the address on\n\t\t   one line, never broken); the QR code (10rem at least: scanned from\n\t\t   the back of a room) and the room's question are a column on the\n\t\t   right, the question's histogram one answer a row with the\n\t\t   engine's mark under its bar; the scene, the status line and the\n\t\t   charts share the rest. The charts are the story of a run (the\n\t\t   handout's: success rate, ejections, what clients saw), each as\n\t\t   tall as a chart is readable (180 px at least): two by two with\n\t\t   the decision log (the charts' grid is the board's), in a short\n\t\t   window (a projector at 150%) the first two side by side, on a\n\t\t   phone one above the other. The lab's other charts are hidden,\n\t\t   not drawn small. */\n\t\t.room-projector-page { display: grid; grid-template-columns: minmax(0, 1fr) 17rem; grid-template-rows: auto minmax(0, 1fr); gap: 0.3rem 0.8rem; height: calc(100vh - 0.7rem); }\n\t\t.room-projector-head { grid-column: 1 / -1; display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 1.5rem; min-width: 0; }\n\t\t.room-projector-title { font-size: 1.1rem; font-weight: 400; margin: 0; }\n\t\t.room-projector-head .room-code { font-size: 1.9rem; }\n\t\t.room-projector-head .join { font-size: 1.25rem; margin: 0; white-space: nowrap; }\n\t\t.room-projector-side { grid-column: 2; grid-row: 2; display: flex; flex-direction: column; gap: 0.6rem; min-height: 0; overflow: hidden; font-size: 1.1rem; }\n\t\t.room-projector-side .qr { flex: none; width: clamp(10rem, 30vh, 100%); height: auto; aspect-ratio: 1; }\n\t\t.room-projector-side .room-question p { margin: 0.2rem 0; }\n\t\t.room-projector-side .room-hist-row { display: grid; grid-template-columns: auto minmax(0, 1fr) auto; gap: 0 0.5rem; }\n\t\t.room-projector-side .room-hist-label { min-width: 2.5rem; }\n\t\t.room-projector-side .room-hist-mark { grid-column: 1 / -1; }\n\t\t.room-projector-main { grid-column: 1; grid-row: 2; display: flex; flex-direction: column; gap: 0.2rem; min-width: 0; min-height: 0; }\n\t\t.room-projector-main > .room-scene, .room-projector-main > .room-explore { flex: none; align-self: flex-start; margin: 0; }\n\t\t.room-projector-main > .room-scene { font-size: 1.5em; }\n\t\t.room-projector-main > .room-explore { font-size: 1.4em; }\n\t\t.room-projector-main > .lab { flex: 1 1 auto; min-height: 0; }\n\t\t.room-projector-main .lab.projector .stage { height: 100%; }\n\t\t.room-projector-page:has(#room-question .room-q-count) #status .held-wait { display: inline; }\n\t\t.room-projector-page #fig-chart-compare, .room-projector-page #fig-chart-share, .room-projector-page #fig-chart-counters { display: none; }\n\t\t.room-projector-page .lab.projector .board { grid-template-columns: repeat(2, minmax(0, 1fr)); grid-template-rows: repeat(2, minmax(0, 1fr)); gap: 0.4rem; }\n\t\t.room-projector-page .lab.projector .charts { display: contents; }\n\t\t@media (max-width: 899px), (max-height: 599px) {\n\t\t\t.room-projector-page { grid-template-columns: minmax(0, 1fr) 15rem; gap: 0.2rem 0.6rem; }\n\t\t\t.room-projector-head .room-code { font-size: 1.4rem; }\n\t\t\t.room-projector-title, .room-projector-head .join { font-size: 0.95rem; }\n\t\t\t.room-projector-side { font-size: 0.9rem; gap: 0.3rem; }\n\t\t\t.room-projector-main > .room-scene { font-size: 1.15em; }\n\t\t\t.room-projector-main > .room-explore { font-size: 1.1em; }\n\t\t\t.room-projector-page #status { font-size: 1rem; }\n\t\t}\n\t\t@media (max-height: 599px) {\n\t\t\t.room-projector-page #fig-chart-clients { display: none; }\n\t\t\t.room-projector-page .lab.projector .board { grid-template-rows: minmax(0, 1fr); }\n\t\t}\n\t\t/* A phone: one column, the QR code beside the question. */\n\t\t@media (max-width: 599px) and (orientation: portrait) {\n\t\t\t.room-projector-page { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto auto minmax(0, 1fr); }\n\t\t\t.room-projector-side { grid-column: 1; grid-row: 2; flex-direction: row; align-items: flex-start; }\n\t\t\t.room-projector-side .qr { width: 7rem; }\n\t\t\t.room-projector-side .room-question { flex: 1 1 0; min-width: 0; }\n\t\t\t.room-projector-main { grid-row: 3; }\n\t\t\t.room-projector-page #fig-chart-clients { display: none; }\n\t\t\t.room-projector-page .lab.projector .board { grid-template-columns: minmax(0, 1fr); grid-template-rows: repeat(2, minmax(0, 1fr)); }\n\t\t}\n\t\t.room-plan-handouts { margin: 0; flex-basis: 100%; }\n\t\t.room-question:empty { display: none; }\n\t\t.room-question { flex-basis: 100%; }\n\t\t.room-q-choice { margin-right: 0.4rem; padding: 0.2rem 0.9rem; }\n\t\t.room-q-choice.mine { outline: 3px solid var(--accent, #0b5cad); }\n\t\t/* On a phone (or any touch screen) an answer is a finger's target:\n\t\t   44×44 px at least, the number field as tall (issue 33). */\n\t\t@media (max-width: 699px), (pointer: coarse) {\n\t\t\t.room-q-choice { min-width: 44px; min-height: 44px; padding: 0.4rem 1.2rem; margin: 0 0.5rem 0.4rem 0; font-size: 1rem; }\n\t\t\t.room-question input[type=number] { min-height: 44px; box-sizing: border-box; margin: 0 0.5rem 0.4rem 0; font-size: 1rem; }\n\t\t}\n\t\t.room-hist-row { display: flex; align-items: center; gap: 0.5rem; margin: 0.15rem 0; }\n\t\t.room-hist-label { min-width: 4rem; }\n\t\t.room-hist-bar { display: inline-block; height: 1rem; min-width: 2px; background: #8a97a8; }\n\t\t.room-hist-row.right .room-hist-bar { background: #009e73; }\n\t\t.room-hist-mark { color: #007a5a; font-weight: 650; }\n\t</style>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -88,7 +88,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 					var templ_7745c5c3_Var3 string
 					templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression("plan:" + p.ID).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 167, Col: 38}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 38}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 					if templ_7745c5c3_Err != nil {
@@ -101,7 +101,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 					var templ_7745c5c3_Var4 string
 					templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.Title)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 167, Col: 50}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 50}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 					if templ_7745c5c3_Err != nil {
@@ -114,7 +114,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 					var templ_7745c5c3_Var5 string
 					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.Minutes))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 167, Col: 71}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 71}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
@@ -142,7 +142,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression("lesson:" + l.ID).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 39}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 179, Col: 39}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 				if templ_7745c5c3_Err != nil {
@@ -155,7 +155,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(l.Number))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 58}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 179, Col: 58}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
@@ -168,7 +168,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(l.Title)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 173, Col: 71}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 179, Col: 71}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {
@@ -191,7 +191,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression("preset:" + p.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 178, Col: 41}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 184, Col: 41}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 				if templ_7745c5c3_Err != nil {
@@ -204,7 +204,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 178, Col: 52}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 184, Col: 52}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -233,7 +233,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 						var templ_7745c5c3_Var11 string
 						templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(" · ")
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 190, Col: 15}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 196, Col: 15}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 						if templ_7745c5c3_Err != nil {
@@ -247,7 +247,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 					var templ_7745c5c3_Var12 string
 					templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/plans/" + p.ID + "/handout")).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 192, Col: 60}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 198, Col: 60}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 					if templ_7745c5c3_Err != nil {
@@ -260,7 +260,7 @@ func RoomStartStrip(st view.RoomStart) templ.Component {
 					var templ_7745c5c3_Var13 string
 					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(p.Title)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 192, Col: 72}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 198, Col: 72}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -315,7 +315,7 @@ func joinForm(code, id string) templ.Component {
 		var templ_7745c5c3_Var15 string
 		templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 207, Col: 17}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 213, Col: 17}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 		if templ_7745c5c3_Err != nil {
@@ -328,7 +328,7 @@ func joinForm(code, id string) templ.Component {
 		var templ_7745c5c3_Var16 string
 		templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 208, Col: 28}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 214, Col: 28}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
 		if templ_7745c5c3_Err != nil {
@@ -341,7 +341,7 @@ func joinForm(code, id string) templ.Component {
 		var templ_7745c5c3_Var17 string
 		templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(code).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 208, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 214, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 		if templ_7745c5c3_Err != nil {
@@ -389,7 +389,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression("/r/" + b.Code + "/spotlight").ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 222, Col: 128}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 228, Col: 128}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 			if templ_7745c5c3_Err != nil {
@@ -402,7 +402,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(b.Code)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 223, Col: 119}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 229, Col: 119}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
@@ -415,7 +415,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var21 string
 			templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(b.JoinPath)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 226, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 232, Col: 60}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
 			if templ_7745c5c3_Err != nil {
@@ -428,7 +428,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var22 string
 			templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(b.JoinURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 226, Col: 74}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 232, Col: 74}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 			if templ_7745c5c3_Err != nil {
@@ -441,7 +441,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var23 string
 			templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(b.ProjectorPath)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 227, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 233, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
 			if templ_7745c5c3_Err != nil {
@@ -467,7 +467,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 				var templ_7745c5c3_Var24 string
 				templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(b.HandoverURL)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 239, Col: 51}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 245, Col: 51}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 				if templ_7745c5c3_Err != nil {
@@ -485,7 +485,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var25 string
 			templ_7745c5c3_Var25, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + b.Code + "/summon')").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 245, Col: 93}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 251, Col: 93}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var25)
 			if templ_7745c5c3_Err != nil {
@@ -498,7 +498,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var26 string
 			templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + b.Code + "/lock?on=1')").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 246, Col: 94}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 252, Col: 94}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 			if templ_7745c5c3_Err != nil {
@@ -511,7 +511,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var27 string
 			templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + b.Code + "/lock?on=0')").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 247, Col: 96}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 253, Col: 96}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
 			if templ_7745c5c3_Err != nil {
@@ -571,7 +571,7 @@ func RoomBarStrip(b view.RoomBar) templ.Component {
 			var templ_7745c5c3_Var28 string
 			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(b.Code)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 270, Col: 69}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 276, Col: 69}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 			if templ_7745c5c3_Err != nil {
@@ -653,7 +653,7 @@ func RoomJoinPage(j view.RoomJoin) templ.Component {
 				var templ_7745c5c3_Var31 string
 				templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(j.Problem)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 292, Col: 18}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 298, Col: 18}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
 				if templ_7745c5c3_Err != nil {
@@ -725,7 +725,7 @@ func RoomDeniedPage(d view.RoomDenied) templ.Component {
 			var templ_7745c5c3_Var34 string
 			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(d.Heading)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 308, Col: 18}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 314, Col: 18}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 			if templ_7745c5c3_Err != nil {
@@ -738,7 +738,7 @@ func RoomDeniedPage(d view.RoomDenied) templ.Component {
 			var templ_7745c5c3_Var35 string
 			templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(d.Message)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 309, Col: 17}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 315, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 			if templ_7745c5c3_Err != nil {
@@ -756,7 +756,7 @@ func RoomDeniedPage(d view.RoomDenied) templ.Component {
 				var templ_7745c5c3_Var36 string
 				templ_7745c5c3_Var36, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(d.JoinPath)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 312, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 318, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var36)
 				if templ_7745c5c3_Err != nil {
@@ -828,7 +828,7 @@ func RoomProjectorPage(p view.RoomProjector) templ.Component {
 			var templ_7745c5c3_Var39 string
 			templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(p.Bar.Code)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 332, Col: 82}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 338, Col: 82}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var39))
 			if templ_7745c5c3_Err != nil {
@@ -841,7 +841,7 @@ func RoomProjectorPage(p view.RoomProjector) templ.Component {
 			var templ_7745c5c3_Var40 string
 			templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(p.Bar.JoinURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 333, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 339, Col: 46}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 			if templ_7745c5c3_Err != nil {
@@ -928,7 +928,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 			var templ_7745c5c3_Var42 string
 			templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(q.Text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 359, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 365, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
 			if templ_7745c5c3_Err != nil {
@@ -946,7 +946,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 				var templ_7745c5c3_Var43 string
 				templ_7745c5c3_Var43, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(q.Count))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 361, Col: 67}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 367, Col: 67}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var43))
 				if templ_7745c5c3_Err != nil {
@@ -988,7 +988,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 								var templ_7745c5c3_Var46 string
 								templ_7745c5c3_Var46, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + q.Code + "/answer?q=" + q.ID + "&a=" + c + "')").Resolve(ctx)
 								if templ_7745c5c3_Err != nil {
-									return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 365, Col: 164}
+									return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 371, Col: 164}
 								}
 								_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var46)
 								if templ_7745c5c3_Err != nil {
@@ -1015,7 +1015,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 							var templ_7745c5c3_Var47 string
 							templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(c)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 365, Col: 170}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 371, Col: 170}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var47))
 							if templ_7745c5c3_Err != nil {
@@ -1034,7 +1034,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 						var templ_7745c5c3_Var48 string
 						templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + q.Code + "/answer?q=" + q.ID + "')").Resolve(ctx)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 369, Col: 116}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 375, Col: 116}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var48)
 						if templ_7745c5c3_Err != nil {
@@ -1057,7 +1057,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 						var templ_7745c5c3_Var49 string
 						templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(q.Mine)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 372, Col: 56}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 378, Col: 56}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 						if templ_7745c5c3_Err != nil {
@@ -1076,7 +1076,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 					var templ_7745c5c3_Var50 string
 					templ_7745c5c3_Var50, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + q.Code + "/questions/" + q.ID + "/reveal')").Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 375, Col: 133}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 381, Col: 133}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var50)
 					if templ_7745c5c3_Err != nil {
@@ -1099,7 +1099,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 				var templ_7745c5c3_Var51 string
 				templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(q.Total))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 379, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 385, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 				if templ_7745c5c3_Err != nil {
@@ -1112,7 +1112,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 				var templ_7745c5c3_Var52 string
 				templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(q.Answer)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 379, Col: 86}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 385, Col: 86}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 				if templ_7745c5c3_Err != nil {
@@ -1130,7 +1130,7 @@ func RoomQuestionPanel(q view.RoomQuestion) templ.Component {
 					var templ_7745c5c3_Var53 string
 					templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(q.Mine)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 381, Col: 26}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 387, Col: 26}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 					if templ_7745c5c3_Err != nil {
@@ -1222,7 +1222,7 @@ func answerHist(bars []view.RoomAnswerBar) templ.Component {
 			var templ_7745c5c3_Var57 string
 			templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(b.Answer)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 395, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 401, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 			if templ_7745c5c3_Err != nil {
@@ -1235,7 +1235,7 @@ func answerHist(bars []view.RoomAnswerBar) templ.Component {
 			var templ_7745c5c3_Var58 string
 			templ_7745c5c3_Var58, templ_7745c5c3_Err = templruntime.SanitizeStyleAttributeValues("width: " + itoa(b.Pct) + "%")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 396, Col: 69}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 402, Col: 69}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var58))
 			if templ_7745c5c3_Err != nil {
@@ -1248,7 +1248,7 @@ func answerHist(bars []view.RoomAnswerBar) templ.Component {
 			var templ_7745c5c3_Var59 string
 			templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(b.N))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 397, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 403, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
 			if templ_7745c5c3_Err != nil {
@@ -1302,7 +1302,7 @@ func roomQuestionForm(code string) templ.Component {
 		var templ_7745c5c3_Var61 string
 		templ_7745c5c3_Var61, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + code + "/questions')").Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 418, Col: 105}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 424, Col: 105}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var61)
 		if templ_7745c5c3_Err != nil {
@@ -1341,7 +1341,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 		var templ_7745c5c3_Var63 string
 		templ_7745c5c3_Var63, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(b.Following))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 426, Col: 25}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 432, Col: 25}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var63))
 		if templ_7745c5c3_Err != nil {
@@ -1354,7 +1354,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 		var templ_7745c5c3_Var64 string
 		templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(b.Away))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 426, Col: 60}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 432, Col: 60}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 		if templ_7745c5c3_Err != nil {
@@ -1372,7 +1372,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 			var templ_7745c5c3_Var65 string
 			templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(s.Done))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 428, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 434, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
 			if templ_7745c5c3_Err != nil {
@@ -1385,7 +1385,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 			var templ_7745c5c3_Var66 string
 			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(b.Total))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 428, Col: 42}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 434, Col: 42}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var66))
 			if templ_7745c5c3_Err != nil {
@@ -1398,7 +1398,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 			var templ_7745c5c3_Var67 string
 			templ_7745c5c3_Var67, templ_7745c5c3_Err = templ.JoinStringErrs(s.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 428, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 434, Col: 60}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var67))
 			if templ_7745c5c3_Err != nil {
@@ -1417,7 +1417,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(b.Total))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 433, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 439, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 			if templ_7745c5c3_Err != nil {
@@ -1435,7 +1435,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 				var templ_7745c5c3_Var69 string
 				templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(r.Nick)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 439, Col: 20}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 445, Col: 20}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 				if templ_7745c5c3_Err != nil {
@@ -1463,7 +1463,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 				var templ_7745c5c3_Var70 string
 				templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(r.Done))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 447, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 453, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 				if templ_7745c5c3_Err != nil {
@@ -1476,7 +1476,7 @@ func RoomBoardPanel(b view.RoomBoard) templ.Component {
 				var templ_7745c5c3_Var71 string
 				templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(r.Answer)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 448, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 454, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 				if templ_7745c5c3_Err != nil {
@@ -1528,7 +1528,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 		var templ_7745c5c3_Var73 string
 		templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(boardScenesSummary(scenes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 463, Col: 62}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 469, Col: 62}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 		if templ_7745c5c3_Err != nil {
@@ -1568,7 +1568,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var76 string
 				templ_7745c5c3_Var76, templ_7745c5c3_Err = templruntime.NewAttributeExpression("room-board-scene-" + itoa(sc.N)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 469, Col: 88}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 475, Col: 88}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var76)
 				if templ_7745c5c3_Err != nil {
@@ -1595,7 +1595,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 			var templ_7745c5c3_Var77 string
 			templ_7745c5c3_Var77, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.N))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 470, Col: 22}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 476, Col: 22}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var77))
 			if templ_7745c5c3_Err != nil {
@@ -1608,7 +1608,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 			var templ_7745c5c3_Var78 string
 			templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Title)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 470, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 476, Col: 36}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 			if templ_7745c5c3_Err != nil {
@@ -1642,7 +1642,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Question)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 482, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 488, Col: 21}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 				if templ_7745c5c3_Err != nil {
@@ -1655,7 +1655,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var80 string
 				templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Expect)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 482, Col: 36}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 488, Col: 36}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var80))
 				if templ_7745c5c3_Err != nil {
@@ -1679,7 +1679,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var81 string
 				templ_7745c5c3_Var81, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.Answered))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 489, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 495, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var81))
 				if templ_7745c5c3_Err != nil {
@@ -1692,7 +1692,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var82 string
 				templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.Right))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 489, Col: 59}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 495, Col: 59}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var82))
 				if templ_7745c5c3_Err != nil {
@@ -1705,7 +1705,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 				var templ_7745c5c3_Var83 string
 				templ_7745c5c3_Var83, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.Wrong))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 489, Col: 89}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 495, Col: 89}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var83))
 				if templ_7745c5c3_Err != nil {
@@ -1723,7 +1723,7 @@ func RoomBoardScenes(scenes []view.RoomBoardScene) templ.Component {
 					var templ_7745c5c3_Var84 string
 					templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Engine)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 491, Col: 37}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 497, Col: 37}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 					if templ_7745c5c3_Err != nil {
@@ -1814,7 +1814,7 @@ func roomSpotHint(code string) templ.Component {
 		var templ_7745c5c3_Var87 string
 		templ_7745c5c3_Var87, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + code + "/spotlight?clear=1')").Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 524, Col: 104}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 530, Col: 104}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var87)
 		if templ_7745c5c3_Err != nil {
@@ -1852,7 +1852,7 @@ func roomSpotKeys(code string) templ.Component {
 		var templ_7745c5c3_Var89 string
 		templ_7745c5c3_Var89, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post(`/r/" + code + "/spotlight?host=${encodeURIComponent($spothost)}`)").Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 533, Col: 133}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 539, Col: 133}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var89)
 		if templ_7745c5c3_Err != nil {
@@ -1865,7 +1865,7 @@ func roomSpotKeys(code string) templ.Component {
 		var templ_7745c5c3_Var90 string
 		templ_7745c5c3_Var90, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post(`/r/" + code + "/spotlight?from=${$spotfrom}&to=${$spotto}`)").Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 535, Col: 128}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 541, Col: 128}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var90)
 		if templ_7745c5c3_Err != nil {
@@ -1915,7 +1915,7 @@ func roomExploreClock(sc *view.RoomScene) templ.Component {
 				var templ_7745c5c3_Var92 string
 				templ_7745c5c3_Var92, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('/r/" + sc.Code + "/explore?stop=1')").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 553, Col: 108}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 559, Col: 108}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var92)
 				if templ_7745c5c3_Err != nil {
@@ -1968,7 +1968,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 			var templ_7745c5c3_Var94 string
 			templ_7745c5c3_Var94, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.Index + 1))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 568, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 574, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var94))
 			if templ_7745c5c3_Err != nil {
@@ -1981,7 +1981,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 			var templ_7745c5c3_Var95 string
 			templ_7745c5c3_Var95, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.Count))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 568, Col: 79}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 574, Col: 79}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var95))
 			if templ_7745c5c3_Err != nil {
@@ -1994,7 +1994,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 			var templ_7745c5c3_Var96 string
 			templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Title)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 569, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 575, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var96))
 			if templ_7745c5c3_Err != nil {
@@ -2022,7 +2022,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 				var templ_7745c5c3_Var97 string
 				templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(scenePost(sc.Code, sc.Index-1)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 573, Col: 121}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 579, Col: 121}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var97)
 				if templ_7745c5c3_Err != nil {
@@ -2045,7 +2045,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 				var templ_7745c5c3_Var98 string
 				templ_7745c5c3_Var98, templ_7745c5c3_Err = templruntime.NewAttributeExpression(scenePost(sc.Code, sc.Index+1)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 574, Col: 146}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 580, Col: 146}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var98)
 				if templ_7745c5c3_Err != nil {
@@ -2063,7 +2063,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var99 string
 					templ_7745c5c3_Var99, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.ExploreMinutes))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 578, Col: 75}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 584, Col: 75}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var99))
 					if templ_7745c5c3_Err != nil {
@@ -2076,7 +2076,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var100 string
 					templ_7745c5c3_Var100, templ_7745c5c3_Err = templruntime.NewAttributeExpression(explorePost(sc.Code, sc.Index)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 579, Col: 97}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 585, Col: 97}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var100)
 					if templ_7745c5c3_Err != nil {
@@ -2089,7 +2089,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var101 string
 					templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(sc.ExploreMinutes))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 579, Col: 135}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 585, Col: 135}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var101))
 					if templ_7745c5c3_Err != nil {
@@ -2107,7 +2107,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 				var templ_7745c5c3_Var102 string
 				templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Plan)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 583, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 589, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 				if templ_7745c5c3_Err != nil {
@@ -2126,7 +2126,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 						var templ_7745c5c3_Var103 string
 						templ_7745c5c3_Var103, templ_7745c5c3_Err = templ.JoinStringErrs(t)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 587, Col: 54}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 593, Col: 54}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var103))
 						if templ_7745c5c3_Err != nil {
@@ -2144,7 +2144,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 						var templ_7745c5c3_Var104 string
 						templ_7745c5c3_Var104, templ_7745c5c3_Err = templruntime.NewAttributeExpression(scenePost(sc.Code, i)).Resolve(ctx)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 589, Col: 84}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 595, Col: 84}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var104)
 						if templ_7745c5c3_Err != nil {
@@ -2157,7 +2157,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 						var templ_7745c5c3_Var105 string
 						templ_7745c5c3_Var105, templ_7745c5c3_Err = templ.JoinStringErrs(t)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 589, Col: 90}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 595, Col: 90}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var105))
 						if templ_7745c5c3_Err != nil {
@@ -2181,7 +2181,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var106 string
 					templ_7745c5c3_Var106, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Question)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 596, Col: 59}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 602, Col: 59}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var106))
 					if templ_7745c5c3_Err != nil {
@@ -2194,7 +2194,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var107 string
 					templ_7745c5c3_Var107, templ_7745c5c3_Err = templruntime.NewAttributeExpression(sceneAskPost(sc.Code, sc.Index)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 597, Col: 110}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 603, Col: 110}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var107)
 					if templ_7745c5c3_Err != nil {
@@ -2207,7 +2207,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 					var templ_7745c5c3_Var108 string
 					templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(sc.Expect)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 598, Col: 112}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 604, Col: 112}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var108))
 					if templ_7745c5c3_Err != nil {
@@ -2225,7 +2225,7 @@ func RoomScenePanel(sc *view.RoomScene) templ.Component {
 				var templ_7745c5c3_Var109 string
 				templ_7745c5c3_Var109, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/r/" + sc.Code + "/handout")).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 601, Col: 107}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/room.templ`, Line: 607, Col: 107}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var109)
 				if templ_7745c5c3_Err != nil {
