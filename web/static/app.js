@@ -1047,6 +1047,21 @@ const progress = {
   } catch (_) { /* leave the page as served */ }
 })();
 
+// showPrediction brings the prediction into view when the run stops at
+// its pause while the page is open (played or stepped into it here, or by
+// the room's instructor), not when the page opens on a run already held
+// there: a page opens at its top, where its transport is (an instructor's
+// page of a room waiting at the pause opened scrolled past the room's
+// controls, issue 33). The stream's first redraw clears the drawn signal
+// and brings the held state the page opens on; what changes after it is
+// the run moving.
+window.showPrediction = function (el, held, drawn) {
+  if (drawn !== '') return; // the page as served, before its first redraw
+  const was = el.dataset.held;
+  el.dataset.held = held ? 'yes' : 'no';
+  if (held && was === 'no') el.scrollIntoView({ block: 'nearest' });
+};
+
 // answer shows what a choice means: the choice picked, the right one, the
 // verdict and the explanation (a prediction's reveal, a quiz answer).
 function answer(box, choice) {
