@@ -130,7 +130,7 @@ func TestBrowserRoomQuestionHold(t *testing.T) {
 	pupil.Poll("the question on the attendee's page", `(document.querySelector('#room-question .room-q-text') || {}).textContent === 'Question: Is h5 ejected at 60 s?'`)
 	teacher.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 	pupil.Poll("the attendee held before 60 s", `!!document.querySelector('#status .state.held')`)
-	if got := pupil.Eval(`document.querySelector('#status .state.held').textContent`); got != "paused for the workshop's question: answer it in the Workshop bar to go on" {
+	if got := pupil.Eval(`document.querySelector('#status .state.held').innerText`); got != "paused for the workshop's question: answer it in the Workshop bar to go on" {
 		t.Errorf("the held line in the free lab reads %q", got)
 	}
 	if got := teacher.Eval(`(document.querySelector('#status .state.held') || {textContent: ''}).textContent`); strings.Contains(got, "Try this") {

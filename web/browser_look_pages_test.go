@@ -96,7 +96,7 @@ func TestBrowserLookPages(t *testing.T) {
 		{name: "lab-projector", path: "/lab?view=projector&t=100", ready: lab, projector: true, fault: "30 s"},
 		{name: "lesson-projector", path: "/lessons/cap?view=projector", ready: lab, projector: true},
 		{name: "compare-projector", path: "/compare?view=projector&" + runs, ready: `!!document.getElementById('compare-metrics') && ` + chartsDrawn, projector: true},
-		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector-head svg.qr') && ` + lab, projector: true, fault: "30 s"},
+		{name: "room-projector", path: "/r/" + code + "/projector", ready: `!!document.querySelector('.room-projector svg.qr') && ` + lab, projector: true, fault: "30 s"},
 	}
 	start, axeTime := time.Now(), time.Duration(0)
 	defer func() {
@@ -159,10 +159,12 @@ func TestBrowserLookPages(t *testing.T) {
 
 // chartsSettled holds once no chart is animating (ECharts draws its
 // series in over about a second; its parts are measured at rest) and a
-// projector's legends are measured (app.js fitLegend), and the time
-// labels were chosen for the plot's width as drawn (app.js fitTicks).
+// projector's legends, and a handout's (in a band above the plot), are
+// measured (app.js fitLegend), and the time labels were chosen for the
+// plot's width as drawn (app.js fitTicks). A chart its view hides (a
+// room's projector's others) has nothing drawn to measure.
 const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
-	return !c || (c.getZr().animation.isFinished() && (el.dataset.mode !== 'projector' || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
+	return !c || !el.checkVisibility() || (c.getZr().animation.isFinished() && ((el.dataset.mode !== 'projector' && el.dataset.legend !== 'band') || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)
 		&& (!el.dataset.ticksW || Math.abs(el.dataset.ticksW - el.dataset.plotW) <= 2)) })`
 
 // chartParts lists what is out of place in the charts and around them: an

@@ -242,9 +242,12 @@ const chartFonts = `(min) => [...document.querySelectorAll('.chart')].flatMap(el
 }).join('; ')`
 
 // chartsOutside lists the charts not wholly in the first screen (or under
-// 100 px tall), as an array.
-const chartsOutside = `[...document.querySelectorAll('.chart')].filter(el => { const r = el.getBoundingClientRect();
-	return !(r.height >= 100 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth); }).map(el => el.id)`
+// 100 px tall), as an array. A chart the view hides (a room's projector
+// shows the charts a room reads, not all six: issue 33) is not one of
+// them, but a view that shows none is.
+const chartsOutside = `[...document.querySelectorAll('.chart')].filter(el => el.checkVisibility()).filter(el => { const r = el.getBoundingClientRect();
+	return !(r.height >= 100 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth); }).map(el => el.id)
+	.concat([...document.querySelectorAll('.chart')].some(el => el.checkVisibility()) ? [] : ['no chart is shown'])`
 
 // chartsInView lists the charts not wholly in the window, and says if the
 // page scrolls at all.

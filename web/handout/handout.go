@@ -92,11 +92,11 @@ func Build(p *plan.Plan, scenes []Scene, room string, reveals []Reveal) (view.Ha
 			options[boxID(i, id)] = o
 		}
 		for _, c := range Charts {
+			heights[boxID(i, c.ID)] = plotBox
 			if c.Height != nil {
 				heights[boxID(i, c.ID)] = c.Height(s.Run)
 			}
 		}
-		heights[boxID(i, chart.ChartSuccessRate)] = srHeight(s.Run)
 		h.Scenes = append(h.Scenes, v)
 	}
 	o, err := json.Marshal(options)
@@ -112,9 +112,10 @@ func Build(p *plan.Plan, scenes []Scene, room string, reveals []Reveal) (view.Ha
 	return h, nil
 }
 
-// plainLegend is a chart's option with its legend in one plain column:
-// the lab's legend scrolls by pages (fifty hosts fit a box), and paper
-// shows only the first page of it.
+// plainLegend is a chart's option with its legend plain, every entry
+// shown: the lab's legend scrolls by pages (fifty hosts fit a box), and
+// paper shows only the first page of it. (The page lays it in a band
+// above the plot: plotBox.)
 func plainLegend(o json.RawMessage) (json.RawMessage, error) {
 	var m map[string]any
 	if err := json.Unmarshal(o, &m); err != nil {
@@ -126,14 +127,13 @@ func plainLegend(o json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-// srHeight is the success rate's box on a handout: tall enough for its
-// legend in one column (every host, the mean, the threshold and the
-// events, at legendItem px each), 200 px at least and 480 at most (a
-// scene of more than 17 hosts has its legend's last entries cut).
-func srHeight(run *tabstate.Run) int {
-	const legendItem = 20
-	return min(max(200, 24+legendItem*(len(run.Hosts)+3)), 480)
-}
+// plotBox is a handout chart's box without its legend, unless the chart
+// sizes its box by the run (the lanes: one per host). The page lays each
+// legend in a band above the plot, as many lines as it takes, and grows
+// the box by them (app.js bandLegend): a legend in a column beside the
+// plot wrapped into a second column over it where the type's lines are
+// taller (issue 33).
+const plotBox = 200
 
 func boxID(scene int, id string) string { return fmt.Sprintf("s%d-%s", scene+1, id) }
 

@@ -126,7 +126,7 @@ func TestBrowserHandoutPrints(t *testing.T) {
 
 // drawnInSVG holds once every chart box of the handout holds an SVG with
 // text (ECharts has drawn it with the SVG renderer).
-const drawnInSVG = `(() => { const c = [...document.querySelectorAll('.handout .chart')]; return c.length > 0 && c.every(el => el.querySelector('svg text')) })()`
+const drawnInSVG = `(() => { const c = [...document.querySelectorAll('.handout .chart')]; return c.length > 0 && c.every(el => el.querySelector('svg text') && +el.dataset.legendH > 0) })()`
 
 // checkFiguresWhole reads the PDF's text page by page (pdftotext) and
 // fails the test for a figure whose number ("Figure 2.3") stands on one

@@ -68,7 +68,7 @@ true`
 
 	open(pupil, "/r/"+code+"/projector", "open the projector view")
 	pupil.Poll("the projector's parts", `document.querySelector('.room-projector-head .room-code').textContent === '`+code+`' &&
-		!!document.querySelector('.room-projector-head svg.qr path') && !t_shown('#controls') && !t_shown('.transport') && t_lanes('ejected') > 0`)
+		!!document.querySelector('.room-projector svg.qr path') && !t_shown('#controls') && !t_shown('.transport') && t_lanes('ejected') > 0`)
 	shot(t, pupil, "outlierlab-room-projector.png")
 	teacher.CheckOffline()
 	pupil.CheckOffline()

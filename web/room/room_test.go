@@ -196,7 +196,7 @@ func TestRoomPages(t *testing.T) {
 		has          []string
 	}{
 		{"/r/" + code, "", 200, []string{`id="room-bar"`, "Following the instructor", "Rejoin", `&#34;room&#34;:&#34;` + code + `&#34;`, `&#34;roomRole&#34;:&#34;follow&#34;`}},
-		{"/r/" + code + "/projector", "", 200, []string{`class="room-projector"`, `<svg xmlns="http://www.w3.org/2000/svg" class="qr"`, "Join at <b>" + l.ts.URL + "/r/" + code + "</b>", `id="chart-lanes"`}},
+		{"/r/" + code + "/projector", "", 200, []string{`class="room-projector room-projector-page"`, `<svg xmlns="http://www.w3.org/2000/svg" class="qr"`, "Join at <b>" + l.ts.URL + "/r/" + code + "</b>", `id="chart-lanes"`}},
 		{"/r/" + code + "/present", key, 200, []string{`<span class="room-long">You are presenting </span>workshop`, `&#34;roomRole&#34;:&#34;present&#34;`, "Projector view"}},
 		{"/r/" + code + "/present", "", 403, []string{"Not the instructor", "Join as an attendee"}},
 		{"/r/" + code + "/present", "stale-" + key, 403, []string{"Not the instructor"}},

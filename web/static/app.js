@@ -54,8 +54,9 @@ function patchValue(v, p) {
 function drawChart(id, option, replace, height) {
   const el = $(id);
   if (!el || !window.echarts) return;
-  if (height && el.style.height !== height + 'px') {
-    el.style.height = height + 'px';
+  if (height && bandLegend(el)) el.dataset.plotBox = String(height);
+  if (height && el.style.height !== (bandHeight(el) || height + 'px')) {
+    el.style.height = bandHeight(el) || height + 'px';
     const old = echarts.getInstanceByDom(el);
     if (old) old.resize();
   }
@@ -181,12 +182,16 @@ function fitChart(el, o) {
 // mode.
 function fitBox(el, o) {
   const mode = el.dataset.mode || '';
-  if (!mode) return o;
-  const fs = mode === 'projector' ? +el.dataset.fs || 18 : 12;
+  const band = bandLegend(el);
+  if (!mode && !band) return o;
+  // A band's type is the server's on a wide box (12 px at least).
+  const fs = mode === 'projector' ? +el.dataset.fs || 18 : mode === 'narrow' ? 12 : Math.max(12, (o.legend && o.legend.textStyle && o.legend.textStyle.fontSize) || 12);
   const out = Object.assign({}, o);
   const axes = (list) => [].concat(list || []).map((a) => Object.assign({}, a, { axisLabel: Object.assign({}, a.axisLabel, { fontSize: fs }) }));
-  out.xAxis = axes(o.xAxis);
-  out.yAxis = axes(o.yAxis);
+  if (mode) {
+    out.xAxis = axes(o.xAxis);
+    out.yAxis = axes(o.yAxis);
+  }
   const legend = o.legend && o.legend.show !== false;
   // A chart of stacked plots (the Envoy/gRPC strip) keeps its grids, which
   // its axes and titles are placed against, and its legend beside them;
@@ -196,9 +201,11 @@ function fitBox(el, o) {
   // On a projector no legend is paged (issue 25: "threshold", "mean" and
   // the hosts were on a second page nobody turns): it wraps, and the plot
   // starts under the lines it took (fitLegend measures them). Its text is
-  // 4 px below the box's top, where 18 px type at 0 was cut.
+  // 4 px below the box's top, where 18 px type at 0 was cut. A box with
+  // its legend in a band (bandLegend) lays it out the same way.
   const projector = mode === 'projector';
-  const legendH = projector ? +(el.dataset.legendH || 0) : 0;
+  const measured = projector || band;
+  const legendH = measured ? +(el.dataset.legendH || 0) : 0;
   if (grids.length > 1) {
     if (projector) return fitStrip(el, o, out, fs, legendH);
     if (o.legend) out.legend = [].concat(o.legend).map((l) => Object.assign({}, l, { textStyle: Object.assign({}, l.textStyle, { fontSize: fs }) }));
@@ -206,7 +213,7 @@ function fitBox(el, o) {
   }
   if (o.legend) {
     out.legend = Object.assign({}, o.legend, {
-      type: projector ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
+      type: measured ? 'plain' : 'scroll', orient: 'horizontal', top: 4, left: 0, right: 0, bottom: 'auto',
       // A paged legend clips its line to the item's height: 8 px cut the
       // top off 12 px text on a phone. A projector's small window packs
       // its legend closer, so that it takes fewer lines.
@@ -215,7 +222,9 @@ function fitBox(el, o) {
       textStyle: Object.assign({}, o.legend.textStyle, { fontSize: fs }),
     });
   }
-  const top = legend ? (legendH ? legendH + 10 : fs + 22) : 10;
+  // A band's plot starts lower by half a value label (centred on the
+  // plot's top line, it touched the legend's last line).
+  const top = legend ? (legendH ? legendH + 10 + (band ? bandGap : 0) : fs + 22) : 10;
   out.grid = [{ left: 16, right: 12, top, bottom: 6, containLabel: true }];
   // A projector's small window leaves a plot a few lines of type tall:
   // where ECharts' six or so value labels would touch, three (50, 75,
@@ -432,7 +441,7 @@ function fitStrip(el, o, out, fs, legendH) {
 // it; when it took another height than the plot left it, the chart is
 // fitted again around it (at most once a height: the loop ends).
 function fitLegend(el, chart) {
-  if (el.dataset.mode !== 'projector' || !raw[el.id]) return;
+  if ((el.dataset.mode !== 'projector' && !bandLegend(el)) || !raw[el.id]) return;
   const m = chart.getModel() && chart.getModel().getComponent('legend');
   const v = m && chart.getViewOfComponentModel(m);
   if (!v || !v.group) return;
@@ -440,9 +449,42 @@ function fitLegend(el, chart) {
   if (h > 0 && Math.abs(h - (+el.dataset.legendH || 0)) > 2) {
     el.dataset.legendH = String(h);
     // Not from inside ECharts' own drawing, which ignores a setOption.
-    setTimeout(() => refit(el, chart), 0);
+    setTimeout(() => {
+      const grow = bandHeight(el);
+      if (grow && el.style.height !== grow) {
+        el.style.height = grow;
+        chart.resize();
+      }
+      refit(el, chart);
+    }, 0);
   }
 }
+
+// bandLegend reports whether the box lays its chart's legend in a band of
+// its own above the plot, at every width (data-legend="band": the
+// handout). A column beside the plot (the lab's) is as wide and as tall
+// as the type's metrics make it: where a line of text is taller (a font
+// with CJK glyphs: ECharts measures a line by "国") it wrapped into a
+// second column over the plot. A band wraps, unpaged (paper shows no
+// second page), the plot starts under the lines it took, measured
+// (fitLegend), and the box grows by them, so that the plot keeps the
+// height the server gave the box.
+function bandLegend(el) {
+  return el.dataset.legend === 'band';
+}
+
+// bandHeight is a band box's height once its legend is measured: the
+// height the server gave it (kept in data-plot-box) and the legend's
+// lines; '' before, and for another box.
+function bandHeight(el) {
+  const h = +el.dataset.legendH || 0;
+  if (!bandLegend(el) || !el.dataset.plotBox || !h) return '';
+  return +el.dataset.plotBox + h + bandGap + 'px';
+}
+
+// bandGap is the room between a band's legend and its plot's top line
+// over the projector's: half a value label.
+const bandGap = 8;
 
 // refitCharts redoes every chart whose box changed mode (the projector
 // view toggled, a window crossing the narrow width) and resizes the rest.
@@ -864,7 +906,8 @@ const announcer = { last: 0, timer: 0, said: '' };
 function statusWords() {
   const st = $('status');
   if (!st) return '';
-  const part = (sel) => { const el = st.querySelector(sel); return el ? el.textContent.trim() : ''; };
+  // innerText: what the page shows (a projector hides where to answer).
+  const part = (sel) => { const el = st.querySelector(sel); return el ? el.innerText.trim() : ''; };
   const words = [part('.clock'), part('.state')];
   if (!st.querySelector('.state.playing')) words.push(part('.summary'));
   return words.filter(Boolean).join('. ');
@@ -1003,6 +1046,21 @@ const progress = {
     lab.setAttribute('data-signals', JSON.stringify(sig));
   } catch (_) { /* leave the page as served */ }
 })();
+
+// showPrediction brings the prediction into view when the run stops at
+// its pause while the page is open (played or stepped into it here, or by
+// the room's instructor), not when the page opens on a run already held
+// there: a page opens at its top, where its transport is (an instructor's
+// page of a room waiting at the pause opened scrolled past the room's
+// controls, issue 33). The stream's first redraw clears the drawn signal
+// and brings the held state the page opens on; what changes after it is
+// the run moving.
+window.showPrediction = function (el, held, drawn) {
+  if (drawn !== '') return; // the page as served, before its first redraw
+  const was = el.dataset.held;
+  el.dataset.held = held ? 'yes' : 'no';
+  if (held && was === 'no') el.scrollIntoView({ block: 'nearest' });
+};
 
 // answer shows what a choice means: the choice picked, the right one, the
 // verdict and the explanation (a prediction's reveal, a quiz answer).

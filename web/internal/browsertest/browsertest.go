@@ -166,7 +166,7 @@ func (b *Browser) CheckOffline() {
 
 // SkipWithoutChromium skips a browser test in -short mode or where
 // Chromium is not installed.
-func SkipWithoutChromium(t *testing.T) {
+func SkipWithoutChromium(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -180,7 +180,7 @@ func SkipWithoutChromium(t *testing.T) {
 // of width×height, and returns its context (skipping the test where it
 // cannot run); it ends with the test. Pages of their own (a room's
 // laptops) are new contexts of it (roomBrowser).
-func StartChromium(t *testing.T, width, height int) context.Context {
+func StartChromium(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	SkipWithoutChromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -273,6 +273,34 @@ const LayoutProblems = `(() => {
 	}
 	return out.join('\n');
 })()`
+
+// OverlapProblems is JavaScript that lists, one line each, the pairs of
+// visible boxes matched by selectors (CSS; a selector may match several
+// boxes, each its own) that overlap by more than a pixel, and the boxes
+// whose content overflows them downwards (text drawn over what is under
+// the box): what a page that lays parts side by side must never do.
+func OverlapProblems(selectors ...string) string {
+	q, _ := json.Marshal(selectors)
+	return `(() => {
+	const out = [], boxes = [];
+	const fmt = (r) => [r.left, r.top, r.right, r.bottom].map(Math.round).join(',');
+	const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+	for (const sel of ` + string(q) + `) for (const el of document.querySelectorAll(sel)) {
+		if (!el.checkVisibility() || boxes.some(b => b.el === el)) continue;
+		const r = el.getBoundingClientRect();
+		if (r.width <= 0 || r.height <= 0) continue;
+		boxes.push({el, r});
+		if (el.scrollHeight > el.clientHeight + 1 && getComputedStyle(el).overflowY === 'visible') out.push(name(el) + ' overflows its box downwards: ' + el.scrollHeight + ' > ' + el.clientHeight);
+	}
+	for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+		const a = boxes[i], b = boxes[j];
+		if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+		if (a.r.left < b.r.right - 1 && b.r.left < a.r.right - 1 && a.r.top < b.r.bottom - 1 && b.r.top < a.r.bottom - 1)
+			out.push(name(a.el) + ' ' + fmt(a.r) + ' overlaps ' + name(b.el) + ' ' + fmt(b.r));
+	}
+	return out.join('\n');
+})()`
+}
 
 // AxeSource is axe-core's script from node_modules (package.json's
 // devDependencies, installed by `make assets`): the test injects it; the
