@@ -162,6 +162,12 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 			set.mu.Unlock()
 			return nil, errRoomsFull
 		}
+		// A hub this replica has serves its room from memory while the
+		// bus is down; a new one cannot watch the room then.
+		if err := set.bus.Health(); err != nil {
+			set.mu.Unlock()
+			return nil, busErr(err)
+		}
 		wctx, stop := context.WithCancel(context.Background())
 		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop, byAddr: map[string]int{}}
 		h.now.next = make(chan struct{})
@@ -172,6 +178,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
 		go h.watchPresence(wctx)
+		go h.followBus(wctx)
 	}
 	h.refs++
 	set.mu.Unlock()
@@ -293,10 +300,14 @@ func (h *roomHub) fail(err error) {
 // lab would write, or whose run cannot be built, is logged and ignored:
 // the room keeps its last good state. The run is built here, once per
 // replica, before the room's streams wake up and look for it.
-func (h *roomHub) take(e jetstream.KeyValueEntry) {
+func (h *roomHub) take(e jetstream.KeyValueEntry) { h.takeNew(e) }
+
+// takeNew is take, reporting whether the room's streams were woken (a
+// state newer than the hub's).
+func (h *roomHub) takeNew(e jetstream.KeyValueEntry) bool {
 	if e.Operation() != jetstream.KeyValuePut {
 		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
-		return
+		return false
 	}
 	n := roomNow{rev: e.Revision(), raw: e.Value()}
 	var err error
@@ -309,18 +320,89 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	if err != nil {
 		h.set.log.Warn("room bus: ignored a room state", "room", h.code, "revision", e.Revision(),
 			"bytes", len(e.Value()), "err", httperr.Text(err))
-		return
+		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n.rev <= h.now.rev {
-		return
+		return false
 	}
 	old := h.now.next
 	n.next = make(chan struct{})
 	h.now = n
 	h.keepAnswersLocked()
 	close(old)
+	return true
+}
+
+// followBus reads the room again each time the bus is back after being
+// down (roombus.Bus.Back), and wakes the room's streams here: each
+// follower then has the room's current state at once, without waiting
+// for the next move or for the watch (which starts again by itself, from
+// its last revision) to bring what changed meanwhile. Issue 33: after
+// NATS came back, the first move reached 9 of 20 followers, or none.
+func (h *roomHub) followBus(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.set.bus.Back():
+		}
+		h.resync(ctx)
+	}
+}
+
+// resync reads the room's key until the bus answers (a stream just back
+// may still be electing its leader), takes it if it is newer than the
+// hub's state, and wakes the room's streams either way. A bus down again
+// ends it: its next return reads again.
+func (h *roomHub) resync(ctx context.Context) {
+	wait := 100 * time.Millisecond
+	for {
+		rctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+		e, err := h.set.bus.KV.Get(rctx, h.code)
+		cancel()
+		switch {
+		case err == nil:
+			if h.takeNew(e) {
+				return
+			}
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			// Gone meanwhile: the watch brings its end.
+		case ctx.Err() != nil, errors.Is(err, roombus.ErrDown):
+			return
+		default:
+			h.set.log.Warn("room bus: cannot read the room again once back, retrying", "room", h.code, "err", err)
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
+		}
+		h.wake()
+		return
+	}
+}
+
+// wake wakes the room's streams on this replica with the state they have.
+func (h *roomHub) wake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.now.next
+	h.now.next = make(chan struct{})
+	close(old)
+}
+
+// busErr names the room bus in a bus call's error, once (ErrDown does).
+func busErr(err error) error {
+	if errors.Is(err, roombus.ErrDown) {
+		return err
+	}
+	return fmt.Errorf("room bus: %w", err)
 }
 
 // roomNow is a room's latest good state as a replica has it: the record
@@ -380,7 +462,7 @@ func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uin
 		return record.Record{}, 0, errRoomNotFound
 	}
 	if err != nil {
-		return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
+		return record.Record{}, 0, busErr(err)
 	}
 	rec, err := record.Decode(e.Value())
 	if err == nil {
@@ -415,7 +497,7 @@ func (set *roomSet) create(ctx context.Context, st record.State) (code, key stri
 		}
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("room bus: %w", err)
+		return "", "", busErr(err)
 	}
 	set.record(ctx, code, "start", st)
 	return code, key, nil

@@ -38,7 +38,7 @@ const maxTimeline = 20000
 func (t *Timeline) Append(ctx context.Context, code, kind string, st record.State, scene *record.EntryScene) {
 	b, err := json.Marshal(record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: kind, State: st, Scene: scene})
 	if err == nil {
-		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
+		_, err = roombus.Retry(ctx, t.bus, func(ctx context.Context) (*jetstream.PubAck, error) {
 			return t.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
 		})
 	}
@@ -91,7 +91,7 @@ func (t *Timeline) read(ctx context.Context, code string, from, last uint64, out
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
 	}
-	cons, err := roombus.Retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+	cons, err := roombus.Retry(ctx, t.bus, func(ctx context.Context) (jetstream.Consumer, error) {
 		return t.bus.Timeline.OrderedConsumer(ctx, cfg)
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func (t *Timeline) read(ctx context.Context, code string, from, last uint64, out
 func (t *Timeline) Last(ctx context.Context, code string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	m, err := roombus.Retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+	m, err := roombus.Retry(ctx, t.bus, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
 		return t.bus.Timeline.GetLastMsgForSubject(ctx, roombus.TimelineSubject+code)
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
