@@ -141,7 +141,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		}
 		rev, err := set.bus.KV.Update(ctx, code, b, was)
 		if err == nil {
-			set.record(ctx, code, kind, rec.State)
+			set.record(ctx, code, rev, kind, rec.State)
 			return rec, rev, nil
 		}
 		// Another write in between (a stale revision) is tried again from

@@ -490,16 +490,17 @@ func (set *roomSet) create(ctx context.Context, st record.State) (code, key stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
+	var rev uint64
 	for range 5 { // a taken code is one chance in millions: try another
 		code = record.NewCode()
-		if _, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+		if rev, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
 			break
 		}
 	}
 	if err != nil {
 		return "", "", busErr(err)
 	}
-	set.record(ctx, code, "start", st)
+	set.record(ctx, code, rev, "start", st)
 	return code, key, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 )
 
@@ -241,4 +243,163 @@ func TestBusOutageOneServer(t *testing.T) {
 		t.Fatalf("a move once the bus is back: %d %s", st, body)
 	}
 	everyFollower("the first move once the bus is back", 37)
+}
+
+// natsProxy is a TCP proxy between a replica and NATS that can hold back
+// what the server sends, from the moment the client's bytes carry a mark
+// (a subject) until released: an answer lost in the network for a while.
+type natsProxy struct {
+	t      testing.TB
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	mark  string
+	marks int // times the client's bytes carried mark
+	held  bool
+}
+
+func startNATSProxy(t testing.TB, target string) *natsProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &natsProxy{t: t, ln: ln, target: strings.TrimPrefix(target, "nats://")}
+	p.cond = sync.NewCond(&p.mu)
+	t.Cleanup(func() { ln.Close(); p.release() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go p.pipe(c, s, true)
+			go p.pipe(s, c, false)
+		}
+	}()
+	return p
+}
+
+func (p *natsProxy) url() string { return "nats://" + p.ln.Addr().String() }
+
+// holdAfter holds the server's bytes back from the first time the
+// client's carry mark, and counts the times they do.
+func (p *natsProxy) holdAfter(mark string) {
+	p.mu.Lock()
+	p.mark, p.marks = mark, 0
+	p.mu.Unlock()
+}
+
+func (p *natsProxy) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.marks
+}
+
+func (p *natsProxy) release() {
+	p.mu.Lock()
+	p.mark, p.held = "", false
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (p *natsProxy) pipe(from, to net.Conn, fromClient bool) {
+	defer from.Close()
+	defer to.Close()
+	buf := make([]byte, 64<<10)
+	var tail string // the end of the last read, for a mark cut in two
+	for {
+		n, err := from.Read(buf)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if fromClient && p.mark != "" {
+			seen := tail + string(buf[:n])
+			if k := strings.Count(seen, p.mark) - strings.Count(tail, p.mark); k > 0 {
+				p.marks += k
+				p.held = true
+			}
+			tail = seen[max(0, len(seen)-len(p.mark)):]
+		}
+		for !fromClient && p.held {
+			p.cond.Wait()
+		}
+		p.mu.Unlock()
+		if _, err := to.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// Issue 33: a recording's entry whose publication timed out (the server
+// stored it, its answer came too late) and was published again was
+// recorded twice. Here the server's answer to the spotlight's entry is
+// held back until the entry has been published a second time: the
+// recording has it once.
+func TestTimelineRetryRecordsOnce(t *testing.T) {
+	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats did not start")
+	}
+	p := startNATSProxy(t, ns.ClientURL())
+	l := startRoomLab(t, roombus.BusOptions{URL: p.url()}, Limits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+
+	p.holdAfter(roombus.TimelineSubject + code)
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", nil)
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		done <- answer{status: res.StatusCode, body: string(b)}
+	}()
+	if !waitTrue(20*time.Second, func() bool { return p.count() >= 2 }) {
+		t.Fatalf("the spotlight's entry was published %d times in 20 s, its answer held back; want a retry", p.count())
+	}
+	p.release()
+	select {
+	case a := <-done:
+		if a.err != nil || a.status != 200 {
+			t.Fatalf("the spotlight: %d %s %v", a.status, a.body, a.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the spotlight did not answer within 20 s of the bus answering again")
+	}
+	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	var rec recording.Recording
+	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
+		t.Fatalf("recording: %d %s", st, body)
+	}
+	var kinds []string
+	for _, e := range rec.Entries {
+		kinds = append(kinds, e.Kind)
+	}
+	if k := strings.Join(kinds, " "); k != "start spotlight" {
+		t.Errorf("the recording's entries: %s, want start spotlight (the retried entry once)", k)
+	}
 }

@@ -72,6 +72,12 @@ const (
 	// new bucket is given before the bucket is created with fewer: a fresh
 	// cluster's servers join one by one.
 	busSettle = 30 * time.Second
+	// timelineDedup is the recordings' stream's window of message ids
+	// (its Duplicates): an entry published again within it, with the same
+	// id, is stored once (web/room/recording: Append). A retry comes
+	// within a write's deadline (Timeout; 2×Timeout without one), far
+	// inside it; two minutes is also JetStream's default.
+	timelineDedup = 2 * time.Minute
 )
 
 // ErrNotReady is what rooms answer before the bus is open.
@@ -422,6 +428,10 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 	if err != nil {
 		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
 	}
+	if d := tl.CachedInfo().Config.Duplicates; d < timelineDedup {
+		b.log.Warn("room bus: the recordings' stream forgets message ids sooner than a write is retried: an entry retried after a lost answer may be recorded twice",
+			"stream", TimelineStream, "duplicates", d.String(), "want", timelineDedup.String())
+	}
 	b.KV, b.bucket, b.Timeline, b.Replicas = retryKV{KeyValue: kv, bus: b}, kv, tl, replicas
 	return nil
 }
@@ -467,6 +477,7 @@ func (b *Bus) createTimeline(ctx context.Context, ttl time.Duration, replicas in
 		Subjects:    []string{TimelineSubject + ">"},
 		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: MaxBucket,
 		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
+		Duplicates: timelineDedup,
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.JS.Stream(ctx, TimelineStream)
@@ -533,7 +544,8 @@ func (b *Bus) Close() {
 // write is retried on such errors, backing off, within the request's
 // deadline (2×Timeout when it has none). A retried write is safe: Put
 // and Delete repeat, Update and Create are compare-and-set (a repeat that
-// already landed fails as a conflict, which their callers handle).
+// already landed fails as a conflict, which their callers handle), a
+// recording's entry carries its id (the stream stores it once).
 // The whole bus down is not waited out (health.go): a call fails at once.
 
 // Transient is an error a retry in a moment may not see.
