@@ -34,15 +34,28 @@ type Limits struct {
 	// client address (default 100: a class of fifty behind one NAT, with a
 	// second tab each, fits; one script does not fill the room).
 	AttendeesPerAddress int
-	// JoinsPerMinute and JoinBurst rate-limit room pages and room creation
-	// per client address (defaults 60 and 60: a class behind one NAT joins
-	// at once, a script guessing codes does not get far), and every other
-	// request of a room's address (/r/CODE/...) whose code names no room:
-	// guessing codes on the room API is as slow as on its pages. New
-	// attendee identities are limited per address and room to JoinBurst at
-	// once and a fifth of JoinsPerMinute after (identity.go).
+	// JoinsPerMinute and JoinBurst rate-limit room creation per client
+	// address (defaults 60 and 60: a class behind one NAT joins at once, a
+	// script guessing codes does not get far), room pages (the burst
+	// pageLoads times JoinBurst, for reloads), and every other request of
+	// a room's address (/r/CODE/...) whose code names no room: guessing
+	// codes on the room API is as slow as on its pages. New attendee
+	// identities are limited per address and room to JoinBurst at once and
+	// a fifth of JoinsPerMinute after (identity.go).
 	JoinsPerMinute, JoinBurst int
 }
+
+// pageLoads is how many room pages one address may load at once, in
+// JoinBursts: a class's joins and two reloads each. Issue 33: fifty
+// attendees behind one NAT joined, then reloaded within 90 s (a second
+// wave), and 4 got 429 from a bucket of JoinBurst (60) refilled at
+// JoinsPerMinute (one a second). With three bursts (180 by default) a
+// class of fifty loads its pages three times at once and still has 30
+// left; the rate stays JoinsPerMinute, so a script past the burst gets a
+// page a second. A page is a render of a cached run and a read of the
+// room this replica already watches, and a new identity is still limited
+// on its own (a reload keeps its cookie): 180 pages are no flood.
+const pageLoads = 3
 
 func (l *Limits) defaults() {
 	if l.MaxRooms <= 0 {
@@ -77,11 +90,12 @@ const hubIdle = 30 * time.Second
 // subscription to the bus (a watch of the room's key) fanned out to the
 // room's streams here.
 type roomSet struct {
-	s     *Workshops
-	bus   *roombus.Bus
-	lim   Limits
-	log   *slog.Logger
-	joins *addrlimit.Limiter
+	s   *Workshops
+	bus *roombus.Bus
+	lim Limits
+	log *slog.Logger
+	// joins limits room creation, pages room pages, per address.
+	joins, pages *addrlimit.Limiter
 	// ids limits new attendee identities per address and room; guesses
 	// the requests for codes that name no room (limit.go).
 	ids, guesses *addrlimit.Limiter
@@ -98,7 +112,8 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), ids: addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
+		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
+		ids:      addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
 		timeline: recording.NewTimeline(bus, s.Now, log)}
 }
