@@ -79,7 +79,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
-	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (burst as many)")
+	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (creations: burst as many; pages: three times as many, for a class that reloads)")
 	fs.StringVar(&c.plansDir, "plans", "", "a `DIR` of workshop plans (*.md; check them with outlierlab plan -check DIR/*.md) that \"Start a workshop\" offers instead of the shipped ones")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")

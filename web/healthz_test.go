@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -91,4 +92,82 @@ func TestBusUpAfterReplica(t *testing.T) {
 	}
 	// The waiting stream, the bus open, finds its room gone and says so.
 	webtest.WaitFor(t, waiting, "the waiting stream's answer", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "K7QX2M</span> has ended") })
+}
+
+// Issue 33, item 7: the bus down once open (its NATS stopped) makes the
+// replica not ready at once, and the rooms' writes 503 with Retry-After
+// within 2 s, naming the room bus; NATS back (same port and store), the
+// replica is ready again and the room takes writes.
+func TestReadyFollowsBus(t *testing.T) {
+	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats did not start")
+	}
+	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	bus, log, _ := roomtest.StartBus(t, roombus.BusOptions{URL: ns.ClientURL()})
+	s, err := New(Options{Bus: bus, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := webtest.Serve(t, s)
+	code, key := roomtest.CreateRoom(t, ts.URL, `{"preset":"search-cache"}`)
+	if st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 200 {
+		t.Fatalf("ready with the bus up: %d %s", st, body)
+	}
+	spotlight := func() (*http.Response, string, time.Duration) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/r/"+code+"/spotlight?host=h5", nil)
+		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b), time.Since(start)
+	}
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !bus.Conn().IsConnected() })
+	if st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 503 || !strings.Contains(body, "room bus is down") {
+		t.Errorf("ready with NATS stopped: %d %q, want 503 naming the room bus", st, body)
+	}
+	if st, _ := roomCall(t, "GET", ts.URL+"/healthz", "", "", "", ""); st != 200 {
+		t.Errorf("live with NATS stopped: %d", st)
+	}
+	if res, body, took := spotlight(); res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(body, "room bus") || took > 2*time.Second {
+		t.Errorf("a room write with NATS stopped: %d (Retry-After %q) %q after %v, want 503 with Retry-After, naming the room bus, within 2 s",
+			res.StatusCode, res.Header.Get("Retry-After"), strings.TrimSpace(body), took.Round(time.Millisecond))
+	}
+
+	ns2, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	ns2.Start()
+	t.Cleanup(ns2.Shutdown)
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", "")
+		if st == 200 {
+			break
+		}
+		if time.Since(back) > 30*time.Second {
+			t.Fatalf("not ready 30 s after NATS came back: %d %s", st, body)
+		}
+		<-tick.C
+	}
+	t.Logf("ready %v after NATS came back", time.Since(back).Round(time.Millisecond))
+	if res, body, _ := spotlight(); res.StatusCode != 200 {
+		t.Errorf("a room write once ready again: %d %s", res.StatusCode, body)
+	}
 }

@@ -161,28 +161,23 @@ func allowedMethods(r chi.Routes, path string) []string {
 }
 
 // healthz handles /healthz, the liveness probe: 200 while the process
-// serves the lab. /healthz?ready is the readiness probe: 200 once the
-// room bus is open (or when the server has none), 503 until then. The lab
-// itself is served meanwhile; only the rooms wait for the bus.
+// serves the lab. /healthz?ready is the readiness probe: 200 while the
+// room bus is open and answers (or when the server has none), 503 before
+// it is open and while it is down (its NATS connection lost, or JetStream
+// not answering: roombus.Bus.Health), naming why. The lab itself is
+// served meanwhile; only the rooms wait for the bus.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	msg := "ok\n"
 	_, ready := r.URL.Query()["ready"]
 	if bus := s.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
-		if !bus.Ready() {
-			msg = roombus.ErrNotReady.Error()
-			if err := bus.Err(); err != nil {
-				msg += " (" + err.Error() + ")"
-			}
+		if err := bus.Health(); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			if r.Method != http.MethodHead {
-				_, _ = w.Write([]byte(msg + "\n"))
+				_, _ = w.Write([]byte(err.Error() + "\n"))
 			}
 			return
-		}
-		if !bus.Conn().IsConnected() {
-			msg = "ok (the room bus is reconnecting)\n"
 		}
 	}
 	if r.Method == http.MethodHead {

@@ -51,6 +51,10 @@ const (
 	// kindTooMany: a client address's limit is reached (too many attendee
 	// streams of a room, too many guessed room codes).
 	KindTooMany
+	// KindUnavailable: what the request needs is down for now (the room
+	// bus: NATS or its JetStream not answering); answered with
+	// Retry-After (RetryAfter).
+	KindUnavailable
 )
 
 var Status = [...]int{
@@ -64,6 +68,17 @@ var Status = [...]int{
 	KindForbidden:  http.StatusForbidden,
 	KindFull:       http.StatusServiceUnavailable,
 	KindTooMany:    http.StatusTooManyRequests,
+	// 503 as KindFull, but the server is not full: it cannot reach what
+	// it needs, and says when to ask again.
+	KindUnavailable: http.StatusServiceUnavailable,
+}
+
+// RetryAfter is the Retry-After, in seconds, that Write sends with an
+// error of a kind (none for 0): a room bus that is down reconnects every
+// second, and an instructor's page that asks again in two finds it back
+// as soon as it is.
+var RetryAfter = [...]int{
+	KindUnavailable: 2,
 }
 
 // kindError is an error with its kind; its text is the error's own.
@@ -110,7 +125,11 @@ func KindOf(err error, unknown Kind) Kind {
 // status of its kind (unknown for an error of no known kind, see kindOf)
 // and one line per problem, each naming the field and what is allowed.
 func Write(w http.ResponseWriter, err error, unknown Kind) {
-	Plain(w, Status[KindOf(err, unknown)], Text(err))
+	k := KindOf(err, unknown)
+	if int(k) < len(RetryAfter) && RetryAfter[k] > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter[k]))
+	}
+	Plain(w, Status[k], Text(err))
 }
 
 // httpError answers with plain text: msg and a newline.

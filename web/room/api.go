@@ -118,7 +118,7 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 				return record.Record{}, 0, errRoomNotFound
 			}
 			if err != nil {
-				return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
+				return record.Record{}, 0, busErr(err)
 			}
 			raw, was = e.Value(), e.Revision()
 		}
@@ -141,11 +141,13 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 		}
 		rev, err := set.bus.KV.Update(ctx, code, b, was)
 		if err == nil {
-			set.record(ctx, code, kind, rec.State)
+			set.record(ctx, code, rev, kind, rec.State)
 			return rec, rev, nil
 		}
-		if ctx.Err() != nil {
-			return rec, 0, fmt.Errorf("room bus: %w", err)
+		// Another write in between (a stale revision) is tried again from
+		// the bus's state; the bus down or silent is answered at once.
+		if ctx.Err() != nil || httperr.KindOf(err, httperr.KindInternal) == httperr.KindUnavailable {
+			return rec, 0, busErr(err)
 		}
 	}
 }

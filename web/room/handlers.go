@@ -233,7 +233,7 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 		tooManyGuesses(w)
 		return "", rec, false
 	}
-	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
+	if !s.rooms.pages.Allow(s.rooms.clientAddr(r), s.Now()) {
 		tooManyJoins(w)
 		return "", rec, false
 	}

@@ -34,15 +34,28 @@ type Limits struct {
 	// client address (default 100: a class of fifty behind one NAT, with a
 	// second tab each, fits; one script does not fill the room).
 	AttendeesPerAddress int
-	// JoinsPerMinute and JoinBurst rate-limit room pages and room creation
-	// per client address (defaults 60 and 60: a class behind one NAT joins
-	// at once, a script guessing codes does not get far), and every other
-	// request of a room's address (/r/CODE/...) whose code names no room:
-	// guessing codes on the room API is as slow as on its pages. New
-	// attendee identities are limited per address and room to JoinBurst at
-	// once and a fifth of JoinsPerMinute after (identity.go).
+	// JoinsPerMinute and JoinBurst rate-limit room creation per client
+	// address (defaults 60 and 60: a class behind one NAT joins at once, a
+	// script guessing codes does not get far), room pages (the burst
+	// pageLoads times JoinBurst, for reloads), and every other request of
+	// a room's address (/r/CODE/...) whose code names no room: guessing
+	// codes on the room API is as slow as on its pages. New attendee
+	// identities are limited per address and room to JoinBurst at once and
+	// a fifth of JoinsPerMinute after (identity.go).
 	JoinsPerMinute, JoinBurst int
 }
+
+// pageLoads is how many room pages one address may load at once, in
+// JoinBursts: a class's joins and two reloads each. Issue 33: fifty
+// attendees behind one NAT joined, then reloaded within 90 s (a second
+// wave), and 4 got 429 from a bucket of JoinBurst (60) refilled at
+// JoinsPerMinute (one a second). With three bursts (180 by default) a
+// class of fifty loads its pages three times at once and still has 30
+// left; the rate stays JoinsPerMinute, so a script past the burst gets a
+// page a second. A page is a render of a cached run and a read of the
+// room this replica already watches, and a new identity is still limited
+// on its own (a reload keeps its cookie): 180 pages are no flood.
+const pageLoads = 3
 
 func (l *Limits) defaults() {
 	if l.MaxRooms <= 0 {
@@ -77,11 +90,12 @@ const hubIdle = 30 * time.Second
 // subscription to the bus (a watch of the room's key) fanned out to the
 // room's streams here.
 type roomSet struct {
-	s     *Workshops
-	bus   *roombus.Bus
-	lim   Limits
-	log   *slog.Logger
-	joins *addrlimit.Limiter
+	s   *Workshops
+	bus *roombus.Bus
+	lim Limits
+	log *slog.Logger
+	// joins limits room creation, pages room pages, per address.
+	joins, pages *addrlimit.Limiter
 	// ids limits new attendee identities per address and room; guesses
 	// the requests for codes that name no room (limit.go).
 	ids, guesses *addrlimit.Limiter
@@ -98,7 +112,8 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), ids: addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
+		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
+		ids:      addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
 		timeline: recording.NewTimeline(bus, s.Now, log)}
 }
@@ -162,6 +177,12 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 			set.mu.Unlock()
 			return nil, errRoomsFull
 		}
+		// A hub this replica has serves its room from memory while the
+		// bus is down; a new one cannot watch the room then.
+		if err := set.bus.Health(); err != nil {
+			set.mu.Unlock()
+			return nil, busErr(err)
+		}
 		wctx, stop := context.WithCancel(context.Background())
 		h = &roomHub{set: set, code: code, ready: make(chan struct{}), stop: stop, byAddr: map[string]int{}}
 		h.now.next = make(chan struct{})
@@ -172,6 +193,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
 		go h.watchPresence(wctx)
+		go h.followBus(wctx)
 	}
 	h.refs++
 	set.mu.Unlock()
@@ -293,10 +315,14 @@ func (h *roomHub) fail(err error) {
 // lab would write, or whose run cannot be built, is logged and ignored:
 // the room keeps its last good state. The run is built here, once per
 // replica, before the room's streams wake up and look for it.
-func (h *roomHub) take(e jetstream.KeyValueEntry) {
+func (h *roomHub) take(e jetstream.KeyValueEntry) { h.takeNew(e) }
+
+// takeNew is take, reporting whether the room's streams were woken (a
+// state newer than the hub's).
+func (h *roomHub) takeNew(e jetstream.KeyValueEntry) bool {
 	if e.Operation() != jetstream.KeyValuePut {
 		h.set.log.Info("room ended", "room", h.code, "revision", e.Revision())
-		return
+		return false
 	}
 	n := roomNow{rev: e.Revision(), raw: e.Value()}
 	var err error
@@ -309,18 +335,89 @@ func (h *roomHub) take(e jetstream.KeyValueEntry) {
 	if err != nil {
 		h.set.log.Warn("room bus: ignored a room state", "room", h.code, "revision", e.Revision(),
 			"bytes", len(e.Value()), "err", httperr.Text(err))
-		return
+		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n.rev <= h.now.rev {
-		return
+		return false
 	}
 	old := h.now.next
 	n.next = make(chan struct{})
 	h.now = n
 	h.keepAnswersLocked()
 	close(old)
+	return true
+}
+
+// followBus reads the room again each time the bus is back after being
+// down (roombus.Bus.Back), and wakes the room's streams here: each
+// follower then has the room's current state at once, without waiting
+// for the next move or for the watch (which starts again by itself, from
+// its last revision) to bring what changed meanwhile. Issue 33: after
+// NATS came back, the first move reached 9 of 20 followers, or none.
+func (h *roomHub) followBus(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.set.bus.Back():
+		}
+		h.resync(ctx)
+	}
+}
+
+// resync reads the room's key until the bus answers (a stream just back
+// may still be electing its leader), takes it if it is newer than the
+// hub's state, and wakes the room's streams either way. A bus down again
+// ends it: its next return reads again.
+func (h *roomHub) resync(ctx context.Context) {
+	wait := 100 * time.Millisecond
+	for {
+		rctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
+		e, err := h.set.bus.KV.Get(rctx, h.code)
+		cancel()
+		switch {
+		case err == nil:
+			if h.takeNew(e) {
+				return
+			}
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			// Gone meanwhile: the watch brings its end.
+		case ctx.Err() != nil, errors.Is(err, roombus.ErrDown):
+			return
+		default:
+			h.set.log.Warn("room bus: cannot read the room again once back, retrying", "room", h.code, "err", err)
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
+		}
+		h.wake()
+		return
+	}
+}
+
+// wake wakes the room's streams on this replica with the state they have.
+func (h *roomHub) wake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.now.next
+	h.now.next = make(chan struct{})
+	close(old)
+}
+
+// busErr names the room bus in a bus call's error, once (ErrDown does).
+func busErr(err error) error {
+	if errors.Is(err, roombus.ErrDown) {
+		return err
+	}
+	return fmt.Errorf("room bus: %w", err)
 }
 
 // roomNow is a room's latest good state as a replica has it: the record
@@ -380,7 +477,7 @@ func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uin
 		return record.Record{}, 0, errRoomNotFound
 	}
 	if err != nil {
-		return record.Record{}, 0, fmt.Errorf("room bus: %w", err)
+		return record.Record{}, 0, busErr(err)
 	}
 	rec, err := record.Decode(e.Value())
 	if err == nil {
@@ -408,16 +505,17 @@ func (set *roomSet) create(ctx context.Context, st record.State) (code, key stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
+	var rev uint64
 	for range 5 { // a taken code is one chance in millions: try another
 		code = record.NewCode()
-		if _, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+		if rev, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
 			break
 		}
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("room bus: %w", err)
+		return "", "", busErr(err)
 	}
-	set.record(ctx, code, "start", st)
+	set.record(ctx, code, rev, "start", st)
 	return code, key, nil
 }
 

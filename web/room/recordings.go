@@ -11,10 +11,11 @@ import (
 // appends each change of its state to its timeline (roomSet.record), and
 // finds a recording request's room for it (recordingRooms).
 
-// record appends a state of the room to its timeline, with the plan scene
-// it is on. A failure is logged: the workshop goes on without that entry.
-func (set *roomSet) record(ctx context.Context, code, kind string, st record.State) {
-	set.timeline.Append(ctx, code, kind, st, set.s.plans.EntryScene(&st))
+// record appends a state of the room, the one its key took at revision
+// rev, to its timeline, with the plan scene it is on. A failure is
+// logged: the workshop goes on without that entry.
+func (set *roomSet) record(ctx context.Context, code string, rev uint64, kind string, st record.State) {
+	set.timeline.Append(ctx, code, rev, kind, st, set.s.plans.EntryScene(&st))
 }
 
 // recordingRooms are the rooms as their recordings find them.

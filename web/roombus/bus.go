@@ -19,6 +19,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/httperr"
 )
 
 // The room bus is NATS (workshops.md: "no extra servers" is what users of
@@ -70,6 +72,12 @@ const (
 	// new bucket is given before the bucket is created with fewer: a fresh
 	// cluster's servers join one by one.
 	busSettle = 30 * time.Second
+	// timelineDedup is the recordings' stream's window of message ids
+	// (its Duplicates): an entry published again within it, with the same
+	// id, is stored once (web/room/recording: Append). A retry comes
+	// within a write's deadline (Timeout; 2×Timeout without one), far
+	// inside it; two minutes is also JetStream's default.
+	timelineDedup = 2 * time.Minute
 )
 
 // ErrNotReady is what rooms answer before the bus is open.
@@ -109,16 +117,26 @@ type Bus struct {
 	JS jetstream.JetStream
 	// timeline is the rooms' recordings (web/room/recording).
 	Timeline jetstream.Stream
-	Replicas int // the copies the rooms' bucket has
+	bucket   jetstream.KeyValue // KV's bucket, its calls not retried (health.go probes it)
+	Replicas int                // the copies the rooms' bucket has
 	ready    chan struct{}
+	ctx      context.Context // ends at Close
 	stop     context.CancelFunc
 	done     chan struct{}
 	log      *slog.Logger
 
 	mu      sync.Mutex
 	lastErr error // the last attempt's failure, until ready
-	// moved is closed at the bucket's next leader election (followLeader).
+	// moved is closed when every watch should start again: at the
+	// bucket's next leader election (followLeader), and when the bus is
+	// back (health.go).
 	moved chan struct{}
+	// The bus's health (health.go): downCh is closed when it goes down,
+	// back when it is back; wasDown says the connection was lost since
+	// JetStream last answered, silent that JetStream has not answered
+	// for busSilent; probing that a probe runs.
+	downCh, back             chan struct{}
+	wasDown, silent, probing bool
 }
 
 // OpenBus starts the embedded server (or connects to the external NATS)
@@ -138,20 +156,24 @@ func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Listen != "" && o.URL != "" {
 		return nil, errors.New("room bus: -nats-listen and -nats-url exclude each other (an embedded server, or an external one)")
 	}
-	b := &Bus{log: o.Log, ready: make(chan struct{}), done: make(chan struct{}), moved: make(chan struct{})}
+	b := &Bus{log: o.Log, ready: make(chan struct{}), done: make(chan struct{}), moved: make(chan struct{}),
+		downCh: make(chan struct{}), back: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	b.ctx = ctx
 	var err error
 	if o.URL != "" {
 		// The first connection is retried like a lost one: NATS may
 		// start after the replicas.
 		b.nc, err = nats.Connect(o.URL, append(b.connOptions(), nats.RetryOnFailedConnect(true))...)
 		if err != nil {
+			stop()
 			return nil, fmt.Errorf("room bus: cannot connect to %s: %w", o.URL, err)
 		}
 	} else if err = b.embed(o.Listen, o.DataDir); err != nil {
+		stop()
 		b.Close()
 		return nil, err
 	}
-	ctx, stop := context.WithCancel(context.Background())
 	b.stop = stop
 	go b.open(ctx, o.TTL, o.URL != "", o.Settle)
 	return b, nil
@@ -217,7 +239,10 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 	start := time.Now()
 	wait := busRetryMin
 	for attempt := 1; ; attempt++ {
-		err := b.openOnce(ctx, ttl, external, time.Since(start) >= settle)
+		err := errNoConn(b.nc)
+		if err == nil {
+			err = b.openOnce(ctx, ttl, external, time.Since(start) >= settle)
+		}
 		if err == nil && b.Replicas > 1 {
 			err = b.followLeader()
 		}
@@ -225,7 +250,18 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 			b.log.Info("room bus: open", "bucket", RoomBucket, "copies", b.Replicas, "attempts", attempt,
 				"after", time.Since(start).Round(time.Millisecond).String())
 			b.setErr(nil)
+			b.mu.Lock()
+			b.wasDown = false // JetStream just answered; a loss from now on counts
+			b.mu.Unlock()
 			close(b.ready)
+			b.mu.Lock()
+			lostMeanwhile := b.wasDown
+			b.mu.Unlock()
+			if !b.nc.IsConnected() {
+				b.lost() // lost as it opened: the reconnect probes
+			} else if lostMeanwhile {
+				b.suspect() // lost and back as it opened: probe now
+			}
 			return
 		}
 		b.setErr(err)
@@ -241,6 +277,14 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 		}
 		wait = min(2*wait, busRetryMax)
 	}
+}
+
+// errNoConn says that nc is not connected (nil when it is).
+func errNoConn(nc *nats.Conn) error {
+	if nc.IsConnected() {
+		return nil
+	}
+	return fmt.Errorf("no connection to NATS (%s)", connState(nc.Status().String()))
 }
 
 func (b *Bus) setErr(err error) {
@@ -313,15 +357,40 @@ func (b *Bus) connOptions() []nats.Option {
 		nats.Name("outlierlab"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
+		// A connection that stops answering is lost after two pings
+		// (busPing), not nats.go's default of two minutes' worth.
+		nats.PingInterval(busPing),
+		nats.MaxPingsOutstanding(2),
+		// No reconnect buffer: a publication while the connection is
+		// lost fails at once rather than waiting out its deadline and
+		// landing later, after the request was answered 503.
+		nats.ReconnectBufSize(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				b.log.Warn("room bus: disconnected", "err", err)
+			b.lost()
+			if err != nil { // nil: closed (Close)
+				b.log.Warn("room bus: disconnected: room writes are refused (503) until it is back", "err", err)
 			}
 		}),
+		nats.ClosedHandler(func(*nats.Conn) { b.lost() }),
+		// nats.go's asynchronous errors in the log, not on stderr; a
+		// watch's consumer gone quiet while the bus is down is not one:
+		// the watches start again when it is back.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrConsumerNotActive) {
+				return
+			}
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			b.log.Warn("room bus: NATS", "subject", subject, "err", err)
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			b.log.Info("room bus: reconnected", "url", nc.ConnectedUrlRedacted())
-			// The server this replica was on may have held its watches.
-			b.restartWatches()
+			b.log.Info("room bus: reconnected, waiting for JetStream", "url", nc.ConnectedUrlRedacted())
+			// Back once JetStream answers (health.go): then the watches
+			// start again (the server this replica was on may have held
+			// them, or lost them in a restart) and the rooms are read.
+			b.suspect()
 		}),
 	}
 }
@@ -359,11 +428,11 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 	if err != nil {
 		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
 	}
-	r := retryKV{KeyValue: kv}
-	if replicas > 1 {
-		r.bus = b
+	if d := tl.CachedInfo().Config.Duplicates; d < timelineDedup {
+		b.log.Warn("room bus: the recordings' stream forgets message ids sooner than a write is retried: an entry retried after a lost answer may be recorded twice",
+			"stream", TimelineStream, "duplicates", d.String(), "want", timelineDedup.String())
 	}
-	b.KV, b.Timeline, b.Replicas = r, tl, replicas
+	b.KV, b.bucket, b.Timeline, b.Replicas = retryKV{KeyValue: kv, bus: b}, kv, tl, replicas
 	return nil
 }
 
@@ -408,6 +477,7 @@ func (b *Bus) createTimeline(ctx context.Context, ttl time.Duration, replicas in
 		Subjects:    []string{TimelineSubject + ">"},
 		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: MaxBucket,
 		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
+		Duplicates: timelineDedup,
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.JS.Stream(ctx, TimelineStream)
@@ -472,72 +542,122 @@ func (b *Bus) Close() {
 // finds no responder. The bus waits that out instead of failing the
 // instructor's or attendee's request: every key-value call and recording
 // write is retried on such errors, backing off, within the request's
-// deadline (busTimeout when it has none). A retried write is safe: Put
+// deadline (2×Timeout when it has none). A retried write is safe: Put
 // and Delete repeat, Update and Create are compare-and-set (a repeat that
-// already landed fails as a conflict, which their callers handle).
+// already landed fails as a conflict, which their callers handle), a
+// recording's entry carries its id (the stream stores it once).
+// The whole bus down is not waited out (health.go): a call fails at once.
 
-// transient is an error a retry in a moment may not see.
+// Transient is an error a retry in a moment may not see.
 func Transient(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		apiCode(err) == server.JSClusterNotAvailErr
+		errors.Is(err, nats.ErrReconnectBufExceeded) || apiCode(err) == server.JSClusterNotAvailErr
 }
 
-// retry calls f until it succeeds, fails for good, or ctx ends.
-func Retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+// Retry calls f until it succeeds, fails for good, or ctx ends. With a
+// bus (nil for none) a call while it is down fails at once and one in
+// flight when it goes ends then (ErrDown), and a call that met nothing
+// but transient errors until its deadline fails as the bus not answering:
+// both of kind KindUnavailable (503 with Retry-After), never a 500
+// "context deadline exceeded".
+func Retry[T any](ctx context.Context, b *Bus, f func(context.Context) (T, error)) (T, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 2*Timeout)
 		defer cancel()
 	}
+	start := time.Now()
 	wait := 50 * time.Millisecond
 	for {
+		var v T
+		if b != nil {
+			if err := b.refuse(); err != nil {
+				return v, err
+			}
+		}
 		// An attempt sent to a server just as it died waits for an answer
-		// that never comes: each attempt has its own shorter deadline.
+		// that never comes: each attempt has its own shorter deadline, and
+		// ends when the bus goes down.
 		actx, cancel := context.WithTimeout(ctx, busAttempt)
+		if b != nil {
+			wentDown := b.wentDown()
+			go func() {
+				select {
+				case <-wentDown:
+					cancel()
+				case <-actx.Done():
+				}
+			}()
+		}
 		v, err := f(actx)
 		cancel()
+		if err == nil {
+			return v, nil
+		}
+		if b != nil && ctx.Err() == nil && (Transient(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			if herr := b.refuse(); herr != nil {
+				return v, herr // the bus went down under the call
+			}
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", nats.ErrTimeout, err)
 		}
-		if err == nil || !Transient(err) || ctx.Err() != nil {
+		if ctx.Err() != nil && (Transient(err) || errors.Is(err, context.DeadlineExceeded)) {
+			return v, silence(ctx, start, err)
+		}
+		if !Transient(err) || ctx.Err() != nil {
 			return v, err
+		}
+		if b != nil {
+			b.suspect() // JetStream silent for long is the bus down
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return v, err
+			return v, silence(ctx, start, err)
 		case <-t.C:
 		}
 		wait = min(2*wait, time.Second)
 	}
 }
 
-// retryKV is the rooms' bucket with its calls retried (see retry).
+// silence is err, the last of a call that ctx ended: a deadline passed
+// with JetStream not answering is the bus unavailable for now.
+func silence(ctx context.Context, start time.Time, err error) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err // the caller went away
+	}
+	return httperr.WithKind(httperr.KindUnavailable,
+		fmt.Errorf("JetStream did not answer within %v (a NATS server gone, its streams electing leaders): %w", time.Since(start).Round(100*time.Millisecond), err))
+}
+
+// retryKV is the rooms' bucket with its calls retried (see Retry) and
+// its watches started again when they may have lost their consumer.
 type retryKV struct {
 	jetstream.KeyValue
-	bus *Bus // nil: watches are not started again (one server)
+	bus *Bus
 }
 
 func (kv retryKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-	return Retry(ctx, func(ctx context.Context) (jetstream.KeyValueEntry, error) { return kv.KeyValue.Get(ctx, key) })
+	return Retry(ctx, kv.bus, func(ctx context.Context) (jetstream.KeyValueEntry, error) { return kv.KeyValue.Get(ctx, key) })
 }
 
 func (kv retryKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Put(ctx, key, value) })
+	return Retry(ctx, kv.bus, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Put(ctx, key, value) })
 }
 
 func (kv retryKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
-	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Create(ctx, key, value, opts...) })
+	return Retry(ctx, kv.bus, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Create(ctx, key, value, opts...) })
 }
 
 func (kv retryKV) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
-	return Retry(ctx, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Update(ctx, key, value, revision) })
+	return Retry(ctx, kv.bus, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Update(ctx, key, value, revision) })
 }
 
 func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	_, err := Retry(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, kv.KeyValue.Delete(ctx, key, opts...) })
+	_, err := Retry(ctx, kv.bus, func(ctx context.Context) (struct{}, error) { return struct{}{}, kv.KeyValue.Delete(ctx, key, opts...) })
 	return err
 }
 
@@ -547,13 +667,16 @@ func (kv retryKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDe
 // this replica freeze meanwhile (20 s measured on a 3-node cluster). The
 // cluster announces the stream's new leader at once: every watch of this
 // replica then starts again from the revision after the last it gave,
-// which costs a consumer per watch, once per election.
+// which costs a consumer per watch, once per election. So does the bus
+// coming back after it was down (health.go): a server restarted lost the
+// consumers, and nats.go would make new ones only at its next heartbeat
+// check, or give up on an error it does not retry.
 
 // Watch is the bucket's Watch, started again after the stream's leader
-// changes.
+// changes and when the bus is back.
 func (kv retryKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 	inner, err := kv.KeyValue.Watch(ctx, keys, opts...)
-	if err != nil || kv.bus == nil {
+	if err != nil {
 		return inner, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -580,8 +703,8 @@ func (w *resumingWatcher) run(inner jetstream.KeyWatcher) {
 	defer func() { _ = inner.Stop() }()
 	var last uint64
 	caughtUp := false
+	moved := w.kv.bus.leaderMoved()
 	for {
-		moved := w.kv.bus.leaderMoved()
 		select {
 		case <-w.ctx.Done():
 			return
@@ -605,18 +728,25 @@ func (w *resumingWatcher) run(inner jetstream.KeyWatcher) {
 		case <-moved:
 			_ = inner.Stop()
 			wait := busRetryMin
-			for {
+			for attempt := 1; ; attempt++ {
+				moved = w.kv.bus.leaderMoved() // a signal from now on starts it again
 				nw, err := w.kv.KeyValue.Watch(w.ctx, w.keys, append(w.opts, jetstream.ResumeFromRevision(last+1))...)
 				if err == nil {
 					inner = nw
 					break
 				}
-				w.kv.bus.log.Warn("room bus: cannot watch again after a leader change", "keys", w.keys, "err", err)
+				if attempt == 1 || attempt%10 == 0 {
+					w.kv.bus.log.Warn("room bus: cannot watch again, retrying", "keys", w.keys, "attempt", attempt, "err", err)
+				}
+				// The next try comes after the backoff, or at once when
+				// the bus is back or the leader moves again.
 				t := time.NewTimer(wait)
 				select {
 				case <-w.ctx.Done():
 					t.Stop()
 					return
+				case <-moved:
+					t.Stop()
 				case <-t.C:
 				}
 				wait = min(2*wait, busRetryMax)
@@ -625,8 +755,8 @@ func (w *resumingWatcher) run(inner jetstream.KeyWatcher) {
 	}
 }
 
-// leaderMoved is a channel closed at the next election of the bucket's
-// stream leader.
+// leaderMoved is a channel closed when every watch should start again:
+// at the next election of the bucket's stream leader, or the bus back.
 func (b *Bus) leaderMoved() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -643,7 +773,7 @@ func (b *Bus) followLeader() error {
 	return err
 }
 
-// restartWatches starts every watch of a clustered bucket again.
+// restartWatches starts every watch again.
 func (b *Bus) restartWatches() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

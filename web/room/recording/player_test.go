@@ -167,7 +167,7 @@ func TestRecordingPlayersBounded(t *testing.T) {
 	ts := serve(t, s)
 	code := record.NewCode()
 	st := record.State{Preset: "search-cache", Speed: "1"}
-	s.timeline.Append(t.Context(), code, "start", st, nil)
+	s.timeline.Append(t.Context(), code, 1, "start", st, nil)
 	a, _, err := s.sharedRecordingOf(t.Context(), code)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestRecordingPlayersBounded(t *testing.T) {
 		t.Errorf("two players of an unchanged recording: %d entries, shared %v", len(a), len(b) > 0 && &a[0] == &b[0])
 	}
 	st.Cfg = map[string]float64{"max_ejection_percent": 30}
-	s.timeline.Append(t.Context(), code, "state", st, nil)
+	s.timeline.Append(t.Context(), code, 2, "state", st, nil)
 	if c, _, _ := s.sharedRecordingOf(t.Context(), code); len(c) != 2 || c[1].State.Cfg["max_ejection_percent"] != 30 {
 		t.Errorf("after a move the players read %d entries, want 2", len(c))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,16 +31,35 @@ func NewTimeline(bus *roombus.Bus, now func() time.Time, log *slog.Logger) *Time
 	return &Timeline{bus: bus, now: now, log: log}
 }
 
+// EntryID is the id of room code's timeline entry for the state its key
+// took at revision rev (the bucket's sequence: one write), as kind.
+func EntryID(code string, rev uint64, kind string) string {
+	return code + "." + strconv.FormatUint(rev, 10) + "." + kind
+}
+
 // maxTimeline bounds the entries one recording returns.
 const maxTimeline = 20000
 
-// Append appends a state of the room to its timeline. A failure is
-// logged: the workshop goes on without that entry.
-func (t *Timeline) Append(ctx context.Context, code, kind string, st record.State, scene *record.EntryScene) {
+// Append appends a state of the room to its timeline: the state the
+// room's key took at revision rev, as kind. A failure is logged: the
+// workshop goes on without that entry.
+//
+// A publication whose answer is lost (a server gone just after it stored
+// the entry, the answer late past the attempt's deadline) is retried, and
+// used to be recorded twice (issue 33: five doubled entries in one
+// workshop). The entry carries an id, the room, revision and kind
+// (EntryID): JetStream stores a message once per id within the stream's
+// Duplicates window (roombus, two minutes), and a retry comes within the
+// write's deadline. rev 0 (none known) sends no id.
+func (t *Timeline) Append(ctx context.Context, code string, rev uint64, kind string, st record.State, scene *record.EntryScene) {
 	b, err := json.Marshal(record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: kind, State: st, Scene: scene})
 	if err == nil {
-		_, err = roombus.Retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
-			return t.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b)
+		var opts []jetstream.PublishOpt
+		if rev != 0 {
+			opts = append(opts, jetstream.WithMsgID(EntryID(code, rev, kind)))
+		}
+		_, err = roombus.Retry(ctx, t.bus, func(ctx context.Context) (*jetstream.PubAck, error) {
+			return t.bus.JS.Publish(ctx, roombus.TimelineSubject+code, b, opts...)
 		})
 	}
 	if err != nil {
@@ -91,7 +111,7 @@ func (t *Timeline) read(ctx context.Context, code string, from, last uint64, out
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from+1
 	}
-	cons, err := roombus.Retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+	cons, err := roombus.Retry(ctx, t.bus, func(ctx context.Context) (jetstream.Consumer, error) {
 		return t.bus.Timeline.OrderedConsumer(ctx, cfg)
 	})
 	if err != nil {
@@ -129,7 +149,7 @@ func (t *Timeline) read(ctx context.Context, code string, from, last uint64, out
 func (t *Timeline) Last(ctx context.Context, code string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
-	m, err := roombus.Retry(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+	m, err := roombus.Retry(ctx, t.bus, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
 		return t.bus.Timeline.GetLastMsgForSubject(ctx, roombus.TimelineSubject+code)
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
