@@ -200,7 +200,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 		// The instructor's move is not the room's: say so (503, the bus),
 		// rather than 204 for a move nobody follows.
 		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
-		return httperr.WithKind(httperr.KindFull, err)
+		return httperr.WithKind(httperr.KindOf(err, httperr.KindUnavailable), err)
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func roomError(err error) error {
 	case errors.Is(err, errRoomNotFound):
 		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "room", Msg: "there is no such room (it may have ended: rooms expire 12 h after their last change)"})
 	case errors.Is(err, errRoomsFull), errors.Is(err, errRoomFull), errors.Is(err, roombus.ErrNotReady):
-		return httperr.WithKind(httperr.KindFull, err)
+		return httperr.WithKind(httperr.KindOf(err, httperr.KindUnavailable), err)
 	case errors.Is(err, errAddrFull):
 		return httperr.WithKind(httperr.KindTooMany, err)
 	}
