@@ -39,7 +39,7 @@ func TestDeployCompose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstreams := regexp.MustCompile(`(?m)^\s*server (\S+):8080;`).FindAllStringSubmatch(string(nginx), -1)
+	upstreams := regexp.MustCompile(`(?m)^\s*server (\S+):8080[ ;]`).FindAllStringSubmatch(string(nginx), -1)
 	var replicas []string
 	for _, u := range upstreams {
 		replicas = append(replicas, u[1])

@@ -82,7 +82,7 @@ func deployedNginx(t *testing.T, dir string, port int, upstreams ...string) stri
 		conf = strings.ReplaceAll(conf, old, new)
 	}
 	for i, u := range upstreams {
-		replace(fmt.Sprintf("server replica%d:8080;", i+1), "server "+u+";", 1)
+		replace(fmt.Sprintf("server replica%d:8080 ", i+1), "server "+u+" ", 1)
 	}
 	replace("listen 8080;", "listen 127.0.0.1:"+strconv.Itoa(port)+";", 1)
 	replace("pid /tmp/nginx.pid;", "pid "+filepath.Join(dir, "nginx.pid")+";", 1)
