@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -407,6 +408,14 @@ type failure struct {
 // at once; it reports each way pages failed once, naming them.
 func checkPages(t *testing.T, what string, pages []*page, start time.Time, within time.Duration, wantFor func(*page) (want, bool)) bool {
 	t.Helper()
+	// The target (within) is what a person sees on a machine with a core
+	// to spare; a loaded one (CI's other packages under -race, the
+	// Chromium of seven pages) gets the target scaled by its load per
+	// core, and a page slower than the target but within that is logged
+	// with the load, not failed: a time is a figure to report, a page
+	// that never follows is the failure.
+	target, load := within, loadPerCore()
+	within = time.Duration(float64(within) * max(1, min(load, 10)))
 	deadline := start.Add(within)
 	var mu sync.Mutex
 	byDiff := map[string]*failure{}
@@ -436,7 +445,10 @@ func checkPages(t *testing.T, what string, pages []*page, start time.Time, withi
 	}
 	wg.Wait()
 	if len(byDiff) == 0 {
-		if within >= reconnectWithin {
+		switch {
+		case slowest > target:
+			t.Logf("%s: every page within %v, over the %v target (machine load %.1f a core)", what, slowest.Round(time.Millisecond), target, load)
+		case target >= reconnectWithin:
 			t.Logf("%s: every page within %v", what, slowest.Round(time.Millisecond))
 		}
 		return true
@@ -470,4 +482,18 @@ func each(pages []*page, fn func(*page) error) map[*page]error {
 	}
 	wg.Wait()
 	return out
+}
+
+// loadPerCore is the machine's one-minute load average per core (1 where
+// it cannot be read).
+func loadPerCore() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 1
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return 1
+	}
+	return l / float64(runtime.NumCPU())
 }
