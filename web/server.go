@@ -112,12 +112,14 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the router: the guards every request passes, then each
-// feature registers its own routes (its Routes: the lab and lessons, the
-// tools, the workshops), then the process's own and the static files.
+// Handler is the router: the request log, the compressor (compress.go),
+// the guards every request passes, then each feature registers its own
+// routes (its Routes: the lab and lessons, the tools, the workshops), then
+// the process's own and the static files. The log is outside the
+// compressor: its bytes are the bytes sent.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
+	r.Use(s.observe, compress(), middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
 		guard.LimitBodies(s.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
