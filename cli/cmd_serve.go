@@ -258,6 +258,8 @@ type serving struct{ HTTP, NATS string }
 // once listening.
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
 	log := web.NewLogger(stderr, cfg.logFormat)
+	build := buildInfo()
+	log.Info("outlierlab starting", "version", build.Version, "revision", build.Revision, "go_version", runtime.Version(), "pid", os.Getpid())
 	cfg.bus.Log = log
 	// The bus opens in the background: the lab is served at once, rooms
 	// answer 503 until the bus is open (/healthz?ready says when).
@@ -274,7 +276,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		plans = os.DirFS(cfg.plansDir)
 	}
 	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams, StreamsPerAddress: cfg.streamsPerAddr,
-		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget})
+		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget, Build: build})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,13 @@ type Options struct {
 	Proxies clientaddr.Proxies
 	// Budget bounds heavy work: sweeps, compares, what-if replays.
 	Budget budget.BudgetOptions
+	// Build names the binary serving, for outlierlab_build_info.
+	Build BuildInfo
 }
+
+// BuildInfo is the build a server runs: its version (git describe, or
+// "(devel)") and the commit it was built from ("" when unknown).
+type BuildInfo struct{ Version, Revision string }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
@@ -108,7 +114,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{Workshops: ws, assets: a}
 	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
-	s.metrics = newMetrics(s)
+	s.metrics = newMetrics(s, o.Build)
 	return s, nil
 }
 
