@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -240,8 +241,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	log := web.NewLogger(stderr, cfg.logFormat)
+	// Whatever else logs through the standard library's log package goes
+	// the same way, in the same format.
+	slog.SetDefault(log)
 	if err := serve(ctx, cfg, stdout, stderr, nil); err != nil {
-		fmt.Fprintln(stderr, "outlierlab serve:", err)
+		if cfg.logFormat == "json" {
+			log.Error("outlierlab serve failed", "err", err.Error())
+		} else {
+			fmt.Fprintln(stderr, "outlierlab serve:", err)
+		}
 		return 1
 	}
 	return 0
@@ -255,12 +264,22 @@ type serving struct{ HTTP, NATS string }
 // connections stop, open streams are ended (browsers reconnect to the next
 // server and resume at their cursor), requests in flight finish, and the
 // room bus closes last. ready, if not nil, receives the bound addresses
-// once listening.
+// once listening. The first log line names the build; with -log-format json
+// every line serve writes is a JSON log record on stderr, and stdout has
+// nothing (in text, stdout has the lines a person reads).
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
 	log := web.NewLogger(stderr, cfg.logFormat)
 	build := buildInfo()
 	log.Info("outlierlab starting", "version", build.Version, "revision", build.Revision, "go_version", runtime.Version(), "pid", os.Getpid())
+	say := func(format string, a ...any) {
+		if cfg.logFormat != "json" {
+			fmt.Fprintf(stdout, format+"\n", a...)
+		}
+	}
 	cfg.bus.Log = log
+	if cfg.bus.URL != "" {
+		go probeNATS(cfg.bus.URL, log)
+	}
 	// The bus opens in the background: the lab is served at once, rooms
 	// answer 503 until the bus is open (/healthz?ready says when).
 	bus, err := roombus.OpenBus(cfg.bus)
@@ -294,16 +313,24 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		BaseContext:    func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// net/http's own complaints (a bad TLS hello, a panic it caught)
+		// in the log's format.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(lab.Shutdown)
-	fmt.Fprintf(stdout, "outlierlab: serving the lab on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	url := "http://" + ln.Addr().String() + "/"
+	say("outlierlab: serving the lab on %s (Ctrl-C to stop)", url)
+	log.Info("serving the lab", "url", url, "addr", ln.Addr().String(), "version", build.Version)
 	switch {
 	case bus.URL() != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s\n", cfg.bus.DataDir, bus.URL())
+		say("outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s", cfg.bus.DataDir, bus.URL())
+		log.Info("workshops kept on disk; the bus is open to other replicas", "data_dir", cfg.bus.DataDir, "nats_url", bus.URL())
 	case cfg.bus.URL != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops' bus: %s\n", cfg.bus.URL)
+		say("outlierlab: workshops' bus: %s", cfg.bus.URL)
+		log.Info("workshops on an external NATS", "nats_url", cfg.bus.URL)
 	default:
-		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s\n", cfg.bus.DataDir)
+		say("outlierlab: workshops kept in %s", cfg.bus.DataDir)
+		log.Info("workshops kept on disk", "data_dir", cfg.bus.DataDir)
 	}
 	if ready != nil {
 		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL()}
@@ -315,7 +342,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "cause", context.Cause(ctx))
+	start := time.Now()
+	log.Info("shutting down", "cause", context.Cause(ctx).Error())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
@@ -325,6 +353,39 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	fmt.Fprintln(stdout, "outlierlab: stopped")
+	log.Info("stopped", "drain", time.Since(start))
+	say("outlierlab: stopped")
 	return nil
+}
+
+// probeNATS tries each -nats-url server once, at start, and says at once
+// when none answers (nothing listening, a wrong port, a name that does not
+// resolve): the bus itself keeps retrying in the background, and its
+// first word would otherwise come only when a JetStream call times out.
+// It says nothing when one answers.
+func probeNATS(urls string, log *slog.Logger) {
+	var errs []string
+	for _, u := range strings.Split(urls, ",") {
+		u = strings.TrimSpace(u)
+		hostport := u
+		if i := strings.Index(hostport, "://"); i >= 0 {
+			hostport = hostport[i+3:]
+		}
+		if i := strings.LastIndex(hostport, "@"); i >= 0 {
+			hostport = hostport[i+1:] // user:password@ is not for the log
+			u = u[:strings.Index(u, "://")+3] + hostport
+		}
+		hostport = strings.TrimSuffix(hostport, "/")
+		if _, _, err := net.SplitHostPort(hostport); err != nil {
+			hostport = net.JoinHostPort(hostport, "4222") // NATS's default port
+		}
+		c, err := net.DialTimeout("tcp", hostport, 3*time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+	}
+	log.Error("room bus: cannot connect to NATS (-nats-url): the lab is served, workshops answer 503 until it is reachable; retrying",
+		"err", strings.Join(errs, "; "))
 }
