@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -28,6 +29,7 @@ func TestDeployCompose(t *testing.T) {
 			Build    string   `json:"build"`
 			Command  []string `json:"command"`
 			ReadOnly bool     `json:"read_only"`
+			Stop     string   `json:"stop_grace_period"`
 			Ports    []string `json:"ports"`
 			Volumes  []string `json:"volumes"`
 		} `json:"services"`
@@ -75,6 +77,9 @@ func TestDeployCompose(t *testing.T) {
 			if s.Build == "" || !s.ReadOnly {
 				t.Errorf("%s: not built from the repository with a read-only root", name)
 			}
+			if stop, err := time.ParseDuration(s.Stop); err != nil || stop <= cfg.grace || stop > cfg.grace+30*time.Second {
+				t.Errorf("%s: stop_grace_period %q is not a little above serve's -shutdown-grace %s", name, s.Stop, cfg.grace)
+			}
 		case name == "nginx":
 			if !slices.Contains(s.Ports, "8080:8080") || !slices.Contains(s.Volumes, "./nginx.conf:/etc/nginx/nginx.conf:ro") {
 				t.Errorf("nginx: ports %v, volumes %v", s.Ports, s.Volumes)
@@ -111,7 +116,8 @@ func TestDeployKubernetes(t *testing.T) {
 		Spec struct {
 			Template struct {
 				Spec struct {
-					SecurityContext struct {
+					TerminationGracePeriodSeconds int `json:"terminationGracePeriodSeconds"`
+					SecurityContext               struct {
 						RunAsNonRoot bool `json:"runAsNonRoot"`
 					} `json:"securityContext"`
 					Containers []struct {
@@ -153,6 +159,9 @@ func TestDeployKubernetes(t *testing.T) {
 	cfg, err := parseServe(ctr.Args, io.Discard, func(k string) string { return env[k] })
 	if err != nil || cfg.bus.DataDir == "" || len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != cfg.bus.DataDir {
 		t.Errorf("the data directory %q (%v) is not the mounted volume %+v", cfg.bus.DataDir, err, ctr.VolumeMounts)
+	}
+	if grace := time.Duration(dep.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second; grace <= cfg.grace || grace > cfg.grace+30*time.Second {
+		t.Errorf("terminationGracePeriodSeconds %v is not a little above serve's -shutdown-grace %s", grace, cfg.grace)
 	}
 	if !ctr.SecurityContext.ReadOnlyRootFilesystem || !dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot {
 		t.Error("not read-only root and non-root")

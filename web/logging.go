@@ -1,11 +1,13 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -49,9 +51,11 @@ func Millis(key string, d time.Duration) slog.Attr {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.inflight.Store(r, start)
 		ew := &errWriter{ResponseWriter: w}
 		ww := middleware.NewWrapResponseWriter(ew, r.ProtoMajor)
 		defer func() {
+			s.inflight.Delete(r)
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
@@ -105,3 +109,28 @@ func (e *errWriter) Flush() {
 }
 
 func (e *errWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// LogInFlight writes a line at WARN, msg, for every request being answered
+// now, oldest first (method, path, client, how long it has run): at
+// shutdown, the requests the grace period did not let finish. It answers
+// how many.
+func (s *Server) LogInFlight(msg string) int {
+	type req struct {
+		r     *http.Request
+		start time.Time
+	}
+	var all []req
+	s.inflight.Range(func(k, v any) bool {
+		all = append(all, req{k.(*http.Request), v.(time.Time)})
+		return true
+	})
+	slices.SortFunc(all, func(a, b req) int { return cmp.Compare(a.start.UnixNano(), b.start.UnixNano()) })
+	for _, q := range all {
+		s.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
+			slog.String("method", q.r.Method),
+			slog.String("path", q.r.URL.Path),
+			slog.String("client", s.PeerAddr(q.r)),
+			Millis("duration_ms", time.Since(q.start)))
+	}
+	return len(all)
+}

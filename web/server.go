@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -85,6 +86,9 @@ type Server struct {
 	assets  *asset.Assets
 	tools   *tools.Tools
 	metrics *prometheus.Registry
+	// inflight are the requests being answered: *http.Request → when it
+	// began (observe; LogInFlight).
+	inflight sync.Map
 }
 
 // New builds a Server over the embedded assets.
