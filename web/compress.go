@@ -62,6 +62,18 @@ func (p *passEncoded) decide() {
 	}
 	p.decided = true
 	h := p.Header()
+	// gzhttp adds Vary: Accept-Encoding to every answer; a handler that
+	// chooses its encoding has said so too: once is enough.
+	if vs := h.Values("Vary"); len(vs) > 1 {
+		seen := map[string]bool{}
+		h.Del("Vary")
+		for _, v := range vs {
+			if k := strings.ToLower(strings.TrimSpace(v)); !seen[k] {
+				seen[k] = true
+				h.Add("Vary", v)
+			}
+		}
+	}
 	if h.Get("Content-Encoding") != "" || h.Get("ETag") != "" || isEventStream(h.Get("Content-Type")) {
 		h.Set(gzhttp.HeaderNoCompression, "1")
 		p.plain = true

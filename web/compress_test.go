@@ -138,6 +138,9 @@ func TestCompressLeavesEncodedAlone(t *testing.T) {
 		res := rawGet(t, ts.URL+"/static/vendor/datastar.js", enc)
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
+		if vary := res.Header.Values("Vary"); len(vary) != 1 {
+			t.Errorf("%s: Vary %q, want Accept-Encoding once", enc, vary)
+		}
 		if res.Header.Get("Content-Encoding") != enc || res.Header.Get("ETag") != etag {
 			t.Errorf("%s: Content-Encoding %q, ETag %q (want %q)", enc, res.Header.Get("Content-Encoding"), res.Header.Get("ETag"), etag)
 		}
@@ -162,6 +165,9 @@ func TestCompressLeavesEncodedAlone(t *testing.T) {
 		if res.Header.Get("Content-Encoding") != "gzip" {
 			t.Errorf("%s: Content-Encoding %q", path, res.Header.Get("Content-Encoding"))
 			continue
+		}
+		if vary := res.Header.Values("Vary"); strings.Count(strings.Join(vary, ","), "Accept-Encoding") != 1 {
+			t.Errorf("%s: Vary %q, want Accept-Encoding once", path, vary)
 		}
 		if s := gunzip(t, b); len(s) < 2 || s[0] == 0x1f && s[1] == 0x8b {
 			t.Errorf("%s: gzipped twice", path)
