@@ -46,8 +46,8 @@ test: assets $(AXE)
 	$(GO) test -race -timeout 30m ./web/...
 	$(MAKE) --no-print-directory fuzz
 
-# The fast loop: vet and the tests without the browser, nginx, the
-# workshop day or the slowest engine checks (-short skips them).
+# The fast loop: vet and the tests without the browser and the workshop
+# day, the lessons' checks on seeds 1–5 (-short).
 check: assets
 	$(GO) vet ./...
 	$(GO) test -short ./...
