@@ -13,7 +13,12 @@ RUN go mod download
 # build context never has them (.dockerignore), so COPY . . keeps these.
 RUN make assets
 COPY . .
-RUN make build
+# The version the binary reports (outlierlab version, /metrics, the first
+# log line): the build context has no .git, so it is passed in, as the
+# README does: docker build --build-arg VERSION=$(git describe --tags
+# --always --dirty) -t outlierlab . Without it: "(devel)".
+ARG VERSION=
+RUN make build VERSION="$VERSION"
 # The data directory, owned by distroless's nonroot user (65532).
 RUN mkdir -p /out/data && chown 65532:65532 /out/data
 

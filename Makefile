@@ -19,22 +19,38 @@ ASSETS   := $(VENDORED) $(addsuffix .gz,$(VENDORED)) $(addsuffix .br,$(VENDORED)
 # look test only (web/browser_look_pages_test.go); the lab never serves it.
 AXE      := node_modules/axe-core/axe.min.js
 STAMP    := $(VENDOR)/FETCH-WITH-make-assets-v2.stamp
+# The version the binary reports (outlierlab version, outlierlab_build_info
+# on /metrics, serve's first log line): git describe of this checkout. The
+# image build has no .git (.dockerignore) and passes it in: docker build
+# --build-arg VERSION=$(git describe --tags --always --dirty). Empty: the
+# binary falls back to the toolchain's VCS stamp, else "(devel)".
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := -X outlierlab/cli.version=$(VERSION)
 
-.PHONY: slider run test assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
+.PHONY: slider run test check assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
 
 run: assets
-	$(GO) run . serve $(ARGS)
+	$(GO) run -ldflags '$(LDFLAGS)' . serve $(ARGS)
 
 # go vet, then the tests; the race detector runs on the packages that start
 # goroutines (the web server and its streams). The engine tests include
 # every lesson's checks on seeds 1–50 (engine/course TestEveryCheck, the
 # same as `outlierlab lessons -check -seeds 1-50`, about 55 s of CPU).
+# About 10–12 minutes on 2 idle cores; needs the Go module proxy (go mod
+# tidy -diff), Chromium, nginx and poppler-utils (README). Tests keep their
+# data in temporary directories: a `make run` beside it is never in the way.
 test: assets $(AXE)
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
 	$(GO) test -race -timeout 30m ./web/...
 	$(MAKE) --no-print-directory fuzz
+
+# The fast loop: vet and the tests without the browser and the workshop
+# day, the lessons' checks on seeds 1–5 (-short).
+check: assets
+	$(GO) vet ./...
+	$(GO) test -short ./...
 
 # Each route family's fuzz target (web/fuzz_test.go) for FUZZTIME: any 5xx,
 # panic or hang fails. Go fuzzes one target per run.
@@ -65,7 +81,7 @@ slider: assets
 	$(GO) test -run '^TestBrowserSliderRepaint$$' -v -timeout 15m ./web/
 
 build: assets
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o outlierlab .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o outlierlab .
 
 # Every benchmark: among them what depends on the machine's load, reported
 # rather than judged (BenchmarkBrowserFirstChartSlowLink: /lab's first
@@ -87,13 +103,20 @@ loadtest: assets
 loadtest-heavy: assets
 	$(GO) run . loadtest -light -streams 20 -movers 4 -heavy 8 -duration $(D)
 
+# Envoy's test scenarios, from the repository's copy of the public traces
+# (engine/replay's tests also run the shared folder's, when a checkout has
+# it beside it).
+CONFORMANCE := engine/replay/testdata/conformance
 conformance:
-	$(GO) run . replay -check ../shared/conformance/*.json ../shared/conformance/grpc/*.json
+	$(GO) run . replay -check $(CONFORMANCE)/*.json $(CONFORMANCE)/grpc/*.json
 
-# Rewrite the golden transcripts (every preset's text run and decision
-# log) after an intended engine change; review the diff before committing.
+# Rewrite the golden files after an intended engine change (every
+# preset's text run and decision log; the what-if comparison's and Envoy
+# admin's test data, testdata/whatif/compare and testdata/admin); review
+# the diff before committing. Every package with a TestGolden is here
+# (cli's TestMakefile checks).
 golden:
-	$(GO) test ./engine/scenario ./engine/explain ./engine/whatif -run Golden -update
+	$(GO) test ./engine/scenario ./engine/explain ./engine/whatif ./engine/envoyconf -run Golden -update
 
 templ:
 	$(GO) tool templ generate -include-version=false

@@ -1,6 +1,6 @@
 // Package cli is outlierlab's command line: one subcommand per cmd_*.go
 // (serve, run, replay, lint, lessons, plan, whatif, room, loadtest,
-// healthcheck), dispatched by name; main.go at the root only calls
+// healthcheck, version), dispatched by name; main.go at the root only calls
 // Dispatch.
 package cli
 
@@ -29,6 +29,7 @@ var commands = map[string]command{
 	"room":        {summary: "room replay FILE: print a workshop's recording (/r/CODE/recording.json) as text", run: runRoom},
 	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
 	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured; workshops: -nats-listen, -nats-url)", run: runServe},
+	"version":     {summary: "print the version (git describe of the build; also -version) and the Go release it was built with", run: runVersion},
 	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
 }
 
@@ -40,6 +41,8 @@ func Dispatch(args []string, stdout, stderr io.Writer) int {
 	// `outlierlab` alone does.
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") || len(args) > 0 && isHelp(args[0]) {
 		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-version" || args[0] == "--version") {
+		name, args = "version", args[1:]
 	}
 	if isHelp(name) {
 		usage(stdout)

@@ -91,29 +91,49 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadServer is the lab under test: this program's serve in a child
-// process, on 127.0.0.1 (loopback only).
+// process, on 127.0.0.1 (loopback only), with a data directory of its own
+// (removed at stop): a load test never touches the user's workshops, and
+// runs beside a `make run` that holds the default directory.
 type loadServer struct {
-	cmd  *exec.Cmd
-	base string
+	cmd     *exec.Cmd
+	base    string
+	dataDir string
 }
 
-func startLoadServer(tabs, memMiB int) (*loadServer, error) {
+// startLoadServer starts the child and waits for the address it prints.
+// A child that exits first (a flag it refuses, a directory it cannot
+// write) is reported at once with what it said on stderr.
+// extra are more flags of serve (tests).
+func startLoadServer(tabs, memMiB int, extra ...string) (*loadServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "serve", "-addr", "127.0.0.1:0", "-max-tabs", fmt.Sprint(max(tabs, 2000)),
-		"-tabs-per-minute", "1000000", "-commands-per-minute", "1000000", "-streams-per-address", "1000000", "-memory-limit", fmt.Sprint(memMiB))
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
-	out, err := cmd.StdoutPipe()
+	dir, err := os.MkdirTemp("", "outlierlab-loadtest-")
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd := exec.Command(exe, "serve", "-addr", "127.0.0.1:0", "-data-dir", dir, "-max-tabs", fmt.Sprint(max(tabs, 2000)),
+		"-tabs-per-minute", "1000000", "-commands-per-minute", "1000000", "-streams-per-address", "1000000", "-memory-limit", fmt.Sprint(memMiB))
+	cmd.Args = append(cmd.Args, extra...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &loadServer{cmd: cmd}
+	// The child's log: kept for the reason it gives if it does not start;
+	// past that only its warnings go on (the request lines would drown
+	// the report).
+	errs := &childLog{}
+	cmd.Stderr = errs
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &loadServer{cmd: cmd, dataDir: dir}
 	found := make(chan string, 1)
+	exited := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -123,17 +143,26 @@ func startLoadServer(tabs, memMiB int) (*loadServer, error) {
 				found <- strings.TrimSuffix(u, "/")
 			}
 		}
+		// stdout closes when the child exits (or closes it): a child that
+		// has not printed its address by then never will.
+		close(exited)
 	}()
 	select {
 	case s.base = <-found:
+		errs.started()
 		return s, nil
+	case <-exited:
+		err := cmd.Wait()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("the server did not start (%v): %s", err, errs.String())
 	case <-time.After(30 * time.Second):
 		s.stop()
-		return nil, fmt.Errorf("the server did not start within 30 s")
+		return nil, fmt.Errorf("the server did not start within 30 s: %s", errs.String())
 	}
 }
 
 func (s *loadServer) stop() {
+	defer os.RemoveAll(s.dataDir)
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(done) }()
@@ -141,7 +170,39 @@ func (s *loadServer) stop() {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		_ = s.cmd.Process.Kill()
+		<-done
 	}
+}
+
+// childLog is the load test's child's stderr: all of it until the child
+// has started (the reason it gives if it does not), then only its last
+// lines, for a report.
+type childLog struct {
+	mu   sync.Mutex
+	buf  []byte
+	live bool
+}
+
+func (c *childLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = append(c.buf, p...)
+	if c.live && len(c.buf) > 64<<10 {
+		c.buf = append(c.buf[:0], c.buf[len(c.buf)-16<<10:]...)
+	}
+	return len(p), nil
+}
+
+func (c *childLog) started() {
+	c.mu.Lock()
+	c.live = true
+	c.mu.Unlock()
+}
+
+func (c *childLog) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.TrimSpace(string(c.buf))
 }
 
 // memory is the server's RSS (from /proc) and its heap in use, from its

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The load test starts this program's serve as a child process. Under
@@ -29,11 +30,21 @@ func TestMain(m *testing.M) {
 
 // A small load test end to end: a child serve, streams opened, commands
 // redrawn, the server's memory read from its own process, nothing lost.
+// The child keeps its workshops in a directory of its own, never the
+// user's default one (a `make run` may hold it): with $HOME here, nothing
+// appears under it.
 func TestLoadtestSmall(t *testing.T) {
 	t.Setenv(asMainEnv, "1")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("OUTLIERLAB_DATA_DIR", "")
 	var out, errb bytes.Buffer
 	if code := runLoadtest([]string{"-streams", "6", "-movers", "2", "-duration", "1s"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("the load test's server wrote in $HOME: %v", entries)
 	}
 	text := out.String()
 	for _, re := range []string{
@@ -49,6 +60,25 @@ func TestLoadtestSmall(t *testing.T) {
 	}
 	if strings.Contains(text, "commands 0,") {
 		t.Errorf("no command was sent:\n%s", text)
+	}
+}
+
+// A child serve that cannot start says why, at once: the load test does
+// not wait 30 s for an address that will never come. (Its data directory
+// is its own, so a `make run` holding the user's is never in the way.)
+func TestLoadtestChildFails(t *testing.T) {
+	t.Setenv(asMainEnv, "1")
+	start := time.Now()
+	srv, err := startLoadServer(1, 400, "-max-rooms", "0")
+	if err == nil {
+		srv.stop()
+		t.Fatal("a child with -max-rooms 0 started")
+	}
+	if !strings.Contains(err.Error(), "-max-rooms: 0 is out of range") || !strings.Contains(err.Error(), "exit status 2") {
+		t.Errorf("the error does not say why: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v to say so", d)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -65,6 +66,12 @@ type serveConfig struct {
 	plansDir string
 	// budget bounds heavy work (sweeps, compares, what-if replays).
 	budget budget.BudgetOptions
+	// grace is how long a shutdown waits for requests in flight
+	// (-shutdown-grace; 0: defaultGrace).
+	grace time.Duration
+	// cut, when closed, ends the drain at once (a second signal); nil:
+	// never.
+	cut <-chan struct{}
 }
 
 // parseServe reads serve's flags; $PORT is read through getenv.
@@ -94,6 +101,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.budget.Workers, "heavy-workers", max(1, runtime.GOMAXPROCS(0)-1), "cores heavy work (sweeps, compares, replays, heavy lab pages) uses at once; the rest are the lab's")
 	fs.IntVar(&c.budget.Queue, "heavy-queue", 8, "heavy requests that may wait for a core (past it, 503 with Retry-After)")
 	fs.DurationVar(&c.budget.Wait, "heavy-wait", 10*time.Second, "the longest a heavy request waits for a core (then 503 with Retry-After)")
+	fs.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGTERM or Ctrl-C, how long requests in flight (heavy work too: it may wait -heavy-wait for a core, then run) may take to finish; the streams end at once, new connections are refused; what is left then is cut and logged, and serve exits 1 (a second signal cuts at once)")
 	fs.BoolVar(&c.proxies.Peer, "trust-forwarded", false, "believe X-Forwarded-* from any peer: one proxy in front that appends to X-Forwarded-For; the client is its right-most entry")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDRs of the proxies in front (10.0.0.0/8,127.0.0.1): X-Forwarded-* are believed from them, and the client is the right-most X-Forwarded-For entry none of them added")
 	if err := fs.Parse(args); err != nil {
@@ -156,6 +164,9 @@ func (c *serveConfig) check() error {
 	}
 	if c.budget.Wait < 100*time.Millisecond || c.budget.Wait > 10*time.Minute {
 		return fmt.Errorf("-heavy-wait: %s is out of range (allowed 100ms–10m)", c.budget.Wait)
+	}
+	if c.grace < time.Second || c.grace > time.Hour {
+		return fmt.Errorf("-shutdown-grace: %s is out of range (allowed 1s–1h)", c.grace)
 	}
 	if c.memoryMiB < 0 || c.memoryMiB > 1<<20 {
 		return fmt.Errorf("-memory-limit: %d is out of range (allowed 0–%d MiB; 0 for none)", c.memoryMiB, 1<<20)
@@ -238,10 +249,35 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "outlierlab serve:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first SIGTERM or Ctrl-C drains (serve); a second one cuts what
+	// is left at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	cut := make(chan struct{})
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		stop(fmt.Errorf("%v signal received", s))
+		if _, ok := <-sigs; ok {
+			close(cut)
+		}
+	}()
+	cfg.cut = cut
+	log := web.NewLogger(stderr, cfg.logFormat)
+	// Whatever else logs through the standard library's log package goes
+	// the same way, in the same format.
+	slog.SetDefault(log)
 	if err := serve(ctx, cfg, stdout, stderr, nil); err != nil {
-		fmt.Fprintln(stderr, "outlierlab serve:", err)
+		if cfg.logFormat == "json" {
+			log.Error("outlierlab serve failed", "err", err.Error())
+		} else {
+			fmt.Fprintln(stderr, "outlierlab serve:", err)
+		}
 		return 1
 	}
 	return 0
@@ -251,14 +287,39 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // -nats-listen, the room bus for other replicas.
 type serving struct{ HTTP, NATS string }
 
-// serve runs the lab until ctx ends, then shuts down gracefully: new
-// connections stop, open streams are ended (browsers reconnect to the next
-// server and resume at their cursor), requests in flight finish, and the
-// room bus closes last. ready, if not nil, receives the bound addresses
-// once listening.
+// defaultGrace is -shutdown-grace: a heavy request admitted just before
+// the signal may wait -heavy-wait (10 s) for a core and then run the
+// heaviest work the budget allows (a 94.5 M-unit sweep took 7 s on one
+// core of the 2-core development machine at a load average of 15); 30 s
+// covers both with room to spare.
+const defaultGrace = 30 * time.Second
+
+// serve runs the lab until ctx ends, then drains: the listener closes (no
+// new connections), open streams are told to end (browsers reconnect to
+// the next server and resume at their cursor), requests in flight — heavy
+// work too — finish within the grace period (-shutdown-grace), and the
+// room bus closes last. A drain that completes answers nil; one the grace
+// period (or cfg.cut, a second signal) ends logs every request it cuts and
+// answers an error. ready, if not nil, receives the bound addresses once
+// listening. The first log line names the build; with -log-format json
+// every line serve writes is a JSON log record on stderr, and stdout has
+// nothing (in text, stdout has the lines a person reads).
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready chan<- serving) error {
 	log := web.NewLogger(stderr, cfg.logFormat)
+	build := buildInfo()
+	log.Info("outlierlab starting", "version", build.Version, "revision", build.Revision, "go_version", runtime.Version(), "pid", os.Getpid())
+	say := func(format string, a ...any) {
+		if cfg.logFormat != "json" {
+			fmt.Fprintf(stdout, format+"\n", a...)
+		}
+	}
+	if cfg.grace <= 0 {
+		cfg.grace = defaultGrace
+	}
 	cfg.bus.Log = log
+	if cfg.bus.URL != "" {
+		go probeNATS(cfg.bus.URL, log)
+	}
 	// The bus opens in the background: the lab is served at once, rooms
 	// answer 503 until the bus is open (/healthz?ready says when).
 	bus, err := roombus.OpenBus(cfg.bus)
@@ -274,7 +335,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		plans = os.DirFS(cfg.plansDir)
 	}
 	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams, StreamsPerAddress: cfg.streamsPerAddr,
-		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget})
+		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget, Build: build})
 	if err != nil {
 		return err
 	}
@@ -292,16 +353,24 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		BaseContext:    func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// net/http's own complaints (a bad TLS hello, a panic it caught)
+		// in the log's format.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(lab.Shutdown)
-	fmt.Fprintf(stdout, "outlierlab: serving the lab on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	url := "http://" + ln.Addr().String() + "/"
+	say("outlierlab: serving the lab on %s (Ctrl-C to stop)", url)
+	log.Info("serving the lab", "url", url, "addr", ln.Addr().String(), "version", build.Version)
 	switch {
 	case bus.URL() != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s\n", cfg.bus.DataDir, bus.URL())
+		say("outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s", cfg.bus.DataDir, bus.URL())
+		log.Info("workshops kept on disk; the bus is open to other replicas", "data_dir", cfg.bus.DataDir, "nats_url", bus.URL())
 	case cfg.bus.URL != "":
-		fmt.Fprintf(stdout, "outlierlab: workshops' bus: %s\n", cfg.bus.URL)
+		say("outlierlab: workshops' bus: %s", cfg.bus.URL)
+		log.Info("workshops on an external NATS", "nats_url", cfg.bus.URL)
 	default:
-		fmt.Fprintf(stdout, "outlierlab: workshops kept in %s\n", cfg.bus.DataDir)
+		say("outlierlab: workshops kept in %s", cfg.bus.DataDir)
+		log.Info("workshops kept on disk", "data_dir", cfg.bus.DataDir)
 	}
 	if ready != nil {
 		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL()}
@@ -313,16 +382,61 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "cause", context.Cause(ctx))
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	start := time.Now()
+	log.Info("shutting down: draining", "cause", context.Cause(ctx).Error(), "grace", cfg.grace)
+	drain, cancel := context.WithTimeout(context.Background(), cfg.grace)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	go func() {
+		select {
+		case <-cfg.cut:
+			log.Warn("shutting down: a second signal: cutting what is left")
+			cancel()
+		case <-drain.Done():
+		}
+	}()
+	err = srv.Shutdown(drain)
+	if err != nil {
+		n := lab.LogInFlight("request cut by shutdown")
+		_ = srv.Close()
+		<-errc
+		return fmt.Errorf("shutdown: %d requests still in flight after %s (-shutdown-grace %s) were cut", n, time.Since(start).Round(time.Millisecond), cfg.grace)
+	}
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	fmt.Fprintln(stdout, "outlierlab: stopped")
+	log.Info("stopped", "drain", time.Since(start))
+	say("outlierlab: stopped")
 	return nil
+}
+
+// probeNATS tries each -nats-url server once, at start, and says at once
+// when none answers (nothing listening, a wrong port, a name that does not
+// resolve): the bus itself keeps retrying in the background, and its
+// first word would otherwise come only when a JetStream call times out.
+// It says nothing when one answers.
+func probeNATS(urls string, log *slog.Logger) {
+	var errs []string
+	for _, u := range strings.Split(urls, ",") {
+		u = strings.TrimSpace(u)
+		hostport := u
+		if i := strings.Index(hostport, "://"); i >= 0 {
+			hostport = hostport[i+3:]
+		}
+		if i := strings.LastIndex(hostport, "@"); i >= 0 {
+			hostport = hostport[i+1:] // user:password@ is not for the log
+			u = u[:strings.Index(u, "://")+3] + hostport
+		}
+		hostport = strings.TrimSuffix(hostport, "/")
+		if _, _, err := net.SplitHostPort(hostport); err != nil {
+			hostport = net.JoinHostPort(hostport, "4222") // NATS's default port
+		}
+		c, err := net.DialTimeout("tcp", hostport, 3*time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+	}
+	log.Error("room bus: cannot connect to NATS (-nats-url): the lab is served, workshops answer 503 until it is reachable; retrying",
+		"err", strings.Join(errs, "; "))
 }

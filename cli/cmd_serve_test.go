@@ -333,6 +333,8 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-max-replay-cells", "0"}, "-max-replay-cells: 0 is out of range"},
 		{[]string{"-heavy-queue", "0"}, "-heavy-queue: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-heavy-wait", "1h"}, "-heavy-wait: 1h0m0s is out of range (allowed 100ms–10m)"},
+		{[]string{"-shutdown-grace", "0s"}, "-shutdown-grace: 0s is out of range (allowed 1s–1h)"},
+		{[]string{"-log-format", "xml"}, `-log-format: "xml" is not a format (allowed text, json)`},
 		{[]string{"-plans", "/no/such/dir"}, "-plans: /no/such/dir is not a directory that can be read"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -361,7 +363,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil || c.budget != (budget.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
 		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
-	if c, _ := parseServe(nil, io.Discard, home); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() {
+	if c, _ := parseServe(nil, io.Discard, home); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() || c.grace != 30*time.Second || c.grace < c.budget.Wait+15*time.Second {
 		t.Errorf("defaults: memory %d MiB, %d tabs", c.memoryMiB, c.tabs)
 	}
 	if code := runServe([]string{"-nats-listen", "not-an-address"}, io.Discard, io.Discard); code != 2 {

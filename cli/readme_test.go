@@ -11,8 +11,9 @@ import (
 // TestReadmeCommands runs each `go run .` line of the README's "Other
 // commands" and "What Envoy did" sections as written (globs expanded as a shell would, quotes removed):
 // every one must exit 0, or 1 where the README says so. A command that names a file the repository does
-// not have fails here (issue 25). `lessons -check` is left to
-// TestEveryCheck, which runs the same check.
+// not have fails here (issue 25), and so does one that reaches outside
+// the repository (../shared is not in every clone; issue 35). `lessons
+// -check` is left to TestEveryCheck, which runs the same check.
 func TestReadmeCommands(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -40,6 +41,9 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		var args []string
 		for _, f := range fields[3:] {
+			if strings.Contains(f, "../") {
+				t.Errorf("%s: %s is outside the repository (a clone may not have it)", strings.TrimSpace(cmd), f)
+			}
 			if m, _ := filepath.Glob(f); strings.ContainsAny(f, "*?[") && len(m) > 0 {
 				args = append(args, m...)
 				continue

@@ -1,26 +1,47 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
 
 // NewLogger is the lab's logger: format "json" writes one JSON object a
-// line (for a log collector), anything else key=value text.
+// line (for a log collector), anything else key=value text. Either way a
+// duration is written as a number with its unit in its key: "duration"
+// becomes duration_ms, milliseconds as a number with three decimals
+// (slog's own JSON would write nanoseconds with no unit, its text "1.5s").
 func NewLogger(w io.Writer, format string) *slog.Logger {
+	o := &slog.HandlerOptions{ReplaceAttr: durationMillis}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, o))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, o))
 }
 
-// observe writes one log line per request (method, path, status,
-// duration, bytes, outcome) and counts commands by verb and status. It is
+// durationMillis writes a time.Duration attribute as KEY_ms, a number.
+func durationMillis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return Millis(a.Key+"_ms", a.Value.Duration())
+	}
+	return a
+}
+
+// Millis is d as an attribute in milliseconds, to the microsecond.
+func Millis(key string, d time.Duration) slog.Attr {
+	return slog.Float64(key, math.Round(float64(d)/1e3)/1e3)
+}
+
+// observe writes one log line per request (method, path, the client's
+// address as the per-address limits count it, status, duration_ms, bytes
+// sent, outcome) and counts commands by verb and status. It is
 // the outermost middleware, so the line is written even when the handler
 // panics (a recovered 500, or the abort that ends streams at shutdown).
 // The status is the one the handler sent; the outcome says whether the
@@ -30,9 +51,11 @@ func NewLogger(w io.Writer, format string) *slog.Logger {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.inflight.Store(r, start)
 		ew := &errWriter{ResponseWriter: w}
 		ww := middleware.NewWrapResponseWriter(ew, r.ProtoMajor)
 		defer func() {
+			s.inflight.Delete(r)
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
@@ -42,8 +65,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
+				slog.String("client", s.PeerAddr(r)),
 				slog.Int("status", status),
-				slog.Duration("duration", time.Since(start)),
+				Millis("duration_ms", time.Since(start)),
 				slog.Int("bytes", ww.BytesWritten()),
 			}
 			level := slog.LevelInfo
@@ -85,3 +109,28 @@ func (e *errWriter) Flush() {
 }
 
 func (e *errWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// LogInFlight writes a line at WARN, msg, for every request being answered
+// now, oldest first (method, path, client, how long it has run): at
+// shutdown, the requests the grace period did not let finish. It answers
+// how many.
+func (s *Server) LogInFlight(msg string) int {
+	type req struct {
+		r     *http.Request
+		start time.Time
+	}
+	var all []req
+	s.inflight.Range(func(k, v any) bool {
+		all = append(all, req{k.(*http.Request), v.(time.Time)})
+		return true
+	})
+	slices.SortFunc(all, func(a, b req) int { return cmp.Compare(a.start.UnixNano(), b.start.UnixNano()) })
+	for _, q := range all {
+		s.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
+			slog.String("method", q.r.Method),
+			slog.String("path", q.r.URL.Path),
+			slog.String("client", s.PeerAddr(q.r)),
+			Millis("duration_ms", time.Since(q.start)))
+	}
+	return len(all)
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +38,24 @@ var (
 	}, []string{"route", "method"})
 )
 
-// newMetrics is the server's registry: the process's, the requests', the
-// lab's, the heavy work's and the rooms' metrics.
-func newMetrics(s *Server) *prometheus.Registry {
+// newMetrics is the server's registry: the build's, the process's, the
+// requests', the lab's, the heavy work's and the rooms' metrics.
+func newMetrics(s *Server, build BuildInfo) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
+	if build.Version == "" {
+		build.Version = "(devel)"
+	}
 	reg.MustRegister(
+		// 1, with the build in its labels: what a dashboard joins on to
+		// say which version each replica runs.
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "outlierlab_build_info",
+			Help: "The build serving, in the labels (version: git describe; revision: the commit; go_version); always 1.",
+			ConstLabels: prometheus.Labels{
+				"version": build.Version, "revision": build.Revision, "go_version": runtime.Version(),
+				"goos": runtime.GOOS, "goarch": runtime.GOARCH,
+			},
+		}, func() float64 { return 1 }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		metricCommands, budget.MetricHeavy, metricRequests, metricRequestSeconds,

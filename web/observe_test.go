@@ -17,7 +17,8 @@ import (
 )
 
 // Issue 15, Build: a request writes exactly one log line with its method,
-// path, status, duration and bytes.
+// path, status, duration and bytes; issue 35: the client's address, the
+// duration in milliseconds, a number.
 func TestRequestLogLine(t *testing.T) {
 	var buf roomtest.SyncBuffer
 	s, err := New(Options{Log: NewLogger(&buf, "json")})
@@ -31,14 +32,14 @@ func TestRequestLogLine(t *testing.T) {
 		t.Fatalf("%d log lines, want 1:\n%s", len(lines), buf.String())
 	}
 	var line struct {
-		Msg, Method, Path string
-		Status, Bytes     int
-		Duration          *float64
+		Msg, Method, Path, Client string
+		Status, Bytes             int
+		Duration                  *float64 `json:"duration_ms"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
 		t.Fatalf("not a JSON line: %v: %s", err, lines[0])
 	}
-	if line.Msg != "request" || line.Method != "GET" || line.Path != "/healthz" || line.Status != 200 || line.Bytes != 3 || line.Duration == nil {
+	if line.Msg != "request" || line.Method != "GET" || line.Path != "/healthz" || line.Status != 200 || line.Bytes != 3 || line.Duration == nil || line.Client != "192.0.2.1" {
 		t.Fatalf("log line %s", lines[0])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -69,7 +70,13 @@ type Options struct {
 	Proxies clientaddr.Proxies
 	// Budget bounds heavy work: sweeps, compares, what-if replays.
 	Budget budget.BudgetOptions
+	// Build names the binary serving, for outlierlab_build_info.
+	Build BuildInfo
 }
+
+// BuildInfo is the build a server runs: its version (git describe, or
+// "(devel)") and the commit it was built from ("" when unknown).
+type BuildInfo struct{ Version, Revision string }
 
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
@@ -79,6 +86,9 @@ type Server struct {
 	assets  *asset.Assets
 	tools   *tools.Tools
 	metrics *prometheus.Registry
+	// inflight are the requests being answered: *http.Request → when it
+	// began (observe; LogInFlight).
+	inflight sync.Map
 }
 
 // New builds a Server over the embedded assets.
@@ -108,16 +118,18 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{Workshops: ws, assets: a}
 	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
-	s.metrics = newMetrics(s)
+	s.metrics = newMetrics(s, o.Build)
 	return s, nil
 }
 
-// Handler is the router: the guards every request passes, then each
-// feature registers its own routes (its Routes: the lab and lessons, the
-// tools, the workshops), then the process's own and the static files.
+// Handler is the router: the request log, the compressor (compress.go),
+// the guards every request passes, then each feature registers its own
+// routes (its Routes: the lab and lessons, the tools, the workshops), then
+// the process's own and the static files. The log is outside the
+// compressor: its bytes are the bytes sent.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
+	r.Use(s.observe, compress(), middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
 		guard.LimitBodies(s.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
