@@ -8,12 +8,12 @@ import (
 )
 
 // TestBrowserRoomPresentOpensAtTop: the instructor page of a room on the
-// lightning plan, whose first scene waits at its lesson's pause (the run
-// held for the prediction), opens at its top at 1280×720 and 853×480,
-// with the scene's Previous, Next and "Ask the room" wholly in the first
-// screen, once its stream's first redraw brought the held state (the
-// prediction's box scrolled itself into view on it, past the room's
-// controls: issue 33). A learner who steps into the pause on the lesson's
+// lightning plan, whose first scene is on a lesson with a prediction,
+// opens at its top at 1280×720 and 853×480, with the scene's Previous,
+// Next and "Ask the room" wholly in the first screen, once its stream's
+// first redraw came (the prediction's box scrolled itself into view on
+// it, past the room's controls: issue 33; a plan's room no longer holds
+// for the prediction, record.State.TabState). A learner who steps into the pause on the lesson's
 // own page still has the prediction scrolled into view.
 func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
 	skipWithoutChromium(t)
@@ -25,8 +25,8 @@ func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
 	for _, size := range [][2]int{{1280, 720}, {853, 480}} {
 		name := fmt.Sprintf("%dx%d", size[0], size[1])
 		b.Step("open the instructor page at "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+key))
-		b.Poll(name+": the first redraw, held at the pause, and the charts", `document.readyState === 'complete' && !!document.querySelector('#status .state.held') &&
-			document.getElementById('predict').classList.contains('asking') && [...document.querySelectorAll('.chart')].every(el => { const c = window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })`)
+		b.Poll(name+": the first redraw and the charts", `document.readyState === 'complete' && document.getElementById('stream').dataset.conn === 'live' &&
+			!!document.querySelector('#status .state') && [...document.querySelectorAll('.chart')].every(el => { const c = window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })`)
 		viewShot(t, b, "outlierlab-room-present-top-"+name+".png")
 		if got := b.Eval(`String(window.scrollY)`); got != "0" {
 			t.Errorf("%s: the instructor page opens scrolled to %s px", name, got)
