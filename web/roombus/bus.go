@@ -101,7 +101,11 @@ type BusOptions struct {
 	// Settle is how long a new bucket waits for a cluster to hold three
 	// copies before it settles for what it holds (default 30 s).
 	Settle time.Duration
-	Log    *slog.Logger
+	// MaxBucket and MaxTimeline are the bytes a new rooms' bucket and a
+	// new recordings' stream hold (default MaxBucket, 32 MiB, each); tests
+	// use smaller ones. An existing bucket or stream keeps its own.
+	MaxBucket, MaxTimeline int64
+	Log                    *slog.Logger
 }
 
 // Bus is one replica's connection to the room bus: the embedded server if
@@ -153,6 +157,12 @@ func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Settle <= 0 {
 		o.Settle = busSettle
 	}
+	if o.MaxBucket <= 0 {
+		o.MaxBucket = MaxBucket
+	}
+	if o.MaxTimeline <= 0 {
+		o.MaxTimeline = MaxBucket
+	}
 	if o.Listen != "" && o.URL != "" {
 		return nil, errors.New("room bus: -nats-listen and -nats-url exclude each other (an embedded server, or an external one)")
 	}
@@ -175,7 +185,7 @@ func OpenBus(o BusOptions) (*Bus, error) {
 		return nil, err
 	}
 	b.stop = stop
-	go b.open(ctx, o.TTL, o.URL != "", o.Settle)
+	go b.open(ctx, o)
 	return b, nil
 }
 
@@ -228,7 +238,7 @@ func (b *Bus) Err() error {
 
 // open tries to open the bucket until it succeeds or ctx ends, backing off
 // from busRetryMin to busRetryMax between attempts.
-func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle time.Duration) {
+func (b *Bus) open(ctx context.Context, o BusOptions) {
 	defer close(b.done)
 	js, err := jetstream.New(b.nc)
 	if err != nil { // only for bad options: never with these
@@ -241,7 +251,7 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 	for attempt := 1; ; attempt++ {
 		err := errNoConn(b.nc)
 		if err == nil {
-			err = b.openOnce(ctx, ttl, external, time.Since(start) >= settle)
+			err = b.openOnce(ctx, o, time.Since(start) >= o.Settle)
 		}
 		if err == nil && b.Replicas > 1 {
 			err = b.followLeader()
@@ -403,12 +413,12 @@ func (b *Bus) connOptions() []nats.Option {
 // goes); a single server gets one at once, a smaller cluster what it holds
 // once settled (before that, a fresh cluster's servers may still be
 // joining, and the attempt is retried). The embedded server keeps one.
-func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled bool) error {
+func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	kv, err := b.JS.KeyValue(ctx, RoomBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = b.createBucket(ctx, ttl, external, settled)
+		kv, err = b.createBucket(ctx, o, settled)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open the %s bucket (the NATS server needs JetStream): %w", RoomBucket, err)
@@ -423,7 +433,7 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 	}
 	tl, err := b.JS.Stream(ctx, TimelineStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		tl, err = b.createTimeline(ctx, ttl, replicas)
+		tl, err = b.createTimeline(ctx, o, replicas)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
@@ -438,14 +448,14 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 
 // createBucket creates the rooms' bucket with as many copies as the NATS
 // can place (see openBucket), or opens the one another replica just made.
-func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, settled bool) (jetstream.KeyValue, error) {
+func (b *Bus) createBucket(ctx context.Context, o BusOptions, settled bool) (jetstream.KeyValue, error) {
 	cfg := jetstream.KeyValueConfig{
 		Bucket:      RoomBucket,
 		Description: "outlierlab workshop rooms: one key per room, its latest state",
-		History:     1, TTL: ttl, Storage: jetstream.FileStorage,
-		MaxValueSize: MaxValue, MaxBytes: MaxBucket, Replicas: 1,
+		History:     1, TTL: o.TTL, Storage: jetstream.FileStorage,
+		MaxValueSize: MaxValue, MaxBytes: o.MaxBucket, Replicas: 1,
 	}
-	if external {
+	if o.URL != "" {
 		cfg.Replicas = 3
 	}
 	for {
@@ -470,12 +480,12 @@ func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, set
 
 // createTimeline creates the recordings' stream with the bucket's copies,
 // or opens the one another replica just made.
-func (b *Bus) createTimeline(ctx context.Context, ttl time.Duration, replicas int) (jetstream.Stream, error) {
+func (b *Bus) createTimeline(ctx context.Context, o BusOptions, replicas int) (jetstream.Stream, error) {
 	st, err := b.JS.CreateStream(ctx, jetstream.StreamConfig{
 		Name:        TimelineStream,
 		Description: "outlierlab workshop recordings: one subject per room, every change of its state",
 		Subjects:    []string{TimelineSubject + ">"},
-		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: MaxBucket,
+		Storage:     jetstream.FileStorage, MaxAge: o.TTL, MaxBytes: o.MaxTimeline,
 		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
 		Duplicates: timelineDedup,
 	})
