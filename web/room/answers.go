@@ -63,12 +63,11 @@ func parseAnswerKey(code, key string) (q, who string, ok bool) {
 // busError names what failed on the bus: its timeout or the bucket's size
 // (shared by every workshop on the bus), rather than the client's words.
 func busError(what string, err error) error {
-	msg := err.Error()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("room bus: %s: no answer within %v: %w", what, roombus.Timeout, err)
-	case strings.Contains(msg, "maximum bytes"), strings.Contains(msg, "insufficient resources"):
-		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, roombus.MaxBucket>>20, err))
+	case roombus.Full(err):
+		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (shared by every workshop; keys expire 12 h after their last write): %w", what, err))
 	}
 	return fmt.Errorf("room bus: %s: %w", what, err)
 }

@@ -129,6 +129,12 @@ type Bus struct {
 	done     chan struct{}
 	log      *slog.Logger
 
+	// roomStream is the bucket's stream (its keys' messages, with their
+	// headers: KeepKey); keyTTL says a key may be created with a TTL of
+	// its own (quota.go).
+	roomStream jetstream.Stream
+	keyTTL     bool
+
 	mu      sync.Mutex
 	lastErr error // the last attempt's failure, until ready
 	// moved is closed when every watch should start again: at the
@@ -431,6 +437,10 @@ func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 	if ks, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 		replicas = max(1, ks.StreamInfo().Config.Replicas)
 	}
+	rs, keyTTL, err := b.allowKeyTTL(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot open the %s bucket's stream: %w", RoomBucket, err)
+	}
 	tl, err := b.JS.Stream(ctx, TimelineStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		tl, err = b.createTimeline(ctx, o, replicas)
@@ -443,6 +453,7 @@ func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 			"stream", TimelineStream, "duplicates", d.String(), "want", timelineDedup.String())
 	}
 	b.KV, b.bucket, b.Timeline, b.Replicas = retryKV{KeyValue: kv, bus: b}, kv, tl, replicas
+	b.roomStream, b.keyTTL = rs, keyTTL
 	return nil
 }
 
@@ -454,6 +465,9 @@ func (b *Bus) createBucket(ctx context.Context, o BusOptions, settled bool) (jet
 		Description: "outlierlab workshop rooms: one key per room, its latest state",
 		History:     1, TTL: o.TTL, Storage: jetstream.FileStorage,
 		MaxValueSize: MaxValue, MaxBytes: o.MaxBucket, Replicas: 1,
+		// A key may have a TTL of its own (a room nobody used yet:
+		// quota.go); a key that expires leaves a marker that long.
+		LimitMarkerTTL: limitMarkerTTL,
 	}
 	if o.URL != "" {
 		cfg.Replicas = 3
@@ -465,6 +479,9 @@ func (b *Bus) createBucket(ctx context.Context, o BusOptions, settled bool) (jet
 			return kv, nil
 		case errors.Is(err, jetstream.ErrBucketExists):
 			return b.JS.KeyValue(ctx, RoomBucket)
+		case cfg.LimitMarkerTTL != 0 && errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
+			// A NATS server before 2.11: no key has a TTL of its own.
+			cfg.LimitMarkerTTL = 0
 		case cfg.Replicas > 1 && apiCode(err) == server.JSStreamReplicasNotSupportedErr:
 			// A single server, not a cluster: one copy is all it holds.
 			b.log.Info("room bus: the NATS server is not a cluster: the rooms' bucket has one copy")

@@ -1,0 +1,169 @@
+package room
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
+	"outlierlab/web/roombus"
+)
+
+// Issue 34's attacks on the bus that every workshop shares, each run
+// against a real server and its own embedded bus: the rooms' bucket
+// filled with new rooms.
+
+// createFrom posts /rooms to h for JSON as a client at addr would.
+func createFrom(h http.Handler, addr, body string) (int, string) {
+	req := httptest.NewRequest("POST", "/rooms", strings.NewReader(body))
+	req.RemoteAddr = addr + ":40000"
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+// Item 1: 21 270 rooms from 400 addresses filled the 32 MiB bucket in
+// 38.6 s; then new workshops got 500 ("maximum bytes exceeded"), answers
+// in existing rooms 503, an instructor's spotlight 500 after 5 s. Here
+// the bucket is 1 MiB (the same mechanism, a smaller figure): a burst of
+// 24 000 creations from 400 addresses is refused with 429 or 503 naming
+// the limit long before its end, never 500, and a room made before it
+// still takes its instructor's moves and its attendees' answers.
+func TestRoomAttackFillBucket(t *testing.T) {
+	const bucket = 1 << 20
+	l := startRoomLab(t, roombus.BusOptions{MaxBucket: bucket}, Limits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	q := l.openQuestion(t, code, key)
+	h := l.s.Handler()
+
+	const burst, addrs, workers = 24000, 400, 8
+	body := `{"preset":"search-cache","cfg":{"consecutive_5xx":7,"interval":3,"base_ejection_time":45,"max_ejection_percent":34,"enforcing_consecutive_5xx":90}}`
+	var (
+		mu        sync.Mutex
+		statuses  = map[int]int{}
+		refusals  = map[string]string{} // status → first body
+		firstNo   = -1                  // the first creation refused
+		next      atomic.Int64
+		wg        sync.WaitGroup
+		createdAt time.Duration
+	)
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= burst {
+					return
+				}
+				a := i % addrs
+				st, b := createFrom(h, fmt.Sprintf("127.1.%d.%d", a/200, a%200+1), body)
+				mu.Lock()
+				statuses[st]++
+				if st != http.StatusCreated {
+					if _, ok := refusals[fmt.Sprint(st)]; !ok {
+						refusals[fmt.Sprint(st)] = strings.TrimSpace(b)
+					}
+					if firstNo < 0 || i < firstNo {
+						firstNo = i
+					}
+				} else {
+					createdAt = time.Since(start)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	used, limit, err := l.bus.Usage(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d creations from %d addresses in %v: %v; the first refused was #%d, the last room made at %v; the bucket holds %d of %d bytes",
+		burst, addrs, took.Round(time.Millisecond), statuses, firstNo, createdAt.Round(time.Millisecond), used, limit)
+	for st, b := range refusals {
+		t.Logf("refusal %s: %s", st, b)
+	}
+	if statuses[http.StatusInternalServerError] > 0 {
+		t.Errorf("%d creations answered 500 (%s), want 429 or 503 naming the limit", statuses[500], refusals["500"])
+	}
+	if firstNo < 0 || firstNo > burst/4 {
+		t.Errorf("the first refusal came at creation #%d of %d, want one long before the end", firstNo, burst)
+	}
+	for st, want := range map[string]string{"429": "new workshops from your address", "503": "new workshops are refused"} {
+		if b, ok := refusals[st]; ok && !strings.Contains(b, want) {
+			t.Errorf("a %s refusal does not name its limit (%q): %s", st, want, b)
+		}
+	}
+	if used > limit/2+64<<10 {
+		t.Errorf("the bucket holds %d of %d bytes after the burst, want about half at most", used, limit)
+	}
+
+	// The room made before the burst: its instructor moves it, an
+	// attendee answers, a new question opens.
+	for _, host := range []string{"h3", "h5"} {
+		t0 := time.Now()
+		if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host="+host, "", code, key, ""); st != 200 {
+			t.Errorf("the instructor's spotlight on %s after the burst: %d %s (after %v)", host, st, b, time.Since(t0).Round(time.Millisecond))
+		}
+	}
+	att := &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "attendee-after-burst")}
+	if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", "", code, "", att.Value); st != 204 {
+		t.Errorf("an answer after the burst: %d %s", st, b)
+	}
+	l.openQuestion(t, code, key)
+	// Another address, refused by the deployment's limit: a 503 naming it.
+	if st, b := createFrom(h, "192.0.2.1", body); st != http.StatusServiceUnavailable || !strings.Contains(b, "new workshops are refused") {
+		t.Errorf("a new workshop from a new address after the burst: %d %s", st, b)
+	}
+}
+
+// Item 1: a room nobody has used expires after Limits.UnusedTTL, not the
+// bucket's 12 h; the first attendee (or any write of its instructor)
+// keeps it as long as the others.
+func TestRoomUnusedExpires(t *testing.T) {
+	l := startRoomLab(t, roombus.BusOptions{}, Limits{UnusedTTL: 2 * time.Second})
+	if !l.bus.KeyTTL() {
+		t.Fatal("the embedded NATS gives no key a TTL of its own")
+	}
+	unused, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	joined, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	written, wkey := l.createRoom(t, `{"preset":"search-cache"}`)
+	if st, b := call(t, clientFrom(t, "127.0.0.9"), "GET", l.ts.URL+"/r/"+joined, ""); st != 200 {
+		t.Fatalf("the attendee's page: %d %s", st, webtest.Head(b, 200))
+	}
+	if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+written+"/lock?on=1", "", written, wkey, ""); st != 200 {
+		t.Fatalf("lock: %d %s", st, b)
+	}
+	start := time.Now()
+	waitUntil(t, "the unused room expires", func() bool {
+		_, err := l.bus.KV.Get(t.Context(), unused)
+		return err != nil
+	})
+	t.Logf("the unused room expired %v after it was made", time.Since(start).Round(100*time.Millisecond))
+	for _, c := range []string{joined, written} {
+		if _, err := l.bus.KV.Get(t.Context(), c); err != nil {
+			t.Errorf("room %s, used, is gone with the unused one: %v", c, err)
+		}
+	}
+	for c, want := range map[string]string{unused: "start", joined: "start", written: "start lock"} {
+		entries, err := l.s.rooms.timeline.Read(t.Context(), c)
+		var kinds []string
+		for _, e := range entries {
+			kinds = append(kinds, e.Kind)
+		}
+		if err != nil || strings.Join(kinds, " ") != want {
+			t.Errorf("room %s's recording: %q, %v; want %q", c, strings.Join(kinds, " "), err, want)
+		}
+	}
+}
