@@ -49,6 +49,10 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
 		return "", rec, false
 	}
+	if instructor && !s.rooms.changes.Allow(code, s.Now()) {
+		tooManyChanges(w, code)
+		return "", rec, false
+	}
 	return code, rec, true
 }
 

@@ -119,6 +119,9 @@ type roomSet struct {
 	// ids limits new attendee identities per address and room; guesses
 	// the requests for codes that name no room (limit.go).
 	ids, guesses *addrlimit.Limiter
+	// changes limits the key holder's changes of a room through the
+	// rooms' API, per room (quota.go).
+	changes *addrlimit.Limiter
 	// quota is what this replica knows of the bucket's room for new rooms
 	// and of the rooms already used (quota.go).
 	quota quota
@@ -138,6 +141,7 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 		creates: addrlimit.NewPer(lim.RoomsPerHour, time.Hour, lim.RoomsPerHour), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
 		ids:      addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
+		changes:  addrlimit.New(changesPerSecond*60, changesBurst),
 		timeline: recording.NewTimeline(bus, s.Now, log)}
 }
 

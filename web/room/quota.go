@@ -26,11 +26,25 @@ import (
 // rooms' own, for their moves, answers and boards. A room nobody uses
 // expires after Limits.UnusedTTL (its key's own TTL, roombus.KeepKey), so
 // a burst of rooms made by a script gives its room back within the hour.
+//
+// A room's changes. One key holder moved its spotlight 1 734 times a
+// second and its room's recording pushed every other room's out of the
+// shared stream. The bus keeps at most roombus.RoomEntries entries of a
+// room (its oldest go), and the key holder's changes through the rooms'
+// API are limited per room (changesBurst at once, then changesPerSecond a
+// second: 429 naming it); the instructor tab's moves, which the room must
+// follow whatever their pace, are all published, and recorded at that
+// pace (recording.Timeline: the last of a drag is never lost).
 
 const (
 	// newRoomsShare is the share of the rooms' bucket (in percent) past
 	// which no new room is made.
 	newRoomsShare = 50
+	// changesPerSecond and changesBurst bound a room's changes through the
+	// rooms' API (spotlight, scene, question, reveal, lock, summon,
+	// explore), per replica: a click is one, and no instructor clicks 100
+	// times in a second.
+	changesPerSecond, changesBurst = 20, 100
 	// fullFor is how long a bucket found too full for new rooms is
 	// believed without asking again.
 	fullFor = time.Second
@@ -119,4 +133,12 @@ func tooManyRooms(w http.ResponseWriter, perHour int) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(every.Seconds())))
 	httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf(
 		"too many new workshops from your address (allowed %d an hour): try again in %v, or use one of the workshops you made", perHour, every.Round(time.Second)))
+}
+
+// tooManyChanges answers a key holder's change of a room past the room's
+// rate.
+func tooManyChanges(w http.ResponseWriter, code string) {
+	w.Header().Set("Retry-After", "1")
+	httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf(
+		"too many changes to workshop %s (allowed %d at once, then %d a second): try again in a second", code, changesBurst, changesPerSecond))
 }

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +13,13 @@ import (
 
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/recording"
 	"outlierlab/web/roombus"
 )
 
 // Issue 34's attacks on the bus that every workshop shares, each run
 // against a real server and its own embedded bus: the rooms' bucket
-// filled with new rooms.
+// filled with new rooms, and the recordings' stream flooded by one room.
 
 // createFrom posts /rooms to h for JSON as a client at addr would.
 func createFrom(h http.Handler, addr, body string) (int, string) {
@@ -165,5 +167,93 @@ func TestRoomUnusedExpires(t *testing.T) {
 		if err != nil || strings.Join(kinds, " ") != want {
 			t.Errorf("room %s's recording: %q, %v; want %q", c, strings.Join(kinds, " "), err, want)
 		}
+	}
+}
+
+// Item 2: one key holder appended 1 734 entries a second to its room's
+// recording (spotlight moves); after some 120 000 every other room's
+// recording read "entries": null. Here the recordings' stream is 4 MiB:
+// the key holder's moves are refused past 100 at once and 20 a second
+// (429 naming the limit), and its room's entries past RoomEntries (as
+// many replicas would append, each within its own rate) push out its
+// own oldest, never another room's.
+func TestRoomAttackRecordingFlood(t *testing.T) {
+	const stream = 4 << 20
+	l := startRoomLab(t, roombus.BusOptions{MaxTimeline: stream}, Limits{})
+	victim, vkey := l.createRoom(t, `{"preset":"search-cache"}`)
+	for _, host := range []string{"h1", "h2"} {
+		if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+victim+"/spotlight?host="+host, "", victim, vkey, ""); st != 200 {
+			t.Fatalf("the victim's spotlight: %d %s", st, b)
+		}
+	}
+	before, err := l.s.rooms.timeline.Read(t.Context(), victim)
+	if err != nil || len(before) != 3 {
+		t.Fatalf("the victim's recording: %d entries, %v", len(before), err)
+	}
+
+	attacker, akey := l.createRoom(t, `{"preset":"search-cache"}`)
+	// The key holder's moves over HTTP, as fast as one client sends them.
+	statuses := map[int]int{}
+	var refused string
+	start := time.Now()
+	for i := range 600 {
+		st, b := roomCall(t, "POST", l.ts.URL+"/r/"+attacker+"/spotlight?host=h"+fmt.Sprint(i%6), "", attacker, akey, "")
+		statuses[st]++
+		if st != 200 && refused == "" {
+			refused = strings.TrimSpace(b)
+		}
+	}
+	took := time.Since(start)
+	t.Logf("600 spotlight moves in %v: %v; refused with %q", took.Round(time.Millisecond), statuses, refused)
+	if limit := 100 + int(took.Seconds()*20) + 1; statuses[200] > limit {
+		t.Errorf("%d of 600 moves were taken in %v, want at most %d (100 at once, then 20 a second)", statuses[200], took.Round(time.Millisecond), limit)
+	}
+	if statuses[429] > 0 && !strings.Contains(refused, "changes to workshop "+attacker) {
+		t.Errorf("the refusal does not name the limit: %s", refused)
+	}
+
+	// As many replicas would, each within its own rate: entries appended
+	// straight to the attacker's recording, three times what the stream
+	// holds.
+	info, err := l.bus.Timeline.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := int(info.State.Bytes / max(info.State.Msgs, 1))
+	n := 3 * stream / per
+	st := record.State{Preset: "search-cache", Speed: "1", Spot: &record.Spot{Host: "h3"}}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	start = time.Now()
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				l.s.rooms.timeline.Append(t.Context(), attacker, 0, "spotlight", st, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	info, _ = l.bus.Timeline.Info(t.Context())
+	t.Logf("%d entries of about %d B appended to room %s in %v: the stream holds %d entries, %d bytes",
+		n, per, attacker, time.Since(start).Round(time.Millisecond), info.State.Msgs, info.State.Bytes)
+
+	st2, body := roomCall(t, "GET", l.ts.URL+"/r/"+victim+"/recording.json", "", victim, "", "")
+	var rec recording.Recording
+	if st2 != 200 || json.Unmarshal([]byte(body), &rec) != nil {
+		t.Fatalf("the victim's recording: %d %s", st2, webtest.Head(body, 300))
+	}
+	if len(rec.Entries) != len(before) {
+		t.Errorf("the victim's recording has %d entries after the flood, had %d: %s", len(rec.Entries), len(before), webtest.Head(body, 300))
+	}
+	last, err := l.s.rooms.timeline.Last(t.Context(), attacker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := l.s.rooms.timeline.Read(t.Context(), attacker)
+	t.Logf("the flooding room's recording keeps %d entries (its last at sequence %d)", len(entries), last)
+	if err != nil || len(entries) > roombus.RoomEntries {
+		t.Errorf("the flooding room's recording: %d entries, %v; want at most %d", len(entries), err, roombus.RoomEntries)
 	}
 }

@@ -105,7 +105,11 @@ type BusOptions struct {
 	// new recordings' stream hold (default MaxBucket, 32 MiB, each); tests
 	// use smaller ones. An existing bucket or stream keeps its own.
 	MaxBucket, MaxTimeline int64
-	Log                    *slog.Logger
+	// RoomEntries is how many entries one room's recording keeps (default
+	// RoomEntries): past it, that room's oldest go, never another room's
+	// (quota.go).
+	RoomEntries int
+	Log         *slog.Logger
 }
 
 // Bus is one replica's connection to the room bus: the embedded server if
@@ -168,6 +172,9 @@ func OpenBus(o BusOptions) (*Bus, error) {
 	}
 	if o.MaxTimeline <= 0 {
 		o.MaxTimeline = MaxBucket
+	}
+	if o.RoomEntries <= 0 {
+		o.RoomEntries = RoomEntries
 	}
 	if o.Listen != "" && o.URL != "" {
 		return nil, errors.New("room bus: -nats-listen and -nats-url exclude each other (an embedded server, or an external one)")
@@ -445,6 +452,9 @@ func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		tl, err = b.createTimeline(ctx, o, replicas)
 	}
+	if err == nil {
+		tl, err = b.boundRoomEntries(ctx, tl, o.RoomEntries)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
 	}
@@ -504,7 +514,7 @@ func (b *Bus) createTimeline(ctx context.Context, o BusOptions, replicas int) (j
 		Subjects:    []string{TimelineSubject + ">"},
 		Storage:     jetstream.FileStorage, MaxAge: o.TTL, MaxBytes: o.MaxTimeline,
 		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
-		Duplicates: timelineDedup,
+		Duplicates: timelineDedup, MaxMsgsPerSubject: int64(o.RoomEntries),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.JS.Stream(ctx, TimelineStream)

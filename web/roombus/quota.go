@@ -3,6 +3,7 @@ package roombus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -22,8 +23,19 @@ import (
 // per-message TTL, NATS 2.11 and later): its first use puts the key again
 // without one (KeepKey), and any write does the same, so the bucket's TTL
 // applies from then on.
+//
+// The recordings are one stream that drops its oldest entries when full
+// (DiscardOld): one room appending 1 734 entries a second pushed every
+// other room's recording out in about a minute. Each room's subject keeps
+// at most RoomEntries entries (the stream's MaxMsgsPerSubject): a room past
+// it loses its own oldest, never another room's.
 
 const (
+	// RoomEntries is how many entries a room's recording keeps by default:
+	// a busy three-hour workshop writes a few thousand (a slider dragged
+	// for a second is some ten); at about 1.5 KB each, 5 000 are some
+	// 7 MiB, under a quarter of the recordings' 32 MiB.
+	RoomEntries = 5000
 	// limitMarkerTTL is how long a key that expired leaves its marker
 	// (watches see the expiry as a delete).
 	limitMarkerTTL = time.Minute
@@ -53,6 +65,22 @@ func (b *Bus) allowKeyTTL(ctx context.Context) (st jetstream.Stream, keyTTL bool
 	}
 	b.log.Info("room bus: the rooms' bucket now gives keys a TTL of their own (rooms nobody uses expire sooner)", "bucket", RoomBucket)
 	return st, true, nil
+}
+
+// boundRoomEntries makes the recordings' stream keep at most n entries a
+// room: one made before it did is changed.
+func (b *Bus) boundRoomEntries(ctx context.Context, tl jetstream.Stream, n int) (jetstream.Stream, error) {
+	cfg := tl.CachedInfo().Config
+	if cfg.MaxMsgsPerSubject == int64(n) {
+		return tl, nil
+	}
+	was := cfg.MaxMsgsPerSubject
+	cfg.MaxMsgsPerSubject = int64(n)
+	if _, err := b.JS.UpdateStream(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("cannot bound each room's recording to %d entries: %w", n, err)
+	}
+	b.log.Info("room bus: each room's recording keeps its latest entries only", "stream", TimelineStream, "entries", n, "was", was)
+	return b.JS.Stream(ctx, TimelineStream)
 }
 
 // KeyTTL says whether a key may be created with a TTL of its own
