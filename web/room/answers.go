@@ -72,14 +72,15 @@ func busError(what string, err error) error {
 	return fmt.Errorf("room bus: %s: %w", what, err)
 }
 
-// putAnswer stores who's answer to question q of the room.
-func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) error {
+// putAnswer stores who's answer to question q of the room, from the
+// client address tagged from (record.SourceTag).
+func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer, from string) error {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	if n, mine := set.answerCount(code, q, who); n >= maxAnswers && !mine {
 		return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
 	}
-	b, _ := json.Marshal(record.Answer{Nick: record.Nickname(who), Answer: answer})
+	b, _ := json.Marshal(record.Answer{Nick: record.Nickname(who), Answer: answer, From: from})
 	rev, err := set.bus.KV.Put(ctx, answerKey(code, q, who), b)
 	if err != nil {
 		return busError("the answer", err)

@@ -257,3 +257,56 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 		t.Errorf("the flooding room's recording: %d entries, %v; want at most %d", len(entries), err, roombus.RoomEntries)
 	}
 }
+
+// Item 4: one address clearing its cookie answers a poll 60 times at once
+// (then 12 a minute): as many identities as a class behind one NAT, which
+// the server cannot tell apart. The instructor sees where the answers
+// come from: the count of addresses and the most from one, on their
+// question panel and in the question's JSON (with the key).
+func TestRoomPollSources(t *testing.T) {
+	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
+	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	q := l.openQuestion(t, code, key)
+	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	webtest.WaitFor(t, presenter, "the first redraw", charted)
+	answer := func(from, name string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", nil)
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, name)})
+		res, err := clientFrom(t, from).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 204 {
+			t.Fatalf("answer of %s from %s: %d", name, from, res.StatusCode)
+		}
+	}
+	for i := range 60 { // the stuffing: 60 identities of one address
+		answer("127.0.0.2", fmt.Sprintf("stuffed-%d", i))
+	}
+	for i := range 5 { // the class, each at its own address
+		answer(fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("attendee-%d", i))
+	}
+	waitUntil(t, "65 answers counted", func() bool {
+		n, _ := l.s.rooms.answerCount(code, q.ID, "")
+		return n == 65
+	})
+	const want = "65 answers from 6 addresses, up to 60 from one"
+	webtest.WaitFor(t, presenter, "the sources on the instructor's panel", func(ev webtest.Event) bool {
+		return strings.Contains(ev.Data, `id="room-question"`) && strings.Contains(ev.Data, want)
+	})
+	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, key, "")
+	var out struct {
+		Count     int `json:"count"`
+		Addresses int `json:"addresses"`
+		MostFrom  int `json:"mostFromOne"`
+	}
+	if st != 200 || json.Unmarshal([]byte(body), &out) != nil || out.Count != 65 || out.Addresses != 6 || out.MostFrom != 60 {
+		t.Errorf("the question with the key: %d %s", st, body)
+	}
+	// Without the key, nothing of where the answers come from.
+	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", ""); st != 200 || strings.Contains(body, "addresses") {
+		t.Errorf("the question without the key: %d %s", st, body)
+	}
+}
