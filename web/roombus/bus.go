@@ -640,6 +640,13 @@ func Retry[T any](ctx context.Context, b *Bus, f func(context.Context) (T, error
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", nats.ErrTimeout, err)
 		}
+		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			// The attempt ended as the bus went down, and it is back
+			// (refuse said so): a NATS node gone, the connection moved to
+			// another. Tried again as any reconnect is; it was a 500
+			// "context canceled" (TestBusCluster3, under load).
+			err = fmt.Errorf("%w: %w", nats.ErrConnectionReconnecting, err)
+		}
 		if ctx.Err() != nil && (Transient(err) || errors.Is(err, context.DeadlineExceeded)) {
 			return v, silence(ctx, start, err)
 		}
