@@ -86,7 +86,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
-	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages and creations per client address per minute (creations: burst as many; pages: three times as many, for a class that reloads)")
+	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages per client address per minute (three times as many at once, for a class that reloads)")
+	fs.IntVar(&c.rooms.RoomsPerHour, "rooms-per-hour", 10, "new workshops per client address per hour (as many at once)")
+	fs.DurationVar(&c.rooms.UnusedTTL, "room-unused-ttl", time.Hour, "how long a workshop lives that nobody has joined or changed (then 12 h after its last change)")
 	fs.StringVar(&c.plansDir, "plans", "", "a `DIR` of workshop plans (*.md; check them with outlierlab plan -check DIR/*.md) that \"Start a workshop\" offers instead of the shipped ones")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
@@ -147,7 +149,7 @@ func (c *serveConfig) check() error {
 	for _, l := range []struct {
 		name string
 		v    int
-	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"attendees-per-address", c.rooms.AttendeesPerAddress}, {"room-joins-per-minute", c.rooms.JoinsPerMinute},
+	}{{"max-rooms", c.rooms.MaxRooms}, {"max-attendees", c.rooms.MaxAttendees}, {"attendees-per-address", c.rooms.AttendeesPerAddress}, {"room-joins-per-minute", c.rooms.JoinsPerMinute}, {"rooms-per-hour", c.rooms.RoomsPerHour},
 		{"max-tabs", c.tabs}, {"max-streams", c.streams}, {"streams-per-address", c.streamsPerAddr}, {"tabs-per-minute", c.tabsPerMinute}, {"commands-per-minute", c.cmdsPerMinute},
 		{"heavy-workers", c.budget.Workers}, {"heavy-queue", c.budget.Queue}} {
 		if l.v < 1 || l.v > 1_000_000 {
@@ -161,6 +163,9 @@ func (c *serveConfig) check() error {
 		if l.v < 1000 || l.v > 1e12 {
 			return fmt.Errorf("-%s: %d is out of range (allowed 1000–1000000000000)", l.name, l.v)
 		}
+	}
+	if c.rooms.UnusedTTL < time.Second || c.rooms.UnusedTTL > 12*time.Hour {
+		return fmt.Errorf("-room-unused-ttl: %s is out of range (allowed 1s–12h)", c.rooms.UnusedTTL)
 	}
 	if c.budget.Wait < 100*time.Millisecond || c.budget.Wait > 10*time.Minute {
 		return fmt.Errorf("-heavy-wait: %s is out of range (allowed 100ms–10m)", c.budget.Wait)

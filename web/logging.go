@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -46,16 +47,32 @@ func Millis(key string, d time.Duration) slog.Attr {
 // panics (a recovered 500, or the abort that ends streams at shutdown).
 // The status is the one the handler sent; the outcome says whether the
 // visitor got the whole answer: "complete", "write failed" (a write to
-// the connection failed: a write deadline, a reset; the error is logged)
-// or "client gone" (the request's context ended first).
+// the connection failed: a write deadline, a reset; the error is logged),
+// "client gone" (the request's context ended first) or "aborted" (the
+// handler broke the connection: panic(http.ErrAbortHandler)).
+//
+// The line is written when the handler returns, before net/http sends
+// what is left in the connection's buffer: an answer of a few KiB is all
+// there, and its writes succeeded. Issue 34: such an answer made past the
+// write deadline never left, and the line said "complete". The deadline
+// is known here (the server's WriteTimeout from the request's start, or
+// the last one a handler set through http.ResponseController): once it
+// has passed, nothing more is sent, and the line says "write failed".
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.inflight.Store(r, start)
 		ew := &errWriter{ResponseWriter: w}
+		if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.WriteTimeout > 0 {
+			ew.deadline = start.Add(srv.WriteTimeout)
+		}
 		ww := middleware.NewWrapResponseWriter(ew, r.ProtoMajor)
 		defer func() {
 			s.inflight.Delete(r)
+			p := recover()
+			if p != nil {
+				defer panic(p) // net/http ends the connection, quietly for ErrAbortHandler
+			}
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
@@ -71,7 +88,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				slog.Int("bytes", ww.BytesWritten()),
 			}
 			level := slog.LevelInfo
+			if ew.err == nil && p == nil && !ew.deadline.IsZero() && time.Now().After(ew.deadline) {
+				ew.err = fmt.Errorf("the write deadline passed %v before the answer was sent", time.Since(ew.deadline).Round(time.Millisecond))
+			}
 			switch {
+			case p != nil:
+				attrs = append(attrs, slog.String("outcome", "aborted"))
+				if p != http.ErrAbortHandler {
+					level = slog.LevelError
+					attrs = append(attrs, slog.String("panic", fmt.Sprint(p)))
+				}
 			case ew.err != nil:
 				level = slog.LevelWarn
 				attrs = append(attrs, slog.String("outcome", "write failed"), slog.String("err", ew.err.Error()))
@@ -87,11 +113,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 }
 
 // errWriter keeps the first error a write to the connection returned,
-// for the request's log line. It passes Flush on and unwraps for
-// http.ResponseController (write deadlines, flushes).
+// and the write deadline, for the request's log line. It passes Flush
+// and SetWriteDeadline on and unwraps for http.ResponseController.
 type errWriter struct {
 	http.ResponseWriter
-	err error
+	err      error
+	deadline time.Time // zero: none
+}
+
+func (e *errWriter) SetWriteDeadline(t time.Time) error {
+	err := http.NewResponseController(e.ResponseWriter).SetWriteDeadline(t)
+	if err == nil {
+		e.deadline = t
+	}
+	return err
 }
 
 func (e *errWriter) Write(b []byte) (int, error) {

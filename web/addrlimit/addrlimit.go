@@ -27,8 +27,13 @@ type addrBucket struct {
 // maxLimitedAddrs bounds the addresses remembered.
 const maxLimitedAddrs = 10000
 
-func New(perMinute, burst int) *Limiter {
-	return &Limiter{every: rate.Limit(float64(perMinute) / 60), burst: burst, by: map[string]*addrBucket{}}
+// New is a limiter of burst at once, then perMinute a minute.
+func New(perMinute, burst int) *Limiter { return NewPer(perMinute, time.Minute, burst) }
+
+// NewPer is a limiter of burst at once, then n every per (new rooms: a
+// few an hour).
+func NewPer(n int, per time.Duration, burst int) *Limiter {
+	return &Limiter{every: rate.Limit(float64(n) / per.Seconds()), burst: burst, by: map[string]*addrBucket{}}
 }
 
 // Allow takes a token from addr's bucket, if there is one. An address

@@ -63,24 +63,24 @@ func parseAnswerKey(code, key string) (q, who string, ok bool) {
 // busError names what failed on the bus: its timeout or the bucket's size
 // (shared by every workshop on the bus), rather than the client's words.
 func busError(what string, err error) error {
-	msg := err.Error()
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("room bus: %s: no answer within %v: %w", what, roombus.Timeout, err)
-	case strings.Contains(msg, "maximum bytes"), strings.Contains(msg, "insufficient resources"):
-		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (%d MiB, shared by every workshop; keys expire 12 h after their last write): %w", what, roombus.MaxBucket>>20, err))
+	case roombus.Full(err):
+		return httperr.WithKind(httperr.KindFull, fmt.Errorf("room bus: %s: the workshops' bucket is full (shared by every workshop; keys expire 12 h after their last write): %w", what, err))
 	}
 	return fmt.Errorf("room bus: %s: %w", what, err)
 }
 
-// putAnswer stores who's answer to question q of the room.
-func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer string) error {
+// putAnswer stores who's answer to question q of the room, from the
+// client address tagged from (record.SourceTag).
+func (set *roomSet) putAnswer(ctx context.Context, code, q, who, answer, from string) error {
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	if n, mine := set.answerCount(code, q, who); n >= maxAnswers && !mine {
 		return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "answer", Msg: fmt.Sprintf("the question has %d answers, as many as one question takes (allowed %d)", n, maxAnswers)})
 	}
-	b, _ := json.Marshal(record.Answer{Nick: record.Nickname(who), Answer: answer})
+	b, _ := json.Marshal(record.Answer{Nick: record.Nickname(who), Answer: answer, From: from})
 	rev, err := set.bus.KV.Put(ctx, answerKey(code, q, who), b)
 	if err != nil {
 		return busError("the answer", err)

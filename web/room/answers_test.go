@@ -36,14 +36,14 @@ func TestRoomAnswersCloseAtTheMark(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	ctx := t.Context()
-	if err := l.s.rooms.putAnswer(ctx, code, q.ID, "before", "3"); err != nil {
+	if err := l.s.rooms.putAnswer(ctx, code, q.ID, "before", "3", ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := l.s.rooms.closeAnswers(ctx, code, q.ID)
 	if err != nil || len(got) != 1 || got["before"].Answer != "3" {
 		t.Fatalf("closeAnswers: %v, %v", got, err)
 	}
-	err = l.s.rooms.putAnswer(ctx, code, q.ID, "after", "4")
+	err = l.s.rooms.putAnswer(ctx, code, q.ID, "after", "4", "")
 	if httperr.KindOf(err, httperr.KindInternal) != httperr.KindConflict || !strings.Contains(httperr.Text(err), "answers are closed") {
 		t.Errorf("an answer after the mark: %v", err)
 	}

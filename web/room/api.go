@@ -49,6 +49,10 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
 		return "", rec, false
 	}
+	if instructor && !s.rooms.changes.Allow(code, s.Now()) {
+		tooManyChanges(w, code)
+		return "", rec, false
+	}
 	return code, rec, true
 }
 
@@ -145,8 +149,10 @@ func (set *roomSet) updateState(ctx context.Context, code, kind string, f func(*
 			return rec, rev, nil
 		}
 		// Another write in between (a stale revision) is tried again from
-		// the bus's state; the bus down or silent is answered at once.
-		if ctx.Err() != nil || httperr.KindOf(err, httperr.KindInternal) == httperr.KindUnavailable {
+		// the bus's state; anything else is answered at once: the bus down
+		// or silent (503), the bucket full (503, naming it; issue 34: it
+		// was tried again until the deadline, then a 500).
+		if ctx.Err() != nil || !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return rec, 0, busErr(err)
 		}
 	}

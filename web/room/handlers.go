@@ -96,8 +96,8 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
 		return
 	}
-	if !s.rooms.joins.Allow(s.rooms.clientAddr(r), s.Now()) {
-		tooManyJoins(w)
+	if !s.rooms.creates.Allow(s.rooms.clientAddr(r), s.Now()) {
+		tooManyRooms(w, s.rooms.lim.RoomsPerHour)
 		return
 	}
 	st, err := s.startState(r)
@@ -106,7 +106,12 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code, key, err := s.rooms.create(r.Context(), st)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNewRooms):
+		w.Header().Set("Retry-After", "60")
+		httperr.Write(w, err, httperr.KindFull)
+		return
+	case err != nil:
 		s.Log.Error("room: create", "err", err)
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
@@ -256,7 +261,7 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 		tooManyGuesses(w)
 		return "", rec, false
 	case errors.Is(err, errRoomNotFound):
-		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change.")
+		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change (one nobody used, after "+s.rooms.lim.UnusedTTL.String()+").")
 		return "", rec, false
 	case err != nil:
 		s.Log.Error("room: lookup", "room", code, "err", err)

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,15 +35,26 @@ type Limits struct {
 	// client address (default 100: a class of fifty behind one NAT, with a
 	// second tab each, fits; one script does not fill the room).
 	AttendeesPerAddress int
-	// JoinsPerMinute and JoinBurst rate-limit room creation per client
-	// address (defaults 60 and 60: a class behind one NAT joins at once, a
-	// script guessing codes does not get far), room pages (the burst
-	// pageLoads times JoinBurst, for reloads), and every other request of
-	// a room's address (/r/CODE/...) whose code names no room: guessing
-	// codes on the room API is as slow as on its pages. New attendee
-	// identities are limited per address and room to JoinBurst at once and
-	// a fifth of JoinsPerMinute after (identity.go).
+	// JoinsPerMinute and JoinBurst rate-limit room pages per client
+	// address (defaults 60 and 60, the burst pageLoads times JoinBurst, for
+	// reloads: a class behind one NAT joins at once, a script guessing
+	// codes does not get far), and every other request of a room's address
+	// (/r/CODE/...) whose code names no room: guessing codes on the room
+	// API is as slow as on its pages. New attendee identities are limited
+	// per address and room to JoinBurst at once and a fifth of
+	// JoinsPerMinute after (identity.go).
 	JoinsPerMinute, JoinBurst int
+	// RoomsPerHour is how many rooms one client address may make in an
+	// hour (default 10, at once if it likes): an instructor trying plans
+	// out, a few instructors behind one NAT. The deployment as a whole
+	// makes new rooms only while the rooms' bucket is less than half full
+	// (quota.go).
+	RoomsPerHour int
+	// UnusedTTL is how long a room lives that nobody has used (default
+	// 1 h): no attendee has opened its page and its instructor has
+	// changed nothing. Its first use keeps it as long as any room (the
+	// bucket's TTL, 12 h after its last change).
+	UnusedTTL time.Duration
 }
 
 // pageLoads is how many room pages one address may load at once, in
@@ -73,6 +85,14 @@ func (l *Limits) defaults() {
 	if l.JoinBurst <= 0 {
 		l.JoinBurst = 60
 	}
+	if l.RoomsPerHour <= 0 {
+		l.RoomsPerHour = 10
+	}
+	if l.UnusedTTL <= 0 {
+		l.UnusedTTL = time.Hour
+	}
+	// JetStream's TTLs are whole seconds, one at least.
+	l.UnusedTTL = max(l.UnusedTTL.Round(time.Second), time.Second)
 }
 
 var (
@@ -94,11 +114,17 @@ type roomSet struct {
 	bus *roombus.Bus
 	lim Limits
 	log *slog.Logger
-	// joins limits room creation, pages room pages, per address.
-	joins, pages *addrlimit.Limiter
+	// creates limits room creation, pages room pages, per address.
+	creates, pages *addrlimit.Limiter
 	// ids limits new attendee identities per address and room; guesses
 	// the requests for codes that name no room (limit.go).
 	ids, guesses *addrlimit.Limiter
+	// changes limits the key holder's changes of a room through the
+	// rooms' API, per room (quota.go).
+	changes *addrlimit.Limiter
+	// quota is what this replica knows of the bucket's room for new rooms
+	// and of the rooms already used (quota.go).
+	quota quota
 
 	mu   sync.Mutex
 	hubs map[string]*roomHub
@@ -112,9 +138,10 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 	}
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
-		joins: addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
+		creates: addrlimit.NewPer(lim.RoomsPerHour, time.Hour, lim.RoomsPerHour), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
 		ids:      addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
+		changes:  addrlimit.New(changesPerSecond*60, changesBurst),
 		timeline: recording.NewTimeline(bus, s.Now, log)}
 }
 
@@ -342,6 +369,12 @@ func (h *roomHub) takeNew(e jetstream.KeyValueEntry) bool {
 	if n.rev <= h.now.rev {
 		return false
 	}
+	if bytes.Equal(n.raw, h.now.raw) {
+		// The same state again (a room kept in its first use: quota.go):
+		// the hub takes its revision, and no stream has anything to show.
+		h.now.rev, h.now.raw = n.rev, n.raw
+		return false
+	}
 	old := h.now.next
 	n.next = make(chan struct{})
 	h.now = n
@@ -412,10 +445,14 @@ func (h *roomHub) wake() {
 	close(old)
 }
 
-// busErr names the room bus in a bus call's error, once (ErrDown does).
+// busErr names the room bus in a bus call's error, once (ErrDown does);
+// a full bucket is a 503 that says so, never a 500.
 func busErr(err error) error {
-	if errors.Is(err, roombus.ErrDown) {
+	switch {
+	case errors.Is(err, roombus.ErrDown):
 		return err
+	case roombus.Full(err):
+		return busError("the room", err)
 	}
 	return fmt.Errorf("room bus: %w", err)
 }
@@ -505,10 +542,20 @@ func (set *roomSet) create(ctx context.Context, st record.State) (code, key stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
+	if err := set.admitRoom(ctx); err != nil {
+		return "", "", err
+	}
+	// A room nobody uses expires after UnusedTTL: its first use puts its
+	// key again without a TTL of its own (quota.go). A bus that cannot
+	// (NATS before 2.11) keeps it 12 h.
+	var opts []jetstream.KVCreateOpt
+	if set.bus.KeyTTL() {
+		opts = append(opts, jetstream.KeyTTL(set.lim.UnusedTTL))
+	}
 	var rev uint64
 	for range 5 { // a taken code is one chance in millions: try another
 		code = record.NewCode()
-		if rev, err = set.bus.KV.Create(ctx, code, b); !errors.Is(err, jetstream.ErrKeyExists) {
+		if rev, err = set.bus.KV.Create(ctx, code, b, opts...); !errors.Is(err, jetstream.ErrKeyExists) {
 			break
 		}
 	}

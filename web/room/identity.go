@@ -44,6 +44,7 @@ func (s *Workshops) issueAttendee(w http.ResponseWriter, r *http.Request, code s
 	_, token := rec.NewAttendee(code)
 	http.SetCookie(w, &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: token, Path: "/",
 		MaxAge: int((12 * time.Hour).Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.rooms.secure(r)})
+	s.rooms.keepRoom(r.Context(), code) // someone joined: the room lives as long as any (quota.go)
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"outlierlab/web/addrlimit"
 	"outlierlab/web/httperr"
 	"outlierlab/web/room/question"
 	"outlierlab/web/room/record"
@@ -68,7 +69,67 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 		}
 	}
 	v.Hist = record.AnswerBars(q.Hist)
+	if role == "present" && !q.Revealed {
+		v.Sources = sourcesWords(sources(h.answers[q.ID]))
+	}
 	return v
+}
+
+// An attendee is an identity the server issued to a browser (identity.go):
+// a cookie, anonymous by design, with no account behind it. A browser
+// that clears it, or a script that never keeps it, is a new attendee,
+// which the server cannot tell from a classmate behind the same NAT: one
+// address may have JoinBurst identities of a room at once (a class of 50
+// behind one address answers at once) and a fifth of JoinsPerMinute a
+// minute after (12), each answering once. Tighter would refuse real
+// classes, and looser identities (a tab, an address) were worse (issue
+// 19). So the server keeps one identity per browser that keeps its
+// cookie, bounds what one address can mint, and shows the instructor
+// where the answers came from (sources: the count of distinct client
+// addresses, as tags that name none, and the most from one): 60 answers
+// from one address in a class sitting at home is stuffing; 40 from one
+// address in a classroom on one Wi-Fi is the class.
+
+// sourceCount is where a question's answers came from.
+type sourceCount struct{ answers, addrs, most int }
+
+// sources counts answers by their client address's tag; answers written
+// before tags were (by an older replica) count as one address of their
+// own each.
+func sources(answers map[string]record.Answer) sourceCount {
+	by := map[string]int{}
+	for who, a := range answers {
+		k := a.From
+		if k == "" {
+			k = "?" + who
+		}
+		by[k]++
+	}
+	c := sourceCount{answers: len(answers), addrs: len(by)}
+	for _, n := range by {
+		c.most = max(c.most, n)
+	}
+	return c
+}
+
+// sourcesWords is the instructor's line: "65 answers from 6 addresses,
+// up to 60 from one" ("" for no answers).
+func sourcesWords(c sourceCount) string {
+	if c.answers == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d %s from %d %s", c.answers, plural(c.answers, "answer", "answers"), c.addrs, plural(c.addrs, "address", "addresses"))
+	if c.addrs > 1 && c.most > 1 {
+		s += fmt.Sprintf(", up to %d from one", c.most)
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // The question routes:
@@ -225,7 +286,8 @@ func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	ans, err := record.CheckAnswer(q, a)
 	if err == nil {
-		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans)
+		from := rec.SourceTag(code, addrlimit.Key(s.rooms.clientAddr(r)))
+		err = s.rooms.putAnswer(r.Context(), code, q.ID, who, ans, from)
 	}
 	if err != nil {
 		httperr.Write(w, roomError(err), httperr.KindInternal)
@@ -245,6 +307,9 @@ func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 		Question *record.Question `json:"question"`
 		Count    int              `json:"count"`
 		Mine     string           `json:"mine,omitempty"`
+		// Where the answers came from, for the key holder only.
+		Addresses int `json:"addresses,omitempty"`
+		MostFrom  int `json:"mostFromOne,omitempty"`
 	}{Question: rec.State.Question}
 	if q := out.Question; q != nil {
 		hub, err := s.rooms.open(r.Context(), code, "")
@@ -256,6 +321,10 @@ func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 		hub.release("")
 		out.Count = len(answers)
 		out.Mine = answers[rec.Attendee(r, code)].Answer
+		if rec.KeyMatches(roomKey(r, code)) {
+			c := sources(answers)
+			out.Addresses, out.MostFrom = c.addrs, c.most
+		}
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }

@@ -101,7 +101,15 @@ type BusOptions struct {
 	// Settle is how long a new bucket waits for a cluster to hold three
 	// copies before it settles for what it holds (default 30 s).
 	Settle time.Duration
-	Log    *slog.Logger
+	// MaxBucket and MaxTimeline are the bytes a new rooms' bucket and a
+	// new recordings' stream hold (default MaxBucket, 32 MiB, each); tests
+	// use smaller ones. An existing bucket or stream keeps its own.
+	MaxBucket, MaxTimeline int64
+	// RoomEntries is how many entries one room's recording keeps (default
+	// RoomEntries): past it, that room's oldest go, never another room's
+	// (quota.go).
+	RoomEntries int
+	Log         *slog.Logger
 }
 
 // Bus is one replica's connection to the room bus: the embedded server if
@@ -124,6 +132,12 @@ type Bus struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 	log      *slog.Logger
+
+	// roomStream is the bucket's stream (its keys' messages, with their
+	// headers: KeepKey); keyTTL says a key may be created with a TTL of
+	// its own (quota.go).
+	roomStream jetstream.Stream
+	keyTTL     bool
 
 	mu      sync.Mutex
 	lastErr error // the last attempt's failure, until ready
@@ -153,6 +167,15 @@ func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Settle <= 0 {
 		o.Settle = busSettle
 	}
+	if o.MaxBucket <= 0 {
+		o.MaxBucket = MaxBucket
+	}
+	if o.MaxTimeline <= 0 {
+		o.MaxTimeline = MaxBucket
+	}
+	if o.RoomEntries <= 0 {
+		o.RoomEntries = RoomEntries
+	}
 	if o.Listen != "" && o.URL != "" {
 		return nil, errors.New("room bus: -nats-listen and -nats-url exclude each other (an embedded server, or an external one)")
 	}
@@ -175,7 +198,7 @@ func OpenBus(o BusOptions) (*Bus, error) {
 		return nil, err
 	}
 	b.stop = stop
-	go b.open(ctx, o.TTL, o.URL != "", o.Settle)
+	go b.open(ctx, o)
 	return b, nil
 }
 
@@ -228,7 +251,7 @@ func (b *Bus) Err() error {
 
 // open tries to open the bucket until it succeeds or ctx ends, backing off
 // from busRetryMin to busRetryMax between attempts.
-func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle time.Duration) {
+func (b *Bus) open(ctx context.Context, o BusOptions) {
 	defer close(b.done)
 	js, err := jetstream.New(b.nc)
 	if err != nil { // only for bad options: never with these
@@ -241,7 +264,7 @@ func (b *Bus) open(ctx context.Context, ttl time.Duration, external bool, settle
 	for attempt := 1; ; attempt++ {
 		err := errNoConn(b.nc)
 		if err == nil {
-			err = b.openOnce(ctx, ttl, external, time.Since(start) >= settle)
+			err = b.openOnce(ctx, o, time.Since(start) >= o.Settle)
 		}
 		if err == nil && b.Replicas > 1 {
 			err = b.followLeader()
@@ -403,12 +426,12 @@ func (b *Bus) connOptions() []nats.Option {
 // goes); a single server gets one at once, a smaller cluster what it holds
 // once settled (before that, a fresh cluster's servers may still be
 // joining, and the attempt is retried). The embedded server keeps one.
-func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled bool) error {
+func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	kv, err := b.JS.KeyValue(ctx, RoomBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = b.createBucket(ctx, ttl, external, settled)
+		kv, err = b.createBucket(ctx, o, settled)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open the %s bucket (the NATS server needs JetStream): %w", RoomBucket, err)
@@ -421,9 +444,16 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 	if ks, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 		replicas = max(1, ks.StreamInfo().Config.Replicas)
 	}
+	rs, keyTTL, err := b.allowKeyTTL(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot open the %s bucket's stream: %w", RoomBucket, err)
+	}
 	tl, err := b.JS.Stream(ctx, TimelineStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		tl, err = b.createTimeline(ctx, ttl, replicas)
+		tl, err = b.createTimeline(ctx, o, replicas)
+	}
+	if err == nil {
+		tl, err = b.boundRoomEntries(ctx, tl, o.RoomEntries)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open the %s stream: %w", TimelineStream, err)
@@ -433,19 +463,23 @@ func (b *Bus) openOnce(ctx context.Context, ttl time.Duration, external, settled
 			"stream", TimelineStream, "duplicates", d.String(), "want", timelineDedup.String())
 	}
 	b.KV, b.bucket, b.Timeline, b.Replicas = retryKV{KeyValue: kv, bus: b}, kv, tl, replicas
+	b.roomStream, b.keyTTL = rs, keyTTL
 	return nil
 }
 
 // createBucket creates the rooms' bucket with as many copies as the NATS
 // can place (see openBucket), or opens the one another replica just made.
-func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, settled bool) (jetstream.KeyValue, error) {
+func (b *Bus) createBucket(ctx context.Context, o BusOptions, settled bool) (jetstream.KeyValue, error) {
 	cfg := jetstream.KeyValueConfig{
 		Bucket:      RoomBucket,
 		Description: "outlierlab workshop rooms: one key per room, its latest state",
-		History:     1, TTL: ttl, Storage: jetstream.FileStorage,
-		MaxValueSize: MaxValue, MaxBytes: MaxBucket, Replicas: 1,
+		History:     1, TTL: o.TTL, Storage: jetstream.FileStorage,
+		MaxValueSize: MaxValue, MaxBytes: o.MaxBucket, Replicas: 1,
+		// A key may have a TTL of its own (a room nobody used yet:
+		// quota.go); a key that expires leaves a marker that long.
+		LimitMarkerTTL: limitMarkerTTL,
 	}
-	if external {
+	if o.URL != "" {
 		cfg.Replicas = 3
 	}
 	for {
@@ -455,6 +489,9 @@ func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, set
 			return kv, nil
 		case errors.Is(err, jetstream.ErrBucketExists):
 			return b.JS.KeyValue(ctx, RoomBucket)
+		case cfg.LimitMarkerTTL != 0 && errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported):
+			// A NATS server before 2.11: no key has a TTL of its own.
+			cfg.LimitMarkerTTL = 0
 		case cfg.Replicas > 1 && apiCode(err) == server.JSStreamReplicasNotSupportedErr:
 			// A single server, not a cluster: one copy is all it holds.
 			b.log.Info("room bus: the NATS server is not a cluster: the rooms' bucket has one copy")
@@ -470,14 +507,14 @@ func (b *Bus) createBucket(ctx context.Context, ttl time.Duration, external, set
 
 // createTimeline creates the recordings' stream with the bucket's copies,
 // or opens the one another replica just made.
-func (b *Bus) createTimeline(ctx context.Context, ttl time.Duration, replicas int) (jetstream.Stream, error) {
+func (b *Bus) createTimeline(ctx context.Context, o BusOptions, replicas int) (jetstream.Stream, error) {
 	st, err := b.JS.CreateStream(ctx, jetstream.StreamConfig{
 		Name:        TimelineStream,
 		Description: "outlierlab workshop recordings: one subject per room, every change of its state",
 		Subjects:    []string{TimelineSubject + ">"},
-		Storage:     jetstream.FileStorage, MaxAge: ttl, MaxBytes: MaxBucket,
+		Storage:     jetstream.FileStorage, MaxAge: o.TTL, MaxBytes: o.MaxTimeline,
 		MaxMsgSize: MaxValue, Replicas: replicas, Discard: jetstream.DiscardOld,
-		Duplicates: timelineDedup,
+		Duplicates: timelineDedup, MaxMsgsPerSubject: int64(o.RoomEntries),
 	})
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.JS.Stream(ctx, TimelineStream)
@@ -602,6 +639,13 @@ func Retry[T any](ctx context.Context, b *Bus, f func(context.Context) (T, error
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", nats.ErrTimeout, err)
+		}
+		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			// The attempt ended as the bus went down, and it is back
+			// (refuse said so): a NATS node gone, the connection moved to
+			// another. Tried again as any reconnect is; it was a 500
+			// "context canceled" (TestBusCluster3, under load).
+			err = fmt.Errorf("%w: %w", nats.ErrConnectionReconnecting, err)
 		}
 		if ctx.Err() != nil && (Transient(err) || errors.Is(err, context.DeadlineExceeded)) {
 			return v, silence(ctx, start, err)

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -94,22 +94,16 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 		return f, http.StatusRequestEntityTooLarge, tooLarge
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxWhatifBytes)
-	err := r.ParseMultipartForm(1 << 20)
-	if errors.Is(err, http.ErrNotMultipart) {
-		err = r.ParseForm()
-	}
+	values, files, err := readWhatifParts(r)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok || strings.Contains(err.Error(), "request body too large") {
 			return f, http.StatusRequestEntityTooLarge, tooLarge
 		}
 		return f, http.StatusBadRequest, &httperr.FieldError{Msg: "cannot read the form: " + err.Error()}
 	}
-	if r.MultipartForm != nil {
-		defer func() { _ = r.MultipartForm.RemoveAll() }()
-	}
-	f.config, f.cluster = r.FormValue("config"), strings.TrimSpace(r.FormValue("cluster"))
+	f.config, f.cluster = values.Get("config"), strings.TrimSpace(values.Get("cluster"))
 	var errs []error
-	if v := strings.TrimSpace(r.FormValue("seed")); v != "" {
+	if v := strings.TrimSpace(values.Get("seed")); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n < 1 {
 			errs = append(errs, &httperr.FieldError{Field: "seed", Msg: fmt.Sprintf("%q is not a seed (allowed a whole number from 1)", httperr.Truncate(v, 40))})
@@ -117,35 +111,68 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 			f.seed = n
 		}
 	}
-	if f.events, err = formFile(r, "events"); err != nil {
-		errs = append(errs, err)
+	if f.events = files["events"]; len(bytes.TrimSpace(f.events)) == 0 {
+		f.events = []byte(values.Get("events_text"))
 	}
-	if len(bytes.TrimSpace(f.events)) == 0 {
-		f.events = []byte(r.FormValue("events_text"))
+	if f.log = files["log"]; len(bytes.TrimSpace(f.log)) == 0 {
+		f.log = []byte(values.Get("log_text"))
 	}
-	f.log, err = formFile(r, "log")
-	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
-		f.log = []byte(r.FormValue("log_text"))
-	}
-	if err == nil && len(bytes.TrimSpace(f.log)) == 0 {
+	if len(bytes.TrimSpace(f.log)) == 0 {
 		err = &httperr.FieldError{Field: "log", Msg: "is empty (upload an access log, or paste its lines)"}
 	}
 	return f, http.StatusBadRequest, errors.Join(append(errs, err)...)
 }
 
-// formFile is the uploaded file's bytes, nil if none was sent.
-func formFile(r *http.Request, name string) ([]byte, error) {
-	file, _, err := r.FormFile(name)
-	if errors.Is(err, http.ErrMissingFile) || errors.Is(err, http.ErrNotMultipart) {
-		return nil, nil
+// maxWhatifParts bounds the parts of a what-if form (it has six fields).
+const maxWhatifParts = 100
+
+// readWhatifParts reads the form's values (the body's, then the query's,
+// as Request.FormValue has them) and its files' bytes by field name (the
+// first file of each). A multipart form is read part by part as it
+// streams in, each part into memory: the body is bounded already
+// (MaxWhatifBytes). multipart's own parser (ParseMultipartForm) writes a
+// file over its memory limit to os.TempDir(), which a container whose
+// root is read-only cannot write: a 2 MiB log was a 400 there (issue 34).
+func readWhatifParts(r *http.Request) (url.Values, map[string][]byte, error) {
+	mr, err := r.MultipartReader()
+	if errors.Is(err, http.ErrNotMultipart) {
+		if err := r.ParseForm(); err != nil {
+			return nil, nil, err
+		}
+		return r.Form, nil, nil
 	}
 	if err != nil {
-		return nil, &httperr.FieldError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+		return nil, nil, err
 	}
-	defer func(f multipart.File) { _ = f.Close() }(file)
-	b, err := io.ReadAll(file)
-	if err != nil {
-		return nil, &httperr.FieldError{Field: name, Msg: "cannot read the upload: " + err.Error()}
+	values, files := url.Values{}, map[string][]byte{}
+	for n := 0; ; n++ {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if n >= maxWhatifParts {
+			return nil, nil, fmt.Errorf("more than %d parts (the form has six fields)", maxWhatifParts)
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := p.FormName()
+		switch {
+		case name == "":
+		case p.FileName() != "":
+			if _, ok := files[name]; !ok {
+				files[name] = b
+			}
+		default:
+			values.Add(name, string(b))
+		}
 	}
-	return b, nil
+	for k, vs := range r.URL.Query() {
+		values[k] = append(values[k], vs...)
+	}
+	return values, files, nil
 }

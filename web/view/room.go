@@ -96,6 +96,9 @@ type RoomQuestion struct {
 	Answer     string
 	Hist       []RoomAnswerBar
 	Total      int
+	// Sources says where the answers came from, for the instructor ("65
+	// answers from 6 addresses, up to 60 from one"; "" for the others).
+	Sources string
 }
 
 // RoomAnswerBar is one bar of a question's histogram of answers: Pct of

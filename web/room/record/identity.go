@@ -50,6 +50,16 @@ func (rec *Record) AttendeeTag(code, id string) string {
 	return hex.EncodeToString(m.Sum(nil)[:attendeeTagBytes])
 }
 
+// SourceTag is a client address (addr, as the address limits count it)
+// as a room's answers keep it: an HMAC under the room's secret, so that
+// two answers from one address have the same tag and the bus holds no
+// address.
+func (rec *Record) SourceTag(code, addr string) string {
+	m := hmac.New(sha256.New, rec.attendeeSecret())
+	m.Write([]byte("source\x00" + code + "\x00" + addr))
+	return hex.EncodeToString(m.Sum(nil)[:8])
+}
+
 // NewAttendee is a fresh identity for room code: its id and its token (the
 // cookie's value).
 func (rec *Record) NewAttendee(code string) (id, token string) {

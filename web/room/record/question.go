@@ -52,6 +52,10 @@ type HistBar struct {
 type Answer struct {
 	Nick   string `json:"nick"`
 	Answer string `json:"answer"`
+	// From is the answering client's address as a tag (SourceTag): the
+	// instructor sees how many addresses the answers came from, never
+	// which (web/room: identity.go).
+	From string `json:"from,omitempty"`
 }
 
 var nickAdj = []string{"amber", "brisk", "calm", "deft", "eager", "fuzzy", "gentle", "hardy", "jolly", "keen", "lucid", "merry", "nimble", "plucky", "quiet", "rapid"}

@@ -24,11 +24,13 @@ type Timeline struct {
 	bus *roombus.Bus
 	now func() time.Time
 	log *slog.Logger
+	// pace holds back a room's "state" entries past their rate (pace.go).
+	pace pacer
 }
 
 // NewTimeline is the recordings on bus, stamped by now.
 func NewTimeline(bus *roombus.Bus, now func() time.Time, log *slog.Logger) *Timeline {
-	return &Timeline{bus: bus, now: now, log: log}
+	return &Timeline{bus: bus, now: now, log: log, pace: pacer{rooms: map[string]*roomPace{}}}
 }
 
 // EntryID is the id of room code's timeline entry for the state its key
@@ -51,8 +53,24 @@ const maxTimeline = 20000
 // (EntryID): JetStream stores a message once per id within the stream's
 // Duplicates window (roombus, two minutes), and a retry comes within the
 // write's deadline. rev 0 (none known) sends no id.
+//
+// A room's "state" entries (its instructor tab's moves) are recorded at
+// most statesPerSecond a second after a burst of statesBurst: one past it
+// is held back, replaced by the next, and recorded when the pace allows,
+// unless an entry of the room came after it (pace.go).
 func (t *Timeline) Append(ctx context.Context, code string, rev uint64, kind string, st record.State, scene *record.EntryScene) {
-	b, err := json.Marshal(record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: kind, State: st, Scene: scene})
+	e := record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: kind, State: st, Scene: scene}
+	rp, now := t.pace.admit(t, code, rev, &e)
+	if now {
+		t.publishIn(ctx, rp, code, rev, &e, false)
+	}
+}
+
+// publish appends entry e of room code, the state its key took at
+// revision rev, to its timeline.
+func (t *Timeline) publish(ctx context.Context, code string, rev uint64, e *record.TimelineEntry) {
+	kind := e.Kind
+	b, err := json.Marshal(e)
 	if err == nil {
 		var opts []jetstream.PublishOpt
 		if rev != 0 {
