@@ -206,7 +206,7 @@ func TestRoomPages(t *testing.T) {
 		{"/r", "", 200, []string{"Join a workshop", `name="code"`}},
 		{"/", "", 200, []string{"Start a workshop", `action="/rooms"`, `value="preset:search-cache"`, `name="code"`}},
 		{"/lab", "", 200, []string{`id="btn-start-room"`, `data-on:click="@post('/rooms')"`}},
-		{"/lessons/cap", "", 200, []string{`id="btn-start-room"`, `<main id="main"><style>`}},
+		{"/lessons/cap", "", 200, []string{`id="btn-start-room"`, `<main id="main"><section class="room-strip room-start"`}},
 	} {
 		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, code, tt.cookie)
 		if status != tt.status {
