@@ -127,7 +127,7 @@ prints, with one unit, so a name means the same number in both:
 	  pass at a tick      (a success_rate check's name: the numbers)
 	the cluster at a tick ejected, ejected_count, cap_next (%), panic, healthy,
 	                      healthy_pct (%), stat:NAME
-	a host at a tick      success_rate (%), requests, multiplier, num_ejections,
+	a host at a tick      success_rate (%), requests, failures, multiplier, num_ejections,
 	                      returns_in_s (s), consecutive_5xx, attempts,
 	                      local_success_rate (%), local_requests (a host check's name)
 	clients over a window failure_pct (%), retry_pct (%), requests, failures, retries,
