@@ -171,6 +171,8 @@ func setField(c *Check, name, v string) {
 		c.Name = v
 	case "is":
 		c.Is = v
+	case "thin_margin":
+		c.ThinMargin = v
 	default:
 		panic("setField " + name)
 	}
