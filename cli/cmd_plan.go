@@ -77,7 +77,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		} else {
 			failed++
 		}
-		if *verbose || !l.OK {
+		if *verbose || !l.OK || l.Margin != nil {
 			fmt.Fprintln(stdout, l)
 		}
 	}

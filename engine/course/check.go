@@ -53,6 +53,10 @@ type Check struct {
 	Is  string   `json:"is,omitempty"`
 	Min *float64 `json:"min,omitempty"`
 	Max *float64 `json:"max,omitempty"`
+	// ThinMargin is the author's reason, with the numbers, why a bound
+	// may sit closer to the closest seed than the margins' floor
+	// (margin.go): the margin is then printed, not failed.
+	ThinMargin string `json:"thin_margin,omitempty"`
 }
 
 // The kinds of check.
@@ -195,6 +199,7 @@ var checkFields = []struct {
 	{"is", func(c *Check) bool { return c.Is != "" }, func(c *Check) string { return c.Is }},
 	{"min", func(c *Check) bool { return c.Min != nil }, nil},
 	{"max", func(c *Check) bool { return c.Max != nil }, nil},
+	{"thin_margin", func(c *Check) bool { return c.ThinMargin != "" }, func(c *Check) string { return c.ThinMargin }},
 }
 
 // fieldValue is a string parameter's value ("" when unset).
@@ -236,6 +241,9 @@ func validateBand(c *Check, required bool) error {
 	}
 	if c.Min != nil && c.Max != nil && *c.Max < *c.Min {
 		return fmt.Errorf("max %g is below min %g", *c.Max, *c.Min)
+	}
+	if c.ThinMargin != "" && c.Min == nil && c.Max == nil {
+		return errors.New("thin_margin needs min or max: it is about a bound")
 	}
 	return nil
 }
@@ -290,6 +298,16 @@ func (e *evaluator) early(c *Check, cursorMs int64) (decided, pass bool, detail 
 type evaluator struct {
 	run    *scenario.Result
 	frames []scenario.Frame
+	// note, if set, is told every number a check compares with its band
+	// (Bands).
+	note func(c *Check, v float64)
+}
+
+// seen reports v, the number c compares with its band, to e.note.
+func (e *evaluator) seen(c *Check, v float64) {
+	if e.note != nil {
+		e.note(c, v)
+	}
 }
 
 // needs is the time of the last frame the check reads.

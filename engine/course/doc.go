@@ -110,10 +110,31 @@ Each kind is one entry of the kinds table (kinds.go): its parameters
 	                                         min/max, or another value equal to is ("true");
 	                                         decided at once: the learner's own action
 
+A check with min or max may also say thin_margin: "why, with the numbers"
+(see Margins).
+
 Evaluate(check, run, cursorMs) reads only the frames up to the cursor (and
 the run's settings, for setting checks: on the page, the learner's own): a
 check that needs a later frame is "not yet" (Decided false) and
 NeedsCursorMs says where the learner must step.
+
+# Margins
+
+A ranged check that passes on seeds 1 to 50 may still pass by a hair.
+From 30 seeds on (MarginMinRuns), Report adds one line per ranged check of
+a step's intended state (not inside an any, not a setting check): the
+values it saw over the seeds and the closest run's distance to each
+bound, its margin. A margin under the floor, a quarter of the values'
+spread over the seeds, fails the line: with n = 50 the runs span about
+4.5 standard deviations of a normal-like quantity, so a bound a quarter
+of that span beyond the closest run is about 3.3σ from the mean, crossed
+by a new seed a few times in ten thousand (margin.go). A bound a tenth of
+the runs or more sit on exactly is the quantity's own edge (five failures
+before a five-in-a-row ejection; a count every seed gives) and has no
+floor. A check whose bound must stay close (a quantity with two modes, a
+count of rare events that may be zero) says why in thin_margin, and its
+margin is printed, not failed. Workshop plans' stated bands and expected
+choices get the same lines (engine/plan).
 
 # Metrics
 
@@ -127,7 +148,7 @@ prints, with one unit, so a name means the same number in both:
 	  pass at a tick      (a success_rate check's name: the numbers)
 	the cluster at a tick ejected, ejected_count, cap_next (%), panic, healthy,
 	                      healthy_pct (%), stat:NAME
-	a host at a tick      success_rate (%), requests, multiplier, num_ejections,
+	a host at a tick      success_rate (%), requests, failures, multiplier, num_ejections,
 	                      returns_in_s (s), consecutive_5xx, attempts,
 	                      local_success_rate (%), local_requests (a host check's name)
 	clients over a window failure_pct (%), retry_pct (%), requests, failures, retries,

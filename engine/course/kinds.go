@@ -149,7 +149,7 @@ func (k *kind) takes() []string {
 		out = append(out, "at", "from", "to")
 	}
 	if k.band != bandNone {
-		out = append(out, "min", "max")
+		out = append(out, "min", "max", "thin_margin")
 	}
 	return out
 }
@@ -261,6 +261,7 @@ func (e *evaluator) ejectedHosts(c *Check) (bool, string) {
 	if names := ejectedNames(f); len(names) > 0 {
 		list = strings.Join(names, " ")
 	}
+	e.seen(c, n)
 	return inBand(n, c.Min, c.Max), fmt.Sprintf("hosts ejected at %s: %s (%s)%s", c.At, fmtNum(n), list, want(c.Min, c.Max, ""))
 }
 
@@ -298,6 +299,7 @@ func (e *evaluator) event(c *Check) (bool, string) {
 		}
 		list += "]"
 	}
+	e.seen(c, float64(n))
 	return inBand(float64(n), lo, hi), fmt.Sprintf("%s %s: %d%s%s", what, when, n, list, want(lo, hi, ""))
 }
 
@@ -333,6 +335,7 @@ func (e *evaluator) stat(c *Check) (bool, string) {
 			return false, e.noFrame(c.At)
 		}
 		v, _ := statValue(f, c.Name)
+		e.seen(c, float64(v))
 		return inBand(float64(v), c.Min, c.Max), fmt.Sprintf("%s at %s: %d%s", c.Name, c.At, v, want(c.Min, c.Max, ""))
 	}
 	from, to, label := e.window(c)
@@ -354,6 +357,7 @@ func (e *evaluator) stat(c *Check) (bool, string) {
 		return false, "no tick in " + label
 	}
 	d := after - before
+	e.seen(c, float64(d))
 	return inBand(float64(d), c.Min, c.Max), fmt.Sprintf("%s increase %s: %d%s", c.Name, label, d, want(c.Min, c.Max, ""))
 }
 
@@ -365,6 +369,7 @@ func (e *evaluator) clients(c *Check) (bool, string) {
 	m, _ := metricOf(subjectClients, c.Name)
 	v, _ := m.value(&reading{run: e.run, frames: frames})
 	u := m.suffix()
+	e.seen(c, v)
 	return inBand(v, c.Min, c.Max), fmt.Sprintf("clients' %s %s: %s%s%s", words(c.Name), label, fmtNum(v), u, want(c.Min, c.Max, u))
 }
 
@@ -386,6 +391,7 @@ func (e *evaluator) successRate(c *Check) (bool, string) {
 			return false, fmt.Sprintf("success rate %s %s: did not run at %s (%s)", c.Name, when, fmtSeconds(f.TMs), gateWords(sr))
 		}
 		v, _ := m.value(&reading{run: e.run, frame: f})
+		e.seen(c, v)
 		if !inBand(v, c.Min, c.Max) {
 			return false, fmt.Sprintf("success rate %s at %s: %s%s", c.Name, fmtSeconds(f.TMs), fmtNum(v), want(c.Min, c.Max, ""))
 		}
@@ -419,6 +425,7 @@ func (e *evaluator) host(c *Check) (bool, string) {
 	}
 	m, _ := metricOf(subjectHost, c.Name)
 	v, _ := m.value(&reading{run: e.run, frame: f, host: h, arg: c.Host})
+	e.seen(c, v)
 	return inBand(v, c.Min, c.Max), fmt.Sprintf("%s %s at %s: %s%s", c.Host, words(c.Name), c.At, fmtNum(v), want(c.Min, c.Max, ""))
 }
 
@@ -432,6 +439,7 @@ func (e *evaluator) share(c *Check) (bool, string) {
 	if err != nil {
 		return false, err.Error() + " in this run"
 	}
+	e.seen(c, v)
 	return inBand(v, c.Min, c.Max), fmt.Sprintf("%s's share of attempts %s: %s%%%s", c.Host, label, fmtNum(v), want(c.Min, c.Max, "%"))
 }
 

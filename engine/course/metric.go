@@ -171,6 +171,10 @@ var metrics = []metric{
 	// One host's frame at a tick (the names a host check bounds).
 	{name: "success_rate", subject: subjectHost, arg: argHost, unit: "%", places: 1, absent: "no requests", num: number(func(r *reading) float64 { return r.host.SuccessRate })},
 	{name: "requests", subject: subjectHost, arg: argHost, num: count(func(r *reading) uint64 { return r.host.Requests })},
+	// The failures the detector counted from the host in the interval
+	// (its external-origin bucket): a host ejected by consecutive_5xx
+	// fails at least the threshold, more when a success lands mid-streak.
+	{name: "failures", subject: subjectHost, arg: argHost, num: count(func(r *reading) uint64 { return r.host.Requests - r.host.Successes })},
 	{name: "multiplier", subject: subjectHost, arg: argHost, num: count(func(r *reading) uint32 { return r.host.Multiplier })},
 	{name: "num_ejections", subject: subjectHost, arg: argHost, num: count(func(r *reading) uint32 { return r.host.NumEjections })},
 	{name: "returns_in_s", subject: subjectHost, arg: argHost, unit: "s", num: number(func(r *reading) float64 { return float64(r.host.ReturnsInMs) / 1000 })},

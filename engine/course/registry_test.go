@@ -171,6 +171,8 @@ func setField(c *Check, name, v string) {
 		c.Name = v
 	case "is":
 		c.Is = v
+	case "thin_margin":
+		c.ThinMargin = v
 	default:
 		panic("setField " + name)
 	}
@@ -228,6 +230,7 @@ var metricCases = []struct {
 	{subjectStat, "stat", "stat:ejections_overflow@30s", "2", 2},
 	{subjectHost, "success_rate", "success_rate:h2@20s", "60", 60},
 	{subjectHost, "requests", "requests:h0@10s", "100", 100},
+	{subjectHost, "failures", "failures:h2@20s", "40", 40},
 	{subjectHost, "multiplier", "multiplier:h2@40s", "1", 1},
 	{subjectHost, "num_ejections", "num_ejections:h2@40s", "1", 1},
 	{subjectHost, "returns_in_s", "returns_in_s:h2@40s", "20 s", 20},

@@ -185,10 +185,21 @@ type CheckLine struct {
 	// PassesBefore is the step's reason on the line that stands for its
 	// before-states, which are then not checked.
 	PassesBefore string
+	// Bands are the numbers the intended state's ranged checks compared
+	// (Bands), for the margins.
+	Bands []Band
+	// Margin, when set, makes this line a margin's: one ranged check over
+	// every seed (Report adds them after the seeds' lines).
+	Margin *Margin
 }
 
 // OK reports whether the engine did what the lesson claims.
-func (c CheckLine) OK() bool { return c.Err == "" && (c.PassesBefore != "" || c.Pass == c.WantPass) }
+func (c CheckLine) OK() bool {
+	if c.Margin != nil {
+		return c.Margin.OK()
+	}
+	return c.Err == "" && (c.PassesBefore != "" || c.Pass == c.WantPass)
+}
 
 // String is the report's line: verdict, lesson/step, seed, state, what
 // the engine did against what the lesson claims, and the numbers compared:
@@ -198,6 +209,9 @@ func (c CheckLine) OK() bool { return c.Err == "" && (c.PassesBefore != "" || c.
 //	FAIL cap/cap-17 seed 1 after cap-34(max_ejection_percent=34): pass, claimed fail: …
 //	ok   cap/overflow seed 1 before: not checked, passes_before: looking step: …
 func (c CheckLine) String() string {
+	if c.Margin != nil {
+		return c.Margin.String()
+	}
 	verdict := "ok  "
 	if !c.OK() {
 		verdict = "FAIL"
@@ -249,7 +263,31 @@ func Report(lessons []Lesson, seeds []uint64) []CheckLine {
 	}
 	out := make([][]CheckLine, len(jobs))
 	Parallel(len(jobs), func(i int) { out[i] = reportLesson(jobs[i].l, jobs[i].seed) })
-	return slices.Concat(out...)
+	lines := slices.Concat(out...)
+	return append(lines, marginLines(lines)...)
+}
+
+// marginLines are the margins of the intended states' ranged checks over
+// the seeds (margin.go), one line each, in lesson and step order; none
+// under MarginMinRuns seeds, where a spread says too little to judge.
+func marginLines(lines []CheckLine) []CheckLine {
+	seeds := map[uint64]bool{}
+	var ms MarginSet
+	for _, l := range lines {
+		seeds[l.Seed] = true
+		for _, b := range l.Bands {
+			ms.Add(l.Lesson+"/"+l.Step, b)
+		}
+	}
+	if len(seeds) < MarginMinRuns {
+		return nil
+	}
+	var out []CheckLine
+	for _, m := range ms.List() {
+		lesson, step, _ := strings.Cut(strings.Fields(m.Where)[0], "/")
+		out = append(out, CheckLine{Lesson: lesson, Step: step, State: "margin", WantPass: true, Pass: m.OK(), Margin: &m})
+	}
+	return out
 }
 
 // Parallel calls f(0) … f(n-1), on as many goroutines as there are
@@ -314,6 +352,9 @@ func reportLesson(l Lesson, seed uint64) []CheckLine {
 			}
 			res := Evaluate(s.Check, &r.res, WholeRun)
 			c.Pass, c.Detail = res.Pass, res.Detail
+			if want {
+				c.Bands = Bands(s.Check, &r.res)
+			}
 			return c
 		}
 		st, err := Intended(l, s.ID)

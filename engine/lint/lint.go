@@ -117,6 +117,7 @@ func Check(cfg engine.Config, c Cluster) []Finding {
 	r.anyEjector()
 	r.consecutive5xx()
 	r.consecutiveGateway()
+	r.consecutiveOverlap()
 	r.successRate()
 	r.failurePercentage()
 	r.splitMode()
@@ -309,6 +310,47 @@ func (r *review) consecutiveGateway() {
 			"consecutive_gateway_failure ejects on %d%% of its detections.", cfg.EnforcingConsecutiveGatewayFailure)
 	}
 
+}
+
+// consecutiveOverlap: the two streak detectors both enforced, which is how
+// Istio's DestinationRule fields reach Envoy. applyOutlierDetection
+// (istio/istio pilot/pkg/networking/core/cluster_traffic_policy.go) writes
+// consecutive_gateway_failure and enforcing_consecutive_gateway_failure 100
+// when consecutiveGatewayErrors is set, consecutive_5xx and
+// enforcing_consecutive_5xx 100 only when consecutive5xxErrors is set (0
+// for 0): a rule that sets only the first leaves consecutive_5xx at Envoy's
+// defaults, 5 and enforced. DetectorHostMonitorImpl::putHttpResponseCode
+// (outlier_detection_impl.cc) counts a 502/503/504 in both streaks, and any
+// other 5xx in the 5xx streak while it resets the gateway streak; a success
+// resets both. So the 5xx streak is never shorter than the gateway streak,
+// and at equal thresholds the gateway event is posted first
+// (notifyMainThreadConsecutiveError) and the 5xx one finds the host ejected
+// (onConsecutiveErrorWorker returns on FAILED_OUTLIER_CHECK).
+func (r *review) consecutiveOverlap() {
+	cfg := r.cfg
+	if !r.gwEjects || !r.c5xxEjects {
+		return
+	}
+	gw, c5 := cfg.ConsecutiveGatewayFailure, cfg.Consecutive5xx
+	def := engine.DefaultConfig()
+	switch {
+	case gw >= c5 && cfg.EnforcingConsecutive5xx >= 100:
+		same := fmt.Sprintf("it reaches %d first", c5)
+		if gw == c5 {
+			same = fmt.Sprintf("both reach %d on the same response, where the gateway detection is posted first and takes the ejection: the same host, at the same moment", c5)
+		}
+		r.add(Warning, "consecutive_gateway_failure",
+			"consecutive_gateway_failure (%d) is not below consecutive_5xx (%d, enforced 100%%), so it never ejects a host that consecutive_5xx would not eject first: every 502/503/504 is a 5xx too, and a 500 breaks the gateway streak but not the 5xx one, so the 5xx streak is always at least as long and %s (only a consecutive_5xx detection the cap refused restarts that streak alone). In an Istio DestinationRule this is consecutiveGatewayErrors ≥ consecutive5xxErrors (istiod writes them as consecutive_gateway_failure and consecutive_5xx, both enforcing 100). Set it below %d to eject on gateway errors sooner than on other 5xx, or consecutive_5xx to 0 (consecutive5xxErrors: 0) to eject on gateway errors only.",
+			gw, c5, same, c5)
+	case gw < c5 && c5 == def.Consecutive5xx && cfg.EnforcingConsecutive5xx == def.EnforcingConsecutive5xx:
+		r.add(Warning, "consecutive_5xx",
+			"consecutive_gateway_failure ejects after %d 502/503/504 in a row, and consecutive_5xx is still on at Envoy's defaults (5 in a row, enforcing_consecutive_5xx 100): five 5xx of any kind, plain 500s included, eject too. It is what a DestinationRule gets when it sets consecutiveGatewayErrors and leaves out consecutive5xxErrors: istiod writes consecutive_gateway_failure: %d and enforcing_consecutive_gateway_failure: 100, and nothing for consecutive_5xx, which keeps Envoy's defaults (as consecutive5xxErrors: 5 would). To eject on gateway errors only, set consecutive5xxErrors: 0 (istiod then writes consecutive_5xx: 0 and enforcing_consecutive_5xx: 0), or consecutive_5xx: 0 in Envoy.",
+			gw, gw)
+	case gw < c5:
+		r.add(Info, "consecutive_5xx",
+			"both streak detectors eject: %d 502/503/504 in a row (consecutive_gateway_failure), or %d 5xx of any kind in a row, 500s included (consecutive_5xx, %s).",
+			gw, c5, enforcement(cfg.EnforcingConsecutive5xx))
+	}
 }
 
 // successRate: its enforcement and its gates, which are problems only when

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
 )
 
 func TestMaxAdmitted(t *testing.T) {
@@ -344,6 +345,124 @@ func TestCheckConsecutive(t *testing.T) {
 			not:     []want{{"enforcing_consecutive_gateway_failure", Info, ""}},
 		},
 	})
+}
+
+// The two streak detectors as Istio leaves them (applyOutlierDetection
+// writes each consecutive field, enforced 100, only when the rule sets it):
+// a gateway threshold alone keeps consecutive_5xx at Envoy's 5, enforced,
+// so 500s still eject; a gateway threshold not below the 5xx one never
+// ejects first, since putHttpResponseCode counts every gateway error in the
+// 5xx streak too.
+func TestCheckConsecutiveOverlap(t *testing.T) {
+	big := Cluster{Hosts: 10, RPS: 2000, PanicThreshold: 50}
+	gateway := func(n uint32) func(*engine.Config) {
+		return func(c *engine.Config) { c.ConsecutiveGatewayFailure, c.EnforcingConsecutiveGatewayFailure = n, 100 }
+	}
+	both := func(gw, c5 uint32) func(*engine.Config) {
+		return func(c *engine.Config) {
+			c.ConsecutiveGatewayFailure, c.EnforcingConsecutiveGatewayFailure = gw, 100
+			c.Consecutive5xx, c.EnforcingConsecutive5xx = c5, 100
+		}
+	}
+	runFindingCases(t, []findingCase{
+		{
+			name:    "gateway 3 alone: consecutive_5xx still ejects on 500s",
+			edit:    gateway(3),
+			cluster: big,
+			want: []want{{"consecutive_5xx", Warning,
+				"consecutive_gateway_failure ejects after 3 502/503/504 in a row, and consecutive_5xx is still on at Envoy's defaults (5 in a row, enforcing_consecutive_5xx 100): five 5xx of any kind, plain 500s included, eject too."},
+				{"consecutive_5xx", Warning, "sets consecutiveGatewayErrors and leaves out consecutive5xxErrors: istiod writes consecutive_gateway_failure: 3 and enforcing_consecutive_gateway_failure: 100, and nothing for consecutive_5xx"}},
+			not: []want{{"consecutive_gateway_failure", Warning, ""}},
+		},
+		{
+			name:    "gateway 3, consecutive_5xx 0: gateway errors only",
+			edit:    func(c *engine.Config) { gateway(3)(c); c.Consecutive5xx, c.EnforcingConsecutive5xx = 0, 0 },
+			cluster: big,
+			not:     []want{{"consecutive_5xx", Warning, ""}, {"consecutive_gateway_failure", Warning, ""}},
+		},
+		{
+			name:    "gateway 3, consecutive_5xx 10 set on purpose: said, not warned",
+			edit:    both(3, 10),
+			cluster: big,
+			want:    []want{{"consecutive_5xx", Info, "3 502/503/504 in a row (consecutive_gateway_failure), or 10 5xx of any kind in a row, 500s included (consecutive_5xx, enforced 100%)"}},
+			not:     []want{{"consecutive_5xx", Warning, ""}, {"consecutive_gateway_failure", Warning, ""}},
+		},
+		{
+			name:    "gateway 5 = consecutive_5xx 5: no effect",
+			edit:    gateway(5),
+			cluster: big,
+			want: []want{{"consecutive_gateway_failure", Warning, "consecutive_gateway_failure (5) is not below consecutive_5xx (5, enforced 100%)"},
+				{"consecutive_gateway_failure", Warning, "both reach 5 on the same response"},
+				{"consecutive_gateway_failure", Warning, "consecutiveGatewayErrors ≥ consecutive5xxErrors"}},
+			not: []want{{"consecutive_5xx", Warning, ""}},
+		},
+		{
+			name:    "gateway 7 above consecutive_5xx 3: no effect",
+			edit:    both(7, 3),
+			cluster: big,
+			want:    []want{{"consecutive_gateway_failure", Warning, "consecutive_gateway_failure (7) is not below consecutive_5xx (3, enforced 100%), so it never ejects a host that consecutive_5xx would not eject first"}},
+			notText: []string{"same response"},
+		},
+		{
+			name:    "gateway detection-only (Envoy's default): nothing to say about overlap",
+			cluster: big,
+			not:     []want{{"consecutive_gateway_failure", Warning, ""}, {"consecutive_5xx", Warning, ""}, {"consecutive_5xx", Info, "both streak detectors eject"}},
+		},
+		{
+			name:    "consecutive_5xx partly enforced: its detections reset the streak, so the gateway detector may act",
+			edit:    func(c *engine.Config) { both(5, 5)(c); c.EnforcingConsecutive5xx = 50 },
+			cluster: big,
+			not:     []want{{"consecutive_gateway_failure", Warning, ""}},
+		},
+	})
+}
+
+// The traps as a DestinationRule reaches lint: translated by envoyconf the
+// way istiod translates it (applyOutlierDetection), then checked.
+func TestCheckIstioConsecutiveTraps(t *testing.T) {
+	rule := func(od string) string {
+		return "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  trafficPolicy:\n    outlierDetection: " + od + "\n"
+	}
+	tests := []struct {
+		name string
+		od   string
+		want []want
+		not  []want
+	}{
+		{"only consecutiveGatewayErrors", "{consecutiveGatewayErrors: 3}",
+			[]want{{"consecutive_5xx", Warning, "plain 500s included, eject too"}}, nil},
+		{"consecutiveGatewayErrors with consecutive5xxErrors: 0", "{consecutiveGatewayErrors: 3, consecutive5xxErrors: 0}",
+			nil, []want{{"consecutive_5xx", Warning, ""}, {"consecutive_gateway_failure", Warning, ""}}},
+		{"consecutiveGatewayErrors = consecutive5xxErrors", "{consecutiveGatewayErrors: 5, consecutive5xxErrors: 5}",
+			[]want{{"consecutive_gateway_failure", Warning, "is not below consecutive_5xx (5, enforced 100%)"}}, nil},
+		{"consecutiveGatewayErrors above consecutive5xxErrors", "{consecutiveGatewayErrors: 10, consecutive5xxErrors: 3}",
+			[]want{{"consecutive_gateway_failure", Warning, "consecutive_gateway_failure (10) is not below consecutive_5xx (3"}}, nil},
+		{"consecutiveGatewayErrors below consecutive5xxErrors", "{consecutiveGatewayErrors: 2, consecutive5xxErrors: 7}",
+			[]want{{"consecutive_5xx", Info, "both streak detectors eject"}}, []want{{"consecutive_gateway_failure", Warning, ""}, {"consecutive_5xx", Warning, ""}}},
+		// The translated cluster is the same as with consecutive5xxErrors
+		// left out: lint cannot tell them apart, and says so.
+		{"consecutiveGatewayErrors below an explicit consecutive5xxErrors: 5", "{consecutiveGatewayErrors: 2, consecutive5xxErrors: 5}",
+			[]want{{"consecutive_5xx", Warning, "(as consecutive5xxErrors: 5 would)"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := envoyconf.ParseCluster([]byte(rule(tc.od)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := Check(c.Outlier, Cluster{Hosts: 6, RPS: 600, PanicThreshold: c.PanicThreshold})
+			for _, w := range tc.want {
+				if !match(fs, w) {
+					t.Errorf("missing %s/%s containing %q\nall: %+v", w.Field, w.Severity, w.Contains, fs)
+				}
+			}
+			for _, w := range tc.not {
+				if match(fs, w) {
+					t.Errorf("unexpected %s/%s containing %q", w.Field, w.Severity, w.Contains)
+				}
+			}
+		})
+	}
 }
 
 // The backoff multiplier rises at each enforced ejection (ejectHost) and

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"outlierlab/engine/course"
@@ -20,6 +22,12 @@ type Line struct {
 	// Detail says what the engine did: its answer against the plan's, the
 	// run's value against the stated one, or why it could not tell.
 	Detail string
+	// Bands are the numbers this line compared with a band: a stated
+	// band's value, the expected choice's ranged checks (course.Bands).
+	Bands []course.Band
+	// Margin, when set, makes this line a margin's: one band over every
+	// seed (Report adds them after the seeds' lines; Seed is 0).
+	Margin *course.Margin
 }
 
 // String is the report's line:
@@ -27,6 +35,9 @@ type Line struct {
 //	ok   lightning/cap-34 seed 7 question "Is h5 ejected at 40 s?": the engine answers "yes", as the plan expects
 //	FAIL lightning/cap-34 seed 17 question "Is h5 ejected at 40 s?": the engine answers "no", the plan expects "yes" (the frame at 40 s)
 func (l Line) String() string {
+	if l.Margin != nil {
+		return l.Margin.String()
+	}
 	verdict := "ok  "
 	if !l.OK {
 		verdict = "FAIL"
@@ -58,7 +69,23 @@ func Report(plans []Plan, seeds []uint64) []Line {
 		j := jobs[i]
 		out[i] = checkScene(&plans[j.p], &plans[j.p].Scenes[j.s], j.seed, runs)
 	})
-	return slices.Concat(out...)
+	lines := slices.Concat(out...)
+	if len(seeds) < course.MarginMinRuns {
+		return lines
+	}
+	// The margins (course.Margin): how close the closest seed came to each
+	// band the notes state or the expected choice's checks bound.
+	var ms course.MarginSet
+	for _, l := range lines {
+		for _, b := range l.Bands {
+			ms.Add(l.Plan+"/"+l.Scene, b)
+		}
+	}
+	for _, m := range ms.List() {
+		p, s, _ := strings.Cut(strings.Fields(m.Where)[0], "/")
+		lines = append(lines, Line{Plan: p, Scene: s, What: "margin", OK: m.OK(), Margin: &m})
+	}
+	return lines
 }
 
 // checkScene is Report for one scene on one seed.
@@ -82,7 +109,16 @@ func checkScene(p *Plan, s *Scene, seed uint64, runs *runCache) []Line {
 		case err != nil:
 			out = append(out, line(what, false, "the engine has no answer: "+err.Error()))
 		case got == q.Answer:
-			out = append(out, line(what, true, fmt.Sprintf("the engine answers %q, as the plan expects", got)))
+			l := line(what, true, fmt.Sprintf("the engine answers %q, as the plan expects", got))
+			for _, c := range q.Choices {
+				if c.Text == q.Answer {
+					for _, b := range course.Bands(c.Check, run) {
+						b.Path = fmt.Sprintf("question %q %s", c.Text, b.Path)
+						l.Bands = append(l.Bands, b)
+					}
+				}
+			}
+			out = append(out, l)
 		default:
 			out = append(out, line(what, false, fmt.Sprintf("the engine answers %q, the plan expects %q (%s)", got, q.Answer, detail)))
 		}
@@ -96,7 +132,11 @@ func checkScene(p *Plan, s *Scene, seed uint64, runs *runCache) []Line {
 		case n.Stated == "":
 			out = append(out, line(what, true, "the run shows "+got))
 		case ok:
-			out = append(out, line(what, true, fmt.Sprintf("the run shows %s, as the notes state (%s)", got, n.Stated)))
+			l := line(what, true, fmt.Sprintf("the run shows %s, as the notes state (%s)", got, n.Stated))
+			if v, err := strconv.ParseFloat(strings.TrimSuffix(got, " s"), 64); err == nil && n.Min != nil {
+				l.Bands = []course.Band{{Path: what, Check: n.Stated, Min: n.Min, Max: n.Max, Value: v}}
+			}
+			out = append(out, l)
 		default:
 			out = append(out, line(what, false, fmt.Sprintf("the run shows %s, the notes state %s", got, n.Stated)))
 		}

@@ -66,7 +66,10 @@ stated number, a placeholder with the value the notes commit to:
 over the whole run (the instructor may speak ahead of the room). `plan
 -check` fails when, on some seed, a stated number is not what the run
 shows or a placeholder does not resolve. A number written as plain text is
-not checked: write it as a placeholder.
+not checked: write it as a placeholder. On 30 seeds or more, each stated
+band and each ranged check of a choice question's expected answer also
+gets a margin line: how close the closest seed came to each bound, held
+to the lessons' floor (engine/course, "Margins").
 
 # Errors
 

@@ -34,11 +34,13 @@ var SearchCache = Preset{
 }
 
 // DeadHost: a host dies outright (connections refused) at 20 s among ten;
-// consecutive_5xx ejects it after its fifth failed request, and again,
-// for longer, each time it returns.
+// consecutive_5xx ejects it at its fifth failure in a row (five failed
+// requests, or up to ten when a request it accepted before 20 s succeeds
+// mid-streak and resets the count), and again, for longer, each time it
+// returns.
 var DeadHost = Preset{
 	Name:        "dead-host",
-	Description: "one of ten hosts dies at 20 s (every connection refused); consecutive_5xx ejects it within five requests, for longer each time it returns",
+	Description: "one of ten hosts dies at 20 s (every connection refused); consecutive_5xx ejects it at its fifth failure in a row, for longer each time it returns",
 	Cluster: cluster(func(c *sim.Cluster) {
 		c.Hosts, c.RPS, c.Duration = 10, 500, 300*time.Second
 		c.Faults = []sim.Fault{{

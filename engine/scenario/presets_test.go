@@ -85,7 +85,8 @@ func retune(t testing.TB, p Preset, knobs map[string]string) Scenario {
 }
 
 // dead-host: h3 dies at 20 s; consecutive_5xx ejects it at its fifth
-// failed request (exactly five requests reach it), the unenforced gateway
+// failure in a row (usually five failed requests; 5–10 when a late success
+// resets the count), the unenforced gateway
 // detection first; each return ends in a longer ejection: 30, 60, 90, 120 s.
 func TestPresetDeadHost(t *testing.T) {
 	exact := 0
