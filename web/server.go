@@ -145,6 +145,7 @@ func (s *Server) Handler() http.Handler {
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
 	r.NotFound(s.Pages.NotFoundHandler)
+	s.Lab.SetForwardHandler(r) // what another replica forwards is served as if it came here
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)

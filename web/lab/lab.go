@@ -66,6 +66,8 @@ type Lab struct {
 	// relay carries commands to the replica that holds a tab's stream
 	// (nil: one replica, no bus).
 	relay *tabrelay.Relay
+	// forwardTo serves what other replicas forward (SetForwardHandler).
+	forwardTo http.Handler
 
 	// closing is closed by Shutdown: open streams end so that an
 	// http.Server's graceful shutdown is not held up by them for ever.

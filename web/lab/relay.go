@@ -65,6 +65,21 @@ func (s *Lab) forward(w http.ResponseWriter, r *http.Request, body []byte) relay
 	return orphaned
 }
 
+// ForwardCommand sends a command of tab (its body read as body) that is
+// not the lab's own (a recording player's) to the replica that holds the
+// tab's stream, when that is another: true when that replica answered.
+func (s *Lab) ForwardCommand(w http.ResponseWriter, r *http.Request, tab string, body []byte) bool {
+	if s.relay == nil || tabrelay.Forwarded(r) || s.streamsHere(tab) {
+		return false
+	}
+	return s.relay.Forward(w, r, tab, body) == nil
+}
+
+// SetForwardHandler has the tab's holder serve forwarded requests with h,
+// the server's router (the lab's commands and the players' alike), in
+// place of the lab's own command handler.
+func (s *Lab) SetForwardHandler(h http.Handler) { s.forwardTo = h }
+
 // streamsHere reports whether a stream of tab is open on this replica.
 func (s *Lab) streamsHere(tab string) bool {
 	sess := s.Sessions.Get(tab)
@@ -81,6 +96,9 @@ func (s *Lab) streamsHere(tab string) bool {
 func (s *Lab) holdTab(tab string) (release func()) {
 	if s.relay == nil {
 		return func() {}
+	}
+	if s.forwardTo != nil {
+		return s.relay.Hold(tab, s.forwardTo)
 	}
 	return s.relay.Hold(tab, http.HandlerFunc(s.serveForwarded))
 }

@@ -79,3 +79,19 @@ func TestTabStreamBackOnOlderSession(t *testing.T) {
 		return strings.Contains(ev.Data, "max_ejection_percent: 34\n")
 	})
 }
+
+// A recording's player lives where its stream is: its speed, set on the
+// other replica, is the stream's (issue 33's round robin, for the
+// review after class).
+func TestPlayerCommandAnyReplica(t *testing.T) {
+	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
+	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
+	const tab = "relay-player-tab-0000001"
+	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tab+`","preset":"search-cache"}`)
+	webtest.WaitFor(t, ev, "the player's first redraw", charted)
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/recording/speed?speed=max", `{"tab":"`+tab+`"}`, code, "", ""); st != 204 {
+		t.Fatalf("speed on the other replica: %d %s", st, body)
+	}
+	webtest.WaitFor(t, ev, "the player's new speed, on the stream of the first replica", signalPatch(`"recSpeed":"max"`))
+}

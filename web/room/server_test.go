@@ -83,6 +83,7 @@ func (s *testServer) Handler() http.Handler {
 	s.Workshops.Routes(r)
 	r.Handle("/static/*", s.assets)
 	r.NotFound(s.Pages.NotFoundHandler)
+	s.Lab.SetForwardHandler(r)
 	return r
 }
 

@@ -181,7 +181,7 @@ func (r *Relay) Forward(w http.ResponseWriter, req *http.Request, tab string, bo
 		m.Header[k] = v
 	}
 	m.Header.Set(hdrMethod, req.Method)
-	m.Header.Set(hdrPath, req.URL.Path)
+	m.Header.Set(hdrPath, req.URL.RequestURI()) // the query too: some commands take their value there
 	m.Header.Set(hdrRemote, req.RemoteAddr)
 	m.Header.Set(hdrHost, req.Host)
 	m.Data = body

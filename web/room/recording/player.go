@@ -2,8 +2,10 @@ package recording
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -634,12 +636,21 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sig replaySignals
-	if err := datastar.ReadSignals(r, &sig); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	if err == nil {
+		err = json.Unmarshal(body, &sig)
+	}
+	if err != nil {
 		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
 	if err := lab.CheckTab(sig.Tab); err != nil {
 		httperr.Write(w, err, httperr.KindMalformed)
+		return
+	}
+	// The player lives where its stream is (a replica's memory): a command
+	// that landed elsewhere is answered there (web/tabrelay).
+	if s.ForwardCommand(w, r, sig.Tab, body) {
 		return
 	}
 	verb := chi.URLParam(r, "verb")
