@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"outlierlab/deploy"
 )
 
 // needNginx is the nginx binary, or skips the test with a message on a
@@ -73,23 +74,9 @@ func deployedNginx(t *testing.T, dir string, port int, upstreams ...string) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := string(raw)
-	replace := func(old, new string, n int) {
-		t.Helper()
-		if got := strings.Count(conf, old); got != n {
-			t.Fatalf("deploy/nginx.conf: %d of %q, want %d", got, old, n)
-		}
-		conf = strings.ReplaceAll(conf, old, new)
-	}
-	for i, u := range upstreams {
-		replace(fmt.Sprintf("server replica%d:8080 ", i+1), "server "+u+" ", 1)
-	}
-	replace("listen 8080;", "listen 127.0.0.1:"+strconv.Itoa(port)+";", 1)
-	replace("pid /tmp/nginx.pid;", "pid "+filepath.Join(dir, "nginx.pid")+";", 1)
-	replace(" /tmp/nginx-", " "+dir+"/", 5)
-	replace("access_log /dev/stdout ", "access_log "+filepath.Join(dir, "access.log")+" ", 1)
-	if strings.Contains(conf, "/tmp/nginx") {
-		t.Fatalf("deploy/nginx.conf: a writable path the test does not replace:\n%s", conf)
+	conf, err := deploy.NginxConf(string(raw), dir, port, upstreams...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return conf
 }
