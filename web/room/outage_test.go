@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/recording"
@@ -24,25 +25,7 @@ import (
 )
 
 // callTimed is roomCall with the answer's headers and how long it took.
-func callTimed(t testing.TB, method, url, body, code, key, att string) (int, http.Header, string, time.Duration) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
-	}
-	if att != "" {
-		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att})
-	}
-	start := time.Now()
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(b), time.Since(start)
-}
+var callTimed = roomtest.CallTimed
 
 // putCap writes the room's cap straight on the bus, as another replica's
 // move would land there, trying again (each try bounded) while a cluster

@@ -195,6 +195,13 @@ func Charted(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCha
 // the room package's roomLab.att) is set.
 func Call(t testing.TB, method, url, body, code, key, att string) (int, string) {
 	t.Helper()
+	st, _, b, _ := CallTimed(t, method, url, body, code, key, att)
+	return st, b
+}
+
+// CallTimed is Call with the answer's headers and how long it took.
+func CallTimed(t testing.TB, method, url, body, code, key, att string) (int, http.Header, string, time.Duration) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
@@ -203,13 +210,14 @@ func Call(t testing.TB, method, url, body, code, key, att string) (int, string) 
 	if att != "" {
 		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att})
 	}
+	start := time.Now()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return res.StatusCode, res.Header, string(b), time.Since(start)
 }
 
 func WaitUntil(t *testing.T, what string, ok func() bool) {
