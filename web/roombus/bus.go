@@ -151,6 +151,7 @@ type Bus struct {
 	// for busSilent; probing that a probe runs.
 	downCh, back             chan struct{}
 	wasDown, silent, probing bool
+	lostAt                   time.Time // when the connection was last lost
 }
 
 // OpenBus starts the embedded server (or connects to the external NATS)
@@ -609,7 +610,7 @@ func Retry[T any](ctx context.Context, b *Bus, f func(context.Context) (T, error
 	for {
 		var v T
 		if b != nil {
-			if err := b.refuse(); err != nil {
+			if err := b.refuseAfterGrace(ctx); err != nil {
 				return v, err
 			}
 		}
@@ -633,7 +634,7 @@ func Retry[T any](ctx context.Context, b *Bus, f func(context.Context) (T, error
 			return v, nil
 		}
 		if b != nil && ctx.Err() == nil && (Transient(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			if herr := b.refuse(); herr != nil {
+			if herr := b.refuseAfterGrace(ctx); herr != nil {
 				return v, herr // the bus went down under the call
 			}
 		}

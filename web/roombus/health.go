@@ -61,6 +61,13 @@ const (
 	// before the bus is down: longer than a stream's leader election
 	// (a NATS node gone), which the calls wait out.
 	busSilent = 10 * time.Second
+	// busReconnectGrace is how long after the connection is lost a call
+	// waits for nats.go to reconnect before it is refused: one NATS
+	// server of a cluster gone, the client is on another within a few
+	// milliseconds (tens under load), and an attendee's answer sent just
+	// then was a 503 (TestBusCluster3 in CI). A whole bus down costs a
+	// call this much at most, once: then calls are refused at once.
+	busReconnectGrace = time.Second
 )
 
 // Health is nil while the bus is open and answers (the readiness of
@@ -102,6 +109,31 @@ func (b *Bus) refuse() error {
 	return nil
 }
 
+// refuseAfterGrace is refuse, but a call made within busReconnectGrace
+// of the connection's loss first waits for nats.go to reconnect (or ctx
+// to end).
+func (b *Bus) refuseAfterGrace(ctx context.Context) error {
+	for {
+		err := b.refuse()
+		if err == nil || b.nc == nil || b.nc.IsConnected() || b.nc.IsClosed() {
+			return err
+		}
+		b.mu.Lock()
+		left := busReconnectGrace - time.Since(b.lostAt)
+		b.mu.Unlock()
+		if left <= 0 {
+			return err
+		}
+		t := time.NewTimer(min(left, 20*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
 func connState(s string) string {
 	switch s {
 	case "RECONNECTING":
@@ -135,6 +167,7 @@ func (b *Bus) lost() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.wasDown = true
+	b.lostAt = time.Now()
 	b.goDownLocked()
 }
 

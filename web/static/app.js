@@ -1543,14 +1543,20 @@ function spotLogStops() {
   const lines = spotLogLines();
   if (!lines.length) return;
   const cur = lines.find((li) => li.getAttribute('tabindex') === '0') || lines[0];
-  for (const li of lines) li.setAttribute('tabindex', li === cur ? '0' : '-1');
+  for (const li of lines) {
+    const want = li === cur ? '0' : '-1';
+    if (li.getAttribute('tabindex') !== want) li.setAttribute('tabindex', want);
+  }
 }
 
 document.addEventListener('DOMContentLoaded', () => {
   const panel = document.querySelector('.log-panel');
   if (!panel || !spotURL()) return;
   spotLogStops();
-  new MutationObserver(spotLogStops).observe(panel, { childList: true, subtree: true });
+  // A redraw morphs the log's lines in place: lines that stay lose the
+  // tabindex the server never renders, with no child added or removed
+  // (the log had no tab stop after a spotlight's redraw, CI under load).
+  new MutationObserver(spotLogStops).observe(panel, { childList: true, subtree: true, attributes: true, attributeFilter: ['tabindex'] });
 });
 
 document.addEventListener('keydown', (ev) => {
