@@ -79,11 +79,16 @@ func lessonLink(d *lessonbook.Doc) view.LessonLink {
 // LessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects.
 func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
+	return s.LessonViewFor(d, NewTabID())
+}
+
+// LessonViewFor is LessonView for the tab with id tab: a room's page
+// that changes lesson in place keeps its tab.
+func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab string) (view.Lesson, error) {
 	run, err := s.Runs.Get(d.Inputs(""))
 	if err != nil {
 		return view.Lesson{}, err
 	}
-	tab := NewTabID()
 	snap := snapshot{run: run, speed: tabstate.Speeds[0], lesson: d}
 	vals := d.Values(run, 0)
 	v := view.Lesson{

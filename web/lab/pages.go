@@ -81,6 +81,11 @@ func linkErrorKind(err error, link tabstate.LabLink) httperr.Kind {
 // built from the page's signals (inputs and cursor) by its first request,
 // as any session is rebuilt: a page view alone keeps nothing on the server.
 func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
+	return s.LabViewFor(link, NewTabID())
+}
+
+// LabViewFor is LabView for the tab with id tab (LessonViewFor).
+func (s *Lab) LabViewFor(link tabstate.LabLink, tab string) (view.Lab, error) {
 	run, err := s.Runs.Get(link.Inputs())
 	if err != nil {
 		return view.Lab{}, err
@@ -89,7 +94,6 @@ func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
 	if err != nil {
 		return view.Lab{}, err
 	}
-	tab := NewTabID()
 	snap := snapshot{run: run, speed: tabstate.Speeds[0], cursor: cursor}
 	return view.Lab{
 		Tab:       tab,

@@ -19,6 +19,7 @@ import (
 	"outlierlab/web/gzipstream"
 	"outlierlab/web/httperr"
 	"outlierlab/web/labview"
+	"outlierlab/web/lessonbook"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
@@ -317,9 +318,11 @@ type streamState struct {
 	url string
 	// injectHosts is how many hosts the inject menu last listed.
 	injectHosts int
-	// A lesson page's live numbers and step statuses as last sent.
-	ph    []string
-	steps []view.StepStatus
+	// A lesson page's live numbers and step statuses as last sent, and
+	// the lesson they are of (a room's page changes lesson in place).
+	ph     []string
+	steps  []view.StepStatus
+	lesson *lessonbook.Doc
 	// page is what the page was drawn with, until the first redraw.
 	page drawn
 }
@@ -343,7 +346,13 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	// (a signal patch of the inputs would also have its lint panel post).
 	newInputs := snap.inputsGen != st.inputsGen && !page.hasControls(snap)
 	sig := redrawSignalsOf(snap, newInputs)
-	if page != (drawn{}) {
+	repaged := snap.lesson != st.lesson
+	if repaged {
+		// Another page than this connection drew (a room's page patched
+		// in place, web/room's repage): what it has is the new page's.
+		st.ph, st.steps, st.lesson = nil, nil, snap.lesson
+	}
+	if page != (drawn{}) || repaged {
 		sig.Drawn = new(string)
 	}
 	if err := st.patchSignals(sse, sig); err != nil {

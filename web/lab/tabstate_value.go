@@ -101,6 +101,20 @@ func (s *Session) Follow(st TabState) (gen uint64, ok bool) {
 	return s.gen, true
 }
 
+// FollowPage puts the tab on st as Follow does, st's page included
+// (another lesson, or the free lab): the room's stream patches the page
+// in place to it, and the tab's streams then redraw everything, the
+// settings panel too.
+func (s *Session) FollowPage(st TabState) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lesson = st.Lesson
+	s.followLocked(st)
+	s.inputsGen++
+	s.touch()
+	return s.gen
+}
+
 func (s *Session) followLocked(st TabState) bool {
 	if st.Lesson != s.lesson {
 		return false

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -48,10 +49,52 @@ func TestBrowserRoomPlan(t *testing.T) {
 		t.Errorf("the attendee's page shows the instructor's notes or buttons")
 	}
 
+	// Scene 5 is on another lesson (panic), scene 6 back on cap: each
+	// page changes lesson in place (issue 33: it was a page load, 3–6 s
+	// through nginx). The same document (a mark set now stays), one
+	// stream (no new one opened), the new lesson's title and prose, its
+	// charts drawn, its settings; an instructor's slider move after it
+	// reaches the attendee.
+	for _, b := range []*browser{teacher, pupil} {
+		b.Step("mark the document, count its streams", chromedp.Evaluate[chromedp.Void](`window.__sameDoc = true; window.__streams = 0;
+			const f = window.fetch; window.fetch = function (u) { if (String(u && u.url || u).includes('/lab/stream')) window.__streams++; return f.apply(this, arguments); }; undefined`))
+	}
+	teacher.Step("next to scene 4", chromedp.Click(chromedp.CSS("#btn-scene-next")))
+	teacher.Poll("scene 4", `document.getElementById('room-scene-title').textContent === 'Out for 30 s, then 60, then 90'`)
+	teacher.Step("next to scene 5, on the panic lesson", chromedp.Click(chromedp.CSS("#btn-scene-next")))
+	inPlace := func(what, title, prose string) {
+		t.Helper()
+		for _, b := range []*browser{teacher, pupil} {
+			b.Poll(what, `window.__sameDoc === true && window.__streams === 0 &&
+				document.getElementById('lesson-title').textContent === `+jsString(title)+` &&
+				document.querySelector('.lesson-page').dataset.lesson === `+jsString(prose)+` &&
+				document.title.startsWith(`+jsString(title)+`) &&
+				document.querySelectorAll('#stream').length === 1 && document.querySelectorAll('#lab').length === 1 &&
+				(() => { const c = echarts.getInstanceByDom(document.getElementById('chart-sr')); return !!c && c.getOption().series.length > 0; })() &&
+				document.querySelector('#stream').dataset.conn === 'live'`)
+		}
+	}
+	inPlace("the panic lesson, in place", "Panic: when ejected hosts get traffic again", "panic")
+	pupil.Poll("the burst scene's title on the attendee's page", `document.getElementById('room-scene-title').textContent === 'A burst, an 80% cap, and panic'`)
+	viewShot(t, pupil, "outlierlab-room-plan-inplace-phone.png")
+	teacher.Step("next to scene 6, back on cap", chromedp.Click(chromedp.CSS("#btn-scene-next")))
+	inPlace("the cap lesson again, in place", "max_ejection_percent: how many hosts may go", "cap")
+	pupil.Poll("scene 6's cap on the attendee's page", `document.getElementById('room-scene-title').textContent === 'Three settings to take home' &&
+		document.getElementById('c-max_ejection_percent').value === '34'`)
+	teacher.Step("the instructor moves the cap to 50", chromedp.SetValue(chromedp.CSS("#c-max_ejection_percent"), "50"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('c-max_ejection_percent').dispatchEvent(new Event('input', {bubbles: true})); document.getElementById('c-max_ejection_percent').dispatchEvent(new Event('change', {bubbles: true}))`))
+	pupil.Poll("the move on the attendee's page", `document.getElementById('c-max_ejection_percent').value === '50'`)
+
 	teacher.Step("1280×720", chromedp.EmulateViewport(1280, 720), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	viewShot(t, teacher, "outlierlab-room-plan-present.png")
 	teacher.Step("390×844", chromedp.EmulateViewport(390, 844), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	viewShot(t, teacher, "outlierlab-room-plan-present-phone.png")
 	pupil.Step("the attendee 390×844", chromedp.EmulateViewport(390, 844), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	viewShot(t, pupil, "outlierlab-room-plan-attendee-phone.png")
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

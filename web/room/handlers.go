@@ -331,57 +331,75 @@ func (set *roomSet) full(code string) bool {
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
 func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
-	page, tab, err := s.roomPage(r, code, rec, role)
+	pg, err := s.roomPage(r, code, rec, role, "")
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
 		return
 	}
-	csp.AllowTabScripts(w, tab)
-	s.Pages.Render(w, r, http.StatusOK, page)
+	csp.AllowTabScripts(w, pg.tab)
+	s.Pages.Render(w, r, http.StatusOK, templates.RoomPage(pg.layout, pg.body))
+}
+
+// roomPageView is a room's page: its frame's layout (the title, the
+// strip) and what is in it, for the tab with id tab.
+type roomPageView struct {
+	layout view.Layout
+	body   templ.Component
+	tab    string
+	// signals are the lab's signals (JSON), which a page patched in place
+	// is sent on their own (view.Lab's InPlace).
+	signals string
 }
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
-// the room's signals, and the room's strip (or the projector's frame).
-func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role string) (page templ.Component, tab string, err error) {
+// the room's signals, and the room's strip (or the projector's frame). A
+// new page gets a new tab (tab ""); a page patched in place (repage)
+// keeps its tab, and its page's command sequence number (seq).
+func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role, tab string) (roomPageView, error) {
 	st := &rec.State
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.plans.View(code, role, st)
 	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
-		return nil, "", err
+		return roomPageView{}, err
 	}
+	inPlace := tab != ""
+	if !inPlace {
+		tab = lab.NewTabID()
+	}
+	signals := func(sig string) string { return withRoomSignals(sig, code, role, rec.Rev, inPlace) }
 	if d != nil {
-		v, err := s.LessonView(d)
+		v, err := s.LessonViewFor(d, tab)
 		if err != nil {
-			return nil, "", err
+			return roomPageView{}, err
 		}
-		v.Lab.Signals = withRoomSignals(v.Lab.Signals, code, role, rec.Rev)
+		v.Lab.Signals, v.Lab.InPlace = signals(v.Lab.Signals), inPlace
 		if role == "projector" {
 			v.Lab.View = view.Projector // the lab's own projector view: charts, status, last decisions, large type
-			return templates.RoomProjectorPage(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), v.Lab.Tab, nil
+			return roomPageView{v.Layout, templates.RoomProjectorBody(view.RoomProjector{Layout: v.Layout, Bar: bar, Lesson: &v}), tab, v.Lab.Signals}, nil
 		}
 		v.Layout.Strip = templates.RoomBarStrip(bar)
-		return templates.LessonPage(v), v.Lab.Tab, nil
+		return roomPageView{v.Layout, templates.LessonBody(v), tab, v.Lab.Signals}, nil
 	}
 	run, err := s.Runs.Get(in)
 	if err != nil {
-		return nil, "", err
+		return roomPageView{}, err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))})
+	lv, err := s.LabViewFor(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))}, tab)
 	if err != nil {
-		return nil, "", err
+		return roomPageView{}, err
 	}
-	lab.Signals = withRoomSignals(lab.Signals, code, role, rec.Rev)
-	lab.Link = false // the address is the room's, not a permalink
+	lv.Signals, lv.InPlace = signals(lv.Signals), inPlace
+	lv.Link = false // the address is the room's, not a permalink
 	l := s.Pages.Layout("Workshop "+code, "lab", true)
 	if role == "projector" {
-		lab.View = view.Projector
-		return templates.RoomProjectorPage(view.RoomProjector{Layout: l, Bar: bar, Lab: &lab}), lab.Tab, nil
+		lv.View = view.Projector
+		return roomPageView{l, templates.RoomProjectorBody(view.RoomProjector{Layout: l, Bar: bar, Lab: &lv}), tab, lv.Signals}, nil
 	}
 	l.Strip = templates.RoomBarStrip(bar)
-	return templates.LabPage(l, lab), lab.Tab, nil
+	return roomPageView{l, templates.LabBody(lv), tab, lv.Signals}, nil
 }
 
 // roomBar is the strip's view of a room.
@@ -403,10 +421,16 @@ func (s *Workshops) roomBar(r *http.Request, code, role string) view.RoomBar {
 
 // withRoomSignals adds the room's signals to a lab's initial ones: the
 // code, the page's role, and follow (true until the tab breaks away).
-func withRoomSignals(signals, code, role string, rev uint64) string {
+func withRoomSignals(signals, code, role string, rev uint64, inPlace bool) string {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(signals), &m); err != nil {
 		m = map[string]json.RawMessage{}
+	}
+	if inPlace {
+		// The page's commands keep counting from where they are: a seq
+		// back at 0 would make its next slider move look older than the
+		// last (Session.seq) and be dropped.
+		delete(m, "seq")
 	}
 	m["room"], _ = json.Marshal(code)
 	m["roomRole"], _ = json.Marshal(role)

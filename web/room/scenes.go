@@ -4,10 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/starfederation/datastar-go/datastar"
-
 	"outlierlab/engine/plan"
-	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
 	"outlierlab/web/page"
 	"outlierlab/web/room/record"
@@ -26,9 +23,6 @@ import (
 type sceneRequest struct {
 	Tab   string `json:"tab"`
 	Scene *int   `json:"scene"`
-	// Lesson is the page's lesson ("" in the free lab): a scene on
-	// another one has the page load the room's page at once.
-	Lesson string `json:"lesson"`
 }
 
 // sceneRoom handles POST /r/{code}/scene: the room goes to a scene of its
@@ -65,14 +59,6 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	s.resyncTab(code, req.Tab, rev)
 	s.Log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
-	if r.Header.Get("Datastar-Request") == "true" && p.Scenes[n].Lesson != req.Lesson {
-		// The instructor's page (which clicked Next) shows another page
-		// than the scene: it loads the room's page now, rather than when
-		// the bus brings the move to its stream (applyRoom does that for
-		// every other page).
-		_ = csp.Run(datastar.NewSSE(w, r), reloadPage)
-		return
-	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})
 }
 

@@ -67,8 +67,8 @@ type tabRoom struct {
 	// applied, and never sends the page back to an older lesson.
 	pageRev uint64
 	// navigate is a revision that shows another page (another lesson, or
-	// the free lab where the tab has a lesson): the tab's stream tells the
-	// page to load the room's page, which shows it (navSent: done).
+	// the free lab where the tab has a lesson): the tab is on it, and its
+	// stream patches the page in place to it (navSent: done; repage).
 	navigate, navSent uint64
 }
 
@@ -255,7 +255,8 @@ func (s *Workshops) snapToRoom(ctx context.Context, sess *lab.Session, code stri
 // projector, and every instructor tab (a second one, a reloaded one, the
 // one whose scene move the API wrote), but not while a command of its own
 // is being published. A state on another page than the tab's (another
-// lesson, the free lab) has the page load the room's page (navigate).
+// lesson, the free lab) puts the tab on that page, and its stream patches
+// the page in place (navigate, repage).
 func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 	tr := tieOf(sess)
 	if tr == nil || n.run == nil {
@@ -271,10 +272,10 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 		return
 	}
 	tr.applied = n.rev
-	if _, ok := sess.Follow(n.rec.State.TabState(n.in, n.run, n.lesson)); !ok {
-		tr.navigate = n.rev
-		sess.Touch() // the stream sends the page there (roomWatch.Send)
-		return
+	st := n.rec.State.TabState(n.in, n.run, n.lesson)
+	if _, ok := sess.Follow(st); !ok {
+		sess.FollowPage(st)
+		tr.navigate = n.rev // the stream patches the page (roomWatch.Send)
 	}
 	tr.cfgGen++
 }
@@ -284,6 +285,9 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 type roomWatch struct {
 	s   *Workshops
 	hub *roomHub
+	// r is the stream's request: a page patched in place (repage) is
+	// drawn for it, as the room's page was.
+	r *http.Request
 	// from is an attendee stream's client address, counted by the hub
 	// ("" for the instructor's).
 	from   string
@@ -355,7 +359,7 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 		hub.release(from)
 		return nil, errNotKeyHolder(tr.code)
 	}
-	return &roomWatch{s: s, hub: hub, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
+	return &roomWatch{s: s, hub: hub, r: r, from: from, follow: -1, role: role, who: who, keyOK: keyOK}, nil
 }
 
 // CatchUp applies the room's latest state to the tab if it follows, and
@@ -402,9 +406,9 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 		tr.navSent = tr.navigate
 		tr.mu.Unlock()
 		if nav {
-			// The room's page is rendered at the room's state: the page loads
-			// it, and its new stream follows from there.
-			return csp.Run(sse, reloadPage)
+			if err := w.repage(sse, sess); err != nil {
+				return err
+			}
 		}
 	}
 	if f := int8(tabstate.B2F(follow)); f != w.follow {
@@ -433,6 +437,37 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 		return nil
 	}
 	return sse.MarshalAndPatchSignals(p)
+}
+
+// repage patches the page in place to the room's page (another lesson,
+// or the free lab; issue 33: a scene on another lesson was a page load,
+// 3–6 s, and the page lost its place): its main part as the room's page
+// draws it for this tab, then its title, and app.js sets the new page up
+// (olabPageShown). What the room's parts last sent is sent again, and the
+// lab's stream redraws the new page (its session is on it: FollowPage).
+func (w *roomWatch) repage(sse *datastar.ServerSentEventGenerator, sess *lab.Session) error {
+	cur := w.hub.current()
+	rec := cur.rec
+	rec.Rev = cur.rev // the page's roomRev signal
+	pg, err := w.s.roomPage(w.r, w.hub.code, &rec, w.role, sess.Tab())
+	if err != nil {
+		return err
+	}
+	if err := sse.PatchElementTempl(templates.RoomMain(pg.layout, pg.body)); err != nil {
+		return err
+	}
+	// The new page's signals, in order: before what the room and the
+	// lab's redraw send after them.
+	if err := sse.PatchSignals([]byte(pg.signals)); err != nil {
+		return err
+	}
+	title, _ := json.Marshal(pg.layout.Title + " · outlierlab")
+	if err := csp.Script(sse, csp.Nonce(sess.Tab()), "document.title = "+string(title)+"; window.olabPageShown && window.olabPageShown()"); err != nil {
+		return err
+	}
+	w.follow, w.qSent, w.sceneSent, w.boardSent, w.boardScenes = -1, "", "", false, ""
+	w.spotSent, w.exploreSent = nil, nil
+	return nil
 }
 
 // sendQuestion patches the question panel when what it shows changed.
@@ -524,8 +559,3 @@ func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request
 func errNotKeyHolder(code string) error {
 	return httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing): open the room's present link again"})
 }
-
-// reloadPage loads the room's page again, once: the Next's answer and the
-// stream may both ask, and a second reload would cancel the first one's
-// load and start over.
-const reloadPage = "window.olabReloading || (window.olabReloading = true, location.reload())"

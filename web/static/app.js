@@ -8,6 +8,46 @@
 
 const $ = (id) => document.getElementById(id);
 
+// ---- A page set up, at its load and in place ----
+
+// onPage runs f when the page has loaded, and again whenever a room's
+// stream has patched the page in place to another (web/room's repage: the
+// room moved to another lesson, or to the free lab), which then calls
+// olabPageShown. Each f sets up what the page's content needs and may run
+// twice on the same content (an observer is started once per element:
+// observeOnce).
+const pageSetUps = [];
+function onPage(f) {
+  pageSetUps.push(f);
+  document.addEventListener('DOMContentLoaded', f);
+}
+window.olabPageShown = function () {
+  window.scrollTo(0, 0); // another page: from its top, as a load would
+  // A chart the new page does not have goes with its ECharts instance.
+  for (const el of chartEls) {
+    if (el.isConnected) continue;
+    chartEls.delete(el);
+    const c = window.echarts && echarts.getInstanceByDom(el);
+    if (c) c.dispose();
+    delete raw[el.id];
+  }
+  pageSetUps.forEach((f) => f());
+};
+// chartEls are the boxes that have an ECharts instance (drawChart).
+const chartEls = new Set();
+
+// observeOnce starts a MutationObserver calling f on el, unless one of
+// key's already watches el.
+const observing = new Map();
+function observeOnce(key, el, f, opts) {
+  if (!el || !window.MutationObserver) return;
+  if (!observing.has(key)) observing.set(key, new WeakSet());
+  const seen = observing.get(key);
+  if (seen.has(el)) return;
+  seen.add(el);
+  new MutationObserver(f).observe(el, opts);
+}
+
 // ---- Charts ----
 
 // raw is each chart's last option as the server sent it; fitChart makes
@@ -66,6 +106,7 @@ function drawChart(id, option, replace, height) {
     // A box may ask for SVG (the handout: vector and real text on paper,
     // where a canvas prints as a bitmap at screen resolution).
     chart = echarts.init(el, null, { renderer: el.dataset.renderer === 'svg' ? 'svg' : 'canvas' });
+    chartEls.add(el);
     chart.on('rendered', () => {
       fitLegend(el, chart);
       fitTicks(el, chart);
@@ -586,7 +627,7 @@ function drawnInView(el, chart) {
 // Charts follow their box's size.
 if (window.ResizeObserver) {
   const ro = new ResizeObserver(() => requestAnimationFrame(refitCharts));
-  document.addEventListener('DOMContentLoaded', () => {
+  onPage(() => {
     document.querySelectorAll('.chart').forEach((el) => ro.observe(el));
   });
 }
@@ -926,13 +967,13 @@ function announce() {
   $('announce').textContent = words;
 }
 
-document.addEventListener('DOMContentLoaded', () => {
+onPage(() => {
   const stage = $('timeline');
-  if (stage && $('announce') && window.MutationObserver) {
+  if (stage && $('announce')) {
     announcer.said = statusWords();
-    new MutationObserver((ms) => {
+    observeOnce('announce', stage, (ms) => {
       if (ms.some((m) => { const n = m.target.nodeType === 1 ? m.target : m.target.parentElement; return n && n.closest('#status'); })) announce();
-    }).observe(stage, { subtree: true, childList: true, characterData: true });
+    }, { subtree: true, childList: true, characterData: true });
   }
   let show = 'all';
   try { show = localStorage.getItem(logKey) || 'all'; } catch (_) { /* default */ }
@@ -1161,7 +1202,7 @@ function showLessonProgress() {
   if (short) short.textContent = '(' + ids.filter((id) => p.steps[id]).length + '/' + ids.length + ')';
 }
 
-document.addEventListener('DOMContentLoaded', () => {
+onPage(() => {
   const page = document.querySelector('.lesson-page');
   if (page) {
     const p = progress.lesson(page.dataset.lesson);
@@ -1170,12 +1211,9 @@ document.addEventListener('DOMContentLoaded', () => {
     page.querySelectorAll('[data-kind="quiz"]').forEach((q) => {
       if (p.quiz[q.dataset.index] !== undefined) answer(q, p.quiz[q.dataset.index]);
     });
-    const steps = page.querySelector('.steps');
-    if (steps && window.MutationObserver) {
-      // characterData too: the stream's morph may rewrite a status's text
-      // in place (○ over a "done before" ✓), which showLessonProgress undoes.
-      new MutationObserver(noteDoneSteps).observe(steps, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['data-done'] });
-    }
+    // characterData too: the stream's morph may rewrite a status's text
+    // in place (○ over a "done before" ✓), which showLessonProgress undoes.
+    observeOnce('steps', page.querySelector('.steps'), noteDoneSteps, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['data-done'] });
     noteDoneSteps();
   }
 
@@ -1549,14 +1587,14 @@ function spotLogStops() {
   }
 }
 
-document.addEventListener('DOMContentLoaded', () => {
+onPage(() => {
   const panel = document.querySelector('.log-panel');
   if (!panel || !spotURL()) return;
   spotLogStops();
   // A redraw morphs the log's lines in place: lines that stay lose the
   // tabindex the server never renders, with no child added or removed
   // (the log had no tab stop after a spotlight's redraw, CI under load).
-  new MutationObserver(spotLogStops).observe(panel, { childList: true, subtree: true, attributes: true, attributeFilter: ['tabindex'] });
+  observeOnce('spot-log', panel, spotLogStops, { childList: true, subtree: true, attributes: true, attributeFilter: ['tabindex'] });
 });
 
 document.addEventListener('keydown', (ev) => {

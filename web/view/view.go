@@ -150,7 +150,12 @@ type Lab struct {
 	Title string
 	// Signals is the initial data-signals object (JSON): the tab id, the
 	// inputs, the cursor and the speed.
-	Signals   string
+	Signals string
+	// InPlace: the lab is patched into a page that has one (a room's
+	// page changing lesson in place): its element keeps the signals it
+	// has (the stream patches them in order; an attribute's new value
+	// would be applied after what the stream sends next).
+	InPlace   bool
 	StreamURL string
 	Controls  Controls
 	Charts    []Chart

@@ -209,6 +209,13 @@ func (r *dayRun) joinRoom() {
 	for p, err := range errs {
 		t.Errorf("%s: open the room: %v", p, err)
 	}
+	for _, p := range r.ps.all() {
+		n, err := poll[int](p, `+(sessionStorage.getItem('wdLoads') || 0)`, loadWithin)
+		if err != nil {
+			t.Fatalf("%s: its loads: %v", p, err)
+		}
+		p.loads = n
+	}
 	r.moves = append(r.moves, "start 1")
 	checkPages(t, r.sceneWhat(0, "the room opened"), r.ps.all(), time.Now(), loadWithin, r.sceneWant(0))
 }
@@ -273,6 +280,7 @@ func (r *dayRun) sceneWant(i int) func(*page) (want, bool) {
 	}
 	return func(p *page) (want, bool) {
 		pw := w
+		pw.Loads = &p.loads
 		if p.role != "projector" {
 			pw.Lesson = &lesson
 		}

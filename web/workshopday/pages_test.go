@@ -35,6 +35,9 @@ type page struct {
 	opened int
 	ended  []string // each ended stream: when, and how ("finished" or the error)
 	since  int      // ended streams before the room the page is on now
+	// loads is the documents the tab had loaded when it joined the room:
+	// from then on every scene shows without a load.
+	loads int
 }
 
 // reconnectingJS is true while the page shows a person that it is
@@ -55,6 +58,8 @@ const pageLib = `(() => {
 const norm = (s) => s == null ? null : s.replace(/\s+/g, ' ').trim();
 const txt = (sel) => { const e = document.querySelector(sel); return e ? norm(e.textContent) : null; };
 const reconnecting = () => ` + reconnectingJS + `;
+// Each document the tab loads is counted: a scene is shown without one.
+sessionStorage.setItem('wdLoads', String(+(sessionStorage.getItem('wdLoads') || 0) + 1));
 window.__wd = {
 	snap() {
 		const controls = {};
@@ -75,6 +80,7 @@ window.__wd = {
 			count: txt('#room-q-count'), mine: txt('#room-question .room-q-mine b'),
 			yaml: txt('#yaml-text'),
 			reconnecting: reconnecting(),
+			loads: +(sessionStorage.getItem('wdLoads') || 0),
 		};
 	},
 	diff(want) {
@@ -110,6 +116,7 @@ window.__wd = {
 			out.push('YAML: saw ' + q(y.slice(at, at + 40)) + ', want /' + want.yaml + '/');
 		}
 		if (want.notReconnecting && s.reconnecting) out.push('still shows that it is reconnecting');
+		if (want.loads !== undefined && s.loads !== want.loads) out.push('loaded the page again (' + s.loads + ' loads since the tab opened, ' + want.loads + ' when it joined): a scene is shown in place');
 		if (out.length) out.unshift('(on ' + location.pathname + (document.readyState === 'complete' ? '' : ', ' + document.readyState) + ')');
 		return out.join('\n');
 	},
@@ -138,7 +145,8 @@ type want struct {
 	QRevealed     *revealed           `json:"qRevealed,omitempty"`
 	Count         string              `json:"count,omitempty"`
 	Mine          string              `json:"mine,omitempty"`
-	YAML          string              `json:"yaml,omitempty"` // a JavaScript regular expression
+	Loads         *int                `json:"loads,omitempty"` // the documents the tab has loaded (no reload)
+	YAML          string              `json:"yaml,omitempty"`  // a JavaScript regular expression
 	NotReconnect  bool                `json:"notReconnecting,omitempty"`
 }
 
