@@ -85,6 +85,22 @@ func TestBrowserRoomPlan(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('c-max_ejection_percent').dispatchEvent(new Event('input', {bubbles: true})); document.getElementById('c-max_ejection_percent').dispatchEvent(new Event('change', {bubbles: true}))`))
 	pupil.Poll("the move on the attendee's page", `document.getElementById('c-max_ejection_percent').value === '50'`)
 
+	// The recording replays the workshop across its lessons: an entry on
+	// the panic lesson switches the player's lab to it in place, and
+	// back (its entries used to be skipped as "another lesson").
+	pupil.Step("the recording", chromedp.Navigate(pupil.URL+"/r/"+code+"/recording"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	pupil.Step("mark the document", chromedp.Evaluate[chromedp.Void](`window.__sameDoc = true`))
+	seek := func(scene, preset, control string) {
+		t.Helper()
+		pupil.Step("seek to scene "+scene, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#rec-timeline .rec-mark.rec-scene')].find(m => /scene `+scene+` of 6/.test(m.getAttribute('aria-label'))).click()`))
+		pupil.Poll("scene "+scene+"'s lab in the player, in place", `window.__sameDoc === true && document.getElementById('scenario-name').textContent.trim() === `+jsString(preset)+` &&
+			!!document.getElementById(`+jsString(control)+`) && document.querySelectorAll('#stream').length === 1 &&
+			echarts.getInstanceByDom(document.getElementById('chart-sr')).getOption().series.length > 0`)
+	}
+	seek("5", "burst", "c-healthy_panic_threshold")
+	viewShot(t, pupil, "outlierlab-room-plan-recording-panic.png")
+	seek("6", "search-cache", "c-max_ejection_percent")
+
 	teacher.Step("1280×720", chromedp.EmulateViewport(1280, 720), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	viewShot(t, teacher, "outlierlab-room-plan-present.png")
 	teacher.Step("390×844", chromedp.EmulateViewport(390, 844), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))

@@ -107,6 +107,10 @@ type recordingPlayer struct {
 	dirty   bool
 	sessGen uint64
 	shown   bool
+	// pageGen counts the entries applied on another page than the last
+	// (another lesson, or the free lab): each stream then patches its lab
+	// in place to it (playerSent.page).
+	pageGen uint64
 	// changed is closed and replaced at every command: the streams wake.
 	changed chan struct{}
 	streams int
@@ -517,8 +521,10 @@ func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Tim
 	}
 	gen, ok := sess.Follow(ts)
 	if !ok {
-		p.s.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", "the recording shows another lesson than this page")
-		return
+		// Another lesson than the page's (a plan's scene on another
+		// one): the tab moves to it, and the streams patch the lab.
+		gen = sess.FollowPage(ts)
+		p.pageGen++
 	}
 	p.sessGen = gen
 }
@@ -747,8 +753,41 @@ func (f *playerFollow) Answers() <-chan struct{} { return nil }
 
 // Send patches what the player shows beside the lab: the entry in
 // words, its question, the spotlight and the player's signals.
-func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, _ *lab.Session) error {
+func (f *playerFollow) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Session) error {
+	if err := f.p.sendPage(sse, sess, &f.sent); err != nil {
+		return err
+	}
 	return f.p.send(sse, &f.sent)
+}
+
+// sendPage patches the page's lab in place when the entry applied is on
+// another page than it shows (pageGen): the lab the recording's page
+// draws at that entry, for this tab, its signals patched in order (as
+// web/room's repage does for a room's page).
+func (p *recordingPlayer) sendPage(sse *datastar.ServerSentEventGenerator, sess *lab.Session, ps *playerSent) error {
+	p.mu.Lock()
+	gen, i, speed := p.pageGen, p.applied, p.speed.Name
+	p.mu.Unlock()
+	if gen == ps.page || i < 0 {
+		return nil
+	}
+	ps.page = gen
+	l, err := p.s.recordingLab(p.code, &p.entries[i], speed, sess.Tab())
+	if err != nil {
+		return err
+	}
+	signals := ""
+	if l.lesson != nil {
+		signals = l.lesson.Lab.Signals
+		err = sse.PatchElementTempl(templates.LessonLab(*l.lesson))
+	} else {
+		signals = l.lab.Signals
+		err = sse.PatchElementTempl(templates.LabPanel(*l.lab))
+	}
+	if err != nil {
+		return err
+	}
+	return sse.PatchSignals([]byte(signals))
 }
 
 func (f *playerFollow) Close() {
@@ -761,6 +800,7 @@ func (f *playerFollow) Close() {
 
 // playerSent is what one stream last sent of the player.
 type playerSent struct {
+	page    uint64 // the player's pageGen the page shows
 	entry   int
 	sig     replayPatch
 	spot    record.SpotSignal

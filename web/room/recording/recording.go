@@ -138,7 +138,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 		v.Entries = append(v.Entries, row)
 	}
 	if len(entries) > 0 {
-		lab, err := s.recordingLab(code, &entries[0], sp.Name)
+		lab, err := s.recordingLab(code, &entries[0], sp.Name, "")
 		if err != nil {
 			s.Log.Error("recording: page", "room", code, "err", err)
 			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
@@ -169,18 +169,33 @@ type recLab struct {
 	lesson *view.Lesson
 }
 
-func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed string) (recLab, error) {
+//
+// A new page gets a new tab (tab ""); the player's stream patching the
+// lab in place to an entry on another lesson keeps its tab (sendPage),
+// and the player's own signals (the page has them, and the stream sends
+// them as they change).
+func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, tab string) (recLab, error) {
 	in, d, err := e.State.Inputs(s.Lessons)
 	if err != nil {
 		return recLab{}, err
 	}
+	inPlace := tab != ""
+	if !inPlace {
+		tab = lab.NewTabID()
+	}
+	signals := func(sig string) string {
+		if inPlace {
+			return withoutSignals(sig, "seq")
+		}
+		return withReplaySignals(sig, speed)
+	}
 	stream := "/r/" + code + "/recording/stream"
 	if d != nil {
-		v, err := s.LessonView(d)
+		v, err := s.LessonViewFor(d, tab)
 		if err != nil {
 			return recLab{}, err
 		}
-		v.Lab.Signals = withReplaySignals(v.Lab.Signals, speed)
+		v.Lab.Signals, v.Lab.InPlace = signals(v.Lab.Signals), inPlace
 		v.Lab.View, v.Lab.StreamURL = view.Projector, stream
 		return recLab{lesson: &v}, nil
 	}
@@ -188,13 +203,26 @@ func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed st
 	if err != nil {
 		return recLab{}, err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))})
+	lv, err := s.LabViewFor(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))}, tab)
 	if err != nil {
 		return recLab{}, err
 	}
-	lab.Signals = withReplaySignals(lab.Signals, speed)
-	lab.View, lab.StreamURL, lab.Link = view.Projector, stream, false
-	return recLab{lab: &lab}, nil
+	lv.Signals, lv.InPlace = signals(lv.Signals), inPlace
+	lv.View, lv.StreamURL, lv.Link = view.Projector, stream, false
+	return recLab{lab: &lv}, nil
+}
+
+// withoutSignals is a lab's signals without the named ones.
+func withoutSignals(signals string, names ...string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(signals), &m); err != nil {
+		return signals
+	}
+	for _, n := range names {
+		delete(m, n)
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // withReplaySignals adds the player's signals to a lab's initial ones.
