@@ -169,7 +169,6 @@ type recLab struct {
 	lesson *view.Lesson
 }
 
-//
 // A new page gets a new tab (tab ""); the player's stream patching the
 // lab in place to an entry on another lesson keeps its tab (sendPage),
 // and the player's own signals (the page has them, and the stream sends
