@@ -161,15 +161,15 @@ func replaySpeedTitle(sp replaySpeed) string {
 	return fmt.Sprintf("%s seconds of the workshop each second", sp.Name)
 }
 
-// recordingLab is the lab the player drives, at the recording's first
-// entry: the room's lab or lesson in the projector view, its stream the
-// player's.
+// recLab is the lab the player drives: the room's lab or lesson in the
+// projector view, its stream the player's.
 type recLab struct {
 	lab    *view.Lab
 	lesson *view.Lesson
 }
 
-// A new page gets a new tab (tab ""); the player's stream patching the
+// recordingLab is the player's lab at entry e (the recording's page: its
+// first). A new page gets a new tab (tab ""); the player's stream patching the
 // lab in place to an entry on another lesson keeps its tab (sendPage),
 // and the player's own signals (the page has them, and the stream sends
 // them as they change).
