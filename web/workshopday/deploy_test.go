@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"outlierlab/deploy"
+	"outlierlab/web/internal/webtest"
 )
 
 // The production setup as processes, as deploy/compose.yaml runs it: a
@@ -131,18 +132,6 @@ func (d *deployment) newProc(name, bin string, args ...string) *proc {
 	return p
 }
 
-// freePort is a free loopback port (free when asked: the process that
-// binds it comes a moment later).
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // tempDir is a directory removed at the test's end that any user may
 // enter: nginx's workers (nobody, when the test runs as root) reach their
 // temporary directories through it, and t.TempDir's parent is the
@@ -174,7 +163,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	clientPorts, routePorts, monitorPorts := make([]int, nodes), make([]int, nodes), make([]int, nodes)
 	var routes, urls []string
 	for i := range nodes {
-		clientPorts[i], routePorts[i], monitorPorts[i] = freePort(t), freePort(t), freePort(t)
+		clientPorts[i], routePorts[i], monitorPorts[i] = webtest.FreePort(t), webtest.FreePort(t), webtest.FreePort(t)
 		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(routePorts[i]))
 		urls = append(urls, "nats://127.0.0.1:"+strconv.Itoa(clientPorts[i]))
 	}
@@ -194,7 +183,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	// class has an address per laptop: the room-join allowance is raised
 	// so that a day of page loads from one address is not limited.
 	for i := range 2 {
-		port := freePort(t)
+		port := webtest.FreePort(t)
 		p := d.newProc(fmt.Sprintf("replica%d", i+1), bins.outlierlab, "serve",
 			"-addr", "127.0.0.1:"+strconv.Itoa(port), "-nats-url", strings.Join(urls, ","),
 			"-data-dir", t.TempDir(), "-trust-forwarded", "-room-joins-per-minute", "600")
@@ -209,7 +198,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	// nginx, with deploy/nginx.conf as shipped: only the upstreams'
 	// addresses, the listen port and the writable paths replaced.
 	dir := tempDir(t, "outlierlab-nginx-")
-	port := freePort(t)
+	port := webtest.FreePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(deployedNginx(t, dir, port, d.replicas[0].addr, d.replicas[1].addr)), 0o644); err != nil {
 		t.Fatal(err)
