@@ -349,7 +349,10 @@ func (b *Bus) setErr(err error) {
 // connection is (NATS may start after the replicas); if NATS then
 // refuses the credentials, nats.go gives up and the bus fails (Failed).
 func (b *Bus) connect(urls, credsPath string) error {
-	opts := b.connOptions()
+	opts := append(b.connOptions(), nats.ConnectHandler(func(nc *nats.Conn) {
+		b.countDial(false)
+		b.log.Info("room bus: connected to NATS", "url", nc.ConnectedUrlRedacted())
+	}))
 	how := "none given: -nats-creds FILE, or user:password in -nats-url"
 	switch {
 	case credsPath != "" && urlHasUser(urls):
@@ -373,7 +376,7 @@ func (b *Bus) connect(urls, credsPath string) error {
 		return nil
 	}
 	if authErr(err) {
-		return fmt.Errorf("room bus: NATS at %s refused this replica's credentials (%s): %w; give a user its authorization block lists", Redact(urls), how, err)
+		return fmt.Errorf("room bus: NATS at %s refused this replica's credentials (%s): %w; %s", Redact(urls), how, err, credsHint)
 	}
 	why := err.Error()
 	if errors.Is(err, nats.ErrNoServers) {
@@ -416,7 +419,7 @@ func (b *Bus) fail(err error) {
 		return
 	default:
 	}
-	b.failErr = fmt.Errorf("room bus: NATS refused this replica's credentials: %w (-nats-creds, or the user in -nats-url, must be a user the NATS servers' authorization lists)", err)
+	b.failErr = fmt.Errorf("room bus: NATS refused this replica's credentials: %w; %s", err, credsHint)
 	close(b.failed)
 }
 
@@ -537,10 +540,6 @@ func (b *Bus) connOptions() []nats.Option {
 			if n := b.countDial(true); n == 1 || n%30 == 0 {
 				b.log.Warn("room bus: cannot reach a NATS server, retrying", "tries", n, "err", err)
 			}
-		}),
-		nats.ConnectHandler(func(nc *nats.Conn) {
-			b.countDial(false)
-			b.log.Info("room bus: connected to NATS", "url", nc.ConnectedUrlRedacted())
 		}),
 		// nats.go's asynchronous errors in the log, not on stderr; a
 		// watch's consumer gone quiet while the bus is down is not one:

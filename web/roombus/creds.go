@@ -69,6 +69,10 @@ const (
 	credsJWT
 )
 
+// credsHint is what to give when NATS refuses the credentials.
+const credsHint = "-nats-creds FILE (or the user in -nats-url) must name a user the NATS server accepts: " +
+	"an embedded bus's (-nats-listen) is its data directory's " + CredsFileName + ", a cluster's one its authorization lists"
+
 // credsUsage is what a -nats-creds file may hold, for its errors.
 const credsUsage = "a line USER:PASSWORD, an nkey seed (SU…), or a NATS .creds file"
 
