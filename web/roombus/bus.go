@@ -174,7 +174,8 @@ type Bus struct {
 // OpenBus starts the embedded server (or connects to the external NATS)
 // and opens the rooms' bucket in the background, creating it if it is
 // missing, until it is open or the bus is closed. It fails only on what
-// no retry mends: bad options, a data directory it cannot write.
+// no retry mends: bad options, a data directory it cannot write, a
+// credentials file it cannot read, credentials NATS refuses.
 func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
