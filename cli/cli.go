@@ -28,7 +28,7 @@ var commands = map[string]command{
 	"replay":      {summary: "run detector traces (shared/spec/replay.md); -check compares with their expect", run: runReplay},
 	"room":        {summary: "room replay FILE: print a workshop's recording (/r/CODE/recording.json) as text", run: runRoom},
 	"run":         {summary: "simulate a preset scenario and print its timeline (json, csv or text)", run: runScenario},
-	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured; workshops: -nats-listen, -nats-url)", run: runServe},
+	"serve":       {summary: "serve the web lab (default command; -addr HOST:PORT, PORT honoured; workshops: -nats-listen, -nats-url, -nats-creds)", run: runServe},
 	"version":     {summary: "print the version (git describe of the build; also -version) and the Go release it was built with", run: runVersion},
 	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
 }

@@ -80,8 +80,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", defaultAddr, "listen address HOST:PORT (also $PORT)")
-	fs.StringVar(&c.bus.Listen, "nats-listen", "", "let other replicas use this server's embedded NATS at HOST:PORT (port 0: any free port)")
-	fs.StringVar(&c.bus.URL, "nats-url", "", "use an external NATS server or cluster (nats://HOST:PORT[,nats://…]) instead of the embedded one")
+	fs.StringVar(&c.bus.Listen, "nats-listen", "", "let other replicas use this server's embedded NATS at HOST:PORT (port 0: any free port); they need its credentials, DATA_DIR/nats-creds unless -nats-creds names others")
+	fs.StringVar(&c.bus.URL, "nats-url", "", "use an external NATS server or cluster (nats://HOST:PORT[,nats://…]; nats://USER:PASSWORD@HOST:PORT gives credentials) instead of the embedded one")
+	fs.StringVar(&c.bus.Creds, "nats-creds", getenv("OUTLIERLAB_NATS_CREDS"), "a `FILE` of the room bus's credentials: one line USER:PASSWORD (what -nats-listen makes in the data directory), an nkey seed, or a NATS .creds file; with -nats-url what this replica connects with, with -nats-listen the user the embedded server accepts; also $OUTLIERLAB_NATS_CREDS")
 	fs.StringVar(&c.bus.DataDir, "data-dir", defaultDataDir(getenv), "where the embedded room bus keeps the workshops (rooms, answers, recordings) across restarts; also $OUTLIERLAB_DATA_DIR")
 	fs.IntVar(&c.rooms.MaxRooms, "max-rooms", 500, "workshops this replica serves at once")
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
@@ -145,6 +146,9 @@ func (c *serveConfig) check() error {
 		if _, p, err := net.SplitHostPort(c.bus.Listen); err != nil || strings.Trim(p, "0123456789") != "" || p == "" {
 			return fmt.Errorf("-nats-listen: %q is not HOST:PORT (port 0 for any free port)", c.bus.Listen)
 		}
+	}
+	if c.bus.Creds != "" && c.bus.Listen == "" && c.bus.URL == "" {
+		return fmt.Errorf("-nats-creds (or $OUTLIERLAB_NATS_CREDS) %s: only with -nats-listen or -nats-url (the in-process bus opens no port and needs no credentials)", c.bus.Creds)
 	}
 	for _, l := range []struct {
 		name string
@@ -289,8 +293,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 // serving is where a started server listens: the lab (HTTP) and, with
-// -nats-listen, the room bus for other replicas.
-type serving struct{ HTTP, NATS string }
+// -nats-listen, the room bus for other replicas and its credentials file.
+type serving struct{ HTTP, NATS, NATSCreds string }
 
 // defaultGrace is -shutdown-grace: a heavy request admitted just before
 // the signal may wait -heavy-wait (10 s) for a core and then run the
@@ -322,11 +326,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 		cfg.grace = defaultGrace
 	}
 	cfg.bus.Log = log
-	if cfg.bus.URL != "" {
-		go probeNATS(cfg.bus.URL, log)
-	}
 	// The bus opens in the background: the lab is served at once, rooms
-	// answer 503 until the bus is open (/healthz?ready says when).
+	// answer 503 until the bus is open (/healthz?ready says when). A NATS
+	// that refuses this replica's credentials is an error here (no retry
+	// mends it); one that does not answer is said at once and retried.
 	bus, err := roombus.OpenBus(cfg.bus)
 	if err != nil {
 		return err
@@ -368,23 +371,30 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	log.Info("serving the lab", "url", url, "addr", ln.Addr().String(), "version", build.Version)
 	switch {
 	case bus.URL() != "":
-		say("outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s", cfg.bus.DataDir, bus.URL())
-		log.Info("workshops kept on disk; the bus is open to other replicas", "data_dir", cfg.bus.DataDir, "nats_url", bus.URL())
+		say("outlierlab: workshops kept in %s; bus open to other replicas: -nats-url %s -nats-creds %s (a copy of that file: it is the bus's password)", cfg.bus.DataDir, bus.URL(), bus.CredsFile())
+		log.Info("workshops kept on disk; the bus is open to other replicas", "data_dir", cfg.bus.DataDir, "nats_url", bus.URL(), "nats_creds", bus.CredsFile())
 	case cfg.bus.URL != "":
-		say("outlierlab: workshops' bus: %s", cfg.bus.URL)
-		log.Info("workshops on an external NATS", "nats_url", cfg.bus.URL)
+		say("outlierlab: workshops' bus: %s", roombus.Redact(cfg.bus.URL))
+		log.Info("workshops on an external NATS", "nats_url", roombus.Redact(cfg.bus.URL))
 	default:
 		say("outlierlab: workshops kept in %s", cfg.bus.DataDir)
 		log.Info("workshops kept on disk", "data_dir", cfg.bus.DataDir)
 	}
 	if ready != nil {
-		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL()}
+		ready <- serving{HTTP: ln.Addr().String(), NATS: bus.URL(), NATSCreds: bus.CredsFile()}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
+	case <-bus.Failed():
+		// NATS refused this replica's credentials after it started (it
+		// was not up yet): the rooms would answer 503 for ever, so the
+		// replica stops, saying why, as it does when refused at start.
+		_ = srv.Close()
+		<-errc
+		return bus.Err()
 	case <-ctx.Done():
 	}
 	start := time.Now()
@@ -412,36 +422,4 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	log.Info("stopped", "drain", time.Since(start))
 	say("outlierlab: stopped")
 	return nil
-}
-
-// probeNATS tries each -nats-url server once, at start, and says at once
-// when none answers (nothing listening, a wrong port, a name that does not
-// resolve): the bus itself keeps retrying in the background, and its
-// first word would otherwise come only when a JetStream call times out.
-// It says nothing when one answers.
-func probeNATS(urls string, log *slog.Logger) {
-	var errs []string
-	for _, u := range strings.Split(urls, ",") {
-		u = strings.TrimSpace(u)
-		hostport := u
-		if i := strings.Index(hostport, "://"); i >= 0 {
-			hostport = hostport[i+3:]
-		}
-		if i := strings.LastIndex(hostport, "@"); i >= 0 {
-			hostport = hostport[i+1:] // user:password@ is not for the log
-			u = u[:strings.Index(u, "://")+3] + hostport
-		}
-		hostport = strings.TrimSuffix(hostport, "/")
-		if _, _, err := net.SplitHostPort(hostport); err != nil {
-			hostport = net.JoinHostPort(hostport, "4222") // NATS's default port
-		}
-		c, err := net.DialTimeout("tcp", hostport, 3*time.Second)
-		if err == nil {
-			c.Close()
-			return
-		}
-		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
-	}
-	log.Error("room bus: cannot connect to NATS (-nats-url): the lab is served, workshops answer 503 until it is reachable; retrying",
-		"err", strings.Join(errs, "; "))
 }

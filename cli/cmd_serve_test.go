@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,7 +238,10 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	if !strings.HasPrefix(a.NATS, "nats://127.0.0.1:") {
 		t.Fatalf("the first replica's bus: %q", a.NATS)
 	}
-	b := startServe(t, "-addr", "127.0.0.1:0", "-nats-url", a.NATS)
+	if a.NATSCreds == "" {
+		t.Fatal("the first replica's bus opens a port without credentials")
+	}
+	b := startServe(t, "-addr", "127.0.0.1:0", "-nats-url", a.NATS, "-nats-creds", a.NATSCreds)
 	baseA, baseB := "http://"+a.HTTP, "http://"+b.HTTP
 
 	req, _ := http.NewRequest("POST", baseA+"/rooms", strings.NewReader(`{"preset":"search-cache"}`))
@@ -292,6 +297,41 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	awaitEach(t, patches, "the room's state again, following", `"max_ejection_percent":34`, `"follow":true`)
 }
 
+// A replica without the bus's credentials, or with wrong ones, does not
+// start: serve exits 1 at once, saying NATS refused them and which flag
+// gives them, before it serves anything.
+func TestServeWrongCredentialsExits(t *testing.T) {
+	a := startServe(t, "-addr", "127.0.0.1:0", "-nats-listen", "127.0.0.1:0")
+	wrong := filepath.Join(t.TempDir(), "creds")
+	if err := os.WriteFile(wrong, []byte("outlierlab:not-the-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"none", []string{"-nats-url", a.NATS}, "none given: -nats-creds FILE, or user:password in -nats-url"},
+		{"a wrong password", []string{"-nats-url", a.NATS, "-nats-creds", wrong}, "-nats-creds " + wrong},
+		{"a wrong password in the URL", []string{"-nats-url", strings.Replace(a.NATS, "nats://", "nats://outlierlab:guess@", 1)}, "the user in -nats-url"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := runServe(append([]string{"-addr", "127.0.0.1:0"}, tt.args...), &out, &errb)
+			if code != 1 || !strings.Contains(strings.ToLower(errb.String()), "authorization violation") || !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("exit %d, want 1 naming the authorization violation and %q:\n%s", code, tt.want, errb.String())
+			}
+			if strings.Contains(out.String(), "serving the lab") || strings.Contains(errb.String(), "guess") {
+				t.Errorf("served, or showed the password:\n%s%s", out.String(), errb.String())
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("refused after %v, not at once", took)
+			}
+		})
+	}
+}
+
 // serve's soft memory limit: -memory-limit in MiB, none at 0, and
 // $GOMEMLIMIT (which the runtime read itself) wins.
 func TestMemoryLimit(t *testing.T) {
@@ -336,6 +376,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-shutdown-grace", "0s"}, "-shutdown-grace: 0s is out of range (allowed 1s–1h)"},
 		{[]string{"-log-format", "xml"}, `-log-format: "xml" is not a format (allowed text, json)`},
 		{[]string{"-plans", "/no/such/dir"}, "-plans: /no/such/dir is not a directory that can be read"},
+		{[]string{"-nats-creds", "/etc/olab/creds"}, "-nats-creds (or $OUTLIERLAB_NATS_CREDS) /etc/olab/creds: only with -nats-listen or -nats-url"},
 	} {
 		if _, err := parseServe(tt.args, io.Discard, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
@@ -387,6 +428,9 @@ func TestParseServeFlags(t *testing.T) {
 	}
 	if c, err := parseServe([]string{"-nats-url", "nats://x:4222"}, io.Discard, env(nil)); err != nil || c.bus.URL == "" {
 		t.Errorf("an external bus needs no data dir: %v", err)
+	}
+	if c, err := parseServe([]string{"-nats-url", "nats://x:4222"}, io.Discard, env(map[string]string{"OUTLIERLAB_NATS_CREDS": "/run/creds"})); err != nil || c.bus.Creds != "/run/creds" {
+		t.Errorf("$OUTLIERLAB_NATS_CREDS: %q, %v", c.bus.Creds, err)
 	}
 	if c, err := parseServe([]string{"-data-dir", "/var/lib/olab"}, io.Discard, env(nil)); err != nil || c.bus.DataDir != "/var/lib/olab" {
 		t.Errorf("-data-dir: %q, %v", c.bus.DataDir, err)

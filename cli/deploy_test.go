@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,18 +13,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"sigs.k8s.io/yaml"
 )
 
 // deploy/compose.yaml agrees with serve's flags, with nginx.conf and with
 // itself: the replicas' command lines parse and name the three NATS
-// servers, every NATS server routes to all three with JetStream on its
-// volume, nginx's upstreams are the replicas, and every image name is
-// qualified.
+// servers with the clients' user; every NATS server (its command line
+// read by nats-server's own flags) asks its clients and routes for a
+// user, routes to all three giving the route user, with JetStream on its
+// volume; the passwords are the environment's, which compose requires;
+// nginx's upstreams are the replicas, and every image name is qualified.
 func TestDeployCompose(t *testing.T) {
 	raw, err := os.ReadFile("deploy/compose.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Compose's interpolation: every variable must be required (${VAR:?…}),
+	// as an unset password would otherwise be an empty one.
+	const clientPW, routePW = "client-pw-from-env", "route-pw-from-env"
+	vars := map[string]string{"OUTLIERLAB_NATS_PASSWORD": clientPW, "OUTLIERLAB_NATS_ROUTE_PASSWORD": routePW}
+	var interpolateErr []string
+	ref := regexp.MustCompile(`\$\{([A-Z_]+)([^}]*)\}`)
+	raw = ref.ReplaceAllFunc(raw, func(m []byte) []byte {
+		sub := ref.FindSubmatch(m)
+		v, ok := vars[string(sub[1])]
+		if !ok || !strings.HasPrefix(string(sub[2]), ":?") {
+			interpolateErr = append(interpolateErr, string(m))
+		}
+		return []byte(v)
+	})
+	if len(interpolateErr) > 0 || bytes.Contains(raw, []byte("${")) {
+		t.Errorf("variables not known or not required (${VAR:?message}): %q", interpolateErr)
 	}
 	var c struct {
 		Services map[string]struct {
@@ -47,7 +69,7 @@ func TestDeployCompose(t *testing.T) {
 	for _, u := range upstreams {
 		replicas = append(replicas, u[1])
 	}
-	natsURLs := "nats://nats1:4222,nats://nats2:4222,nats://nats3:4222"
+	natsURLs := "nats://outlierlab:" + clientPW + "@nats1:4222,nats://outlierlab:" + clientPW + "@nats2:4222,nats://outlierlab:" + clientPW + "@nats3:4222"
 	for name, s := range c.Services {
 		if s.Image != "" {
 			if reg, _, ok := strings.Cut(s.Image, "/"); !ok || !strings.Contains(reg, ".") {
@@ -56,11 +78,25 @@ func TestDeployCompose(t *testing.T) {
 		}
 		switch {
 		case strings.HasPrefix(name, "nats"):
-			cmd := strings.Join(s.Command, " ")
-			for _, want := range []string{"-js", "-sd /data", "--routes nats://nats1:6222,nats://nats2:6222,nats://nats3:6222", "--name " + name} {
-				if !strings.Contains(cmd, want) {
-					t.Errorf("%s: command %q lacks %q", name, cmd, want)
-				}
+			o, err := server.ConfigureOptions(flag.NewFlagSet(name, flag.ContinueOnError), s.Command, nil, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: nats-server %v: %v", name, s.Command, err)
+			}
+			var routes []string
+			for _, r := range o.Routes {
+				routes = append(routes, r.String())
+			}
+			if !o.JetStream || o.StoreDir != "/data" || o.ServerName != name || o.Cluster.Name != "outlierlab" || o.Cluster.Port != 6222 {
+				t.Errorf("%s: JetStream %v in %q, name %q, cluster %q on %d", name, o.JetStream, o.StoreDir, o.ServerName, o.Cluster.Name, o.Cluster.Port)
+			}
+			if o.Username != "outlierlab" || o.Password != clientPW {
+				t.Errorf("%s: clients' user %q with password %q, want outlierlab with $OUTLIERLAB_NATS_PASSWORD", name, o.Username, o.Password)
+			}
+			if o.Cluster.Username != "route" || o.Cluster.Password != routePW {
+				t.Errorf("%s: routes' user %q with password %q, want route with $OUTLIERLAB_NATS_ROUTE_PASSWORD", name, o.Cluster.Username, o.Cluster.Password)
+			}
+			if want := []string{"nats://route:" + routePW + "@nats1:6222", "nats://route:" + routePW + "@nats2:6222", "nats://route:" + routePW + "@nats3:6222"}; !slices.Equal(routes, want) {
+				t.Errorf("%s: routes %v, want %v", name, routes, want)
 			}
 			if len(s.Volumes) != 1 || !strings.HasSuffix(s.Volumes[0], ":/data") {
 				t.Errorf("%s: JetStream's store is not a volume: %v", name, s.Volumes)

@@ -14,7 +14,6 @@ import (
 
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
-	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room"
@@ -150,7 +149,7 @@ func TestHostileForwardedFor(t *testing.T) {
 // log never holds a tab id (the tab's bearer token); -max-streams bounds
 // open streams (-max-tabs bounds only the tabs without one).
 func TestHostileSmall(t *testing.T) {
-	logs := &roomtest.SyncBuffer{}
+	logs := &webtest.SyncBuffer{}
 	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxStreams: 2})
 	if err != nil {
 		t.Fatal(err)

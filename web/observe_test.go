@@ -20,7 +20,7 @@ import (
 // path, status, duration and bytes; issue 35: the client's address, the
 // duration in milliseconds, a number.
 func TestRequestLogLine(t *testing.T) {
-	var buf roomtest.SyncBuffer
+	var buf webtest.SyncBuffer
 	s, err := New(Options{Log: NewLogger(&buf, "json")})
 	if err != nil {
 		t.Fatal(err)

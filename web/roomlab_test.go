@@ -21,7 +21,7 @@ type roomLab struct {
 	s    *Server
 	ts   *httptest.Server
 	bus  *roombus.Bus
-	logs *roomtest.SyncBuffer
+	logs *webtest.SyncBuffer
 }
 
 func startRoomLab(t testing.TB, bo roombus.BusOptions, lim room.Limits) *roomLab {

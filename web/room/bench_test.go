@@ -73,7 +73,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 func benchRoomFanout(b *testing.B, enc string, followers int) {
 	lim := Limits{AttendeesPerAddress: followers} // every follower's request comes from httptest's one address
 	la := startRoomLab(b, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)
-	lb := startRoomLab(b, roombus.BusOptions{URL: la.bus.URL()}, lim)
+	lb := startRoomLab(b, la.bus.Replica(), lim)
 	for _, l := range []*roomLab{la, lb} {
 		// Every follower's tab is new and from one address: past the
 		// new-tab burst (200) the rest would be refused.

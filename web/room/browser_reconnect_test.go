@@ -47,7 +47,7 @@ func roundRobin(t *testing.T, replicas ...*roomLab) *httptest.Server {
 func TestBrowserRoomAcrossReplicas(t *testing.T) {
 	skipWithoutChromium(t)
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	proxy := roundRobin(t, la, lb)
 	bctx := browsertest.StartChromium(t, 1280, 800)
 	if err := chromedp.Do(bctx); err != nil {

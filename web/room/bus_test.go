@@ -22,12 +22,19 @@ import (
 
 // natsCluster is a real JetStream cluster in the test process: n
 // nats-servers joined by routes, each with its own store directory and
-// random ports.
+// random ports, asking for credentials as deploy/nats.conf's do (a user
+// for clients, another for routes): the replicas give theirs in the URL.
 type natsCluster struct {
 	t       testing.TB
 	servers []*server.Server
 	opts    []*server.Options
 }
+
+// The test cluster's users: its clients' and its routes'.
+const (
+	clusterUser, clusterPassword           = "outlierlab", "test-client-password"
+	clusterRouteUser, clusterRoutePassword = "route", "test-route-password"
+)
 
 func startNATSCluster(t testing.TB, n int) *natsCluster {
 	t.Helper()
@@ -44,14 +51,15 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		}
 		ports[i] = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		routes = append(routes, &url.URL{Scheme: "nats", Host: ln.Addr().String()})
+		routes = append(routes, &url.URL{Scheme: "nats", Host: ln.Addr().String(), User: url.UserPassword(clusterRouteUser, clusterRoutePassword)})
 	}
 	for i := range n {
 		c.opts = append(c.opts, &server.Options{
 			ServerName: fmt.Sprintf("olab-n%d", i+1), Host: "127.0.0.1", Port: server.RANDOM_PORT,
 			NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir(),
 			JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 256 << 20,
-			Cluster: server.ClusterOpts{Name: "olab", Host: "127.0.0.1", Port: ports[i]},
+			Users:   []*server.User{{Username: clusterUser, Password: clusterPassword}},
+			Cluster: server.ClusterOpts{Name: "olab", Host: "127.0.0.1", Port: ports[i], Username: clusterRouteUser, Password: clusterRoutePassword},
 			Routes:  routes,
 		})
 	}
@@ -107,11 +115,12 @@ func (c *natsCluster) waitLeader() {
 	}
 }
 
-// urls is the cluster's client URLs, as -nats-url takes them.
+// urls is the cluster's client URLs, as -nats-url takes them, with the
+// clients' user and password.
 func (c *natsCluster) urls() string {
 	var u []string
 	for _, o := range c.opts {
-		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
+		u = append(u, fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", clusterUser, clusterPassword, o.Port))
 	}
 	return strings.Join(u, ",")
 }

@@ -17,7 +17,7 @@ import (
 // reaches the stream, in order, B's through the bus.
 func TestTabCommandsAnyReplica(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	const tab = "relay-tab-00000000000001"
 	sig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
@@ -59,7 +59,7 @@ func TestTabCommandOrphanedReconnects(t *testing.T) {
 // page's signals (a newer slider sequence) win over it.
 func TestTabStreamBackOnOlderSession(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	const tab = "relay-tab-00000000000004"
 	sig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
@@ -85,7 +85,7 @@ func TestTabStreamBackOnOlderSession(t *testing.T) {
 // review after class).
 func TestPlayerCommandAnyReplica(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, roombus.BusOptions{URL: la.bus.URL()}, Limits{})
+	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
 	const tab = "relay-player-tab-0000001"
 	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tab+`","preset":"search-cache"}`)

@@ -113,7 +113,7 @@ type roomLab struct {
 	s    *testServer
 	ts   *httptest.Server
 	bus  *roombus.Bus
-	logs *roomtest.SyncBuffer
+	logs *webtest.SyncBuffer
 }
 
 func startRoomLab(t testing.TB, bo roombus.BusOptions, lim Limits) *roomLab {

@@ -22,7 +22,7 @@ import (
 // twoReplicas is replica A with the embedded bus open to B, and B.
 func twoReplicas(t *testing.T) (a, b *roomLab) {
 	a = startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	b = startRoomLab(t, roombus.BusOptions{URL: a.bus.URL()}, Limits{})
+	b = startRoomLab(t, a.bus.Replica(), Limits{})
 	return a, b
 }
 

@@ -27,8 +27,9 @@ import (
 // follow-me tools ask for most after sync that does not break). By default
 // the server is embedded in the process with no network port and the lab
 // talks to it in-process, so `make run` needs nothing else; -nats-listen
-// gives the embedded server a client port that other replicas connect to;
-// -nats-url uses an external NATS (a cluster) and embeds none.
+// gives the embedded server a client port that other replicas connect to,
+// with the credentials it asks for there (creds.go); -nats-url uses an
+// external NATS (a cluster) and embeds none.
 //
 // A room's state lives in one JetStream key-value bucket on disk (the
 // embedded server's in the data directory, -data-dir), one key per room,
@@ -92,6 +93,12 @@ type BusOptions struct {
 	// URL, if set, is an external NATS server or cluster (comma-separated
 	// nats:// URLs, JetStream enabled); no server is embedded.
 	URL string
+	// Creds is a credentials file (-nats-creds; creds.go says what it may
+	// hold): with URL, what this replica connects with (user:password in
+	// the URL does too, but not both); with Listen, the user the embedded
+	// server accepts, instead of the one it makes in DataDir. Without
+	// either it has no use: the in-process bus needs none.
+	Creds string
 	// DataDir is where the embedded server keeps the rooms (its JetStream
 	// store, in DataDir/nats): a restart with the same directory finds
 	// them. Empty: a temporary directory, removed at Close (tests).
@@ -117,7 +124,14 @@ type BusOptions struct {
 type Bus struct {
 	ns      *server.Server // nil with an external NATS
 	tempDir string         // a temporary store directory, removed at Close
-	lock    *os.File       // holds the data directory (lockDataDir)
+	// creds is the file of the embedded server's user, for the other
+	// replicas ("" when it opens no port or is not embedded).
+	creds string
+	// failed is closed when nats.go closed the connection for good because
+	// NATS refused the credentials (failErr says so): no retry mends it.
+	failed  chan struct{}
+	failErr error
+	lock    *os.File // holds the data directory (lockDataDir)
 	nc      *nats.Conn
 	// kv, js and timeline are set before ready is closed; only code that
 	// has seen ready closed (Ready) reads them.
@@ -152,12 +166,16 @@ type Bus struct {
 	downCh, back             chan struct{}
 	wasDown, silent, probing bool
 	lostAt                   time.Time // when the connection was last lost
+	// dialFails counts the tries to reach a NATS server that failed since
+	// the connection was last made (their log lines are thinned).
+	dialFails int
 }
 
 // OpenBus starts the embedded server (or connects to the external NATS)
 // and opens the rooms' bucket in the background, creating it if it is
 // missing, until it is open or the bus is closed. It fails only on what
-// no retry mends: bad options, a data directory it cannot write.
+// no retry mends: bad options, a data directory it cannot write, a
+// credentials file it cannot read, credentials NATS refuses.
 func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -180,20 +198,20 @@ func OpenBus(o BusOptions) (*Bus, error) {
 	if o.Listen != "" && o.URL != "" {
 		return nil, errors.New("room bus: -nats-listen and -nats-url exclude each other (an embedded server, or an external one)")
 	}
+	if o.Creds != "" && o.Listen == "" && o.URL == "" {
+		return nil, errors.New("-nats-creds: only with -nats-listen or -nats-url (the in-process bus opens no port and needs no credentials)")
+	}
 	b := &Bus{log: o.Log, ready: make(chan struct{}), done: make(chan struct{}), moved: make(chan struct{}),
-		downCh: make(chan struct{}), back: make(chan struct{})}
+		downCh: make(chan struct{}), back: make(chan struct{}), failed: make(chan struct{})}
 	ctx, stop := context.WithCancel(context.Background())
 	b.ctx = ctx
 	var err error
 	if o.URL != "" {
-		// The first connection is retried like a lost one: NATS may
-		// start after the replicas.
-		b.nc, err = nats.Connect(o.URL, append(b.connOptions(), nats.RetryOnFailedConnect(true))...)
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("room bus: cannot connect to %s: %w", o.URL, err)
-		}
-	} else if err = b.embed(o.Listen, o.DataDir); err != nil {
+		err = b.connect(o.URL, o.Creds)
+	} else {
+		err = b.embed(o.Listen, o.DataDir, o.Creds)
+	}
+	if err != nil {
 		stop()
 		b.Close()
 		return nil, err
@@ -247,6 +265,9 @@ func (b *Bus) WaitReady(ctx context.Context) error {
 func (b *Bus) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.failErr != nil {
+		return b.failErr
+	}
 	return b.lastErr
 }
 
@@ -289,6 +310,11 @@ func (b *Bus) open(ctx context.Context, o BusOptions) {
 			return
 		}
 		b.setErr(err)
+		select {
+		case <-b.failed:
+			return // the connection is closed for good (Err says why)
+		default:
+		}
 		if attempt == 1 || attempt%10 == 0 {
 			b.log.Warn("room bus: not ready yet, retrying", "attempt", attempt, "err", err)
 		}
@@ -317,9 +343,91 @@ func (b *Bus) setErr(err error) {
 	b.mu.Unlock()
 }
 
+// connect connects to an external NATS (-nats-url). The first try is
+// made here, once per server: NATS refusing the credentials ends it, and
+// the replica refuses to start, naming why (no retry mends it). No server
+// answering is said at once, then retried in the background as a lost
+// connection is (NATS may start after the replicas); if NATS then
+// refuses the credentials, nats.go gives up and the bus fails (Failed).
+func (b *Bus) connect(urls, credsPath string) error {
+	opts := append(b.connOptions(), nats.ConnectHandler(func(nc *nats.Conn) {
+		b.countDial(false)
+		b.log.Info("room bus: connected to NATS", "url", nc.ConnectedUrlRedacted())
+	}))
+	how := "none given: -nats-creds FILE, or user:password in -nats-url"
+	switch {
+	case credsPath != "" && urlHasUser(urls):
+		// nats.go would take the URL's and ignore the file's.
+		return errors.New("-nats-creds and a user in -nats-url: give the credentials one way, not both")
+	case credsPath != "":
+		c, err := readCreds(credsPath)
+		if err != nil {
+			return err
+		}
+		opt, err := c.clientOption()
+		if err != nil {
+			return err
+		}
+		opts, how = append(opts, opt), "-nats-creds "+credsPath
+	case urlHasUser(urls):
+		how = "the user in -nats-url"
+	}
+	var err error
+	if b.nc, err = nats.Connect(urls, opts...); err == nil {
+		return nil
+	}
+	if authErr(err) {
+		return fmt.Errorf("room bus: NATS at %s refused this replica's credentials (%s): %w; %s", Redact(urls), how, err, credsHint)
+	}
+	why := err.Error()
+	if errors.Is(err, nats.ErrNoServers) {
+		// What nats.go answers when every server refused the connection.
+		why += " (connection refused: nothing listens there)"
+	}
+	b.log.Error("room bus: cannot connect to NATS (-nats-url): the lab is served, workshops answer 503 until it is reachable; retrying",
+		"nats_url", Redact(urls), "err", why)
+	b.nc, err = nats.Connect(urls, append(opts, nats.RetryOnFailedConnect(true))...)
+	if err != nil {
+		return fmt.Errorf("room bus: -nats-url %s: %w", Redact(urls), err)
+	}
+	return nil
+}
+
+// countDial counts a failed try to reach a NATS server, or (failed
+// false) starts the count again once connected; it answers the count.
+func (b *Bus) countDial(failed bool) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if failed {
+		b.dialFails++
+	} else {
+		b.dialFails = 0
+	}
+	return b.dialFails
+}
+
+// Failed is a channel closed when the bus failed for good: NATS refused
+// this replica's credentials and nats.go closed the connection (Err says
+// so). The replica should stop: no retry mends it.
+func (b *Bus) Failed() <-chan struct{} { return b.failed }
+
+// fail marks the bus failed for good with err, once.
+func (b *Bus) fail(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.failed:
+		return
+	default:
+	}
+	b.failErr = fmt.Errorf("room bus: NATS refused this replica's credentials: %w; %s", err, credsHint)
+	close(b.failed)
+}
+
 // embed starts the embedded server, its JetStream store in dataDir/nats,
-// and connects to it in-process.
-func (b *Bus) embed(listen, dataDir string) error {
+// and connects to it in-process. With a port (listen) it asks for
+// credentials: the user of credsPath, else its own (ownCreds).
+func (b *Bus) embed(listen, dataDir, credsPath string) error {
 	store := filepath.Join(dataDir, "nats")
 	if dataDir == "" {
 		dir, err := os.MkdirTemp("", "outlierlab-nats-")
@@ -337,12 +445,34 @@ func (b *Bus) embed(listen, dataDir string) error {
 		JetStream: true, JetStreamMaxMemory: busMaxMemory, JetStreamMaxStore: busMaxStore, StoreDir: store,
 		DontListen: listen == "",
 	}
+	var conn []nats.Option // the in-process connection's credentials
 	if listen != "" {
 		host, port, err := splitListen(listen)
 		if err != nil {
 			return err
 		}
 		opts.Host, opts.Port = host, port
+		var c *creds
+		if credsPath != "" {
+			c, err = readCreds(credsPath)
+		} else {
+			dir := dataDir
+			if dir == "" {
+				dir = b.tempDir // tests: removed at Close
+			}
+			c, err = ownCreds(dir)
+		}
+		if err == nil {
+			err = c.serve(opts)
+		}
+		var opt nats.Option
+		if err == nil {
+			opt, err = c.clientOption()
+		}
+		if err != nil {
+			return err
+		}
+		b.creds, conn = c.path, []nats.Option{opt}
 	}
 	var err error
 	if b.ns, err = server.NewServer(opts); err != nil {
@@ -355,7 +485,7 @@ func (b *Bus) embed(listen, dataDir string) error {
 	if !b.ns.JetStreamEnabled() {
 		return fmt.Errorf("room bus: the embedded NATS server could not start JetStream in %s (is it writable?)", store)
 	}
-	b.nc, err = nats.Connect("", append(b.connOptions(), nats.InProcessServer(b.ns))...)
+	b.nc, err = nats.Connect("", append(append(b.connOptions(), conn...), nats.InProcessServer(b.ns))...)
 	if err != nil {
 		return fmt.Errorf("room bus: %w", err)
 	}
@@ -395,12 +525,32 @@ func (b *Bus) connOptions() []nats.Option {
 				b.log.Warn("room bus: disconnected: room writes are refused (503) until it is back", "err", err)
 			}
 		}),
-		nats.ClosedHandler(func(*nats.Conn) { b.lost() }),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			b.lost()
+			// Closed by nats.go, not by Close: it gives up when a server
+			// refused the credentials twice (the first connection retried,
+			// or a reconnect after NATS's users changed).
+			if err := nc.LastError(); authErr(err) {
+				b.fail(err)
+				b.log.Error("room bus: NATS refused this replica's credentials: the connection is closed for good", "err", b.Err())
+			}
+		}),
+		// A server that cannot be reached, named with why (nats.go's dial
+		// error): the first time, then every 30th try (one a second).
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if n := b.countDial(true); n == 1 || n%30 == 0 {
+				b.log.Warn("room bus: cannot reach a NATS server, retrying", "tries", n, "err", err)
+			}
+		}),
 		// nats.go's asynchronous errors in the log, not on stderr; a
 		// watch's consumer gone quiet while the bus is down is not one:
 		// the watches start again when it is back.
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrConsumerNotActive) {
+				return
+			}
+			if authErr(err) {
+				b.log.Error("room bus: NATS refused this replica's credentials (-nats-creds, or the user in -nats-url)", "err", err)
 				return
 			}
 			subject := ""
@@ -410,6 +560,7 @@ func (b *Bus) connOptions() []nats.Option {
 			b.log.Warn("room bus: NATS", "subject", subject, "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			b.countDial(false)
 			b.log.Info("room bus: reconnected, waiting for JetStream", "url", nc.ConnectedUrlRedacted())
 			// Back once JetStream answers (health.go): then the watches
 			// start again (the server this replica was on may have held
@@ -545,6 +696,22 @@ func (b *Bus) URL() string {
 		return ""
 	}
 	return b.ns.ClientURL()
+}
+
+// CredsFile is the file of the user the embedded server accepts, which
+// other replicas give as -nats-creds ("" when it opens no port or is not
+// embedded).
+func (b *Bus) CredsFile() string {
+	if b == nil {
+		return ""
+	}
+	return b.creds
+}
+
+// Replica is how another replica opens this bus: the embedded server's
+// URL and credentials (zero when it opens no port or is not embedded).
+func (b *Bus) Replica() BusOptions {
+	return BusOptions{URL: b.URL(), Creds: b.CredsFile()}
 }
 
 // Conn is the replica's NATS connection (its statistics count the bus's

@@ -19,10 +19,12 @@ import (
 	"time"
 
 	"outlierlab/deploy"
+	"outlierlab/web/internal/webtest"
 )
 
-// The production setup as processes, as deploy/compose.yaml runs it: a
-// 3-node NATS cluster (JetStream, file store), two outlierlab replicas
+// The production setup as processes, as the README runs it outside
+// compose: a 3-node NATS cluster on deploy/nats.conf (JetStream, file
+// store, credentials for clients and routes), two outlierlab replicas
 // pointed at all three, and Debian's nginx with deploy/nginx.conf as
 // shipped in front (round robin, no stickiness). Every process is in a
 // process group of its own, killed at the test's end; every port is a
@@ -131,18 +133,6 @@ func (d *deployment) newProc(name, bin string, args ...string) *proc {
 	return p
 }
 
-// freePort is a free loopback port (free when asked: the process that
-// binds it comes a moment later).
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // tempDir is a directory removed at the test's end that any user may
 // enter: nginx's workers (nobody, when the test runs as root) reach their
 // temporary directories through it, and t.TempDir's parent is the
@@ -168,24 +158,46 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	bins := binaries(t)
 	d := &deployment{t: t, logs: logs}
 
-	// NATS: every node routes to all three (itself included, which it
-	// skips), as deploy/compose.yaml's do.
+	// NATS: each node runs deploy/nats.conf as shipped (deploy.NATSConf:
+	// its own name, ports and store, the test's passwords), so clients
+	// and routes give credentials; every node routes to all three (itself
+	// included, which it skips). The monitoring port (/jsz) is the
+	// test's, on the command line.
 	const nodes = 3
 	clientPorts, routePorts, monitorPorts := make([]int, nodes), make([]int, nodes), make([]int, nodes)
-	var routes, urls []string
+	var routes [nodes]string
+	var urls []string
 	for i := range nodes {
-		clientPorts[i], routePorts[i], monitorPorts[i] = freePort(t), freePort(t), freePort(t)
-		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(routePorts[i]))
+		clientPorts[i], routePorts[i], monitorPorts[i] = webtest.FreePort(t), webtest.FreePort(t), webtest.FreePort(t)
+		routes[i] = "127.0.0.1:" + strconv.Itoa(routePorts[i])
 		urls = append(urls, "nats://127.0.0.1:"+strconv.Itoa(clientPorts[i]))
 	}
+	rawNATS, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "nats.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clientPassword, routePassword = "workshop-day-client-password", "workshop-day-route-password"
 	for i := range nodes {
 		name := fmt.Sprintf("nats%d", i+1)
-		p := d.newProc(name, bins.nats, "--name", name, "-a", "127.0.0.1", "-p", strconv.Itoa(clientPorts[i]),
-			"-m", strconv.Itoa(monitorPorts[i]), "-js", "-sd", t.TempDir(), "--cluster_name", "outlierlab",
-			"--cluster", "nats://127.0.0.1:"+strconv.Itoa(routePorts[i]), "--routes", strings.Join(routes, ","))
+		conf, err := deploy.NATSConf(string(rawNATS), deploy.NATSNode{Name: name,
+			Listen: "127.0.0.1:" + strconv.Itoa(clientPorts[i]), ClusterListen: routes[i], Routes: routes,
+			StoreDir: t.TempDir(), ClientPassword: clientPassword, RoutePassword: routePassword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confFile := filepath.Join(t.TempDir(), name+".conf")
+		if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := d.newProc(name, bins.nats, "-c", confFile, "-m", strconv.Itoa(monitorPorts[i]))
 		p.addr, p.monitor = "127.0.0.1:"+strconv.Itoa(clientPorts[i]), "127.0.0.1:"+strconv.Itoa(monitorPorts[i])
 		p.start()
 		d.nats = append(d.nats, p)
+	}
+	// The replicas' -nats-creds, as the README's loop writes it.
+	creds := filepath.Join(t.TempDir(), "nats-creds")
+	if err := os.WriteFile(creds, []byte("outlierlab:"+clientPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 
 	// The replicas: serve as the README's production setup runs it.
@@ -194,9 +206,9 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	// class has an address per laptop: the room-join allowance is raised
 	// so that a day of page loads from one address is not limited.
 	for i := range 2 {
-		port := freePort(t)
+		port := webtest.FreePort(t)
 		p := d.newProc(fmt.Sprintf("replica%d", i+1), bins.outlierlab, "serve",
-			"-addr", "127.0.0.1:"+strconv.Itoa(port), "-nats-url", strings.Join(urls, ","),
+			"-addr", "127.0.0.1:"+strconv.Itoa(port), "-nats-url", strings.Join(urls, ","), "-nats-creds", creds,
 			"-data-dir", t.TempDir(), "-trust-forwarded", "-room-joins-per-minute", "600")
 		p.addr = "127.0.0.1:" + strconv.Itoa(port)
 		p.start()
@@ -209,7 +221,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	// nginx, with deploy/nginx.conf as shipped: only the upstreams'
 	// addresses, the listen port and the writable paths replaced.
 	dir := tempDir(t, "outlierlab-nginx-")
-	port := freePort(t)
+	port := webtest.FreePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(deployedNginx(t, dir, port, d.replicas[0].addr, d.replicas[1].addr)), 0o644); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@
 package roomtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,9 +32,9 @@ const (
 
 // StartBus is a room bus on bo, logging into the returned buffer, closed
 // when the test ends.
-func StartBus(t testing.TB, bo roombus.BusOptions) (*roombus.Bus, *slog.Logger, *SyncBuffer) {
+func StartBus(t testing.TB, bo roombus.BusOptions) (*roombus.Bus, *slog.Logger, *webtest.SyncBuffer) {
 	t.Helper()
-	logs := &SyncBuffer{}
+	logs := &webtest.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	bo.Log = log
 	bus, err := roombus.StartBus(bo)
@@ -64,24 +62,6 @@ func CreateRoom(t testing.TB, base, body string) (code, key string) {
 		t.Fatalf("POST /rooms: status %d, %v", res.StatusCode, err)
 	}
 	return out["code"], out["key"]
-}
-
-// SyncBuffer is a buffer the server's log handler and the test share.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // Sig is a room tab's signals: the lab's (rest, without braces) and

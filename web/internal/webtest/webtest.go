@@ -1,14 +1,17 @@
 // Package webtest holds what the web packages' tests share: requests
-// to a handler, a tab's event stream read as events, and the chart
-// options and patches those events carry.
+// to a handler, a tab's event stream read as events, the chart options
+// and patches those events carry, a log the test reads while the server
+// writes it, a free port.
 package webtest
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +23,36 @@ import (
 	"testing"
 	"time"
 )
+
+// SyncBuffer is a buffer the server's log handler and the test share.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// FreePort is a free loopback port: free when asked, for a server the
+// test starts a moment later (or for an address where nothing listens).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
 
 // Head is s cut to n bytes, marked when cut.
 func Head(s string, n int) string {
