@@ -94,11 +94,12 @@ true`
 		start := time.Now()
 		defer func() { t.Logf("%s: every page there after %v", title, time.Since(start).Round(time.Millisecond)) }()
 		for name, b := range pages {
-			// Self-contained: a page that loads the room's page has lost
-			// the helpers.
+			// Self-contained: a page that loaded again would have lost the
+			// helpers. The lesson is the one the lab shows (the projector
+			// has no prose), not a signal.
 			b.Poll(name+" page on "+title, `(() => { const $ = id => document.getElementById(id) || {dataset: {}};
 				return $('room-scene-title').textContent === '`+title+`' && $('scrub').value === '`+scrub+`' &&
-					(JSON.parse($('lab').dataset.signals || '{}').lesson || 'lab') === '`+lesson+`' })()`)
+					($('lab').dataset.labLesson || 'lab') === '`+lesson+`' })()`)
 		}
 	}
 	scene("One host fails a third of its searches", "cap", "3")
