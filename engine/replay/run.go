@@ -12,15 +12,36 @@ import (
 // Run parses the trace's config with Envoy's protos and replays every step.
 // Config errors and steps naming hosts that are not in the cluster are
 // errors; detector behaviour is the output.
+//
+// The config is read as its dialect's client reads the proto: Envoy's
+// checks (envoyconf.ParseJSON), or grpc-go's (envoyconf.ParseJSONGRPC), so
+// a grpc trace is refused only for what grpc-go's xDS client NACKs. Under
+// gRPC, what Envoy alone would have refused is said in the output's notes
+// (envoyconf.GRPCNotes): what grpc-go does with the value instead.
 func Run(t *Trace) (*Output, error) {
-	cfg, err := envoyconf.ParseJSON(t.Config)
+	dialect, err := t.dialect()
 	if err != nil {
-		if d, _ := t.dialect(); d == engine.DialectGRPC {
-			err = envoyconf.WithGRPCVerdicts(err)
-		}
+		return nil, err
+	}
+	var cfg engine.Config
+	if dialect == engine.DialectGRPC {
+		cfg, err = envoyconf.ParseJSONGRPC(t.Config)
+	} else {
+		cfg, err = envoyconf.ParseJSON(t.Config)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return RunConfig(t, cfg)
+	out, err := RunConfig(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if dialect == engine.DialectGRPC {
+		for _, fe := range envoyconf.GRPCNotes(cfg) {
+			out.Notes = append(out.Notes, fe.Error())
+		}
+	}
+	return out, nil
 }
 
 // RunConfig replays the trace with an already parsed config.

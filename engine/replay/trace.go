@@ -76,6 +76,10 @@ type Output struct {
 	Name      string     `json:"name,omitempty"`
 	Events    []Event    `json:"events"`
 	Snapshots []Snapshot `json:"snapshots"`
+	// Notes (grpc traces only) name each value of the config Envoy would
+	// refuse and say what grpc-go does with it instead
+	// (envoyconf.GRPCNotes). An expectation's notes are not compared.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Event is one detector decision in the replay format.
