@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -570,6 +571,43 @@ func TestFaultHostSelection(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%+v over %d hosts: %v, want %v", tc.f, tc.n, got, tc.want)
+		}
+	}
+}
+
+// The gRPC dialect's timer runs on the proto's nanoseconds: grpc-go takes
+// an interval below a millisecond (outlierConfigFromCluster asks only
+// ≥ 0), and the run ticks at every exact multiple of it; an interval of
+// 0 s, which grpc-go also takes, is sweeps back to back (afterFunc(0)),
+// which no schedule of ticks stands for, so the simulation refuses it and
+// says why. Envoy's reading never gets there (its PGV asks > 0s).
+func TestGRPCIntervalBelowAMillisecond(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		subNs int32
+		ticks int
+		err   string
+	}{
+		{"0.5 ms", 500_000, 20, ""},
+		{"0.25 ms", 250_000, 40, ""},
+		{"0 s", 0, 0, "interval: 0s: grpc-go accepts it and runs its sweeps back to back (intervalTimerAlgorithm re-arms afterFunc(0))"},
+	} {
+		c := quietCluster(6, 600, 10*time.Millisecond)
+		c.Dialect = engine.DialectGRPC
+		od := engine.DefaultConfig()
+		od.IntervalMs, od.IntervalSubMsNs = 0, tc.subNs
+		s, err := New(c, od, 1)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ivs := runAll(t, s); len(ivs) != tc.ticks {
+			t.Errorf("%s over 10 ms: %d sweeps, want %d", tc.name, len(ivs), tc.ticks)
 		}
 	}
 }
