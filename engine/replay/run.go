@@ -116,6 +116,15 @@ func (r *replayer) put(where, host string, n *int, record func(*engine.HostMonit
 // step does one step of the trace (the parser made sure it has one action).
 func (r *replayer) step(s *Step, where string) error {
 	switch {
+	case s.HTTP != nil && s.HTTP.Degraded:
+		// The router's report of a response with x-envoy-degraded
+		// (Filter::onUpstreamHeaders): a 5xx is a failure whatever its
+		// headers, anything else ExtOriginRequestDegraded with its code.
+		res := engine.ExtOriginRequestDegraded
+		if s.HTTP.Code >= 500 {
+			res = engine.ExtOriginRequestFailed
+		}
+		return r.put(where+".http.host", s.HTTP.Host, s.HTTP.Times, func(m *engine.HostMonitor) { m.PutResultCode(res, s.HTTP.Code) })
 	case s.HTTP != nil:
 		return r.put(where+".http.host", s.HTTP.Host, s.HTTP.Times, func(m *engine.HostMonitor) { m.PutHTTPResponseCode(s.HTTP.Code) })
 	case s.Local != nil:
@@ -188,8 +197,12 @@ func snapshot(d *engine.Detector, label string, at int64) Snapshot {
 		if m.Ejected() {
 			s.Ejected = append(s.Ejected, m.Name())
 		}
+		if m.DegradedByOutlier() {
+			s.Degraded = append(s.Degraded, m.Name())
+		}
 	}
 	slices.Sort(s.Ejected)
+	slices.Sort(s.Degraded)
 	st := d.Stats()
 	for i := range engine.NumStats {
 		s.Stats[i.Name()] = st[i]
