@@ -46,6 +46,9 @@ type HostInterval struct {
 	// InFlight at the end of the interval.
 	InFlight       int32
 	FailedActiveHC bool
+	// DegradedActiveHC: the last passing health check answered
+	// x-envoy-degraded (DEGRADED_ACTIVE_HC).
+	DegradedActiveHC bool
 }
 
 // ClientInterval is what downstream clients saw of the requests that ended
@@ -96,7 +99,10 @@ type request struct {
 	// the attempt in flight
 	host    int32
 	outcome outcome
-	code    int16
+	// degraded: the response (outResponse, code < 500) carries
+	// x-envoy-degraded.
+	degraded bool
+	code     int16
 
 	nextFree int32 // while the slot is free: the next free slot, -1: none
 }
@@ -244,7 +250,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	}
 	// Envoy seeds each round-robin index with a random number.
 	seedRR := s.rng.Uint64()
-	s.lb.rrHealthy, s.lb.rrAll = seedRR, seedRR
+	s.lb.rrHealthy, s.lb.rrDegraded, s.lb.rrAll = seedRR, seedRR, seedRR
 	s.lb.recompute(s)
 	// Ejections and unejections change the LB's host sets at once, as
 	// Envoy's runChangedStateCallbacks → cluster host-set update does.
@@ -343,7 +349,7 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	iv.Events = s.events
 	for i := range s.hosts {
 		h := &s.hosts[i]
-		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC}
+		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC, DegradedActiveHC: h.degradedHC}
 		h.attempts, h.failedAttempts = 0, 0
 	}
 	iv.Clients = s.clients
