@@ -1,6 +1,9 @@
 // Package sim is outlierlab's synthetic traffic: Poisson request arrivals,
 // Envoy's load balancer (round robin, least request, random, with the
-// healthy-panic threshold), upstream hosts whose faults change over time,
+// healthy-panic threshold, and degraded hosts taking only the load the
+// healthy ones cannot: one priority, equal weights, no localities),
+// upstream hosts whose faults change over time (failing, slow, or
+// answering degraded),
 // the router's retries and timeouts, and optional active health checks.
 // Every upstream attempt is reported to the engine's detector exactly the
 // way Envoy's router reports it (envoy-semantics.md §3.4).
