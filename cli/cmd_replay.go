@@ -51,13 +51,18 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		diffs := replay.Diff(t.Expect, out)
 		if len(diffs) == 0 {
 			fmt.Fprintf(stdout, "ok   %s: %s\n", file, traceName(t))
-			continue
+		} else {
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", file, traceName(t))
+			code = max(code, 1)
 		}
-		fmt.Fprintf(stdout, "FAIL %s: %s\n", file, traceName(t))
 		for _, d := range diffs {
 			fmt.Fprintf(stdout, "    %s\n", d)
 		}
-		code = max(code, 1)
+		// A grpc trace's notes: what Envoy would refuse in its config and
+		// what grpc-go does instead (envoyconf.GRPCNotes).
+		for _, n := range out.Notes {
+			fmt.Fprintf(stdout, "    note: %s\n", n)
+		}
 	}
 	return code
 }

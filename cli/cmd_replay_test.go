@@ -40,6 +40,15 @@ func TestReplayCommand(t *testing.T) {
 		{"malformed config exits 2", func(t *testing.T) []string {
 			return []string{"-check", writeTrace(t, `{"config":{"max_ejection_percent":101},"hosts":[],"steps":[]}`)}
 		}, 2, "", "max_ejection_percent"},
+		// A grpc trace is read as grpc-go's xDS client reads the block
+		// (outlierConfigFromCluster): what only Envoy refuses is replayed,
+		// with a note; what grpc-go NACKs exits 2.
+		{"grpc takes max below base", func(t *testing.T) []string {
+			return []string{writeTrace(t, `{"dialect":"grpc","config":{"base_ejection_time":"30s","max_ejection_time":"10s"},"hosts":["h0"],"steps":[{"at_ms":10000,"tick":true}]}`)}
+		}, 0, `"notes":["max_ejection_time: 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time); Envoy refuses the cluster; grpc-go accepts it`, ""},
+		{"grpc refuses a negative duration", func(t *testing.T) []string {
+			return []string{writeTrace(t, `{"dialect":"grpc","config":{"interval":"-1s"},"hosts":["h0"],"steps":[{"at_ms":10000,"tick":true}]}`)}
+		}, 2, "", "interval: -1s is negative (allowed ≥ 0s); grpc-go's xDS client NACKs the cluster"},
 		{"missing file exits 2", func(t *testing.T) []string { return []string{"/nonexistent/x.json"} }, 2, "", "/nonexistent/x.json"},
 		{"no files is a usage error", func(t *testing.T) []string { return nil }, 2, "", "usage: outlierlab replay"},
 	}

@@ -74,13 +74,20 @@
 // a sweep keeps the host one interval more; replay uses it unless a trace
 // says "clock": "real", since the recorded grpc-go traces were taken on it.
 //
-// The config is checked as Envoy checks it first (envoyconf: the lab's
-// config is one Envoy cluster's, shown under both detectors), so values
-// grpc-go's outlierConfigFromCluster would also take (max below base, 0s
-// durations, below 1 ms, out-of-range values of fields gRPC ignores) are
-// refused with exit 2 in either dialect, and under gRPC the refusal says
-// what grpc-go would have done (envoyconf.GRPCVerdict); what passes is read
-// as grpc-go reads it.
+// The config is read as the dialect's client reads the proto. Under
+// gRPC that is grpc-go's xDS client (envoyconf.ParseJSONGRPC,
+// ApplyFieldsGRPC): no protoc-gen-validate, and outlierConfigFromCluster
+// refuses only durations that are invalid or negative and
+// max_ejection_percent, enforcing_success_rate,
+// failure_percentage_threshold or enforcing_failure_percentage above 100.
+// So a max_ejection_time below base_ejection_time (the cap is max(base,
+// max)), 0s durations, durations below 1 ms (kept to the nanosecond) and
+// any value of a field grpc-go does not read are taken and run as grpc-go
+// runs them; envoyconf.GRPCNotes says, field by field, what Envoy would
+// have refused and what grpc-go does instead (replay's notes, the lab's
+// lint panel), and the lab's Envoy/gRPC strip shows no Envoy run of a
+// cluster Envoy would not load. A 0s interval (sweeps back to back) is
+// replayed, whose ticks are the trace's, but not simulated (sim.New).
 //
 // Where grpc-go's bookkeeping slips, the dialect does what grpc-go does:
 //

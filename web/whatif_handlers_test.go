@@ -321,6 +321,14 @@ func TestLabLint(t *testing.T) {
 			`<span class="sev problem">problem</span> <code>max_ejection_percent</code> the cap refuses every ejection`, ""},
 		{"the cap admits", `{"preset":"search-cache","cfg":{"max_ejection_percent":34}}`, 200, "On 6 hosts", "the cap refuses every ejection"},
 		{"a bad value", `{"preset":"search-cache","cfg":{"max_ejection_percent":101}}`, 200, "max_ejection_percent: 101 is out of range (allowed 0–100 %)", ""},
+		// Under gRPC the block is grpc-go's: a max_ejection_time below
+		// base_ejection_time is taken (envoyconf.GRPCNotes says what Envoy
+		// would do), and Envoy's lint arithmetic is not shown.
+		{"grpc: max below base", `{"preset":"search-cache","cfg":{"dialect":"grpc","base_ejection_time":30,"max_ejection_time":10}}`, 200,
+			`<span class="sev warning">warning</span> <code>max_ejection_time</code> 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time); Envoy refuses the cluster; grpc-go accepts it and ejects for at most base_ejection_time`,
+			"the cap refuses every ejection"},
+		{"envoy: max below base", `{"preset":"search-cache","cfg":{"base_ejection_time":30,"max_ejection_time":10}}`, 200,
+			"max_ejection_time: 10s is below base_ejection_time 30s", "grpc-go"},
 		{"not JSON", `{`, 400, "body: not a JSON object of signals", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,12 +49,15 @@ type scenario struct {
 	want []string
 }
 
+// interval is the config's interval as grpc-go reads it: the block is
+// read by the engine's gRPC dialect (envoyconf.ParseJSONGRPC), so a
+// scenario may hold what only Envoy refuses.
 func (sc *scenario) interval() time.Duration {
-	cfg, err := envoyconf.ParseJSON([]byte(sc.config))
+	cfg, err := envoyconf.ParseJSONGRPC([]byte(sc.config))
 	if err != nil {
 		panic(fmt.Sprintf("%s: %v", sc.name, err))
 	}
-	return time.Duration(cfg.IntervalMs) * time.Millisecond
+	return time.Duration(cfg.GRPCIntervalNs())
 }
 
 // status is the code a backend returns to the j-th call of interval k.

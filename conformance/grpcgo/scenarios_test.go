@@ -220,6 +220,40 @@ var scenarios = []scenario{
 		faults: []fault{all(0, 0, 0)},
 		want:   []string{},
 	},
+	// Blocks Envoy refuses and grpc-go takes (outlierConfigFromCluster
+	// checks only that durations are ≥ 0 and four percentages ≤ 100), run
+	// on the real balancer and replayed by the engine's gRPC dialect from
+	// the same block (replay.Run reads it with envoyconf.ParseJSONGRPC).
+	//
+	// max_ejection_time 5 s below base_ejection_time 20 s:
+	// intervalTimerAlgorithm caps base·multiplier at max(base, max) = 20 s,
+	// so every ejection lasts 20 s, back at the first tick strictly after.
+	{
+		name: "max-below-base-caps-at-base", hosts: 6, calls: 300, intervals: 10,
+		config: od(with(fpOnly, `"base_ejection_time":"20s"`, `"max_ejection_time":"5s"`)...),
+		faults: []fault{third(0, 0, 0)},
+		want: []string{"10000 h0 eject failure_percentage", "40000 h0 uneject", "50000 h0 eject failure_percentage",
+			"80000 h0 uneject", "90000 h0 eject failure_percentage"},
+	},
+	// base_ejection_time = max_ejection_time = 0 s: an ejection lasts 0,
+	// and on the exact clock h0 is back at the next tick (now() equals the
+	// ejecting sweep's start within the sweep; a real clock's is later).
+	{
+		name: "zero-ejection-time", hosts: 6, calls: 300, intervals: 6,
+		config: od(with(fpOnly, `"base_ejection_time":"0s"`, `"max_ejection_time":"0s"`)...),
+		faults: []fault{third(0, 0, 0)},
+		want: []string{"10000 h0 eject failure_percentage", "20000 h0 uneject", "30000 h0 eject failure_percentage",
+			"40000 h0 uneject", "50000 h0 eject failure_percentage", "60000 h0 uneject"},
+	},
+	// Values grpc-go's xDS client never reads (enforcing_consecutive_5xx
+	// above 100, a negative jitter, consecutive_5xx 1) change nothing:
+	// the same events as cap-one-bad-of-six's first 50 s.
+	{
+		name: "fields-grpc-go-does-not-read", hosts: 6, calls: 300, intervals: 6,
+		config: od(with(fpOnly, `"enforcing_consecutive_5xx":150`, `"max_ejection_time_jitter":"-1s"`, `"consecutive_5xx":1`)...),
+		faults: []fault{third(0, 0, 0)},
+		want:   []string{"10000 h0 eject failure_percentage", "50000 h0 uneject", "60000 h0 eject failure_percentage"},
+	},
 }
 
 // decay is the multiplier-decay scenario with h healthy intervals between

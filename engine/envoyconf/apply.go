@@ -25,6 +25,19 @@ import (
 // that raising base_ejection_time above 300s raises it too, as it would in
 // a YAML file that never set it. Set max_ejection_time explicitly to pin it.
 func ApplyFields(base engine.Config, set map[string]string) (engine.Config, error) {
+	return applyFields(base, set, parseOutlierDetection)
+}
+
+// ApplyFieldsGRPC is ApplyFields for the gRPC dialect: the result is read
+// as grpc-go's xDS client reads the block (parseOutlierDetectionGRPC), so
+// what only Envoy refuses (max_ejection_time below base_ejection_time, 0s
+// durations, values of fields grpc-go does not read) is accepted;
+// GRPCNotes says what Envoy would make of it.
+func ApplyFieldsGRPC(base engine.Config, set map[string]string) (engine.Config, error) {
+	return applyFields(base, set, parseOutlierDetectionGRPC)
+}
+
+func applyFields(base engine.Config, set map[string]string, parse func([]member) (engine.Config, error)) (engine.Config, error) {
 	t := fields()
 	var errs []*FieldError
 	override := map[string]json.RawMessage{}
@@ -62,7 +75,7 @@ func ApplyFields(base engine.Config, set map[string]string) (engine.Config, erro
 		}
 		merged = append(merged, m)
 	}
-	return parseOutlierDetection(merged)
+	return parse(merged)
 }
 
 // userValueJSON turns typed text into the JSON value proto JSON expects for

@@ -29,7 +29,7 @@ type FieldError struct {
 	// Reason says what is wrong, phrased to follow Value ("is out of range").
 	Reason string
 	// Note, when set, follows the rest after "; ": what another reader of
-	// the same proto does with it (GRPCVerdict).
+	// the same proto does with it (checkGRPC, GRPCNotes).
 	Note string
 
 	// cause is the underlying protojson / protoc-gen-validate / YAML error,

@@ -65,11 +65,19 @@ func grpcEjectionTime(b *builder, e *engine.Event, cfg engine.Config) {
 	raw := base * int64(e.Backoff)
 	limit := max(base, cfg.MaxEjectionTimeMs)
 	b.text(" (")
-	if raw > limit {
+	switch {
+	case raw > limit && cfg.MaxEjectionTimeMs < base:
+		// grpc-go takes a max_ejection_time below base_ejection_time
+		// (Envoy refuses it) and caps at the larger of the two.
+		b.field("base_ejection_time").text(" ").secs(base).text(", the cap, since ").field("max_ejection_time").text(" ").secs(cfg.MaxEjectionTimeMs).
+			text(" is below it and gRPC caps at the larger; ")
+		b.field("base_ejection_time").text(" ").secs(base).text(" × ").count(uint64(e.Backoff)).text(" = ").secs(raw).
+			text(", and gRPC's multiplier keeps growing")
+	case raw > limit:
 		b.field("max_ejection_time").text(" ").secs(limit).text("; ")
 		b.field("base_ejection_time").text(" ").secs(base).text(" × ").count(uint64(e.Backoff)).text(" = ").secs(raw).
 			text(", and gRPC's multiplier keeps growing")
-	} else {
+	default:
 		b.field("base_ejection_time").text(" ").secs(base).text(" × ").count(uint64(e.Backoff))
 	}
 	b.text(")")

@@ -132,3 +132,29 @@ func TestGRPCNoteWithoutSuccessRate(t *testing.T) {
 		}
 	}
 }
+
+// grpc-go takes a max_ejection_time below base_ejection_time (Envoy
+// refuses it) and caps an ejection at max(base, max) in
+// intervalTimerAlgorithm: the sentence names base_ejection_time as the cap,
+// never the smaller max_ejection_time.
+func TestGRPCEjectionTimeMaxBelowBase(t *testing.T) {
+	res := grpcRun(t, "search-cache", func(c *engine.Config) {
+		c.BaseEjectionTimeMs, c.MaxEjectionTimeMs = 20000, 5000
+	})
+	var ejections []string
+	for _, s := range decisions(res) {
+		if strings.Contains(s.Text(), "ejected for") {
+			ejections = append(ejections, s.String())
+		}
+	}
+	if len(ejections) < 2 {
+		t.Fatalf("search-cache under gRPC ejects h5 again and again, got %q", ejections)
+	}
+	if !strings.HasSuffix(ejections[0], "ejected for 20 s (base_ejection_time 20 s × 1).") {
+		t.Errorf("first ejection: %s", ejections[0])
+	}
+	if !strings.HasSuffix(ejections[1], "ejected for 20 s (base_ejection_time 20 s, the cap, since max_ejection_time 5 s is below it and gRPC caps at the larger; "+
+		"base_ejection_time 20 s × 2 = 40 s, and gRPC's multiplier keeps growing).") {
+		t.Errorf("second ejection: %s", ejections[1])
+	}
+}

@@ -29,7 +29,14 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 		}
 		return b.sentence(e.AtMs, Returned)
 	case engine.EventDegrade:
-		b.host(e.Host).text(" is marked degraded (").field("detect_degraded_hosts").text(").")
+		// setHostDegradedMainThread: a degradation's time is an ejection's
+		// (its own backoff, the shared jitter); the load balancer then
+		// deprioritises the host (recalculatePerPriorityState gives the
+		// degraded hosts only the load the healthy ones' availability,
+		// min(100, 140·healthy/hosts), leaves).
+		b.host(e.Host).text(" answered with x-envoy-degraded and is marked degraded (").field("detect_degraded_hosts").text(") for ").secs(e.DurationMs)
+		ejectionTime(b, e, cfg)
+		b.text(": not ejected, but out of panic the load balancer sends degraded hosts only the load the healthy ones cannot take, none while 140 × healthy hosts / hosts ≥ 100.")
 		return b.sentence(e.AtMs, Degraded)
 	case engine.EventUndegrade:
 		b.host(e.Host).text(" is no longer degraded.")

@@ -9,7 +9,8 @@ import (
 
 // Diff compares a replay's output with the trace's expectation, per the
 // spec: events equal in order; for each expected snapshot (by label) the
-// ejected list exactly and every stat it names. It returns one line per
+// ejected and degraded lists exactly (no degraded list: none) and every
+// stat it names. It returns one line per
 // difference, the first differing event only (later ones follow from it).
 func Diff(want, got *Output) []string {
 	var diffs []string
@@ -48,6 +49,12 @@ func Diff(want, got *Output) []string {
 		}
 		if !slices.Equal(we, gs.Ejected) {
 			diffs = append(diffs, fmt.Sprintf("snapshot %q: ejected expected [%s], got [%s]", ws.Label, strings.Join(we, ", "), strings.Join(gs.Ejected, ", ")))
+		}
+		// No "degraded" means none, as the output leaves an empty list out.
+		if len(ws.Degraded) != 0 || len(gs.Degraded) != 0 {
+			if !slices.Equal(ws.Degraded, gs.Degraded) {
+				diffs = append(diffs, fmt.Sprintf("snapshot %q: degraded expected [%s], got [%s]", ws.Label, strings.Join(ws.Degraded, ", "), strings.Join(gs.Degraded, ", ")))
+			}
 		}
 		names := make([]string, 0, len(ws.Stats))
 		for k := range ws.Stats {

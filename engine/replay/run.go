@@ -12,15 +12,36 @@ import (
 // Run parses the trace's config with Envoy's protos and replays every step.
 // Config errors and steps naming hosts that are not in the cluster are
 // errors; detector behaviour is the output.
+//
+// The config is read as its dialect's client reads the proto: Envoy's
+// checks (envoyconf.ParseJSON), or grpc-go's (envoyconf.ParseJSONGRPC), so
+// a grpc trace is refused only for what grpc-go's xDS client NACKs. Under
+// gRPC, what Envoy alone would have refused is said in the output's notes
+// (envoyconf.GRPCNotes): what grpc-go does with the value instead.
 func Run(t *Trace) (*Output, error) {
-	cfg, err := envoyconf.ParseJSON(t.Config)
+	dialect, err := t.dialect()
 	if err != nil {
-		if d, _ := t.dialect(); d == engine.DialectGRPC {
-			err = envoyconf.WithGRPCVerdicts(err)
-		}
+		return nil, err
+	}
+	var cfg engine.Config
+	if dialect == engine.DialectGRPC {
+		cfg, err = envoyconf.ParseJSONGRPC(t.Config)
+	} else {
+		cfg, err = envoyconf.ParseJSON(t.Config)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return RunConfig(t, cfg)
+	out, err := RunConfig(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if dialect == engine.DialectGRPC {
+		for _, fe := range envoyconf.GRPCNotes(cfg) {
+			out.Notes = append(out.Notes, fe.Error())
+		}
+	}
+	return out, nil
 }
 
 // RunConfig replays the trace with an already parsed config.
@@ -95,6 +116,15 @@ func (r *replayer) put(where, host string, n *int, record func(*engine.HostMonit
 // step does one step of the trace (the parser made sure it has one action).
 func (r *replayer) step(s *Step, where string) error {
 	switch {
+	case s.HTTP != nil && s.HTTP.Degraded:
+		// The router's report of a response with x-envoy-degraded
+		// (Filter::onUpstreamHeaders): a 5xx is a failure whatever its
+		// headers, anything else ExtOriginRequestDegraded with its code.
+		res := engine.ExtOriginRequestDegraded
+		if s.HTTP.Code >= 500 {
+			res = engine.ExtOriginRequestFailed
+		}
+		return r.put(where+".http.host", s.HTTP.Host, s.HTTP.Times, func(m *engine.HostMonitor) { m.PutResultCode(res, s.HTTP.Code) })
 	case s.HTTP != nil:
 		return r.put(where+".http.host", s.HTTP.Host, s.HTTP.Times, func(m *engine.HostMonitor) { m.PutHTTPResponseCode(s.HTTP.Code) })
 	case s.Local != nil:
@@ -167,8 +197,12 @@ func snapshot(d *engine.Detector, label string, at int64) Snapshot {
 		if m.Ejected() {
 			s.Ejected = append(s.Ejected, m.Name())
 		}
+		if m.DegradedByOutlier() {
+			s.Degraded = append(s.Degraded, m.Name())
+		}
 	}
 	slices.Sort(s.Ejected)
+	slices.Sort(s.Degraded)
 	st := d.Stats()
 	for i := range engine.NumStats {
 		s.Stats[i.Name()] = st[i]

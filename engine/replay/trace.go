@@ -58,6 +58,12 @@ type HTTPStep struct {
 	Host  string `json:"host"`
 	Code  int    `json:"code"`
 	Times *int   `json:"times,omitempty"`
+	// Degraded: the response carries x-envoy-degraded. The router
+	// (Filter::onUpstreamHeaders, router.cc) reports it as
+	// ExtOriginRequestDegraded with the code, unless the code is a 5xx:
+	// "ejection has priority over degradation", and a 5xx is
+	// ExtOriginRequestFailed whatever its headers.
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 type ResultStep struct {
@@ -76,6 +82,10 @@ type Output struct {
 	Name      string     `json:"name,omitempty"`
 	Events    []Event    `json:"events"`
 	Snapshots []Snapshot `json:"snapshots"`
+	// Notes (grpc traces only) name each value of the config Envoy would
+	// refuse and say what grpc-go does with it instead
+	// (envoyconf.GRPCNotes). An expectation's notes are not compared.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Event is one detector decision in the replay format.
@@ -88,10 +98,14 @@ type Event struct {
 
 // Snapshot is the detector's state at a "snapshot" step.
 type Snapshot struct {
-	Label   string            `json:"label"`
-	AtMs    int64             `json:"at_ms"`
-	Ejected []string          `json:"ejected"`
-	Stats   map[string]uint64 `json:"stats"`
+	Label   string   `json:"label"`
+	AtMs    int64    `json:"at_ms"`
+	Ejected []string `json:"ejected"`
+	// Degraded names the current hosts carrying Envoy's
+	// DEGRADED_OUTLIER_DETECTION flag (detect_degraded_hosts), sorted;
+	// left out when there are none.
+	Degraded []string          `json:"degraded,omitempty"`
+	Stats    map[string]uint64 `json:"stats"`
 }
 
 // maxTimes bounds "times" so a malformed trace cannot make replay spin for

@@ -77,8 +77,11 @@ type HostFrame struct {
 	// TrafficShare is the host's share of all attempts in the interval (0–1).
 	TrafficShare float64 `json:"traffic_share"`
 	// FailedActiveHC: the active health checker currently marks the host.
-	FailedActiveHC bool   `json:"failed_active_hc,omitempty"`
-	Consecutive5xx uint32 `json:"consecutive_5xx"`
+	FailedActiveHC bool `json:"failed_active_hc,omitempty"`
+	// DegradedActiveHC: the active health checker marks the host degraded
+	// (its health endpoint answered x-envoy-degraded).
+	DegradedActiveHC bool   `json:"degraded_active_hc,omitempty"`
+	Consecutive5xx   uint32 `json:"consecutive_5xx"`
 	// ConsecutiveGateway and ConsecutiveLocal are the other two consecutive
 	// counters after the tick.
 	ConsecutiveGateway uint32 `json:"consecutive_gateway_failure,omitempty"`

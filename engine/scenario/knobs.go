@@ -170,7 +170,7 @@ var knobDefs = []knobDef{
 		primaryGet(func(f *sim.Fault) string { return num(f.Share) }),
 		primarySet(func(f *sim.Fault, v string) error { f.Share = atof(v); return nil })},
 	{Knob{Name: "fault_kind", Kind: KnobEnum, Default: "503", Choices: sim.FailureKindNames(),
-		Help: "How the primary fault's requests fail: an HTTP status, a refused connection, a reset or a hang (timeout)."},
+		Help: "How the primary fault's requests fail: an HTTP status, a refused connection, a reset or a hang (timeout); or degraded: a 200 with x-envoy-degraded, which marks the host degraded under detect_degraded_hosts."},
 		primaryGet(func(f *sim.Fault) string { return f.Kind.String() }),
 		primarySet(func(f *sim.Fault, v string) (err error) { f.Kind, err = sim.ParseFailureKind(v); return })},
 	{Knob{Name: "fault_pattern", Kind: KnobEnum, Default: "interleaved", Choices: []string{"interleaved", "random"},

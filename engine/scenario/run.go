@@ -153,6 +153,7 @@ func newFrame(iv *sim.Interval) Frame {
 			Multiplier:         hs.Backoff,
 			NumEjections:       hs.NumEjections,
 			FailedActiveHC:     sh.FailedActiveHC,
+			DegradedActiveHC:   sh.DegradedActiveHC,
 			Consecutive5xx:     hs.Consecutive5xx,
 			Attempts:           sh.Attempts,
 			ConsecutiveGateway: hs.ConsecutiveGW,

@@ -22,11 +22,13 @@ import (
 // name and its alias).
 //
 // Knobs are checked and set by scenario.ApplyKnobs, outlier_detection
-// fields by envoyconf.ApplyFields: Envoy's own validation, with its
-// cross-field check (max_ejection_time below base_ejection_time fails as
-// it does in Envoy), in either dialect: under gRPC each refusal also says
-// what grpc-go's xDS client would do (envoyconf.GRPCVerdict). Every bad name and value is reported (errors.Join),
-// each naming its setting and what it accepts:
+// fields as the dialect's client reads the block: under Envoy by
+// envoyconf.ApplyFields, Envoy's own validation with its cross-field check
+// (max_ejection_time below base_ejection_time fails as it does in Envoy);
+// under gRPC by envoyconf.ApplyFieldsGRPC, grpc-go's xDS client's checks
+// (outlierConfigFromCluster), which take what only Envoy refuses
+// (envoyconf.GRPCNotes says what). Every bad name and value is reported
+// (errors.Join), each naming its setting and what it accepts:
 //
 //	max_ejection_percent: 101 is out of range (allowed 0–100)
 //	hosts: 500 is out of range (allowed 1–200 hosts)
@@ -46,11 +48,10 @@ func Apply(p scenario.Preset, layers ...map[string]string) (scenario.Scenario, e
 	errs = append(errs, err)
 	cfg := p.Outlier
 	if len(fields) > 0 {
-		cfg, err = envoyconf.ApplyFields(p.Outlier, fields)
-		if err != nil && sc.Cluster.Dialect == engine.DialectGRPC {
-			// Envoy's check stands in either dialect; say what grpc-go's
-			// xDS client would have done (outlierConfigFromCluster).
-			err = envoyconf.WithGRPCVerdicts(err)
+		if sc.Cluster.Dialect == engine.DialectGRPC {
+			cfg, err = envoyconf.ApplyFieldsGRPC(p.Outlier, fields)
+		} else {
+			cfg, err = envoyconf.ApplyFields(p.Outlier, fields)
 		}
 		errs = append(errs, err)
 	}

@@ -232,27 +232,62 @@ func TestApplyLeavesThePresetAlone(t *testing.T) {
 	}
 }
 
-// Envoy's validation stands in the gRPC dialect, and each refusal says
-// what grpc-go's xDS client (outlierConfigFromCluster) would have done.
-func TestGRPCDialectRefusesAsEnvoyAndSaysWhatGRPCWouldDo(t *testing.T) {
+// Each dialect reads the block as its client does: under gRPC what only
+// Envoy refuses is accepted and applied (and envoyconf.GRPCNotes says what
+// Envoy would have refused), what grpc-go's outlierConfigFromCluster NACKs
+// is refused; under Envoy every row is refused, as Envoy refuses it.
+func TestEachDialectReadsTheBlockAsItsClientDoes(t *testing.T) {
 	p, ok := scenario.Lookup("search-cache")
 	if !ok {
 		t.Fatal("no search-cache")
 	}
-	for _, tc := range []struct{ set, want string }{
-		{"max_ejection_time=10s", "max_ejection_time: 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time); grpc-go would accept it and use base_ejection_time instead"},
-		{"base_ejection_time=0s", "base_ejection_time: 0s is out of range (allowed > 0s); grpc-go would accept 0s (it asks only ≥ 0)"},
-		{"interval=0.0005s", "grpc-go would accept it and keep the nanoseconds"},
-		{"enforcing_consecutive_5xx=101", "grpc-go's xDS client ignores this field and would accept the config"},
-		{"max_ejection_percent=101", "max_ejection_percent: 101 is out of range (allowed 0–100); grpc-go refuses it too (≤ 100)"},
+	for _, tc := range []struct {
+		set string
+		// grpcErr is grpc-go's refusal; "" when it accepts, and then
+		// check holds on the config it applied and note is in a note.
+		grpcErr, note string
+		check         func(engine.Config) bool
+	}{
+		// intervalTimerAlgorithm: min(base·multiplier, max(base, max)).
+		{set: "max_ejection_time=10s", note: "max_ejection_time: 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time); Envoy refuses the cluster; grpc-go accepts it and ejects for at most base_ejection_time",
+			check: func(c engine.Config) bool { return c.GRPCMaxEjectionTimeNs() == 10e9 }},
+		// outlierConfigFromCluster: durations must only be ≥ 0.
+		{set: "base_ejection_time=0s", note: "base_ejection_time: 0s is out of range (allowed > 0s); Envoy refuses the cluster; grpc-go accepts 0s",
+			check: func(c engine.Config) bool { return c.GRPCBaseEjectionTimeNs() == 0 }},
+		// AsDuration keeps the nanoseconds.
+		{set: "interval=0.0005s", note: "its sweep timer runs every 0.0005s",
+			check: func(c engine.Config) bool { return c.GRPCIntervalNs() == 500_000 }},
+		// outlierConfigFromCluster does not read the consecutive fields.
+		{set: "enforcing_consecutive_5xx=150", note: "enforcing_consecutive_5xx: 150 is out of range (allowed 0–100); Envoy refuses the cluster; grpc-go accepts it: its xDS client does not read this field",
+			check: func(c engine.Config) bool { return c.EnforcingConsecutive5xx == 150 }},
+		{set: "max_ejection_time_jitter=-1s", note: "max_ejection_time_jitter: -1s is out of range (allowed ≥ 0s); Envoy refuses the cluster; grpc-go accepts it",
+			check: func(c engine.Config) bool { return c.MaxEjectionTimeJitterMs == -1000 }},
+		// outlierConfigFromCluster: max_ejection_percent must be ≤ 100 ...
+		{set: "max_ejection_percent=101", grpcErr: "max_ejection_percent: 101 is out of range (allowed 0–100); grpc-go's xDS client NACKs the cluster for it (outlierConfigFromCluster)"},
+		// ... and the durations ≥ 0.
+		{set: "base_ejection_time=-1s", grpcErr: "base_ejection_time: -1s is negative (allowed ≥ 0s); grpc-go's xDS client NACKs the cluster"},
 	} {
 		name, v, _ := strings.Cut(tc.set, "=")
-		_, _, err := Apply(p, map[string]string{"dialect": "grpc", name: v})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("grpc, %s: %v, want %q", tc.set, err, tc.want)
+		_, cfg, err := Apply(p, map[string]string{"dialect": "grpc", name: v})
+		switch {
+		case tc.grpcErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.grpcErr) {
+				t.Errorf("grpc, %s: %v, want %q", tc.set, err, tc.grpcErr)
+			}
+		case err != nil:
+			t.Errorf("grpc, %s: refused (%v), grpc-go accepts it", tc.set, err)
+		case !tc.check(cfg):
+			t.Errorf("grpc, %s: not applied: %+v", tc.set, cfg)
+		default:
+			var notes []string
+			for _, fe := range envoyconf.GRPCNotes(cfg) {
+				notes = append(notes, fe.Error())
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), tc.note) {
+				t.Errorf("grpc, %s: notes %q, want one with %q", tc.set, notes, tc.note)
+			}
 		}
-		_, _, err = Apply(p, map[string]string{name: v})
-		if err == nil || strings.Contains(err.Error(), "grpc-go") {
+		if _, _, err = Apply(p, map[string]string{name: v}); err == nil || strings.Contains(err.Error(), "grpc-go") {
 			t.Errorf("envoy, %s: %v, want Envoy's refusal alone", tc.set, err)
 		}
 	}

@@ -1,6 +1,9 @@
 // Package sim is outlierlab's synthetic traffic: Poisson request arrivals,
 // Envoy's load balancer (round robin, least request, random, with the
-// healthy-panic threshold), upstream hosts whose faults change over time,
+// healthy-panic threshold, and degraded hosts taking only the load the
+// healthy ones cannot: one priority, equal weights, no localities),
+// upstream hosts whose faults change over time (failing, slow, or
+// answering degraded),
 // the router's retries and timeouts, and optional active health checks.
 // Every upstream attempt is reported to the engine's detector exactly the
 // way Envoy's router reports it (envoy-semantics.md §3.4).
@@ -119,9 +122,17 @@ const (
 	// Timeout: the host never answers; the router's per-try or route
 	// timeout ends the attempt (LocalOriginTimeout with 504).
 	Timeout
+	// Degraded: the host answers 200 with the x-envoy-degraded header.
+	// The client gets its answer; the router reports
+	// ExtOriginRequestDegraded with the 200 (Filter::onUpstreamHeaders),
+	// which marks the host degraded when detect_degraded_hosts is on and
+	// is a success for every other detector. A health check that shares
+	// the fault passes, degraded: DEGRADED_ACTIVE_HC (the HTTP health
+	// checker's Degraded result, handleSuccess(true)).
+	Degraded
 )
 
-var kindNames = [...]string{"500", "502", "503", "504", "connect_failure", "reset", "timeout"}
+var kindNames = [...]string{"500", "502", "503", "504", "connect_failure", "reset", "timeout", "degraded"}
 
 func (k FailureKind) String() string {
 	if int(k) < len(kindNames) {
@@ -130,7 +141,8 @@ func (k FailureKind) String() string {
 	return "unknown"
 }
 
-// ParseFailureKind reads 500, 502, 503, 504, connect_failure, reset or timeout.
+// ParseFailureKind reads 500, 502, 503, 504, connect_failure, reset,
+// timeout or degraded.
 func ParseFailureKind(s string) (FailureKind, error) {
 	for i, n := range kindNames {
 		if n == s {

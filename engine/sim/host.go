@@ -53,7 +53,11 @@ type host struct {
 	pendingFail int32
 	pendingOK   uint64
 
-	failedHC   bool
+	failedHC bool
+	// degradedHC is DEGRADED_ACTIVE_HC: the last passing health check
+	// answered x-envoy-degraded (a Degraded fault the health endpoint
+	// shares).
+	degradedHC bool
 	hcFailures uint32 // consecutive failed checks while healthy
 	hcSuccess  uint32 // consecutive passed checks while failed
 

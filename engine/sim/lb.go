@@ -7,56 +7,97 @@ package sim
 type balancer struct {
 	policy         LBPolicy
 	panicThreshold uint32
-	healthy        []int32 // hosts with neither FAILED_OUTLIER_CHECK nor FAILED_ACTIVE_HC, in host order
-	all            []int32
-	panic          bool
-	// Envoy keeps one round-robin index per host source and seeds it with
-	// a random number; a change of the host list does not reset it.
-	rrHealthy, rrAll uint64
+	// healthy: hosts with neither FAILED_OUTLIER_CHECK nor FAILED_ACTIVE_HC
+	// nor a degraded flag; degraded: hosts with neither failure flag and
+	// DEGRADED_OUTLIER_DETECTION or DEGRADED_ACTIVE_HC (coarseHealth);
+	// both in host order.
+	healthy  []int32
+	degraded []int32
+	all      []int32
+	panic    bool
+	// healthyLoad is the share of picks (0–100) that go to the healthy
+	// hosts out of panic: per_priority_load_'s healthy load of the one
+	// priority; the degraded hosts take the rest (its degraded load).
+	healthyLoad uint64
+	// Envoy keeps one round-robin index per host source and seeds each
+	// with the same random number (RoundRobinLoadBalancer's rr_indexes_,
+	// refreshHostSource); a change of the host list does not reset it.
+	rrHealthy, rrDegraded, rrAll uint64
 	// lbHealthyPanic is cluster.<name>.lb_healthy_panic: one per pick
 	// attempt made while the priority is in panic.
 	lbHealthyPanic uint64
 }
 
 // recompute mirrors recalculatePerPriorityState and
-// recalculatePerPriorityPanic for a single priority without degraded hosts
-// (envoy-semantics.md §7.2–7.3):
+// recalculatePerPriorityPanic for a single priority (envoy-semantics.md
+// §7.2–7.3; load_balancer_impl.cc):
 //
-//	health = min(100, 140·healthy/total)           (integer, overprovisioning 1.4)
-//	panic  = health < 100 && 100·healthy/total < threshold   (float, strict)
+//	health     = min(100, 140·healthy/total)      (integer, overprovisioning 1.4)
+//	degraded   = min(100, 140·degraded/total)
+//	normalized = min(100, health + degraded)
+//	panic      = normalized < 100 && 100·healthy/total + 100·degraded/total < threshold   (float, strict)
 //
 // so with the default threshold 50 there is no panic while at least ~71.4%
-// of hosts are healthy, and panic once fewer than half are.
+// of hosts are healthy, and panic once fewer than half are healthy or
+// degraded. Out of panic, distributeLoad gives the healthy hosts
+// min(100, health·100/normalized) of the picks and the degraded ones what
+// is left (a rounding remainder goes to the healthy hosts if any have
+// availability): degraded hosts get traffic only once fewer than ~71.4%
+// of the hosts are healthy, and then a share that grows as health falls.
 func (b *balancer) recompute(s *Sim) {
-	b.healthy = b.healthy[:0]
+	b.healthy, b.degraded = b.healthy[:0], b.degraded[:0]
 	for i := range s.hosts {
 		h := &s.hosts[i]
-		if !h.mon.Ejected() && !h.failedHC {
+		switch {
+		case h.mon.Ejected() || h.failedHC:
+		case h.mon.DegradedByOutlier() || h.degradedHC:
+			b.degraded = append(b.degraded, int32(i))
+		default:
 			b.healthy = append(b.healthy, int32(i))
 		}
 	}
 	total := uint64(len(b.all))
-	healthy := uint64(len(b.healthy))
-	availability := min(100, 140*healthy/total)
+	healthy, degraded := uint64(len(b.healthy)), uint64(len(b.degraded))
+	health := min(100, 140*healthy/total)
+	degradedAvail := min(100, 140*degraded/total)
+	normalized := min(100, health+degradedAvail)
+	b.healthyLoad = 100
+	if normalized > 0 {
+		b.healthyLoad = min(100, health*100/normalized)
+		degradedLoad := min(100-b.healthyLoad, degradedAvail*100/normalized)
+		if rem := 100 - b.healthyLoad - degradedLoad; rem != 0 && health > 0 {
+			b.healthyLoad += rem
+		}
+	}
 	switch {
-	case b.panicThreshold == 0 && availability == 0:
+	case b.panicThreshold == 0 && normalized == 0:
 		// Envoy gives P0 all the load and leaves the panic flags alone;
 		// with threshold 0 they are never set, so picks find no host.
 		b.panic = false
-	case availability == 100:
+	case normalized == 100:
 		b.panic = false
 	default:
-		b.panic = 100.0*float64(healthy)/float64(total) < float64(min(b.panicThreshold, 100))
+		b.panic = 100.0*float64(healthy)/float64(total)+100.0*float64(degraded)/float64(total) < float64(min(b.panicThreshold, 100))
 	}
 }
 
-// pickOnce is chooseHostOnce: the source is the healthy hosts, or every
-// host while in panic (ejected and HC-failed hosts included). -1: no host.
+// pickOnce is chooseHostOnce: the source is every host while in panic
+// (ejected and HC-failed hosts included), else the healthy hosts or, for
+// the degraded load's share of picks, the degraded ones. -1: no host.
+//
+// Envoy draws random() % 100 + 1 for choosePriority at every pick; the
+// simulation draws it only when both sources have load, where the draw
+// decides (so a run without degraded hosts draws what it always drew).
 func (b *balancer) pickOnce(s *Sim) int32 {
 	src, rr := b.healthy, &b.rrHealthy
-	if b.panic {
+	switch {
+	case b.panic:
 		b.lbHealthyPanic++
 		src, rr = b.all, &b.rrAll
+	case b.healthyLoad == 0:
+		src, rr = b.degraded, &b.rrDegraded
+	case b.healthyLoad < 100 && s.rng.Uint64()%100+1 > b.healthyLoad:
+		src, rr = b.degraded, &b.rrDegraded
 	}
 	n := uint64(len(src))
 	if n == 0 {

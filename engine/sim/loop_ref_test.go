@@ -100,7 +100,7 @@ func (s *Sim) refDispatch(ri int32, t int64) {
 	}
 
 	var latency int64
-	r.outcome, r.code = outResponse, 200
+	r.outcome, r.code, r.degraded = outResponse, 200, false
 	if fail && seg.kind == ConnectFailure {
 		r.outcome = outConnectFailed
 		latency = connectFailUs
@@ -133,6 +133,8 @@ func (s *Sim) refDispatch(ri int32, t int64) {
 			latency = never
 		case fail && seg.kind == Reset:
 			r.outcome = outReset
+		case fail && seg.kind == Degraded:
+			r.degraded = true
 		case fail:
 			r.code = int16(seg.kind.httpCode())
 		}
@@ -185,7 +187,7 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 	c.HealthCheck.Interval = ms(pick(100, 1000))
 	for range rng.IntN(3) {
 		f := Fault{Hosts: []int{rng.IntN(c.Hosts)}, Share: pick(0.1, 1.0/3, 0.7, 1),
-			Pattern: Pattern(rng.IntN(2)), Kind: FailureKind(rng.IntN(7)),
+			Pattern: Pattern(rng.IntN(2)), Kind: FailureKind(rng.IntN(len(kindNames))),
 			From: ms(float64(rng.IntN(4000))), HealthCheckFails: rng.IntN(2) == 0}
 		if rng.IntN(2) == 0 {
 			f.Until = f.From + ms(pick(3, 40, 700, 3000))
@@ -207,6 +209,7 @@ func randomRun(rng *rand.Rand) (Cluster, engine.Config) {
 	od.MaxEjectionPercent = uint32(pick(10, 50, 100))
 	od.SplitExternalLocalOriginErrors = rng.IntN(2) == 0
 	od.SuccessfulActiveHealthCheckUnejectHost = rng.IntN(2) == 0
+	od.DetectDegradedHosts = rng.IntN(2) == 0
 	return c, od
 }
 
@@ -234,6 +237,9 @@ func batchTraps() []struct {
 		{Hosts: []int{0}, Share: 0.5, Pattern: Interleaved, Kind: HTTP503},
 		{Hosts: []int{1}, Share: 1, Kind: ConnectFailure, From: 3 * time.Second, Until: 3050 * time.Millisecond},
 		{AllHosts: true, Share: 0.2, Pattern: Bernoulli, Kind: Reset, From: 5 * time.Second},
+		// Degraded answers between failures: a degraded 200 resets the
+		// streak as a success does, so it must not be batched away.
+		{Hosts: []int{0}, Share: 0.5, Pattern: Interleaved, Kind: Degraded},
 	} {
 		c := base.Clone()
 		c.Faults = []Fault{f}

@@ -106,7 +106,7 @@ func (s *Sim) runUntil(tickKey uint64) {
 			switch eventClass(key & (1<<classBits - 1)) {
 			case classCompletion:
 				r := &s.reqs[ri]
-				if r.outcome != outResponse || r.code >= 500 || s.OnReport != nil {
+				if r.outcome != outResponse || r.code >= 500 || r.degraded || s.OnReport != nil {
 					s.complete(ri, t)
 					continue
 				}
@@ -147,9 +147,9 @@ func (s *Sim) runUntil(tickKey uint64) {
 		// dispatch: pick a host for the request's next attempt and decide,
 		// from the host's fault profile at t, how and when the attempt ends.
 		var hi int32
-		if b := &s.lb; b.policy == RoundRobin && !b.panic && (r.attempts == 0 || !s.c.Retry.PreviousHosts) {
-			// pick for round robin out of panic with nothing to skip,
-			// written out.
+		if b := &s.lb; b.policy == RoundRobin && !b.panic && b.healthyLoad == 100 && (r.attempts == 0 || !s.c.Retry.PreviousHosts) {
+			// pick for round robin out of panic, every pick to the healthy
+			// hosts, with nothing to skip, written out.
 			if n := uint64(len(b.healthy)); n > 0 {
 				hi = b.healthy[b.rrHealthy%n]
 				b.rrHealthy++
@@ -193,7 +193,7 @@ func (s *Sim) runUntil(tickKey uint64) {
 		}
 
 		var latency int64 // µs until the attempt ends on its own
-		r.outcome, r.code = outResponse, 200
+		r.outcome, r.code, r.degraded = outResponse, 200, false
 		if fail && seg.kind == ConnectFailure {
 			// onPoolFailure: no stream ever attaches.
 			r.outcome = outConnectFailed
@@ -249,6 +249,10 @@ func (s *Sim) runUntil(tickKey uint64) {
 					latency = never
 				case seg.kind == Reset:
 					r.outcome = outReset
+				case seg.kind == Degraded:
+					// A 200 that carries x-envoy-degraded: an answer, not
+					// a failure.
+					r.degraded = true
 				default:
 					r.code = int16(seg.kind.httpCode())
 				}
@@ -383,9 +387,16 @@ func (s *Sim) complete(ri int32, t int64) {
 	failed := true
 	switch r.outcome {
 	case outResponse:
-		if r.code >= 500 {
+		// Filter::onUpstreamHeaders: a 5xx is a failure whatever its
+		// headers ("ejection has priority over degradation"), else a
+		// response with x-envoy-degraded is ExtOriginRequestDegraded.
+		switch {
+		case r.code >= 500:
 			s.report(r, hi, engine.ExtOriginRequestFailed, int(r.code), t)
-		} else {
+		case r.degraded:
+			s.report(r, hi, engine.ExtOriginRequestDegraded, int(r.code), t)
+			failed = false
+		default:
 			s.report(r, hi, engine.ExtOriginRequestSuccess, int(r.code), t)
 			failed = false
 		}
@@ -543,14 +554,22 @@ func (s *Sim) finish(ri int32, t int64, failed bool) {
 func (s *Sim) healthCheck(hi int32, t int64) {
 	h := &s.hosts[hi]
 	seg := h.segmentFor(t)
-	healthy := true
+	healthy, degraded := true, false
 	if seg.hcFails {
+		var hit bool
 		if seg.hcPattern == Interleaved {
 			n := h.hcN[seg.hcFault]
 			h.hcN[seg.hcFault] = n + 1
-			healthy = !interleavedFails(n, seg.hcShare)
+			hit = interleavedFails(n, seg.hcShare)
 		} else {
-			healthy = !(s.rng.Float64() < seg.hcShare)
+			hit = s.rng.Float64() < seg.hcShare
+		}
+		if s.c.Faults[seg.hcFault].Kind == Degraded {
+			// The HTTP health checker reads a 200 with x-envoy-degraded
+			// as HealthCheckResult::Degraded: a pass (handleSuccess(true)).
+			degraded = hit
+		} else {
+			healthy = !hit
 		}
 	}
 	hc := &s.c.HealthCheck
@@ -566,6 +585,11 @@ func (s *Sim) healthCheck(hi int32, t int64) {
 			if h.hcSuccess >= hc.HealthyThreshold {
 				h.failedHC, h.hcSuccess, changed = false, 0, true
 			}
+		}
+		// handleSuccess(degraded): DEGRADED_ACTIVE_HC follows every
+		// passing check, whatever the healthy threshold.
+		if h.degradedHC != degraded {
+			h.degradedHC, changed = degraded, true
 		}
 	} else {
 		h.hcSuccess = 0

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -45,6 +46,9 @@ type HostInterval struct {
 	// InFlight at the end of the interval.
 	InFlight       int32
 	FailedActiveHC bool
+	// DegradedActiveHC: the last passing health check answered
+	// x-envoy-degraded (DEGRADED_ACTIVE_HC).
+	DegradedActiveHC bool
 }
 
 // ClientInterval is what downstream clients saw of the requests that ended
@@ -95,7 +99,10 @@ type request struct {
 	// the attempt in flight
 	host    int32
 	outcome outcome
-	code    int16
+	// degraded: the response (outResponse, code < 500) carries
+	// x-envoy-degraded.
+	degraded bool
+	code     int16
 
 	nextFree int32 // while the slot is free: the next free slot, -1: none
 }
@@ -187,19 +194,28 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if od.IntervalMs <= 0 {
+	// Envoy's timer runs on whole milliseconds (it truncates the proto);
+	// grpc-go's on the proto's nanoseconds.
+	intervalNs := od.IntervalMs * 1_000_000
+	if c.Dialect == engine.DialectGRPC {
+		intervalNs = od.GRPCIntervalNs()
+		if intervalNs == 0 {
+			// grpc-go takes 0s (outlierConfigFromCluster asks only ≥ 0) and
+			// re-arms its timer with afterFunc(0) after every sweep: sweeps
+			// back to back, as many as the CPU allows, which no schedule of
+			// ticks stands for (replay takes such a config: its ticks are
+			// the trace's).
+			return nil, errors.New("interval: 0s: grpc-go accepts it and runs its sweeps back to back (intervalTimerAlgorithm re-arms afterFunc(0)), as many as the CPU allows; the simulator cannot schedule that many sweeps (allowed > 0s in a simulation)")
+		}
+	}
+	if intervalNs <= 0 {
 		return nil, fmt.Errorf("interval: %d ms must be positive", od.IntervalMs)
 	}
 	s := &Sim{c: c, rng: newPCG(seed, 0x6f75746c69657273), q: newEventQueue(), free: -1}
 	s.det = engine.NewDialectDetector(c.Dialect, od, &s.clock, rand.New(rand.NewPCG(seed, 0x6465746563746f72)))
-	// Envoy's timer runs on whole milliseconds (it truncates the proto);
-	// grpc-go's on the proto's nanoseconds.
-	s.intervalNs = od.IntervalMs * 1_000_000
-	if c.Dialect == engine.DialectGRPC {
-		s.intervalNs = od.GRPCIntervalNs()
-	}
+	s.intervalNs = intervalNs
 	s.intervalUs = s.intervalNs / 1000
-	ticks := c.Duration.Microseconds() / s.intervalUs
+	ticks := c.Duration.Nanoseconds() / s.intervalNs
 	if ticks < 1 {
 		ticks = 1
 	}
@@ -234,7 +250,7 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 	}
 	// Envoy seeds each round-robin index with a random number.
 	seedRR := s.rng.Uint64()
-	s.lb.rrHealthy, s.lb.rrAll = seedRR, seedRR
+	s.lb.rrHealthy, s.lb.rrDegraded, s.lb.rrAll = seedRR, seedRR, seedRR
 	s.lb.recompute(s)
 	// Ejections and unejections change the LB's host sets at once, as
 	// Envoy's runChangedStateCallbacks → cluster host-set update does.
@@ -333,7 +349,7 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	iv.Events = s.events
 	for i := range s.hosts {
 		h := &s.hosts[i]
-		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC}
+		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC, DegradedActiveHC: h.degradedHC}
 		h.attempts, h.failedAttempts = 0, 0
 	}
 	iv.Clients = s.clients

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -571,5 +572,157 @@ func TestFaultHostSelection(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%+v over %d hosts: %v, want %v", tc.f, tc.n, got, tc.want)
 		}
+	}
+}
+
+// The gRPC dialect's timer runs on the proto's nanoseconds: grpc-go takes
+// an interval below a millisecond (outlierConfigFromCluster asks only
+// ≥ 0), and the run ticks at every exact multiple of it; an interval of
+// 0 s, which grpc-go also takes, is sweeps back to back (afterFunc(0)),
+// which no schedule of ticks stands for, so the simulation refuses it and
+// says why. Envoy's reading never gets there (its PGV asks > 0s).
+func TestGRPCIntervalBelowAMillisecond(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		subNs int32
+		ticks int
+		err   string
+	}{
+		{"0.5 ms", 500_000, 20, ""},
+		{"0.25 ms", 250_000, 40, ""},
+		{"0 s", 0, 0, "interval: 0s: grpc-go accepts it and runs its sweeps back to back (intervalTimerAlgorithm re-arms afterFunc(0))"},
+	} {
+		c := quietCluster(6, 600, 10*time.Millisecond)
+		c.Dialect = engine.DialectGRPC
+		od := engine.DefaultConfig()
+		od.IntervalMs, od.IntervalSubMsNs = 0, tc.subNs
+		s, err := New(c, od, 1)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ivs := runAll(t, s); len(ivs) != tc.ticks {
+			t.Errorf("%s over 10 ms: %d sweeps, want %d", tc.name, len(ivs), tc.ticks)
+		}
+	}
+}
+
+// recalculatePerPriorityState's split of one priority's picks between its
+// healthy and degraded hosts (distributeLoad over min(100, 140·n/total)
+// availabilities), and recalculatePerPriorityPanic's panic, which counts
+// degraded hosts with the healthy ones: ten hosts, default threshold 50.
+func TestDegradedLoad(t *testing.T) {
+	for _, tc := range []struct {
+		healthy, degraded int
+		healthyLoad       uint64
+		panic             bool
+	}{
+		{10, 0, 100, false},
+		{9, 1, 100, false}, // 140·9/10 ≥ 100: the degraded host gets nothing
+		{8, 2, 100, false},
+		{7, 3, 98, false}, // 98 healthy, 42 degraded: normalized 100, 98/2
+		{5, 5, 70, false},
+		{3, 7, 42, false},
+		{0, 10, 0, false},
+		{2, 3, 40, false}, // 28 + 42 = 70 normalized: 28·100/70 = 40, 60 to degraded; 20% + 30% is not below 50
+		{2, 2, 50, true},  // 20% + 20% < 50: panic, every host (the split, 28/28, is moot)
+		{4, 0, 100, true},
+	} {
+		c := quietCluster(10, 10, 10*time.Second)
+		od := engine.DefaultConfig()
+		s := newSim(t, c, od, 1)
+		for i := range 10 {
+			switch {
+			case i < tc.healthy:
+			case i < tc.healthy+tc.degraded:
+				s.hosts[i].degradedHC = true
+			default:
+				s.hosts[i].failedHC = true
+			}
+		}
+		s.lb.recompute(s)
+		if s.lb.healthyLoad != tc.healthyLoad || s.lb.panic != tc.panic || len(s.lb.degraded) != tc.degraded {
+			t.Errorf("%d healthy, %d degraded of 10: healthy load %d, panic %v, %d degraded; want %d, %v",
+				tc.healthy, tc.degraded, s.lb.healthyLoad, s.lb.panic, len(s.lb.degraded), tc.healthyLoad, tc.panic)
+		}
+	}
+}
+
+// A host that answers every request with x-envoy-degraded: without
+// detect_degraded_hosts it serves its sixth of the traffic all run long;
+// with it, the detector marks it degraded at its first answer
+// (setHostDegradedMainThread), and with five healthy hosts of six the
+// healthy load is 100 (140·5/6 ≥ 100), so it gets nothing until it is
+// undegraded at the first tick 30 s on (checkHostForUndegrade), answers
+// degraded again and is out for 60 s (the degrade backoff). Its clients
+// never see an error.
+func TestDegradedHostLeavesRotation(t *testing.T) {
+	c := quietCluster(6, 600, 120*time.Second)
+	c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: Degraded}}
+	per := func(detect bool) (attempts []uint64, events []engine.Event, failures uint64) {
+		od := engine.DefaultConfig()
+		od.DetectDegradedHosts = detect
+		s := newSim(t, c, od, 1)
+		ivs := runAll(t, s)
+		for _, iv := range ivs {
+			attempts = append(attempts, iv.Hosts[0].Attempts)
+			failures += iv.Clients.Failures
+		}
+		return attempts, allEvents(ivs), failures
+	}
+	off, offEvents, offFailures := per(false)
+	on, onEvents, onFailures := per(true)
+	for k, n := range off {
+		if n < 900 || n > 1100 {
+			t.Errorf("detection off, interval %d: h0 served %d, want its sixth of 6000", k, n)
+		}
+	}
+	if len(offEvents) != 0 || offFailures != 0 || onFailures != 0 {
+		t.Errorf("off: events %v; failures off %d, on %d: a degraded answer is an answer", offEvents, offFailures, onFailures)
+	}
+	var got []string
+	for _, e := range onEvents {
+		got = append(got, fmt.Sprintf("%s %s %d", e.Host, e.Kind, e.AtMs/10000*10))
+	}
+	// Degraded at its first answer, a few ms in; undegraded at 40 s (the
+	// first tick 30 s later), degraded again by its next answer, a few ms
+	// after 40 s; back at 110 s, the first tick 60 s after that.
+	want := []string{"h0 degrade 0", "h0 undegrade 40", "h0 degrade 40", "h0 undegrade 110", "h0 degrade 110"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	// The intervals 10–40 s and 50–110 s, all degraded (the others hold
+	// the answer that degrades it again).
+	for _, k := range []int{1, 2, 3, 5, 6, 7, 8, 9, 10} {
+		if on[k] != 0 {
+			t.Errorf("detection on, interval %d: degraded h0 served %d, want none while five healthy hosts take the load", k, on[k])
+		}
+	}
+}
+
+// A health endpoint that answers x-envoy-degraded makes the HTTP health
+// checker's result Degraded, a pass that sets DEGRADED_ACTIVE_HC
+// (handleSuccess(true)): the host leaves rotation as a degraded one,
+// without detect_degraded_hosts and without any outlier event.
+func TestDegradedHealthCheck(t *testing.T) {
+	c := quietCluster(6, 600, 30*time.Second)
+	c.HealthCheck.Enabled = true
+	c.HealthCheck.Interval = time.Second
+	c.Faults = []Fault{{Hosts: []int{0}, Share: 1, Kind: Degraded, HealthCheckFails: true, From: 10 * time.Second}}
+	s := newSim(t, c, engine.DefaultConfig(), 1)
+	ivs := runAll(t, s)
+	if ivs[0].Hosts[0].Attempts < 900 || ivs[0].Hosts[0].FailedActiveHC {
+		t.Errorf("before the fault h0 served %d (failed HC %v)", ivs[0].Hosts[0].Attempts, ivs[0].Hosts[0].FailedActiveHC)
+	}
+	if n := ivs[2].Hosts[0].Attempts; n != 0 || ivs[2].Hosts[0].FailedActiveHC {
+		t.Errorf("20–30 s: degraded by its health check, h0 served %d (failed HC %v), want none and not failed", n, ivs[2].Hosts[0].FailedActiveHC)
+	}
+	if evs := allEvents(ivs); len(evs) != 0 {
+		t.Errorf("outlier events %v", evs)
 	}
 }

@@ -107,7 +107,14 @@ func New(o BudgetOptions) *Budget {
 func RunWork(sc scenario.Scenario, cfg engine.Config) int64 {
 	c := sc.Cluster
 	secs := c.Duration.Seconds()
-	ticks := secs / (float64(max(cfg.IntervalMs, 1)) / 1000)
+	// The interval as the dialect's timer runs it: Envoy's whole
+	// milliseconds, grpc-go's nanoseconds (a gRPC interval may be below a
+	// millisecond).
+	intervalNs := cfg.IntervalMs * 1_000_000
+	if c.Dialect == engine.DialectGRPC {
+		intervalNs = cfg.GRPCIntervalNs()
+	}
+	ticks := secs / (float64(max(intervalNs, 1_000)) / 1e9)
 	w := c.RPS*secs + HostIntervalWork*float64(c.Hosts)*ticks
 	return int64(min(w, math.MaxInt64/4))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 
 	"outlierlab/engine"
+	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/web/tabstate"
 )
@@ -37,6 +38,9 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	}
 	i := len(frames) - 1
 	say := func(name string, l *dialectLanes) string {
+		if l.refused != "" {
+			return fmt.Sprintf("%s would refuse this cluster (%s), so it has no run", name, l.refused)
+		}
 		var out []string
 		for hi, ejected := range l.Ejected[i] {
 			if ejected && hi < len(r.Hosts) {
@@ -63,6 +67,10 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 type dialectLanes struct {
 	Ejected  [][]bool // [frame][host]
 	overflow [][2]int // {frame, host}, once per host and sweep
+	// refused is set when Envoy would refuse the gRPC run's config (the
+	// gRPC dialect takes what only Envoy refuses): Envoy's first reason.
+	// There is then no Envoy run, and the lane says so.
+	refused string
 }
 
 // lanesOf is built for every frame a tab plays (the strip's points and
@@ -103,6 +111,13 @@ func TwinOf(r *tabstate.Run) *dialectLanes {
 func runTwin(r *tabstate.Run) *dialectLanes {
 	sc := r.Scenario.Clone()
 	sc.Cluster.Dialect = otherDialect(sc.Cluster.Dialect)
+	if sc.Cluster.Dialect == engine.DialectEnvoy {
+		// grpc-go takes blocks Envoy refuses (envoyconf.ParseJSONGRPC):
+		// Envoy would not load this cluster, so it runs no detector.
+		if fes := envoyconf.FieldErrors(envoyconf.CheckEnvoy(r.Config)); len(fes) > 0 {
+			return &dialectLanes{refused: fes[0].Error()}
+		}
+	}
 	seed := uint64(tabstate.DefaultSeed)
 	if r.Result != nil {
 		seed = r.Result.Seed
@@ -195,7 +210,13 @@ func compareChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 			return map[string]any{"text": text, "left": 66, "top": top,
 				"textStyle": map[string]any{"fontSize": FontSize - 1, "fontWeight": "bold", "color": ColorText}}
 		}
-		o["title"] = []any{title("Envoy (outlier_detection_impl.cc)", 0), title("gRPC (gRFC A50, grpc-go)", top2-CompareTitle)}
+		envoyTitle := "Envoy (outlier_detection_impl.cc)"
+		if r.Scenario.Cluster.Dialect == engine.DialectGRPC {
+			if why := TwinOf(r).refused; why != "" {
+				envoyTitle = "Envoy refuses this cluster, so no run: " + why
+			}
+		}
+		o["title"] = []any{title(envoyTitle, 0), title("gRPC (gRFC A50, grpc-go)", top2-CompareTitle)}
 		// One piece colours both dialects' cells; the marks keep theirs.
 		o["visualMap"] = []any{map[string]any{
 			"type": "piecewise", "show": false, "seriesIndex": []int{0, 1},
@@ -235,7 +256,7 @@ func comparePoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 
 // cut is l up to the first n frames.
 func cut(l *dialectLanes, n int) *dialectLanes {
-	out := &dialectLanes{Ejected: l.Ejected[:min(n, len(l.Ejected))]}
+	out := &dialectLanes{Ejected: l.Ejected[:min(n, len(l.Ejected))], refused: l.refused}
 	for _, m := range l.overflow {
 		if m[0] < n {
 			out.overflow = append(out.overflow, m)

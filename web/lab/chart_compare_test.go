@@ -169,3 +169,24 @@ func TestCompareStripCached(t *testing.T) {
 		t.Errorf("strip height for 50 hosts: %d, more than %d", got, chart.CompareMax)
 	}
 }
+
+// Under gRPC the lab takes a block Envoy refuses (max_ejection_time below
+// base_ejection_time: grpc-go caps at max(base, max)); Envoy would not load
+// that cluster, so the strip has no Envoy run and its lane says why.
+func TestCompareStripEnvoyRefuses(t *testing.T) {
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{
+		"dialect": 1, "base_ejection_time": 30, "max_ejection_time": 10}})
+	if err != nil {
+		t.Fatalf("gRPC takes max_ejection_time below base_ejection_time: %v", err)
+	}
+	o := compareOf(t, r, len(r.Frames)-1)
+	if len(o.Title) != 2 || o.Title[0].Text != "Envoy refuses this cluster, so no run: max_ejection_time: 10s is below base_ejection_time 30s (allowed ≥ base_ejection_time)" {
+		t.Errorf("titles %+v", o.Title)
+	}
+	if n := len(o.Series[0].Data) + len(o.Series[2].Data); n != 0 {
+		t.Errorf("the Envoy lane shows %d marks of a run Envoy would not make", n)
+	}
+	if len(o.Series[1].Data) == 0 {
+		t.Error("the gRPC lane is empty: search-cache's h5 is ejected under gRPC")
+	}
+}

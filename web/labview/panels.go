@@ -111,8 +111,13 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 				row.ReturnsIn = "next sweep"
 			}
 		}
+		// HostUtility::healthFlagsToString's names, in the order of
+		// HEALTH_FLAG_ENUM_VALUES.
+		if h.DegradedActiveHC {
+			flags = append(flags, "/degraded_active_hc")
+		}
 		if h.Degraded {
-			flags = append(flags, "/degraded_eds_health")
+			flags = append(flags, "/degraded_outlier_detection")
 		}
 		if len(flags) > 0 {
 			row.HealthFlags = ""

@@ -42,3 +42,38 @@ func TestLbHealthyPanicStat(t *testing.T) {
 		t.Fatal("burst never panics: the test shows nothing")
 	}
 }
+
+// A host whose every answer carries x-envoy-degraded, with
+// detect_degraded_hosts on: the hosts table prints Envoy's flag for it
+// (HostUtility::healthFlagsToString: /degraded_outlier_detection) and,
+// five healthy hosts of six taking the whole healthy load, it gets no
+// traffic while degraded; with the switch off it is healthy and serves
+// its share.
+func TestDegradedHostRow(t *testing.T) {
+	kind := -1
+	for i, c := range tabstate.ControlByName["fault_kind"].Choices {
+		if c == "degraded" {
+			kind = i
+		}
+	}
+	if kind < 0 {
+		t.Fatal("fault_kind offers no degraded answer")
+	}
+	for _, detect := range []float64{0, 1} {
+		r, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{
+			"fault_kind": float64(kind), "fault_rate": 1, "detect_degraded_hosts": detect}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// search-cache's h5 fails from 30 s; the sweep at 50 s closes an
+		// interval all of which it spent degraded (when detected).
+		rows := hostRows(r, 5)
+		h5 := rows[len(rows)-1]
+		if detect == 1 && (h5.HealthFlags != "/degraded_outlier_detection" || h5.Share != "0.0%") {
+			t.Errorf("detect_degraded_hosts on: h5 %q with %s of the traffic, want /degraded_outlier_detection and none", h5.HealthFlags, h5.Share)
+		}
+		if detect == 0 && (h5.HealthFlags != "healthy" || h5.Share == "0.0%") {
+			t.Errorf("detect_degraded_hosts off: h5 %q with %s of the traffic, want healthy with its share", h5.HealthFlags, h5.Share)
+		}
+	}
+}

@@ -172,6 +172,7 @@ var page = []onPage{
 	{Setting: "always_eject_one_host", Label: "Always eject one host", Group: groupToggles},
 	{Setting: "split_external_local_origin_errors", Label: "Split local-origin errors", Group: groupToggles},
 	{Setting: "successful_active_health_check_uneject_host", Label: "Health check unejects", Group: groupToggles},
+	{Setting: "detect_degraded_hosts", Label: "Detect degraded hosts", Group: groupToggles},
 
 	{Setting: "panic_threshold", Label: "Panic threshold", Group: groupCluster},
 	{Setting: "lb", Label: "Load balancer", Group: groupCluster},

@@ -14,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/lint"
 	"outlierlab/engine/scenario"
@@ -232,6 +233,20 @@ func LintOf(p scenario.Preset, in tabstate.Inputs) view.LintPanel {
 	}
 	cl := lint.Cluster{Hosts: sc.Cluster.Hosts, RPS: sc.Cluster.RPS, PanicThreshold: float64(sc.Cluster.HealthyPanicThreshold)}
 	v := view.LintPanel{Cluster: fmt.Sprintf("%d hosts, %s requests/s, panic below %s%% healthy", cl.Hosts, httperr.FormatNumber(cl.RPS), httperr.FormatNumber(cl.PanicThreshold))}
+	if sc.Cluster.Dialect == engine.DialectGRPC {
+		// The gRPC dialect took the block as grpc-go's xDS client does:
+		// say what Envoy alone would refuse in it, and what grpc-go does
+		// instead. lint's arithmetic is Envoy's detector's (its cap, its
+		// consecutive detectors, min(base·backoff, max)); under gRPC it
+		// would state rules grpc-go does not follow, so it is left out.
+		for _, fe := range envoyconf.GRPCNotes(cfg) {
+			v.Findings = append(v.Findings, view.LintFinding{Severity: lint.Warning.String(), Field: fe.Field,
+				Message: strings.TrimPrefix(fe.Error(), fe.Field+": ")})
+		}
+		v.Findings = append(v.Findings, view.LintFinding{Severity: lint.Info.String(), Field: "dialect",
+			Message: "lint checks a block against Envoy's detector (outlier_detection_impl.cc); grpc-go's differs (gRFC A50: its own cap, no consecutive detectors, ejections capped at max(base_ejection_time, max_ejection_time)), so lint's findings are not shown under gRPC."})
+		return v
+	}
 	for _, f := range lint.Check(cfg, cl) {
 		v.Findings = append(v.Findings, view.LintFinding{Severity: f.Severity.String(), Field: f.Field, Message: f.Message})
 	}
