@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -275,10 +276,17 @@ func TestBusKeepsBucketReplicas(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1}); err != nil {
-		t.Fatal(err)
+	// A fresh cluster may still be placing its first stream (CI under
+	// load: a 10 s deadline passed): the creation is tried again on a
+	// timeout, for up to a minute.
+	var cerr error
+	if !waitTrue(time.Minute, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, cerr = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1})
+		return cerr == nil || !roombus.Transient(cerr) && !errors.Is(cerr, context.DeadlineExceeded)
+	}) || cerr != nil {
+		t.Fatal(cerr)
 	}
 	l := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	if l.bus.Replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roombus.RoomBucket) != 1 {
