@@ -61,6 +61,7 @@ func TestBrowserRoomPlan(t *testing.T) {
 	}
 	teacher.Step("next to scene 4", chromedp.Click(chromedp.CSS("#btn-scene-next")))
 	teacher.Poll("scene 4", `document.getElementById('room-scene-title').textContent === 'Out for 30 s, then 60, then 90'`)
+	pupil.Step("the attendee on a phone", chromedp.EmulateViewport(390, 844))
 	teacher.Step("next to scene 5, on the panic lesson", chromedp.Click(chromedp.CSS("#btn-scene-next")))
 	inPlace := func(what, title, prose string) {
 		t.Helper()
