@@ -72,9 +72,10 @@ that already gives the same outcome ("cap 34" ejects h5 just as "cap 17"
 does: the cap-17 step must check the setting too, {kind: setting}). A step
 about looking, whose check holds from the start, says why with
 passes_before. `outlierlab lessons -check -seeds 1-50` (and TestEveryCheck,
-in make test) proves all of it on seeds 1 to 50: a lesson's claims hold for
-any seed, not only the one its page runs; a claim that holds only usually
-says "usually", or shows the learner's run's own number.
+in make test) proves all of it on seeds 1 to 50, and the sweep (below) on
+thousands: a lesson's claims hold for any seed, not only the one its page
+runs; a claim that holds only usually says "usually", or shows the
+learner's run's own number.
 
 # Checks
 
@@ -135,6 +136,19 @@ floor. A check whose bound must stay close (a quantity with two modes, a
 count of rare events that may be zero) says why in thin_margin, and its
 margin is printed, not failed. Workshop plans' stated bands and expected
 choices get the same lines (engine/plan).
+
+# The sweep
+
+Fifty seeds prove little about a claim that fails once in a hundred
+runs. The sweep (SweepLessons, sweep.go; `outlierlab lessons -check
+-sweep -seeds 1-2000`, make claims) runs every check over as many seeds as
+asked and keeps, instead of the lines, one Claim per check and state (the
+seeds it failed on) and one Spread per ranged check (each run's value;
+its quantiles; how far each bound lies from the mean). A claim must hold on
+every seed swept, and a bound must be crossed by no run and, under a
+normal fit of the runs, by fewer than one in ten thousand (SweepRare),
+unless it is the quantity's edge or says thin_margin. A number that cannot
+be held so is the learner's run's own (a placeholder), not a fact.
 
 # Metrics
 

@@ -69,7 +69,9 @@ shows or a placeholder does not resolve. A number written as plain text is
 not checked: write it as a placeholder. On 30 seeds or more, each stated
 band and each ranged check of a choice question's expected answer also
 gets a margin line: how close the closest seed came to each bound, held
-to the lessons' floor (engine/course, "Margins").
+to the lessons' floor (engine/course, "Margins"). `plan -check -sweep
+-seeds 1-2000` (Sweep) holds them over thousands of seeds, as the
+lessons' sweep does (engine/course, "The sweep").
 
 # Errors
 
