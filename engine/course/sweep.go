@@ -180,6 +180,9 @@ func (s *Spread) tail(min bool) (Tail, bool) {
 		return Tail{}, false
 	}
 	mean, sd := meanSD(vals)
+	if sd <= 1e-9*math.Max(1, math.Abs(mean)) {
+		sd = 0 // every run the same, but for rounding
+	}
 	d := mean - *b
 	if !min {
 		d = *b - mean
