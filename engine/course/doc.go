@@ -169,7 +169,8 @@ prints, with one unit, so a name means the same number in both:
 	                      retry_overflow, no_healthy, p99_ms (ms), p50_ms (ms): sums,
 	                      shares of requests, the worst interval's latency (a clients
 	                      check's name)
-	a host over a window  share:HOST (%)
+	a host over a window  share:HOST (%), first_eject_at:HOST (its first ejection's
+	                      time in the window, "31.2 s", or "none")
 
 A host's rate is -1 when it served nothing: a check compares that number,
 prose shows a dash. The placeholders once called failures (a percentage,

@@ -250,6 +250,7 @@ var metricCases = []struct {
 	{subjectClients, "p99_ms", "p99_ms@20s-40s", "40", 40},
 	{subjectClients, "p50_ms", "p50_ms@20s-40s", "12", 12},
 	{subjectShare, "share", "share:h0@10s", "33.3", 100.0 / 3},
+	{subjectShare, "first_eject_at", "first_eject_at:h2@0s-end", "30 s", 0},
 }
 
 // knownRun is handResult with the figures it leaves at zero set.

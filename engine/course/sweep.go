@@ -136,6 +136,35 @@ func (s *Spread) flush() {
 	}
 }
 
+// counts is how many runs gave each value, "0: 1979, 1: 1008, 2: 13",
+// for a count that takes a few whole values (one per run): a normal fit
+// says little about its tail, the counts say more. "" otherwise.
+func (s *Spread) counts() string {
+	const most = 8
+	var vals []float64
+	n := map[float64]int{}
+	for i, v := range s.Lows {
+		if v != s.Highs[i] || v != math.Trunc(v) {
+			return ""
+		}
+		if n[v] == 0 {
+			if len(vals) == most {
+				return ""
+			}
+			vals = append(vals, v)
+		}
+		n[v]++
+	}
+	if len(vals) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, v := range vals { // Lows is sorted
+		parts = append(parts, fmt.Sprintf("%s: %d", fmtNum(v), n[v]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Quantile is the q-quantile (0 ≤ q ≤ 1) of sorted values, by nearest
 // rank.
 func Quantile(sorted []float64, q float64) float64 {
@@ -262,6 +291,9 @@ func (s *Spread) String() string {
 	}
 	side(true)
 	side(false)
+	if h := s.counts(); h != "" {
+		parts = append(parts, "runs by value "+h)
+	}
 	out := strings.Join(parts, "; ") + " " + s.Check
 	if s.Thin != "" {
 		out += " thin_margin: " + s.Thin

@@ -113,6 +113,15 @@ func TestTallySpreads(t *testing.T) {
 			}
 		})
 	}
+	// A count of a few whole values: the runs by value.
+	var counts Tally
+	for seed := uint64(1); seed <= 100; seed++ {
+		counts.Seed(seed)
+		band(nil, f(2), "")(&counts, float64(min(seed%10, 2)))
+	}
+	if got := counts.Spreads()[0].String(); !strings.Contains(got, "runs by value 0: 10, 1: 10, 2: 80") {
+		t.Errorf("counts: %s", got)
+	}
 	// A window: three values a run; the lowest and highest of each count.
 	var ty Tally
 	for seed := uint64(1); seed <= 3; seed++ {
