@@ -160,8 +160,8 @@ prints, with one unit, so a name means the same number in both:
 	                      at once), sr_bound, sr_needed:N, setting:NAME
 	the success-rate      mean (%), threshold (%), stdev, hosts_with_volume, gate
 	  pass at a tick      (a success_rate check's name: the numbers)
-	the cluster at a tick ejected, ejected_count, cap_next (%), panic, healthy,
-	                      healthy_pct (%), stat:NAME
+	the cluster at a tick tick (its time, "40 s"), ejected, ejected_count, cap_next (%),
+	                      panic, healthy, healthy_pct (%), stat:NAME
 	a host at a tick      success_rate (%), requests, failures, multiplier, num_ejections,
 	                      returns_in_s (s), consecutive_5xx, attempts,
 	                      local_success_rate (%), local_requests (a host check's name)

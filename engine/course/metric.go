@@ -147,6 +147,10 @@ var metrics = []metric{
 	}},
 
 	// The cluster after a tick.
+	// The tick's own time, "40 s": a moment the prose names ("at 40 s"),
+	// written so that it must be a tick of the run (a plan's notes write
+	// no number as plain text, engine/plan).
+	{name: "tick", subject: subjectCluster, word: func(r *reading) (string, error) { return fmtSeconds(r.frame.TMs), nil }},
 	{name: "ejected", subject: subjectCluster, word: func(r *reading) (string, error) {
 		if names := ejectedNames(r.frame); len(names) > 0 {
 			return strings.Join(names, ", "), nil

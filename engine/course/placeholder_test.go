@@ -125,6 +125,7 @@ func TestPlaceholderUnresolvable(t *testing.T) {
 	}{
 		{"threshold@10s", WholeRun, "success rate did not run (too_few_hosts_with_volume)"},
 		{"threshold@15s", WholeRun, "no tick at 15 s"},
+		{"tick@15s", WholeRun, "no tick at 15 s"},
 		{"threshold", 5000, "before the first tick"},
 		{"success_rate:h9@20s", WholeRun, "no host h9"},
 		{"success_rate:h2@40s", WholeRun, "no requests"},

@@ -221,6 +221,7 @@ var metricCases = []struct {
 	{subjectPass, "stdev", "stdev@20s", "18.9", 18.9},
 	{subjectPass, "hosts_with_volume", "hosts_with_volume@10s", "2", 2},
 	{subjectPass, "gate", "gate@10s", "skipped: 2 hosts with enough requests, 3 needed", 0},
+	{subjectCluster, "tick", "tick@40s", "40 s", 0},
 	{subjectCluster, "ejected", "ejected@40s", "h2", 0},
 	{subjectCluster, "ejected_count", "ejected_count@40s", "1", 1},
 	{subjectCluster, "cap_next", "cap_next@40s", "66.7", 200.0 / 3},

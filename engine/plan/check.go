@@ -42,6 +42,9 @@ func (l Line) String() string {
 	if !l.OK {
 		verdict = "FAIL"
 	}
+	if l.Seed == 0 { // the notes as written, on no run
+		return fmt.Sprintf("%s %s/%s %s: %s", verdict, l.Plan, l.Scene, l.What, l.Detail)
+	}
 	return fmt.Sprintf("%s %s/%s seed %d %s: %s", verdict, l.Plan, l.Scene, l.Seed, l.What, l.Detail)
 }
 
@@ -63,13 +66,22 @@ func Report(plans []Plan, seeds []uint64) []Line {
 			}
 		}
 	}
+	// The notes' plain-text numbers: once a scene, whatever the seed.
+	var literals []Line
+	for pi := range plans {
+		for si := range plans[pi].Scenes {
+			if plans[pi].Scenes[si].Notes != "" {
+				literals = append(literals, literalsLine(&plans[pi], &plans[pi].Scenes[si]))
+			}
+		}
+	}
 	runs := newRunCache()
 	out := make([][]Line, len(jobs))
 	course.Parallel(len(jobs), func(i int) {
 		j := jobs[i]
 		out[i] = checkScene(&plans[j.p], &plans[j.p].Scenes[j.s], j.seed, runs)
 	})
-	lines := slices.Concat(out...)
+	lines := slices.Concat(literals, slices.Concat(out...))
 	if len(seeds) < course.MarginMinRuns {
 		return lines
 	}
@@ -202,6 +214,12 @@ func Sweep(plans []Plan, seeds []uint64, progress func(done int)) *course.Tally 
 		})
 		for si, seed := range part {
 			t.Seed(seed)
+			for _, sc := range scenes {
+				if s := &plans[sc.p].Scenes[sc.s]; s.Notes != "" {
+					l := literalsLine(&plans[sc.p], s)
+					t.Claim(l.Plan+"/"+l.Scene+" "+l.What, l.OK, l.Detail)
+				}
+			}
 			for _, lines := range out[si*len(scenes) : (si+1)*len(scenes)] {
 				for _, l := range lines {
 					t.Claim(l.Plan+"/"+l.Scene+" "+l.What, l.OK, l.Detail)
