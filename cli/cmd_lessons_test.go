@@ -135,6 +135,35 @@ func TestLessonsCheckSeeds(t *testing.T) {
 	}
 }
 
+// -sweep folds the seeds' lines: one line per claim, one per ranged
+// check, and a summary; it takes more seeds than a check that keeps every
+// line, and needs -check and -seeds.
+func TestLessonsSweep(t *testing.T) {
+	dir := lessonDir(t, map[string]string{"tiny.md": tinyLesson})
+	code, out, errb := runCmd(t, "-check", "-sweep", "-dir", dir, "-seeds", "1-3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errb, out)
+	}
+	inOrder(t, "stdout", out, []string{"ok   tiny/raise intended: holds on 3 of 3 seeds", "ok   tiny/raise start: holds on 3 of 3 seeds",
+		"swept 3 seeds: 2 claims, 0 fail on some seed; 0 ranged checks, 0 crossed or with a bound crossed more often than 1 run in 10000"})
+	if !strings.Contains(errb, "swept 3 of 3 seeds") {
+		t.Errorf("no progress on stderr: %q", errb)
+	}
+	wrong := strings.Replace(tinyLesson, `start: {max_ejection_percent: "10"}`, `start: {max_ejection_percent: "20"}`, 1)
+	code, out, _ = runCmd(t, "-check", "-sweep", "-dir", lessonDir(t, map[string]string{"tiny.md": wrong}), "-seeds", "1-2")
+	if code != 1 || !strings.Contains(out, "FAIL tiny/raise start: fails on 2 of 2 seeds (1, 2): pass, claimed fail: h5 ejected at 40 s: yes") {
+		t.Errorf("a claim that fails: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"-sweep"}, {"-sweep", "-seeds", "1-3"}, {"-check", "-sweep"}} {
+		if code, _, errb := runCmd(t, args...); code != 2 || !strings.Contains(errb, "-sweep goes with -check and -seeds") {
+			t.Errorf("%v: exit %d, %q", args, code, errb)
+		}
+	}
+	if _, err := parseSeedsUpTo("1-5000", seedLimit(true)); err != nil {
+		t.Errorf("a sweep of 5000 seeds: %v", err)
+	}
+}
+
 func TestParseSeeds(t *testing.T) {
 	for in, want := range map[string]string{"1": "[1]", "1-5": "[1 2 3 4 5]", "3,1,3": "[3 1]", "1-3,7, 9": "[1 2 3 7 9]"} {
 		got, err := parseSeeds(in)

@@ -26,15 +26,20 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	check := fl.Bool("check", false, "hold every scene against the engine: its question's expected answer must be the engine's, and its notes' numbers what the run shows, on every seed")
 	seedList := fl.String("seeds", "1-50", "with -check: the seeds, as N, A-B or A,B,C")
 	verbose := fl.Bool("v", false, "with -check: print every verdict, not only the failures and one line per scene")
+	sweep := fl.Bool("sweep", false, "with -check: sweep many seeds (-seeds 1-2000; make sweep): one line per claim (the seeds it fails on) and per stated band or ranged check (its values' quantiles, each bound's tail) instead of a line per seed")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab plan [-check [-seeds 1-50] [-v]] [FILE.md …]")
+		fmt.Fprintln(stderr, "usage: outlierlab plan [-check [-seeds 1-50] [-v | -sweep]] [FILE.md …]")
 		fmt.Fprintln(stderr, "Without files: the plans the lab ships (plans/*.md). A plan's format is engine/plan's documentation and the README's \"Workshop plans\".")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	seeds, err := parseSeeds(*seedList)
+	if *sweep && !*check {
+		fmt.Fprintln(stderr, "outlierlab plan: -sweep goes with -check (plan -check -sweep -seeds 1-2000)")
+		return 2
+	}
+	seeds, err := parseSeedsUpTo(*seedList, seedLimit(*sweep))
 	if err != nil {
 		fmt.Fprintf(stderr, "outlierlab plan: -seeds: %v\n", err)
 		return 2
@@ -61,6 +66,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		return 0
+	}
+	if *sweep {
+		return printSweep(stdout, stderr, plan.Sweep(ps, seeds, sweepProgress(stderr, len(seeds))), "plan")
 	}
 	lines := plan.Report(ps, seeds)
 	failed := 0

@@ -45,10 +45,10 @@ func TestPlanCommand(t *testing.T) {
 				"   1. one-bad-host         3 min  One host fails a third of its searches  asks: Is h5 ejected at 40 s?",
 				"production  60 min  Outlier detection in production (production.md)"}},
 		{name: "a plan that holds", files: map[string]string{"one.md": onePlan("yes")}, args: []string{"-check", "-seeds", "1-3", "one.md"}, code: 0,
-			out: []string{"ok   one/raise: 6 of 6 checks hold on 3 seeds", "6 checks, 6 ok, 0 not as the plans claim"}},
+			out: []string{"ok   one/raise: 7 of 7 checks hold on 3 seeds", "7 checks, 7 ok, 0 not as the plans claim"}},
 		{name: "a wrong answer", files: map[string]string{"one.md": onePlan("no")}, args: []string{"-check", "-seeds", "2", "one.md"}, code: 1,
 			out: []string{`FAIL one/raise seed 2 question "Is h5 ejected at 40 s?": the engine answers "yes", the plan expects "no" (the frame at 40 s)`,
-				"FAIL one/raise: 1 of 2 checks hold on 1 seeds", "2 checks, 1 ok, 1 not as the plans claim"}},
+				"FAIL one/raise: 2 of 3 checks hold on 1 seeds", "3 checks, 2 ok, 1 not as the plans claim"}},
 		{name: "a number the run does not show", files: map[string]string{"one.md": strings.Replace(onePlan("yes"), "0.6..1", "2..3", 1)}, args: []string{"-check", "-seeds", "1", "one.md"}, code: 1,
 			out: []string{"FAIL one/raise seed 1 notes {{failure_pct@30s-end = 2..3}}: the run shows 0.83, the notes state 2..3"}},
 		{name: "malformed: every field named", files: map[string]string{
@@ -64,6 +64,16 @@ func TestPlanCommand(t *testing.T) {
 				`two.md:2: scenes: missing (a list of scenes, at least one)`}},
 		{name: "a file that is not there", args: []string{"nothere.md"}, code: 2,
 			errOut: []string{"outlierlab plan: nothere.md: cannot be read (no such file or directory)"}},
+		{name: "a sweep: a line per claim and per band", files: map[string]string{"one.md": onePlan("yes")}, args: []string{"-check", "-sweep", "-seeds", "1-3", "one.md"}, code: 0,
+			out: []string{`ok   one/raise question "Is h5 ejected at 40 s?": holds on 3 of 3 seeds`,
+				"swept 3 seeds: 3 claims, 0 fail on some seed; 1 ranged checks, 0 crossed or with a bound crossed more often than 1 run in 10000"}},
+		{name: "a sweep: a number the run does not show", files: map[string]string{"one.md": strings.Replace(onePlan("yes"), "0.6..1", "0.6..0.82", 1)}, args: []string{"-check", "-sweep", "-seeds", "1-3", "one.md"}, code: 1,
+			out:    []string{"FAIL one/raise notes {{failure_pct@30s-end = 0.6..0.82}}: fails on 1 of 3 seeds (1): the run shows 0.83, the notes state 0.6..0.82"},
+			errOut: []string{"outlierlab plan: 2 of 3 claims hold on every seed, 0 of 1 ranged checks keep their tails"}},
+		{name: "a number written as text", files: map[string]string{"one.md": strings.Replace(onePlan("yes"), "Failed searches fall", "From 30 s, 5xx on h5 and p99 aside, failed searches fall", 1)}, args: []string{"-check", "-seeds", "1", "one.md"}, code: 1,
+			out: []string{"FAIL one/raise notes' plain-text numbers: \"30 s\" written as text, checked by nothing: write a number about the run as a placeholder, stated ({{hosts = 6}}) or live, and a formula in code (`100 × (0 + 1) / 6`)"}},
+		{name: "a sweep without -check", args: []string{"-sweep"}, code: 2,
+			errOut: []string{"outlierlab plan: -sweep goes with -check (plan -check -sweep -seeds 1-2000)"}},
 		{name: "bad seeds", args: []string{"-check", "-seeds", "0"}, code: 2,
 			errOut: []string{`outlierlab plan: -seeds: "0" is not a seed (a whole number from 1; write N, A-B or A,B,C)`}},
 	}
@@ -120,5 +130,5 @@ func TestReadmePlanExample(t *testing.T) {
 	if code := runPlan([]string{"-check", "-seeds", "1-5", "example.md"}, &out, &errOut); code != 0 {
 		t.Errorf("plan -check on the README's example: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	inOrder(t, "stdout", out.String(), []string{"ok   example/cap-34: 15 of 15 checks hold on 5 seeds", "ok   example/panic: 5 of 5 checks hold on 5 seeds"})
+	inOrder(t, "stdout", out.String(), []string{"ok   example/cap-34: 26 of 26 checks hold on 5 seeds", "ok   example/panic: 5 of 5 checks hold on 5 seeds"})
 }

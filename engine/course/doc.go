@@ -72,9 +72,10 @@ that already gives the same outcome ("cap 34" ejects h5 just as "cap 17"
 does: the cap-17 step must check the setting too, {kind: setting}). A step
 about looking, whose check holds from the start, says why with
 passes_before. `outlierlab lessons -check -seeds 1-50` (and TestEveryCheck,
-in make test) proves all of it on seeds 1 to 50: a lesson's claims hold for
-any seed, not only the one its page runs; a claim that holds only usually
-says "usually", or shows the learner's run's own number.
+in make test) proves all of it on seeds 1 to 50, and the sweep (below) on
+thousands: a lesson's claims hold for any seed, not only the one its page
+runs; a claim that holds only usually says "usually", or shows the
+learner's run's own number.
 
 # Checks
 
@@ -136,6 +137,19 @@ count of rare events that may be zero) says why in thin_margin, and its
 margin is printed, not failed. Workshop plans' stated bands and expected
 choices get the same lines (engine/plan).
 
+# The sweep
+
+Fifty seeds prove little about a claim that fails once in a hundred
+runs. The sweep (SweepLessons, sweep.go; `outlierlab lessons -check
+-sweep -seeds 1-2000`, make claims) runs every check over as many seeds as
+asked and keeps, instead of the lines, one Claim per check and state (the
+seeds it failed on) and one Spread per ranged check (each run's value;
+its quantiles; how far each bound lies from the mean). A claim must hold on
+every seed swept, and a bound must be crossed by no run and, under a
+normal fit of the runs, by fewer than one in ten thousand (SweepRare),
+unless it is the quantity's edge or says thin_margin. A number that cannot
+be held so is the learner's run's own (a placeholder), not a fact.
+
 # Metrics
 
 One table (metric.go) names every quantity a check bounds or a placeholder
@@ -146,8 +160,8 @@ prints, with one unit, so a name means the same number in both:
 	                      at once), sr_bound, sr_needed:N, setting:NAME
 	the success-rate      mean (%), threshold (%), stdev, hosts_with_volume, gate
 	  pass at a tick      (a success_rate check's name: the numbers)
-	the cluster at a tick ejected, ejected_count, cap_next (%), panic, healthy,
-	                      healthy_pct (%), stat:NAME
+	the cluster at a tick tick (its time, "40 s"), ejected, ejected_count, cap_next (%),
+	                      panic, healthy, healthy_pct (%), stat:NAME
 	a host at a tick      success_rate (%), requests, failures, multiplier, num_ejections,
 	                      returns_in_s (s), consecutive_5xx, attempts,
 	                      local_success_rate (%), local_requests (a host check's name)
@@ -155,7 +169,8 @@ prints, with one unit, so a name means the same number in both:
 	                      retry_overflow, no_healthy, p99_ms (ms), p50_ms (ms): sums,
 	                      shares of requests, the worst interval's latency (a clients
 	                      check's name)
-	a host over a window  share:HOST (%)
+	a host over a window  share:HOST (%), first_eject_at:HOST (its first ejection's
+	                      time in the window, "31.2 s", or "none")
 
 A host's rate is -1 when it served nothing: a check compares that number,
 prose shows a dash. The placeholders once called failures (a percentage,

@@ -147,6 +147,10 @@ var metrics = []metric{
 	}},
 
 	// The cluster after a tick.
+	// The tick's own time, "40 s": a moment the prose names ("at 40 s"),
+	// written so that it must be a tick of the run (a plan's notes write
+	// no number as plain text, engine/plan).
+	{name: "tick", subject: subjectCluster, word: func(r *reading) (string, error) { return fmtSeconds(r.frame.TMs), nil }},
 	{name: "ejected", subject: subjectCluster, word: func(r *reading) (string, error) {
 		if names := ejectedNames(r.frame); len(names) > 0 {
 			return strings.Join(names, ", "), nil
@@ -208,6 +212,23 @@ var metrics = []metric{
 			return 0, fmt.Errorf("no host %s", r.arg)
 		}
 		return pct(mine, all), nil
+	}},
+	// The time of the host's first ejection in the window, to a tenth of a
+	// second as the decision log writes it, or "none": a run's own moment
+	// for a claim only a window can bound (consecutive_5xx on random
+	// failures fires at a time no two seeds share).
+	{name: "first_eject_at", subject: subjectShare, arg: argHost, word: func(r *reading) (string, error) {
+		if hostIn(&r.frames[0], r.arg) == nil {
+			return "", fmt.Errorf("no host %s", r.arg)
+		}
+		for _, f := range r.frames {
+			for _, e := range f.Events {
+				if e.Host == r.arg && e.Kind == engine.EventEject {
+					return fmtSeconds((e.AtMs + 50) / 100 * 100), nil
+				}
+			}
+		}
+		return "none", nil
 	}},
 }
 

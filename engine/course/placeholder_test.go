@@ -73,6 +73,7 @@ func TestPlaceholderResolve(t *testing.T) {
 		{"p99_ms@0s-30s", WholeRun, "30"},
 		{"share:h2@30s-50s", WholeRun, "0"},
 		{"share:h0@10s", WholeRun, "33.3"},
+		{"first_eject_at:h2@30s-end", WholeRun, "none"},
 		// Without a time, a placeholder follows the cursor: the state at
 		// the last tick shown, or the sum over the intervals shown.
 		{"ejected", 35000, "h2"},
@@ -124,11 +125,13 @@ func TestPlaceholderUnresolvable(t *testing.T) {
 	}{
 		{"threshold@10s", WholeRun, "success rate did not run (too_few_hosts_with_volume)"},
 		{"threshold@15s", WholeRun, "no tick at 15 s"},
+		{"tick@15s", WholeRun, "no tick at 15 s"},
 		{"threshold", 5000, "before the first tick"},
 		{"success_rate:h9@20s", WholeRun, "no host h9"},
 		{"success_rate:h2@40s", WholeRun, "no requests"},
 		{"failure_pct", 5000, "no whole interval"},
 		{"share:h9@0s-end", WholeRun, "no host h9"},
+		{"first_eject_at:h9@0s-end", WholeRun, "no host h9"},
 	} {
 		p, err := ParsePlaceholder(tc.ph)
 		if err != nil {

@@ -221,6 +221,7 @@ var metricCases = []struct {
 	{subjectPass, "stdev", "stdev@20s", "18.9", 18.9},
 	{subjectPass, "hosts_with_volume", "hosts_with_volume@10s", "2", 2},
 	{subjectPass, "gate", "gate@10s", "skipped: 2 hosts with enough requests, 3 needed", 0},
+	{subjectCluster, "tick", "tick@40s", "40 s", 0},
 	{subjectCluster, "ejected", "ejected@40s", "h2", 0},
 	{subjectCluster, "ejected_count", "ejected_count@40s", "1", 1},
 	{subjectCluster, "cap_next", "cap_next@40s", "66.7", 200.0 / 3},
@@ -250,6 +251,7 @@ var metricCases = []struct {
 	{subjectClients, "p99_ms", "p99_ms@20s-40s", "40", 40},
 	{subjectClients, "p50_ms", "p50_ms@20s-40s", "12", 12},
 	{subjectShare, "share", "share:h0@10s", "33.3", 100.0 / 3},
+	{subjectShare, "first_eject_at", "first_eject_at:h2@0s-end", "30 s", 0},
 }
 
 // knownRun is handResult with the figures it leaves at zero set.

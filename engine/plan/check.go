@@ -42,6 +42,9 @@ func (l Line) String() string {
 	if !l.OK {
 		verdict = "FAIL"
 	}
+	if l.Seed == 0 { // the notes as written, on no run
+		return fmt.Sprintf("%s %s/%s %s: %s", verdict, l.Plan, l.Scene, l.What, l.Detail)
+	}
 	return fmt.Sprintf("%s %s/%s seed %d %s: %s", verdict, l.Plan, l.Scene, l.Seed, l.What, l.Detail)
 }
 
@@ -63,13 +66,22 @@ func Report(plans []Plan, seeds []uint64) []Line {
 			}
 		}
 	}
+	// The notes' plain-text numbers: once a scene, whatever the seed.
+	var literals []Line
+	for pi := range plans {
+		for si := range plans[pi].Scenes {
+			if plans[pi].Scenes[si].Notes != "" {
+				literals = append(literals, literalsLine(&plans[pi], &plans[pi].Scenes[si]))
+			}
+		}
+	}
 	runs := newRunCache()
 	out := make([][]Line, len(jobs))
 	course.Parallel(len(jobs), func(i int) {
 		j := jobs[i]
 		out[i] = checkScene(&plans[j.p], &plans[j.p].Scenes[j.s], j.seed, runs)
 	})
-	lines := slices.Concat(out...)
+	lines := slices.Concat(literals, slices.Concat(out...))
 	if len(seeds) < course.MarginMinRuns {
 		return lines
 	}
@@ -131,14 +143,17 @@ func checkScene(p *Plan, s *Scene, seed uint64, runs *runCache) []Line {
 			out = append(out, line(what, false, "does not resolve: "+err.Error()))
 		case n.Stated == "":
 			out = append(out, line(what, true, "the run shows "+got))
-		case ok:
+		default:
 			l := line(what, true, fmt.Sprintf("the run shows %s, as the notes state (%s)", got, n.Stated))
+			if !ok {
+				l = line(what, false, fmt.Sprintf("the run shows %s, the notes state %s", got, n.Stated))
+			}
+			// A band's value, in or out of it: the margins and the sweep's
+			// spreads count the runs outside too.
 			if v, err := strconv.ParseFloat(strings.TrimSuffix(got, " s"), 64); err == nil && n.Min != nil {
 				l.Bands = []course.Band{{Path: what, Check: n.Stated, Min: n.Min, Max: n.Max, Value: v}}
 			}
 			out = append(out, l)
-		default:
-			out = append(out, line(what, false, fmt.Sprintf("the run shows %s, the notes state %s", got, n.Stated)))
 		}
 	}
 	return out
@@ -171,4 +186,52 @@ func (c *runCache) get(s *Scene, seed uint64) (*scenario.Result, error) {
 	c.mu.Unlock()
 	r.once.Do(func() { r.res, r.err = s.State.Run(seed) })
 	return &r.res, r.err
+}
+
+// Sweep is Report over many seeds, folded into a course.Tally (the
+// lessons' sweep, engine/course): each question and number of each scene
+// is a claim, each stated band and each ranged check of a question's
+// expected answer a spread. Seeds run a few at a time, each few sharing
+// their runs, so the sweep holds no more than a few seeds' runs at once.
+// progress, if set, is told how many seeds are done after each few.
+func Sweep(plans []Plan, seeds []uint64, progress func(done int)) *course.Tally {
+	type scene struct{ p, s int }
+	var scenes []scene
+	for pi := range plans {
+		for si := range plans[pi].Scenes {
+			scenes = append(scenes, scene{pi, si})
+		}
+	}
+	var t course.Tally
+	const chunk = 16
+	for start := 0; start < len(seeds); start += chunk {
+		part := seeds[start:min(start+chunk, len(seeds))]
+		runs := newRunCache()
+		out := make([][]Line, len(part)*len(scenes))
+		course.Parallel(len(out), func(i int) {
+			sc := scenes[i%len(scenes)]
+			out[i] = checkScene(&plans[sc.p], &plans[sc.p].Scenes[sc.s], part[i/len(scenes)], runs)
+		})
+		for si, seed := range part {
+			t.Seed(seed)
+			for _, sc := range scenes {
+				if s := &plans[sc.p].Scenes[sc.s]; s.Notes != "" {
+					l := literalsLine(&plans[sc.p], s)
+					t.Claim(l.Plan+"/"+l.Scene+" "+l.What, l.OK, l.Detail)
+				}
+			}
+			for _, lines := range out[si*len(scenes) : (si+1)*len(scenes)] {
+				for _, l := range lines {
+					t.Claim(l.Plan+"/"+l.Scene+" "+l.What, l.OK, l.Detail)
+					for _, b := range l.Bands {
+						t.Band(l.Plan+"/"+l.Scene, b)
+					}
+				}
+			}
+		}
+		if progress != nil {
+			progress(start + len(part))
+		}
+	}
+	return &t
 }

@@ -65,11 +65,16 @@ stated number, a placeholder with the value the notes commit to:
 {{failure_pct@30s-end = 0.6..1}} (a band, inclusive). Notes are read
 over the whole run (the instructor may speak ahead of the room). `plan
 -check` fails when, on some seed, a stated number is not what the run
-shows or a placeholder does not resolve. A number written as plain text is
-not checked: write it as a placeholder. On 30 seeds or more, each stated
+shows or a placeholder does not resolve, and when the notes write a
+number as plain text (Literals: a number outside placeholders and code,
+checked by nothing): a number about the run is a placeholder, stated or
+live ({{tick@40s}} writes a moment, a tick of the run), and a formula's
+constants go in code (`100 × (0 + 1) / 6`). On 30 seeds or more, each stated
 band and each ranged check of a choice question's expected answer also
 gets a margin line: how close the closest seed came to each bound, held
-to the lessons' floor (engine/course, "Margins").
+to the lessons' floor (engine/course, "Margins"). `plan -check -sweep
+-seeds 1-2000` (Sweep) holds them over thousands of seeds, as the
+lessons' sweep does (engine/course, "The sweep").
 
 # Errors
 

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,8 @@ import (
 //
 // The present page shows the run's value either way; `plan -check` fails
 // when, for some seed, a stated number is not what the run shows, or a
-// placeholder does not resolve (a sentence with a dash in it).
+// placeholder does not resolve (a sentence with a dash in it), and when
+// the notes write a number as plain text (Literals).
 type Number struct {
 	// Raw is the text between the braces.
 	Raw         string
@@ -96,6 +98,46 @@ func (n Number) Holds(run *scenario.Result) (ok bool, got string, err error) {
 		return v == w, got, nil
 	}
 	return got == n.Stated, got, nil
+}
+
+// A number the notes write as plain text is checked by nothing: it says
+// "h5 returns at 70 s" whatever the run does. So plan -check fails a
+// scene whose notes write one outside a placeholder (Literals): a number
+// about the run is a placeholder, stated ({{hosts = 6}}) or live, and a
+// formula's constants go in code (`100 × (0 + 1) / 6`). A digit inside a
+// name is not a number (h5, 5xx, p99, consecutive5xxErrors).
+var (
+	placeholderOrCode = regexp.MustCompile("(?s)\\{\\{.*?\\}\\}|`[^`]*`")
+	literalNumber     = regexp.MustCompile(`(?:^|[^\pL\pN_./\-])(\d+(?:\.\d+)?(?: ?(?:s|ms|%))?)(?:[^\pL\pN_]|$)`)
+)
+
+// Literals are the numbers the notes write as plain text (outside
+// placeholders and code), in order: "30 s", "100", "33.3%".
+func Literals(notes string) []string {
+	text := placeholderOrCode.ReplaceAllString(notes, " ")
+	var out []string
+	// Matches may share the character between two numbers ("0 + 1"):
+	// look again from each number's end.
+	for len(text) > 0 {
+		m := literalNumber.FindStringSubmatchIndex(text)
+		if m == nil {
+			break
+		}
+		out = append(out, text[m[2]:m[3]])
+		text = text[m[3]:]
+	}
+	return out
+}
+
+// literalsLine is the verdict on a scene's notes' plain-text numbers.
+func literalsLine(p *Plan, s *Scene) Line {
+	l := Line{Plan: p.ID, Scene: s.ID, What: "notes' plain-text numbers", OK: true, Detail: "none: every number is a placeholder"}
+	if lits := Literals(s.Notes); len(lits) > 0 {
+		l.OK = false
+		l.Detail = fmt.Sprintf("%s written as text, checked by nothing: write a number about the run as a placeholder, stated ({{hosts = 6}}) or live, and a formula in code (`100 × (0 + 1) / 6`)",
+			strings.Join(quoteAll(lits), ", "))
+	}
+	return l
 }
 
 // NotesOn is the scene's notes with every number resolved on run (the

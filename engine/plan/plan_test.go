@@ -461,3 +461,17 @@ func presetNames() []string {
 	}
 	return out
 }
+
+// A number written as plain text is found; one in a placeholder or in
+// code, or a digit inside a name, is not.
+func TestLiterals(t *testing.T) {
+	got := plan.Literals("h5 fails 5xx, p99 and consecutive5xxErrors aside; ×2 and (0 + 1) / 6 = 16.7%, from 30 s, 1000 requests, 250ms, k 1.9.\n" +
+		"`100 × (0 + 1) / 6` {{failure_pct@30s-end = 0.6..1}} {{tick@40s}}")
+	want := []string{"2", "0", "1", "6", "16.7%", "30 s", "1000", "250ms", "1.9"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Literals = %q, want %q", got, want)
+	}
+	if got := plan.Literals("Only {{hosts = 6}} hosts, `0` to turn it off, h3 and h5."); len(got) != 0 {
+		t.Errorf("Literals = %q, want none", got)
+	}
+}
