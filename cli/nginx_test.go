@@ -54,15 +54,6 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startNginx runs Debian's nginx in the foreground with deploy/nginx.conf
-// as shipped, only its upstreams' addresses, its listen port and its
-// writable paths replaced (deployedNginx); it returns the base URL.
-func startNginx(t *testing.T, upstreams ...string) string {
-	t.Helper()
-	base, _ := startNginxEdited(t, func(conf string) string { return conf }, upstreams...)
-	return base
-}
-
 // deployedNginx is deploy/nginx.conf with what a test must change: the
 // upstream's servers are the given addresses, it listens on
 // 127.0.0.1:port, and its pid file, temporary directories and access

@@ -380,13 +380,14 @@ func (l *Lesson) validateStep(s *Step, where string) error {
 	case s.FailsAtStart != nil:
 		return errors.New(where + `: fails_at_start is gone: delete it (a check must now fail before its step, not only at the start), and for a step about looking whose check holds before it write passes_before: "<why>"`)
 	}
-	p, ok := scenario.Lookup(l.Preset)
+	p, _ := scenario.Lookup(l.Preset) // the lesson's own, checked before its steps
 	start := l.Start
 	if s.Preset != "" {
-		if p, ok = scenario.Lookup(s.Preset); !ok {
+		sp, ok := scenario.Lookup(s.Preset)
+		if !ok {
 			return fmt.Errorf("%s: unknown preset %q", where, s.Preset)
 		}
-		start = nil
+		p, start = sp, nil
 	}
 	if msg := checkSettingNames(where+".settings", s.Settings); msg != "" {
 		return errors.New(msg)

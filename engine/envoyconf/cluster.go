@@ -1,7 +1,6 @@
 package envoyconf
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -336,7 +335,3 @@ func (c Cluster) Equal(o Cluster) bool {
 	return c.Outlier == o.Outlier && same(c.PanicThreshold, o.PanicThreshold) && c.MaxRetries == o.MaxRetries && c.LBPolicy == o.LBPolicy
 }
 
-// isJSONObject reports whether raw is a JSON object.
-func isJSONObject(raw json.RawMessage) bool {
-	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{"))
-}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // istiod's own loader (pkg/util/protomarshal)
+	//lint:ignore SA1019 istiod's own loader (pkg/util/protomarshal) is the legacy jsonpb
+	"github.com/golang/protobuf/jsonpb"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -272,7 +273,8 @@ func destinationRuleNotes(dr *networking.DestinationRule, prefix string) []strin
 	at := func(p string) string { return joinPath(prefix, p) }
 	var notes []string
 	od := dr.GetTrafficPolicy().GetOutlierDetection()
-	if od.GetConsecutiveErrors() != 0 { //nolint:staticcheck // reported because it is deprecated
+	//lint:ignore SA1019 reported because it is deprecated
+	if od.GetConsecutiveErrors() != 0 {
 		notes = append(notes, at("trafficPolicy.outlierDetection.consecutiveErrors")+": deprecated, and istiod ignores it; use consecutive5xxErrors or consecutiveGatewayErrors")
 	}
 	if p := od.GetMinHealthPercent(); p == 0 {

@@ -98,9 +98,11 @@ func checkDurations(od *clusterv3.OutlierDetection, failed map[string]bool) []*F
 		switch {
 		case s < 0 || n < 0:
 			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d), Reason: "is out of range", Allowed: "≥ 0s",
+				//lint:ignore ST1005 Envoy's own words (protoc-gen-validate's), quoted
 				cause: fmt.Errorf("Expected positive duration: seconds: %d nanos: %d", s, n)})
 		case s > MaxDurationSeconds || n > 999_999_999:
 			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d), Reason: "is out of range", Allowed: fmt.Sprintf("≤ %ds", MaxDurationSeconds),
+				//lint:ignore ST1005 Envoy's own words (protoc-gen-validate's), quoted
 				cause: fmt.Errorf("Duration out-of-range: seconds: %d nanos: %d", s, n)})
 		case fi.Positive && s == 0 && n < 1_000_000:
 			errs = append(errs, &FieldError{Field: fi.Name, Value: formatDuration(d),

@@ -43,15 +43,6 @@ func TestPresetsListed(t *testing.T) {
 	}
 }
 
-// kindsOf counts events by kind and detector, e.g. "eject consecutive_5xx".
-func kindsOf(res Result) map[string]int {
-	m := map[string]int{}
-	for _, e := range events(res) {
-		m[strings.TrimSpace(e.Event+" "+e.Detector)]++
-	}
-	return m
-}
-
 func engineEvents(res Result, kind engine.EventKind) []engine.Event {
 	var out []engine.Event
 	for _, f := range res.Frames {

@@ -201,10 +201,12 @@ func ParseSettings(s string) (map[string]string, error) {
 func CompareRuns(p scenario.Preset, seed uint64, a, b map[string]string) (Diff, error) {
 	scA, cfgA, err := settings.Apply(p, a)
 	if err != nil {
+		//lint:ignore ST1005 A names the first side of the comparison
 		return Diff{}, fmt.Errorf("A: %w", err)
 	}
 	scB, cfgB, err := settings.Apply(p, a, b)
 	if err != nil {
+		//lint:ignore ST1005 B names the second side of the comparison
 		return Diff{}, fmt.Errorf("B: %w", err)
 	}
 	var resB scenario.Result

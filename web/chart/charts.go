@@ -112,12 +112,10 @@ var List = []Chart{
 		Build:   countersChart, Points: countersPoints, Alt: countersAlt},
 }
 
-// chartBoxes are the empty boxes a lab page holds, one per chart, for the
-// stream to fill.
-func chartBoxes() []view.Chart { return BoxesAt(nil, 0) }
-
-// chartBoxesAt are the boxes with each chart's text alternative at the
-// cursor of r, so the page reads right before the stream connects.
+// BoxesAt are the empty boxes a lab page holds, one per chart, for the
+// stream to fill, each with its chart's text alternative at the cursor
+// of r (none for a nil r), so the page reads right before the stream
+// connects.
 func BoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 	out := make([]view.Chart, len(List))
 	for i, c := range List {

@@ -119,9 +119,7 @@ func compileLesson(l course.Lesson, index int) (*Doc, error) {
 
 	names := slices.Clone(l.Controls)
 	for _, s := range l.Steps {
-		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
-			names = append(names, k)
-		}
+		names = append(names, slices.Sorted(maps.Keys(s.Settings))...)
 		// A step that checks a setting asks the learner to change it.
 		names = append(names, s.Check.SettingNames()...)
 	}

@@ -98,15 +98,6 @@ func newTestServer(t testing.TB) *testServer {
 	return s
 }
 
-// startTestServer is newTestServer on a test HTTP server, both closed
-// when the test ends.
-func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
-	t.Helper()
-	s := newTestServer(t)
-	ts := webtest.Serve(t, s)
-	return s, ts
-}
-
 // roomLab is a test server with its own room bus (embedded, in-process
 // unless the options say otherwise) and its log in a buffer.
 type roomLab struct {

@@ -23,6 +23,7 @@ type controlKind uint8
 const (
 	// kindCount is a number written as is (consecutive_5xx: 5,
 	// max_ejection_percent: 34).
+	//lint:ignore U1000 the zero value, named for what it means
 	kindCount controlKind = iota
 	// kindSeconds is a duration the control holds in seconds and Envoy
 	// reads as "30s".
