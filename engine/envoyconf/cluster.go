@@ -334,4 +334,3 @@ func (c Cluster) Equal(o Cluster) bool {
 	same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 	return c.Outlier == o.Outlier && same(c.PanicThreshold, o.PanicThreshold) && c.MaxRetries == o.MaxRetries && c.LBPolicy == o.LBPolicy
 }
-

@@ -138,7 +138,7 @@ var eventCases = []struct {
 		ev:   engine.Event{AtMs: 15000, Host: "h1", Kind: engine.EventDegrade, Detector: engine.Degraded, Backoff: 2, DurationMs: 60000},
 		want: "15 s: h1 answered with x-envoy-degraded and is marked degraded (detect_degraded_hosts) for 60 s (base_ejection_time 30 s × 2): " +
 			"not ejected, but out of panic the load balancer sends degraded hosts only the load the healthy ones cannot take, none while 140 × healthy hosts / hosts ≥ 100.",
-		out:  Degraded,
+		out: Degraded,
 	},
 	{
 		name: "no longer degraded",
