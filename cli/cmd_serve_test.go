@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,8 +62,9 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	res.Body.Close()
 
-	sig := url.QueryEscape(`{"tab":"0123456789abcdef0123","preset":"search-cache"}`)
-	stream, err := http.Get(base + "/lab/stream?datastar=" + sig)
+	req, _ := http.NewRequest("POST", base+"/lab/stream", strings.NewReader(`{"tab":"`+testTab("0123456789abcdef0123")+`","preset":"search-cache"}`))
+	req.AddCookie(browserCookie())
+	stream, err := http.DefaultClient.Do(req)
 	if err != nil || stream.StatusCode != 200 {
 		t.Fatalf("stream: %v", err)
 	}
@@ -130,7 +130,8 @@ func signalStream(t *testing.T, base, signals string, cookies ...*http.Cookie) <
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/lab/stream", strings.NewReader(signals))
+	req.AddCookie(browserCookie())
 	for _, c := range cookies {
 		req.AddCookie(c)
 	}
@@ -213,6 +214,7 @@ func post(t *testing.T, base, verb, signals, code, key string) int {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/lab/cmd/"+verb, strings.NewReader(signals))
 	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(browserCookie())
 	if key != "" {
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 	}
@@ -269,7 +271,7 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	sig := func(tab, role, rest string) string {
 		return `{"tab":"` + tab + `","room":"` + room.Code + `","roomRole":"` + role + `","preset":"search-cache"` + rest + `}`
 	}
-	const instructor, follower, late = "instructor-tab-000000001", "follower-tab-00000000001", "late-joiner-tab-00000001"
+	instructor, follower, late := testTab("instructor-tab-000000001"), testTab("follower-tab-00000000001"), testTab("late-joiner-tab-00000001")
 	patches := signalStream(t, baseB, sig(follower, "follow", ""), attendee(baseB))
 	awaitSignals(t, patches, "the follower's first redraw", `"max_ejection_percent":10`)
 

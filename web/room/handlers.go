@@ -22,6 +22,7 @@ import (
 	"outlierlab/web/qr"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -152,10 +153,15 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	if err := json.Unmarshal(body, &sig); err != nil {
 		return record.State{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
+	// The tab's session, when the page names its tab: the page's browser
+	// only (a tab id is no credential, web/tabid); else a session of its
+	// own, for no browser's tab.
+	browser := tabid.Browser(r)
 	if sig.Tab == "" {
-		sig.Tab = lab.NewTabID()
+		browser = tabid.NewBrowser()
+		sig.Tab = tabid.New(browser)
 	}
-	sess, err := s.SessionFor(&sig, "", false)
+	sess, err := s.SessionFor(&sig, browser, "", false)
 	if err != nil {
 		return record.State{}, err
 	}
@@ -331,7 +337,7 @@ func (set *roomSet) full(code string) bool {
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
 func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
-	page, tab, err := s.roomPage(r, code, rec, role)
+	page, tab, err := s.roomPage(r, code, rec, role, s.Browser(w, r))
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
@@ -343,8 +349,9 @@ func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code stri
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
-// the room's signals, and the room's strip (or the projector's frame).
-func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role string) (page templ.Component, tab string, err error) {
+// the room's signals, and the room's strip (or the projector's frame); its
+// tab's id is issued for browser (lab.Browser).
+func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role, browser string) (page templ.Component, tab string, err error) {
 	st := &rec.State
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.plans.View(code, role, st)
@@ -353,7 +360,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, r
 		return nil, "", err
 	}
 	if d != nil {
-		v, err := s.LessonView(d)
+		v, err := s.LessonView(d, browser)
 		if err != nil {
 			return nil, "", err
 		}
@@ -369,7 +376,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, r
 	if err != nil {
 		return nil, "", err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))}, browser)
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,7 +2,6 @@ package room
 
 import (
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -29,7 +28,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
 	// A stream that claims the instructor's role without the key is
 	// refused, naming the key (issue 34: it could take over a tab).
-	if st, body := roomCall(t, "GET", lb.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "present", `"preset":"search-cache"`)), "", code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/lab/stream", roomSig(tabFollower2, code, "present", `"preset":"search-cache"`), code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
 		t.Errorf("a keyless present stream: %d %s", st, body)
 	}
 	scenePanel := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-scene"`, parts...) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +144,7 @@ func TestRoomCreateFromTab(t *testing.T) {
 	}
 	postCommand("scrub", `,"cursor":6`)
 	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+webtest.Tab+`","lesson":"cap"}`))
+	req.AddCookie(webtest.BrowserCookie())
 	req.Header.Set("Datastar-Request", "true")
 	req.Header.Set("Accept", "text/event-stream, text/html, application/json")
 	req.Header.Set("Content-Type", "application/json")
@@ -359,9 +359,8 @@ func TestRoomLimits(t *testing.T) {
 	webtest.WaitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
 	webtest.WaitFor(t, openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", ""), code, key), "the instructor's stream", signalPatch(`"cursor"`))
-	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
-	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")})
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.ts.URL, "/lab/stream", roomSig(tabFollower2, code, "follow", ""),
+		&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +372,7 @@ func TestRoomLimits(t *testing.T) {
 	if res, _ := http.Get(l.ts.URL + "/r/" + code); res.StatusCode != 503 {
 		t.Errorf("attendee page of a full room: %d", res.StatusCode)
 	}
-	req, _ = http.NewRequest("POST", l.ts.URL+"/rooms", nil)
+	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, _ = http.DefaultClient.Do(req)
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != 503 || !strings.Contains(string(b), "as many rooms") {

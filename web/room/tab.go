@@ -320,7 +320,7 @@ type roomWatch struct {
 // filled a room), or one address's stream past AttendeesPerAddress.
 func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
 	var rs roomSignals
-	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
+	_ = lab.StreamSignals(r, &rs) // the stream already refused signals that are not JSON
 	tr, err := s.bindRoom(sess, rs)
 	if err != nil || tr == nil {
 		return nil, err
@@ -508,7 +508,7 @@ func (ws roomHooks) StartStrip(home bool) templ.Component { return ws.s.startStr
 // the lab on the page stays the tab's own.
 func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
 	var rs roomSignals
-	_ = datastar.ReadSignals(r, &rs)
+	_ = lab.StreamSignals(r, &rs)
 	code := html.EscapeString(rs.Room)
 	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
 		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +

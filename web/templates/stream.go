@@ -7,18 +7,22 @@ import "strings"
 // an error status (a full or restarting server) or a broken connection.
 // Datastar's own retry re-sends the signals of the first request, and does
 // not retry a clean end (its retry:'auto'); so each attempt here is a new
-// @get, which carries the page's signals as they are now (the cursor, the
-// settings moved meanwhile). The page's conn signal says how the stream
-// is, and the page shows it (labStream): live once an event arrives,
+// @post, which carries the page's signals as they are now (the cursor, the
+// settings moved meanwhile) in its body: an @get's address would carry
+// the tab's id into proxies' logs. The page's conn signal says how the
+// stream is, and the page shows it (labStream): live once an event arrives,
 // reconnecting while it waits to try again (backoff from ¼ s up to 5 s,
 // jittered so fifty phones do not come back in step). The server sets it
 // too: stale (a command found the stream's replica gone: reconnect now,
 // web/lab/relay.go) and ended (the room is gone: no reconnect).
 
-// streamGet opens the tab's stream once: Datastar retries nothing by
-// itself (the first network error ends the attempt), streamWatch does.
+// streamGet opens the tab's stream once, a @post (the name is from when
+// it was a @get): Datastar retries nothing by itself (the first network
+// error ends the attempt), streamWatch does. A hidden tab's stream closes
+// until the tab shows again, as an @get's does by default (a @post's
+// stays open unless told).
 func streamGet(url string) string {
-	return "@get('" + url + "', {retry: 'never', retryMaxCount: 1}).catch(() => 0)"
+	return "@post('" + url + "', {retry: 'never', retryMaxCount: 1, openWhenHidden: false}).catch(() => 0)"
 }
 
 // streamWatch follows the stream element's fetch events: _inflight counts

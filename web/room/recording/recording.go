@@ -13,7 +13,7 @@
 //	                                     entry a lab link at its state
 //	GET  /r/{code}/recording.json        the timeline as JSON (anyone with
 //	                                     the room's code)
-//	GET  /r/{code}/recording/stream      the player's stream
+//	POST /r/{code}/recording/stream      the player's stream
 //	POST /r/{code}/recording/{verb}      its transport (player.go)
 package recording
 
@@ -93,7 +93,7 @@ func (s *Recordings) recordingJSON(w http.ResponseWriter, r *http.Request) {
 func (s *Recordings) Routes(r chi.Router) {
 	r.Get("/r/{code}/recording", s.recordingPage)
 	r.Get("/r/{code}/recording.json", s.recordingJSON)
-	r.Get("/r/{code}/recording/stream", s.recordingStream)
+	r.Post("/r/{code}/recording/stream", s.recordingStream)
 	r.Post("/r/{code}/recording/{verb}", s.recordingCommand)
 }
 
@@ -138,7 +138,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 		v.Entries = append(v.Entries, row)
 	}
 	if len(entries) > 0 {
-		lab, err := s.recordingLab(code, &entries[0], sp.Name)
+		lab, err := s.recordingLab(code, &entries[0], sp.Name, s.Browser(w, r))
 		if err != nil {
 			s.Log.Error("recording: page", "room", code, "err", err)
 			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
@@ -169,14 +169,14 @@ type recLab struct {
 	lesson *view.Lesson
 }
 
-func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed string) (recLab, error) {
+func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, browser string) (recLab, error) {
 	in, d, err := e.State.Inputs(s.Lessons)
 	if err != nil {
 		return recLab{}, err
 	}
 	stream := "/r/" + code + "/recording/stream"
 	if d != nil {
-		v, err := s.LessonView(d)
+		v, err := s.LessonView(d, browser)
 		if err != nil {
 			return recLab{}, err
 		}
@@ -188,7 +188,7 @@ func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed st
 	if err != nil {
 		return recLab{}, err
 	}
-	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))})
+	lab, err := s.LabView(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))}, browser)
 	if err != nil {
 		return recLab{}, err
 	}
