@@ -148,8 +148,9 @@ func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...strin
 // of it: keepalive HTTP/1.1 upstream connections (a dying replica's stream
 // then reaches the browser as an error, which it retries, not as a clean
 // end), room for a 4 MiB what-if upload, a read timeout above the
-// streams' 15 s keepalive, the browser's Host and X-Forwarded-*, and an
-// access log without query strings (a stream's carries its tab id).
+// streams' 15 s keepalive, the browser's Host and X-Forwarded-*, a tab's
+// stream (a POST) passed to the other replica on a 503 as a GET is, and an
+// access log without query strings, bodies or cookies.
 func TestNginxConfig(t *testing.T) {
 	bin := needNginx(t)
 	dir := t.TempDir()
@@ -176,7 +177,9 @@ func TestNginxConfig(t *testing.T) {
 	for _, want := range []string{"events {", "http {", "upstream outlierlab {", "keepalive 32;",
 		"proxy_http_version 1.1;", `proxy_set_header Connection "";`, "client_max_body_size 5m;",
 		"proxy_set_header Host $http_host;", "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
-		"proxy_set_header X-Forwarded-Proto $scheme;", "log_format outlierlab", "access_log /dev/stdout outlierlab;"} {
+		"proxy_set_header X-Forwarded-Proto $scheme;", "log_format outlierlab", "access_log /dev/stdout outlierlab;",
+		// A tab's stream is a POST: a replica's 503 passes it on as a GET's.
+		"location ~ ^/(lab|r/[A-Za-z0-9]+/recording)/stream$ {\nproxy_pass http://outlierlab;\nproxy_next_upstream error timeout http_503 non_idempotent;"} {
 		if !strings.Contains(directives, want) {
 			t.Errorf("deploy/nginx.conf has no %q", want)
 		}
