@@ -14,7 +14,10 @@ import "strings"
 // reconnecting while it waits to try again (backoff from ¼ s up to 5 s,
 // jittered so fifty phones do not come back in step). The server sets it
 // too: stale (a command found the stream's replica gone: reconnect now,
-// web/lab/relay.go) and ended (the room is gone: no reconnect).
+// web/lab/relay.go) and ended (the room is gone: no reconnect). A stream
+// refused 403 is not tried again (refused): the page is not this
+// browser's any more (its identity cookie changed, web/tabid) or lacks a
+// room's key or identity, which only loading it again can give.
 
 // streamGet opens the tab's stream once, a @post (the name is from when
 // it was a @get): Datastar retries nothing by itself (the first network
@@ -34,8 +37,9 @@ func streamWatch(url string) string {
 		"if (evt.detail.el !== el) return",
 		"const t = evt.detail.type",
 		"if (t === 'started') { $_inflight++; return }",
+		"if (t === 'error' && evt.detail.argsRaw.status === '403') { $conn = 'refused'; return }",
 		"if (t.startsWith('datastar-patch')) { if ($conn !== 'live') { $conn = 'live'; $_tries = 0 } return }",
-		"if (t !== 'finished' || --$_inflight > 0 || $conn === 'ended') return",
+		"if (t !== 'finished' || --$_inflight > 0 || $conn === 'ended' || $conn === 'refused') return",
 		"$conn = 'reconnecting'",
 		"setTimeout(() => { if (!$_inflight && $conn !== 'ended') " + streamGet(url) + " }, Math.min(5000, 250 * 2 ** $_tries++) * (0.5 + Math.random()))",
 	}, "; ")
