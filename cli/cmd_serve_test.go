@@ -325,6 +325,8 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-max-rooms", "0"}, "-max-rooms: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-max-attendees", "-3"}, "-max-attendees: -3 is out of range"},
 		{[]string{"-attendees-per-address", "0"}, "-attendees-per-address: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-room-identities-per-address", "0"}, "-room-identities-per-address: 0 is out of range (allowed 1–10000)"},
+		{[]string{"-room-identities-per-address", "10001"}, "-room-identities-per-address: 10001 is out of range (allowed 1–10000)"},
 		{[]string{"extra"}, "serve takes no arguments"},
 		{[]string{"-max-tabs", "0"}, "-max-tabs: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
@@ -349,8 +351,8 @@ func TestParseServeFlags(t *testing.T) {
 		}
 		return ""
 	}
-	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120", "-attendees-per-address", "300"}, io.Discard, home)
-	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.AttendeesPerAddress != 300 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
+	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120", "-attendees-per-address", "300", "-room-identities-per-address", "90"}, io.Discard, home)
+	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.AttendeesPerAddress != 300 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.rooms.IDsPerAddress != 90 || c.addr != defaultAddr {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
 	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, home)

@@ -193,6 +193,8 @@ func FuzzRoomAPI(f *testing.F) {
 		{"POST", "/r/ROOM/explore?scene=NaN&stop=maybe", ``, true},
 		{"POST", "/r/ROOM/explore", `{"scene":1e308,"stop":"yes"}`, true},
 		{"POST", "/r/ROOM/lock", `{"lock":"maybe"}`, true},
+		{"POST", "/r/ROOM/identities?per_address=1e308", ``, true},
+		{"POST", "/r/ROOM/identities?per_address=-0", ``, true},
 		{"POST", "/r/ROOM/recording/speed?speed=Inf", `{"tab":"` + webtest.TabOf("fuzz-rec-0000000000001") + `"}`, false},
 		{"POST", "/r/ROOM/recording/seek", `{"tab":"` + webtest.TabOf("fuzz-rec-0000000000001") + `","recAt":NaN}`, false},
 		{"GET", "/r/ROOM/recording.json", ``, true},

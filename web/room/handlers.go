@@ -292,8 +292,8 @@ func (s *Workshops) attendeePage(role string) http.HandlerFunc {
 				fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 			return
 		}
-		if !s.issueAttendee(w, r, code, &rec) {
-			tooManyAttendees(w, code, s.rooms.lim)
+		if err := s.issueAttendee(w, r, code, &rec); err != nil {
+			s.refuseAttendee(w, r, code, err)
 			return
 		}
 		s.renderRoom(w, r, code, &rec, role)

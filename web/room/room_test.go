@@ -35,6 +35,8 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"oversized", `{"v":1,"pad":"` + strings.Repeat("x", record.MaxBytes) + `"}`, "bytes long (allowed up to 16384)"},
 		{"an explore timer of no minutes", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":0,"endMs":1700000120000}`, 1), "explore: 0 min to 1700000120000 on scene 1 is not a timer (allowed 1–120 min"},
 		{"an explore timer ending before 1970", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":2,"endMs":-5}`, 1), "explore: 2 min to -5 on scene 1 is not a timer"},
+		{"identities per address past the bound", strings.Replace(good, `"speed":"4"`, `"speed":"4","idsPerAddress":10001`, 1), "idsPerAddress: 10001 is out of range (allowed 0–10000)"},
+		{"identities per address below none", strings.Replace(good, `"speed":"4"`, `"speed":"4","idsPerAddress":-1`, 1), "idsPerAddress: -1 is out of range"},
 	} {
 		if _, err := record.Decode([]byte(tt.rec)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)

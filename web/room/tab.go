@@ -305,8 +305,10 @@ type roomWatch struct {
 	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64
 	boardSent bool
-	// boardScenes is the plan progress the board last showed.
+	// boardScenes is the plan progress the board last showed, boardIDs
+	// the room's identities per address.
 	boardScenes string
+	boardIDs    int
 	keyOK       bool
 	spotSent    *record.SpotSignal    // the spotlight last sent
 	exploreSent *record.ExploreSignal // the explore timer last sent (explore.go)
