@@ -46,7 +46,7 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sig TabSignals
-	if !readTab(w, r, &sig, "body", body) {
+	if !readTab(w, r, &sig, body) {
 		return
 	}
 	// Checked here, then again by the holder (the request's cookie goes
@@ -104,10 +104,10 @@ func (s *Lab) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // request's browser (403 otherwise: web/tabid). A refused request
 // touches no session. It answers the request itself and returns false
 // when it refuses.
-func readTab(w http.ResponseWriter, r *http.Request, sig *TabSignals, where string, body []byte) bool {
+func readTab(w http.ResponseWriter, r *http.Request, sig *TabSignals, body []byte) bool {
 	err := json.Unmarshal(body, sig)
 	if err != nil {
-		err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("%s: not a JSON object of signals: %w", where, err))
+		err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	} else {
 		err = tabid.Check(r, sig.Tab)
 	}

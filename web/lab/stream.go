@@ -65,7 +65,7 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	}
 	r = r.WithContext(context.WithValue(r.Context(), signalsKey{}, body))
 	var sig TabSignals
-	if !readTab(w, r, &sig, "body", body) {
+	if !readTab(w, r, &sig, body) {
 		return
 	}
 	sess, ok := s.tabSession(w, r, &sig, true)

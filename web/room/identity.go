@@ -75,8 +75,9 @@ func (set *roomSet) idsPerAddress(st *record.State) int {
 // issueAttendee makes sure the browser has an identity for the room: the
 // one its cookie holds if the server issued it, else a new one, if its
 // client address has not had the room's budget of them. An address past
-// it is errIDBudget (429, naming the budget); a bus that does not answer
-// its own error.
+// it is an idBudgetError (429, naming the budget); a bus that does not
+// answer its own error (503: a new attendee waits for the bus, which
+// counts it).
 func (s *Workshops) issueAttendee(w http.ResponseWriter, r *http.Request, code string, rec *record.Record) error {
 	if rec.Attendee(r, code) != "" {
 		return nil
