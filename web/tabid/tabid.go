@@ -14,6 +14,12 @@
 // finding a cookie whose digest with the nonce is the binding is a
 // preimage of 128 bits; and a script may issue ids for a cookie of its
 // own (For), which moves only its own tabs.
+//
+// Two first pages of a browser loaded at once (a restored session after
+// its cookies were cleared) each set a new identity, and the browser keeps
+// the last: the other page's stream is refused, and the page says to load
+// it again (web/templates/stream.go), which gives it a tab of the
+// identity the browser kept.
 package tabid
 
 import (
