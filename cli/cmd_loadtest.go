@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"outlierlab/web/tabid"
 )
 
 // runLoadtest serves the lab on a loopback port, in a child process
@@ -86,7 +87,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	defer srv.stop()
 	fmt.Fprintf(stdout, "server: %s (pid %d), soft memory limit %d MiB\n", srv.base, srv.cmd.Process.Pid, *mem)
 	base := srv.base
-	lt := &loadTest{base: base, server: srv, light: *light, heavy: *heavy, kinds: use, heavyStats: map[string]*heavyStat{}}
+	lt := &loadTest{base: base, server: srv, light: *light, heavy: *heavy, kinds: use, heavyStats: map[string]*heavyStat{}, browser: tabid.NewBrowser()}
 	return lt.run(*n, *movers, *d, *every, stdout, stderr)
 }
 
@@ -240,6 +241,21 @@ type loadTest struct {
 	kinds      []heavyKind
 	heavyMu    sync.Mutex
 	heavyStats map[string]*heavyStat
+	// browser is the identity every tab here is issued for (web/tabid):
+	// its cookie goes with every stream and command.
+	browser string
+}
+
+// tab is tab i's id, issued for the load test's browser.
+func (lt *loadTest) tab(i int) string { return tabid.For(lt.browser, fmt.Sprintf("load-%016d", i)) }
+
+// post sends a tab's signals to path (a stream, a command) as a page of
+// the browser does.
+func (lt *loadTest) post(ctx context.Context, path, signals string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", lt.base+path, strings.NewReader(signals))
+	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(&http.Cookie{Name: tabid.Cookie, Value: lt.browser})
+	return req
 }
 
 // tabStream is one open stream: the cursors it was shown, in order.
@@ -292,11 +308,11 @@ func (lt *loadTest) run(n, movers int, d, every time.Duration, stdout, stderr io
 
 // open starts tab i's stream and waits for its first redraw.
 func (lt *loadTest) open(ctx context.Context, i int) (*tabStream, error) {
-	sig := fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache","cfg":{"hosts":50,"interval":1,"rps":3000,"max_ejection_percent":%d,"consecutive_5xx":%d}}`, i, 1+i%100, 2+i/100)
+	sig := fmt.Sprintf(`{"tab":%q,"preset":"search-cache","cfg":{"hosts":50,"interval":1,"rps":3000,"max_ejection_percent":%d,"consecutive_5xx":%d}}`, lt.tab(i), 1+i%100, 2+i/100)
 	if lt.light {
-		sig = fmt.Sprintf(`{"tab":"load-%016d","preset":"search-cache"}`, i)
+		sig = fmt.Sprintf(`{"tab":%q,"preset":"search-cache"}`, lt.tab(i))
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", lt.base+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
+	req := lt.post(ctx, "/lab/stream", sig)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
@@ -370,8 +386,8 @@ func (lt *loadTest) move(i int, ts *tabStream, end time.Time, every time.Duratio
 		}
 		drain(ts.seen)
 		start := time.Now()
-		body := fmt.Sprintf(`{"tab":"load-%016d","cursor":%d}`, i, c)
-		res, err := http.Post(lt.base+"/lab/cmd/scrub", "application/json", strings.NewReader(body))
+		body := fmt.Sprintf(`{"tab":%q,"cursor":%d}`, lt.tab(i), c)
+		res, err := http.DefaultClient.Do(lt.post(context.Background(), "/lab/cmd/scrub", body))
 		lt.sent.Add(1)
 		if err != nil {
 			lt.refused.Add(1)

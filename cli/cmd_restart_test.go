@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabid"
 )
 
 // child is serve running as a child process (the test binary as the
@@ -98,6 +100,16 @@ func call(t *testing.T, method, url, body, cookie string) (int, string) {
 	return res.StatusCode, b.String()
 }
 
+// The tests' browser: its identity cookie (web/tabid) goes with every
+// stream and command the tests send, and their tabs are issued for it.
+const testBrowser = "0123456789abcdef0123456789abcdef"
+
+// testTab is the tab id of nonce issued for testBrowser.
+func testTab(nonce string) string { return tabid.For(testBrowser, nonce) }
+
+// browserCookie is testBrowser's identity cookie.
+func browserCookie() *http.Cookie { return &http.Cookie{Name: tabid.Cookie, Value: testBrowser} }
+
 // attendee is a new browser's identity in a room, as its page gives it:
 // "olab_att_CODE=…", for a Cookie header.
 func attendee(t *testing.T, base, code string) string {
@@ -168,7 +180,7 @@ func TestServeRestartKeepsWorkshop(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `"kind":"start"`) || !strings.Contains(body, `"kind":"question"`) {
 		t.Fatalf("the recording after the restart: %d %s", st, body)
 	}
-	patches := signalStream(t, b.base, `{"tab":"follower-tab-00000000001","room":"`+room.Code+`","roomRole":"follow","preset":"search-cache"}`, followerID...)
+	patches := signalStream(t, b.base, `{"tab":"`+testTab("follower-tab-00000000001")+`","room":"`+room.Code+`","roomRole":"follow","preset":"search-cache"}`, followerID...)
 	awaitSignals(t, patches, "the follower's page on the restarted server", `"max_ejection_percent":10`)
 	t.Logf("a follower's stream resynced %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	// The answer goes on in the restarted room.

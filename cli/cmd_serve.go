@@ -24,6 +24,7 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/room"
+	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
 )
 
@@ -88,6 +89,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.MaxAttendees, "max-attendees", 500, "attendees of one workshop on this replica")
 	fs.IntVar(&c.rooms.AttendeesPerAddress, "attendees-per-address", 100, "attendee streams of one workshop from one client address on this replica (a class behind one NAT shares one address)")
 	fs.IntVar(&c.rooms.JoinsPerMinute, "room-joins-per-minute", 60, "workshop pages per client address per minute (three times as many at once, for a class that reloads)")
+	fs.IntVar(&c.rooms.IDsPerAddress, "room-identities-per-address", room.DefaultIDsPerAddress, "attendee identities a workshop gives one client address, across replicas (a class behind one NAT shares one address; a browser that clears its cookies is a new attendee); a workshop's instructor raises it on the board")
 	fs.IntVar(&c.rooms.RoomsPerHour, "rooms-per-hour", 10, "new workshops per client address per hour (as many at once)")
 	fs.DurationVar(&c.rooms.UnusedTTL, "room-unused-ttl", time.Hour, "how long a workshop lives that nobody has joined or changed (then 12 h after its last change)")
 	fs.StringVar(&c.plansDir, "plans", "", "a `DIR` of workshop plans (*.md; check them with outlierlab plan -check DIR/*.md) that \"Start a workshop\" offers instead of the shipped ones")
@@ -159,6 +161,9 @@ func (c *serveConfig) check() error {
 		if l.v < 1 || l.v > 1_000_000 {
 			return fmt.Errorf("-%s: %d is out of range (allowed 1–1000000)", l.name, l.v)
 		}
+	}
+	if n := c.rooms.IDsPerAddress; n < 1 || n > record.MaxIDsPerAddress {
+		return fmt.Errorf("-room-identities-per-address: %d is out of range (allowed 1–%d)", n, record.MaxIDsPerAddress)
 	}
 	for _, l := range []struct {
 		name string

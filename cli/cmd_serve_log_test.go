@@ -30,9 +30,10 @@ func TestServeJSONLog(t *testing.T) {
 		go func() { done <- serve(ctx, cfg, &stdout, &logs, ready) }()
 		base := "http://" + (<-ready).HTTP
 		codes := []int{}
-		for _, tab := range []string{"jsonlogtab0000000001", "jsonlogtab0000000002"} {
+		for _, tab := range []string{testTab("jsonlogtab0000000001"), testTab("jsonlogtab0000000002")} {
 			req, _ := http.NewRequest("POST", base+"/lab/cmd/pause", strings.NewReader(`{"tab":"`+tab+`"}`))
 			req.Header.Set("X-Forwarded-For", "203.0.113.7")
+			req.AddCookie(browserCookie())
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

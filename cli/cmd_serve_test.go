@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,8 +64,9 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	res.Body.Close()
 
-	sig := url.QueryEscape(`{"tab":"0123456789abcdef0123","preset":"search-cache"}`)
-	stream, err := http.Get(base + "/lab/stream?datastar=" + sig)
+	req, _ := http.NewRequest("POST", base+"/lab/stream", strings.NewReader(`{"tab":"`+testTab("0123456789abcdef0123")+`","preset":"search-cache"}`))
+	req.AddCookie(browserCookie())
+	stream, err := http.DefaultClient.Do(req)
 	if err != nil || stream.StatusCode != 200 {
 		t.Fatalf("stream: %v", err)
 	}
@@ -132,7 +132,8 @@ func signalStream(t *testing.T, base, signals string, cookies ...*http.Cookie) <
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/lab/stream", strings.NewReader(signals))
+	req.AddCookie(browserCookie())
 	for _, c := range cookies {
 		req.AddCookie(c)
 	}
@@ -215,6 +216,7 @@ func post(t *testing.T, base, verb, signals, code, key string) int {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/lab/cmd/"+verb, strings.NewReader(signals))
 	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(browserCookie())
 	if key != "" {
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 	}
@@ -274,7 +276,7 @@ func TestServeRoomsTwoReplicas(t *testing.T) {
 	sig := func(tab, role, rest string) string {
 		return `{"tab":"` + tab + `","room":"` + room.Code + `","roomRole":"` + role + `","preset":"search-cache"` + rest + `}`
 	}
-	const instructor, follower, late = "instructor-tab-000000001", "follower-tab-00000000001", "late-joiner-tab-00000001"
+	instructor, follower, late := testTab("instructor-tab-000000001"), testTab("follower-tab-00000000001"), testTab("late-joiner-tab-00000001")
 	patches := signalStream(t, baseB, sig(follower, "follow", ""), attendee(baseB))
 	awaitSignals(t, patches, "the follower's first redraw", `"max_ejection_percent":10`)
 
@@ -363,6 +365,8 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-max-rooms", "0"}, "-max-rooms: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-max-attendees", "-3"}, "-max-attendees: -3 is out of range"},
 		{[]string{"-attendees-per-address", "0"}, "-attendees-per-address: 0 is out of range (allowed 1–1000000)"},
+		{[]string{"-room-identities-per-address", "0"}, "-room-identities-per-address: 0 is out of range (allowed 1–10000)"},
+		{[]string{"-room-identities-per-address", "10001"}, "-room-identities-per-address: 10001 is out of range (allowed 1–10000)"},
 		{[]string{"extra"}, "serve takes no arguments"},
 		{[]string{"-max-tabs", "0"}, "-max-tabs: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-tabs-per-minute", "2000000"}, "-tabs-per-minute: 2000000 is out of range"},
@@ -388,8 +392,8 @@ func TestParseServeFlags(t *testing.T) {
 		}
 		return ""
 	}
-	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120", "-attendees-per-address", "300"}, io.Discard, home)
-	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.AttendeesPerAddress != 300 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.addr != defaultAddr {
+	c, err := parseServe([]string{"-max-attendees", "50", "-room-joins-per-minute", "120", "-attendees-per-address", "300", "-room-identities-per-address", "90"}, io.Discard, home)
+	if err != nil || c.rooms.MaxAttendees != 50 || c.rooms.AttendeesPerAddress != 300 || c.rooms.JoinsPerMinute != 120 || c.rooms.JoinBurst != 120 || c.rooms.IDsPerAddress != 90 || c.addr != defaultAddr {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
 	c, err = parseServe([]string{"-max-tabs", "300", "-tabs-per-minute", "60", "-commands-per-minute", "600", "-memory-limit", "0"}, io.Discard, home)

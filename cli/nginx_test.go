@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +139,9 @@ func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...strin
 // of it: keepalive HTTP/1.1 upstream connections (a dying replica's stream
 // then reaches the browser as an error, which it retries, not as a clean
 // end), room for a 4 MiB what-if upload, a read timeout above the
-// streams' 15 s keepalive, the browser's Host and X-Forwarded-*, and an
-// access log without query strings (a stream's carries its tab id).
+// streams' 15 s keepalive, the browser's Host and X-Forwarded-*, a tab's
+// stream (a POST) passed to the other replica on a 503 as a GET is, and an
+// access log without query strings, bodies or cookies.
 func TestNginxConfig(t *testing.T) {
 	bin := needNginx(t)
 	dir := t.TempDir()
@@ -168,7 +168,9 @@ func TestNginxConfig(t *testing.T) {
 	for _, want := range []string{"events {", "http {", "upstream outlierlab {", "keepalive 32;",
 		"proxy_http_version 1.1;", `proxy_set_header Connection "";`, "client_max_body_size 5m;",
 		"proxy_set_header Host $http_host;", "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
-		"proxy_set_header X-Forwarded-Proto $scheme;", "log_format outlierlab", "access_log /dev/stdout outlierlab;"} {
+		"proxy_set_header X-Forwarded-Proto $scheme;", "log_format outlierlab", "access_log /dev/stdout outlierlab;",
+		// A tab's stream is a POST: a replica's 503 passes it on as a GET's.
+		"location ~ ^/(lab|r/[A-Za-z0-9]+/recording)/stream$ {\nproxy_pass http://outlierlab;\nproxy_next_upstream error timeout http_503 non_idempotent;"} {
 		if !strings.Contains(directives, want) {
 			t.Errorf("deploy/nginx.conf has no %q", want)
 		}
@@ -180,9 +182,9 @@ func TestNginxConfig(t *testing.T) {
 	}
 	_, format, _ := strings.Cut(directives, "log_format outlierlab")
 	format, _, _ = strings.Cut(format, ";")
-	for _, v := range []string{"$request ", "$request\"", "$request_uri", "$args", "$query_string", "$is_args", "$arg_", "$http_referer"} {
+	for _, v := range []string{"$request ", "$request\"", "$request_uri", "$args", "$query_string", "$is_args", "$arg_", "$http_referer", "$request_body", "$http_cookie", "$cookie_"} {
 		if strings.Contains(format, v) {
-			t.Errorf("the access log's format writes %s: a query string (a tab id, an instructor key) in the log", strings.Trim(v, ` "`))
+			t.Errorf("the access log's format writes %s: a query string, a body or a cookie (a tab id, a browser's identity, an instructor key) in the log", strings.Trim(v, ` "`))
 		}
 	}
 }
@@ -196,8 +198,9 @@ func follow(t *testing.T, base, signals, cookie string, opened *atomic.Int32) <-
 	out := make(chan string, 256)
 	go func() {
 		for ctx.Err() == nil {
-			req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/lab/stream", strings.NewReader(signals))
 			req.Header.Set("Cookie", cookie)
+			req.AddCookie(browserCookie())
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				continue
@@ -258,7 +261,7 @@ func TestNginxTwoReplicas(t *testing.T) {
 	sig := func(tab, role, rest string) string {
 		return `{"tab":"` + tab + `","room":"` + room.Code + `","roomRole":"` + role + `","preset":"search-cache"` + rest + `}`
 	}
-	const instructor, follower = "instructor-tab-000000001", "follower-tab-00000000001"
+	instructor, follower := testTab("instructor-tab-000000001"), testTab("follower-tab-00000000001")
 	// The join link (and its QR code) on the instructor's page names the
 	// proxy's address, not the upstream's.
 	if st, body := call(t, "GET", base+"/r/"+room.Code+"/present", "", "olab_key_"+room.Code+"="+room.Key); st != 200 || !strings.Contains(body, strings.TrimPrefix(base, "http://")+"/r") {
@@ -281,6 +284,7 @@ func TestNginxTwoReplicas(t *testing.T) {
 		// compares the Origin with the Host).
 		req.Header.Set("Origin", base)
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + room.Code, Value: room.Key})
+		req.AddCookie(browserCookie())
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -334,12 +338,13 @@ func TestNginxTwoReplicas(t *testing.T) {
 		t.Errorf("a 4 MiB upload through nginx: %d %.200s, want the replica's 413", res.StatusCode, b)
 	}
 
-	// The access log has the streams, without their query (the tab's id).
+	// The access log has the streams, without the tab's id (in the
+	// POST's body) or the browser's identity (a cookie).
 	logged, err := os.ReadFile(accessLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(logged), `"GET /lab/stream HTTP/1.1" 200`) || strings.Contains(string(logged), follower) || strings.Contains(string(logged), "datastar") {
+	if !strings.Contains(string(logged), `"POST /lab/stream HTTP/1.1" 200`) || strings.Contains(string(logged), follower[:16]) || strings.Contains(string(logged), testBrowser) || strings.Contains(string(logged), "datastar") {
 		t.Errorf("nginx's access log, want the streams without their query:\n%s", logged)
 	}
 }

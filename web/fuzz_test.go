@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
@@ -112,6 +113,7 @@ func fuzzRequest(method, target, body, contentType string) *http.Request {
 		u = &url.URL{Path: "/" + strings.TrimLeft(target, "/")}
 	}
 	req.URL, req.RequestURI = u, u.RequestURI()
+	req.AddCookie(webtest.BrowserCookie()) // the fuzzed tabs are the tests' browser's: past the tab's check
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -123,30 +125,30 @@ var hostileNumbers = []string{"NaN", "Infinity", "-Inf", "1e999", "-1e308", "922
 // FuzzLabCommand: POST /lab/cmd/{verb} with any signals.
 func FuzzLabCommand(f *testing.F) {
 	for _, v := range lab.VerbNames() {
-		f.Add(v, `{"tab":"fuzz-tab-000000000001","preset":"search-cache"}`)
+		f.Add(v, `{"tab":"`+webtest.TabOf("fuzz-tab-000000000001")+`","preset":"search-cache"}`)
 	}
 	for _, n := range hostileNumbers {
-		f.Add("set", `{"tab":"fuzz-tab-000000000002","cfg":{"max_ejection_percent":`+n+`,"rps":"`+n+`"}}`)
-		f.Add("scrub", `{"tab":"fuzz-tab-000000000003","cursor":`+n+`}`)
+		f.Add("set", `{"tab":"`+webtest.TabOf("fuzz-tab-000000000002")+`","cfg":{"max_ejection_percent":`+n+`,"rps":"`+n+`"}}`)
+		f.Add("scrub", `{"tab":"`+webtest.TabOf("fuzz-tab-000000000003")+`","cursor":`+n+`}`)
 	}
-	f.Add("inject", `{"tab":"fuzz-tab-000000000004","injectHost":"h99999999999","inject":"h1@NaN"}`)
-	f.Add("lesson", `{"tab":"fuzz-tab-000000000005","lesson":"cap","step":"`+strings.Repeat("x", 5000)+`"}`)
-	f.Add("answer", `{"tab":"fuzz-tab-000000000006","lesson":"nope","predicted":true}`)
+	f.Add("inject", `{"tab":"`+webtest.TabOf("fuzz-tab-000000000004")+`","injectHost":"h99999999999","inject":"h1@NaN"}`)
+	f.Add("lesson", `{"tab":"`+webtest.TabOf("fuzz-tab-000000000005")+`","lesson":"cap","step":"`+strings.Repeat("x", 5000)+`"}`)
+	f.Add("answer", `{"tab":"`+webtest.TabOf("fuzz-tab-000000000006")+`","lesson":"nope","predicted":true}`)
 	f.Fuzz(func(t *testing.T, verb, body string) {
 		l := startFuzzLab(t)
 		l.serve(t, fuzzRequest("POST", "/lab/cmd/"+url.PathEscape(verb), body, "application/json"))
 	})
 }
 
-// FuzzLabStream: GET /lab/stream?datastar=… and the recording's stream,
-// to their first event.
+// FuzzLabStream: POST /lab/stream and the recording's stream, with any
+// signals, to their first event.
 func FuzzLabStream(f *testing.F) {
-	f.Add(`{"tab":"fuzz-stream-00000000001","preset":"search-cache"}`, false)
-	f.Add(`{"tab":"fuzz-stream-00000000002","lesson":"cap","step":"cap-17"}`, false)
-	f.Add(`{"tab":"fuzz-stream-00000000003","room":"ZZZZZZ","roomRole":"follow"}`, false)
-	f.Add(`{"tab":"fuzz-stream-00000000004","recSpeed":"NaN"}`, true)
+	f.Add(`{"tab":"`+webtest.TabOf("fuzz-stream-00000000001")+`","preset":"search-cache"}`, false)
+	f.Add(`{"tab":"`+webtest.TabOf("fuzz-stream-00000000002")+`","lesson":"cap","step":"cap-17"}`, false)
+	f.Add(`{"tab":"`+webtest.TabOf("fuzz-stream-00000000003")+`","room":"ZZZZZZ","roomRole":"follow"}`, false)
+	f.Add(`{"tab":"`+webtest.TabOf("fuzz-stream-00000000004")+`","recSpeed":"NaN"}`, true)
 	for _, n := range hostileNumbers {
-		f.Add(`{"tab":"fuzz-stream-00000000005","cursor":`+n+`,"cfg":{"interval":`+n+`}}`, false)
+		f.Add(`{"tab":"`+webtest.TabOf("fuzz-stream-00000000005")+`","cursor":`+n+`,"cfg":{"interval":`+n+`}}`, false)
 	}
 	f.Add(`not json`, false)
 	f.Fuzz(func(t *testing.T, signals string, recording bool) {
@@ -156,7 +158,7 @@ func FuzzLabStream(f *testing.F) {
 		if recording {
 			path = "/r/" + l.code + "/recording/stream"
 		}
-		l.serve(t, fuzzRequest("GET", path+"?datastar="+url.QueryEscape(signals), "", ""))
+		l.serve(t, fuzzRequest("POST", path, signals, "application/json"))
 	})
 }
 
@@ -191,8 +193,10 @@ func FuzzRoomAPI(f *testing.F) {
 		{"POST", "/r/ROOM/explore?scene=NaN&stop=maybe", ``, true},
 		{"POST", "/r/ROOM/explore", `{"scene":1e308,"stop":"yes"}`, true},
 		{"POST", "/r/ROOM/lock", `{"lock":"maybe"}`, true},
-		{"POST", "/r/ROOM/recording/speed?speed=Inf", `{"tab":"fuzz-rec-0000000000001"}`, false},
-		{"POST", "/r/ROOM/recording/seek", `{"tab":"fuzz-rec-0000000000001","recAt":NaN}`, false},
+		{"POST", "/r/ROOM/identities?per_address=1e308", ``, true},
+		{"POST", "/r/ROOM/identities?per_address=-0", ``, true},
+		{"POST", "/r/ROOM/recording/speed?speed=Inf", `{"tab":"` + webtest.TabOf("fuzz-rec-0000000000001") + `"}`, false},
+		{"POST", "/r/ROOM/recording/seek", `{"tab":"` + webtest.TabOf("fuzz-rec-0000000000001") + `","recAt":NaN}`, false},
 		{"GET", "/r/ROOM/recording.json", ``, true},
 		{"GET", "/r/ROOM/recording?speed=0", ``, false},
 		{"GET", "/r/ROOM/handout?scene=NaN", ``, false},

@@ -56,7 +56,7 @@ func TestHealthzHead(t *testing.T) {
 // Issue 15, defect 6: a page on another site cannot post commands.
 func TestCrossSitePostsRefused(t *testing.T) {
 	h := newTestServer(t).Handler()
-	body := `{"tab":"crosssitetab00000001"}`
+	body := `{"tab":"` + webtest.TabOf("crosssitetab00000001") + `"}`
 	for _, c := range []struct {
 		name, header, value string
 		want                int
@@ -69,6 +69,7 @@ func TestCrossSitePostsRefused(t *testing.T) {
 		{"no browser headers (curl)", "", "", http.StatusNoContent},
 	} {
 		req := httptest.NewRequest(http.MethodPost, "/lab/cmd/pause", strings.NewReader(body))
+		req.AddCookie(webtest.BrowserCookie())
 		if c.header != "" {
 			req.Header.Set(c.header, c.value)
 		}

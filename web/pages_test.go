@@ -23,7 +23,7 @@ func TestPages(t *testing.T) {
 		has    []string
 	}{
 		{"/", 200, []string{`href="/lab"`, "search-cache", "/lab?preset=dead-host"}},
-		{"/lab", 200, []string{"search-cache", `data-init="@get(`, `id="stream"`, `name="max_ejection_percent"`, `id="chart-lanes"`, "vendor/echarts.min.js?v="}},
+		{"/lab", 200, []string{"search-cache", `data-init="@post(`, `id="stream"`, `name="max_ejection_percent"`, `id="chart-lanes"`, "vendor/echarts.min.js?v="}},
 		{"/lab?preset=dead-host", 200, []string{`<option value="dead-host" selected>`}},
 		// The breaker is a number field (no slider holds 0–4294967295),
 		// named by its Envoy path; long ranges have a field beside the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -159,8 +158,9 @@ func BenchmarkMemoryPerTab(b *testing.B) {
 					if strings.HasPrefix(mode, "own") {
 						cfg = fmt.Sprintf(`,"cfg":{"max_ejection_percent":%d}`, i+1)
 					}
-					sig := fmt.Sprintf(`{"tab":"tab-%016d","preset":"search-cache","cursor":30%s}`, i, cfg)
-					req := httptest.NewRequestWithContext(ctx, "GET", "/lab/stream?datastar="+url.QueryEscape(sig), nil)
+					sig := fmt.Sprintf(`{"tab":%q,"preset":"search-cache","cursor":30%s}`, webtest.TabOf(fmt.Sprintf("tab-%016d", i)), cfg)
+					req := httptest.NewRequestWithContext(ctx, "POST", "/lab/stream", strings.NewReader(sig))
+					req.AddCookie(webtest.BrowserCookie())
 					req.Header.Set("Accept-Encoding", enc)
 					w := newSinkWriter()
 					wg.Go(func() { h.ServeHTTP(w, req) })
@@ -216,8 +216,7 @@ func openStreamB(b *testing.B, base, signals string) <-chan webtest.Event {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
-	res, err := http.DefaultClient.Do(req) // transparent gunzip
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(ctx, base, "/lab/stream", signals)) // transparent gunzip
 	if err != nil {
 		b.Fatal(err)
 	}

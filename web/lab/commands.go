@@ -18,6 +18,7 @@ import (
 	"outlierlab/web/csp"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabrelay"
 	"outlierlab/web/tabstate"
 )
@@ -40,23 +41,21 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		TooMany(w, "commands")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			err = httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.MaxBody))
-		} else {
-			err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("cannot read the request body: %w", err))
-		}
-		httperr.Write(w, err, httperr.KindMalformed)
+	body, ok := s.readBody(w, r)
+	if !ok {
 		return
 	}
 	var sig TabSignals
-	how := s.forward(w, r, body)
+	if !readTab(w, r, &sig, body) {
+		return
+	}
+	// Checked here, then again by the holder (the request's cookie goes
+	// with it): a command another browser sent is never forwarded.
+	how := s.forward(w, r, sig.Tab, sig.Conn, body)
 	if how == answered {
 		return
 	}
-	sess, ok := s.tabSession(w, r, &sig, "body", func(v any) error { return json.Unmarshal(body, v) })
+	sess, ok := s.tabSession(w, r, &sig, false)
 	if !ok {
 		return
 	}
@@ -83,20 +82,52 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// tabSession reads the tab's signals into sig with read (from where: the
-// command's body, the stream's query), checks the tab id and finds or
-// rebuilds its session; on bad input it answers the request itself (4xx
-// naming the problem) and returns false.
-func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *TabSignals, where string, read func(any) error) (*Session, bool) {
-	if err := read(sig); err != nil {
-		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("%s: not a JSON object of signals: %w", where, err)), httperr.KindMalformed)
+// readBody reads a command's or a stream's body (its signals), up to
+// MaxBody; it answers the request itself (413, 400) when it cannot.
+func (s *Lab) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			err = httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body is larger than %d bytes", s.MaxBody))
+		} else {
+			err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("cannot read the request body: %w", err))
+		}
+		httperr.Write(w, err, httperr.KindMalformed)
 		return nil, false
 	}
-	sess, err := s.SessionFor(sig, s.PeerAddr(r), r.Method == http.MethodGet)
+	return body, true
+}
+
+// readTab reads the tab's signals from a request's body into sig and
+// checks its tab id: one the lab issues (400 otherwise) and issued to the
+// request's browser (403 otherwise: web/tabid). A refused request
+// touches no session. It answers the request itself and returns false
+// when it refuses.
+func readTab(w http.ResponseWriter, r *http.Request, sig *TabSignals, body []byte) bool {
+	err := json.Unmarshal(body, sig)
+	if err != nil {
+		err = httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
+	} else {
+		err = tabid.Check(r, sig.Tab)
+	}
+	if err != nil {
+		httperr.Write(w, err, httperr.KindMalformed)
+		return false
+	}
+	return true
+}
+
+// tabSession finds or rebuilds the session of the tab readTab checked,
+// for a stream (counted in, see SessionFor) or a command; when it cannot
+// it answers the request itself (4xx naming the problem) and returns
+// false.
+func (s *Lab) tabSession(w http.ResponseWriter, r *http.Request, sig *TabSignals, stream bool) (*Session, bool) {
+	sess, err := s.SessionFor(sig, tabid.Browser(r), s.PeerAddr(r), stream)
 	switch {
 	case errors.Is(err, errTooManyTabs):
 		TooMany(w, "new tabs")
-	case errors.Is(err, errSessionFull) && r.Method == http.MethodPost:
+	case errors.Is(err, errSessionFull) && !stream:
 		tellReload(w, r)
 	case err != nil:
 		httperr.Write(w, err, httperr.KindBadValue)
@@ -132,12 +163,17 @@ func tellReload(w http.ResponseWriter, r *http.Request) {
 
 // SessionFor finds the tab's session, or rebuilds it from the signals the
 // request carries (a new tab, or one whose session expired or lived on a
-// server that restarted).
+// server that restarted), for browser, the request's identity: a tab id
+// not issued to it is refused (403, web/tabid), and nothing is found,
+// made or changed.
 // With stream set, the session comes with that stream counted (the caller
 // uncounts it when the stream ends), so that it is never evicted from
 // under its stream, not even between its creation and the stream's start.
-func (s *Lab) SessionFor(sig *TabSignals, addr string, stream bool) (*Session, error) {
-	if err := CheckTab(sig.Tab); err != nil {
+func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*Session, error) {
+	if err := tabid.CheckForm(sig.Tab); err != nil {
+		return nil, err
+	}
+	if err := tabid.Owned(sig.Tab, browser); err != nil {
 		return nil, err
 	}
 	if sess := s.Sessions.Get(sig.Tab); sess != nil {

@@ -170,11 +170,11 @@ func TestCommandsMoveCursor(t *testing.T) {
 // No body, however odd, makes a command fail with a 5xx or a panic.
 func FuzzCommand(f *testing.F) {
 	for _, seed := range []string{
-		`{"tab":"0123456789abcdef0123","cfg":{"max_ejection_percent":34}}`,
-		`{"tab":"0123456789abcdef0123","cursor":1e300}`,
-		`{"tab":"0123456789abcdef0123","cursor":-1,"speed":"16"}`,
-		`{"tab":"0123456789abcdef0123","preset":"burst","cfg":{"hosts":50,"rps":3000}}`,
-		`{"tab":"0123456789abcdef0123","cfg":{"interval":1,"base_ejection_time":600}}`,
+		`{"tab":"` + webtest.Tab + `","cfg":{"max_ejection_percent":34}}`,
+		`{"tab":"` + webtest.Tab + `","cursor":1e300}`,
+		`{"tab":"` + webtest.Tab + `","cursor":-1,"speed":"16"}`,
+		`{"tab":"` + webtest.Tab + `","preset":"burst","cfg":{"hosts":50,"rps":3000}}`,
+		`{"tab":"` + webtest.Tab + `","cfg":{"interval":1,"base_ejection_time":600}}`,
 		`[]`, `null`, `{"cfg":null}`,
 	} {
 		f.Add("set", seed)

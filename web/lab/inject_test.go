@@ -3,7 +3,6 @@ package lab
 import (
 	"encoding/json"
 	"math"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -143,7 +142,7 @@ func TestStreamInject(t *testing.T) {
 func TestPermalinkInject(t *testing.T) {
 	lab, ts := startTestServer(t)
 	const u = "/lab?preset=search-cache&max_ejection_percent=34&inject=h3@60s,h1@120s&t=60"
-	res, err := http.Get(ts.URL + u)
+	res, err := webtest.Get(ts.URL + u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,7 +172,7 @@ func (s *Lab) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 func (s *Lab) Routes(r chi.Router) {
 	r.Get("/", s.home)
 	r.Get("/lab", s.labPage)
-	r.Get("/lab/stream", s.stream)
+	r.Post("/lab/stream", s.stream)
 	r.Post("/lab/cmd/{verb}", s.command)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)

@@ -420,7 +420,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 	at(3, "a setting changed")
 
 	// A tab whose session is gone comes back with its own cursor: held too.
-	other := strings.Repeat("d", 20)
+	other := webtest.TabOf(strings.Repeat("d", 20))
 	if res := webtest.Do(t, h, "POST", "/lab/cmd/step", `{"tab":"`+other+`","lesson":"cap","cursor":20}`, "Content-Type", "application/json"); res.StatusCode != 204 {
 		t.Fatalf("rebuilt tab: %d", res.StatusCode)
 	}
@@ -493,24 +493,24 @@ func TestLessonCommands(t *testing.T) {
 	if sess := s.Sessions.Get(webtest.Tab); sess.preset != "search-cache" || sess.runOf().Values["max_ejection_percent"] != 10 {
 		t.Errorf("back to the start: preset %s, cap %v", sess.preset, sess.runOf().Values["max_ejection_percent"])
 	}
-	free := `"tab":"` + strings.Repeat("f", 20) + `"`
+	free := `"tab":"` + webtest.TabOf(strings.Repeat("f", 20)) + `"`
 	if st, body := post("lesson", `{`+free+`,"step":""}`); st != 409 || !strings.HasPrefix(body, "lesson:") {
 		t.Errorf("lesson command on a free-lab tab: %d %s", st, body)
 	}
-	if st, body := post("play", `{"tab":"`+strings.Repeat("e", 20)+`","lesson":"nope"}`); st != 404 || !strings.HasPrefix(body, "lesson:") {
+	if st, body := post("play", `{"tab":"`+webtest.TabOf(strings.Repeat("e", 20))+`","lesson":"nope"}`); st != 404 || !strings.HasPrefix(body, "lesson:") {
 		t.Errorf("unknown lesson: %d %s", st, body)
 	}
 	// Reset on a lesson tab goes back to the lesson's settings, not the
 	// preset's (the cap lesson starts at hosts 6, cap 10, as search-cache
 	// does; the consecutive lesson changes the fault).
-	tab := `"tab":"` + strings.Repeat("c", 20) + `","lesson":"consecutive"`
+	tab := `"tab":"` + webtest.TabOf(strings.Repeat("c", 20)) + `","lesson":"consecutive"`
 	if st, body := post("set", `{`+tab+`,"seq":1,"cfg":{"consecutive_5xx":7}}`); st != 204 {
 		t.Fatalf("set: %d %s", st, body)
 	}
 	if st, _ := post("reset", `{`+tab+`}`); st != 204 {
 		t.Fatal("reset")
 	}
-	r := s.Sessions.Get(strings.Repeat("c", 20)).runOf()
+	r := s.Sessions.Get(webtest.TabOf(strings.Repeat("c", 20))).runOf()
 	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(tabstate.ControlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
 	}

@@ -13,6 +13,7 @@ import (
 	"outlierlab/web/labview"
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/page"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -40,7 +41,7 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
 		return
 	}
-	v, err := s.LessonView(d)
+	v, err := s.LessonView(d, s.Browser(w, r))
 	if err != nil {
 		httperr.Plain(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
 		return
@@ -77,9 +78,10 @@ func lessonLink(d *lessonbook.Doc) view.LessonLink {
 }
 
 // LessonView is a lesson page for a new tab, at t = 0 on the lesson's
-// start: complete and readable before the stream connects.
-func (s *Lab) LessonView(d *lessonbook.Doc) (view.Lesson, error) {
-	return s.LessonViewFor(d, NewTabID())
+// start: complete and readable before the stream connects; its tab's id
+// is issued for browser (the page's request's, Lab.Browser).
+func (s *Lab) LessonView(d *lessonbook.Doc, browser string) (view.Lesson, error) {
+	return s.LessonViewFor(d, tabid.New(browser))
 }
 
 // LessonViewFor is LessonView for the tab with id tab: a room's page

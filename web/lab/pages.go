@@ -12,6 +12,7 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/labview"
 	"outlierlab/web/page"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/tools"
@@ -39,7 +40,7 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 		var lab view.Lab
-		lab, err = s.LabView(link)
+		lab, err = s.LabView(link, s.Browser(w, r))
 		if err == nil {
 			lab.View = mode
 			csp.AllowTabScripts(w, lab.Tab)
@@ -80,8 +81,9 @@ func linkErrorKind(err error, link tabstate.LabLink) httperr.Kind {
 // stream's first redraw replaces its live parts. The tab's session is
 // built from the page's signals (inputs and cursor) by its first request,
 // as any session is rebuilt: a page view alone keeps nothing on the server.
-func (s *Lab) LabView(link tabstate.LabLink) (view.Lab, error) {
-	return s.LabViewFor(link, NewTabID())
+// The tab's id is issued for browser (the page's request's, Browser).
+func (s *Lab) LabView(link tabstate.LabLink, browser string) (view.Lab, error) {
+	return s.LabViewFor(link, tabid.New(browser))
 }
 
 // LabViewFor is LabView for the tab with id tab (LessonViewFor).
@@ -109,6 +111,13 @@ func (s *Lab) LabViewFor(link tabstate.LabLink, tab string) (view.Lab, error) {
 		Inject:    tabstate.InjectView(run),
 		Lint:      lintOf(run),
 	}, nil
+}
+
+// Browser is the browser identity a page's tab is issued for: the
+// request's olab_browser cookie, or a new one set on w (web/tabid). Call
+// it before the page's header is written.
+func (s *Lab) Browser(w http.ResponseWriter, r *http.Request) string {
+	return tabid.Ensure(w, r, s.Proxies.Secure(r))
 }
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"maps"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -46,7 +45,7 @@ func inputValue(t *testing.T, body, id string) string {
 func TestPermalinkOpens(t *testing.T) {
 	lab, ts := startTestServer(t)
 
-	res, err := http.Get(ts.URL + "/lab?preset=search-cache&max_ejection_percent=34&base_ejection_time=45s&hosts=8&retries=2&t=80")
+	res, err := webtest.Get(ts.URL + "/lab?preset=search-cache&max_ejection_percent=34&base_ejection_time=45s&hosts=8&retries=2&t=80")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -30,8 +29,8 @@ func TestRunsBoundedByCache(t *testing.T) {
 	s.Runs = tabstate.NewRunCacheBytes(64, 1) // one run at a time
 	var refs []weak.Pointer[tabstate.Run]
 	for i := range 60 {
-		sig := &TabSignals{Tab: fmt.Sprintf("tab-%016d", i), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}
-		sess, err := s.SessionFor(sig, "", false)
+		sig := &TabSignals{Tab: webtest.TabOf(fmt.Sprintf("tab-%016d", i)), Preset: "search-cache", Cfg: map[string]json.RawMessage{"max_ejection_percent": json.RawMessage(fmt.Sprint(i + 1))}}
+		sess, err := s.SessionFor(sig, webtest.Browser, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +48,7 @@ func TestRunsBoundedByCache(t *testing.T) {
 		t.Fatalf("%d of 60 runs alive after GC (cache holds 1); %d sessions", alive, s.Sessions.len())
 	}
 	// A session whose run went is rebuilt on demand, the same frames.
-	sess := s.Sessions.Get("tab-0000000000000007")
+	sess := s.Sessions.Get(webtest.TabOf("tab-0000000000000007"))
 	if r := sess.runOf(); r.Config.MaxEjectionPercent != 8 || len(r.Frames) == 0 {
 		t.Fatalf("rebuilt run: cap %d, %d frames", r.Config.MaxEjectionPercent, len(r.Frames))
 	}
@@ -67,9 +66,10 @@ func TestRateLimits(t *testing.T) {
 	t.Cleanup(s.Shutdown)
 	h := s.Handler()
 	post := func(tab int) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("POST", "/lab/cmd/step", strings.NewReader(fmt.Sprintf(`{"tab":"tab-%016d"}`, tab)))
+		req := httptest.NewRequest("POST", "/lab/cmd/step", strings.NewReader(fmt.Sprintf(`{"tab":%q}`, webtest.TabOf(fmt.Sprintf("tab-%016d", tab)))))
 		req.RemoteAddr = "192.0.2.7:1234"
 		req.Header.Set("Content-Type", "application/json")
+		req.AddCookie(webtest.BrowserCookie())
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		return w
@@ -101,11 +101,11 @@ func TestCommandsPastCapRedraw(t *testing.T) {
 	t.Cleanup(ts.Close)
 	streams := make([]<-chan webtest.Event, tabs)
 	for i := range tabs {
-		streams[i] = webtest.OpenStream(t, ts.URL, fmt.Sprintf(`{"tab":"tab-%016d","preset":"search-cache"}`, i))
+		streams[i] = webtest.OpenStream(t, ts.URL, fmt.Sprintf(`{"tab":%q,"preset":"search-cache"}`, webtest.TabOf(fmt.Sprintf("tab-%016d", i))))
 		waitCursor(t, streams[i], 0)
 	}
 	for i := range tabs {
-		res, err := http.Post(ts.URL+"/lab/cmd/scrub", "application/json", strings.NewReader(fmt.Sprintf(`{"tab":"tab-%016d","cursor":17}`, i)))
+		res, err := webtest.Post(ts.URL+"/lab/cmd/scrub", fmt.Sprintf(`{"tab":%q,"cursor":17}`, webtest.TabOf(fmt.Sprintf("tab-%016d", i))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,11 +130,12 @@ func TestLostSessionReloads(t *testing.T) {
 	s := newTestServer(t)
 	s.Sessions.max, s.Sessions.grace = 1, 0
 	for i := range 2 {
-		if _, err := s.SessionFor(&TabSignals{Tab: fmt.Sprintf("tab-%016d", i)}, "", true); err != nil {
+		if _, err := s.SessionFor(&TabSignals{Tab: webtest.TabOf(fmt.Sprintf("tab-%016d", i))}, webtest.Browser, "", true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	req := httptest.NewRequest("POST", "/lab/cmd/step", strings.NewReader(`{"tab":"tab-0000000000000009"}`))
+	req := httptest.NewRequest("POST", "/lab/cmd/step", strings.NewReader(`{"tab":"`+webtest.TabOf("tab-0000000000000009")+`"}`))
+	req.AddCookie(webtest.BrowserCookie())
 	w := httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, req)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "outlierlabReload") {
@@ -151,8 +152,7 @@ func TestStreamKeepalive(t *testing.T) {
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sig := url.QueryEscape(`{"tab":"tab-0000000000000001"}`)
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/lab/stream?datastar="+sig, nil)
+	req := webtest.StreamRequest(ctx, ts.URL, "/lab/stream", `{"tab":"`+webtest.TabOf("tab-0000000000000001")+`"}`)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {

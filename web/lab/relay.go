@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"path"
@@ -37,23 +36,18 @@ const (
 	orphaned
 )
 
-// forward sends a command whose tab streams on another replica there.
-func (s *Lab) forward(w http.ResponseWriter, r *http.Request, body []byte) relayOutcome {
-	if s.relay == nil || tabrelay.Forwarded(r) {
+// forward sends a command of tab (checked: readTab), whose page says its
+// stream is conn, to the replica that holds the tab's stream, when that
+// is another.
+func (s *Lab) forward(w http.ResponseWriter, r *http.Request, tab, conn string, body []byte) relayOutcome {
+	if s.relay == nil || tabrelay.Forwarded(r) || s.streamsHere(tab) {
 		return serveHere
 	}
-	var head struct {
-		Tab  string `json:"tab"`
-		Conn string `json:"conn"`
-	}
-	if json.Unmarshal(body, &head) != nil || CheckTab(head.Tab) != nil || s.streamsHere(head.Tab) {
-		return serveHere // a bad body is refused here, naming what is wrong
-	}
-	err := s.relay.Forward(w, r, head.Tab, body)
+	err := s.relay.Forward(w, r, tab, body)
 	switch {
 	case err == nil:
 		return answered
-	case errors.Is(err, tabrelay.ErrNoHolder) && head.Conn == ConnLive:
+	case errors.Is(err, tabrelay.ErrNoHolder) && conn == ConnLive:
 		return orphaned
 	case errors.Is(err, tabrelay.ErrNoHolder):
 		return serveHere // a tab with no stream yet (or a script's): its session is made here
@@ -68,6 +62,8 @@ func (s *Lab) forward(w http.ResponseWriter, r *http.Request, body []byte) relay
 // ForwardCommand sends a command of tab (its body read as body) that is
 // not the lab's own (a recording player's) to the replica that holds the
 // tab's stream, when that is another: true when that replica answered.
+// The caller has checked the tab is the request's browser's (tabid.Check);
+// the holder checks again.
 func (s *Lab) ForwardCommand(w http.ResponseWriter, r *http.Request, tab string, body []byte) bool {
 	if s.relay == nil || tabrelay.Forwarded(r) || s.streamsHere(tab) {
 		return false

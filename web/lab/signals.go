@@ -1,12 +1,9 @@
 package lab
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 
 	"outlierlab/engine/scenario"
 	"outlierlab/web/httperr"
@@ -17,7 +14,9 @@ import (
 // TabSignals is what a lab page's Datastar signals hold, and so what every
 // stream and command request carries (Datastar sends all signals whose
 // name does not start with "_"): the tab id, the inputs, the cursor.
-// Together they are enough to rebuild the tab's session from nothing.
+// Together they are enough to rebuild the tab's session from nothing,
+// for the browser the tab's id was issued to (web/tabid): the id names
+// the tab, the browser's cookie proves it is the tab's.
 type TabSignals struct {
 	Tab    string                     `json:"tab"`
 	Preset string                     `json:"preset"`
@@ -45,24 +44,6 @@ type TabSignals struct {
 	// a command from a page whose stream is live, which no replica holds,
 	// tells the page to reconnect (relay.go).
 	Conn string `json:"conn"`
-}
-
-// NewTabID is a fresh random tab id. Each page load gets its own, so two
-// tabs (or two visitors) never share a session.
-func NewTabID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// CheckTab accepts the ids newTabID makes (and any similar token), nothing
-// that could be used to probe or bloat the session map. A bad one is a
-// malformed request: no page of the lab sends it.
-func CheckTab(tab string) error {
-	if len(tab) < 16 || len(tab) > 64 || strings.Trim(tab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != "" {
-		return httperr.WithKind(httperr.KindMalformed, &httperr.FieldError{Field: "tab", Msg: fmt.Sprintf("%q is not a tab id (allowed 16–64 letters, digits, - or _)", httperr.Truncate(tab, 80))})
-	}
-	return nil
 }
 
 // The signals the server sets, typed as the incoming tabSignals are. A

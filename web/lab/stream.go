@@ -39,8 +39,9 @@ const streamCheck = 10 * time.Second
 // browser to read them (a phone on bad Wi-Fi catches up in seconds).
 const streamWriteTimeout = 30 * time.Second
 
-// stream handles GET /lab/stream. The tab's signals come in the query
-// (Datastar's @get sends them as ?datastar=…).
+// stream handles POST /lab/stream. The tab's signals come in the body
+// (Datastar's @post), never in the address: the tab's id would be written
+// in every proxy's log of it.
 func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 	s.ServeStream(w, r, s.follow)
 }
@@ -51,15 +52,24 @@ func (s *Lab) stream(w http.ResponseWriter, r *http.Request) {
 // player stream the player). An error of open is the stream's answer
 // (of its kind, else 422), but ErrRoomsNotReady: the stream then waits
 // for the rooms, open again; and a tab's room that is gone, which the
-// stream says on the page.
+// stream says on the page. The request's signals are its body, read
+// here once: open reads them again with StreamSignals.
 func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*http.Request, *Session) (Follow, error)) {
 	release, ok := s.streamSlot(w, r)
 	if !ok {
 		return
 	}
 	defer release()
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), signalsKey{}, body))
 	var sig TabSignals
-	sess, ok := s.tabSession(w, r, &sig, "datastar", func(v any) error { return datastar.ReadSignals(r, v) })
+	if !readTab(w, r, &sig, body) {
+		return
+	}
+	sess, ok := s.tabSession(w, r, &sig, true)
 	if !ok {
 		return
 	}
@@ -95,6 +105,16 @@ func (s *Lab) ServeStream(w http.ResponseWriter, r *http.Request, open func(*htt
 	defer s.streamOpened(r, sess.tab)()
 	defer s.holdTab(sess.tab)()
 	s.tabLoop(r, http.NewResponseController(w), cw, sse, sess, f, parseDrawn(sig.Drawn))
+}
+
+// signalsKey holds a stream request's body, its signals (ServeStream).
+type signalsKey struct{}
+
+// StreamSignals reads the signals of a stream's request into v: the body
+// ServeStream read (a stream's open, and Rooms.Gone, read them here).
+func StreamSignals(r *http.Request, v any) error {
+	b, _ := r.Context().Value(signalsKey{}).([]byte)
+	return json.Unmarshal(b, v)
 }
 
 // tabLoop is a tab's stream until the tab goes, the connection fails or
@@ -212,14 +232,7 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 // tab with an open stream is never dropped (SessionStore.evict), so
 // -max-tabs bounds only the tabs without one, and the streams need a bound
 // of their own (-max-streams), else each costs memory without end.
-//
-// A HEAD is answered here with a stream's headers: as GET without the body,
-// but not a stream that never ends.
 func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	if r.Method == http.MethodHead {
-		w.Header().Set("Content-Type", "text/event-stream")
-		return nil, false
-	}
 	select {
 	case <-s.closing:
 		// Shutting down: the page tries again, and a proxy sends it to a

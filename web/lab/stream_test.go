@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,7 +80,7 @@ func TestStreamPlays(t *testing.T) {
 	if n := webtest.SeriesLen(t, opts[chart.ChartClients], "failed %"); n != 2 {
 		t.Fatalf("resumed at cursor 2 with %d points", n)
 	}
-	res, err := http.Post(ts.URL+"/lab/cmd/play", "application/json", strings.NewReader(`{"tab":"`+webtest.Tab+`"}`))
+	res, err := webtest.Post(ts.URL+"/lab/cmd/play", `{"tab":"`+webtest.Tab+`"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +110,7 @@ func TestStreamSignals(t *testing.T) {
 		{`{"tab":"` + webtest.Tab + `","preset":"nope"}`, 404},
 		{`{"tab":"` + webtest.Tab + `","cfg":{"interval":0}}`, 422},
 	} {
-		res := webtest.Do(t, h, "GET", "/lab/stream?datastar="+url.QueryEscape(tt.signals), "")
+		res := webtest.Do(t, h, "POST", "/lab/stream", tt.signals)
 		if res.StatusCode != tt.status {
 			t.Errorf("%s: status %d, want %d", tt.signals, res.StatusCode, tt.status)
 		}
@@ -125,15 +124,14 @@ func TestStreamReconnectResumes(t *testing.T) {
 	sig := `{"tab":"` + webtest.Tab + `","preset":"search-cache","cursor":0}`
 
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(ctx, ts.URL, "/lab/stream", sig))
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := make(chan webtest.Event, 256)
 	go webtest.ReadEvents(res.Body, first)
 	webtest.NextCharts(t, first)
-	r, err := http.Post(ts.URL+"/lab/cmd/scrub", "application/json", strings.NewReader(`{"tab":"`+webtest.Tab+`","cursor":7}`))
+	r, err := webtest.Post(ts.URL+"/lab/cmd/scrub", `{"tab":"`+webtest.Tab+`","cursor":7}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +158,7 @@ func TestStreamSkipsWhatThePageDrew(t *testing.T) {
 	_, ts := startTestServer(t)
 	pageSig := func(t *testing.T) string {
 		t.Helper()
-		res, err := http.Get(ts.URL + "/lab?preset=search-cache&t=60")
+		res, err := webtest.Get(ts.URL + "/lab?preset=search-cache&t=60")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +187,7 @@ func TestStreamSkipsWhatThePageDrew(t *testing.T) {
 			sig := pageSig(t)
 			tab := regexp.MustCompile(`"tab":"([^"]+)"`).FindStringSubmatch(sig)[1]
 			body := strings.Replace(sig, `"max_ejection_percent":10`, `"max_ejection_percent":34`, 1)
-			res, err := http.Post(ts.URL+"/lab/cmd/set", "application/json", strings.NewReader(body))
+			res, err := webtest.Post(ts.URL+"/lab/cmd/set", body)
 			if err != nil || res.StatusCode != http.StatusNoContent {
 				t.Fatalf("set for %s: %v %v", tab, err, res.Status)
 			}

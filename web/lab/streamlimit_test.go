@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -47,10 +46,10 @@ func TestStreamsPerAddress(t *testing.T) {
 	ts := webtest.Serve(t, s)
 	open := func(i int, from string) *http.Response {
 		t.Helper()
-		sig := fmt.Sprintf(`{"tab":"addr-test-tab-%010d","preset":"search-cache"}`, i)
+		sig := fmt.Sprintf(`{"tab":%q,"preset":"search-cache"}`, webtest.TabOf(fmt.Sprintf("addr-test-tab-%010d", i)))
 		ctx, cancel := context.WithCancel(t.Context())
 		t.Cleanup(cancel)
-		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/lab/stream?datastar="+url.QueryEscape(sig), nil)
+		req := webtest.StreamRequest(ctx, ts.URL, "/lab/stream", sig)
 		req.Header.Set("X-Forwarded-For", from)
 		res, err := http.DefaultTransport.RoundTrip(req)
 		if err != nil {

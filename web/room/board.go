@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"outlierlab/web/httperr"
@@ -16,11 +17,38 @@ import (
 //
 //	POST /r/{code}/summon         bring everyone here (key)
 //	POST /r/{code}/lock?on=1|0    lock or unlock (key)
+//	POST /r/{code}/identities?per_address=N   attendee identities one client address may have (key; identity.go)
 func (s *Workshops) boardRoutes(r interface {
 	Post(string, http.HandlerFunc)
 }) {
 	r.Post("/r/{code}/summon", s.summonRoom)
 	r.Post("/r/{code}/lock", s.lockRoom)
+	r.Post("/r/{code}/identities", s.setIDsPerAddress)
+}
+
+// setIDsPerAddress sets how many attendee identities the room gives one
+// client address: the board's button raises it for a class on one
+// network, a script may set any number in range. Identities already
+// given stay; fewer only stops new ones.
+func (s *Workshops) setIDsPerAddress(w http.ResponseWriter, r *http.Request) {
+	n, err := httperr.Number("per_address", r.URL.Query().Get("per_address"), httperr.Span{Lo: 1, Hi: record.MaxIDsPerAddress})
+	if err == nil && n != float64(int(n)) {
+		err = &httperr.FieldError{Field: "per_address", Msg: fmt.Sprintf("%s is not a whole number (allowed 1–%d)", httperr.MessageNumber(n), record.MaxIDsPerAddress)}
+	}
+	if err != nil {
+		httperr.Write(w, err, httperr.KindBadValue)
+		return
+	}
+	code, _, ok := s.roomAPI(w, r, true)
+	if !ok {
+		return
+	}
+	rec, _, err := s.rooms.updateState(r.Context(), code, "identities", func(st *record.State) error { st.IDsPerAddress = int(n); return nil })
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindInternal)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]int{"idsPerAddress": s.rooms.idsPerAddress(&rec.State)})
 }
 
 func (s *Workshops) summonRoom(w http.ResponseWriter, r *http.Request) {

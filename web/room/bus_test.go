@@ -405,13 +405,13 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 		return h == nil
 	})
 	for i, cap := range []int{22, 37} {
-		if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+		if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
 			t.Fatalf("the instructor's move: %d %s", st, body)
 		}
 	}
 	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
 	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
-	if st, body := roomPost(t, la.ts.URL, "set", roomSig("instructor-tab-000000001", code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+	if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)
 	}
 	webtest.WaitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))

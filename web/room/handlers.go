@@ -22,6 +22,7 @@ import (
 	"outlierlab/web/qr"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -152,10 +153,15 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	if err := json.Unmarshal(body, &sig); err != nil {
 		return record.State{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
+	// The tab's session, when the page names its tab: the page's browser
+	// only (a tab id is no credential, web/tabid); else a session of its
+	// own, for no browser's tab.
+	browser := tabid.Browser(r)
 	if sig.Tab == "" {
-		sig.Tab = lab.NewTabID()
+		browser = tabid.NewBrowser()
+		sig.Tab = tabid.New(browser)
 	}
-	sess, err := s.SessionFor(&sig, "", false)
+	sess, err := s.SessionFor(&sig, browser, "", false)
 	if err != nil {
 		return record.State{}, err
 	}
@@ -286,8 +292,8 @@ func (s *Workshops) attendeePage(role string) http.HandlerFunc {
 				fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 			return
 		}
-		if !s.issueAttendee(w, r, code, &rec) {
-			tooManyAttendees(w, code, s.rooms.lim)
+		if err := s.issueAttendee(w, r, code, &rec); err != nil {
+			s.refuseAttendee(w, r, code, err)
 			return
 		}
 		s.renderRoom(w, r, code, &rec, role)
@@ -331,7 +337,7 @@ func (set *roomSet) full(code string) bool {
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
 func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
-	pg, err := s.roomPage(r, code, rec, role, "")
+	pg, err := s.roomPage(r, code, rec, role, tabid.New(s.Browser(w, r)), false)
 	if err != nil {
 		s.Log.Error("room: page", "room", code, "err", err)
 		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
@@ -354,20 +360,17 @@ type roomPageView struct {
 
 // roomPage is a room's page: the lab at the room's settings and cursor (a
 // lesson page at its start: the stream brings it to the room's step), with
-// the room's signals, and the room's strip (or the projector's frame). A
-// new page gets a new tab (tab ""); a page patched in place (repage)
-// keeps its tab, and its page's command sequence number (seq).
-func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role, tab string) (roomPageView, error) {
+// the room's signals, and the room's strip (or the projector's frame),
+// for the tab with id tab: a new page's is issued for the request's
+// browser (lab.Browser); a page patched in place (repage, inPlace) keeps
+// its tab, and its page's command sequence number (seq).
+func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, role, tab string, inPlace bool) (roomPageView, error) {
 	st := &rec.State
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.plans.View(code, role, st)
 	in, d, err := st.Inputs(s.Lessons)
 	if err != nil {
 		return roomPageView{}, err
-	}
-	inPlace := tab != ""
-	if !inPlace {
-		tab = lab.NewTabID()
 	}
 	signals := func(sig string) string { return withRoomSignals(sig, code, role, rec.Rev, inPlace) }
 	if d != nil {

@@ -40,9 +40,8 @@ type Limits struct {
 	// reloads: a class behind one NAT joins at once, a script guessing
 	// codes does not get far), and every other request of a room's address
 	// (/r/CODE/...) whose code names no room: guessing codes on the room
-	// API is as slow as on its pages. New attendee identities are limited
-	// per address and room to JoinBurst at once and a fifth of
-	// JoinsPerMinute after (identity.go).
+	// API is as slow as on its pages. New attendee identities have a
+	// budget of their own (IDsPerAddress).
 	JoinsPerMinute, JoinBurst int
 	// RoomsPerHour is how many rooms one client address may make in an
 	// hour (default 10, at once if it likes): an instructor trying plans
@@ -50,12 +49,20 @@ type Limits struct {
 	// makes new rooms only while the rooms' bucket is less than half full
 	// (quota.go).
 	RoomsPerHour int
+	// IDsPerAddress is how many attendee identities a room gives one
+	// client address (default 60: a class of fifty behind one NAT, and
+	// some who join twice), unless its instructor set another
+	// (identity.go).
+	IDsPerAddress int
 	// UnusedTTL is how long a room lives that nobody has used (default
 	// 1 h): no attendee has opened its page and its instructor has
 	// changed nothing. Its first use keeps it as long as any room (the
 	// bucket's TTL, 12 h after its last change).
 	UnusedTTL time.Duration
 }
+
+// DefaultIDsPerAddress is Limits.IDsPerAddress's default.
+const DefaultIDsPerAddress = 60
 
 // pageLoads is how many room pages one address may load at once, in
 // JoinBursts: a class's joins and two reloads each. Issue 33: fifty
@@ -91,6 +98,9 @@ func (l *Limits) defaults() {
 	if l.UnusedTTL <= 0 {
 		l.UnusedTTL = time.Hour
 	}
+	if l.IDsPerAddress <= 0 {
+		l.IDsPerAddress = DefaultIDsPerAddress
+	}
 	// JetStream's TTLs are whole seconds, one at least.
 	l.UnusedTTL = max(l.UnusedTTL.Round(time.Second), time.Second)
 }
@@ -116,9 +126,8 @@ type roomSet struct {
 	log *slog.Logger
 	// creates limits room creation, pages room pages, per address.
 	creates, pages *addrlimit.Limiter
-	// ids limits new attendee identities per address and room; guesses
-	// the requests for codes that name no room (limit.go).
-	ids, guesses *addrlimit.Limiter
+	// guesses limits the requests for codes that name no room (limit.go).
+	guesses *addrlimit.Limiter
 	// changes limits the key holder's changes of a room through the
 	// rooms' API, per room (quota.go).
 	changes *addrlimit.Limiter
@@ -139,7 +148,6 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 	lim.defaults()
 	return &roomSet{s: s, bus: bus, lim: lim, log: log, hubs: map[string]*roomHub{},
 		creates: addrlimit.NewPer(lim.RoomsPerHour, time.Hour, lim.RoomsPerHour), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
-		ids:      addrlimit.New(max(lim.JoinsPerMinute/5, 1), lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
 		changes:  addrlimit.New(changesPerSecond*60, changesBurst),
 		timeline: recording.NewTimeline(bus, s.Now, log)}
@@ -170,9 +178,12 @@ type roomHub struct {
 	// are forgotten once it asks another.
 	seen map[string]bool
 	// board is the room's attendees by presence key (presence.go),
-	// boardGen counts its changes.
+	// boardGen counts its changes (and those of ids).
 	board    map[string]presence
 	boardGen uint64
+	// ids is how many attendee identities each client address took in
+	// the room, by the address's tag (identity.go).
+	ids map[string]int
 	// boardNext is closed at the board's next change. Only the
 	// instructor's streams wait on it: an attendee joining, leaving or
 	// answering changes nothing on a follower's page but the answers'
@@ -220,6 +231,7 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
 		go h.watchPresence(wctx)
+		go h.watchIDs(wctx)
 		go h.followBus(wctx)
 	}
 	h.refs++

@@ -90,7 +90,7 @@ func TestBusOutage(t *testing.T) {
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
-		tab := fmt.Sprintf("follower-tab-%011d", i)
+		tab := webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i))
 		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tab, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
 		webtest.WaitFor(t, f, "a follower's first redraw", charted)
 		followers = append(followers, f)
@@ -192,7 +192,7 @@ func TestBusOutageOneServer(t *testing.T) {
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
-		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(fmt.Sprintf("follower-tab-%011d", i), code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
+		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
 		webtest.WaitFor(t, f, "a follower's first redraw", charted)
 		followers = append(followers, f)
 	}

@@ -2,7 +2,6 @@ package room
 
 import (
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -25,11 +24,14 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if st != 201 {
 		t.Fatalf("start: %d %s", st, body)
 	}
-	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	// The pages of the room's first scene (the cap lesson): a page on
+	// another is told to load the room's, and its stream sends the room's
+	// panels only at the room's next change.
+	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"lesson":"cap"`), code, key)
+	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap"`))
 	// A stream that claims the instructor's role without the key is
 	// refused, naming the key (issue 34: it could take over a tab).
-	if st, body := roomCall(t, "GET", lb.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "present", `"preset":"search-cache"`)), "", code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
+	if st, body := roomCall(t, "POST", lb.ts.URL+"/lab/stream", roomSig(tabFollower2, code, "present", `"preset":"search-cache"`), code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
 		t.Errorf("a keyless present stream: %d %s", st, body)
 	}
 	scenePanel := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-scene"`, parts...) }

@@ -126,13 +126,19 @@ func (h *roomHub) watchPresence(ctx context.Context) {
 		} else {
 			delete(h.board, e.Key())
 		}
-		h.boardGen++
-		close(h.boardNext)
-		h.boardNext = make(chan struct{})
+		h.boardChangedLocked()
 	})
 	if err != nil {
 		h.set.log.Warn("room bus: cannot watch the board", "room", h.code, "err", err)
 	}
+}
+
+// boardChangedLocked counts a change of the board and wakes the
+// instructor's streams. Callers hold h.mu.
+func (h *roomHub) boardChangedLocked() {
+	h.boardGen++
+	close(h.boardNext)
+	h.boardNext = make(chan struct{})
 }
 
 // watchKV follows key (a key or a pattern of the room's bucket) until ctx
@@ -190,6 +196,7 @@ func (h *roomHub) boardView() view.RoomBoard {
 		}
 	}
 	v.Total = len(v.Rows)
+	v.IDs = h.idsViewLocked()
 	return v
 }
 
@@ -216,10 +223,10 @@ func (w *roomWatch) sendBoard(sse *datastar.ServerSentEventGenerator) error {
 	cur := w.hub.current()
 	st := &cur.rec.State
 	scenes := scenes.BoardKey(st)
-	if gen == w.boardGen && scenes == w.boardScenes && w.boardSent {
+	if gen == w.boardGen && scenes == w.boardScenes && st.IDsPerAddress == w.boardIDs && w.boardSent {
 		return nil
 	}
-	w.boardGen, w.boardScenes, w.boardSent = gen, scenes, true
+	w.boardGen, w.boardScenes, w.boardIDs, w.boardSent = gen, scenes, st.IDsPerAddress, true
 	if err := sse.PatchElementTempl(templates.RoomBoardPanel(w.hub.boardView())); err != nil {
 		return fmt.Errorf("board: %w", err)
 	}

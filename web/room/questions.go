@@ -70,7 +70,8 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 	}
 	v.Hist = record.AnswerBars(q.Hist)
 	if role == "present" && !q.Revealed {
-		v.Sources = sourcesWords(sources(h.answers[q.ID]))
+		c := sources(h.answers[q.ID])
+		v.Sources, v.FewSources = sourcesWords(c), fewSourcesWords(c, h.set.idsPerAddress(&h.now.rec.State))
 	}
 	return v
 }
@@ -79,16 +80,17 @@ func (h *roomHub) questionView(role, who string) view.RoomQuestion {
 // a cookie, anonymous by design, with no account behind it. A browser
 // that clears it, or a script that never keeps it, is a new attendee,
 // which the server cannot tell from a classmate behind the same NAT: one
-// address may have JoinBurst identities of a room at once (a class of 50
-// behind one address answers at once) and a fifth of JoinsPerMinute a
-// minute after (12), each answering once. Tighter would refuse real
-// classes, and looser identities (a tab, an address) were worse (issue
-// 19). So the server keeps one identity per browser that keeps its
-// cookie, bounds what one address can mint, and shows the instructor
-// where the answers came from (sources: the count of distinct client
-// addresses, as tags that name none, and the most from one): 60 answers
-// from one address in a class sitting at home is stuffing; 40 from one
-// address in a classroom on one Wi-Fi is the class.
+// address may have the room's budget of identities (IDsPerAddress, 60
+// unless the instructor set another: a class of 50 behind one address
+// answers at once), each answering once, and no more however long it
+// tries. Tighter would refuse real classes, and looser identities (a tab,
+// an address) were worse (issue 19). So the server keeps one identity per
+// browser that keeps its cookie, bounds what one address can mint in a
+// room, and shows the instructor where the answers came from (sources:
+// the count of distinct client addresses, as tags that name none, and the
+// most from one, with a warning when most come from one): 60 answers from
+// one address in a class sitting at home is stuffing; 40 from one address
+// in a classroom on one Wi-Fi is the class.
 
 // sourceCount is where a question's answers came from.
 type sourceCount struct{ answers, addrs, most int }
@@ -123,6 +125,18 @@ func sourcesWords(c sourceCount) string {
 		s += fmt.Sprintf(", up to %d from one", c.most)
 	}
 	return s
+}
+
+// fewSourcesWords warns the instructor when most of the answers (6 at
+// least) come from one client address: a class on one network, or one
+// browser clearing its cookie to answer again, each time a new attendee
+// until the address's budget of identities (perAddress) is spent. ""
+// when the answers are spread.
+func fewSourcesWords(c sourceCount, perAddress int) string {
+	if c.answers < 6 || 2*c.most <= c.answers {
+		return ""
+	}
+	return fmt.Sprintf("Most answers come from one network (%d of %d): a class on one Wi-Fi, or one browser clearing its cookies to answer again (a network may have up to %d attendees here; the board sets it)", c.most, c.answers, perAddress)
 }
 
 func plural(n int, one, many string) string {
@@ -307,10 +321,15 @@ func (s *Workshops) questionStatus(w http.ResponseWriter, r *http.Request) {
 		Question *record.Question `json:"question"`
 		Count    int              `json:"count"`
 		Mine     string           `json:"mine,omitempty"`
-		// Where the answers came from, for the key holder only.
-		Addresses int `json:"addresses,omitempty"`
-		MostFrom  int `json:"mostFromOne,omitempty"`
+		// Where the answers came from, and how many attendees one
+		// address may have, for the key holder only.
+		Addresses     int `json:"addresses,omitempty"`
+		MostFrom      int `json:"mostFromOne,omitempty"`
+		IDsPerAddress int `json:"idsPerAddress,omitempty"`
 	}{Question: rec.State.Question}
+	if rec.KeyMatches(roomKey(r, code)) {
+		out.IDsPerAddress = s.rooms.idsPerAddress(&rec.State)
+	}
 	if q := out.Question; q != nil {
 		hub, err := s.rooms.open(r.Context(), code, "")
 		if err != nil {

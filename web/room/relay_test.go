@@ -18,7 +18,7 @@ import (
 func TestTabCommandsAnyReplica(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.bus.Replica(), Limits{})
-	const tab = "relay-tab-00000000000001"
+	tab := webtest.TabOf("relay-tab-00000000000001")
 	sig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
 	}
@@ -45,11 +45,11 @@ func TestTabCommandsAnyReplica(t *testing.T) {
 // it lands, as before.
 func TestTabCommandOrphanedReconnects(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	st, body := roomPost(t, la.ts.URL, "set", `{"tab":"relay-tab-00000000000002","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
+	st, body := roomPost(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000002")+`","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
 	if st != 200 || !strings.Contains(body, "datastar-patch-signals") || !strings.Contains(body, `"conn":"stale"`) {
 		t.Fatalf("a live page's command that no replica holds: %d %q, want the page told to reconnect (conn stale)", st, body)
 	}
-	if st, body := roomPost(t, la.ts.URL, "set", `{"tab":"relay-tab-00000000000003","preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}}`, "", ""); st != 204 {
+	if st, body := roomPost(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000003")+`","preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}}`, "", ""); st != 204 {
 		t.Fatalf("a command of a tab with no stream yet: %d %q, want 204", st, body)
 	}
 }
@@ -60,7 +60,7 @@ func TestTabCommandOrphanedReconnects(t *testing.T) {
 func TestTabStreamBackOnOlderSession(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.bus.Replica(), Limits{})
-	const tab = "relay-tab-00000000000004"
+	tab := webtest.TabOf("relay-tab-00000000000004")
 	sig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
 	}
@@ -87,7 +87,7 @@ func TestPlayerCommandAnyReplica(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
-	const tab = "relay-player-tab-0000001"
+	tab := webtest.TabOf("relay-player-tab-0000001")
 	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tab+`","preset":"search-cache"}`)
 	webtest.WaitFor(t, ev, "the player's first redraw", charted)
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/recording/speed?speed=max", `{"tab":"`+tab+`"}`, code, "", ""); st != 204 {

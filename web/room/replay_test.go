@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,16 +14,17 @@ import (
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabid"
 )
 
-const tabReplay = "replay-tab-0000000000001"
+var tabReplay = webtest.TabOf("replay-tab-0000000000001")
 
 // openReplayStream opens a tab's recording player stream.
 func openReplayStream(t *testing.T, base, code, signals string) <-chan webtest.Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return openSSE(t, ctx, base+"/r/"+code+"/recording/stream?datastar="+url.QueryEscape(signals))
+	return openSSE(t, ctx, base, "/r/"+code+"/recording/stream", signals)
 }
 
 // chartCall is the charts' script of a redraw event.
@@ -205,13 +205,16 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 		{"POST", "/r/" + code + "/recording/speed?speed=7", tab, 422, `speed: "7" is not a replay speed (allowed 1, 2, 4, 8, 30, max)`},
 		{"POST", "/r/" + code + "/recording/speed", tab, 422, `speed: "" is not a replay speed (allowed 1, 2, 4, 8, 30, max)`},
 		{"GET", "/r/" + code + "/recording?speed=fast", "", 422, `speed: "fast" is not a replay speed (allowed 1, 2, 4, 8, 30, max)`},
-		{"GET", "/r/" + code + "/recording/stream?datastar=" + url.QueryEscape(`{"tab":"`+tabReplay+`","recSpeed":"0.5"}`), "", 422, `speed: "0.5" is not a replay speed`},
+		{"POST", "/r/" + code + "/recording/stream", `{"tab":"` + tabReplay + `","recSpeed":"0.5"}`, 422, `speed: "0.5" is not a replay speed`},
 		{"POST", "/r/" + code + "/recording/seek?entry=1", tab, 422, `entry: "1" is not an entry (allowed 0–0)`},
 		{"POST", "/r/" + code + "/recording/seek?entry=-1", tab, 422, `entry: "-1" is not an entry`},
 		{"POST", "/r/" + code + "/recording/rewind", tab, 404, `"rewind" is not a player command (allowed play, pause, speed, seek)`},
 		{"POST", "/r/" + code + "/recording/play", `{"tab":"x"}`, 400, `tab: "x" is not a tab id`},
+		// A player is its tab's browser's alone (issue 34: a tab id is no credential).
+		{"POST", "/r/" + code + "/recording/play", `{"tab":"` + tabid.New(tabid.NewBrowser()) + `"}`, 403, `tab: the tab is not this browser's`},
+		{"POST", "/r/" + code + "/recording/stream", `{"tab":"` + tabid.New(tabid.NewBrowser()) + `"}`, 403, `tab: the tab is not this browser's`},
 		{"GET", "/r/ZZZZZZ/recording", "", 404, "There is no workshop ZZZZZZ"},
-		{"GET", "/r/ZZZZZZ/recording/stream", "", 404, "there is no such room"},
+		{"POST", "/r/ZZZZZZ/recording/stream", tab, 404, "there is no such room"},
 		{"POST", "/r/ZZZZZZ/recording/play", tab, 404, "there is no such room"},
 		{"GET", "/r/ZZZZZZ/recording.json", "", 404, ""},
 	} {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +35,8 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"oversized", `{"v":1,"pad":"` + strings.Repeat("x", record.MaxBytes) + `"}`, "bytes long (allowed up to 16384)"},
 		{"an explore timer of no minutes", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":0,"endMs":1700000120000}`, 1), "explore: 0 min to 1700000120000 on scene 1 is not a timer (allowed 1–120 min"},
 		{"an explore timer ending before 1970", strings.Replace(good, `"speed":"4"`, `"speed":"4","explore":{"scene":1,"minutes":2,"endMs":-5}`, 1), "explore: 2 min to -5 on scene 1 is not a timer"},
+		{"identities per address past the bound", strings.Replace(good, `"speed":"4"`, `"speed":"4","idsPerAddress":10001`, 1), "idsPerAddress: 10001 is out of range (allowed 0–10000)"},
+		{"identities per address below none", strings.Replace(good, `"speed":"4"`, `"speed":"4","idsPerAddress":-1`, 1), "idsPerAddress: -1 is out of range"},
 	} {
 		if _, err := record.Decode([]byte(tt.rec)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
@@ -145,6 +146,7 @@ func TestRoomCreateFromTab(t *testing.T) {
 	}
 	postCommand("scrub", `,"cursor":6`)
 	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+webtest.Tab+`","lesson":"cap"}`))
+	req.AddCookie(webtest.BrowserCookie())
 	req.Header.Set("Datastar-Request", "true")
 	req.Header.Set("Accept", "text/event-stream, text/html, application/json")
 	req.Header.Set("Content-Type", "application/json")
@@ -359,9 +361,8 @@ func TestRoomLimits(t *testing.T) {
 	webtest.WaitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
 	// The instructor's stream does not count.
 	webtest.WaitFor(t, openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", ""), code, key), "the instructor's stream", signalPatch(`"cursor"`))
-	req, _ := http.NewRequest("GET", l.ts.URL+"/lab/stream?datastar="+url.QueryEscape(roomSig(tabFollower2, code, "follow", "")), nil)
-	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")})
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.ts.URL, "/lab/stream", roomSig(tabFollower2, code, "follow", ""),
+		&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestRoomLimits(t *testing.T) {
 	if res, _ := http.Get(l.ts.URL + "/r/" + code); res.StatusCode != 503 {
 		t.Errorf("attendee page of a full room: %d", res.StatusCode)
 	}
-	req, _ = http.NewRequest("POST", l.ts.URL+"/rooms", nil)
+	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, _ = http.DefaultClient.Do(req)
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != 503 || !strings.Contains(string(b), "as many rooms") {

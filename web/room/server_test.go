@@ -159,13 +159,14 @@ var (
 	waitUntil         = roomtest.WaitUntil
 )
 
-const (
+var (
 	tabPresenter = roomtest.TabPresenter
 	tabFollower  = roomtest.TabFollower
 	tabFollower2 = roomtest.TabFollower2
 	tabProjector = roomtest.TabProjector
-	raceEnabled  = webtest.RaceEnabled
 )
+
+const raceEnabled = webtest.RaceEnabled
 
 // browser is a headless Chromium on a test server (browsertest.Browser).
 type browser = browsertest.Browser

@@ -309,8 +309,10 @@ type roomWatch struct {
 	pWrites   sync.WaitGroup // the presence writes under way
 	boardGen  uint64
 	boardSent bool
-	// boardScenes is the plan progress the board last showed.
+	// boardScenes is the plan progress the board last showed, boardIDs
+	// the room's identities per address.
 	boardScenes string
+	boardIDs    int
 	keyOK       bool
 	spotSent    *record.SpotSignal    // the spotlight last sent
 	exploreSent *record.ExploreSignal // the explore timer last sent (explore.go)
@@ -324,7 +326,7 @@ type roomWatch struct {
 // filled a room), or one address's stream past AttendeesPerAddress.
 func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, error) {
 	var rs roomSignals
-	_ = datastar.ReadSignals(r, &rs) // the stream already refused signals that are not JSON
+	_ = lab.StreamSignals(r, &rs) // the stream already refused signals that are not JSON
 	tr, err := s.bindRoom(sess, rs)
 	if err != nil || tr == nil {
 		return nil, err
@@ -449,7 +451,7 @@ func (w *roomWatch) repage(sse *datastar.ServerSentEventGenerator, sess *lab.Ses
 	cur := w.hub.current()
 	rec := cur.rec
 	rec.Rev = cur.rev // the page's roomRev signal
-	pg, err := w.s.roomPage(w.r, w.hub.code, &rec, w.role, sess.Tab())
+	pg, err := w.s.roomPage(w.r, w.hub.code, &rec, w.role, sess.Tab(), true)
 	if err != nil {
 		return err
 	}
@@ -543,7 +545,7 @@ func (ws roomHooks) StartStrip(home bool) templ.Component { return ws.s.startStr
 // the lab on the page stays the tab's own.
 func (ws roomHooks) Gone(sse *datastar.ServerSentEventGenerator, r *http.Request) error {
 	var rs roomSignals
-	_ = datastar.ReadSignals(r, &rs)
+	_ = lab.StreamSignals(r, &rs)
 	code := html.EscapeString(rs.Room)
 	if err := sse.PatchElements(`<section id="room-bar" class="room-strip room-bar ended" role="alert" aria-label="Workshop">` +
 		`<span class="room-title">Workshop <span class="room-code">` + code + `</span> has ended</span> ` +

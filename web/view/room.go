@@ -97,8 +97,9 @@ type RoomQuestion struct {
 	Hist       []RoomAnswerBar
 	Total      int
 	// Sources says where the answers came from, for the instructor ("65
-	// answers from 6 addresses, up to 60 from one"; "" for the others).
-	Sources string
+	// answers from 6 addresses, up to 60 from one"; "" for the others);
+	// FewSources warns when most come from one address ("" otherwise).
+	Sources, FewSources string
 }
 
 // RoomAnswerBar is one bar of a question's histogram of answers: Pct of
@@ -115,6 +116,19 @@ type RoomBoard struct {
 	Total, Following, Away int
 	Steps                  []RoomBoardStep
 	Rows                   []RoomBoardRow
+	IDs                    RoomIDs
+}
+
+// RoomIDs is the board's line on attendee identities: how many the room
+// gives one client address (PerAddress; Default: the server's, none set),
+// how many addresses took some, the most one took, how many took them
+// all; Near: an address took four fifths of them or more, and the
+// board's button offers to raise the budget to Raise.
+type RoomIDs struct {
+	Code                              string
+	PerAddress, Addresses, Most, Full int
+	Default, Near                     bool
+	Raise                             int
 }
 
 // RoomBoardScene is one scene of the room's plan on the instructor's

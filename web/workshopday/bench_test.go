@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabid"
 )
 
 // BenchmarkFollowers: a room through nginx in the production setup, 50
@@ -95,17 +97,27 @@ func newBenchRoom(b *testing.B, base string) *benchRoom {
 // follow is one follower: it takes an identity from the room's page (its
 // cookie), then reads its stream, reconnecting as a browser does, and
 // sends each cap value it is shown.
-func (r *benchRoom) follow(ctx context.Context, tab string, out chan<- followerEvent) {
+func (r *benchRoom) follow(ctx context.Context, name string, out chan<- followerEvent) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
 	if res, err := c.Get(r.base + "/r/" + r.code); err == nil {
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 	}
+	// Its tab, issued for the browser identity the page gave it (web/tabid).
+	u, _ := url.Parse(r.base)
+	browser := ""
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == tabid.Cookie {
+			browser = ck.Value
+		}
+	}
+	tab := tabid.For(browser, name)
 	signals := `{"tab":"` + tab + `","room":"` + r.code + `","roomRole":"follow","follow":true,"preset":"search-cache"}`
 	last := ""
 	for ctx.Err() == nil {
-		req, _ := http.NewRequestWithContext(ctx, "GET", r.base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+		req, _ := http.NewRequestWithContext(ctx, "POST", r.base+"/lab/stream", strings.NewReader(signals))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Datastar-Request", "true")
 		res, err := c.Do(req)
 		if err != nil {
@@ -135,16 +147,20 @@ func (r *benchRoom) follow(ctx context.Context, tab string, out chan<- followerE
 	}
 }
 
+// instructorBrowser is the instructor's browser identity (web/tabid).
+const instructorBrowser = "00000000000000000000000000000001"
+
 // move posts the instructor's cap, as its page does.
 func (r *benchRoom) move(b *testing.B, seq, value int) {
 	b.Helper()
-	body := `{"tab":"bench-instructor-0000001","room":"` + r.code + `","roomRole":"present","preset":"search-cache","seq":` + strconv.Itoa(seq) +
+	body := `{"tab":"` + tabid.For(instructorBrowser, "bench-instructor-0000001") + `","room":"` + r.code + `","roomRole":"present","preset":"search-cache","seq":` + strconv.Itoa(seq) +
 		`,"cfg":{"max_ejection_percent":` + strconv.Itoa(value) + `}}`
 	req, _ := http.NewRequest("POST", r.base+"/lab/cmd/set", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Datastar-Request", "true")
 	req.Header.Set("Origin", r.base)
 	req.AddCookie(&http.Cookie{Name: "olab_key_" + r.code, Value: r.key})
+	req.AddCookie(&http.Cookie{Name: tabid.Cookie, Value: instructorBrowser})
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -22,12 +21,14 @@ import (
 	"outlierlab/web/roombus"
 )
 
-// Tabs of the tests: an instructor's, two followers', a projector's.
-const (
-	TabPresenter = "presenter-tab-0000000001"
-	TabFollower  = "follower-tab-00000000001"
-	TabFollower2 = "follower-tab-00000000002"
-	TabProjector = "projector-tab-0000000001"
+// Tabs of the tests: an instructor's, two followers', a projector's, all
+// of the tests' browser (webtest.Browser, whose cookie every call here
+// sends unless it is given another).
+var (
+	TabPresenter = webtest.TabOf("presenter-tab-0000000001")
+	TabFollower  = webtest.TabOf("follower-tab-00000000001")
+	TabFollower2 = webtest.TabOf("follower-tab-00000000002")
+	TabProjector = webtest.TabOf("projector-tab-0000000001")
 )
 
 // StartBus is a room bus on bo, logging into the returned buffer, closed
@@ -184,6 +185,7 @@ func CallTimed(t testing.TB, method, url, body, code, key, att string) (int, htt
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(webtest.BrowserCookie())
 	if key != "" {
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 	}
@@ -215,23 +217,22 @@ func WaitUntil(t *testing.T, what string, ok func() bool) {
 // instructor's key cookie goes with it.
 func OpenStreamCtx(t *testing.T, ctx context.Context, base, signals string, cookies ...*http.Cookie) <-chan webtest.Event {
 	t.Helper()
-	return OpenSSE(t, ctx, base+"/lab/stream?datastar="+url.QueryEscape(signals), cookies...)
+	return OpenSSE(t, ctx, base, "/lab/stream", signals, cookies...)
 }
 
-// OpenSSE opens the event stream at u until ctx ends; a status but 200
+// OpenSSE opens the event stream at path (the lab's, a recording's
+// player's) with signals, as a page does, until ctx ends; a status but 200
 // fails the test.
-func OpenSSE(t *testing.T, ctx context.Context, u string, cookies ...*http.Cookie) <-chan webtest.Event {
+func OpenSSE(t *testing.T, ctx context.Context, base, path, signals string, cookies ...*http.Cookie) <-chan webtest.Event {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
-	for _, c := range cookies {
-		req.AddCookie(c)
-	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(ctx, base, path, signals, cookies...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.StatusCode != 200 {
-		t.Fatalf("stream %s: status %d", u, res.StatusCode)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Fatalf("stream %s: status %d %s", path, res.StatusCode, webtest.Head(string(b), 300))
 	}
 	events := make(chan webtest.Event, 4096)
 	go webtest.ReadEvents(res.Body, events)

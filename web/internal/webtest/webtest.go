@@ -1,7 +1,7 @@
-// Package webtest holds what the web packages' tests share: requests
-// to a handler, a tab's event stream read as events, the chart options
-// and patches those events carry, a log the test reads while the server
-// writes it, a free port.
+// Package webtest holds what the web packages' tests share: the tests'
+// browser and its tabs, requests to a handler, a tab's event stream read
+// as events, the chart options and patches those events carry, a log the
+// test reads while the server writes it, a free port.
 package webtest
 
 import (
@@ -13,15 +13,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"outlierlab/web/tabid"
 )
 
 // SyncBuffer is a buffer the server's log handler and the test share.
@@ -103,11 +106,62 @@ func SameJSON(t *testing.T, a, b json.RawMessage) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
+// The tests' browser: its identity cookie (web/tabid) goes with every
+// request these helpers send, and the tabs the tests name are issued for
+// it (TabOf), as a page of the lab issues its tab's id for the browser
+// that loads it. A request without it, or another browser's, is refused.
+const Browser = "0123456789abcdef0123456789abcdef"
+
+// Tab is the tests' tab, issued for Browser.
+var Tab = TabOf("0123456789abcdef0123")
+
+// TabOf is the tab id of nonce (16–32 letters, digits, - or _) issued for
+// Browser.
+func TabOf(nonce string) string { return tabid.For(Browser, nonce) }
+
+// BrowserCookie is Browser's identity cookie.
+func BrowserCookie() *http.Cookie { return &http.Cookie{Name: tabid.Cookie, Value: Browser} }
+
+// Client is an HTTP client with a cookie jar, as a browser: the identity
+// cookie a page sets (and a room's) goes with its next requests, so the
+// tab id a test reads from a page is served to it.
+func Client(t testing.TB) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar}
+}
+
+// Get is http.Get with the tests' browser's cookie: a page it gets issues
+// its tab's id for that browser, which the other helpers here are.
+func Get(url string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.AddCookie(BrowserCookie())
+	return http.DefaultClient.Do(req)
+}
+
+// Post is http.Post of a JSON body with the tests' browser's cookie, as
+// a page's @post sends it.
+func Post(url, body string) (*http.Response, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(BrowserCookie())
+	return http.DefaultClient.Do(req)
+}
+
 // PostCommand sends one command for the test tab to a running test server
 // and requires the 204 every accepted command answers.
 func PostCommand(t *testing.T, base, verb, rest string) {
 	t.Helper()
-	res, err := http.Post(base+"/lab/cmd/"+verb, "application/json", strings.NewReader(`{"tab":"`+Tab+`"`+rest+`}`))
+	res, err := Post(base+"/lab/cmd/"+verb, `{"tab":"`+Tab+`"`+rest+`}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +171,8 @@ func PostCommand(t *testing.T, base, verb, rest string) {
 	}
 }
 
-const Tab = "0123456789abcdef0123"
-
-// Do sends one request to the router and returns the response.
+// Do sends one request to the router and returns the response; the
+// tests' browser's cookie goes with it unless header sets a Cookie.
 func Do(t *testing.T, h http.Handler, method, target, body string, header ...string) *http.Response {
 	t.Helper()
 	var r io.Reader
@@ -127,6 +180,7 @@ func Do(t *testing.T, h http.Handler, method, target, body string, header ...str
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, target, r)
+	req.AddCookie(BrowserCookie())
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -173,12 +227,28 @@ func ReadEvents(r io.Reader, out chan<- Event) {
 	}
 }
 
+// StreamRequest is a tab's stream request, as a page sends it: a POST of
+// the page's signals to path (/lab/stream, a recording's player's) at
+// base, with the tests' browser's cookie (and cookies, if any).
+func StreamRequest(ctx context.Context, base, path, signals string, cookies ...*http.Cookie) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(signals))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Datastar-Request", "true")
+	if !slices.ContainsFunc(cookies, func(c *http.Cookie) bool { return c.Name == tabid.Cookie }) {
+		req.AddCookie(BrowserCookie())
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	return req
+}
+
 // OpenStream opens a tab's stream on a test server and returns its events.
 func OpenStream(t *testing.T, base, signals string) <-chan Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/lab/stream?datastar="+url.QueryEscape(signals), nil)
+	req := StreamRequest(ctx, base, "/lab/stream", signals)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req) // raw: no transparent gunzip, so we see what a browser gets
 	if err != nil {

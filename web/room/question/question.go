@@ -10,6 +10,8 @@
 package question
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +65,7 @@ func (m Maker) Make(st *record.State, q Request) (*record.Question, error) {
 	if err != nil {
 		return nil, err
 	}
-	rq := &record.Question{ID: lab.NewTabID()[:8], Kind: q.Kind, Host: q.Host, Scene: q.Scene}
+	rq := &record.Question{ID: newQuestionID(), Kind: q.Kind, Host: q.Host, Scene: q.Scene}
 	switch q.Kind {
 	case "ejected", "out":
 		at, err := httperr.NumberJSON("qat", q.At, moment)
@@ -182,4 +184,12 @@ func (m Maker) sceneQuestion(st *record.State, q *Request) (*plan.Question, erro
 	q.Kind, q.Host = pq.Kind, pq.Host
 	q.At = json.RawMessage(ftoa(float64(pq.At) / 1000))
 	return pq, nil
+}
+
+// newQuestionID is a question's id: 8 random hex digits, new at each
+// question (a poll's answers are keyed by it on the bus).
+func newQuestionID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

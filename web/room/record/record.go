@@ -150,7 +150,15 @@ type State struct {
 	// out, until the room moves scene or the instructor stops it
 	// (explore.go).
 	Explore *Explore `json:"explore,omitempty"`
+	// IDsPerAddress is how many attendee identities the room gives one
+	// client address, as its instructor set it (0: the server's
+	// default; identity.go).
+	IDsPerAddress int `json:"idsPerAddress,omitempty"`
 }
+
+// MaxIDsPerAddress bounds a room's identities per client address: as
+// many as one question takes answers.
+const MaxIDsPerAddress = 10000
 
 // Mark is scene i's mark, added if the room had none; the slice is the
 // state's own from here on (a state read from the hub shares its arrays).
@@ -192,6 +200,7 @@ func (st *State) MarkAsked(q *Question) {
 func (st *State) KeepTools(old *State) {
 	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
 	st.Plan, st.Scene, st.Progress, st.Explore = old.Plan, old.Scene, old.Progress, old.Explore
+	st.IDsPerAddress = old.IDsPerAddress
 }
 
 // TabState is the room's state for a tab to take, over the inputs
@@ -239,6 +248,9 @@ func Decode(b []byte) (Record, error) {
 	}
 	if err := rec.State.Explore.check(); err != nil {
 		return rec, err
+	}
+	if n := rec.State.IDsPerAddress; n < 0 || n > MaxIDsPerAddress {
+		return rec, fmt.Errorf("idsPerAddress: %d is out of range (allowed 0–%d)", n, MaxIDsPerAddress)
 	}
 	return rec, nil
 }

@@ -20,6 +20,7 @@ import (
 	"outlierlab/web/lessonbook"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -35,7 +36,7 @@ import (
 // what a follower drew live (the engine is deterministic). Between entries
 // the room's own playback runs on, sped up by the player's speed.
 //
-//	GET  /r/{code}/recording/stream           the player's stream
+//	POST /r/{code}/recording/stream           the player's stream
 //	POST /r/{code}/recording/{play|pause}     the transport
 //	POST /r/{code}/recording/speed?speed=8    1, 2, 4, 8, 30 or max
 //	POST /r/{code}/recording/seek?entry=N     jump to entry N (from 0)
@@ -650,7 +651,8 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err)), httperr.KindMalformed)
 		return
 	}
-	if err := lab.CheckTab(sig.Tab); err != nil {
+	// The tab's player is its browser's alone: a tab id is no credential.
+	if err := tabid.Check(r, sig.Tab); err != nil {
 		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
@@ -679,22 +681,21 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// recordingStream handles GET /r/{code}/recording/stream: the lab's
+// recordingStream handles POST /r/{code}/recording/stream: the lab's
 // stream (Lab.ServeStream), its session driven by the tab's player.
 func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
 	code, ok := s.rooms.API(w, r)
 	if !ok {
 		return
 	}
-	var rs replaySignals
-	_ = datastar.ReadSignals(r, &rs) // the lab's stream reads and checks the tab's own
-	if rs.RecSpeed != "" {
-		if _, err := lookupReplaySpeed(rs.RecSpeed); err != nil {
-			httperr.Write(w, err, httperr.KindBadValue)
-			return
-		}
-	}
 	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
+		var rs replaySignals
+		_ = lab.StreamSignals(r, &rs) // the lab's stream read and checked the tab's own
+		if rs.RecSpeed != "" {
+			if _, err := lookupReplaySpeed(rs.RecSpeed); err != nil {
+				return nil, err
+			}
+		}
 		release, err := s.players.takeAddr(s.PeerAddr(r))
 		if err != nil {
 			return nil, err
@@ -772,7 +773,7 @@ func (p *recordingPlayer) sendPage(sse *datastar.ServerSentEventGenerator, sess 
 		return nil
 	}
 	ps.page = gen
-	l, err := p.s.recordingLab(p.code, &p.entries[i], speed, sess.Tab())
+	l, err := p.s.recordingLab(p.code, &p.entries[i], speed, sess.Tab(), true)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-const tabReplay = "replay-tab-0000000000001"
+var tabReplay = webtest.TabOf("replay-tab-0000000000001")
 
 // playerOn is a player of entries at 1× and the session of a search-cache
 // tab it drives.
@@ -28,7 +27,7 @@ func playerOn(t *testing.T, s *Recordings, entries []record.TimelineEntry) (*rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, "", false)
+	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, webtest.Browser, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +186,9 @@ func TestRecordingPlayersBounded(t *testing.T) {
 	s.players.mu.Unlock()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	first := roomtest.OpenSSE(t, ctx, ts.URL+"/r/"+code+"/recording/stream?datastar="+url.QueryEscape(`{"tab":"`+tabReplay+`"}`))
+	first := roomtest.OpenSSE(t, ctx, ts.URL, "/r/"+code+"/recording/stream", `{"tab":"`+tabReplay+`"}`)
 	webtest.WaitFor(t, first, "the first player's redraw", roomtest.Charted)
-	res, err := http.Get(ts.URL + "/r/" + code + "/recording/stream?datastar=" + url.QueryEscape(`{"tab":"replay-tab-0000000000002"}`))
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(ctx, ts.URL, "/r/"+code+"/recording/stream", `{"tab":"`+webtest.TabOf("replay-tab-0000000000002")+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 //	                                     entry a lab link at its state
 //	GET  /r/{code}/recording.json        the timeline as JSON (anyone with
 //	                                     the room's code)
-//	GET  /r/{code}/recording/stream      the player's stream
+//	POST /r/{code}/recording/stream      the player's stream
 //	POST /r/{code}/recording/{verb}      its transport (player.go)
 package recording
 
@@ -29,6 +29,7 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
+	"outlierlab/web/tabid"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
@@ -93,7 +94,7 @@ func (s *Recordings) recordingJSON(w http.ResponseWriter, r *http.Request) {
 func (s *Recordings) Routes(r chi.Router) {
 	r.Get("/r/{code}/recording", s.recordingPage)
 	r.Get("/r/{code}/recording.json", s.recordingJSON)
-	r.Get("/r/{code}/recording/stream", s.recordingStream)
+	r.Post("/r/{code}/recording/stream", s.recordingStream)
 	r.Post("/r/{code}/recording/{verb}", s.recordingCommand)
 }
 
@@ -138,7 +139,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 		v.Entries = append(v.Entries, row)
 	}
 	if len(entries) > 0 {
-		lab, err := s.recordingLab(code, &entries[0], sp.Name, "")
+		lab, err := s.recordingLab(code, &entries[0], sp.Name, tabid.New(s.Browser(w, r)), false)
 		if err != nil {
 			s.Log.Error("recording: page", "room", code, "err", err)
 			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
@@ -169,18 +170,15 @@ type recLab struct {
 }
 
 // recordingLab is the player's lab at entry e (the recording's page: its
-// first). A new page gets a new tab (tab ""); the player's stream patching the
-// lab in place to an entry on another lesson keeps its tab (sendPage),
-// and the player's own signals (the page has them, and the stream sends
-// them as they change).
-func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, tab string) (recLab, error) {
+// first), for the tab with id tab: a new page's (issued for the request's
+// browser), or the player's stream patching the lab in place to an entry
+// on another lesson (sendPage, inPlace), which keeps the page's own
+// signals for the player and its command sequence number (the stream
+// sends them as they change).
+func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, tab string, inPlace bool) (recLab, error) {
 	in, d, err := e.State.Inputs(s.Lessons)
 	if err != nil {
 		return recLab{}, err
-	}
-	inPlace := tab != ""
-	if !inPlace {
-		tab = lab.NewTabID()
 	}
 	signals := func(sig string) string {
 		if inPlace {

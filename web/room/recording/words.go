@@ -91,7 +91,8 @@ func narrate(prev, e *record.TimelineEntry, at func(*record.TimelineEntry) strin
 }
 
 // kindWords is the sentence of an entry whose kind says it all (a start,
-// a question, a reveal, a summon, a lock, a spotlight).
+// a question, a reveal, a summon, a lock, a spotlight, the attendees a
+// network may have).
 func kindWords(e *record.TimelineEntry, at func(*record.TimelineEntry) string) (string, bool) {
 	if words, ok := record.SceneWords(e, at); ok {
 		return words, true
@@ -114,6 +115,10 @@ func kindWords(e *record.TimelineEntry, at func(*record.TimelineEntry) string) (
 		}
 	case "summon":
 		return "Instructor brought everyone back to the room", true
+	case "identities":
+		if st.IDsPerAddress > 0 {
+			return fmt.Sprintf("Instructor let each network have up to %d attendees", st.IDsPerAddress), true
+		}
 	case "lock":
 		if st.Lock {
 			return "Instructor locked the room: attendees follow and cannot break away", true
