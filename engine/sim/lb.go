@@ -28,6 +28,7 @@ type balancer struct {
 // so with the default threshold 50 there is no panic while at least ~71.4%
 // of hosts are healthy, and panic once fewer than half are.
 func (b *balancer) recompute(s *Sim) {
+	s.work.Rebuilds += uint64(len(s.hosts))
 	b.healthy = b.healthy[:0]
 	for i := range s.hosts {
 		h := &s.hosts[i]
@@ -95,6 +96,7 @@ func (b *balancer) pick(s *Sim, r *request) int32 {
 		if !r.tried(h) {
 			return h
 		}
+		s.work.Picks++ // a re-pick: Work adds the one per attempt
 		h = b.pickOnce(s)
 		if h < 0 {
 			return h

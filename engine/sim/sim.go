@@ -162,6 +162,7 @@ type Sim struct {
 	totals    ClientInterval
 	stats     ClusterStats
 	events    []engine.Event
+	work      Work
 
 	// OnReport, when set, sees every report the router makes to a host's
 	// outlier monitor, in order (tests use it to check §3.4 attempt by
@@ -272,6 +273,42 @@ func (s *Sim) Totals() ClientInterval {
 	return t
 }
 
+// Work is what a run does, counted as it runs: the heavy-work budget's
+// measure of a run (scenario.Weigh estimates the same counts before it
+// runs, and its tests hold the estimate to these). Counts, not time, so a
+// run's cost is the same on every machine and under any load.
+type Work struct {
+	// Arrivals are the downstream requests; Attempts the upstream
+	// attempts, retries included; Picks the load balancer's host choices
+	// (one per attempt, a previous_hosts re-pick, a pick that found no
+	// host).
+	Arrivals, Attempts, Picks uint64
+	// HealthChecks are the active checks run; Events the detector's
+	// events (each kept in its frame); Rebuilds the hosts visited
+	// rebuilding the balancer's host sets (every ejection, return and
+	// health change visits every host).
+	HealthChecks, Events, Rebuilds uint64
+	// HostTicks are hosts × ticks (a detector pass per host and a host's
+	// row in each frame).
+	HostTicks uint64
+	// Slots is the most requests in flight at once (the simulator keeps a
+	// slot for each, never freed during the run), QueueNodes the most
+	// events pending at once.
+	Slots, QueueNodes uint64
+}
+
+// Work is what the run did so far.
+func (s *Sim) Work() Work {
+	w := s.work
+	w.Arrivals = s.nextID
+	w.Attempts = s.stats.UpstreamRq
+	w.Picks += s.stats.UpstreamRq + s.stats.UpstreamCxNoneHealthy
+	w.HostTicks = uint64(s.tick) * uint64(len(s.hosts))
+	w.Slots = uint64(len(s.reqs))
+	w.QueueNodes = uint64(len(s.q.nodes) + cap(s.q.far.items))
+	return w
+}
+
 // ClusterStats are the cumulative router and LB counters.
 func (s *Sim) ClusterStats() ClusterStats {
 	st := s.stats
@@ -331,6 +368,7 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	iv.Tick = rep
 	s.events = s.det.DrainEvents(s.events[:0])
 	iv.Events = s.events
+	s.work.Events += uint64(len(s.events))
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC}
