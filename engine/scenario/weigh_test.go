@@ -24,9 +24,12 @@ import (
 const weighFactor = 2
 
 // extremes are the values the grid draws each setting from: its allowed
-// minimum and maximum (the settings catalog's), and for a threshold whose
-// minimum disables it, the heaviest value that does not (1). rps,
-// duration, hosts and interval size the run (see fitRun).
+// minimum and maximum (the settings catalog's), for a threshold whose
+// minimum disables it the heaviest value that does not (1), and for the
+// settings whose middle makes the detector's own arithmetic (a fault's
+// share: how often a streak happens; the thresholds), the preset's own
+// ("-": not set). rps, duration, hosts and interval size the run (see
+// fitRun).
 var extremes = map[string][]string{
 	"hosts":    {"1", "50", "200"},
 	"rps":      {"1", "3000", "100000"},
@@ -45,9 +48,9 @@ var extremes = map[string][]string{
 	"route_timeout":          {"0s", "300s"},
 	"latency":                {"0s", "10s"},
 	"capacity_rps":           {"0", "1", "100000"},
-	"fault_rate":             {"0", "1"},
-	"fault_kind":             {"500", "502", "503", "504", "connect_failure", "reset", "timeout"},
-	"fault_pattern":          {"interleaved", "random"},
+	"fault_rate":             {"0", "1", "-"},
+	"fault_kind":             {"500", "502", "503", "504", "connect_failure", "reset", "timeout", "-"},
+	"fault_pattern":          {"interleaved", "random", "-"},
 	"fault_start":            {"0s", "3600s"},
 	"fault_duration":         {"0s", "3600s"},
 	"hc_shares_fault":        {"false", "true"},
@@ -57,8 +60,8 @@ var extremes = map[string][]string{
 	"hc_healthy_threshold":   {"1", "10"},
 	"dialect":                {"envoy", "grpc"},
 
-	"consecutive_5xx":                             {"0", "1", "4294967295"},
-	"consecutive_gateway_failure":                 {"0", "1", "4294967295"},
+	"consecutive_5xx":                             {"0", "1", "4294967295", "-"},
+	"consecutive_gateway_failure":                 {"0", "1", "4294967295", "-"},
 	"consecutive_local_origin_failure":            {"0", "1", "4294967295"},
 	"split_external_local_origin_errors":          {"false", "true"},
 	"base_ejection_time":                          {"0.001s", "3600s"},
@@ -73,8 +76,8 @@ var extremes = map[string][]string{
 	"enforcing_failure_percentage_local_origin":   {"0", "100"},
 	"success_rate_minimum_hosts":                  {"0", "4294967295"},
 	"success_rate_request_volume":                 {"0", "4294967295"},
-	"success_rate_stdev_factor":                   {"0", "4294967295"},
-	"failure_percentage_threshold":                {"0", "100"},
+	"success_rate_stdev_factor":                   {"0", "4294967295", "-"},
+	"failure_percentage_threshold":                {"0", "100", "-"},
 	"failure_percentage_minimum_hosts":            {"0", "4294967295"},
 	"failure_percentage_request_volume":           {"0", "4294967295"},
 	"max_ejection_time_jitter":                    {"0s", "3600s"},
@@ -123,7 +126,9 @@ func TestWeighHoldsAtExtremes(t *testing.T) {
 		c := map[string]string{"preset": presets[rng.IntN(len(presets))].Name}
 		for _, n := range names {
 			vs := extremes[n]
-			c[n] = vs[rng.IntN(len(vs))]
+			if v := vs[rng.IntN(len(vs))]; v != "-" {
+				c[n] = v
+			}
 		}
 		if rng.IntN(4) == 0 {
 			c["inject"] = "h0@0s"
@@ -241,7 +246,7 @@ type lever struct {
 	monotone []string                        // Work's counts it never lowers
 }
 
-var allCounts = []string{"Arrivals", "Attempts", "Picks", "HealthChecks", "Events", "Rebuilds", "HostTicks", "Slots", "QueueNodes"}
+var allCounts = []string{"Arrivals", "Attempts", "Picks", "HealthChecks", "Events", "Streaks", "Rebuilds", "HostTicks", "FailingHostTicks", "Slots", "QueueNodes"}
 
 var levers = []lever{
 	{"rps", func(v float64) (float64, bool) { return min(v*2, 100000), v < 100000 }, allCounts},
@@ -250,7 +255,10 @@ var levers = []lever{
 	{"fault_rate", func(v float64) (float64, bool) { return min(1, v+0.25), v < 1 }, allCounts},
 	{"capacity_rps", func(v float64) (float64, bool) { return math.Floor(v / 2), v >= 2 }, allCounts},
 	{"max_retries", func(v float64) (float64, bool) { return v*4 + 1, v < 1e9 }, allCounts},
-	{"consecutive_5xx", func(v float64) (float64, bool) { return math.Floor(v / 2), v >= 2 }, []string{"Events", "Rebuilds"}},
+	{"consecutive_5xx", func(v float64) (float64, bool) { return math.Floor(v / 2), v >= 2 }, []string{"Events", "Streaks", "Rebuilds"}},
+	// A shorter interval makes more ticks; past the run's duration it
+	// also shortens the run (one tick of one interval), so it is
+	// monotone in the ticks alone.
 	{"interval", func(v float64) (float64, bool) { return math.Max(0.001, v/2), v > 0.001 }, []string{"HostTicks"}},
 	{"hc_interval", func(v float64) (float64, bool) { return math.Max(0.1, v/2), v > 0.1 }, []string{"HealthChecks"}},
 }

@@ -284,13 +284,16 @@ type Work struct {
 	// host).
 	Arrivals, Attempts, Picks uint64
 	// HealthChecks are the active checks run; Events the detector's
-	// events (each kept in its frame); Rebuilds the hosts visited
-	// rebuilding the balancer's host sets (every ejection, return and
-	// health change visits every host).
-	HealthChecks, Events, Rebuilds uint64
+	// events (each kept in its frame), Streaks those that a consecutive_*
+	// streak made (the decision log folds their repeats); Rebuilds the
+	// hosts visited rebuilding the balancer's host sets (every ejection,
+	// return and health change visits every host).
+	HealthChecks, Events, Streaks, Rebuilds uint64
 	// HostTicks are hosts × ticks (a detector pass per host and a host's
-	// row in each frame).
-	HostTicks uint64
+	// row in each frame); FailingHostTicks those in which the host failed
+	// an attempt (only they may be found wanting, and their events
+	// fill the decision log).
+	HostTicks, FailingHostTicks uint64
 	// Slots is the most requests in flight at once (the simulator keeps a
 	// slot for each, never freed during the run), QueueNodes the most
 	// events pending at once.
@@ -306,6 +309,9 @@ func (s *Sim) Work() Work {
 	w.HostTicks = uint64(s.tick) * uint64(len(s.hosts))
 	w.Slots = uint64(len(s.reqs))
 	w.QueueNodes = uint64(len(s.q.nodes) + cap(s.q.far.items))
+	st := s.det.Stats()
+	w.Streaks = st[engine.StatEjectionsDetectedConsecutive5xx] + st[engine.StatEjectionsDetectedConsecutiveGatewayFailure] +
+		st[engine.StatEjectionsDetectedConsecutiveLocalOriginFailure]
 	return w
 }
 
@@ -372,6 +378,9 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC}
+		if h.failedAttempts > 0 {
+			s.work.FailingHostTicks++
+		}
 		h.attempts, h.failedAttempts = 0, 0
 	}
 	iv.Clients = s.clients

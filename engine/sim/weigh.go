@@ -13,24 +13,30 @@ import (
 // the tests run extreme combinations of every setting and hold the Work
 // each really did to at most a small factor of it (weigh_test.go).
 //
-// What makes a run heavy is counted where it comes from:
+// What makes a run heavy is counted where it comes from, stretch by
+// stretch of the run (the faults in force), host group by host group:
 //
-//   - requests (rps × the run's length, plus three standard deviations of
-//     the Poisson count, which matter for short runs);
+//   - requests (rps × the run's length);
 //   - attempts: every failure a route retries is another attempt, up to
 //     num_retries per request, as far as the retry circuit breaker (or the
 //     retry budget) lets retries through. A failure is a fault's share on
-//     the hosts it covers (least request sends up to twice its share to a
-//     failing host that answers fast), a host past its capacity shedding
+//     the hosts it covers (least request sends up to twice their share to
+//     failing hosts that answer fast), a host past its capacity shedding
 //     (the more retries, the more load, the more shedding: solved to its
-//     fixed point), or an attempt slower than the per-try timeout. Ejection
-//     is left out: it is what the detector may or may not do;
-//   - detector events: every consecutive_* streak reached is an event
-//     (kept in the frame; an ejection cap that refuses them makes one per
-//     streak), plus each pass's detections at the ticks and the returns;
+//     fixed point), or an attempt slower than a timeout. Ejection is left
+//     out: it is what the detector may or may not do;
+//   - detector events: consecutive_* streaks (as often as a host's
+//     failure share makes a streak of that length), each tick's passes
+//     (success rate finds at most the share of hosts Cantelli's
+//     inequality allows below mean − factor × σ, failure percentage the
+//     hosts whose share may reach the threshold), and the returns;
 //   - the balancer's picks (previous_hosts picks again), health checks,
 //     host-set rebuilds (an ejection or return visits every host), hosts ×
-//     ticks, and the requests in flight at once (each holds a slot).
+//     ticks, the hosts that fail in a tick, and the requests in flight at
+//     once (each holds a slot).
+//
+// Each count is its mean plus three standard deviations of a Poisson
+// count of that mean, which matters for short runs.
 func Weigh(c Cluster, od engine.Config) Work {
 	w := weigher{c: c, od: od}
 	return w.weigh()
@@ -39,9 +45,9 @@ func Weigh(c Cluster, od engine.Config) Work {
 type weigher struct {
 	c  Cluster
 	od engine.Config
-	// endS is the run's length in seconds (its last tick), ticks its ticks.
-	endS  float64
-	ticks float64
+	// endS is the run's length in seconds (its last tick), ticks its
+	// ticks, intervalS the interval's length.
+	endS, ticks, intervalS float64
 }
 
 // The estimate's own parameters.
@@ -64,11 +70,12 @@ func (w *weigher) weigh() Work {
 	intervalUs := max(intervalNs/1000, 1)
 	ticks := max(c.Duration.Microseconds()/intervalUs, 1)
 	w.ticks = float64(ticks)
-	w.endS = float64(ticks) * float64(intervalUs) / 1e6
+	w.intervalS = float64(intervalUs) / 1e6
+	w.endS = w.ticks * w.intervalS
 
-	var out struct {
-		arrivals, attempts, retries, failures float64
-		slots, failingHostTicks, hcFailHosts  float64
+	var sum struct {
+		arrivals, attempts, retries, failures, streaks float64
+		slots, failingHostTicks, passes, hcFailHosts   float64
 	}
 	lambda := max(c.RPS, 0)
 	sgs := w.stretches()
@@ -79,36 +86,44 @@ func (w *weigher) weigh() Work {
 			continue
 		}
 		// A fault that comes and goes makes the same stretch again.
-		same := slices.IndexFunc(sgs[:i], func(o stretch) bool { return slices.Equal(o.groups, sg.groups) })
-		if same >= 0 {
+		if same := slices.IndexFunc(sgs[:i], func(o stretch) bool { return slices.Equal(o.groups, sg.groups) }); same >= 0 {
 			solved[i] = solved[same]
 		} else {
 			solved[i] = w.steady(sg, lambda)
 		}
-		st := solved[i]
-		out.arrivals += lambda * d
-		out.attempts += st.attempts * d
-		out.retries += (st.attempts - lambda) * d
-		out.failures += st.attempts * st.fail * d
-		out.slots = max(out.slots, st.inFlight)
-		// Hosts whose rates a tick's passes may find wanting: those a
-		// fault covers, or every host when any attempt may fail.
-		out.failingHostTicks += sg.failingHosts(st.shares) * d / w.endS * w.ticks
-		out.hcFailHosts = max(out.hcFailHosts, sg.hcFailHosts)
+		st := &solved[i]
+		// The ticks the stretch covers; one it only touches counts whole.
+		ticks := d/w.intervalS + 1
+		sum.arrivals += lambda * d
+		sum.attempts += st.attempts * d
+		sum.retries += (st.attempts - lambda) * d
+		sum.failures += st.attempts * st.fail * d
+		sum.streaks += st.attempts * st.streaks * d
+		sum.slots = max(sum.slots, st.inFlight)
+		sum.failingHostTicks += st.failingHosts * ticks
+		sum.passes += st.passes * ticks
+		sum.hcFailHosts = max(sum.hcFailHosts, sg.hcFailHosts)
 	}
-	// Each count with the noise of a Poisson count of its mean.
 	poisson := func(mean float64) float64 { return mean + weighSigmas*math.Sqrt(max(mean, 0)) + 1 }
-	arrivals := poisson(out.arrivals)
-	attempts := poisson(out.attempts)
-	failures := poisson(out.failures)
-	retries := poisson(out.retries)
+	arrivals := poisson(sum.arrivals)
+	attempts := poisson(sum.attempts)
+	failures := poisson(sum.failures)
+	retries := poisson(sum.retries)
+	streaks := 0.0
+	if sum.streaks > 0 {
+		// At most a streak every k failures per detector.
+		streaks = min(poisson(sum.streaks), failures*w.streaksPer(hostGroup{}, 1))
+	}
+	// A host fails in a tick only if it fails some attempt there.
+	failingHostTicks := min(sum.failingHostTicks, failures)
 
 	checks := 0.0
 	if c.HealthCheck.Enabled && c.HealthCheck.Interval > 0 {
 		checks = n * math.Ceil(w.endS/c.HealthCheck.Interval.Seconds()+1)
 	}
-	events, ejections := w.events(attempts, failures, out.failingHostTicks, checks)
-	hcChanges := checks * out.hcFailHosts / n
+	passes := w.passCap(poisson(sum.passes), attempts, failingHostTicks)
+	ejections := w.ejections(streaks+passes, checks)
+	hcChanges := checks * sum.hcFailHosts / n
 	picks := max(attempts, arrivals)
 	if c.Retry.PreviousHosts {
 		picks += retries * float64(c.Retry.HostSelectionRetryMaxAttempts)
@@ -118,62 +133,58 @@ func (w *weigher) weigh() Work {
 		Attempts:     ceilU(attempts),
 		Picks:        ceilU(picks),
 		HealthChecks: ceilU(checks),
-		Events:       ceilU(events),
+		// Every detection, and a return for every ejection.
+		Events:  ceilU(streaks + passes + ejections),
+		Streaks: ceilU(streaks),
 		// The set is built once at the start, then at every ejection, return
 		// and health change.
-		Rebuilds:  ceilU(n * (1 + 2*ejections + hcChanges)),
-		HostTicks: ceilU(n * w.ticks),
-		Slots:     ceilU(poisson(out.slots)),
+		Rebuilds:         ceilU(n * (1 + 2*ejections + hcChanges)),
+		HostTicks:        ceilU(n * w.ticks),
+		FailingHostTicks: ceilU(failingHostTicks),
+		Slots:            ceilU(poisson(sum.slots)),
 		// A pending event per request in flight and a check per host; the
 		// far heap's slice may hold twice what it held at most.
-		QueueNodes: ceilU(2 * (poisson(out.slots) + n)),
+		QueueNodes: ceilU(2 * (poisson(sum.slots) + n)),
 	}
 }
 
-// events bounds the detector's events: consecutive streaks (a streak of
-// consecutive_X failures on a host is one detection, whatever the cap or
-// the enforcement make of it), each tick's passes, and one return per
-// ejection. A pass judges only the hosts that had traffic in the
-// interval, and finds one wanting only if it failed there (success rate
-// below the mean, a failure percentage past a threshold above 0), so a
-// pass's detections are at most the failing hosts' ticks and the
-// failures; with a failure_percentage_threshold of 0 every host with
-// traffic is found wanting, at most once a tick and once an attempt.
-// Success rate and failure percentage each pass over the external and,
-// in split mode, the local-origin results. ejections bounds the returns:
-// a host is ejected again only once returned, at a tick or a check.
-func (w *weigher) events(attempts, failures, failingHostTicks, checks float64) (events, ejections float64) {
+// passCap bounds the passes' detections by what each needs: a host
+// that failed in the tick (success rate below the mean, a failure
+// percentage past a threshold above 0), or with a threshold of 0 a host
+// with traffic (at most a host a tick and an attempt), each origin's
+// passes apart.
+func (w *weigher) passCap(passes, attempts, failingHostTicks float64) float64 {
 	od := &w.od
-	n := float64(max(w.c.Hosts, 1))
-	perFailure := 0.0
-	if w.c.Dialect != engine.DialectGRPC { // gRPC has no consecutive detectors
-		for _, t := range []uint32{od.Consecutive5xx, od.ConsecutiveGatewayFailure, od.ConsecutiveLocalOriginFailure} {
-			if t > 0 {
-				perFailure += 1 / float64(t)
-			}
-		}
-	}
-	consecutive := failures * perFailure
 	origins := 1.0
 	if od.SplitExternalLocalOriginErrors {
 		origins = 2
 	}
-	failing := min(failingHostTicks, failures)
-	fp := failing
-	if od.FailurePercentageThreshold == 0 && w.c.Dialect != engine.DialectGRPC {
-		fp = min(n*w.ticks, attempts) // grpc-go compares strictly: > 0
+	fp := failingHostTicks
+	if w.fpThresholdZero() {
+		fp = min(float64(max(w.c.Hosts, 1))*w.ticks, attempts)
 	}
-	atTicks := origins * (failing + fp)
-	// A host ejected stays out until a tick at least base_ejection_time
-	// later, or a passing health check that unejects it.
-	perHost := 1 + w.endS/max(float64(od.BaseEjectionTimeMs)/1000, w.endS/w.ticks)
+	return min(passes, origins*(failingHostTicks+fp))
+}
+
+// fpThresholdZero: failure percentage finds every host with traffic
+// wanting (Envoy compares ≥ threshold; grpc-go compares >).
+func (w *weigher) fpThresholdZero() bool {
+	return w.od.FailurePercentageThreshold == 0 && w.c.Dialect != engine.DialectGRPC
+}
+
+// ejections bounds the ejections (and so the returns) among the
+// detections: a host ejected stays out until a tick at least
+// base_ejection_time later, or a passing health check that unejects it;
+// two passes may eject a host in one tick (success rate and failure
+// percentage: Envoy does not check that it is out already).
+func (w *weigher) ejections(detections, checks float64) float64 {
+	od := &w.od
+	n := float64(max(w.c.Hosts, 1))
+	perHost := 1 + w.endS/max(float64(od.BaseEjectionTimeMs)/1000, w.intervalS)
 	if od.SuccessfulActiveHealthCheckUnejectHost {
 		perHost += checks / n
 	}
-	// Two passes may eject a host in one tick (success rate and failure
-	// percentage: Envoy does not check that it is out already).
-	ejections = min(consecutive+atTicks, 2*n*perHost)
-	return consecutive + atTicks + ejections, ejections
+	return min(detections, 2*n*perHost)
 }
 
 // stretch is a part of the run with one set of faults in force, its
@@ -187,11 +198,12 @@ type stretch struct {
 }
 
 // hostGroup is n hosts alike: the failing share (the first failing
-// window's, as the simulator takes it) and its kind, the added latency
-// (s) and the capacity (0: unlimited).
+// window's, as the simulator takes it), its pattern and kind, the added
+// latency (s) and the capacity (0: unlimited).
 type hostGroup struct {
 	n        float64
 	share    float64
+	pattern  Pattern
 	kind     FailureKind
 	addedS   float64
 	capacity float64
@@ -235,7 +247,7 @@ func (w *weigher) stretches() []stretch {
 					continue
 				}
 				if !failing && f.Share > 0 {
-					failing, g.share, g.kind = true, f.Share, f.Kind
+					failing, g.share, g.pattern, g.kind = true, f.Share, f.Pattern, f.Kind
 				}
 				hcFails = hcFails || f.HealthCheckFails
 				g.addedS += f.AddedLatency.Seconds()
@@ -263,16 +275,24 @@ type steadyState struct {
 	shares
 	attempts float64 // attempts per second
 	inFlight float64 // requests in flight at once
+	// failingHosts are the hosts that may fail an attempt in a tick;
+	// passes the detections a tick's passes may make.
+	failingHosts, passes float64
 }
 
-// shares are what part of a stretch's attempts fail, and what part the
-// route retries (never more than fail); anyFail: every host may fail
-// (shedding or timeouts), not only those a fault covers.
+// shares are what part of a stretch's attempts fail, what part the
+// route retries (never more than fail), what part goes to a host that
+// hangs, and how many consecutive_* streaks an attempt completes.
 type shares struct {
-	fail, retried float64
-	anyFail       bool
-	// hang is the part of attempts sent to a host that never answers.
-	hang float64
+	fail, retried, hang, streaks float64
+	// groups are each group's own, in the stretch's order.
+	groups []groupShare
+}
+
+// groupShare is a host group at the stretch's steady state: the part of
+// all attempts its hosts take, and the chance an attempt on one fails.
+type groupShare struct {
+	weight, fail float64
 }
 
 // steady solves a stretch's attempt rate: A = λ·(attempts per request),
@@ -296,6 +316,12 @@ func (w *weigher) steady(sg stretch, lambda float64) steadyState {
 	}
 	st := steadyState{shares: w.shares(sg, a), attempts: a}
 	st.inFlight = lambda * w.requestLife(sg, st, lambda)
+	for k, g := range sg.groups {
+		if st.groups[k].fail > 0 {
+			st.failingHosts += g.n
+		}
+	}
+	st.passes = w.passes(sg, st)
 	return st
 }
 
@@ -341,8 +367,103 @@ func backoffMeanS(baseMs int64) float64 {
 func (w *weigher) shares(sg stretch, a float64) shares {
 	c := &w.c
 	n := float64(max(c.Hosts, 1))
-	// Hosts that take traffic: the ejection cap lets at most its share
-	// out (ejected hosts shed nothing: they take nothing).
+	perHost := a / w.serving(sg)
+	// Least request may send hosts that fail fast up to twice their
+	// share (either of its two samples); the others take what is left.
+	covered := 0.0
+	for _, g := range sg.groups {
+		if g.share > 0 {
+			covered += g.n
+		}
+	}
+	m := covered / n
+	boost, rest := 1.0, 1.0
+	if c.LB == LeastRequest && covered > 0 {
+		boost = 2 - m
+		if m < 1 {
+			rest = (1 - m*boost) / (1 - m)
+		}
+	}
+	// Shedding's 503s and per-try timeouts (a local reset) are retried
+	// under every retry_on but connect-failure alone; a route timeout
+	// ends the request.
+	retriesSlow := c.Retry.RetryOn&(RetryOn5xx|RetryOnGatewayError|RetryOnReset) != 0
+	perTry, route := c.Retry.PerTryTimeout.Seconds(), c.Retry.RouteTimeout.Seconds()
+	var sh shares
+	sh.groups = make([]groupShare, len(sg.groups))
+	for k, g := range sg.groups {
+		weight := g.n / n * rest
+		if g.share > 0 {
+			weight = g.n / n * boost
+		}
+		lat := c.Latency.Base.Seconds() + g.addedS
+		var shed, timedOut, routeOut float64
+		if g.capacity > 0 && perHost > 0 {
+			// The host as an M/M/1 queue holding K = capacity × the
+			// queue's limit: its losses are shed (with Poisson arrivals
+			// a host sheds well before its mean load reaches capacity),
+			// and an attempt waits past x when x·capacity are ahead of it.
+			// M/M/1 varies more than the simulator's fixed service time,
+			// so both err high.
+			rho := perHost / g.capacity
+			k := max(1, g.capacity*c.QueueLimit.Seconds())
+			shed = 1 / (k + 1)
+			if math.Abs(rho-1) > 1e-9 {
+				shed = (1 - rho) * math.Pow(rho, k) / (1 - math.Pow(rho, k+1))
+			}
+			if math.IsNaN(shed) { // ρ^k past float64: all but capacity is shed
+				shed = 1 - 1/rho
+			}
+			// No attempt waits past the queue's limit: it is shed instead.
+			waits := func(x float64) float64 {
+				if x >= c.QueueLimit.Seconds() {
+					return 0
+				}
+				return min(1, math.Pow(rho, max(0, x)*g.capacity))
+			}
+			if perTry > 0 {
+				timedOut = (1 - shed) * waits(perTry-lat)
+			}
+			if route > 0 {
+				routeOut = (1 - shed) * waits(route-lat)
+			}
+		}
+		if perTry > 0 {
+			timedOut += slowerThan(perTry-lat, c.Latency)
+		}
+		if route > 0 {
+			routeOut += slowerThan(route-lat, c.Latency)
+		}
+		slow := min(1, shed+timedOut)
+		fail := min(1, g.share+slow+routeOut)
+		retried := 0.0
+		if w.retriable(g.kind) {
+			retried = g.share
+		}
+		if retriesSlow {
+			retried += slow
+		}
+		retried = min(retried, fail)
+		sh.groups[k] = groupShare{weight: weight, fail: fail}
+		sh.fail += weight * fail
+		sh.retried += weight * retried
+		if g.kind == Timeout {
+			sh.hang += weight * g.share
+		}
+		sh.streaks += weight * w.streaksPer(g, fail)
+	}
+	sh.fail, sh.retried, sh.hang = min(1, sh.fail), min(1, sh.retried), min(1, sh.hang)
+	return sh
+}
+
+// serving is the fewest hosts that take a stretch's traffic, so the
+// most each may take: the ejection cap lets at most its share out, and
+// failed health checks take theirs (ejected hosts shed nothing: they
+// take nothing); but with fewer healthy hosts than the panic threshold
+// the balancer sends to every host (gRPC has no panic).
+func (w *weigher) serving(sg stretch) float64 {
+	c := &w.c
+	n := float64(max(c.Hosts, 1))
 	pct := float64(min(w.od.MaxEjectionPercent, 100))
 	out := math.Floor(n * pct / 100)
 	if c.Dialect == engine.DialectGRPC {
@@ -351,73 +472,116 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 	if w.od.AlwaysEjectOneHost {
 		out = max(out, 1)
 	}
-	perHost := a / max(n-out, 1)
+	if c.HealthCheck.Enabled {
+		out += sg.hcFailHosts
+	}
+	healthy := max(n-out, 1)
+	if t := float64(min(c.HealthyPanicThreshold, 100)); t > 0 && c.Dialect != engine.DialectGRPC {
+		healthy = max(healthy, math.Ceil(n*t/100-1e-9))
+	}
+	return min(healthy, n)
+}
 
-	// Faults: the share of attempts on failing hosts that fail, and of
-	// those how many the route retries. Least request may send a host
-	// that fails fast up to twice its share (both of its samples).
-	var faultMass, retriedMass, hangMass, covered, shed, timedOut, routeOut float64
-	perTry, route := c.Retry.PerTryTimeout.Seconds(), c.Retry.RouteTimeout.Seconds()
-	for _, g := range sg.groups {
-		if s := g.share; s > 0 {
-			faultMass += g.n * s
-			covered += g.n
-			if w.retriable(g.kind) {
-				retriedMass += g.n * s
-			}
-			if g.kind == Timeout {
-				hangMass += g.n * s
-			}
+// streaksPer is how many consecutive_* detections an attempt on a host
+// of group g completes when it fails with chance p: a streak of k
+// failures in a row at random comes (1−p)·p^k/(1−p^k) times an attempt
+// (once every k when every attempt fails); a fault spread evenly makes
+// runs of at most ⌈s/(1−s)⌉ failures, one run per success. Each
+// detector with a threshold counts its own streaks (gRPC has none).
+func (w *weigher) streaksPer(g hostGroup, p float64) float64 {
+	if w.c.Dialect == engine.DialectGRPC || p <= 0 {
+		return 0
+	}
+	total := 0.0
+	for _, t := range []uint32{w.od.Consecutive5xx, w.od.ConsecutiveGatewayFailure, w.od.ConsecutiveLocalOriginFailure} {
+		if t == 0 {
+			continue
 		}
-		lat := c.Latency.Base.Seconds() + g.addedS
-		share := g.n / n // of the attempts
-		if capRPS := g.capacity; capRPS > 0 && perHost > 0 {
-			// The host as an M/M/1 queue holding K = capacity × the
-			// queue's limit: its losses are shed (with Poisson arrivals
-			// a host sheds well before its mean load reaches capacity),
-			// and an attempt waits past x when x·capacity are ahead of it.
-			// M/M/1 varies more than the simulator's fixed service time,
-			// so both err high.
-			rho := perHost / capRPS
-			k := max(1, capRPS*c.QueueLimit.Seconds())
-			loss := 1 / (k + 1)
-			if math.Abs(rho-1) > 1e-9 {
-				loss = (1 - rho) * math.Pow(rho, k) / (1 - math.Pow(rho, k+1))
-			}
-			if math.IsNaN(loss) { // ρ^k past float64: all but capacity is shed
-				loss = 1 - 1/rho
-			}
-			shed += share * loss
-			served := 1 - loss
-			waits := func(x float64) float64 { return min(1, math.Pow(rho, max(0, x)*capRPS)) }
-			if perTry > 0 {
-				timedOut += share * served * waits(perTry-lat)
-			}
-			if route > 0 {
-				routeOut += share * served * waits(route-lat)
-			}
+		k := float64(t)
+		rate := 1 / k
+		if p < 1 {
+			pk := math.Pow(p, k)
+			rate = (1 - p) * pk / (1 - pk)
 		}
-		if perTry > 0 {
-			timedOut += share * slowerThan(perTry-lat, c.Latency)
+		if s := g.share; g.pattern == Interleaved && s > 0 {
+			even := 1 / k
+			if s < 1 {
+				even = min(s, 1-s) * math.Floor(math.Ceil(s/(1-s)-1e-9)/k)
+			}
+			rate = max(rate, even)
 		}
-		if route > 0 {
-			routeOut += share * slowerThan(route-lat, c.Latency)
+		total += rate
+	}
+	return total
+}
+
+// passes bounds a tick's detections in a stretch: success rate finds
+// hosts that failed below the mean, at most the share of the hosts it
+// judges that Cantelli's inequality lets lie factor × σ below their mean
+// (1/(1+factor²)); failure percentage finds the hosts whose failures
+// reach the threshold, each with the Chernoff bound on its count of the
+// interval's attempts. A pass needs its minimum of hosts, and judges a
+// host only with its request volume (a Poisson count of the host's
+// attempts); each origin passes apart in split mode.
+func (w *weigher) passes(sg stretch, st steadyState) float64 {
+	od, c := &w.od, &w.c
+	n := float64(max(c.Hosts, 1))
+	origins := 1.0
+	if od.SplitExternalLocalOriginErrors {
+		origins = 2
+	}
+	var sr, fp float64
+	for k, g := range sg.groups {
+		gs := st.groups[k]
+		m := st.attempts * w.intervalS * gs.weight / g.n // a host's attempts in a tick
+		if gs.fail > 0 && n >= float64(od.SuccessRateMinimumHosts) {
+			sr += g.n * atLeast(m, float64(od.SuccessRateRequestVolume))
+		}
+		if n < float64(od.FailurePercentageMinimumHosts) {
+			continue
+		}
+		judged := atLeast(m, max(float64(od.FailurePercentageRequestVolume), 1))
+		t := float64(min(od.FailurePercentageThreshold, 100)) / 100
+		switch {
+		case w.fpThresholdZero():
+			fp += g.n * judged
+		case gs.fail <= 0:
+		case gs.fail >= t:
+			fp += g.n * judged
+		default:
+			count := max(m, float64(od.FailurePercentageRequestVolume), 1)
+			fp += g.n * judged * math.Exp(-count*kl(t, gs.fail))
 		}
 	}
-	fm, rm, hm := faultMass/n, retriedMass/n, hangMass/n
-	if c.LB == LeastRequest && covered > 0 {
-		m := covered / n
-		fm, rm, hm = fm*(2-m), rm*(2-m), hm*(2-m)
+	if f := od.StdevFactor(); f > 0 {
+		sr = min(sr, n/(1+f*f))
 	}
-	// Shedding's 503s and per-try timeouts (a local reset) are retried
-	// under every retry_on but connect-failure alone; a route timeout
-	// ends the request.
-	sd := shed + timedOut
-	if c.Retry.RetryOn&(RetryOn5xx|RetryOnGatewayError|RetryOnReset) != 0 {
-		rm += sd
+	return origins * (sr + fp)
+}
+
+// atLeast bounds the chance a Poisson count of mean m reaches v
+// (Chernoff: e^−m (e·m/v)^v past the mean; 1 up to it).
+func atLeast(m, v float64) float64 {
+	if v <= m || v <= 0 {
+		return 1
 	}
-	fail := min(1, fm+sd+routeOut)
-	return shares{fail: fail, retried: min(1, rm, fail), anyFail: sd+routeOut > 0, hang: min(1, hm)}
+	if m <= 0 {
+		return 0
+	}
+	return min(1, math.Exp(-m+v*(1+math.Log(m/v))))
+}
+
+// kl is the Kullback–Leibler divergence of Bernoulli(t) from
+// Bernoulli(p), the exponent of a binomial's tail at t.
+func kl(t, p float64) float64 {
+	d := 0.0
+	if t > 0 {
+		d += t * math.Log(t/p)
+	}
+	if t < 1 {
+		d += (1 - t) * math.Log((1-t)/(1-p))
+	}
+	return max(d, 0)
 }
 
 // retriable says whether the route retries a fault's failures.
@@ -481,17 +645,6 @@ func (w *weigher) requestLife(sg stretch, st steadyState, lambda float64) float6
 		hung = min(hung, c.Retry.RouteTimeout.Seconds())
 	}
 	return min((1-st.hang)*life+st.hang*hung, w.endS)
-}
-
-// failingHosts is how many hosts' rates may fall in a stretch.
-func (sg stretch) failingHosts(st shares) float64 {
-	k := 0.0
-	for _, g := range sg.groups {
-		if st.anyFail || g.share > 0 {
-			k += g.n
-		}
-	}
-	return k
 }
 
 // ceilU is a non-negative estimate as a count, saturating far below
