@@ -18,6 +18,16 @@ import (
 	"outlierlab/engine/sim"
 )
 
+// heldToFactor says whether a count of Work is held to weighFactor: all
+// but FarEvents. The event ring's window runs from the last event it let
+// go, so after the ring sat idle (a low rate; successes answered at
+// once, which never enter it) even an event due in milliseconds goes to
+// the heap; such a heap holds a few events and costs what the ring does.
+// The estimate counts the events due past the window (a queue's wait, a
+// slow host, a hang, a check's interval), which make the heap large; the
+// runs' priced cost holds them all (web/budget TestRunCostAtExtremes).
+func heldToFactor(count string) bool { return count != "FarEvents" }
+
 // weighFactor is how far a run's real work may exceed sim.Weigh's
 // estimate, count by count: the budget admits a run on its estimate, so
 // what it admits costs at most this much more than it allowed.
@@ -151,13 +161,17 @@ func TestWeighHoldsAtExtremes(t *testing.T) {
 		ev, rv := reflect.ValueOf(est), reflect.ValueOf(real)
 		for f := range ev.NumField() {
 			name := ev.Type().Field(f).Name
+			if !heldToFactor(name) {
+				continue
+			}
 			e, r := ev.Field(f).Uint(), rv.Field(f).Uint()
 			ratio := float64(r) / float64(max(e, 1))
 			if ratio > worst[name] {
 				worst[name], worstAt[name] = ratio, i
 			}
 			if r > weighFactor*e {
-				t.Errorf("combination %d (%s): %s %d, estimated %d (%.1f×, allowed %d×)", i, describe(c), name, r, e, ratio, weighFactor)
+				t.Errorf("combination %d (%s; run at %v, %g rps, %d hosts): %s %d, estimated %d (%.1f×, allowed %d×)",
+					i, describe(c), sc.Cluster.Duration, sc.Cluster.RPS, sc.Cluster.Hosts, name, r, e, ratio, weighFactor)
 			}
 		}
 	}
@@ -246,7 +260,7 @@ type lever struct {
 	monotone []string                        // Work's counts it never lowers
 }
 
-var allCounts = []string{"Arrivals", "Attempts", "Picks", "HealthChecks", "Events", "Streaks", "Rebuilds", "HostTicks", "FailingHostTicks", "Slots", "QueueNodes"}
+var allCounts = []string{"Arrivals", "Attempts", "Picks", "HealthChecks", "Events", "Streaks", "Rebuilds", "HostTicks", "FailingHostTicks", "Slots", "QueueNodes", "FarEvents"}
 
 var levers = []lever{
 	{"rps", func(v float64) (float64, bool) { return min(v*2, 100000), v < 100000 }, allCounts},
@@ -323,6 +337,9 @@ func checkWeigh(t *testing.T, set map[string]string, preset string, lv lever) (c
 	}
 	rv := reflect.ValueOf(res.Summary.Work)
 	for f := range ev.NumField() {
+		if !heldToFactor(ev.Type().Field(f).Name) {
+			continue
+		}
 		if r, e := rv.Field(f).Uint(), ev.Field(f).Uint(); r > weighFactor*e {
 			t.Errorf("%s %s: %s %d, estimated %d (allowed %d×)", preset, describe(set), ev.Type().Field(f).Name, r, e, weighFactor)
 		}

@@ -296,8 +296,10 @@ type Work struct {
 	HostTicks, FailingHostTicks uint64
 	// Slots is the most requests in flight at once (the simulator keeps a
 	// slot for each, never freed during the run), QueueNodes the most
-	// events pending at once.
-	Slots, QueueNodes uint64
+	// events pending at once, FarEvents the events due more than the
+	// event ring's half second ahead (a slow or queued attempt, a hang,
+	// a health check): each goes through a heap.
+	Slots, QueueNodes, FarEvents uint64
 }
 
 // Work is what the run did so far.
@@ -309,6 +311,7 @@ func (s *Sim) Work() Work {
 	w.HostTicks = uint64(s.tick) * uint64(len(s.hosts))
 	w.Slots = uint64(len(s.reqs))
 	w.QueueNodes = uint64(len(s.q.nodes) + cap(s.q.far.items))
+	w.FarEvents = s.q.farPushes
 	st := s.det.Stats()
 	w.Streaks = st[engine.StatEjectionsDetectedConsecutive5xx] + st[engine.StatEjectionsDetectedConsecutiveGatewayFailure] +
 		st[engine.StatEjectionsDetectedConsecutiveLocalOriginFailure]

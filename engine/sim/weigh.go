@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"slices"
+	"time"
 
 	"outlierlab/engine"
 )
@@ -74,8 +75,8 @@ func (w *weigher) weigh() Work {
 	w.endS = w.ticks * w.intervalS
 
 	var sum struct {
-		arrivals, attempts, retries, failures, streaks float64
-		slots, failingHostTicks, passes, hcFailHosts   float64
+		arrivals, attempts, retries, failures, streaks, far float64
+		slots, failingHostTicks, passes, hcFailHosts        float64
 	}
 	lambda := max(c.RPS, 0)
 	sgs := w.stretches()
@@ -99,6 +100,18 @@ func (w *weigher) weigh() Work {
 		sum.retries += (st.attempts - lambda) * d
 		sum.failures += st.attempts * st.fail * d
 		sum.streaks += st.attempts * st.streaks * d
+		// The ring's window runs from the last event it let go, so at a
+		// low rate a request comes after the ring has sat idle past its
+		// window, and its attempts go to the heap as well: as often as a
+		// gap between requests passes the window.
+		// Requests that come after such a gap are λ·e^(−λ·window) a
+		// second, at most 1/(e·window) (at λ = 1/window); counted at that
+		// most past it, the count grows with the rate.
+		idle := lambda * math.Exp(-lambda*farWindowS)
+		if lambda > 1/farWindowS {
+			idle = 1 / (math.E * farWindowS)
+		}
+		sum.far += (st.attempts*st.far + st.attempts/max(lambda, 1e-9)*idle) * d
 		sum.slots = max(sum.slots, st.inFlight)
 		sum.failingHostTicks += st.failingHosts * ticks
 		sum.passes += st.passes * ticks
@@ -122,6 +135,16 @@ func (w *weigher) weigh() Work {
 		checks = n * math.Ceil(w.endS/c.HealthCheck.Interval.Seconds()+1)
 	}
 	passes := w.passCap(poisson(sum.passes), attempts, failingHostTicks)
+	// Events due past the ring's window: slow attempts, and each health
+	// check's next (its interval), and retries whose backoff may be that
+	// long.
+	far := poisson(sum.far)
+	if c.HealthCheck.Enabled && c.HealthCheck.Interval.Seconds() >= farWindowS {
+		far += checks
+	}
+	if c.Retry.BackoffMax.Seconds() >= farWindowS {
+		far += retries
+	}
 	ejections := w.ejections(streaks+passes, checks)
 	hcChanges := checks * sum.hcFailHosts / n
 	picks := max(attempts, arrivals)
@@ -145,6 +168,7 @@ func (w *weigher) weigh() Work {
 		// A pending event per request in flight and a check per host; the
 		// far heap's slice may hold twice what it held at most.
 		QueueNodes: ceilU(2 * (poisson(sum.slots) + n)),
+		FarEvents:  ceilU(far),
 	}
 }
 
@@ -285,6 +309,9 @@ type steadyState struct {
 // hangs, and how many consecutive_* streaks an attempt completes.
 type shares struct {
 	fail, retried, hang, streaks float64
+	// far is the part of attempts that end more than the event ring's
+	// window after they start (farWindowS): they wait in the far heap.
+	far float64
 	// groups are each group's own, in the stretch's order.
 	groups []groupShare
 }
@@ -451,9 +478,40 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 			sh.hang += weight * g.share
 		}
 		sh.streaks += weight * w.streaksPer(g, fail)
+		sh.far += weight * w.farShare(g, lat, perHost)
 	}
-	sh.fail, sh.retried, sh.hang = min(1, sh.fail), min(1, sh.retried), min(1, sh.hang)
+	sh.fail, sh.retried, sh.hang, sh.far = min(1, sh.fail), min(1, sh.retried), min(1, sh.hang), min(1, sh.far)
 	return sh
+}
+
+// farWindowS is the event ring's window (queue.go: farWindow steps of
+// 2^farShift µs): an event due later goes to the far heap.
+const farWindowS = float64(farWindow<<farShift) / 1e6
+
+// farShare is the chance an attempt on a host of group g (base latency
+// lat, perHost attempts a second) ends past the ring's window: it
+// hangs, or its latency or its wait in the host's queue passes the
+// window, unless a timeout within the window cuts it first.
+func (w *weigher) farShare(g hostGroup, lat, perHost float64) float64 {
+	c := &w.c
+	cut := math.Inf(1)
+	for _, t := range []time.Duration{c.Retry.PerTryTimeout, c.Retry.RouteTimeout} {
+		if t > 0 {
+			cut = min(cut, t.Seconds())
+		}
+	}
+	if cut < farWindowS {
+		return 0
+	}
+	hang := 0.0
+	if g.kind == Timeout {
+		hang = g.share
+	}
+	slow := slowerThan(farWindowS-lat, c.Latency)
+	if g.capacity > 0 && farWindowS-lat < c.QueueLimit.Seconds() {
+		slow += min(1, math.Pow(perHost/g.capacity, max(0, farWindowS-lat)*g.capacity))
+	}
+	return hang + (1-hang)*min(1, slow)
 }
 
 // serving is the fewest hosts that take a stretch's traffic, so the
