@@ -66,7 +66,7 @@ func TestOverBudget(t *testing.T) {
 		{"whatif: hosts × ticks", budget.BudgetOptions{}, "POST", "/whatif", manyHostsLog(1000, 4000, 9*time.Hour),
 			"log: 1000 hosts × 3272 ticks of 10 s is 3272000 host-ticks to replay and draw (allowed up to 250000: fewer hosts"},
 		{"sweep: runs × requests", budget.BudgetOptions{}, "GET", "/sweep?param=max_ejection_percent&step=1&" + heavy, nil,
-			"step: 101 values × 5 seeds is 255 distinct runs of up to 3.3 M units each, 844.3 M units of work (allowed up to 100.0 M per request: a larger step"},
+			"step: 101 values × 5 seeds is 255 distinct runs of up to 3.3 M units each, 844.7 M units of work (allowed up to 100.0 M per request: a larger step"},
 		{"sweep: one value, many seeds", budget.BudgetOptions{MaxWork: 5_000_000}, "GET", "/sweep?param=max_ejection_percent&from=10&to=10&" + heavy, nil,
 			"seeds: 1 values × 5 seeds is 5 distinct runs of up to 3.3 M units each, 16.6 M units of work (allowed up to 5.0 M per request"},
 		{"compare: the heavier side", budget.BudgetOptions{MaxWork: 2_000_000}, "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {heavy}}.Encode(), nil,

@@ -52,9 +52,10 @@ import (
 const HostIntervalWork = unitsPerHostTick
 
 // LightRun is the most a lab page's run may cost without the budget's
-// cores: every preset as it ships is under 0.6 M units; the heaviest run
-// the sliders make without retries is 5–6 M.
-const LightRun = 1_000_000
+// cores: every preset as it ships is under 1.6 M units (bad-deploy's
+// retries; TestPresetsAreLight); the heaviest run the sliders make
+// without retries is 3.3 M.
+const LightRun = 2_000_000
 
 // BudgetOptions bounds heavy work. Zero values pick the defaults.
 type BudgetOptions struct {
@@ -123,7 +124,7 @@ func orDefault[T int | int64 | time.Duration](v *T, def T) {
 // memory (the run, and what it drops as garbage while it is made) stays
 // near 100 MB. Every lesson's step fits (the retry storm's, estimated at
 // 45 MiB, is the heaviest; TestLessonStepsWorkInTheLab), and so does the
-// heaviest the sliders make without retries (39 MiB).
+// heaviest the sliders make without retries (33 MiB).
 const (
 	DefaultMaxRunWork    = 10_000_000
 	DefaultMaxRunBytes   = 48 << 20

@@ -118,6 +118,20 @@ func TestRunCostAtExtremes(t *testing.T) {
 	t.Logf("%d runs made, %d refused; real work at most %.2f× the estimate, bytes %.2f×", ran, refused, worstUnits, worstBytes)
 }
 
+// Every preset as it ships is a light run: its lab page never waits for
+// a core (budget.LightRun), and the heaviest is far from the ceiling.
+func TestPresetsAreLight(t *testing.T) {
+	for _, p := range scenario.Presets() {
+		sc, cfg, err := tabstate.ApplyInputs(p, tabstate.Inputs{Preset: p.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := budget.Weigh(sc, cfg); c.Units > budget.LightRun || c.Bytes > budget.DefaultMaxRunBytes/2 {
+			t.Errorf("%s as it ships: %d units, %d bytes (light: %d units)", p.Name, c.Units, c.Bytes, budget.LightRun)
+		}
+	}
+}
+
 // BenchmarkRunCost is the price of a unit: each kind of run's CPU per
 // unit of its real work (ns/unit, about 100 when the prices are right;
 // below, the prices err high). Timing is this benchmark's, never a test's.
