@@ -32,10 +32,11 @@ type Cost struct {
 }
 
 // The prices of what a run does, in units, measured on this machine
-// (2 cores; BenchmarkRunCost reports ns per unit for runs of each kind,
-// TestRunCostAtExtremes holds every extreme run to its price): a run's
-// engine CPU (scenario.Run) and what the lab derives from it
-// (tabstate.BuildRun: the decision log).
+// (2 cores; BenchmarkRunCost reports ns per unit for runs of each kind:
+// 50–95 at a load average of 12, so the prices err high): a run's engine
+// CPU (scenario.Run) and what the lab derives from it (tabstate.BuildRun:
+// the decision log). TestRunCostAtExtremes holds every extreme run's
+// work, priced, to its estimate.
 const (
 	// An attempt through the event loop: its host picked, its latency
 	// drawn, its report to the detector (a success batched costs a
