@@ -65,17 +65,20 @@ claims:
 	$(GO) run . plan -check -sweep -seeds $(SEEDS)
 
 # Each route family's fuzz target (web/fuzz_test.go) for FUZZTIME: any 5xx,
-# panic or hang fails. Go fuzzes one target per run.
+# panic or hang fails; and the run budget's estimate (PKG:Target, a target
+# outside web: engine/scenario FuzzWeigh, its promises over the settings'
+# ranges). Go fuzzes one target per run.
 FUZZTIME ?= 3s
-FUZZ_TARGETS := FuzzLabCommand FuzzLabStream FuzzLabPages FuzzRoomAPI FuzzImport FuzzWhatif FuzzCompare FuzzSweep
+FUZZ_TARGETS := FuzzLabCommand FuzzLabStream FuzzLabPages FuzzRoomAPI FuzzImport FuzzWhatif FuzzCompare FuzzSweep engine/scenario:FuzzWeigh
 # Go 1.26's fuzz coordinator may end a -fuzztime run with a bare "context
 # deadline exceeded" and no failing input (golang/go#75804, fixed in Go
 # 1.27): that alone, once, runs the target again; anything else fails.
 fuzz: assets
 	@for f in $(FUZZ_TARGETS); do \
-	  echo "fuzz $$f for $(FUZZTIME)"; \
+	  pkg=web; case $$f in *:*) pkg=$${f%%:*}; f=$${f#*:};; esac; \
+	  echo "fuzz $$f ($$pkg) for $(FUZZTIME)"; \
 	  for try in 1 2; do \
-	    out=$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -timeout 30m ./web/ 2>&1); st=$$?; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -timeout 30m ./$$pkg/ 2>&1); st=$$?; \
 	    echo "$$out"; \
 	    [ $$st -eq 0 ] && break; \
 	    if [ $$try -eq 1 ] && echo "$$out" | grep -qx '    context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \

@@ -65,8 +65,11 @@ type serveConfig struct {
 	// plansDir is -plans: an instructor's own workshop plans ("": the
 	// repository's).
 	plansDir string
-	// budget bounds heavy work (sweeps, compares, what-if replays).
-	budget budget.BudgetOptions
+	// budget bounds heavy work (sweeps, compares, what-if replays) and
+	// every run; maxRunMiB and runCacheMiB are its bytes as the flags
+	// give them (checked before they are made bytes).
+	budget                 budget.BudgetOptions
+	maxRunMiB, runCacheMiB int64
 	// grace is how long a shutdown waits for requests in flight
 	// (-shutdown-grace; 0: defaultGrace).
 	grace time.Duration
@@ -100,8 +103,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.tabsPerMinute, "tabs-per-minute", 600, "new tabs per client address per minute (a room behind one NAT shares one address)")
 	fs.IntVar(&c.cmdsPerMinute, "commands-per-minute", 6000, "commands (slider moves, play, …) per client address per minute")
 	fs.IntVar(&c.memoryMiB, "memory-limit", 400, "soft memory limit in MiB for the Go runtime (0: none; $GOMEMLIMIT wins)")
-	var maxWork, maxCells int64
-	fs.Int64Var(&maxWork, "max-work", 100_000_000, "the most work one sweep, compare or what-if replay may cost, in units of about one simulated request (past it, 422)")
+	var maxWork, maxCells, maxRunWork int64
+	fs.Int64Var(&maxWork, "max-work", 100_000_000, "the most work one sweep, compare or what-if replay may cost, in units of about 0.1 µs of a core (past it, 422)")
+	fs.Int64Var(&maxRunWork, "max-run-work", budget.DefaultMaxRunWork, "the most work one run of the engine may cost, in units of about 0.1 µs of a core (10000000: about 1 CPU-s), whoever asks for it: a lab page, a tab's command, a room, a compare's side, a sweep's point, a handout (past it, 422 naming the setting to change)")
+	fs.Int64Var(&c.maxRunMiB, "max-run-mib", budget.DefaultMaxRunBytes>>20, "the most memory one run of the engine may take, in MiB (its frames, events and decision log; past it, 422); at most -run-cache-mib")
+	fs.Int64Var(&c.runCacheMiB, "run-cache-mib", budget.DefaultRunCacheBytes>>20, "the memory the runs the lab keeps for its tabs, rooms and lessons may take, in MiB")
 	fs.Int64Var(&maxCells, "max-replay-cells", 250_000, "the most hosts × detector ticks one what-if replay may keep and draw (past it, 422)")
 	fs.IntVar(&c.budget.Workers, "heavy-workers", max(1, runtime.GOMAXPROCS(0)-1), "cores heavy work (sweeps, compares, replays, heavy lab pages) uses at once; the rest are the lab's")
 	fs.IntVar(&c.budget.Queue, "heavy-queue", 8, "heavy requests that may wait for a core (past it, 503 with Retry-After)")
@@ -122,6 +128,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 		return c, err
 	}
 	c.budget.MaxWork, c.budget.MaxReplayCells = maxWork, maxCells
+	c.budget.MaxRunWork = maxRunWork
 	nets, err := clientaddr.Parse(*trusted)
 	if err != nil {
 		return c, fmt.Errorf("-trusted-proxies: %w", err)
@@ -168,11 +175,25 @@ func (c *serveConfig) check() error {
 	for _, l := range []struct {
 		name string
 		v    int64
-	}{{"max-work", c.budget.MaxWork}, {"max-replay-cells", c.budget.MaxReplayCells}} {
+	}{{"max-work", c.budget.MaxWork}, {"max-replay-cells", c.budget.MaxReplayCells}, {"max-run-work", c.budget.MaxRunWork}} {
 		if l.v < 1000 || l.v > 1e12 {
 			return fmt.Errorf("-%s: %d is out of range (allowed 1000–1000000000000)", l.name, l.v)
 		}
 	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"max-run-mib", c.maxRunMiB}, {"run-cache-mib", c.runCacheMiB}} {
+		if l.v < 1 || l.v > 1<<20 {
+			return fmt.Errorf("-%s: %d is out of range (allowed 1–%d MiB)", l.name, l.v, 1<<20)
+		}
+	}
+	if c.maxRunMiB > c.runCacheMiB {
+		// A run the cache cannot keep would be made again at each frame
+		// a tab plays.
+		return fmt.Errorf("-max-run-mib: %d is more than -run-cache-mib %d (a run the lab admits must fit in its run cache)", c.maxRunMiB, c.runCacheMiB)
+	}
+	c.budget.MaxRunBytes, c.budget.RunCacheBytes = c.maxRunMiB<<20, c.runCacheMiB<<20
 	if c.rooms.UnusedTTL < time.Second || c.rooms.UnusedTTL > 12*time.Hour {
 		return fmt.Errorf("-room-unused-ttl: %s is out of range (allowed 1s–12h)", c.rooms.UnusedTTL)
 	}
@@ -303,9 +324,9 @@ type serving struct{ HTTP, NATS, NATSCreds string }
 
 // defaultGrace is -shutdown-grace: a heavy request admitted just before
 // the signal may wait -heavy-wait (10 s) for a core and then run the
-// heaviest work the budget allows (a 94.5 M-unit sweep took 7 s on one
-// core of the 2-core development machine at a load average of 15); 30 s
-// covers both with room to spare.
+// heaviest work the budget allows (a 93 M-unit sweep took 2.2 s on one
+// core of the 2-core development machine at a load average of 11; the
+// heaviest what-if replay, 7 s); 30 s covers both with room to spare.
 const defaultGrace = 30 * time.Second
 
 // serve runs the lab until ctx ends, then drains: the listener closes (no

@@ -375,6 +375,10 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-trusted-proxies", "10.0.0.0/8,nginx"}, `-trusted-proxies: "nginx" is not an address or CIDR prefix`},
 		{[]string{"-max-work", "10"}, "-max-work: 10 is out of range (allowed 1000–1000000000000)"},
 		{[]string{"-max-replay-cells", "0"}, "-max-replay-cells: 0 is out of range"},
+		{[]string{"-max-run-work", "5"}, "-max-run-work: 5 is out of range (allowed 1000–1000000000000)"},
+		{[]string{"-max-run-mib", "0"}, "-max-run-mib: 0 is out of range (allowed 1–1048576 MiB)"},
+		{[]string{"-run-cache-mib", "99999999999"}, "-run-cache-mib: 99999999999 is out of range"},
+		{[]string{"-max-run-mib", "100"}, "-max-run-mib: 100 is more than -run-cache-mib 64 (a run the lab admits must fit in its run cache)"},
 		{[]string{"-heavy-queue", "0"}, "-heavy-queue: 0 is out of range (allowed 1–1000000)"},
 		{[]string{"-heavy-wait", "1h"}, "-heavy-wait: 1h0m0s is out of range (allowed 100ms–10m)"},
 		{[]string{"-shutdown-grace", "0s"}, "-shutdown-grace: 0s is out of range (allowed 1s–1h)"},
@@ -404,8 +408,9 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil || len(c.proxies.Nets) != 2 || c.proxies.Nets[1].String() != "10.0.0.0/8" || c.proxies.Peer {
 		t.Errorf("-trusted-proxies: %+v, %v", c.proxies, err)
 	}
-	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s"}, io.Discard, home)
-	if err != nil || c.budget != (budget.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
+	c, err = parseServe([]string{"-max-work", "5000000", "-heavy-workers", "3", "-heavy-queue", "2", "-heavy-wait", "2s", "-max-run-work", "20000000", "-max-run-mib", "100", "-run-cache-mib", "200"}, io.Discard, home)
+	if err != nil || c.budget != (budget.BudgetOptions{MaxWork: 5_000_000, MaxReplayCells: 250_000, MaxRunWork: 20_000_000, MaxRunBytes: 100 << 20, RunCacheBytes: 200 << 20,
+		Workers: 3, Queue: 2, Wait: 2 * time.Second}) {
 		t.Errorf("the budget: %+v, %v", c.budget, err)
 	}
 	if c, _ := parseServe(nil, io.Discard, home); c.memoryMiB != 400 || c.tabs != 2000 || c.proxies.Active() || c.grace != 30*time.Second || c.grace < c.budget.Wait+15*time.Second {

@@ -66,11 +66,11 @@ func TestOverBudget(t *testing.T) {
 		{"whatif: hosts × ticks", budget.BudgetOptions{}, "POST", "/whatif", manyHostsLog(1000, 4000, 9*time.Hour),
 			"log: 1000 hosts × 3272 ticks of 10 s is 3272000 host-ticks to replay and draw (allowed up to 250000: fewer hosts"},
 		{"sweep: runs × requests", budget.BudgetOptions{}, "GET", "/sweep?param=max_ejection_percent&step=1&" + heavy, nil,
-			"step: 101 values × 5 seeds is 255 distinct runs of up to 2.1 M units each, 535.5 M units of work (allowed up to 100.0 M per request: a larger step"},
+			"step: 101 values × 5 seeds is 255 distinct runs of up to 3.3 M units each, 844.7 M units of work (allowed up to 100.0 M per request: a larger step"},
 		{"sweep: one value, many seeds", budget.BudgetOptions{MaxWork: 5_000_000}, "GET", "/sweep?param=max_ejection_percent&from=10&to=10&" + heavy, nil,
-			"seeds: 1 values × 5 seeds is 5 distinct runs of up to 2.1 M units each, 10.5 M units of work (allowed up to 5.0 M per request"},
+			"seeds: 1 values × 5 seeds is 5 distinct runs of up to 3.3 M units each, 16.6 M units of work (allowed up to 5.0 M per request"},
 		{"compare: the heavier side", budget.BudgetOptions{MaxWork: 2_000_000}, "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {heavy}}.Encode(), nil,
-			"b: 2 runs of up to 2.1 M units each, 2.6 M units of work (allowed up to 2.0 M per request"},
+			"b: 2 runs of up to 3.3 M units each, 4.0 M units of work (allowed up to 2.0 M per request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ts := budgetServer(t, tc.budget)
@@ -229,4 +229,72 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// issueQuery is the lab address of issue 34 item 3: flapping at 3000
+// rps over 50 hosts, five retries on 5xx through a breaker of 100000
+// into hosts that serve 10 requests a second, least request, health
+// checks every second. Weighed 2.1 M units (0.2 s), it took 12.9 CPU-s
+// and 700 MB more, its answer lost; three tab commands with it at once
+// took the replica from 427 to 1507 MB (tab commands passed no budget).
+const issueQuery = "hosts=50&rps=3000&interval=1&retries=5&retry_on=5xx&fault_rate=1&max_retries=100000&active_hc=true&hc_interval=1&lb=least_request&capacity_rps=10&previous_hosts=true"
+
+// issueCfg is the same run as a tab's signals.
+const issueCfg = `{"hosts":50,"rps":3000,"interval":1,"num_retries":5,"retry_on":"5xx","fault_rate":1,"max_retries":100000,"active_hc":true,"hc_interval":1,"lb_policy":"least_request","capacity_rps":10,"previous_hosts":true}`
+
+// Every path that runs the engine weighs the run first, with one budget:
+// the issue's run asked for by a lab page, a tab's command, a compare's
+// side, a sweep's point is a 422 of the error kinds' table that names
+// the setting to change and a value that fits, and no engine run is
+// counted (nothing ran). On main each ran: the page and the command
+// answered 200 and 204 after seconds of CPU (the tab commands passed
+// no budget at all).
+func TestEveryPathWeighsItsRun(t *testing.T) {
+	_, ts := budgetServer(t, budget.BudgetOptions{})
+	runs := func() string {
+		for line := range strings.Lines(webtest.Body(t, mustGet(t, ts.URL+"/metrics"))) {
+			if strings.HasPrefix(line, "outlierlab_runs_computed_total ") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return "outlierlab_runs_computed_total (none)"
+	}
+	before := runs()
+	for _, tc := range []struct {
+		name, method, target, body, want string
+	}{
+		{"lab page", "GET", "/lab?preset=flapping&" + issueQuery, "", "rps: this run would take about"},
+		{"tab command", "POST", "/lab/cmd/set", `{"tab":"budgettab00000000001","preset":"flapping","cfg":` + issueCfg + `}`, "rps: this run would take about"},
+		{"compare", "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {"preset=flapping&" + issueQuery}}.Encode(), "", "b: rps: this run would take about"},
+		{"sweep", "GET", "/sweep?param=max_ejection_percent&from=10&to=20&step=10&seeds=1&preset=flapping&" + issueQuery, "", "rps: this run would take about"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, tc.method, ts.URL+tc.target, strings.NewReader(tc.body))
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("no answer within 60 s: %v", err)
+			}
+			body := html.UnescapeString(webtest.Body(t, res))
+			if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, tc.want) || !strings.Contains(body, "would fit") {
+				t.Errorf("%d, want 422 with %q and what would fit:\n%s", res.StatusCode, tc.want, webtest.Head(body[max(0, strings.Index(body, "</style>")):], 2000))
+			}
+		})
+	}
+	if after := runs(); after != before {
+		t.Errorf("engine runs went from %q to %q: a refused run ran", before, after)
+	}
+}
+
+func mustGet(t *testing.T, u string) *http.Response {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

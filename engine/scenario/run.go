@@ -75,6 +75,8 @@ type Summary struct {
 
 	Stats   engine.Stats     `json:"-"`
 	Cluster sim.ClusterStats `json:"cluster"`
+	// Work is what the run did (sim.Work): what sim.Weigh estimated.
+	Work sim.Work `json:"-"`
 }
 
 // Run simulates the scenario with the given outlier_detection config and
@@ -262,6 +264,7 @@ func (a *summaryAcc) finish(s *sim.Sim) Summary {
 	sum.Stats = s.Detector().Stats()
 	sum.Cluster = s.ClusterStats()
 	sum.LbHealthyPanic = sum.Cluster.LbHealthyPanic
+	sum.Work = s.Work()
 	if sum.FaultStartMs >= 0 {
 		sum.FailurePctSinceFault = a.sinceFault.FailurePct()
 	}

@@ -45,6 +45,7 @@ type balancer struct {
 // availability): degraded hosts get traffic only once fewer than ~71.4%
 // of the hosts are healthy, and then a share that grows as health falls.
 func (b *balancer) recompute(s *Sim) {
+	s.work.Rebuilds += uint64(len(s.hosts))
 	b.healthy, b.degraded = b.healthy[:0], b.degraded[:0]
 	for i := range s.hosts {
 		h := &s.hosts[i]
@@ -136,6 +137,7 @@ func (b *balancer) pick(s *Sim, r *request) int32 {
 		if !r.tried(h) {
 			return h
 		}
+		s.work.Picks++ // a re-pick: Work adds the one per attempt
 		h = b.pickOnce(s)
 		if h < 0 {
 			return h

@@ -73,6 +73,9 @@ type eventQueue struct {
 	used    [ringSize / 64]uint64      // bit per bucket: non-empty
 	heads   [ringSize]int32            // first node of each bucket, -1 when empty
 	far     farHeap
+	// farPushes counts the events that went to the far heap (Work:
+	// each costs a heap's log n where the ring costs a link).
+	farPushes uint64
 }
 
 type node struct {
@@ -145,6 +148,7 @@ func (q *eventQueue) grow() int32 {
 }
 
 func (q *eventQueue) pushFar(e event) {
+	q.farPushes++
 	q.far.push(e)
 	q.farKey = q.far.items[0].key
 }

@@ -552,6 +552,7 @@ func (s *Sim) finish(ri int32, t int64, failed bool) {
 // healthCheck runs one active health check of host hi, then the outlier
 // detector's callback (§8), and schedules the next check.
 func (s *Sim) healthCheck(hi int32, t int64) {
+	s.work.HealthChecks++
 	h := &s.hosts[hi]
 	seg := h.segmentFor(t)
 	healthy, degraded := true, false

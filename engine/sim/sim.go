@@ -169,6 +169,7 @@ type Sim struct {
 	totals    ClientInterval
 	stats     ClusterStats
 	events    []engine.Event
+	work      Work
 
 	// OnReport, when set, sees every report the router makes to a host's
 	// outlier monitor, in order (tests use it to check §3.4 attempt by
@@ -288,6 +289,51 @@ func (s *Sim) Totals() ClientInterval {
 	return t
 }
 
+// Work is what a run does, counted as it runs: the heavy-work budget's
+// measure of a run (scenario.Weigh estimates the same counts before it
+// runs, and its tests hold the estimate to these). Counts, not time, so a
+// run's cost is the same on every machine and under any load.
+type Work struct {
+	// Arrivals are the downstream requests; Attempts the upstream
+	// attempts, retries included; Picks the load balancer's host choices
+	// (one per attempt, a previous_hosts re-pick, a pick that found no
+	// host).
+	Arrivals, Attempts, Picks uint64
+	// HealthChecks are the active checks run; Events the detector's
+	// events (each kept in its frame), Streaks those that a consecutive_*
+	// streak made (the decision log folds their repeats); Rebuilds the
+	// hosts visited rebuilding the balancer's host sets (every ejection,
+	// return and health change visits every host).
+	HealthChecks, Events, Streaks, Rebuilds uint64
+	// HostTicks are hosts × ticks (a detector pass per host and a host's
+	// row in each frame); FailingHostTicks those in which the host failed
+	// an attempt (only they may be found wanting, and their events
+	// fill the decision log).
+	HostTicks, FailingHostTicks uint64
+	// Slots is the most requests in flight at once (the simulator keeps a
+	// slot for each, never freed during the run), QueueNodes the most
+	// events pending at once, FarEvents the events due more than the
+	// event ring's half second ahead (a slow or queued attempt, a hang,
+	// a health check): each goes through a heap.
+	Slots, QueueNodes, FarEvents uint64
+}
+
+// Work is what the run did so far.
+func (s *Sim) Work() Work {
+	w := s.work
+	w.Arrivals = s.nextID
+	w.Attempts = s.stats.UpstreamRq
+	w.Picks += s.stats.UpstreamRq + s.stats.UpstreamCxNoneHealthy
+	w.HostTicks = uint64(s.tick) * uint64(len(s.hosts))
+	w.Slots = uint64(len(s.reqs))
+	w.QueueNodes = uint64(len(s.q.nodes) + cap(s.q.far.items))
+	w.FarEvents = s.q.farPushes
+	st := s.det.Stats()
+	w.Streaks = st[engine.StatEjectionsDetectedConsecutive5xx] + st[engine.StatEjectionsDetectedConsecutiveGatewayFailure] +
+		st[engine.StatEjectionsDetectedConsecutiveLocalOriginFailure]
+	return w
+}
+
 // ClusterStats are the cumulative router and LB counters.
 func (s *Sim) ClusterStats() ClusterStats {
 	st := s.stats
@@ -347,9 +393,13 @@ func (s *Sim) closeInterval(at int64) *Interval {
 	iv.Tick = rep
 	s.events = s.det.DrainEvents(s.events[:0])
 	iv.Events = s.events
+	s.work.Events += uint64(len(s.events))
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		iv.Hosts[i] = HostInterval{Attempts: h.attempts, Failed: h.failedAttempts, InFlight: h.active, FailedActiveHC: h.failedHC, DegradedActiveHC: h.degradedHC}
+		if h.failedAttempts > 0 {
+			s.work.FailingHostTicks++
+		}
 		h.attempts, h.failedAttempts = 0, 0
 	}
 	iv.Clients = s.clients

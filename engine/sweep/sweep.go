@@ -186,12 +186,15 @@ func runAll(ctx context.Context, jobs map[string]Job, workers int, progress func
 		wg.Go(func() {
 			for k := range next {
 				j := jobs[k]
-				res, err := scenario.Run(j.Scenario, j.Config, j.Seed)
+				// A point is its summary: the run's frames are dropped as
+				// they come (a run of the lab's heaviest keeps hundreds of
+				// MB of them), and the summary is Run's, byte for byte.
+				sum, err := scenario.Stream(j.Scenario, j.Config, j.Seed, summaryOnly{})
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				out[k] = MetricsOf(res)
+				out[k] = MetricsOf(scenario.Result{Summary: sum})
 				if progress != nil {
 					progress(len(out), len(keys))
 				}
@@ -212,6 +215,14 @@ func runAll(ctx context.Context, jobs map[string]Job, workers int, progress func
 	}
 	return out, firstErr
 }
+
+// summaryOnly is the FrameWriter that keeps nothing: a sweep's point
+// reads the summary Stream returns.
+type summaryOnly struct{}
+
+func (summaryOnly) Begin(*scenario.Result) error { return nil }
+func (summaryOnly) Frame(*scenario.Frame) error  { return nil }
+func (summaryOnly) End(*scenario.Result) error   { return nil }
 
 // behaviourKey names what a run depends on, so that runs that must give
 // the same result run once. A run is a pure function of (cluster, config,

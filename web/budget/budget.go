@@ -17,8 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
-	"outlierlab/engine"
-	"outlierlab/engine/scenario"
 	"outlierlab/web/httperr"
 )
 
@@ -26,41 +24,52 @@ import (
 // the engine for up to seconds on one request — passes through one
 // budget, made by New and handed to those handlers:
 //
-//   - before anything runs, the request's work is estimated (workOf) and
-//     refused with a 422 past the ceiling, naming the field to change and
-//     the limit;
+//   - before anything runs, the request's work is estimated and refused
+//     with a 422 past the ceiling, naming the field to change and the
+//     limit: every run of the engine past the ceiling for one run
+//     (CheckRun, run.go), a request's runs together past MaxWork
+//     (CheckWork);
 //   - it then runs on at most Workers cores at once; a request that finds
 //     them busy waits in a short queue (Queue requests, Wait each), and
 //     past either gets a 503 with Retry-After.
 //
-// The lab's own runs (a tab's commands and stream, a lesson, a room) never
-// pass here: they are bounded by the sliders' spans (tens to hundreds of
-// milliseconds), and on a small machine one core is always left to them
-// (Workers defaults to all cores but one), so a slider's redraw is never
-// queued behind a sweep. A lab page (GET /lab) whose run is not cached and
-// is heavier than LightRun (sliders near their ends) is a page load like
-// a compare's, and is admitted as one.
+// Every run passes CheckRun, the lab's own too (a tab's commands and
+// stream, a lesson, a room: the run cache weighs each run it builds), so
+// no combination of settings makes a run heavier than one request may
+// be. The lab's own runs are not queued for cores: a slider's redraw is
+// never queued behind a sweep, and on a small machine one core is always
+// left to them (Workers defaults to all cores but one). A lab page
+// (GET /lab) whose run is not cached and is heavier than LightRun
+// (sliders near their ends) is a page load like a compare's, and is
+// admitted as one.
 
-// Work is counted in units of about one simulated request (≈ 0.1 µs of a
-// core here): a request simulated or a line replayed is one unit, a host
-// at a detector tick (its pass, its frame kept, its lane cell drawn) is
-// HostIntervalWork units. Measured on this machine: 1.8 M requests over
-// 50 hosts × 600 ticks (the lab's heaviest run, 2.1 M units) take 0.2 s;
-// a replay of 2000 hosts × 3600 ticks (72 M units) takes 7 s with its
-// charts.
-const HostIntervalWork = 10
+// Work is counted in units of about 0.1 µs of one core here
+// (UnitsPerSecond): a run's are priced from what the engine does
+// (CostOf, run.go), a what-if replay's are a unit per line replayed and
+// HostIntervalWork per host at a tick (its pass, its frame kept, its
+// lane cell drawn). A replay of 2000 hosts × 3600 ticks (72 M units)
+// takes 7 s with its charts.
+const HostIntervalWork = unitsPerHostTick
 
-// LightRun is the most a lab page's run may cost without the budget: every
-// preset as it ships is under 0.5 M units; the heaviest run the sliders
-// make is 2.1 M.
-const LightRun = 1_000_000
+// LightRun is the most a lab page's run may cost without the budget's
+// cores: every preset as it ships is under 1.6 M units (bad-deploy's
+// retries; TestPresetsAreLight); the heaviest run the sliders make
+// without retries is 3.3 M.
+const LightRun = 2_000_000
 
 // BudgetOptions bounds heavy work. Zero values pick the defaults.
 type BudgetOptions struct {
 	// MaxWork is the most one request may cost, in work units (default
-	// 100 M, some 10–20 s of one core: a sweep of 45 of the lab's heaviest
-	// runs, or 500 of search-cache's).
+	// 100 M, some 10 s of one core: a sweep of a few dozen of the lab's
+	// heavy runs, or hundreds of search-cache's).
 	MaxWork int64
+	// MaxRunWork and MaxRunBytes bound one run of the engine, whatever
+	// asks for it (default 10 M units, about 1 CPU-s, and 48 MiB: the
+	// run kept, its frames, events and log, and its requests in flight).
+	MaxRunWork, MaxRunBytes int64
+	// RunCacheBytes bounds the runs the lab keeps (default 64 MiB), at
+	// least one run of MaxRunBytes (New raises it to that).
+	RunCacheBytes int64
 	// MaxReplayCells bounds a what-if replay's hosts × ticks, which it
 	// keeps and draws (default 250 000: 69 hosts over 10 h at 10 s, a few
 	// tens of MiB).
@@ -75,51 +84,55 @@ type BudgetOptions struct {
 // Budget is BudgetOptions at work.
 type Budget struct {
 	maxWork, MaxCells int64
-	Workers           int64
-	slots             *semaphore.Weighted
-	queue             int64
-	Waiting           atomic.Int64
-	wait              time.Duration
+	maxRunWork        int64
+	maxRunBytes       int64
+	// RunCacheBytes bounds the run cache (BudgetOptions).
+	RunCacheBytes int64
+	Workers       int64
+	slots         *semaphore.Weighted
+	queue         int64
+	Waiting       atomic.Int64
+	wait          time.Duration
 }
 
 func New(o BudgetOptions) *Budget {
-	if o.MaxWork <= 0 {
-		o.MaxWork = 100_000_000
-	}
-	if o.MaxReplayCells <= 0 {
-		o.MaxReplayCells = 250_000
-	}
-	if o.Workers <= 0 {
-		o.Workers = max(1, runtime.GOMAXPROCS(0)-1)
-	}
-	if o.Queue <= 0 {
-		o.Queue = 8
-	}
-	if o.Wait <= 0 {
-		o.Wait = 10 * time.Second
-	}
-	return &Budget{maxWork: o.MaxWork, MaxCells: o.MaxReplayCells, Workers: int64(o.Workers),
+	orDefault(&o.MaxWork, 100_000_000)
+	orDefault(&o.MaxReplayCells, 250_000)
+	orDefault(&o.MaxRunWork, DefaultMaxRunWork)
+	orDefault(&o.MaxRunBytes, DefaultMaxRunBytes)
+	orDefault(&o.RunCacheBytes, DefaultRunCacheBytes)
+	// A run the budget admits is one the cache can keep: a stream redraws
+	// from the cache, and a run it could not keep would be made again at
+	// every frame.
+	o.RunCacheBytes = max(o.RunCacheBytes, o.MaxRunBytes)
+	orDefault(&o.Workers, max(1, runtime.GOMAXPROCS(0)-1))
+	orDefault(&o.Queue, 8)
+	orDefault(&o.Wait, 10*time.Second)
+	return &Budget{maxWork: o.MaxWork, MaxCells: o.MaxReplayCells, maxRunWork: o.MaxRunWork, maxRunBytes: o.MaxRunBytes, RunCacheBytes: o.RunCacheBytes, Workers: int64(o.Workers),
 		slots: semaphore.NewWeighted(int64(o.Workers)), queue: int64(o.Queue), wait: o.Wait}
 }
 
-// RunWork estimates one engine run: its requests (rps × duration) and its
-// hosts × ticks.
-func RunWork(sc scenario.Scenario, cfg engine.Config) int64 {
-	c := sc.Cluster
-	secs := c.Duration.Seconds()
-	// The interval as the dialect's timer runs it: Envoy's whole
-	// milliseconds, grpc-go's nanoseconds (a gRPC interval may be below a
-	// millisecond).
-	intervalNs := cfg.IntervalMs * 1_000_000
-	if c.Dialect == engine.DialectGRPC {
-		intervalNs = cfg.GRPCIntervalNs()
+// orDefault sets an option left at zero (or below) to its default.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
-	ticks := secs / (float64(max(intervalNs, 1_000)) / 1e9)
-	w := c.RPS*secs + HostIntervalWork*float64(c.Hosts)*ticks
-	return int64(min(w, math.MaxInt64/4))
 }
 
-// OverBudget is work past a ceiling: a 422 naming the field to change.
+// The ceilings of one run: about a second of one core, and 48 MiB, so
+// that the run cache (64 MiB) keeps the heaviest run, and a request's
+// memory (the run, and what it drops as garbage while it is made) stays
+// near 100 MB. Every lesson's step fits (the retry storm's, estimated at
+// 45 MiB, is the heaviest; TestLessonStepsWorkInTheLab), and so does the
+// heaviest the sliders make without retries (33 MiB).
+const (
+	DefaultMaxRunWork    = 10_000_000
+	DefaultMaxRunBytes   = 48 << 20
+	DefaultRunCacheBytes = 64 << 20
+)
+
+// OverBudget is work past a ceiling: a 422 (httperr.KindOverBudget)
+// naming the field to change.
 type OverBudget struct {
 	Field string
 	Msg   string
@@ -142,7 +155,7 @@ func (b *Budget) CheckWork(field string, units int64, what, hint string) error {
 // refuses through here, so the count cannot miss one.
 func (b *Budget) Over(field, msg string) error {
 	MetricHeavy.WithLabelValues("over_budget").Inc()
-	return &OverBudget{Field: field, Msg: msg}
+	return httperr.WithKind(httperr.KindOverBudget, &OverBudget{Field: field, Msg: msg})
 }
 
 // Millions writes a count of units: "2.1 M", "950 k", "120".

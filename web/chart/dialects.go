@@ -122,6 +122,12 @@ func runTwin(r *tabstate.Run) *dialectLanes {
 	if r.Result != nil {
 		seed = r.Result.Seed
 	}
+	// The other dialect's run is weighed as r's was (gRPC's detector
+	// makes other events: no consecutive streaks); past the budget, the
+	// strip is left empty.
+	if r.Budget.CheckRun(sc, r.Config) != nil {
+		return &dialectLanes{}
+	}
 	res, err := scenario.Run(sc, r.Config, seed)
 	if err != nil {
 		// The same inputs ran under r's dialect; an empty strip says

@@ -192,13 +192,13 @@ func TestHeavy(t *testing.T) {
 	if Heavy(p) {
 		t.Error("search-cache is weighed heavy")
 	}
-	heavy := strings.Replace(testPlan, "    cursor: 30s\n  - id: asked", "    settings: {hosts: \"50\", rps: \"3000\", interval: 1s}\n    cursor: 30s\n  - id: asked", 1)
+	heavy := strings.Replace(testPlan, "    cursor: 30s\n  - id: asked", "    settings: {hosts: \"50\", rps: \"3000\", interval: 1s, duration: 600s}\n    cursor: 30s\n  - id: asked", 1)
 	hp, err := plan.Parse("heavy.md", []byte(heavy), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !Heavy(&hp) {
-		t.Error("50 hosts at 3000 rps and a 1 s interval is not weighed heavy")
+		t.Error("50 hosts at 3000 rps for 600 s at a 1 s interval is not weighed heavy")
 	}
 }
 

@@ -55,6 +55,12 @@ const (
 	// bus: NATS or its JetStream not answering); answered with
 	// Retry-After (RetryAfter).
 	KindUnavailable
+	// KindOverBudget: work past the heavy-work budget (web/budget): a run
+	// heavier than one request may make, a sweep of too many runs. The
+	// request is well formed and its values in range, so 422 as a bad
+	// value, and its text names the setting to change and a value that
+	// fits.
+	KindOverBudget
 )
 
 var Status = [...]int{
@@ -71,6 +77,7 @@ var Status = [...]int{
 	// 503 as KindFull, but the server is not full: it cannot reach what
 	// it needs, and says when to ask again.
 	KindUnavailable: http.StatusServiceUnavailable,
+	KindOverBudget:  http.StatusUnprocessableEntity,
 }
 
 // RetryAfter is the Retry-After, in seconds, that Write sends with an

@@ -140,7 +140,7 @@ func NewLab(o LabOptions) (*Lab, error) {
 	}
 	s := &Lab{
 		Lessons:     book,
-		Runs:        tabstate.NewRunCache(64),
+		Runs:        tabstate.NewRunCacheBytes(64, int(o.Budget.RunCacheBytes)),
 		Sessions:    newSessionStore(o.MaxSessions, o.SessionIdle),
 		Now:         o.Now,
 		Log:         o.Log,
@@ -156,6 +156,7 @@ func NewLab(o LabOptions) (*Lab, error) {
 	if o.TabsPerMinute > 0 || o.CommandsPerMinute > 0 {
 		s.SetClientLimits(cmp.Or(o.TabsPerMinute, newPerMinute), cmp.Or(o.CommandsPerMinute, DefaultCommandsPerMinute))
 	}
+	s.Runs.Budget = o.Budget
 	s.Pages = page.New(o.Assets, s.Log, s.LessonLinks())
 	return s, nil
 }

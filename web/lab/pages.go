@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -32,12 +33,17 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	link, err := tabstate.ParseLabQuery(query)
+	release := func() {}
 	if err == nil {
-		release, berr := s.admitLabPage(r.Context(), link.Inputs())
-		if berr != nil {
-			budget.Refuse(w, berr)
+		// A run past the budget is the page's to name (a 422); a busy
+		// lab is a 503.
+		release, err = s.admitLabPage(r.Context(), link.Inputs())
+		if _, over := errors.AsType[*budget.OverBudget](err); err != nil && !over {
+			budget.Refuse(w, err)
 			return
 		}
+	}
+	if err == nil {
 		defer release()
 		var lab view.Lab
 		lab, err = s.LabView(link, s.Browser(w, r))
@@ -121,14 +127,21 @@ func (s *Lab) Browser(w http.ResponseWriter, r *http.Request) string {
 }
 
 // admitLabPage admits a lab page's run when it is heavy and not cached;
-// release is a no-op otherwise (a bad link is the page's to name).
+// release is a no-op otherwise (a bad link is the page's to name). A run
+// past the budget is refused here, before it waits for a core.
 func (s *Lab) admitLabPage(ctx context.Context, in tabstate.Inputs) (release func(), err error) {
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok || s.Runs.Has(in) {
 		return func() {}, nil
 	}
 	sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
-	if err != nil || budget.RunWork(sc, cfg) <= budget.LightRun {
+	if err != nil {
+		return func() {}, nil
+	}
+	if err := s.Budget.CheckRun(sc, cfg); err != nil {
+		return nil, err
+	}
+	if budget.RunWork(sc, cfg) <= budget.LightRun {
 		return func() {}, nil
 	}
 	return s.Budget.Admit(ctx, 1)

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/web/budget"
 	"outlierlab/web/httperr"
 	"outlierlab/web/memo"
 	"outlierlab/web/view"
@@ -42,12 +44,15 @@ type Run struct {
 	// key is Inputs.key(): streams remember the run they drew by its key,
 	// never by a pointer that would keep it alive past the cache.
 	Key string
-	// size estimates the run's memory, for the cache's byte bound.
+	// Size is the bytes the run holds (measure), for the cache's bound.
 	Size int
 	// Twin is the run under the other dialect, made when the Envoy/gRPC
 	// strip first asks for it (web/chart), once however many tabs draw
 	// the run; it lives as long as the run (a few KB, not in Size).
 	Twin *Later
+	// Budget is the budget that admitted the run: what is made of it
+	// later by running the engine again (the twin) passes it too.
+	Budget *budget.Budget
 }
 
 // errUnknownPreset is answered with a 404.
@@ -57,9 +62,13 @@ var ErrUnknownPreset = httperr.WithKind(httperr.KindNotFound, errors.New("unknow
 // frames on every machine, so a lesson's numbers are the room's numbers.
 const DefaultSeed = 1
 
-// buildRun applies the inputs to their preset and runs the engine.
-func BuildRun(in Inputs) (*Run, error) {
-	defer ObserveRun()()
+// BuildRun is BuildRunWithin the default budget.
+func BuildRun(in Inputs) (*Run, error) { return BuildRunWithin(in, nil) }
+
+// BuildRunWithin applies the inputs to their preset and runs the engine,
+// once the budget has weighed the run (a 422 past its ceiling for one
+// run, before anything runs).
+func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) {
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok {
 		return nil, ErrUnknownPreset
@@ -68,6 +77,12 @@ func BuildRun(in Inputs) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.CheckRun(sc, cfg); err != nil {
+		return nil, err
+	}
+	// Counted from here: a run refused, or of inputs that are no run, is
+	// not one the engine computed.
+	defer ObserveRun()()
 	seed := in.Seed
 	if seed == 0 {
 		seed = DefaultSeed
@@ -87,6 +102,7 @@ func BuildRun(in Inputs) (*Run, error) {
 		Result:      &res,
 		HostIndex:   map[string]int{},
 		Twin:        new(Later),
+		Budget:      b,
 	}
 	r.Values = controlValues(sc, cfg)
 	r.Log = make([][]view.LogEntry, len(r.Frames))
@@ -103,7 +119,7 @@ func BuildRun(in Inputs) (*Run, error) {
 		}
 	}
 	r.YAML = envoyconf.ClusterYAML(cfg, r.Cluster, float64(sc.Cluster.HealthyPanicThreshold), sc.Cluster.Retry.MaxRetries)
-	r.Size = r.estimateSize()
+	r.Size = r.measure()
 	r.Key = in.Key()
 	return r, nil
 }
@@ -189,36 +205,73 @@ func PresetValues(preset string) map[string]float64 {
 	return controlValues(sc, sc.Outlier)
 }
 
-// estimateSize is a rough byte count of a run: frames × hosts dominate.
-// The sum below is scaled by 5/3 to what the heap measures: fifty hosts at
-// a 1 s interval and 3000 rps (300 frames) sums to 6.1 MiB and takes
-// 10.1 MiB of live heap, so the cache's bound is the heap's.
-func (r *Run) estimateSize() int {
-	n := 4096
+// measure is the bytes a run holds, counted from what it holds: its
+// frames (each host's row, each event), its decision log (each entry,
+// its spans and their words), its labels. Literal words of a sentence
+// live in the binary, not the heap, and are counted all the same, and
+// each allocation is rounded to the heap's granule: the count errs a
+// little high (TestRunSizeIsItsHeap holds it to the heap the run takes).
+func (r *Run) measure() int {
+	n := runFixedBytes + len(r.YAML) + len(r.Description)
+	n += cap(r.Frames) * int(unsafe.Sizeof(scenario.Frame{}))
 	for i := range r.Frames {
-		n += 400 + 160*len(r.Frames[i].Hosts) + 120*len(r.Frames[i].Events) + 250*len(r.Log[i])
+		f := &r.Frames[i]
+		n += alloc(cap(f.Hosts)*int(unsafe.Sizeof(scenario.HostFrame{}))) + alloc(cap(f.Events)*int(unsafe.Sizeof(engine.Event{})))
 	}
-	return n * 5 / 3
+	n += alloc(cap(r.Log) * int(unsafe.Sizeof([]view.LogEntry{})))
+	for _, log := range r.Log {
+		n += alloc(cap(log) * int(unsafe.Sizeof(view.LogEntry{})))
+		for j := range log {
+			e := &log[j]
+			n += alloc(cap(e.Parts)*int(unsafe.Sizeof(view.Span{}))) + alloc(len(e.Time)) + alloc(len(e.Fold)) + alloc(len(e.ID))
+			for _, p := range e.Parts {
+				n += alloc(len(p.Text))
+			}
+		}
+	}
+	n += alloc(cap(r.Times) * int(unsafe.Sizeof("")))
+	for _, t := range r.Times {
+		n += alloc(len(t))
+	}
+	for _, h := range r.Hosts {
+		n += 2*int(unsafe.Sizeof("")) + alloc(len(h)) + 16 // Hosts and HostIndex
+	}
+	return n
 }
+
+// runFixedBytes is what every run holds whatever its length: the Run and
+// its Result, the scenario and config, the controls' values (a map of
+// some forty entries).
+const runFixedBytes = 8 << 10
+
+// alloc is n bytes as the heap gives them: a multiple of 8, nothing for
+// nothing (an empty string or slice allocates nothing).
+func alloc(n int) int { return (n + 7) &^ 7 }
 
 // runCache keeps recent runs by their inputs' key. Runs are cheap to
 // rebuild (milliseconds), so a small LRU is enough; it spares the work
 // when a room of tabs plays the same preset, and keeps memory per tab small.
-// It is bounded in runs and in (estimated) bytes: the largest settings
-// make runs of megabytes. Tabs missing the same inputs at once wait for
+// It is bounded in runs and in bytes (each run's Size): the largest
+// settings make runs of tens of megabytes, and the budget admits none
+// the bound cannot hold. Tabs missing the same inputs at once wait for
 // one build (a room's laptops join together).
 type RunCache struct {
-	Runs  *memo.Cache[string, *Run]
-	Build func(Inputs) (*Run, error) // buildRun; tests slow it down
+	Runs *memo.Cache[string, *Run]
+	// Build makes a run on a miss: BuildRunWithin Budget (tests slow it
+	// down).
+	Build func(Inputs) (*Run, error)
+	// Budget weighs every run the cache builds (nil: the default one).
+	Budget *budget.Budget
 }
 
-// runCacheBytes bounds the cache's estimated memory.
-const runCacheBytes = 64 << 20
-
-func NewRunCache(max int) *RunCache { return NewRunCacheBytes(max, runCacheBytes) }
+// NewRunCache is a cache of at most max runs, of the budget's default
+// bytes (budget.DefaultRunCacheBytes: its heaviest run and then some).
+func NewRunCache(max int) *RunCache { return NewRunCacheBytes(max, budget.DefaultRunCacheBytes) }
 
 func NewRunCacheBytes(max, bytes int) *RunCache {
-	return &RunCache{memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.Size }), BuildRun}
+	c := &RunCache{Runs: memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.Size })}
+	c.Build = func(in Inputs) (*Run, error) { return BuildRunWithin(in, c.Budget) }
+	return c
 }
 
 // get returns the run for the inputs, building it on a miss.
@@ -256,5 +309,5 @@ func CursorMs(r *Run, cursor int) int64 {
 	return r.Frames[min(cursor, len(r.Frames))-1].TMs
 }
 
-// HeldBytes is the cache's estimate of its runs' memory.
+// HeldBytes is the bytes of the runs the cache holds.
 func (c *RunCache) HeldBytes() int { return c.Runs.Cost() }

@@ -38,11 +38,7 @@ func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 		case httperr.KindInternal, httperr.KindURITooLong:
 			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
 		default:
-			status := httperr.Status[k]
-			if _, over := errors.AsType[*budget.OverBudget](err); over {
-				status = http.StatusUnprocessableEntity
-			}
-			s.pages.BadRequest(w, r, status, "/compare", httperr.Text(err))
+			s.pages.BadRequest(w, r, httperr.Status[k], "/compare", httperr.Text(err))
 		}
 		return
 	}
@@ -107,6 +103,11 @@ func (s *Tools) compareWork(a, b compareSide) ([]compareSide, []string, error) {
 		sc, cfg, err := tabstate.ApplyInputs(p, in.Canonical())
 		if err != nil {
 			return nil, nil, err // as the run would fail
+		}
+		// Each side as any run, before the lab is busy with it; the
+		// refusal says which side.
+		if err := s.budget.CheckRun(sc, cfg); err != nil {
+			return nil, nil, httperr.WithKind(httperr.KindOverBudget, &httperr.FieldError{Field: []string{"a", "b"}[i], Msg: httperr.Text(err)})
 		}
 		w := budget.RunWork(sc, cfg)
 		if w > heaviest {

@@ -36,11 +36,16 @@ func sweepKey(spec sweep.Spec) string {
 	return fmt.Sprintf("%s|%v|%s|%v|%v", spec.Preset.Name, spec.Base, spec.Param, spec.Values, spec.Seeds)
 }
 
-// sweepWork weighs a sweep's distinct runs against the budget: its
-// field is step (or seeds, for one value), what the visitor changes.
+// sweepWork weighs a sweep's distinct runs against the budget: each as
+// any run is (CheckRun: past the ceiling for one run, the setting that
+// makes it heavy is named), then all together, whose field is step (or
+// seeds, for one value), what the visitor changes.
 func (s *Tools) sweepWork(sq sweepQuery, jobs []sweep.Job) error {
 	var units, heaviest int64
 	for _, j := range jobs {
+		if err := s.budget.CheckRun(j.Scenario, j.Config); err != nil {
+			return err
+		}
 		w := budget.RunWork(j.Scenario, j.Config)
 		units, heaviest = units+w, max(heaviest, w)
 	}
@@ -98,7 +103,7 @@ func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
-		s.pages.BadRequest(w, r, http.StatusUnprocessableEntity, plain, httperr.Text(err))
+		s.pages.BadRequest(w, r, httperr.Status[httperr.KindOf(err, httperr.KindOverBudget)], plain, httperr.Text(err))
 		return
 	}
 	cores := min(len(jobs), int(s.budget.Workers))

@@ -50,8 +50,14 @@ func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Pla
 	for i := range p.Scenes {
 		sc, err := b.handoutScene(p, i)
 		if err != nil {
-			b.lab.Log.Error("handout", "plan", p.ID, "scene", i, "err", err)
-			httperr.Plain(w, http.StatusInternalServerError, "cannot build the handout: "+httperr.Text(err))
+			// A scene past the budget (an instructor's own plan, serve
+			// -plans) is a 422 naming what to change; anything else is
+			// the server's.
+			k := httperr.KindOf(err, httperr.KindInternal)
+			if k == httperr.KindInternal {
+				b.lab.Log.Error("handout", "plan", p.ID, "scene", i, "err", err)
+			}
+			httperr.Plain(w, httperr.Status[k], fmt.Sprintf("cannot build the handout: scene %d: %s", i+1, httperr.Text(err)))
 			return
 		}
 		scenes[i] = sc
