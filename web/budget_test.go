@@ -264,7 +264,7 @@ func TestEveryPathWeighsItsRun(t *testing.T) {
 		name, method, target, body, want string
 	}{
 		{"lab page", "GET", "/lab?preset=flapping&" + issueQuery, "", "rps: this run would take about"},
-		{"tab command", "POST", "/lab/cmd/set", `{"tab":"budgettab00000000001","preset":"flapping","cfg":` + issueCfg + `}`, "rps: this run would take about"},
+		{"tab command", "POST", "/lab/cmd/set", `{"tab":"` + webtest.TabOf("budgettab00000000001") + `","preset":"flapping","cfg":` + issueCfg + `}`, "rps: this run would take about"},
 		{"compare", "GET", "/compare?" + url.Values{"a": {"preset=flapping"}, "b": {"preset=flapping&" + issueQuery}}.Encode(), "", "b: rps: this run would take about"},
 		{"sweep", "GET", "/sweep?param=max_ejection_percent&from=10&to=20&step=10&seeds=1&preset=flapping&" + issueQuery, "", "rps: this run would take about"},
 	} {
@@ -275,6 +275,7 @@ func TestEveryPathWeighsItsRun(t *testing.T) {
 			if tc.body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
+			req.AddCookie(webtest.BrowserCookie()) // the tab is this browser's (web/tabid)
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatalf("no answer within 60 s: %v", err)
