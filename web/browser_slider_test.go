@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabid"
 )
 
 // Issue 26 item 0: a slider move must feel instant. In headless Chromium
@@ -312,6 +317,13 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	// does in a room (another laptop). The follower's clock starts before
 	// the post, so it counts the server's part too.
 	teacher, pupil := roomBrowser(t, bctx, l.ts.URL), roomBrowser(t, bctx, l.ts.URL)
+	// The instructor's browser is the tests' (its identity cookie): the
+	// moves this test posts for its tab are then that browser's
+	// (web/tabid), as its page's own posts would be.
+	teacher.Step("the tests' browser identity", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: tabid.Cookie, Value: webtest.Browser, URL: l.ts.URL})
+		return chromedp.Void{}, err
+	})
 	teacher.Step("open the free lab", chromedp.Navigate(l.ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
 	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
