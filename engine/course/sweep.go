@@ -31,10 +31,11 @@ const sweepListed = 12
 
 // Tally gathers the verdicts and bands of many seeds, a seed at a time,
 // keeping counts and one number per run rather than the lines: the
-// sweep's memory does not grow with the detail of each line. Seeds must be
-// added in order, each seed's lines together (SweepLessons and
-// engine/plan's Sweep fold them so), so that the lines come out in the
-// order of the first seed's and the failing seeds in order.
+// sweep's memory does not grow with the detail of each line. Each seed's
+// lines are added together, after Seed (SweepLessons and engine/plan's
+// Sweep fold them so, in the order of the seeds asked for), so that the
+// lines come out in the order of the first seed's and each claim's
+// failing seeds in the order asked.
 type Tally struct {
 	seeds   int
 	last    uint64
@@ -310,10 +311,11 @@ func fmtTail(p float64) string {
 	return fmt.Sprintf("%.1g", p)
 }
 
-// Seed starts a seed's lines: seeds come in order, each once.
+// Seed starts a seed's lines: each seed once, its lines together (in
+// the order the seeds were asked for, which a claim's failing seeds keep).
 func (t *Tally) Seed(seed uint64) {
-	if t.seeds > 0 && seed <= t.last {
-		panic(fmt.Sprintf("course.Tally: seed %d after %d", seed, t.last))
+	if t.seeds > 0 && seed == t.last {
+		panic(fmt.Sprintf("course.Tally: seed %d twice", seed))
 	}
 	t.seeds++
 	t.last = seed
