@@ -20,6 +20,7 @@ type command struct {
 
 // commands are every subcommand, by name: the one place to add one.
 var commands = map[string]command{
+	"challenge":   {summary: "list tuning challenges (challenges/*.md, or FILE…); -check proves each reference passes every goal on seeds 1–50 and the defaults fail one", run: runChallenge},
 	"healthcheck": {summary: "ask a running server's /healthz (the container's HEALTHCHECK; distroless has no curl)", run: runHealthcheck},
 	"lessons":     {summary: "list the lessons; -check runs every lesson's checks against the engine", run: runLessons},
 	"loadtest":    {summary: "load-test the lab on loopback: -streams N tabs, -movers M moving, -duration D; prints RSS, heap, latencies, losses", run: runLoadtest},
