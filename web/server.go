@@ -20,9 +20,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"outlierlab/challenges"
+	"outlierlab/engine/challenge"
 	"outlierlab/plans"
 	"outlierlab/web/asset"
 	"outlierlab/web/budget"
+	wchallenges "outlierlab/web/challenges"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/guard"
 	"outlierlab/web/httperr"
@@ -72,6 +75,9 @@ type Options struct {
 	Budget budget.BudgetOptions
 	// Build names the binary serving, for outlierlab_build_info.
 	Build BuildInfo
+	// ChallengeSecret derives the challenges' hidden seeds (web/challenges);
+	// replicas share it. Empty: a random one for this process.
+	ChallengeSecret []byte
 }
 
 // BuildInfo is the build a server runs: its version (git describe, or
@@ -85,6 +91,8 @@ type Server struct {
 	*room.Workshops
 	assets  *asset.Assets
 	tools   *tools.Tools
+	// challenges are the tuning challenges, graded on hidden seeds.
+	challenges *wchallenges.Challenges
 	metrics *prometheus.Registry
 	// inflight are the requests being answered: *http.Request → when it
 	// began (observe; LogInFlight).
@@ -118,6 +126,14 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{Workshops: ws, assets: a}
 	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
+	cs, err := challenge.Load(challenges.FS)
+	if err != nil {
+		return nil, err
+	}
+	s.challenges, err = wchallenges.New(cs, wchallenges.Deps{Pages: s.Pages, Budget: s.Budget, Log: s.Log, Proxies: o.Proxies, Now: o.Now, Secret: o.ChallengeSecret})
+	if err != nil {
+		return nil, err
+	}
 	s.metrics = newMetrics(s, o.Build)
 	return s, nil
 }
@@ -138,6 +154,7 @@ func (s *Server) Handler() http.Handler {
 		middleware.GetHead)
 	s.Lab.Routes(r)
 	s.tools.Routes(r)
+	s.challenges.Routes(r)
 	s.Workshops.Routes(r)
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
