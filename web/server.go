@@ -78,6 +78,9 @@ type Options struct {
 	// ChallengeSecret derives the challenges' hidden seeds (web/challenges);
 	// replicas share it. Empty: a random one for this process.
 	ChallengeSecret []byte
+	// ChallengeEvery is the least time between two submissions of one
+	// browser (default 3 s).
+	ChallengeEvery time.Duration
 }
 
 // BuildInfo is the build a server runs: its version (git describe, or
@@ -130,7 +133,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.challenges, err = wchallenges.New(cs, wchallenges.Deps{Pages: s.Pages, Budget: s.Budget, Log: s.Log, Proxies: o.Proxies, Now: o.Now, Secret: o.ChallengeSecret})
+	s.challenges, err = wchallenges.New(cs, wchallenges.Deps{Pages: s.Pages, Budget: s.Budget, Log: s.Log, Proxies: o.Proxies, Now: o.Now, Secret: o.ChallengeSecret, Every: o.ChallengeEvery})
 	if err != nil {
 		return nil, err
 	}

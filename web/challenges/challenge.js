@@ -48,6 +48,22 @@ function showProgress() {
   });
 }
 
+// courseList fills the course page's card: each challenge this browser
+// has graded, best result first among equals as kept.
+function courseList() {
+  const list = document.getElementById('challenge-progress');
+  if (!list) return;
+  const all = load();
+  list.replaceChildren(...Object.keys(all).sort().map((id) => {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = '/challenges/' + encodeURIComponent(id);
+    a.textContent = all[id].title || id;
+    li.append(a, ' (' + words(all[id]) + ')');
+    return li;
+  }));
+}
+
 function problemBox(id, text) {
   const box = document.createElement('div');
   box.id = 'grade-result';
@@ -114,3 +130,4 @@ if (page) {
   keep(document.getElementById('grade-result'), page.dataset.title); // a page posted without script
 }
 showProgress();
+courseList();

@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -106,9 +107,22 @@ func (h *Challenges) Routes(r chi.Router) {
 	r.Get("/challenges/{id}/failure", h.failurePage)
 }
 
+// serveScript serves the script: cached for good at the address with its
+// digest (the challenges' pages), revalidated at the bare one (the course
+// page's card, which web/templates renders without knowing the digest).
 func (h *Challenges) serveScript(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	etag := `"` + strings.TrimPrefix(h.scriptURL, "/challenges/challenge.js?v=") + `"`
+	w.Header().Set("ETag", etag)
+	if "/challenges/challenge.js?"+r.URL.RawQuery == h.scriptURL {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	_, _ = w.Write(h.script)
 }
 
