@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -65,6 +66,9 @@ type serveConfig struct {
 	// plansDir is -plans: an instructor's own workshop plans ("": the
 	// repository's).
 	plansDir string
+	// challengeSecret is -challenge-secret: a file whose bytes derive the
+	// challenges' hidden seeds, shared by replicas ("": a random secret).
+	challengeSecret string
 	// budget bounds heavy work (sweeps, compares, what-if replays) and
 	// every run; maxRunMiB and runCacheMiB are its bytes as the flags
 	// give them (checked before they are made bytes).
@@ -95,6 +99,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (se
 	fs.IntVar(&c.rooms.IDsPerAddress, "room-identities-per-address", room.DefaultIDsPerAddress, "attendee identities a workshop gives one client address, across replicas (a class behind one NAT shares one address; a browser that clears its cookies is a new attendee); a workshop's instructor raises it on the board")
 	fs.IntVar(&c.rooms.RoomsPerHour, "rooms-per-hour", 10, "new workshops per client address per hour (as many at once)")
 	fs.DurationVar(&c.rooms.UnusedTTL, "room-unused-ttl", time.Hour, "how long a workshop lives that nobody has joined or changed (then 12 h after its last change)")
+	fs.StringVar(&c.challengeSecret, "challenge-secret", getenv("OUTLIERLAB_CHALLENGE_SECRET"), "a `FILE` whose contents derive the challenges' hidden seeds: replicas behind one load balancer share it, so a failed goal's link opens the run graded on any of them (default: a random secret per process); also $OUTLIERLAB_CHALLENGE_SECRET")
 	fs.StringVar(&c.plansDir, "plans", "", "a `DIR` of workshop plans (*.md; check them with outlierlab plan -check DIR/*.md) that \"Start a workshop\" offers instead of the shipped ones")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json")
 	fs.IntVar(&c.tabs, "max-tabs", 2000, "browser tabs (lab sessions) held at once without an open stream; an open stream's tab is never dropped (see -max-streams)")
@@ -368,7 +373,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer, ready
 	if cfg.plansDir != "" {
 		plans = os.DirFS(cfg.plansDir)
 	}
-	lab, err := web.New(web.Options{Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams, StreamsPerAddress: cfg.streamsPerAddr,
+	var secret []byte
+	if cfg.challengeSecret != "" {
+		b, err := os.ReadFile(cfg.challengeSecret)
+		if err != nil || len(bytes.TrimSpace(b)) < 16 {
+			return fmt.Errorf("-challenge-secret %s: want a readable file of at least 16 bytes (a random line: head -c 32 /dev/urandom | base64)", cfg.challengeSecret)
+		}
+		secret = bytes.TrimSpace(b)
+	}
+	lab, err := web.New(web.Options{ChallengeSecret: secret, Log: log, Bus: bus, Rooms: cfg.rooms, Plans: plans, MaxSessions: cfg.tabs, MaxStreams: cfg.streams, StreamsPerAddress: cfg.streamsPerAddr,
 		TabsPerMinute: cfg.tabsPerMinute, CommandsPerMinute: cfg.cmdsPerMinute, Proxies: cfg.proxies, Budget: cfg.budget, Build: build})
 	if err != nil {
 		return err
