@@ -2,7 +2,6 @@ package challenge
 
 import (
 	"cmp"
-	"math"
 	"slices"
 )
 
@@ -18,11 +17,7 @@ import (
 func (g *Grade) Worst(ref string) (float64, bool) {
 	for _, r := range g.Goals {
 		if r.Ref() == ref {
-			w := math.Inf(-1)
-			for _, v := range r.Values {
-				w = max(w, v)
-			}
-			return w, len(r.Values) > 0
+			return worst(r.Values), len(r.Values) > 0
 		}
 	}
 	return 0, false

@@ -2,6 +2,7 @@ package challenge
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -32,7 +33,7 @@ func (v *Verdict) Lines() []string {
 	var out []string
 	for _, r := range v.Reference.Goals {
 		verdict := "ok  "
-		line := fmt.Sprintf("%s/%s reference: %s: %d of %d seeds", v.Challenge, r.Ref(), r.Words, r.Passed, r.Runs)
+		line := fmt.Sprintf("%s/%s reference: %s: %d of %d seeds (worst %s, bound %s)", v.Challenge, r.Ref(), r.Words, r.Passed, r.Runs, fmtNum(worst(r.Values)), fmtNum(r.Bound))
 		if r.Passed < r.Runs {
 			verdict = "FAIL"
 			line += fmt.Sprintf(" (first fails on the %s seed graded: %s)", ordinal(r.First.SeedIndex+1), r.First.Detail)
@@ -52,6 +53,15 @@ func (v *Verdict) Lines() []string {
 	}
 	out = append(out, fmt.Sprintf("%s %s: the reference passes %d of %d goals on every seed; the defaults fail %d", verdict, v.Challenge, passedAll(v.Reference), len(v.Reference.Goals), len(failed)))
 	return out
+}
+
+// worst is the largest value (every goal's number is better lower).
+func worst(vs []float64) float64 {
+	w := math.Inf(-1)
+	for _, v := range vs {
+		w = max(w, v)
+	}
+	return w
 }
 
 func passedAll(g Grade) int {

@@ -67,6 +67,19 @@ type Outcome struct {
 	Detail string
 }
 
+// Bound is the value a run's Value may reach and still pass (seconds for
+// ejected_within, percent for failures_at_most, hosts for max_out, 0 for
+// the ejections and panics the others allow).
+func (g *Goal) Bound() float64 {
+	switch g.Kind {
+	case KindEjectedWithin:
+		return float64(g.Within) / 1000
+	case KindFailuresAtMost, KindMaxOut:
+		return g.Max
+	}
+	return 0
+}
+
 // Words is the goal as the learner reads it.
 func (g *Goal) Words() string {
 	win := g.window()

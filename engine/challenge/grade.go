@@ -42,8 +42,10 @@ type GoalResult struct {
 	Words string
 	// Passed of Runs: the seeds it held on.
 	Passed, Runs int
-	// Values are the goal's number on each seed, in the seeds' order.
+	// Values are the goal's number on each seed, in the seeds' order;
+	// Bound is the most a passing run's may be (Goal.Bound).
 	Values []float64
+	Bound  float64
 	// First is the first seed (in the seeds' order) it failed on.
 	First *Failure
 	// Detail is the last seed's detail on a pass, to say what held.
@@ -114,7 +116,7 @@ func (c *Challenge) Grade(sub Submission, seeds []uint64, each Each) (Grade, err
 	for si := range c.Scenarios {
 		s := &c.Scenarios[si]
 		for gi := range s.Goals {
-			r := GoalResult{Scenario: s.ID, Goal: s.Goals[gi].ID, Words: s.Goals[gi].Words(), Runs: len(seeds)}
+			r := GoalResult{Scenario: s.ID, Goal: s.Goals[gi].ID, Words: s.Goals[gi].Words(), Runs: len(seeds), Bound: s.Goals[gi].Bound()}
 			for k := range seeds {
 				cl := cells[si*len(seeds)+k]
 				if cl.err != nil {
