@@ -175,7 +175,7 @@ func (h *Challenges) pageView(c *challenge.Challenge, sub challenge.Submission, 
 	}
 	if res != nil {
 		for i := range v.Unlocked {
-			v.Unlocked[i].Invalid = res.Problem != "" && bytes.Contains([]byte(res.Problem), []byte(v.Unlocked[i].Name+":"))
+			v.Unlocked[i].Invalid = res.Problem != "" && strings.Contains(res.Problem, v.Unlocked[i].Name+":")
 		}
 	}
 	// The locked settings a learner would reach for: the other
