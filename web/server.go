@@ -92,11 +92,11 @@ type BuildInfo struct{ Version, Revision string }
 type Server struct {
 	// Workshops are the rooms, on the lab they stand on (Workshops.Lab).
 	*room.Workshops
-	assets  *asset.Assets
-	tools   *tools.Tools
+	assets *asset.Assets
+	tools  *tools.Tools
 	// challenges are the tuning challenges, graded on hidden seeds.
 	challenges *wchallenges.Challenges
-	metrics *prometheus.Registry
+	metrics    *prometheus.Registry
 	// inflight are the requests being answered: *http.Request → when it
 	// began (observe; LogInFlight).
 	inflight sync.Map

@@ -22,10 +22,10 @@ type Page struct {
 	StoryHTML string
 	Scenarios []ScenarioView
 	// Unlocked are the form's inputs; Locked the settings shown, fixed.
-	Unlocked []Field
-	Locked   []Field
-	Seeds    int
-	GradeURL string
+	Unlocked  []Field
+	Locked    []Field
+	Seeds     int
+	GradeURL  string
 	ScriptURL string
 	// LabURL opens the first scenario in the lab with the form's values.
 	LabURL string
@@ -77,16 +77,16 @@ type GoalView struct {
 // Failure is /challenges/{id}/failure: one failing run at its moment.
 type Failure struct {
 	view.Layout
-	ID, Title        string
-	ChallengeURL     string
-	Scenario, Goal   string
-	Run, Runs        int
-	At               string
-	Detail           string
-	Hosts            []HostView
-	Log              []view.LogEntry
-	Settings         []string
-	LabURL           string
+	ID, Title      string
+	ChallengeURL   string
+	Scenario, Goal string
+	Run, Runs      int
+	At             string
+	Detail         string
+	Hosts          []HostView
+	Log            []view.LogEntry
+	Settings       []string
+	LabURL         string
 }
 
 // HostView is a host at the failing moment.
