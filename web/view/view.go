@@ -15,7 +15,10 @@ type Layout struct {
 	// Nav is the active section: "home", "lab", "lessons".
 	Nav string
 	// Asset URLs carry a content hash so they can be cached for good.
-	CSS, AppJS, Datastar, ECharts, Icon string
+	// CSS is the stylesheet's files in order; AppJS the entry module
+	// (web/static/js/main.js), which imports the others.
+	CSS                            []string
+	AppJS, Datastar, ECharts, Icon string
 	// Strip is shown first in the page's main: a workshop's bar, or
 	// "Start a workshop" (nil: none).
 	Strip templ.Component
