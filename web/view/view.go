@@ -135,7 +135,7 @@ type Question struct {
 
 // Projector is the View of a lab shown to a room: the charts, the status
 // line and the last decisions only, in large type, with the settings as an
-// overlay (app.css .lab.projector, app.js fitChart). A page turns it on by
+// overlay (css/lesson.css .lab.projector, js/fit.js fitChart). A page turns it on by
 // setting Lab.View = Projector before rendering LabPanel or LessonLab (the
 // lab and lesson pages do so for ?view=projector); the `p` key toggles it
 // in the browser. Nothing else changes: the same stream, signals and

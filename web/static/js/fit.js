@@ -47,7 +47,7 @@ export function chartMode(el) {
 // projectorType is the type size in px of a projector view's charts: the
 // stylesheet's --chart-type, which follows the window (18 on a
 // projector's own screen, less where the view shares a small window
-// between six charts: app.css).
+// between six charts: css/lesson.css).
 export function projectorType(el) {
   return parseFloat(getComputedStyle(el).getPropertyValue('--chart-type')) || 18;
 }

@@ -187,7 +187,7 @@ document.addEventListener('focusout', (ev) => {
 // more than once a second, and only when they changed: looked at after
 // each patch the stream applies.
 
-const announcer = { last: 0, timer: 0, said: null };
+const announcer = { last: -Infinity, timer: 0, said: null };
 
 function statusWords() {
   const st = $('status');
@@ -203,14 +203,14 @@ function announce() {
   const out = $('announce');
   if (!out) return;
   if (announcer.said === null) announcer.said = statusWords(); // the page as loaded is not news
-  const wait = 1000 - (Date.now() - announcer.last);
+  const wait = 1000 - (performance.now() - announcer.last);
   if (wait > 0) {
     if (!announcer.timer) announcer.timer = setTimeout(() => { announcer.timer = 0; announce(); }, wait);
     return;
   }
   const words = statusWords();
   if (!words || words === announcer.said) return;
-  announcer.last = Date.now();
+  announcer.last = performance.now();
   announcer.said = words;
   out.textContent = words;
 }
