@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -24,6 +25,25 @@ import (
 // importSpec finds a static import or re-export's relative specifier:
 // `from './x.js'`, `import './x.js'` (the quote kept in group 1).
 var importSpec = regexp.MustCompile(`(?m)(?:\bfrom|^\s*import)\s*(['"])(\.{1,2}/[^'"?]+\.js)(['"])`)
+
+// Modules are the hashed URLs of every module under js/ but entry, by
+// name: a page preloads them (rel=modulepreload) so that the browser
+// fetches the whole graph at once instead of an import's depth of round
+// trips (four on a 300 ms link).
+func (a *Assets) Modules(entry string) []string {
+	var names []string
+	for name := range a.byName {
+		if isModule(name) && name != entry {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = a.URL(n)
+	}
+	return out
+}
 
 // isModule reports whether a static file is one of the lab's modules.
 func isModule(name string) bool {

@@ -39,6 +39,9 @@ func TestModuleImportsHashed(t *testing.T) {
 	if ct := a.byName["js/main.js"].ctype; !strings.HasPrefix(ct, "text/javascript") {
 		t.Errorf("a module served as %q", ct)
 	}
+	if got := a.Modules("js/main.js"); len(got) != 2 || got[0] != a.URL("js/a.js") || got[1] != a.URL("js/sub/b.js") {
+		t.Errorf("the modules to preload: %v", got)
+	}
 	before := a.URL("js/main.js")
 	files["js/sub/b.js"] = "export function b() { return 2; }\n"
 	a2, err := load(t, files)

@@ -43,8 +43,8 @@ func New(a *asset.Assets, log *slog.Logger, lessons []view.LessonLink) *Pages {
 func (p *Pages) Layout(title, nav string, charts bool) view.Layout {
 	l := view.Layout{
 		Title: title, Nav: nav,
-		CSS:      []string{p.assets.URL("css/base.css"), p.assets.URL("css/lesson.css"), p.assets.URL("css/room.css")},
-		AppJS:    p.assets.URL("js/main.js"),
+		CSS:   []string{p.assets.URL("css/base.css"), p.assets.URL("css/lesson.css"), p.assets.URL("css/room.css")},
+		AppJS: p.assets.URL("js/main.js"), Modules: p.assets.Modules("js/main.js"),
 		Datastar: p.assets.URL("vendor/datastar.js"), Icon: p.assets.URL("favicon.svg"),
 	}
 	if charts {

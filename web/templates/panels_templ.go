@@ -82,7 +82,7 @@ func DecisionLog(p view.Panels) templ.Component {
 
 // LogEntries are log lines (each with an id focusable by script: on the
 // instructor's page the arrows move along them from the log's box, the
-// one tab stop; js/spot-pick.js): time, a badge that says the outcome in words,
+// one tab stop; js/spot.js): time, a badge that says the outcome in words,
 // and the sentence with its Envoy fields as code and its quantities (a
 // number with a unit: 16.7%, 30 s) in bold. A folded run of non-events
 // says how many intervals it stands for ("NO OUTLIER ×12", 190–300 s) and

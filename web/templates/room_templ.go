@@ -1911,7 +1911,7 @@ func roomSpotEffect() templ.Component {
 }
 
 // roomSpotHint and roomSpotKeys are the instructor's spotlight. The
-// pointer picks it on the page itself (js/spot-pick.js: a host's lane,
+// pointer picks it on the page itself (js/spot.js: a host's lane,
 // point, legend entry or table row, a drag across a chart's time axis, a
 // log line, each an olab-pick event the room bar's data-on posts); roomSpotKeys is the keyboard's way to the same (a host, a range),
 // and Clear ends it. #room-spot-now says what the room is shown, or why a

@@ -19,6 +19,8 @@ type Layout struct {
 	// (web/static/js/main.js), which imports the others.
 	CSS                            []string
 	AppJS, Datastar, ECharts, Icon string
+	// Modules are the modules AppJS imports, preloaded.
+	Modules []string
 	// Strip is shown first in the page's main: a workshop's bar, or
 	// "Start a workshop" (nil: none).
 	Strip templ.Component

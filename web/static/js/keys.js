@@ -9,7 +9,7 @@ const $ = (id) => document.getElementById(id);
 
 // typing: the key belongs to the field that has the focus (a text or
 // number field, a menu, an editable area), so no shortcut fires.
-export function typing(t) {
+function typing(t) {
   if (!t || !t.tagName) return false;
   if (t.isContentEditable || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT') return true;
   return t.tagName === 'INPUT' && !['range', 'checkbox', 'radio', 'button', 'submit', 'reset'].includes(t.type);
@@ -17,11 +17,11 @@ export function typing(t) {
 
 // pressable: space and Enter already mean something on it (a link
 // follows, a button presses, a scrolling box scrolls).
-export function pressable(t) {
+function pressable(t) {
   return !!(t && t.closest && t.closest('a[href], button, summary, input, select, textarea, [tabindex]:not(#lab)'));
 }
 
-export const isRange = (t) => t && t.tagName === 'INPUT' && t.type === 'range';
+const isRange = (t) => t && t.tagName === 'INPUT' && t.type === 'range';
 
 function click(sel) {
   const el = sel[0] === '[' ? document.querySelector(sel) : $(sel);

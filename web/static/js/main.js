@@ -9,5 +9,4 @@ import './page.js';
 import './keys.js';
 import './lesson.js';
 import './spot.js';
-import './spot-pick.js';
 import './explore.js';
