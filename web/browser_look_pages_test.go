@@ -160,8 +160,8 @@ func TestBrowserLookPages(t *testing.T) {
 // chartsSettled holds once no chart is animating (ECharts draws its
 // series in over about a second; its parts are measured at rest) and a
 // projector's legends, and a handout's (in a band above the plot), are
-// measured (app.js fitLegend), and the time labels were chosen for the
-// plot's width as drawn (app.js fitTicks). A chart its view hides (a
+// measured (js/chart.js fitLegend), and the time labels were chosen for the
+// plot's width as drawn (js/chart.js fitTicks). A chart its view hides (a
 // room's projector's others) has nothing drawn to measure.
 const chartsSettled = `[...document.querySelectorAll('.chart')].every(el => { const c = echarts.getInstanceByDom(el);
 	return !c || !el.checkVisibility() || (c.getZr().animation.isFinished() && ((el.dataset.mode !== 'projector' && el.dataset.legend !== 'band') || !(c.getOption().legend || []).length || +el.dataset.legendH > 0)

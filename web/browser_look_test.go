@@ -303,8 +303,8 @@ func lookChartsAndLog(t *testing.T, b *browser) {
 		const ev = o.series.filter(s => s.name === 'events');
 		return ev.reduce((n, s) => n + s.markLine.data.length, 0) === 9 && ev.reduce((n, s) => n + ((s.markArea || {}).data || []).length, 0) === 1 && o.legend[0].show !== false &&
 			(!o.legend[0].data || o.legend[0].data.some(d => (d.name || d) === 'events')) })`)
-	// raw holds the options as the server sent them (app.js).
-	if got := b.Eval(`[...document.querySelectorAll('.chart')].filter(el => { const a = raw[el.id].aria;
+	// A chart element's option is the server's, as sent (js/chart.js).
+	if got := b.Eval(`[...document.querySelectorAll('.chart')].filter(el => { const a = el.option.aria;
 		return a.enabled !== false || el.getAttribute('aria-label') !== el.dataset.title + '. ' + a.label.description || !a.label.description.includes('300 s') }).map(el => el.id + ': ' + el.getAttribute('aria-label')).join('\n')`); got != "" {
 		t.Errorf("charts whose name is not the server's sentence at 300 s, or with ECharts' aria on:\n%s", got)
 	}

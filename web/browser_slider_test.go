@@ -35,7 +35,7 @@ const (
 // redraw's script calls the global) and each chart's setOption, and
 // listens to each chart's rendered event (ECharts draws on the frame after
 // a lazy setOption, and a chart out of the window only once it scrolls
-// in: app.js drawnInView). t_move(id, value) moves a slider and resolves,
+// in: js/chart.js inView). t_move(id, value) moves a slider and resolves,
 // once a redraw was applied and two animation frames have passed with no
 // chart given another option or drawn again, to the times in ms from the
 // input: repaint (the last chart drawn), status (the status line's
@@ -48,8 +48,8 @@ window.t_clock = () => performance.timeOrigin + performance.now();
 window.t_bench = { events: 0, appliedAt: 0, options: {}, json: {}, optionAt: {}, paintedAt: {} };
 window.t_hook = () => {
 	if (!window.applyCharts.t_hooked) {
-		// The options the page holds (app.js raw: as the server sent them).
-		for (const id in raw) t_bench.json[id] = JSON.stringify(raw[id]);
+		// The options the page holds (each chart element's: as the server sent them).
+		for (const el of document.querySelectorAll('olab-chart')) if (el.option) t_bench.json[el.id] = JSON.stringify(el.option);
 		const apply = window.applyCharts;
 		window.applyCharts = function (...args) {
 			const r = apply.apply(this, args);

@@ -68,7 +68,7 @@ func labDefaultsThenCap(t *testing.T, b *browser) string {
 	// Played frames sent patches (advanceCharts); what the page holds at
 	// the end is every chart's whole option, as a redraw would send it.
 	played := map[string]json.RawMessage{}
-	if err := json.Unmarshal([]byte(eval(`JSON.stringify(raw)`)), &played); err != nil {
+	if err := json.Unmarshal([]byte(eval(`JSON.stringify(Object.fromEntries([...document.querySelectorAll('olab-chart')].filter(el => el.option).map(el => [el.id, el.option])))`)), &played); err != nil {
 		t.Fatalf("the page's options: %v", err)
 	}
 	if run, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}); err != nil {

@@ -11,7 +11,7 @@ import (
 func TestStaticAssets(t *testing.T) {
 	s := newTestServer(t)
 	h := s.Handler()
-	for _, name := range []string{"app.css", "app.js", "vendor/datastar.js", "vendor/echarts.min.js"} {
+	for _, name := range []string{"css/base.css", "js/main.js", "js/chart.js", "vendor/datastar.js", "vendor/echarts.min.js"} {
 		u := s.assets.URL(name)
 		res := webtest.Do(t, h, "GET", u, "", "Accept-Encoding", "gzip")
 		if res.StatusCode != 200 {

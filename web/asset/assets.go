@@ -52,6 +52,11 @@ func LoadAssets(fsys fs.FS) (*Assets, error) {
 		sum := sha256.Sum256(body)
 		name := strings.TrimPrefix(p, "static/")
 		ctype := mime.TypeByExtension(path.Ext(name))
+		if path.Ext(name) == ".js" {
+			// Not the system's MIME table's guess: a module must be served
+			// as JavaScript, whatever /etc/mime.types says.
+			ctype = "text/javascript; charset=utf-8"
+		}
 		if ctype == "" {
 			ctype = "application/octet-stream"
 		}
@@ -62,6 +67,9 @@ func LoadAssets(fsys fs.FS) (*Assets, error) {
 		return nil, err
 	}
 	attachPrecompressed(a)
+	if err := linkModules(a); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -1,7 +1,7 @@
 // The ECharts build the lab embeds: echarts/core and only the charts and
 // components the lab's options use (the Go builders in web/ — charts.go,
 // chartmarks.go, chart_compare.go, compare_chart.go, sweep_view.go — and
-// web/static/app.js). `make assets` bundles it with esbuild into
+// web/static/js). `make assets` bundles it with esbuild into
 // web/static/vendor/echarts.min.js, about a third of the full build's
 // bytes (issue 26: the full build was 73% of a first load).
 //
@@ -30,6 +30,6 @@ echarts.use([
   CanvasRenderer, SVGRenderer,
 ]);
 
-// app.js reaches ECharts as window.echarts (init, getInstanceByDom), as it
+// js/chart.js reaches ECharts as window.echarts (init, getInstanceByDom), as it
 // did the full build's UMD global.
 export * from 'echarts/core';

@@ -16,7 +16,7 @@ import (
 // after, as gzip's 32 KiB window cannot reach back past a frame that size.
 // So a frame sends a patch instead: what turns the option the browser
 // holds (the one sent at the connection's last cursor) into the option at
-// the new cursor. app.js's advanceCharts applies it to its copy and hands
+// the new cursor. js/chart.js's advanceCharts applies it to its copy and hands
 // ECharts the same whole option a full send would have.
 //
 // A patch is JSON, one node per changed value:

@@ -112,7 +112,7 @@ func eventsPatch(r *tabstate.Run, a, b []scenario.Frame) ([]eventPatch, error) {
 // pnode is a patch node being built: raw, a node written whole; or
 // children (object members by key, or array elements by index) and the
 // elements pushed at an array's end, as JSON array text. An absent or
-// null array takes a push as an empty one (app.js's patchValue), as the
+// null array takes a push as an empty one (js/chart.js's patchValue), as the
 // lanes' series are null until their first mark.
 type pnode struct {
 	raw  []byte

@@ -151,7 +151,7 @@ func hostColor(i int) string { return HostColors[i%len(HostColors)] }
 // chartOptions builds every chart's option for the frames before cursor,
 // by chart id: the chart, its markers (the events series) and its text
 // alternative. ECharts' aria is off, so it neither writes its own
-// description over the box's label nor reads this one; app.js puts it in
+// description over the box's label nor reads this one; js/chart.js puts it in
 // the box's accessible name.
 func Options(r *tabstate.Run, cursor int) map[string]json.RawMessage {
 	return OptionsOf(r, cursor, List)

@@ -130,7 +130,7 @@ func plainLegend(o json.RawMessage) (json.RawMessage, error) {
 // plotBox is a handout chart's box without its legend, unless the chart
 // sizes its box by the run (the lanes: one per host). The page lays each
 // legend in a band above the plot, as many lines as it takes, and grows
-// the box by them (app.js bandLegend): a legend in a column beside the
+// the box by them (js/fit.js bandLegend): a legend in a column beside the
 // plot wrapped into a second column over it where the type's lines are
 // taller (issue 33).
 const plotBox = 200

@@ -158,7 +158,7 @@ func TooMany(w http.ResponseWriter, what string) {
 // that no stream would show.
 func tellReload(w http.ResponseWriter, r *http.Request) {
 	sse := datastar.NewSSE(w, r)
-	_ = csp.Run(sse, "window.outlierlabReload && window.outlierlabReload()")
+	_ = csp.Run(sse, "location.reload()")
 }
 
 // SessionFor finds the tab's session, or rebuilds it from the signals the

@@ -191,10 +191,10 @@ func TestPermalinkRoundTrip(t *testing.T) {
 	}
 }
 
-// pushedURL is the address the last replaceState script among evs sets.
+// pushedURL is the address the last olabAddress script among evs sets.
 func pushedURL(t *testing.T, evs []webtest.Event) string {
 	t.Helper()
-	re := regexp.MustCompile(`history\.replaceState\(history\.state, '', "([^"]*)"\)`)
+	re := regexp.MustCompile(`olabAddress\("([^"]*)"\)`)
 	var u string
 	for _, ev := range evs {
 		if m := re.FindStringSubmatch(ev.Data); m != nil {

@@ -138,7 +138,7 @@ func TestLostSessionReloads(t *testing.T) {
 	req.AddCookie(webtest.BrowserCookie())
 	w := httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, req)
-	if w.Code != 200 || !strings.Contains(w.Body.String(), "outlierlabReload") {
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "location.reload()") {
 		t.Fatalf("lost command: %d %q", w.Code, w.Body)
 	}
 }

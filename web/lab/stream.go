@@ -580,15 +580,16 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 }
 
 // replaceURL is a script that points the free lab's address at u without
-// a new history entry (lesson pages keep theirs). app.js's replaceState
-// does it after the redraw is painted, and nothing when the address is
-// already u, as after opening a permalink (the page's address is not
-// compared here: an earlier address may still be waiting for its frame).
-// A browser that refuses too many replaceState calls in a row (a long
-// slider drag) keeps the previous address until the next change.
+// a new history entry (lesson pages keep theirs): js/page.js's
+// olabAddress replaces the address after the redraw is painted, and does
+// nothing when it is already u, as after opening a permalink (the page's
+// address is not compared here: an earlier address may still be waiting
+// for its frame). A browser that refuses too many replaceState calls in a
+// row (a long slider drag) keeps the previous address until the next
+// change.
 func replaceURL(u string) string {
 	q, _ := json.Marshal(u)
-	return "if (location.pathname === '/lab') try { history.replaceState(history.state, '', " + string(q) + ") } catch (_) {}"
+	return "window.olabAddress && olabAddress(" + string(q) + ")"
 }
 
 // charts brings the page's charts to snap's cursor. replace (a redraw)

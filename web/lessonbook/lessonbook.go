@@ -92,7 +92,7 @@ func compileLesson(l course.Lesson, index int) (*Doc, error) {
 		text := md(part.Markdown, false)
 		if part.AfterPrediction {
 			// Hidden, so neither shown nor read out, until the prediction
-			// is answered (app.js); the page's noscript style shows it to
+			// is answered (js/lesson.js); the page's noscript style shows it to
 			// a browser without scripts.
 			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden>`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
 		}

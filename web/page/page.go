@@ -43,7 +43,8 @@ func New(a *asset.Assets, log *slog.Logger, lessons []view.LessonLink) *Pages {
 func (p *Pages) Layout(title, nav string, charts bool) view.Layout {
 	l := view.Layout{
 		Title: title, Nav: nav,
-		CSS: p.assets.URL("app.css"), AppJS: p.assets.URL("app.js"),
+		CSS:   []string{p.assets.URL("css/base.css"), p.assets.URL("css/lesson.css"), p.assets.URL("css/room.css")},
+		AppJS: p.assets.URL("js/main.js"), Modules: p.assets.Modules("js/main.js"),
 		Datastar: p.assets.URL("vendor/datastar.js"), Icon: p.assets.URL("favicon.svg"),
 	}
 	if charts {
@@ -89,7 +90,7 @@ func PresetLinks(selected string) []view.PresetLink {
 
 // SplitView takes the page's view out of a query (?view=projector): it is
 // how the page is laid out, not one of the lab's inputs, so a permalink
-// never carries it (app.js keeps it in the address while the stream
+// never carries it (js/page.js keeps it in the address while the stream
 // rewrites the rest). A view other than "" or projector is refused,
 // named.
 func SplitView(raw string) (mode, rest string, err error) {

@@ -20,7 +20,7 @@ import (
 // compare, a what-if replay, each admitted by the budget first: the
 // page's frame and a progress bar go out at once, the bar moves as the
 // work reports, and the content follows in the same response when the
-// work is done (app.css hides the bar once anything follows it). The
+// work is done (web/static/css hides the bar once anything follows it). The
 // status, 200, is sent first, so a handler finds every input error
 // before (it plans, checks the budget and is admitted); an error of the
 // work itself is shown in the page. Every write moves the write deadline
@@ -59,7 +59,7 @@ const (
 )
 
 // Progress is a work page's bar: each step is a paragraph with a
-// <progress>, of which app.css shows the last.
+// <progress>, of which web/static/css shows the last.
 type Progress struct {
 	mu    sync.Mutex
 	w     io.Writer

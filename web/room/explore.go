@@ -19,7 +19,7 @@ import (
 // page (present, attendee, projector; an attendee who broke away too)
 // counts down to the same moment without a message per second: the
 // stream sends the end once, with how long is left as the server reckons
-// it, and the page counts down from there (app.js, "Explore timer"), so a
+// it, and the page counts down from there (js/explore.js), so a
 // laptop whose clock is off still shows the room's time. Moving to another
 // scene clears it (scenes.Book.State); the instructor may stop it early.
 //

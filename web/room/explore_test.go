@@ -223,9 +223,9 @@ func TestRoomExplorePages(t *testing.T) {
 	}
 	check("/r/"+code+"/present", key, []string{
 		`id="btn-explore-start"`, `@post(&#39;/r/` + code + `/explore?scene=1&#39;)`, "Start the 2-minute explore",
-		`id="btn-explore-stop"`, `role="timer"`, `setRoomExplore`,
+		`id="btn-explore-stop"`, `role="timer"`, `olab-explore`,
 	}, nil)
 	for _, p := range []string{"/r/" + code, "/r/" + code + "/projector"} {
-		check(p, "", []string{`id="room-explore"`, `role="timer"`, `setRoomExplore`}, []string{"btn-explore-start", "btn-explore-stop"})
+		check(p, "", []string{`id="room-explore"`, `role="timer"`, `olab-explore`}, []string{"btn-explore-start", "btn-explore-stop"})
 	}
 }

@@ -15,7 +15,7 @@ import (
 //
 //	POST /r/{code}/spotlight   {"host":"h5"} | {"from":40,"to":60} | {"log":"lg-3-0"} | {} to clear (key)
 //
-// The instructor's page picks them by clicking (app.js, "Spotlight"): a
+// The instructor's page picks them by clicking (js/spot.js): a
 // host's lane, point or row, a drag across a chart's time axis, a line of
 // the decision log; the form on the strip is the keyboard's way.
 

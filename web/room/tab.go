@@ -444,8 +444,9 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 // repage patches the page in place to the room's page (another lesson,
 // or the free lab; issue 33: a scene on another lesson was a page load,
 // 3–6 s, and the page lost its place): its main part as the room's page
-// draws it for this tab, then its title, and app.js sets the new page up
-// (olabPageShown). What the room's parts last sent is sent again, and the
+// draws it for this tab, then its title, and the window at the new page's
+// top, as a load would (the page's elements set themselves up: the charts
+// are <olab-chart> elements, a lesson's data-init). What the room's parts last sent is sent again, and the
 // lab's stream redraws the new page (its session is on it: FollowPage).
 func (w *roomWatch) repage(sse *datastar.ServerSentEventGenerator, sess *lab.Session) error {
 	cur := w.hub.current()
@@ -464,7 +465,7 @@ func (w *roomWatch) repage(sse *datastar.ServerSentEventGenerator, sess *lab.Ses
 		return err
 	}
 	title, _ := json.Marshal(pg.layout.Title + " · outlierlab")
-	if err := csp.Script(sse, csp.Nonce(sess.Tab()), "document.title = "+string(title)+"; window.olabPageShown && window.olabPageShown()"); err != nil {
+	if err := csp.Script(sse, csp.Nonce(sess.Tab()), "document.title = "+string(title)+"; window.scrollTo(0, 0)"); err != nil {
 		return err
 	}
 	w.follow, w.qSent, w.sceneSent, w.boardSent, w.boardScenes = -1, "", "", false, ""

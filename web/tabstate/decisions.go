@@ -33,7 +33,7 @@ func DecisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	return out
 }
 
-// tones are the log's colours (app.css .entry.<tone>), one per outcome.
+// tones are the log's colours (css/base.css .entry.<tone>), one per outcome.
 var Tones = map[explain.Outcome]string{
 	explain.Ejected: "eject", explain.Overflow: "overflow",
 	explain.DetectOnly: "detect", explain.Degraded: "detect",

@@ -15,7 +15,7 @@ import (
 // logs); the log adds a tone and a badge to each sentence, and the
 // template sets its fields and quantities apart.
 
-// Every outcome has a tone app.css colours.
+// Every outcome has a tone web/static/css colours.
 func TestDecisionTones(t *testing.T) {
 	for o := explain.Ejected; o <= explain.NoOutlier; o++ {
 		switch Tones[o] {

@@ -10,9 +10,9 @@
 // element with the same id, so that id must stay on the root; LogEntries
 // is prepended to #log-list while a run plays (a folded line that grew is
 // removed by its id first). Chart boxes stay empty here; the stream fills
-// them with ECharts options, and app.js keeps their accessible names.
+// them with ECharts options, and their <olab-chart> element (js/chart.js) keeps their accessible names.
 //
-// The lab is laid out by app.css in three ways: the full lab (settings a
+// The lab is laid out by web/static/css in three ways: the full lab (settings a
 // sidebar, or a drawer on a narrow screen), a lesson's (a strip), and the
 // projector view (view.Projector), which any page turns on by setting
 // view.Lab.View before rendering LabPanel or LessonLab.

@@ -3,6 +3,7 @@ package templates
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"outlierlab/web/view"
 )
@@ -96,3 +97,16 @@ func hasKind(entries []view.RecNow, kind string) bool {
 	}
 	return false
 }
+
+// tableSignal is the local signal (not sent to the server: a leading
+// underscore) that says whether chart id's box shows its table.
+func tableSignal(id string) string { return "_tbl_" + strings.ReplaceAll(id, "-", "_") }
+
+// The go-to box's expressions (gotoBox). gotoSubmit moves the scrubber
+// to the interval of the time typed (at the status line's interval), as
+// a drag would; gotoClose closes the box and gives the focus back to
+// what had it (else Play).
+const (
+	gotoSubmit = `((every, s, sc) => every > 0 && Number.isFinite(s) && sc && (sc.value = String(Math.max(0, Math.min(Number(sc.max), Math.floor((s * 1000 + 0.5) / every)))), sc.dispatchEvent(new Event('input', {bubbles: true}))))(+document.getElementById('status').dataset.intervalMs, +el.elements['goto-time'].value, document.getElementById('scrub'))`
+	gotoClose  = `$_goto && ($_goto = false, ((b) => (b && document.contains(b) && b !== document.body ? b : document.getElementById('btn-play')).focus())(el._back))`
+)

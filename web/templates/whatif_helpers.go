@@ -4,7 +4,7 @@ import "strings"
 
 // applyStatic is the Datastar expression that draws a page's static charts
 // (staticCharts): the options and heights embedded under id, handed to
-// app.js's applyCharts as the lab's stream does.
+// applyCharts (js/chart.js) as the lab's stream does.
 func applyStatic(id string) string {
 	return "applyCharts(JSON.parse(document.getElementById('" + id + "-options').textContent), true, " +
 		"JSON.parse(document.getElementById('" + id + "-heights').textContent))"

@@ -15,7 +15,12 @@ type Layout struct {
 	// Nav is the active section: "home", "lab", "lessons".
 	Nav string
 	// Asset URLs carry a content hash so they can be cached for good.
-	CSS, AppJS, Datastar, ECharts, Icon string
+	// CSS is the stylesheet's files in order; AppJS the entry module
+	// (web/static/js/main.js), which imports the others.
+	CSS                            []string
+	AppJS, Datastar, ECharts, Icon string
+	// Modules are the modules AppJS imports, preloaded.
+	Modules []string
 	// Strip is shown first in the page's main: a workshop's bar, or
 	// "Start a workshop" (nil: none).
 	Strip templ.Component
@@ -132,7 +137,7 @@ type Question struct {
 
 // Projector is the View of a lab shown to a room: the charts, the status
 // line and the last decisions only, in large type, with the settings as an
-// overlay (app.css .lab.projector, app.js fitChart). A page turns it on by
+// overlay (css/lesson.css .lab.projector, js/fit.js fitChart). A page turns it on by
 // setting Lab.View = Projector before rendering LabPanel or LessonLab (the
 // lab and lesson pages do so for ?view=projector); the `p` key toggles it
 // in the browser. Nothing else changes: the same stream, signals and

@@ -268,7 +268,7 @@ func OpenStream(t *testing.T, base, signals string) <-chan Event {
 
 // NextCharts waits for the next chart update and returns every chart's
 // whole option after it: an applyCharts call's own, or an advanceCharts
-// patch applied (as app.js does) to the options this stream sent before.
+// patch applied (as js/chart.js does) to the options this stream sent before.
 func NextCharts(t *testing.T, events <-chan Event) (map[string]json.RawMessage, []Event) {
 	t.Helper()
 	var seen []Event
@@ -335,7 +335,7 @@ func parseAdvanceCharts(t *testing.T, data string) (map[string]json.RawMessage, 
 	return out, true
 }
 
-// ApplyPatchJSON is app.js's patchValue in Go: the option held with a
+// ApplyPatchJSON is js/chart.js's patchValue in Go: the option held with a
 // patch applied.
 func ApplyPatchJSON(t *testing.T, held, patch json.RawMessage) json.RawMessage {
 	t.Helper()
