@@ -32,7 +32,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
 		poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
 	}
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden`)
 	for i := 3; i < 9; i++ {
 		if got := eval(done("envoy-refuses")); got != "false" {
@@ -57,14 +57,19 @@ func TestBrowserLessonSteps(t *testing.T) {
 		t.Helper()
 		eval(`(() => { document.querySelector('` + sel + `').click(); return 'ok' })()`)
 	}
-	click(`#predict .choice[data-choice="0"]`)
+	click(`#predict .choice[data-file="0"]`)
 	poll("the wrong verdict", `document.querySelector('#predict .verdict').textContent.startsWith('Not quite')`)
-	click(`#predict .choice[data-choice="2"]`)
-	if got := eval(`document.querySelector('#predict .verdict').textContent + '|' + document.querySelector('#predict .choice.picked').dataset.choice`); got != "Not quite: the answer is C.|0" {
-		t.Errorf("after a second click the prediction reads %q, want the first answer kept", got)
+	click(`#predict .choice[data-file="2"]`)
+	// The answers are shuffled for this browser: the right one (the
+	// file's choice 1) is named by the letter it is shown with, and the
+	// stored answer is the place the first click was shown at.
+	rightLetter := eval(`document.querySelector('#predict .choice[data-file="1"] .letter').textContent`)
+	firstShown := eval(`document.querySelector('#predict .choice[data-file="0"]').dataset.choice`)
+	if got, want := eval(`document.querySelector('#predict .verdict').textContent + '|' + document.querySelector('#predict .choice.picked').dataset.file`), "Not quite: the answer is "+rightLetter+".|0"; got != want {
+		t.Errorf("after a second click the prediction reads %q, want %q (the first answer kept)", got, want)
 	}
-	if got := eval(`String(JSON.parse(localStorage.getItem('outlierlab.progress')).consecutive.predict)`); got != "0" {
-		t.Errorf("stored prediction %s, want the first answer 0", got)
+	if got := eval(`String(JSON.parse(localStorage.getItem('outlierlab.progress')).consecutive.predict)`); got != firstShown {
+		t.Errorf("stored prediction %s, want the first answer's place %s", got, firstShown)
 	}
 
 	// Play to the end at 10%: the detection is refused, the step is not

@@ -76,7 +76,7 @@ func lessonHoldAndPredict(t *testing.T, b *browser) string {
 	}
 
 	// Answer: the reveal appears, and playback goes on to the end.
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="0"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden && document.querySelector('#predict .verdict').textContent === 'Right.'`)
 	poll("playback to the end", scrub+` === 30`)
 	poll("the overflow step done", `document.querySelector('#st-overflow').dataset.done === 'true'`)
@@ -126,7 +126,7 @@ func lessonCap34(t *testing.T, b *browser, overflows string) {
 func lessonProgress(t *testing.T, b *browser) {
 	step, eval, poll := b.Step, b.Eval, b.Poll
 	// A quiz answer shows its explanation.
-	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-choice="1"]`)))
+	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-file="0"]`)))
 	poll("the explanation", `!document.querySelector('.quiz .question[data-index="2"] .reveal').hidden`)
 
 	// The screenshot: the lab at the top, the prose at its "Try this".
@@ -199,12 +199,12 @@ func TestBrowserLessonChecks(t *testing.T) {
 	}
 
 	// The quiz answered, one right and one wrong, no step done: not done.
-	step("quiz 1, right", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="0"]`)))
-	step("quiz 2, wrong", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="1"] .choice[data-choice="1"]`)))
+	step("quiz 1, right", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-file="0"]`)))
+	step("quiz 2, wrong", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="1"] .choice[data-file="1"]`)))
 	poll("the progress with the quiz score", note+` === '0 of 2 steps done · quiz 1/2'`)
 
 	// The prediction answered: the prose kept back shows.
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the prose after the prediction", `!document.querySelector('.after-prediction').hidden && document.querySelector('.after-prediction').offsetParent !== null`)
 
 	// The cap at 34, played to the end: cap-34 is done; cap-17's outcome

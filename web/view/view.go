@@ -114,20 +114,34 @@ type StepStatus struct {
 type Predict struct {
 	BeforeStep string
 	Question   HTML
-	Choices    []HTML
-	Answer     int
-	Reveal     HTML
+	// Choices are in the order this learner sees them (course.ChoiceOrder);
+	// Answer is the right one's place among them.
+	Choices []Choice
+	Answer  int
+	Reveal  HTML
 	// PauseAt is where playback waits for the answer ("30 s"; "" none).
 	PauseAt string
+}
+
+// Choice is one answer to a question as the page shows it: its text and
+// its place in the lesson file (Index, the button's data-file). The
+// page's data-choice, data-answer and the progress it stores count the
+// places as shown, so "the answer is C" names the third button: the order
+// is the same on every visit from one browser, and in one room.
+type Choice struct {
+	Index int
+	Text  HTML
 }
 
 // Question is one end-of-lesson quiz question.
 type Question struct {
 	Number   int
 	Question HTML
-	Choices  []HTML
-	Answer   int
-	Explain  HTML
+	// Choices are in the order this learner sees them (course.ChoiceOrder);
+	// Answer is the right one's place among them.
+	Choices []Choice
+	Answer  int
+	Explain HTML
 }
 
 // Projector is the View of a lab shown to a room: the charts, the status
