@@ -80,8 +80,16 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(done("one-in-three")); got != "false" {
 		t.Error("one-in-three done at the 10% cap")
 	}
+	// At 20% (as the text asks), the cursor still at the end: the step
+	// waits until the learner plays the redone run (issue 38: a step ticks
+	// only from what the learner does after the settings change).
 	eval(`(() => { const el = document.getElementById('c-max_ejection_percent');
 		el.value = '20'; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("one-in-three waits to be played at 20%", `(document.querySelector('#st-one-in-three .hint') || {}).textContent.startsWith('play it')`)
+	if got := eval(done("one-in-three")); got != "false" {
+		t.Error("one-in-three done on the setting change alone")
+	}
+	step("play the redone run", chromedp.Click(chromedp.CSS("#btn-play")))
 	poll("one-in-three done at 20%", done("one-in-three")+` === 'true'`)
 
 	// Reload: the run is the lesson's start (dead-host), so one-in-three's
@@ -97,7 +105,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 
 	// cap: the page shows the compare strip, and the prose says what it
 	// is; the decision log's overflow lines are not denied; cap-34 says it
-	// ticks when the redone run shows the ejection, not after the watching.
+	// waits for the learner to watch the redone run.
 	step("open /lessons/cap", chromedp.Navigate(b.URL+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	prose := eval(`document.querySelector('.prose').textContent`)
 	for _, want := range []string{"The compare strip under the Ejections lanes draws this same run under two detectors", "The lab's decision log does show each refusal"} {
@@ -108,7 +116,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if strings.Contains(prose, "The event log gets no line for it.") {
 		t.Error("the cap lesson still says the event log gets no line, under a decision log that shows one")
 	}
-	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step turns done at once") {
+	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step waits until you watch it") {
 		t.Errorf("cap-34's text: %q", got)
 	}
 	b.CheckOffline()

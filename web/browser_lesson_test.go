@@ -114,8 +114,11 @@ func lessonCap34(t *testing.T, b *browser, overflows string) {
 	if got := eval(`document.querySelector('[data-text="$_ph.p7"]').textContent`); got == overflows {
 		t.Errorf("the live overflow count in the prose did not change with the cap: %s", got)
 	}
+	// The prediction is stored as the place the learner saw the answer
+	// at (the choices are shuffled for this browser).
+	picked := eval(`document.querySelector('#predict .choice[data-file="0"]').dataset.choice`)
 	stored := eval(`localStorage.getItem('outlierlab.progress') || ''`)
-	if !strings.Contains(stored, `"cap-34":true`) || !strings.Contains(stored, `"predict":1`) {
+	if !strings.Contains(stored, `"cap-34":true`) || !strings.Contains(stored, `"predict":`+picked) {
 		t.Errorf("progress in localStorage = %s", stored)
 	}
 
@@ -221,8 +224,14 @@ func TestBrowserLessonChecks(t *testing.T) {
 	}
 	poll("one step done", note+` === '1 of 2 steps done · quiz 1/2'`)
 
-	// The cap at 17: cap-17 is done, and so is the lesson, quiz 1/2.
+	// The cap at 17, the cursor at the end: cap-17 waits to be watched;
+	// played, it is done, and so is the lesson, quiz 1/2.
 	setCap("17")
+	poll("cap-17 waits to be played", `(document.querySelector('#st-cap-17 .hint') || {}).textContent.startsWith('play it')`)
+	if got := eval(done("cap-17")); got != "false" {
+		t.Error("cap-17 is done on the setting change alone")
+	}
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 	poll("cap-17 done", done("cap-17")+` === 'true'`)
 	poll("the lesson done", note+` === '✓ done · quiz 1/2'`)
 

@@ -120,7 +120,7 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}
-	statuses := d.Statuses(run, 0)
+	statuses := d.Statuses(run, 0, 0)
 	for i, st := range d.Steps {
 		v.Steps = append(v.Steps, view.Step{
 			ID: st.ID, Number: i + 1, Text: view.HTML(d.StepTexts[i].HTML(vals)),
@@ -140,6 +140,13 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 		v.Predict.Answer = slices.Index(perm, p.Answer)
 		if p.PauseAt > 0 {
 			v.Predict.PauseAt = p.PauseAt.String()
+		}
+		v.Predict.Preset = d.PresetFor(p.BeforeStep)
+		v.Predict.Loaded = v.Predict.Preset == run.Preset
+		for i, st := range d.Steps {
+			if st.ID == p.BeforeStep {
+				v.Predict.Step = i + 1
+			}
 		}
 	}
 	for i, q := range d.Quiz {

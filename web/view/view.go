@@ -121,6 +121,13 @@ type Predict struct {
 	Reveal  HTML
 	// PauseAt is where playback waits for the answer ("30 s"; "" none).
 	PauseAt string
+	// Preset is the scenario the question is about (its step's): its
+	// choices show only while that scenario is loaded, so it is answered
+	// on the run it asks about (issue 38). Loaded is whether the page
+	// opens on it; Step is the number of the step whose button loads it.
+	Preset string
+	Loaded bool
+	Step   int
 }
 
 // Choice is one answer to a question as the page shows it: its text and
