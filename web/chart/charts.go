@@ -89,11 +89,11 @@ const eventsKey = "events (legend): grey shading a fault, solid line an ejection
 // chartList is every chart, in page order.
 var List = []Chart{
 	{ID: ChartSuccessRate, Size: "wide", Title: "Success rate per host",
-		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
+		Caption: "at each tick, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
 		Build:   successRateChart, Points: srPoints, Alt: srAlt,
 		Moving: []Moving{{Path: []any{"yAxis", 0, "min"}, At: srAxisMin}}},
 	{ID: ChartLanes, Size: "wide", Title: "Ejections",
-		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
+		Caption: "filled: ejected after that tick · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
 		Height:  lanesHeight, Build: lanesChart, Points: lanesPoints, Alt: lanesAlt,
 		Moving: []Moving{
 			{Path: []any{"yAxis", 0, "data"}, At: func(r *tabstate.Run, frames []scenario.Frame) any { return laneLabels(r, frames) }},
@@ -292,7 +292,7 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 // successRateChart: each host's success rate per interval (the detector's
 // own bucket), with the cluster mean and the mean − k·σ threshold the
 // detector compared them with. A host below success_rate_request_volume, or
-// ejected before the sweep, is left out, as the detector leaves it out: a
+// ejected before the tick, is left out, as the detector leaves it out: a
 // host that served 3 requests while ejected has a meaningless rate.
 func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
@@ -356,7 +356,7 @@ func srAxisMin(r *tabstate.Run, frames []scenario.Frame) any {
 }
 
 // srPlotted is host hi's success rate in frame i if the detector counted
-// it: enough requests, and not ejected at the previous sweep (out of the
+// it: enough requests, and not ejected at the previous tick (out of the
 // statistics, even if panic sent it traffic).
 func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bool) {
 	if hi >= len(frames[i].Hosts) {
@@ -375,7 +375,7 @@ func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bo
 // (overflow), diamonds detections not enforced. Panic intervals are shaded.
 // Each lane's label carries the host's ejection multiplier at the cursor
 // ("h5 ×2"), and an ejected cell's tooltip the multiplier and
-// num_ejections after that sweep: what base_ejection_time is multiplied by
+// num_ejections after that tick: what base_ejection_time is multiplied by
 // next, visible without opening the host table.
 func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewHeatMap()
@@ -448,12 +448,12 @@ func marks(color, symbol string, size int, more ...func(*charts.SingleSeries)) c
 
 // lanesPoints are the swimlanes' series over frames[from:]: the ejected
 // cells, the refusals by the cap (overflow), the detections not enforced;
-// each mark once per host, kind and sweep.
+// each mark once per host, kind and tick.
 func lanesPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 	var ejected, overflow, detect []any
 	for i := from; i < len(frames); i++ {
 		f := &frames[i]
-		var marked [][2]int // {host, kind} marked at this sweep
+		var marked [][2]int // {host, kind} marked at this tick
 		for hi := range f.Hosts {
 			if h := &f.Hosts[hi]; h.Ejected {
 				ejected = append(ejected, map[string]any{"value": []int{i, hi, 1},
@@ -486,7 +486,7 @@ func lanesPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 // laneLabels are the swimlanes' labels at the cursor: the host, and its
 // ejection multiplier when it has one ("h5 ×2"). An ejection raises it by
 // one (up to where base × it passes max_ejection_time) and lasts
-// base_ejection_time × it; each sweep the host spends back in service
+// base_ejection_time × it; each tick the host spends back in service
 // lowers it by one (ejectHost and the interval timer's decay in
 // outlier_detection_impl.cc; envoy-semantics.md §6.2).
 func laneLabels(r *tabstate.Run, frames []scenario.Frame) []string {

@@ -11,6 +11,7 @@ import (
 	"outlierlab/engine/course"
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
+	"outlierlab/web/glossary"
 	"outlierlab/web/httperr"
 	"outlierlab/web/labview"
 	"outlierlab/web/lessonbook"
@@ -52,6 +53,16 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	csp.AllowTabScripts(w, v.Lab.Tab)
 	v.Layout.Strip = s.startStrip(false)
 	s.Pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
+}
+
+// glossaryPage handles GET /glossary: the course's words, which the
+// lessons link to.
+func (s *Lab) glossaryPage(w http.ResponseWriter, r *http.Request) {
+	if err := page.OnlyParams(r.URL.RawQuery, "the glossary"); err != nil {
+		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		return
+	}
+	s.Pages.Render(w, r, http.StatusOK, templates.GlossaryPage(glossary.View(s.Pages.Layout("Glossary", "lessons", false))))
 }
 
 func quoteShort(s string) string {

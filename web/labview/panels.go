@@ -105,10 +105,10 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 		}
 		if h.Ejected {
 			flags = append(flags, "/failed_outlier_check")
-			// The host returns at the first sweep once this has elapsed.
+			// The host returns at the first tick once this has elapsed.
 			row.ReturnsIn = tabstate.FormatMs(h.ReturnsInMs)
 			if h.ReturnsInMs == 0 {
-				row.ReturnsIn = "next sweep"
+				row.ReturnsIn = "next tick"
 			}
 		}
 		// HostUtility::healthFlagsToString's names, in the order of
@@ -125,11 +125,11 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 				row.HealthFlags += fl
 			}
 		}
-		// Envoy prints the success rate the last sweep stored for the host:
-		// only hosts that took part (not ejected before the sweep, at least
+		// Envoy prints the success rate the last tick stored for the host:
+		// only hosts that took part (not ejected before the tick, at least
 		// the smaller of the two request volumes) have one; others print -1.
 		vol := min(r.Config.SuccessRateRequestVolume, r.Config.FailurePercentageRequestVolume)
-		// A host ejected before this sweep was left out of it.
+		// A host ejected before this tick was left out of it.
 		wasEjected := cursor > 1 && i < len(r.Frames[cursor-2].Hosts) && r.Frames[cursor-2].Hosts[i].Ejected
 		if h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= uint64(vol) && !wasEjected {
 			row.SuccessRate = tabstate.Pct1(h.SuccessRate)

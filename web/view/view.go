@@ -386,3 +386,25 @@ type HostRow struct {
 	Share       string
 	Ejected     bool
 }
+
+// Glossary is the /glossary page: the course's words.
+type Glossary struct {
+	Layout
+	Terms []GlossaryEntry
+}
+
+// GlossaryEntry is one word: its anchor, its meaning, the settings and
+// stats behind it and the Envoy function it rests on.
+type GlossaryEntry struct {
+	ID, Name string
+	Text     HTML
+	Fields   []GlossaryField
+	Stats    []string
+	Envoy    string
+}
+
+// GlossaryField is a setting by Envoy's name, with its default and where
+// it lives outside outlier_detection ("" for an outlier_detection field).
+type GlossaryField struct {
+	Name, Default, Where string
+}
