@@ -375,12 +375,17 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 
 	lab := newTestServer(t)
 	h := lab.Handler()
-	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><div class="chart" id="([^"]+)"[^>]*></div><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
+	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"(?: hidden)?><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><div class="chart" id="([^"]+)"[^>]*></div><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
 	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.Lessons.List[0].ID} {
 		res := webtest.Do(t, h, "GET", page, "")
 		body := webtest.Body(t, res)
 		if res.StatusCode != 200 {
 			t.Fatalf("%s: status %d", page, res.StatusCode)
+		}
+		// Every box is there; a lesson that does not read the
+		// Envoy-and-gRPC strip holds its box hidden (compare_strip).
+		if hidden := strings.Contains(body, `id="fig-`+chart.ChartCompare+`" hidden>`); hidden != strings.HasPrefix(page, "/lessons/") {
+			t.Errorf("%s: the compare strip hidden %v", page, hidden)
 		}
 		got := box.FindAllStringSubmatch(body, -1)
 		if len(got) != len(chart.List) || strings.Count(body, `class="chart"`) != len(chart.List) {

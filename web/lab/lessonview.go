@@ -128,6 +128,9 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 			Panels:    labview.Panels(run, 0),
 		},
 	}
+	for i := range v.Lab.Charts {
+		v.Lab.Charts[i].Hidden = v.Lab.Charts[i].ID == chart.ChartCompare && !d.CompareStrip
+	}
 	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}

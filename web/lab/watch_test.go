@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"outlierlab/web/chart"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/view"
 )
 
 // A lesson step ticks from what the learner does after the settings
@@ -66,5 +68,25 @@ func TestLessonStepTicksAfterItsAction(t *testing.T) {
 	post("step", "")
 	if !done("cap-17") {
 		t.Error("cap-17 not done after stepping from 20 s into 40 s")
+	}
+}
+
+// The Envoy-and-gRPC strip shows only in the lessons that read it
+// (compare_strip: cap and grpc); the others hold its box hidden.
+func TestLessonCompareStrip(t *testing.T) {
+	s := newTestServer(t)
+	for _, id := range []string{"consecutive", "cap", "grpc", "capstone"} {
+		v, err := s.LessonView(s.Lessons.ByID[id], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := id == "cap" || id == "grpc"
+		i := slices.IndexFunc(v.Lab.Charts, func(c view.Chart) bool { return c.ID == chart.ChartCompare })
+		if i < 0 {
+			t.Fatalf("%s: no compare strip box at all", id)
+		}
+		if shown := !v.Lab.Charts[i].Hidden; shown != want {
+			t.Errorf("%s: compare strip shown %v, want %v", id, shown, want)
+		}
 	}
 }

@@ -272,6 +272,10 @@ type Chart struct {
 	// Size is the box's CSS class: "wide" charts take the row, "half"
 	// ones share it.
 	Size string
+	// Hidden keeps the box out of a page that does not talk about it (the
+	// Envoy/gRPC strip in a lesson that never mentions gRPC); its chart
+	// is still fed, so a room's page patched in place stays whole.
+	Hidden bool
 }
 
 // Speed is one playback speed button.
