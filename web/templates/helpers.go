@@ -96,3 +96,12 @@ func hasKind(entries []view.RecNow, kind string) bool {
 	}
 	return false
 }
+
+// courseMinutes is the course's time: the sum of its lessons' minutes.
+func courseMinutes(ls []view.LessonLink) int {
+	n := 0
+	for _, l := range ls {
+		n += l.Minutes
+	}
+	return n
+}
