@@ -7,6 +7,7 @@
 package labview
 
 import (
+	"math"
 	"slices"
 
 	"outlierlab/engine"
@@ -199,13 +200,31 @@ func Control(c *tabstate.Control, v float64) view.Control {
 		}
 	}
 	if vc.Number || vc.NumberOnly {
-		vc.NumStep = vc.Step
+		step := c.Step
 		if c.NumStep > 0 {
-			vc.NumStep = httperr.FormatNumber(c.NumStep)
+			step = c.NumStep
+		}
+		vc.NumStep = httperr.FormatNumber(step)
+		if !onGrid(v, c.Min, step) {
+			// A preset's value off the field's grid (search-cache's fault
+			// rate is 1/3) would open the field as :invalid, red before
+			// the learner typed anything (issue 38); the server checks
+			// the range whatever the field's step says.
+			vc.NumStep = "any"
 		}
 		vc.NumSet = numberSet(c)
 	}
 	return vc
+}
+
+// onGrid reports whether v is min plus a whole number of steps, as the
+// browser's step check (and its :invalid) reads it, within rounding.
+func onGrid(v, min, step float64) bool {
+	if step <= 0 {
+		return true
+	}
+	k := (v - min) / step
+	return math.Abs(k-math.Round(k)) < 1e-6
 }
 
 // numberSet is the number field's change handler. The field is not bound
