@@ -16,6 +16,9 @@ type Layout struct {
 	Nav string
 	// Asset URLs carry a content hash so they can be cached for good.
 	CSS, AppJS, Datastar, ECharts, Icon string
+	// ProgressJS is the home page's progress export and import (an ES
+	// module of its own, web/static/progress.js); "" on other pages.
+	ProgressJS string
 	// Strip is shown first in the page's main: a workshop's bar, or
 	// "Start a workshop" (nil: none).
 	Strip templ.Component
