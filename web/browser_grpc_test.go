@@ -96,7 +96,7 @@ true`
 	if got := eval(`[...document.querySelectorAll('#controls [name]')].map(e => e.name).join(',')`); !strings.HasPrefix(got, "dialect,max_ejection_percent") {
 		t.Errorf("lesson controls = %s", got)
 	}
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden && document.querySelector('#predict .verdict').textContent === 'Right.'`)
 	if got := eval(`document.querySelector('#st-grpc-ejects').dataset.done`); got != "false" {
 		t.Errorf("grpc-ejects is %q before the learner switches", got)

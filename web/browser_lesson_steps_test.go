@@ -32,7 +32,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 		step("step "+tabstate.Itoa(i+1), chromedp.Click(chromedp.CSS("#btn-step")))
 		poll("the step to "+tabstate.Itoa((i+1)*10)+" s", scrub+` === `+tabstate.Itoa(i+1))
 	}
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden`)
 	for i := 3; i < 9; i++ {
 		if got := eval(done("envoy-refuses")); got != "false" {
@@ -57,14 +57,19 @@ func TestBrowserLessonSteps(t *testing.T) {
 		t.Helper()
 		eval(`(() => { document.querySelector('` + sel + `').click(); return 'ok' })()`)
 	}
-	click(`#predict .choice[data-choice="0"]`)
+	click(`#predict .choice[data-file="0"]`)
 	poll("the wrong verdict", `document.querySelector('#predict .verdict').textContent.startsWith('Not quite')`)
-	click(`#predict .choice[data-choice="2"]`)
-	if got := eval(`document.querySelector('#predict .verdict').textContent + '|' + document.querySelector('#predict .choice.picked').dataset.choice`); got != "Not quite: the answer is C.|0" {
-		t.Errorf("after a second click the prediction reads %q, want the first answer kept", got)
+	click(`#predict .choice[data-file="2"]`)
+	// The answers are shuffled for this browser: the right one (the
+	// file's choice 1) is named by the letter it is shown with, and the
+	// stored answer is the place the first click was shown at.
+	rightLetter := eval(`document.querySelector('#predict .choice[data-file="1"] .letter').textContent`)
+	firstShown := eval(`document.querySelector('#predict .choice[data-file="0"]').dataset.choice`)
+	if got, want := eval(`document.querySelector('#predict .verdict').textContent + '|' + document.querySelector('#predict .choice.picked').dataset.file`), "Not quite: the answer is "+rightLetter+".|0"; got != want {
+		t.Errorf("after a second click the prediction reads %q, want %q (the first answer kept)", got, want)
 	}
-	if got := eval(`String(JSON.parse(localStorage.getItem('outlierlab.progress')).consecutive.predict)`); got != "0" {
-		t.Errorf("stored prediction %s, want the first answer 0", got)
+	if got := eval(`String(JSON.parse(localStorage.getItem('outlierlab.progress')).consecutive.predict)`); got != firstShown {
+		t.Errorf("stored prediction %s, want the first answer's place %s", got, firstShown)
 	}
 
 	// Play to the end at 10%: the detection is refused, the step is not
@@ -75,8 +80,16 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(done("one-in-three")); got != "false" {
 		t.Error("one-in-three done at the 10% cap")
 	}
+	// At 20% (as the text asks), the cursor still at the end: the step
+	// waits until the learner plays the redone run (issue 38: a step ticks
+	// only from what the learner does after the settings change).
 	eval(`(() => { const el = document.getElementById('c-max_ejection_percent');
 		el.value = '20'; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok' })()`)
+	poll("one-in-three waits to be played at 20%", `(document.querySelector('#st-one-in-three .hint') || {}).textContent.startsWith('play it')`)
+	if got := eval(done("one-in-three")); got != "false" {
+		t.Error("one-in-three done on the setting change alone")
+	}
+	step("play the redone run", chromedp.Click(chromedp.CSS("#btn-play")))
 	poll("one-in-three done at 20%", done("one-in-three")+` === 'true'`)
 
 	// Reload: the run is the lesson's start (dead-host), so one-in-three's
@@ -94,7 +107,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 
 	// cap: the page shows the compare strip, and the prose says what it
 	// is; the decision log's overflow lines are not denied; cap-34 says it
-	// ticks when the redone run shows the ejection, not after the watching.
+	// waits for the learner to watch the redone run.
 	step("open /lessons/cap", chromedp.Navigate(b.URL+"/lessons/cap"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	prose := eval(`document.querySelector('.prose').textContent`)
 	for _, want := range []string{"The compare strip under the Ejections lanes draws this same run under two detectors", "The lab's decision log does show each refusal"} {
@@ -105,7 +118,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if strings.Contains(prose, "The event log gets no line for it.") {
 		t.Error("the cap lesson still says the event log gets no line, under a decision log that shows one")
 	}
-	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step turns done at once") {
+	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step waits until you watch it") {
 		t.Errorf("cap-34's text: %q", got)
 	}
 	b.CheckOffline()

@@ -76,7 +76,7 @@ func lessonHoldAndPredict(t *testing.T, b *browser) string {
 	}
 
 	// Answer: the reveal appears, and playback goes on to the end.
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="0"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden && document.querySelector('#predict .verdict').textContent === 'Right.'`)
 	poll("playback to the end", scrub+` === 30`)
 	poll("the overflow step done", `document.querySelector('#st-overflow').dataset.done === 'true'`)
@@ -114,8 +114,11 @@ func lessonCap34(t *testing.T, b *browser, overflows string) {
 	if got := eval(`document.querySelector('[data-text="$_ph.p7"]').textContent`); got == overflows {
 		t.Errorf("the live overflow count in the prose did not change with the cap: %s", got)
 	}
+	// The prediction is stored as the place the learner saw the answer
+	// at (the choices are shuffled for this browser).
+	picked := eval(`document.querySelector('#predict .choice[data-file="0"]').dataset.choice`)
 	stored := eval(`localStorage.getItem('outlierlab.progress') || ''`)
-	if !strings.Contains(stored, `"cap-34":true`) || !strings.Contains(stored, `"predict":1`) {
+	if !strings.Contains(stored, `"cap-34":true`) || !strings.Contains(stored, `"predict":`+picked) {
 		t.Errorf("progress in localStorage = %s", stored)
 	}
 
@@ -126,7 +129,7 @@ func lessonCap34(t *testing.T, b *browser, overflows string) {
 func lessonProgress(t *testing.T, b *browser) {
 	step, eval, poll := b.Step, b.Eval, b.Poll
 	// A quiz answer shows its explanation.
-	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-choice="1"]`)))
+	step("answer a quiz question", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="2"] .choice[data-file="0"]`)))
 	poll("the explanation", `!document.querySelector('.quiz .question[data-index="2"] .reveal').hidden`)
 
 	// The screenshot: the lab at the top, the prose at its "Try this".
@@ -199,12 +202,12 @@ func TestBrowserLessonChecks(t *testing.T) {
 	}
 
 	// The quiz answered, one right and one wrong, no step done: not done.
-	step("quiz 1, right", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-choice="0"]`)))
-	step("quiz 2, wrong", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="1"] .choice[data-choice="1"]`)))
+	step("quiz 1, right", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="0"] .choice[data-file="0"]`)))
+	step("quiz 2, wrong", chromedp.Click(chromedp.CSS(`.quiz .question[data-index="1"] .choice[data-file="1"]`)))
 	poll("the progress with the quiz score", note+` === '0 of 2 steps done · quiz 1/2'`)
 
 	// The prediction answered: the prose kept back shows.
-	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="1"]`)))
+	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the prose after the prediction", `!document.querySelector('.after-prediction').hidden && document.querySelector('.after-prediction').offsetParent !== null`)
 
 	// The cap at 34, played to the end: cap-34 is done; cap-17's outcome
@@ -221,8 +224,14 @@ func TestBrowserLessonChecks(t *testing.T) {
 	}
 	poll("one step done", note+` === '1 of 2 steps done · quiz 1/2'`)
 
-	// The cap at 17: cap-17 is done, and so is the lesson, quiz 1/2.
+	// The cap at 17, the cursor at the end: cap-17 waits to be watched;
+	// played, it is done, and so is the lesson, quiz 1/2.
 	setCap("17")
+	poll("cap-17 waits to be played", `(document.querySelector('#st-cap-17 .hint') || {}).textContent.startsWith('play it')`)
+	if got := eval(done("cap-17")); got != "false" {
+		t.Error("cap-17 is done on the setting change alone")
+	}
+	step("play", chromedp.Click(chromedp.CSS("#btn-play")))
 	poll("cap-17 done", done("cap-17")+` === 'true'`)
 	poll("the lesson done", note+` === '✓ done · quiz 1/2'`)
 

@@ -22,7 +22,7 @@ func TestWebLayers(t *testing.T) {
 	}
 	// Lowest first; each may import only those before it.
 	layers := []string{"outlierlab/web/httperr", "outlierlab/web/memo", "outlierlab/web/clientaddr", "outlierlab/web/tabid", "outlierlab/web/addrlimit", "outlierlab/web/qr", "outlierlab/web/roombus", "outlierlab/web/tabrelay",
-		"outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/guard", "outlierlab/web/asset", "outlierlab/web/view", "outlierlab/web/templates", "outlierlab/web/budget", "outlierlab/web/tabstate", "outlierlab/web/lessonbook",
+		"outlierlab/web/gzipstream", "outlierlab/web/csp", "outlierlab/web/guard", "outlierlab/web/asset", "outlierlab/web/view", "outlierlab/web/glossary", "outlierlab/web/templates", "outlierlab/web/budget", "outlierlab/web/tabstate", "outlierlab/web/lessonbook",
 		"outlierlab/web/chart", "outlierlab/web/page", "outlierlab/web/labview", "outlierlab/web/tools", "outlierlab/web/challenges", "outlierlab/web/handout", "outlierlab/web/lab", "outlierlab/web/room/record",
 		"outlierlab/web/room/scenes", "outlierlab/web/room/spotlight", "outlierlab/web/room/question", "outlierlab/web/room/recording", "outlierlab/web/room"}
 	// Every package of the web layer has its place (a new one is placed

@@ -22,7 +22,16 @@ func TestPages(t *testing.T) {
 		status int
 		has    []string
 	}{
-		{"/", 200, []string{`href="/lab"`, "search-cache", "/lab?preset=dead-host"}},
+		// The course's path and its time (the lessons' minutes added up),
+		// and the glossary the lessons link to.
+		{"/", 200, []string{`href="/lab"`, "search-cache", "/lab?preset=dead-host", "Suggested path: lessons 1 to ", " min in all", `href="/glossary"`}},
+		{"/glossary", 200, []string{`<dt id="tick">`, `<dt id="cap">`, "DetectorImpl::onIntervalTimer"}},
+		{"/glossary?term=tick", 400, []string{"term"}},
+		// The what-if page offers a sample log, and fills the box with it.
+		{"/whatif", 200, []string{`href="/whatif?sample=envoy"`}},
+		{"/whatif?sample=envoy", 200, []string{"10.0.0.5", `id="whatif-log-text"`}},
+		{"/whatif?sample=istio", 400, []string{"sample", "allowed: envoy"}},
+		{"/whatif?log=x", 400, []string{"log"}},
 		{"/lab", 200, []string{"search-cache", `data-init="@post(`, `id="stream"`, `name="max_ejection_percent"`, `id="chart-lanes"`, "vendor/echarts.min.js?v="}},
 		{"/lab?preset=dead-host", 200, []string{`<option value="dead-host" selected>`}},
 		// The breaker is a number field (no slider holds 0–4294967295),

@@ -17,5 +17,5 @@ import (
 // what to do; every name is spelled out (a glob such as *.br that matches
 // nothing is reported before it).
 //
-//go:embed static/vendor/FETCH-WITH-make-assets-v2.stamp static/css static/js static/favicon.svg static/vendor/datastar.js static/vendor/echarts.min.js static/vendor/datastar.js.gz static/vendor/datastar.js.br static/vendor/echarts.min.js.gz static/vendor/echarts.min.js.br
+//go:embed static/vendor/FETCH-WITH-make-assets-v2.stamp static/css static/js static/progress.js static/favicon.svg static/vendor/datastar.js static/vendor/echarts.min.js static/vendor/datastar.js.gz static/vendor/datastar.js.br static/vendor/echarts.min.js.gz static/vendor/echarts.min.js.br
 var staticFiles embed.FS

@@ -124,8 +124,13 @@ type CheckResult struct {
 	// NeedsCursorMs is how far the learner must step (the time of the last
 	// frame the check reads); before that the check is "not yet".
 	NeedsCursorMs int64
-	// Decided is false while the cursor is before NeedsCursorMs.
+	// Decided is false while the cursor is before NeedsCursorMs, and
+	// while a check that holds is Unwatched.
 	Decided bool
+	// Unwatched is set on a check that holds but was already on screen
+	// when the settings changed: the learner has not yet played or stepped
+	// into it (EvaluateWatched).
+	Unwatched bool
 }
 
 // Validate reports the first problem with a check's shape: an unknown
@@ -255,15 +260,41 @@ func validateBand(c *Check, required bool) error {
 // cursor are never read, so the page cannot give away what has not
 // happened yet. A check that reads a frame beyond the cursor is "not yet":
 // Pass false, Decided false, and NeedsCursorMs says where to step.
+//
+// Evaluate counts every frame up to the cursor as watched, however the
+// cursor got there; a lesson page asks EvaluateWatched, which knows.
 func Evaluate(c Check, run *scenario.Result, cursorMs int64) CheckResult {
+	return EvaluateWatched(c, run, Watch{FromMs: -1, ToMs: cursorMs})
+}
+
+// Watch is what a learner has watched of a run: the frames after FromMs up
+// to ToMs. FromMs is the earliest the cursor has stood since the run's
+// settings last changed (where it stood at the change, or earlier if the
+// learner stepped back since); ToMs is where it stands now. Changing a
+// setting with the cursor at the end of the run shows the new run's end at
+// once; nothing was watched (issue 38: "play to 70 s" ticked on the
+// setting change itself, with the cursor already past 70 s).
+type Watch struct {
+	FromMs, ToMs int64
+}
+
+// EvaluateWatched is Evaluate for a learner who has watched w: a check
+// that reads frames holds only once the last frame it reads came into view
+// after the settings changed (w.FromMs < NeedsCursorMs ≤ w.ToMs): the
+// learner played or stepped into it. A check that held when the settings
+// changed is "not yet" (Unwatched), and its Detail says to step back and
+// play through. A check that reads no frame (settings alone) is decided at
+// once; a failing check fails as soon as it is decided, watched or not:
+// only a tick waits for the learner.
+func EvaluateWatched(c Check, run *scenario.Result, w Watch) CheckResult {
 	e := evaluator{run: run, frames: run.Frames}
 	needs := e.needs(&c)
 	res := CheckResult{NeedsCursorMs: needs}
-	if cursorMs < needs {
+	if w.ToMs < needs {
 		// A part already shown may settle it: one failed part of an all
 		// (a setting not made, an ejection that did not happen) fails it,
-		// one passed part of an any passes it.
-		if ok, pass, detail := e.early(&c, cursorMs); ok {
+		// one passed part of an any, watched, passes it.
+		if ok, pass, detail := e.early(&c, w); ok {
 			res.Pass, res.Detail, res.Decided = pass, detail, true
 			return res
 		}
@@ -272,23 +303,35 @@ func Evaluate(c Check, run *scenario.Result, cursorMs int64) CheckResult {
 	}
 	res.Pass, res.Detail = e.eval(&c)
 	res.Decided = true
+	if res.Pass && !watched(needs, w) {
+		res.Pass, res.Decided, res.Unwatched = false, false, true
+		res.Detail = "not yet: it was already on screen when the settings changed; step back before " + fmtSeconds(needs) + " and play through it"
+	}
 	return res
 }
 
+// watched reports whether a check whose last frame is at needs came into
+// view within w (a check that reads no frame always has).
+func watched(needs int64, w Watch) bool { return needs == 0 || w.FromMs < needs }
+
 // early decides a check from the parts the cursor has reached, if they
-// settle it; it reads no frame past the cursor.
-func (e *evaluator) early(c *Check, cursorMs int64) (decided, pass bool, detail string) {
-	if e.needs(c) <= cursorMs {
+// settle it; it reads no frame past the cursor, and a part passes early
+// only if the learner watched it (EvaluateWatched).
+func (e *evaluator) early(c *Check, w Watch) (decided, pass bool, detail string) {
+	if n := e.needs(c); n <= w.ToMs {
 		pass, detail = e.eval(c)
+		if pass && !watched(n, w) {
+			return false, false, ""
+		}
 		return true, pass, detail
 	}
 	for i := range c.All {
-		if ok, p, d := e.early(&c.All[i], cursorMs); ok && !p {
+		if ok, p, d := e.early(&c.All[i], w); ok && !p {
 			return true, false, d
 		}
 	}
 	for i := range c.Any {
-		if ok, p, d := e.early(&c.Any[i], cursorMs); ok && p {
+		if ok, p, d := e.early(&c.Any[i], w); ok && p {
 			return true, true, d
 		}
 	}

@@ -48,6 +48,10 @@ type Lesson struct {
 	Steps    []Step   `json:"steps"`
 	Predict  Predict  `json:"predict"`
 	Quiz     []Quiz   `json:"quiz"`
+	// CompareStrip shows the Envoy-and-gRPC strip under the charts: only a
+	// lesson whose text reads it asks for it (issue 38: the strip showed in
+	// all thirteen lessons and was explained in two).
+	CompareStrip bool `json:"compare_strip,omitempty"`
 
 	// File is the lesson's path in the file system it was loaded from.
 	File string `json:"-"`

@@ -25,6 +25,7 @@ or repeated key is an error naming the file):
 	  max_ejection_percent: "10" #   outlier_detection fields by Envoy name, and
 	  hosts: "6"                 #   scenario knobs (scenario.Knobs()), values as typed
 	controls: [max_ejection_percent, always_eject_one_host, hosts]
+	compare_strip: true          # optional: show the Envoy-and-gRPC strip (a lesson that reads it)
 	steps:                       # "Try this", in order
 	  - id: cap-34
 	    text: "Drag the cap to 34 and step to 80 s."   # markdown; placeholders allowed
@@ -44,7 +45,7 @@ or repeated key is an error naming the file):
 	  pause_at: 30s              # optional: where the page pauses to ask
 	  question: "…"
 	  choices: ["…", "…"]
-	  answer: 1                  # index into choices
+	  answer: 1                  # index into choices (the page shuffles them: ChoiceOrder)
 	  reveal: "…"                # placeholders allowed
 	quiz:                        # 2 or 3 questions
 	  - {question: "…", choices: ["…", "…"], answer: 0, explain: "…"}

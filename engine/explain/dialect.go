@@ -7,7 +7,7 @@ import "outlierlab/engine"
 // rule than Envoy's, the decision log says the rule it used, so a learner
 // comparing the two runs reads why they differ.
 
-// dialectNote says once, at the first sweep, what grpc-go leaves out of
+// dialectNote says once, at the first tick, what grpc-go leaves out of
 // this outlier_detection block: its xDS translation (xdsresource/
 // unmarshal_cds.go, outlierConfigFromCluster) keeps success rate unless
 // enforcing_success_rate is 0 and failure percentage only when
@@ -33,15 +33,15 @@ func dialectNote(atMs int64, cfg engine.Config) Sentence {
 	sr, fp := cfg.GRPCSuccessRate(), cfg.GRPCFailurePercentage()
 	switch {
 	case sr && fp:
-		b.text("so only success rate and failure percentage judge hosts, at each sweep.")
+		b.text("so only success rate and failure percentage judge hosts, at each tick.")
 	case sr:
-		b.text("so only success rate judges hosts, at each sweep (failure percentage runs only when ").
+		b.text("so only success rate judges hosts, at each tick (failure percentage runs only when ").
 			field("enforcing_failure_percentage").text(" is set above 0).")
 	case fp:
-		b.text("and ").field("enforcing_success_rate").text(" 0 turns success rate off: only failure percentage judges hosts, at each sweep.")
+		b.text("and ").field("enforcing_success_rate").text(" 0 turns success rate off: only failure percentage judges hosts, at each tick.")
 	default:
 		b.text("and with ").field("enforcing_success_rate").text(" 0 and no ").field("enforcing_failure_percentage").
-			text(" nothing judges hosts: the sweep never runs, no host is ever ejected.")
+			text(" nothing judges hosts: the tick never runs, no host is ever ejected.")
 	}
 	return b.sentence(atMs, Skipped)
 }
@@ -84,7 +84,7 @@ func grpcEjectionTime(b *builder, e *engine.Event, cfg engine.Config) {
 }
 
 // ejectedTwice reports whether e is a second ejection of its host in the
-// same sweep: success rate ejected it and failure percentage flags it
+// same tick: success rate ejected it and failure percentage flags it
 // again. grpc-go's ejectEndpoint does not ask whether the endpoint is
 // already ejected, so the multiplier and numEndpointsEjected both grow a
 // second time, and unejectEndpoint later gives back one (engine doc.go,
@@ -99,7 +99,7 @@ func ejectedTwice(e *engine.Event, iv *Interval) bool {
 	return false
 }
 
-// grpcTwice is the clause that follows a second ejection in one sweep.
+// grpcTwice is the clause that follows a second ejection in one tick.
 func grpcTwice(b *builder, e *engine.Event) {
 	b.text("; ").host(e.Host).text(" was already out, and grpc-go ejects it again: its multiplier and the count of ejected hosts " +
 		"both grow twice, and its return gives back only one, so one slot of ").field("max_ejection_percent").
@@ -108,10 +108,10 @@ func grpcTwice(b *builder, e *engine.Event) {
 
 // grpcReturn is the reason of a return under gRPC: intervalTimerAlgorithm
 // unejects when now is strictly after the ejection's end (time.After). The
-// lab's runs are on a real clock (engine.GRPCRealClock): each sweep starts
-// a little after the interval, so an ejection that ends on a sweep has
+// lab's runs are on a real clock (engine.GRPCRealClock): each tick starts
+// a little after the interval, so an ejection that ends on a tick has
 // ended by then, as under Envoy's <=.
 func grpcReturn(b *builder) {
-	b.text("its ejection time had ended before this sweep (grpc-go returns a host at a sweep strictly after its time; " +
-		"a real sweep starts a little after the interval, so a time that ends on a sweep has ended).")
+	b.text("its ejection time had ended before this tick (grpc-go returns a host at a tick strictly after its time; " +
+		"a real tick starts a little after the interval, so a time that ends on a tick has ended).")
 }

@@ -33,11 +33,11 @@ func grpcRun(t *testing.T, preset string, edit func(*engine.Config)) scenario.Re
 }
 
 // The gRPC dialect's decisions in words, over real runs: what grpc-go
-// leaves out of the config is said once, at the first sweep; failure
+// leaves out of the config is said once, at the first tick; failure
 // percentage ejects strictly above its threshold; a host that success
-// rate and failure percentage both flag in one sweep is ejected twice
+// rate and failure percentage both flag in one tick is ejected twice
 // (engine doc.go G1) and the log says what that costs; a host returns
-// at a sweep strictly after its time, which on a real clock is the sweep
+// at a tick strictly after its time, which on a real clock is the tick
 // its time ends on; the multiplier outgrows
 // max_ejection_time.
 func TestGRPCDecisions(t *testing.T) {
@@ -54,18 +54,18 @@ func TestGRPCDecisions(t *testing.T) {
 	}
 	want := []string{
 		"10 s: gRPC dialect (gRFC A50, as grpc-go runs it): grpc-go ignores consecutive_5xx; it has no consecutive-error detectors, " +
-			"so only success rate and failure percentage judge hosts, at each sweep.",
+			"so only success rate and failure percentage judge hosts, at each tick.",
 		"40 s: h5 success rate 66.7% is below the threshold 70.9% (mean 94.5 − 1.9 × 12.4, success_rate_stdev_factor): detected; " +
 			"cap 0/6 = 0.0% < 20% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected for 30 s (base_ejection_time 30 s × 1).",
 		"40 s: h5 failure percentage 33.3% is above 30% (failure_percentage_threshold, gRPC ejects only above it): detected; " +
 			"cap 1/6 = 16.7% < 20% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected again for 60 s " +
 			"(base_ejection_time 30 s × 2); h5 was already out, and grpc-go ejects it again: its multiplier and the count of ejected hosts " +
 			"both grow twice, and its return gives back only one, so one slot of max_ejection_percent stays taken for the rest of the run.",
-		// Out from 40 s for 60 s: on a real clock the 100 s sweep starts
+		// Out from 40 s for 60 s: on a real clock the 100 s tick starts
 		// after 100 s (engine.GRPCRealClock).
-		"100 s: h5 returns to service after 60 s out: its ejection time had ended before this sweep " +
-			"(grpc-go returns a host at a sweep strictly after its time; a real sweep starts a little after the interval, " +
-			"so a time that ends on a sweep has ended).",
+		"100 s: h5 returns to service after 60 s out: its ejection time had ended before this tick " +
+			"(grpc-go returns a host at a tick strictly after its time; a real tick starts a little after the interval, " +
+			"so a time that ends on a tick has ended).",
 		// The leaked slot: nobody is out at 110 s, yet the cap counts one.
 		"110 s: h5 success rate 66.6% is below the threshold 70.8% (mean 94.4 − 1.9 × 12.4, success_rate_stdev_factor): detected; " +
 			"cap 1/6 = 16.7% < 20% (max_ejection_percent, gRPC counts only the hosts already ejected): ejected for 60 s " +
@@ -97,7 +97,7 @@ func TestGRPCDecisions(t *testing.T) {
 	dead := grpcRun(t, "dead-host", nil)
 	first := decisions(dead)[0]
 	if first.String() != "10 s: gRPC dialect (gRFC A50, as grpc-go runs it): grpc-go ignores consecutive_5xx; it has no consecutive-error detectors, "+
-		"so only success rate judges hosts, at each sweep (failure percentage runs only when enforcing_failure_percentage is set above 0)." ||
+		"so only success rate judges hosts, at each tick (failure percentage runs only when enforcing_failure_percentage is set above 0)." ||
 		first.Outcome != explain.Skipped {
 		t.Errorf("dead-host's note: %s (%s)", first, first.Outcome.Badge())
 	}
@@ -117,9 +117,9 @@ func TestGRPCNoteWithoutSuccessRate(t *testing.T) {
 		want string
 	}{
 		{100, "10 s: gRPC dialect (gRFC A50, as grpc-go runs it): grpc-go ignores consecutive_5xx; it has no consecutive-error detectors, " +
-			"and enforcing_success_rate 0 turns success rate off: only failure percentage judges hosts, at each sweep."},
+			"and enforcing_success_rate 0 turns success rate off: only failure percentage judges hosts, at each tick."},
 		{0, "10 s: gRPC dialect (gRFC A50, as grpc-go runs it): grpc-go ignores consecutive_5xx; it has no consecutive-error detectors, " +
-			"and with enforcing_success_rate 0 and no enforcing_failure_percentage nothing judges hosts: the sweep never runs, no host is ever ejected."},
+			"and with enforcing_success_rate 0 and no enforcing_failure_percentage nothing judges hosts: the tick never runs, no host is ever ejected."},
 	} {
 		res := grpcRun(t, "search-cache", func(c *engine.Config) {
 			c.EnforcingSuccessRate = 0

@@ -25,7 +25,7 @@ func Event(e *engine.Event, iv *Interval, cfg engine.Config) Sentence {
 		} else if iv.Dialect == engine.DialectGRPC {
 			grpcReturn(b)
 		} else {
-			b.text("its ejection time had elapsed at this sweep.")
+			b.text("its ejection time had elapsed at this tick.")
 		}
 		return b.sentence(e.AtMs, Returned)
 	case engine.EventDegrade:

@@ -90,7 +90,7 @@ var eventCases = []struct {
 	{
 		name: "returns after its time",
 		ev:   engine.Event{AtMs: 70000, Host: "h5", Kind: engine.EventUneject, Cause: engine.UnejectTimeElapsed, EjectedMs: 30000},
-		want: "70 s: h5 returns to service after 30 s out: its ejection time had elapsed at this sweep.",
+		want: "70 s: h5 returns to service after 30 s out: its ejection time had elapsed at this tick.",
 		out:  Returned,
 	},
 	{

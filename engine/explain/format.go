@@ -10,7 +10,7 @@ import (
 // "1.234", "20.1". Below 10 s every millisecond is kept. From 10 s on one
 // decimal is enough and the value is rounded to it (20.05 s reads 20.1,
 // as a lesson quoting the event says), except where rounding would land
-// on a whole second the time is not: 239.96 s is not the 240 s sweep, so
+// on a whole second the time is not: 239.96 s is not the 240 s tick, so
 // it keeps the decimals that say so (239.96).
 func Seconds(ms int64) string {
 	if ms < 0 {

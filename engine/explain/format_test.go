@@ -23,7 +23,7 @@ func TestSeconds(t *testing.T) {
 		{20050, "20.1"}, // half-way rounds up
 		{123456, "123.5"},
 		{301500, "301.5"},
-		// Rounding to a tenth would read as the whole second (a sweep):
+		// Rounding to a tenth would read as the whole second (a tick):
 		// the decimals that say otherwise are kept.
 		{239960, "239.96"},
 		{239951, "239.95"},

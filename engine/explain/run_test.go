@@ -61,8 +61,8 @@ var runCases = []struct {
 		"40 s: h5 success rate 66.7% is below the threshold 70.9% (mean 94.5 − 1.9 × 12.4, success_rate_stdev_factor): " +
 			"detected; cap (0+1)/6 = 16.7% ≤ 34% (max_ejection_percent): ejected for 30 s (base_ejection_time 30 s × 1)."},
 	// Ejected at the 40 s tick for 30 s: back at the 70 s tick.
-	{"returns at the sweep", "search-cache", func(c *engine.Config) { c.MaxEjectionPercent = 34 }, "h5", explain.Returned, "",
-		"70 s: h5 returns to service after 30 s out: its ejection time had elapsed at this sweep."},
+	{"returns at the tick", "search-cache", func(c *engine.Config) { c.MaxEjectionPercent = 34 }, "h5", explain.Returned, "",
+		"70 s: h5 returns to service after 30 s out: its ejection time had elapsed at this tick."},
 	{"failure percentage", "search-cache", func(c *engine.Config) {
 		c.EnforcingFailurePercentage, c.FailurePercentageThreshold = 100, 30
 	}, "h5", explain.Overflow, "failure_percentage_threshold", // after success rate's, in the same tick
@@ -80,8 +80,8 @@ var runCases = []struct {
 			"ejected for 30 s (base_ejection_time 30 s × 1)."},
 	// A consecutive ejection comes between ticks: out 30 s, back at the
 	// first tick after, 39.9 s later.
-	{"returns at the first sweep after its time", "dead-host", nil, "h3", explain.Returned, "",
-		"60 s: h3 returns to service after 39.9 s out: its ejection time had elapsed at this sweep."},
+	{"returns at the first tick after its time", "dead-host", nil, "h3", explain.Returned, "",
+		"60 s: h3 returns to service after 39.9 s out: its ejection time had elapsed at this tick."},
 	{"split mode: local-origin failures", "dead-host", func(c *engine.Config) { c.SplitExternalLocalOriginErrors = true }, "h3", explain.Ejected, "",
 		"20.1 s: h3 had 5 local-origin failures in a row (consecutive_local_origin_failure): detected; " +
 			"cap (0+1)/10 = 10.0% ≤ 10% (max_ejection_percent): ejected for 30 s (base_ejection_time 30 s × 1)."},

@@ -89,11 +89,11 @@ const eventsKey = "events (legend): grey shading a fault, solid line an ejection
 // chartList is every chart, in page order.
 var List = []Chart{
 	{ID: ChartSuccessRate, Size: "wide", Title: "Success rate per host",
-		Caption: "at each sweep, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
+		Caption: "at each tick, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
 		Build:   successRateChart, Points: srPoints, Alt: srAlt,
 		Moving: []Moving{{Path: []any{"yAxis", 0, "min"}, At: srAxisMin}}},
 	{ID: ChartLanes, Size: "wide", Title: "Ejections",
-		Caption: "filled: ejected after that sweep · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded red: panic · events as above",
+		Caption: "a cell is an interval, filled if the host is out at the tick that closes it (an ejection at 20.1 s fills the cell of the 30 s tick: the decision log has its exact time) · ×N: the host's ejection multiplier · ▲ refused by the cap (overflow) · ◆ detected, not enforced · shaded violet, labelled panic: the cluster was in panic · events as above",
 		Height:  lanesHeight, Build: lanesChart, Points: lanesPoints, Alt: lanesAlt,
 		Moving: []Moving{
 			{Path: []any{"yAxis", 0, "data"}, At: func(r *tabstate.Run, frames []scenario.Frame) any { return laneLabels(r, frames) }},
@@ -101,7 +101,7 @@ var List = []Chart{
 		}},
 	compareChartEntry,
 	{ID: ChartClients, Size: "wide", Title: "What clients saw",
-		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
+		Caption: "requests that failed after retries (red line), retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded violet, labelled panic: the cluster was in panic · events as above",
 		Build:   clientsChart, Points: clientsPoints, Alt: clientsAlt,
 		Moving: []Moving{{Path: []any{"series", 0, "markArea", "data"}, At: panicAreasAt}}},
 	{ID: ChartShare, Size: "half", Title: "Traffic share",
@@ -141,12 +141,27 @@ const (
 	ColorDetect    = "#6A3D9A"
 	ColorMean      = "#444444"
 	ColorThreshold = "#C00000"
-	colorPanic     = "rgba(200, 0, 0, 0.10)"
-	ColorText      = "#222222"
-	FontSize       = 14
+	// Panic is violet, never the failures' red: a run without panic must
+	// not look like one (issue 38: the failure line's pink fill matched the
+	// caption's "shaded red: panic").
+	colorPanic      = "rgba(106, 61, 154, 0.16)"
+	colorPanicLabel = "#4B2A73"
+	ColorText       = "#222222"
+	FontSize        = 14
 )
 
 func hostColor(i int) string { return HostColors[i%len(HostColors)] }
+
+// hostSymbols and hostDashes tell hosts apart past the ten colours: h10
+// has h0's colour but squares and a dashed line, h20 triangles and a
+// dotted one (the legend shows the symbol with the name).
+var (
+	hostSymbols = []string{"emptyCircle", "rect", "triangle", "diamond"}
+	hostDashes  = []string{"", "dashed", "dotted", "dashed"}
+)
+
+func hostSymbol(i int) string { return hostSymbols[(i/len(HostColors))%len(hostSymbols)] }
+func hostDash(i int) string   { return hostDashes[(i/len(HostColors))%len(hostDashes)] }
 
 // chartOptions builds every chart's option for the frames before cursor,
 // by chart id: the chart, its markers (the events series) and its text
@@ -292,7 +307,7 @@ func noSymbol(s *charts.SingleSeries) { s.ShowSymbol = opts.Bool(false) }
 // successRateChart: each host's success rate per interval (the detector's
 // own bucket), with the cluster mean and the mean − k·σ threshold the
 // detector compared them with. A host below success_rate_request_volume, or
-// ejected before the sweep, is left out, as the detector leaves it out: a
+// ejected before the tick, is left out, as the detector leaves it out: a
 // host that served 3 requests while ejected has a meaningless rate.
 func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
@@ -300,8 +315,8 @@ func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c.SetGlobalOptions(Common(r, "%")...)
 	points := srPoints(r, frames, 0)
 	for hi, name := range r.Hosts {
-		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),
-			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize = 6 }))
+		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, hostDash(hi)),
+			charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.SymbolSize, s.Symbol = 6, hostSymbol(hi) }))
 	}
 	n := len(r.Hosts)
 	c.AddSeries("mean", nil, RawData(points[n]), SeriesColor(ColorMean), LineStyle(ColorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
@@ -356,7 +371,7 @@ func srAxisMin(r *tabstate.Run, frames []scenario.Frame) any {
 }
 
 // srPlotted is host hi's success rate in frame i if the detector counted
-// it: enough requests, and not ejected at the previous sweep (out of the
+// it: enough requests, and not ejected at the previous tick (out of the
 // statistics, even if panic sent it traffic).
 func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bool) {
 	if hi >= len(frames[i].Hosts) {
@@ -375,7 +390,7 @@ func srPlotted(r *tabstate.Run, frames []scenario.Frame, i, hi int) (float64, bo
 // (overflow), diamonds detections not enforced. Panic intervals are shaded.
 // Each lane's label carries the host's ejection multiplier at the cursor
 // ("h5 ×2"), and an ejected cell's tooltip the multiplier and
-// num_ejections after that sweep: what base_ejection_time is multiplied by
+// num_ejections after that tick: what base_ejection_time is multiplied by
 // next, visible without opening the host table.
 func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewHeatMap()
@@ -389,7 +404,7 @@ func lanesChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c.AddSeries("ejected", nil, cells(points[0], ColorEjected, charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 		s.MarkAreas = &opts.MarkAreas{Data: panicSpans, MarkAreaStyle: opts.MarkAreaStyle{
 			ItemStyle: &opts.ItemStyle{Color: colorPanic},
-			Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
+			Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorPanicLabel, FontSize: FontSize - 2},
 		}}
 	}))...)
 	sc := charts.NewScatter()
@@ -448,12 +463,12 @@ func marks(color, symbol string, size int, more ...func(*charts.SingleSeries)) c
 
 // lanesPoints are the swimlanes' series over frames[from:]: the ejected
 // cells, the refusals by the cap (overflow), the detections not enforced;
-// each mark once per host, kind and sweep.
+// each mark once per host, kind and tick.
 func lanesPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 	var ejected, overflow, detect []any
 	for i := from; i < len(frames); i++ {
 		f := &frames[i]
-		var marked [][2]int // {host, kind} marked at this sweep
+		var marked [][2]int // {host, kind} marked at this tick
 		for hi := range f.Hosts {
 			if h := &f.Hosts[hi]; h.Ejected {
 				ejected = append(ejected, map[string]any{"value": []int{i, hi, 1},
@@ -486,7 +501,7 @@ func lanesPoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
 // laneLabels are the swimlanes' labels at the cursor: the host, and its
 // ejection multiplier when it has one ("h5 ×2"). An ejection raises it by
 // one (up to where base × it passes max_ejection_time) and lasts
-// base_ejection_time × it; each sweep the host spends back in service
+// base_ejection_time × it; each tick the host spends back in service
 // lowers it by one (ejectHost and the interval timer's decay in
 // outlier_detection_impl.cc; envoy-semantics.md §6.2).
 func laneLabels(r *tabstate.Run, frames []scenario.Frame) []string {
@@ -551,13 +566,13 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	retryAxis.AxisLabel.Inside = opts.Bool(true) // inside the plot: the margins stay those of the other charts
 	c.ExtendYAxis(retryAxis)
 	points := clientsPoints(r, frames, 0)
+	// No fill under the failures: shading on this chart means panic.
 	c.AddSeries("failed %", nil, RawData(points[0]), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, ""),
-		charts.WithAreaStyleOpts(opts.AreaStyle{Color: ColorThreshold, Opacity: opts.Float(0.12)}),
 		charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.SymbolSize = 5
 			s.MarkAreas = &opts.MarkAreas{Data: PanicAreas(r, frames), MarkAreaStyle: opts.MarkAreaStyle{
 				ItemStyle: &opts.ItemStyle{Color: colorPanic},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: ColorThreshold, FontSize: FontSize - 2},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: colorPanicLabel, FontSize: FontSize - 2},
 			}}
 		}))
 	b := charts.NewBar()

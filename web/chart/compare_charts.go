@@ -73,8 +73,8 @@ func CompareCharts(a, b *tabstate.Run) view.StaticCharts {
 	rows := 2 * len(cmpHosts(a, b))
 	boxes := []view.Chart{
 		{ID: cmpClients, Size: "wide", Title: "What clients saw", Caption: "requests that failed after retries, A (solid) and B (dashed), on the same axes"},
-		{ID: cmpActive, Size: "wide", Title: "Hosts ejected", Caption: "ejections_active after each sweep, A (solid) and B (dashed)"},
-		{ID: CmpLanes, Size: "wide", Title: "Ejections, A and B interleaved", Caption: "each host's lane under A, then under B · filled: ejected after that sweep · ▲ refused by the cap"},
+		{ID: cmpActive, Size: "wide", Title: "Hosts ejected", Caption: "ejections_active after each tick, A (solid) and B (dashed)"},
+		{ID: CmpLanes, Size: "wide", Title: "Ejections, A and B interleaved", Caption: "each host's lane under A, then under B · filled: ejected after that tick · ▲ refused by the cap"},
 	}
 	opt := map[string]json.RawMessage{
 		cmpClients: OptionJSON(cmpLines(ax, a, b, "%", func(f *scenario.Frame) any { return Round2(f.Clients.FailurePct()) }, "failed %")),
@@ -162,7 +162,7 @@ func cmpLanesChart(ax cmpAxis, a, b *tabstate.Run) JSONOption {
 }
 
 // cmpLaneData is one run's cells (ejected in force at each tick of the
-// axis) and its overflow marks (at the tick of the sweep that refused),
+// axis) and its overflow marks (at the tick of the tick that refused),
 // on its own rows: 2·host + side.
 func cmpLaneData(ax cmpAxis, r *tabstate.Run, side int, name string) (cells, marks []any) {
 	seen := map[[2]int]bool{}

@@ -23,7 +23,7 @@ const ChartCompare = "chart-compare"
 
 // compareChartEntry is the strip's entry in chartList.
 var compareChartEntry = Chart{ID: ChartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
-	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that sweep · ▲ refused by the cap",
+	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that tick · ▲ refused by the cap",
 	Height:  CompareHeight, Build: compareChart, Points: comparePoints, Alt: compareAlt}
 
 // compareAlt says in one sentence which hosts each dialect has out at the
@@ -63,10 +63,10 @@ func compareAlt(r *tabstate.Run, frames []scenario.Frame) string {
 }
 
 // dialectLanes is what the strip draws of one dialect's run: which hosts
-// are ejected after each sweep, and the cap's refusals.
+// are ejected after each tick, and the cap's refusals.
 type dialectLanes struct {
 	Ejected  [][]bool // [frame][host]
-	overflow [][2]int // {frame, host}, once per host and sweep
+	overflow [][2]int // {frame, host}, once per host and tick
 	// refused is set when Envoy would refuse the gRPC run's config (the
 	// gRPC dialect takes what only Envoy refuses): Envoy's first reason.
 	// There is then no Envoy run, and the lane says so.
@@ -84,7 +84,7 @@ func lanesOf(frames []scenario.Frame) *dialectLanes {
 		for hi := range f.Hosts {
 			l.Ejected[i][hi] = f.Hosts[hi].Ejected
 		}
-		first := len(l.overflow) // this sweep's refusals start here
+		first := len(l.overflow) // this tick's refusals start here
 		for _, e := range f.Events {
 			if e.Kind != engine.EventOverflow {
 				continue

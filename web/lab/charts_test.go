@@ -382,6 +382,11 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 		if res.StatusCode != 200 {
 			t.Fatalf("%s: status %d", page, res.StatusCode)
 		}
+		// Every box is there; a lesson that does not read the
+		// Envoy-and-gRPC strip holds its box hidden (compare_strip).
+		if hidden := strings.Contains(body, `id="fig-`+chart.ChartCompare+`" hidden>`); hidden != strings.HasPrefix(page, "/lessons/") {
+			t.Errorf("%s: the compare strip hidden %v", page, hidden)
+		}
 		got := box.FindAllStringSubmatch(body, -1)
 		if len(got) != len(chart.List) || strings.Count(body, `class="chart"`) != len(chart.List) {
 			t.Fatalf("%s: %d chart boxes, want %d", page, len(got), len(chart.List))

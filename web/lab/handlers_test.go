@@ -119,17 +119,8 @@ func TestCommandBodyLimit(t *testing.T) {
 // Commands move the cursor as the transport says.
 func TestCommandsMoveCursor(t *testing.T) {
 	s := newTestServer(t)
-	now := s.Now()
-	s.Now = func() time.Time { return now }
-	h := s.Handler()
-	post := func(verb, rest string) {
-		t.Helper()
-		res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+webtest.Tab+`","preset":"search-cache"`+rest+`}`)
-		if res.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, webtest.Body(t, res))
-		}
-	}
-	cursor := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(now) }
+	post, clock := frozenTab(t, s, `"preset":"search-cache"`)
+	cursor := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(*clock) }
 	post("step", "")
 	post("step", "")
 	post("back", "")
@@ -138,12 +129,12 @@ func TestCommandsMoveCursor(t *testing.T) {
 	}
 	post("speed", `,"speed":"4"`)
 	post("play", "")
-	now = now.Add(1500 * time.Millisecond) // 4 intervals a second: 6 more frames
+	*clock = clock.Add(1500 * time.Millisecond) // 4 intervals a second: 6 more frames
 	if c := cursor(); c.cursor != 7 || !c.playing {
 		t.Fatalf("1.5 s at 4×: cursor %d playing %v, want 7 and playing", c.cursor, c.playing)
 	}
 	post("pause", "")
-	now = now.Add(10 * time.Second)
+	*clock = clock.Add(10 * time.Second)
 	if c := cursor(); c.cursor != 7 || c.playing {
 		t.Fatalf("paused: cursor %d playing %v", c.cursor, c.playing)
 	}

@@ -177,6 +177,7 @@ func (s *Lab) Routes(r chi.Router) {
 	r.Post("/lab/cmd/{verb}", s.command)
 	r.Get("/lessons", s.lessonIndex)
 	r.Get("/lessons/{id}", s.lessonPage)
+	r.Get("/glossary", s.glossaryPage)
 }
 
 // Rooms is what the lab asks of the workshops a tab may be in; the room

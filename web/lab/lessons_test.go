@@ -168,7 +168,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				t.Errorf("%s/%s: %v", l.ID, st.ID, err)
 				continue
 			}
-			if got := d.Statuses(run, len(run.Frames))[i]; !got.Done {
+			if got := d.Statuses(run, 0, len(run.Frames))[i]; !got.Done {
 				t.Errorf("%s/%s: not done with its settings: %s %s", l.ID, st.ID, got.Hint, got.Detail)
 			}
 			if !st.MustFailBefore() {
@@ -185,7 +185,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := d.Statuses(run, len(run.Frames))[i]; got.Done {
+				if got := d.Statuses(run, 0, len(run.Frames))[i]; got.Done {
 					t.Errorf("%s/%s: done %s, before its action: %s", l.ID, st.ID, b.Name, got.Detail)
 				}
 			}
@@ -214,7 +214,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := d.Statuses(run, len(run.Frames))
+		st := d.Statuses(run, 0, len(run.Frames))
 		return st[0].Done, st[1].Done
 	}
 	for _, tc := range []struct {
@@ -228,7 +228,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	// The setting part is decided at once: at t = 0 with the cap at 34,
 	// cap-17 says it is not these settings, not "play on".
 	run, _ := s.Runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
-	if st := d.Statuses(run, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
+	if st := d.Statuses(run, 0, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
 		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
 }
@@ -244,7 +244,7 @@ func TestLessonStatusesOnAnyRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			for c := 0; c <= len(run.Frames); c += 7 {
-				sts := d.Statuses(run, c)
+				sts := d.Statuses(run, 0, c)
 				vals := d.Values(run, c)
 				if len(sts) != len(d.Steps) || len(vals) != len(d.Slots) {
 					t.Fatalf("%s on %s: %d statuses, %d values", d.ID, other, len(sts), len(vals))
@@ -316,7 +316,7 @@ The answer: **{{cap_pct}}**.
 	}
 	// The prose after the prediction: hidden in its own block, its live
 	// numbers still bound.
-	if want := `<div class="after-prediction" hidden><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
+	if want := `<div class="after-prediction" hidden data-show="$predicted"><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
 		t.Errorf("body does not end with the hidden block %s:\n%s", want, html)
 	}
 	if got := d.StepTexts[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
@@ -591,11 +591,12 @@ func TestStreamLessonStatus(t *testing.T) {
 	if got := status(evs, "cap-34"); got == "true" {
 		t.Error("cap-34 is done with the cap at 10")
 	}
-	// The cap to 34: the run is redone, and cap-34 flips to done.
+	// The cap to 34: the run is redone with the cursor at its end, and
+	// cap-34 waits to be watched (issue 38): nothing was played since.
 	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
 	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "true" {
-		t.Errorf("cap-34 at 300 s with the cap at 34: done=%q, want true\n%s", got, webtest.Head(webtest.JoinData(evs), 2000))
+	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play it: step back before 300 s") {
+		t.Errorf("cap-34 at 300 s, just set to 34: done=%q, want false, asking to play it\n%s", got, webtest.Head(webtest.JoinData(evs), 2000))
 	}
 	if got := status(evs, "overflow"); got != "false" {
 		t.Errorf("overflow step with the cap at 34: done=%q, want false", got)
@@ -609,5 +610,11 @@ func TestStreamLessonStatus(t *testing.T) {
 	_, evs = webtest.NextCharts(t, events)
 	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play to the end") {
 		t.Errorf("cap-34 at 80 s: done=%q, want false with a hint", got)
+	}
+	// Stepped back to 80 s, then on to the end: watched, done.
+	post("scrub", `,"cursor":30`)
+	_, evs = webtest.NextCharts(t, events)
+	if got := status(evs, "cap-34"); got != "true" {
+		t.Errorf("cap-34 at 300 s after stepping back and on: done=%q, want true", got)
 	}
 }

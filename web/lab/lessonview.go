@@ -3,12 +3,15 @@ package lab
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
+	"outlierlab/engine/course"
 	"outlierlab/web/chart"
 	"outlierlab/web/csp"
+	"outlierlab/web/glossary"
 	"outlierlab/web/httperr"
 	"outlierlab/web/labview"
 	"outlierlab/web/lessonbook"
@@ -52,6 +55,16 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 	s.Pages.Render(w, r, http.StatusOK, templates.LessonPage(v))
 }
 
+// glossaryPage handles GET /glossary: the course's words, which the
+// lessons link to.
+func (s *Lab) glossaryPage(w http.ResponseWriter, r *http.Request) {
+	if err := page.OnlyParams(r.URL.RawQuery, "the glossary"); err != nil {
+		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		return
+	}
+	s.Pages.Render(w, r, http.StatusOK, templates.GlossaryPage(glossary.View(s.Pages.Layout("Glossary", "lessons", false))))
+}
+
 func quoteShort(s string) string {
 	b, _ := json.Marshal(httperr.Truncate(s, 60))
 	return string(b)
@@ -79,14 +92,18 @@ func lessonLink(d *lessonbook.Doc) view.LessonLink {
 
 // LessonView is a lesson page for a new tab, at t = 0 on the lesson's
 // start: complete and readable before the stream connects; its tab's id
-// is issued for browser (the page's request's, Lab.Browser).
+// is issued for browser (the page's request's, Lab.Browser), and its
+// answers are shuffled for that browser, so a learner sees one order on
+// every visit.
 func (s *Lab) LessonView(d *lessonbook.Doc, browser string) (view.Lesson, error) {
-	return s.LessonViewFor(d, tabid.New(browser))
+	return s.LessonViewFor(d, tabid.New(browser), browser)
 }
 
 // LessonViewFor is LessonView for the tab with id tab: a room's page
-// that changes lesson in place keeps its tab.
-func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab string) (view.Lesson, error) {
+// that changes lesson in place keeps its tab. order seeds the shuffle of
+// the answers (course.ChoiceOrder): a room passes its code, so everyone
+// in it sees "B" as the same answer.
+func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, error) {
 	run, err := s.Runs.Get(d.Inputs(""))
 	if err != nil {
 		return view.Lesson{}, err
@@ -111,10 +128,13 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab string) (view.Lesson, error) 
 			Panels:    labview.Panels(run, 0),
 		},
 	}
+	for i := range v.Lab.Charts {
+		v.Lab.Charts[i].Hidden = v.Lab.Charts[i].ID == chart.ChartCompare && !d.CompareStrip
+	}
 	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}
-	statuses := d.Statuses(run, 0)
+	statuses := d.Statuses(run, 0, 0)
 	for i, st := range d.Steps {
 		v.Steps = append(v.Steps, view.Step{
 			ID: st.ID, Number: i + 1, Text: view.HTML(d.StepTexts[i].HTML(vals)),
@@ -127,11 +147,20 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab string) (view.Lesson, error) 
 			BeforeStep: p.BeforeStep, Question: view.HTML(d.Question.HTML(vals)),
 			Answer: p.Answer, Reveal: view.HTML(d.Reveal.HTML(vals)),
 		}
-		for _, c := range d.PredictChoices {
-			v.Predict.Choices = append(v.Predict.Choices, view.HTML(c.HTML(vals)))
+		perm := course.ChoiceOrder(order, course.ChoiceKey(d.ID, -1), len(d.PredictChoices))
+		for _, i := range perm {
+			v.Predict.Choices = append(v.Predict.Choices, view.Choice{Index: i, Text: view.HTML(d.PredictChoices[i].HTML(vals))})
 		}
+		v.Predict.Answer = slices.Index(perm, p.Answer)
 		if p.PauseAt > 0 {
 			v.Predict.PauseAt = p.PauseAt.String()
+		}
+		v.Predict.Preset = d.PresetFor(p.BeforeStep)
+		v.Predict.Loaded = v.Predict.Preset == run.Preset
+		for i, st := range d.Steps {
+			if st.ID == p.BeforeStep {
+				v.Predict.Step = i + 1
+			}
 		}
 	}
 	for i, q := range d.Quiz {
@@ -139,9 +168,12 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab string) (view.Lesson, error) 
 			Number: i + 1, Question: view.HTML(d.QuizTexts[i].Question.HTML(vals)),
 			Answer: q.Answer, Explain: view.HTML(d.QuizTexts[i].Explain.HTML(vals)),
 		}
-		for _, c := range d.QuizTexts[i].Choices {
-			qv.Choices = append(qv.Choices, view.HTML(c.HTML(vals)))
+		cs := d.QuizTexts[i].Choices
+		perm := course.ChoiceOrder(order, course.ChoiceKey(d.ID, i), len(cs))
+		for _, j := range perm {
+			qv.Choices = append(qv.Choices, view.Choice{Index: j, Text: view.HTML(cs[j].HTML(vals))})
 		}
+		qv.Answer = slices.Index(perm, q.Answer)
 		v.Quiz = append(v.Quiz, qv)
 	}
 	if d.Index > 0 {

@@ -159,6 +159,7 @@ func lintOf(run *tabstate.Run) view.LintPanel {
 // home handles GET /: the course, the presets, and a workshop's start.
 func (s *Lab) home(w http.ResponseWriter, r *http.Request) {
 	h := view.Home{Layout: s.Pages.Layout("Lessons", "home", false), Presets: page.PresetLinks(""), Lessons: s.LessonLinks()}
+	h.Layout.ProgressJS = s.Pages.AssetURL("progress.js")
 	h.Layout.Strip = s.startStrip(true)
 	s.Pages.Render(w, r, http.StatusOK, templates.Home(h))
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -77,4 +78,21 @@ func fixtureServer(t testing.TB) *testServer {
 		t.Fatalf("NewLab: %v", err)
 	}
 	return s
+}
+
+// frozenTab stops s's clock (the returned pointer moves it) and returns a
+// poster of the test tab's commands, each a 204 or the test fails: its
+// body is the tab's signals, sig (`"preset":"search-cache"`), then rest.
+func frozenTab(t *testing.T, s *testServer, sig string) (post func(verb, rest string), now *time.Time) {
+	t.Helper()
+	at := s.Now()
+	s.Now = func() time.Time { return at }
+	h := s.Handler()
+	return func(verb, rest string) {
+		t.Helper()
+		res := webtest.Do(t, h, "POST", "/lab/cmd/"+verb, `{"tab":"`+webtest.Tab+`",`+sig+rest+`}`)
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("%s: status %d: %s", verb, res.StatusCode, webtest.Body(t, res))
+		}
+	}, &at
 }

@@ -62,6 +62,12 @@ type Session struct {
 	lesson    *lessonbook.Doc
 	step      string
 	predicted bool
+	// watchFrom is the earliest cursor since the run last changed: what
+	// the learner has watched of this run starts there, so a step ticks
+	// only when the cursor moves into its check's frames after the
+	// settings changed (lessonbook.Statuses). −1 right after a change,
+	// until the cursor is placed on the new run.
+	watchFrom int
 
 	// tie is the tab's place in the workshop it presents or follows (a
 	// room's, Tie).
@@ -73,6 +79,7 @@ type Session struct {
 func newSession(tab string, in tabstate.Inputs, run *tabstate.Run, runs *tabstate.RunCache, now time.Time) *Session {
 	s := &Session{tab: tab, pb: tabstate.Playback{Speed: tabstate.Speeds[0]}, changed: make(chan struct{}), lastSeen: now, born: now, runs: runs}
 	s.setRun(in, run)
+	s.watchFrom = 0
 	return s
 }
 
@@ -81,6 +88,7 @@ func (s *Session) setRun(in tabstate.Inputs, run *tabstate.Run) {
 	s.in = in
 	s.run = weak.Make(run)
 	s.frames, s.preset = len(run.Frames), run.Preset
+	s.watchFrom = -1 // setCursor places it
 }
 
 // runLocked is the session's run, rebuilt through the cache if the cache
@@ -140,7 +148,23 @@ func (s *Session) isPlaying(now time.Time) bool { return s.pb.IsPlaying(now, s.f
 // setCursor stops or re-anchors playback at c; until the learner answers
 // the prediction, no move (step, scrub, a jump) goes past its hold.
 // Callers hold mu.
-func (s *Session) setCursor(c int, now time.Time) { s.pb = s.pb.At(c, now, s.frames) }
+func (s *Session) setCursor(c int, now time.Time) {
+	s.pb = s.pb.At(c, now, s.frames)
+	// Playback only moves the cursor forward from its anchor: the
+	// earliest cursor is always an anchor set here.
+	if s.watchFrom < 0 || s.pb.Anchor < s.watchFrom {
+		s.watchFrom = s.pb.Anchor
+	}
+}
+
+// watchedFrom is watchFrom, or the cursor for a run whose cursor was never
+// placed (nothing watched yet). Callers hold mu.
+func (s *Session) watchedFrom(now time.Time) int {
+	if s.watchFrom < 0 {
+		return s.cursorAt(now)
+	}
+	return s.watchFrom
+}
 
 // countStream counts a stream in (d = 1) or out (d = −1).
 func (s *Session) countStream(d int) {
@@ -174,6 +198,9 @@ type snapshot struct {
 	lesson *lessonbook.Doc
 	step   string
 	held   bool
+	// watchFrom is the session's watchFrom: where what the learner
+	// watched of this run begins.
+	watchFrom int
 	// room: the tab is in a workshop, whose page keeps its own address.
 	room bool
 }
@@ -186,6 +213,7 @@ func (s *Session) snapshot(now time.Time) snapshot {
 		run: s.runLocked(), in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
 		speed: s.pb.Speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
 		lesson: s.lesson, step: s.step, held: s.held(now), room: s.tie != nil,
+		watchFrom: s.watchedFrom(now),
 	}
 	if snap.playing && s.pb.Speed.FPS > 0 {
 		snap.next = s.pb.NextFrameAt(now)

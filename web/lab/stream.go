@@ -419,7 +419,7 @@ func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap s
 		}
 	}
 	st.ph = vals
-	statuses := d.Statuses(snap.run, snap.cursor)
+	statuses := d.Statuses(snap.run, snap.watchFrom, snap.cursor)
 	for i, s := range statuses {
 		if i < len(st.steps) && st.steps[i] == s {
 			continue

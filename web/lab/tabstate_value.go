@@ -125,6 +125,7 @@ func (s *Session) followLocked(st TabState) bool {
 	s.setRun(st.In, st.Run)
 	s.step, s.notice, s.predicted = st.Step, "", st.Predicted
 	s.pb = st.playback()
+	s.watchFrom = s.pb.Anchor // the room's run, watched from where its cursor was placed
 	return true
 }
 
@@ -164,7 +165,7 @@ func (s *Session) StepsDone(now time.Time) []string {
 		return nil
 	}
 	var done []string
-	for _, st := range d.Statuses(run, s.cursorAt(now)) {
+	for _, st := range d.Statuses(run, s.watchedFrom(now), s.cursorAt(now)) {
 		if st.Done {
 			done = append(done, st.ID)
 		}

@@ -7,6 +7,7 @@
 package labview
 
 import (
+	"math"
 	"slices"
 
 	"outlierlab/engine"
@@ -105,10 +106,10 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 		}
 		if h.Ejected {
 			flags = append(flags, "/failed_outlier_check")
-			// The host returns at the first sweep once this has elapsed.
+			// The host returns at the first tick once this has elapsed.
 			row.ReturnsIn = tabstate.FormatMs(h.ReturnsInMs)
 			if h.ReturnsInMs == 0 {
-				row.ReturnsIn = "next sweep"
+				row.ReturnsIn = "next tick"
 			}
 		}
 		// HostUtility::healthFlagsToString's names, in the order of
@@ -125,11 +126,11 @@ func hostRows(r *tabstate.Run, cursor int) []view.HostRow {
 				row.HealthFlags += fl
 			}
 		}
-		// Envoy prints the success rate the last sweep stored for the host:
-		// only hosts that took part (not ejected before the sweep, at least
+		// Envoy prints the success rate the last tick stored for the host:
+		// only hosts that took part (not ejected before the tick, at least
 		// the smaller of the two request volumes) have one; others print -1.
 		vol := min(r.Config.SuccessRateRequestVolume, r.Config.FailurePercentageRequestVolume)
-		// A host ejected before this sweep was left out of it.
+		// A host ejected before this tick was left out of it.
 		wasEjected := cursor > 1 && i < len(r.Frames[cursor-2].Hosts) && r.Frames[cursor-2].Hosts[i].Ejected
 		if h.SuccessRate >= 0 && h.Requests > 0 && h.Requests >= uint64(vol) && !wasEjected {
 			row.SuccessRate = tabstate.Pct1(h.SuccessRate)
@@ -199,13 +200,31 @@ func Control(c *tabstate.Control, v float64) view.Control {
 		}
 	}
 	if vc.Number || vc.NumberOnly {
-		vc.NumStep = vc.Step
+		step := c.Step
 		if c.NumStep > 0 {
-			vc.NumStep = httperr.FormatNumber(c.NumStep)
+			step = c.NumStep
+		}
+		vc.NumStep = httperr.FormatNumber(step)
+		if !onGrid(v, c.Min, step) {
+			// A preset's value off the field's grid (search-cache's fault
+			// rate is 1/3) would open the field as :invalid, red before
+			// the learner typed anything (issue 38); the server checks
+			// the range whatever the field's step says.
+			vc.NumStep = "any"
 		}
 		vc.NumSet = numberSet(c)
 	}
 	return vc
+}
+
+// onGrid reports whether v is min plus a whole number of steps, as the
+// browser's step check (and its :invalid) reads it, within rounding.
+func onGrid(v, min, step float64) bool {
+	if step <= 0 {
+		return true
+	}
+	k := (v - min) / step
+	return math.Abs(k-math.Round(k)) < 1e-6
 }
 
 // numberSet is the number field's change handler. The field is not bound

@@ -77,3 +77,16 @@ func TestDegradedHostRow(t *testing.T) {
 		}
 	}
 }
+
+// A value off the number field's grid (search-cache's fault rate, 1/3)
+// opens the field with step "any", so it is not :invalid before the
+// learner types; a value on the grid keeps the field's step.
+func TestNumberFieldNeverStartsInvalid(t *testing.T) {
+	c := tabstate.ControlByName["fault_rate"]
+	if got := Control(c, 1.0/3).NumStep; got != "any" {
+		t.Errorf("fault_rate at 1/3: step %q, want any", got)
+	}
+	if got := Control(c, 0.25).NumStep; got != "0.001" {
+		t.Errorf("fault_rate at 0.25: step %q, want 0.001", got)
+	}
+}

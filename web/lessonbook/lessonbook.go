@@ -92,9 +92,11 @@ func compileLesson(l course.Lesson, index int) (*Doc, error) {
 		text := md(part.Markdown, false)
 		if part.AfterPrediction {
 			// Hidden, so neither shown nor read out, until the prediction
-			// is answered (js/lesson.js); the page's noscript style shows it to
-			// a browser without scripts.
-			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden>`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
+			// is answered (js/lesson.js lifts hidden), and the predicted
+			// signal (set by the answer, or by a page whose learner answered
+			// on an earlier visit) must be true too; the page's noscript
+			// style shows it to a browser without scripts.
+			text = slices.Concat(richText{{html: `<div class="after-prediction" hidden data-show="$predicted">`, slot: -1}}, text, richText{{html: `</div>`, slot: -1}})
 		}
 		d.Body = append(d.Body, text...)
 	}
@@ -246,11 +248,16 @@ func renderMarkdown(text string, inline bool, slot func(course.Placeholder) int)
 	return rt
 }
 
-// Statuses evaluates every step's check against the run as far as the
-// cursor: done, or not yet and what is missing. A step about another
-// scenario than the one loaded is not yet, and says which to load.
-func (d *Doc) Statuses(r *tabstate.Run, cursor int) []view.StepStatus {
+// Statuses evaluates every step's check against the run as the learner
+// has watched it: from watchFrom, the earliest the cursor has stood since
+// the run's settings last changed, to cursor (course.EvaluateWatched). A
+// step is done, or not yet and says what is missing: a step to take, or,
+// for one that held when the settings changed, to play through it. A step
+// about another scenario than the one loaded is not yet, and says which
+// to load.
+func (d *Doc) Statuses(r *tabstate.Run, watchFrom, cursor int) []view.StepStatus {
 	ms := tabstate.CursorMs(r, cursor)
+	w := course.Watch{FromMs: tabstate.CursorMs(r, watchFrom), ToMs: ms}
 	last := int64(0)
 	if n := len(r.Frames); n > 0 {
 		last = r.Frames[n-1].TMs
@@ -266,10 +273,12 @@ func (d *Doc) Statuses(r *tabstate.Run, cursor int) []view.StepStatus {
 			}
 			continue
 		}
-		res := course.Evaluate(st.Check, r.Result, ms)
+		res := course.EvaluateWatched(st.Check, r.Result, w)
 		out[i].Done, out[i].Detail = res.Pass, res.Detail
 		switch {
 		case res.Pass:
+		case res.Unwatched:
+			out[i].Hint = "play it: step back before " + course.Ms(res.NeedsCursorMs).String() + " and play through"
 		case !res.Decided && res.NeedsCursorMs >= last:
 			out[i].Hint = "play to the end"
 		case !res.Decided:

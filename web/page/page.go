@@ -38,6 +38,10 @@ func New(a *asset.Assets, log *slog.Logger, lessons []view.LessonLink) *Pages {
 	return &Pages{assets: a, log: log, lessons: lessons}
 }
 
+// AssetURL is an embedded static file's address, with its content hash
+// ("progress.js"): a page that loads a script of its own.
+func (p *Pages) AssetURL(name string) string { return p.assets.URL(name) }
+
 // Layout is a page's frame: its title, the nav item it is, and whether it
 // draws charts (ECharts is loaded only then).
 func (p *Pages) Layout(title, nav string, charts bool) view.Layout {

@@ -374,7 +374,7 @@ func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, r
 	}
 	signals := func(sig string) string { return withRoomSignals(sig, code, role, rec.Rev, inPlace) }
 	if d != nil {
-		v, err := s.LessonViewFor(d, tab)
+		v, err := s.LessonViewFor(d, tab, code)
 		if err != nil {
 			return roomPageView{}, err
 		}

@@ -422,11 +422,11 @@ func TestRoomLessonQuestion(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[0]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[1]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
-	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection." || q.Hist[0].N != 1 || !q.Hist[1].Right {
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection: one host of six would be more than 10% ejected." || q.Hist[1].N != 1 || !q.Hist[0].Right {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	// The free lab has no lesson prediction.

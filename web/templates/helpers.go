@@ -110,3 +110,12 @@ const (
 	gotoSubmit = `((every, s, sc) => every > 0 && Number.isFinite(s) && sc && (sc.value = String(Math.max(0, Math.min(Number(sc.max), Math.floor((s * 1000 + 0.5) / every)))), sc.dispatchEvent(new Event('input', {bubbles: true}))))(+document.getElementById('status').dataset.intervalMs, +el.elements['goto-time'].value, document.getElementById('scrub'))`
 	gotoClose  = `$_goto && ($_goto = false, ((b) => (b && document.contains(b) && b !== document.body ? b : document.getElementById('btn-play')).focus())(el._back))`
 )
+
+// courseMinutes is the course's time: the sum of its lessons' minutes.
+func courseMinutes(ls []view.LessonLink) int {
+	n := 0
+	for _, l := range ls {
+		n += l.Minutes
+	}
+	return n
+}

@@ -569,7 +569,7 @@ func EnvoyHosts(p view.Panels) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "::h0::health_flags::…</code>)</small></h3><table><thead><tr><th scope=\"col\">host</th><th scope=\"col\">health_flags</th><th scope=\"col\" class=\"num\">success_rate</th><th scope=\"col\" class=\"num\">requests</th><th scope=\"col\" class=\"num\" title=\"lifetime ejections × the backoff multiplier\">ejected</th><th scope=\"col\" title=\"time left before the host may return, at the next sweep after it\">back in</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "::h0::health_flags::…</code>)</small></h3><table><thead><tr><th scope=\"col\">host</th><th scope=\"col\">health_flags</th><th scope=\"col\" class=\"num\">success_rate</th><th scope=\"col\" class=\"num\">requests</th><th scope=\"col\" class=\"num\" title=\"lifetime ejections × the backoff multiplier\">ejected</th><th scope=\"col\" title=\"time left before the host may return, at the next tick after it\">back in</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	_ "embed"
 	"bytes"
 	"errors"
 	"fmt"
@@ -42,9 +43,31 @@ type whatifForm struct {
 	seed            uint64
 }
 
-// whatifPage handles GET /whatif: the form.
+// sampleLog is a log to try the page with (testdata/whatif/envoy.log, a
+// copy, since embed reads only this package's files): six hosts of
+// "search", one answering five 503s in a row at 20 s.
+//
+//go:embed whatif_sample.log
+var sampleLog string
+
+// whatifPage handles GET /whatif: the form; ?sample=envoy fills the log
+// box with the sample log, so a visitor without a log of their own can
+// press Replay (issue 38: the page offered no log to try).
 func (s *Tools) whatifPage(w http.ResponseWriter, r *http.Request) {
-	s.pages.Render(w, r, http.StatusOK, templates.WhatifPage(s.whatifView(whatifForm{seed: tabstate.DefaultSeed})))
+	err := page.OnlyParams(r.URL.RawQuery, "the what-if page", "sample")
+	sample := r.URL.Query().Get("sample")
+	if err == nil && r.URL.Query().Has("sample") && sample != "envoy" {
+		err = &httperr.FieldError{Field: "sample", Msg: fmt.Sprintf("%q is not a sample log (allowed: envoy)", httperr.Truncate(sample, 40))}
+	}
+	if err != nil {
+		s.pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		return
+	}
+	v := s.whatifView(whatifForm{seed: tabstate.DefaultSeed})
+	if sample == "envoy" {
+		v.LogText = sampleLog
+	}
+	s.pages.Render(w, r, http.StatusOK, templates.WhatifPage(v))
 }
 
 func (s *Tools) whatifView(f whatifForm) view.Whatif {

@@ -21,6 +21,9 @@ type Layout struct {
 	AppJS, Datastar, ECharts, Icon string
 	// Modules are the modules AppJS imports, preloaded.
 	Modules []string
+	// ProgressJS is the home page's progress export and import (an ES
+	// module of its own, web/static/progress.js); "" on other pages.
+	ProgressJS string
 	// Strip is shown first in the page's main: a workshop's bar, or
 	// "Start a workshop" (nil: none).
 	Strip templ.Component
@@ -119,20 +122,41 @@ type StepStatus struct {
 type Predict struct {
 	BeforeStep string
 	Question   HTML
-	Choices    []HTML
-	Answer     int
-	Reveal     HTML
+	// Choices are in the order this learner sees them (course.ChoiceOrder);
+	// Answer is the right one's place among them.
+	Choices []Choice
+	Answer  int
+	Reveal  HTML
 	// PauseAt is where playback waits for the answer ("30 s"; "" none).
 	PauseAt string
+	// Preset is the scenario the question is about (its step's): its
+	// choices show only while that scenario is loaded, so it is answered
+	// on the run it asks about (issue 38). Loaded is whether the page
+	// opens on it; Step is the number of the step whose button loads it.
+	Preset string
+	Loaded bool
+	Step   int
+}
+
+// Choice is one answer to a question as the page shows it: its text and
+// its place in the lesson file (Index, the button's data-file). The
+// page's data-choice, data-answer and the progress it stores count the
+// places as shown, so "the answer is C" names the third button: the order
+// is the same on every visit from one browser, and in one room.
+type Choice struct {
+	Index int
+	Text  HTML
 }
 
 // Question is one end-of-lesson quiz question.
 type Question struct {
 	Number   int
 	Question HTML
-	Choices  []HTML
-	Answer   int
-	Explain  HTML
+	// Choices are in the order this learner sees them (course.ChoiceOrder);
+	// Answer is the right one's place among them.
+	Choices []Choice
+	Answer  int
+	Explain HTML
 }
 
 // Projector is the View of a lab shown to a room: the charts, the status
@@ -256,6 +280,10 @@ type Chart struct {
 	// Size is the box's CSS class: "wide" charts take the row, "half"
 	// ones share it.
 	Size string
+	// Hidden keeps the box out of a page that does not talk about it (the
+	// Envoy/gRPC strip in a lesson that never mentions gRPC); its chart
+	// is still fed, so a room's page patched in place stays whole.
+	Hidden bool
 }
 
 // Speed is one playback speed button.
@@ -369,4 +397,26 @@ type HostRow struct {
 	ReturnsIn   string
 	Share       string
 	Ejected     bool
+}
+
+// Glossary is the /glossary page: the course's words.
+type Glossary struct {
+	Layout
+	Terms []GlossaryEntry
+}
+
+// GlossaryEntry is one word: its anchor, its meaning, the settings and
+// stats behind it and the Envoy function it rests on.
+type GlossaryEntry struct {
+	ID, Name string
+	Text     HTML
+	Fields   []GlossaryField
+	Stats    []string
+	Envoy    string
+}
+
+// GlossaryField is a setting by Envoy's name, with its default and where
+// it lives outside outlier_detection ("" for an outlier_detection field).
+type GlossaryField struct {
+	Name, Default, Where string
 }

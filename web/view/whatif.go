@@ -134,6 +134,8 @@ type Whatif struct {
 	Layout
 	Config, Cluster, Seed string
 	MaxBytes              string
+	// LogText fills the pasted-lines box (the sample log, ?sample=envoy).
+	LogText string
 	Problems              []string
 	Result                *WhatifResult
 }

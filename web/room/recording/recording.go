@@ -188,7 +188,7 @@ func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, t
 	}
 	stream := "/r/" + code + "/recording/stream"
 	if d != nil {
-		v, err := s.LessonViewFor(d, tab)
+		v, err := s.LessonViewFor(d, tab, code)
 		if err != nil {
 			return recLab{}, err
 		}
