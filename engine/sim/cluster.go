@@ -60,6 +60,13 @@ type Cluster struct {
 	// Dialect is whose detector reads the outlier_detection block: Envoy's,
 	// or grpc-go's (gRFC A50), which also has no panic routing.
 	Dialect engine.Dialect
+	// Clients is how many client proxies share the downstream traffic,
+	// each with its own load balancer and detector (a mesh: mesh.go);
+	// 0 and 1 are the one proxy of every run before them.
+	Clients int
+	// ClientSkew is the first client's traffic as a multiple of each
+	// other client's (1–MaxClientSkew; 0 and 1: even).
+	ClientSkew float64
 }
 
 // Latency is a host's response time when nothing is wrong: a fixed part, an
@@ -392,6 +399,10 @@ func (c *Cluster) Validate() error {
 		return fmt.Errorf("hc_interval: %v must be positive", c.HealthCheck.Interval)
 	case c.HealthCheck.Enabled && (c.HealthCheck.UnhealthyThreshold == 0 || c.HealthCheck.HealthyThreshold == 0):
 		return fmt.Errorf("health check thresholds must be at least 1")
+	case c.Clients < 0 || c.Clients > MaxClients:
+		return fmt.Errorf("clients: %d is out of range 1–%d", c.Clients, MaxClients)
+	case c.ClientSkew != 0 && !(c.ClientSkew >= 1 && c.ClientSkew <= MaxClientSkew):
+		return fmt.Errorf("client_skew: %g is out of range 1–%d", c.ClientSkew, MaxClientSkew)
 	}
 	for i, f := range c.Faults {
 		if f.Share < 0 || f.Share > 1 {

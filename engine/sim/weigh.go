@@ -38,9 +38,22 @@ import (
 //
 // Each count is its mean plus three standard deviations of a Poisson
 // count of that mean, which matters for short runs.
+//
+// A mesh's clients each do their own run (mesh.go): its weight is theirs
+// summed, N detectors' worth (client 0 apart when it is hot; the others
+// are alike).
 func Weigh(c Cluster, od engine.Config) Work {
-	w := weigher{c: c, od: od}
-	return w.weigh()
+	n := c.ClientCount()
+	if n == 1 {
+		w := weigher{c: c, od: od}
+		return w.weigh()
+	}
+	var sum Work
+	hot := weigher{c: c.ClientCluster(0), od: od}
+	sum.add(hot.weigh(), 1)
+	other := weigher{c: c.ClientCluster(1), od: od}
+	sum.add(other.weigh(), uint64(n-1))
+	return sum
 }
 
 type weigher struct {
