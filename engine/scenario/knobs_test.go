@@ -17,7 +17,7 @@ func TestKnobs(t *testing.T) {
 		"latency": "20ms", "capacity_rps": "300", "fault_rate": "0.5", "fault_kind": "timeout",
 		"fault_pattern": "random", "fault_start": "20s", "fault_duration": "40s", "hc_shares_fault": "true",
 		"active_hc": "true", "hc_interval": "2s", "hc_unhealthy_threshold": "2", "hc_healthy_threshold": "3",
-		"inject": "h2@30s,h9@90s", "dialect": "grpc", "clients": "4", "client_skew": "3",
+		"inject": "h2@30s,h9@90s", "dialect": "grpc", "clients": "4", "client_skew": "3", "failover_hosts": "3",
 	}
 	if len(set) != len(Knobs()) {
 		t.Fatalf("test sets %d knobs, there are %d", len(set), len(Knobs()))

@@ -417,6 +417,13 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 		}
 	}
 	m := covered / n
+	// With priority levels a level may take all the load (P0 while it is
+	// healthy, P1 once it is not), so a failing host may get up to a
+	// share of the smallest level, not of the cluster: weighed so.
+	nFail := n
+	if lv := c.LevelSizes(); len(lv) > 1 {
+		nFail = float64(slices.Min(lv))
+	}
 	boost, rest := 1.0, 1.0
 	if c.LB == LeastRequest && covered > 0 {
 		boost = 2 - m
@@ -434,7 +441,7 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 	for k, g := range sg.groups {
 		weight := g.n / n * rest
 		if g.share > 0 {
-			weight = g.n / n * boost
+			weight = min(1, g.n/nFail*boost)
 		}
 		lat := c.Latency.Base.Seconds() + g.addedS
 		var shed, timedOut, routeOut float64
@@ -549,6 +556,10 @@ func (w *weigher) serving(sg stretch) float64 {
 	healthy := max(n-out, 1)
 	if t := float64(min(c.HealthyPanicThreshold, 100)); t > 0 && c.Dialect != engine.DialectGRPC {
 		healthy = max(healthy, math.Ceil(n*t/100-1e-9))
+	}
+	if lv := c.LevelSizes(); len(lv) > 1 {
+		// One level may serve everything (see shares).
+		healthy = min(healthy, float64(slices.Min(lv)))
 	}
 	return min(healthy, n)
 }
