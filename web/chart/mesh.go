@@ -112,3 +112,66 @@ func meshAlt(r *tabstate.Run, frames []scenario.Frame) string {
 	}
 	return s + fmt.Sprintf("; ejections_active summed over clients is %d.", sum)
 }
+
+// ChartVolume is each host's requests per interval as the (first) client's
+// detector counts them, against success_rate_request_volume: in a mesh,
+// why success rate never runs.
+const ChartVolume = "chart-volume"
+
+var volumeChartEntry = Chart{ID: ChartVolume, Size: "wide", Title: "Requests per host, as one client's detector counts them",
+	Caption: "requests each host served the (first) client in the interval; dashed: success_rate_request_volume, which a host needs to count for success rate (and five hosts need, by default) · in a mesh each proxy counts only its own share · events as above",
+	Build:   volumeChart, Points: volumePoints, Alt: volumeAlt}
+
+// volumePoints are each host's counted requests over frames[from:], then
+// the volume threshold at each frame.
+func volumePoints(r *tabstate.Run, frames []scenario.Frame, from int) [][]any {
+	out := make([][]any, len(r.Hosts)+1)
+	for hi := range r.Hosts {
+		data := make([]any, len(frames)-from)
+		for i := from; i < len(frames); i++ {
+			if hi < len(frames[i].Hosts) {
+				data[i-from] = frames[i].Hosts[hi].Requests
+			}
+		}
+		out[hi] = data
+	}
+	gate := make([]any, len(frames)-from)
+	for i := range gate {
+		gate[i] = r.Config.SuccessRateRequestVolume
+	}
+	out[len(r.Hosts)] = gate
+	return out
+}
+
+func volumeChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
+	c := charts.NewLine()
+	c.SetXAxis(r.Times)
+	c.SetGlobalOptions(Common(r, "")...)
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("", 0, nil)))
+	points := volumePoints(r, frames, 0)
+	for hi, name := range r.Hosts {
+		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),
+			charts.WithSeriesOpts(noSymbol))
+	}
+	c.AddSeries("success_rate_request_volume", nil, RawData(points[len(r.Hosts)]), SeriesColor(ColorThreshold),
+		LineStyle(ColorThreshold, 2, "dashed"), charts.WithSeriesOpts(noSymbol))
+	return c
+}
+
+// volumeAlt: how many hosts reached the volume in the last interval.
+func volumeAlt(r *tabstate.Run, frames []scenario.Frame) string {
+	if len(frames) == 0 {
+		return noFrame
+	}
+	f := &frames[len(frames)-1]
+	need := r.Config.SuccessRateRequestVolume
+	with, most := 0, uint64(0)
+	for _, h := range f.Hosts {
+		if h.Requests >= uint64(need) {
+			with++
+		}
+		most = max(most, h.Requests)
+	}
+	return fmt.Sprintf("In the interval to %s, %d of %d hosts had the %d requests success rate needs from this client (the most: %d).",
+		r.Times[len(frames)-1], with, len(f.Hosts), need, most)
+}
