@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,12 @@ func TestImportMesh(t *testing.T) {
 	run := locationRun(t, loc)
 	if cl := run.Scenario.Cluster; cl.ClientCount() != 20 || cl.RPS != 1000 || run.Result.Summary.Mesh == nil {
 		t.Errorf("the lab runs %d clients at %g req/s", cl.ClientCount(), cl.RPS)
+	}
+	// The lab's form: the same two numbers as fields beside the document.
+	form := url.Values{"cluster": {string(doc)}, "preset": {"search-cache"}, "clients": {"20"}, "rps": {"1000"}}
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || locationRun(t, loc).Scenario.Cluster.ClientCount() != 20 {
+		t.Errorf("the form with clients=20: %d %q", res.StatusCode, loc)
 	}
 	for _, tc := range []struct{ query, want string }{
 		{"clients=500", "clients: 500 is out of range (allowed 1–100 clients)"},
