@@ -100,7 +100,6 @@ var List = []Chart{
 			{Path: []any{"series", 0, "markArea", "data"}, At: panicAreasAt},
 		}},
 	compareChartEntry,
-	meshChartEntry,
 	{ID: ChartClients, Size: "wide", Title: "What clients saw",
 		Caption: "requests that failed after retries, retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded red: panic · events as above",
 		Build:   clientsChart, Points: clientsPoints, Alt: clientsAlt,
