@@ -71,7 +71,7 @@ func TestLessonsList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
-	for _, want := range []string{" 1. consecutive", " 3. cap ", "12. capstone", "13. grpc", "13 lessons, "} {
+	for _, want := range []string{" 1. consecutive", " 3. cap ", "12. capstone", "13. grpc", "14. mesh", "14 lessons, "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
 		}

@@ -22,8 +22,9 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	hosts := fs.Int("hosts", 0, "number of hosts in the cluster (1–10000, required)")
 	rps := fs.Float64("rps", 0, "the cluster's requests per second (0: unknown)")
 	panicPct := fs.Float64("panic-threshold", -1, "healthy_panic_threshold in percent, 0–100 (default: the YAML's, else 50)")
+	clients := fs.Int("clients", 1, "client proxies (a mesh's pods) sharing -rps, each with its own detector (1–100000)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outlierlab lint -hosts N [-rps R] [-panic-threshold P] FILE.yaml|-")
+		fmt.Fprintln(stderr, "usage: outlierlab lint -hosts N [-rps R] [-clients C] [-panic-threshold P] FILE.yaml|-")
 		fmt.Fprintln(stderr, "FILE is an Envoy cluster (or just its outlier_detection block) or an Istio DestinationRule")
 		fmt.Fprintln(stderr, "(translated as istiod translates it), YAML or JSON; - reads stdin.")
 		fs.PrintDefaults()
@@ -42,6 +43,10 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	// Written so that NaN, which fails every comparison, is refused too.
 	if !(*rps >= 0 && *rps <= 1e9) {
 		fmt.Fprintf(stderr, "outlierlab lint: -rps: %g is out of range (allowed 0–1e9)\n", *rps)
+		return 2
+	}
+	if *clients < 1 || *clients > 100000 {
+		fmt.Fprintf(stderr, "outlierlab lint: -clients: %d is out of range (allowed 1–100000)\n", *clients)
 		return 2
 	}
 	if *panicPct != -1 && !(*panicPct >= 0 && *panicPct <= 100) {
@@ -83,7 +88,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	for _, n := range c.Notes {
 		fmt.Fprintf(stdout, "%-8s %s\n", "note", n)
 	}
-	findings := lint.Check(c.Outlier, lint.Cluster{Hosts: *hosts, RPS: *rps, PanicThreshold: panicThreshold})
+	findings := lint.Check(c.Outlier, lint.Cluster{Hosts: *hosts, RPS: *rps, PanicThreshold: panicThreshold, Clients: *clients})
 	code := 0
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "%-8s %s: %s\n", f.Severity, f.Field, f.Message)

@@ -47,6 +47,9 @@ func TestLintCommand(t *testing.T) {
 		// A DestinationRule is read as istiod translates it; its notes come first.
 		{"istio destination rule", []string{"-hosts", "6", "-rps", "600"}, string(rule), 0, "note     spec.trafficPolicy.outlierDetection.minHealthPercent: unset (0), so istiod turns panic off", ""},
 		{"istio destination rule: the translated config is linted", []string{"-hosts", "6", "-rps", "600"}, string(rule), 0, "info     enforcing_success_rate: success rate is detection-only", ""},
+		// A mesh: 20 pods share 1 000 req/s, each proxy counting its own.
+		{"mesh: per-client volume", []string{"-hosts", "6", "-rps", "1000", "-clients", "20"}, "outlier_detection: {enforcing_success_rate: 100}\n", 1, "problem  success_rate_request_volume: success rate never runs in any of the 20 clients", ""},
+		{"clients out of range", []string{"-hosts", "6", "-clients", "0"}, cluster, 2, "", "-clients: 0 is out of range (allowed 1–100000)"},
 		{"istio destination rule with a bad field", []string{"-hosts", "6"}, "host: r\ntrafficPolicy:\n  outlierDetection: {maxEjectionPercent: 120}\n", 2, "", "trafficPolicy.outlierDetection.maxEjectionPercent: 120 is out of range (allowed 0–100)"},
 	}
 	for _, tc := range tests {

@@ -142,3 +142,30 @@ func TestRunSetsByAlias(t *testing.T) {
 		t.Fatalf("exit %d (%s); by alias:\n%s\nby name:\n%s", code, errs, b, a)
 	}
 }
+
+// TestRunMesh: -set clients=20 runs the mesh and prints each client and
+// the fleet; 20 proxies sharing search-cache's 600 req/s over six hosts
+// send each host ~50 requests an interval, under
+// success_rate_request_volume 100, so no client's success rate runs.
+func TestRunMesh(t *testing.T) {
+	code, out, errs := runCLI("-scenario", "search-cache", "-set", "clients=20", "-format", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"mesh: 20 clients", "fleet: ", "  client 19:", "   30.0 req/s", "SR skipped: 0/5 hosts with volume", "| mesh of 20: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "SR thr") {
+		t.Error("a client's success rate ran on ~50 requests per host")
+	}
+	code, out, _ = runCLI("-scenario", "search-cache", "-set", "clients=20", "-set", "duration=30s")
+	if code != 0 || !strings.Contains(out, `"mesh":{"clients":20,"client_skew":1,"fleet":`) || !strings.Contains(out, `"ejected_by":[`) {
+		t.Errorf("JSON output (exit %d) lacks the mesh: %.300s", code, out)
+	}
+	code, _, errs = runCLI("-scenario", "search-cache", "-set", "clients=101")
+	if code != 2 || !strings.Contains(errs, "clients: 101 is out of range (allowed 1–100 clients)") {
+		t.Errorf("clients=101: exit %d, %q", code, errs)
+	}
+}

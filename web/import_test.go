@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,7 @@ func TestImportLoadsAndRoundTrips(t *testing.T) {
 			if page := webtest.Do(t, h, http.MethodGet, loc, ""); page.StatusCode != http.StatusOK {
 				t.Fatalf("GET %s: %d", loc, page.StatusCode)
 			}
-			link, err := tabstate.ParseLabQuery(strings.TrimPrefix(loc, "/lab?"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := tabstate.BuildRun(link.Inputs())
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := locationRun(t, loc)
 			cl := run.Scenario.Cluster
 			if run.Config != c.Outlier || float64(cl.HealthyPanicThreshold) != c.PanicThreshold || cl.Retry.MaxRetries != c.MaxRetries || cl.LB.String() != c.LBPolicy {
 				t.Errorf("the lab runs %+v (panic %d, max_retries %d, %s)\nimported %+v", run.Config, cl.HealthyPanicThreshold, cl.Retry.MaxRetries, cl.LB, c)
@@ -78,4 +72,54 @@ func TestImportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImportMesh: a DestinationRule with the mesh's pods and traffic
+// becomes the mesh run (each pod's proxy with the rule's config); a
+// count out of range is a 400 naming it.
+func TestImportMesh(t *testing.T) {
+	h := newTestServer(t).Handler()
+	doc, err := os.ReadFile(filepath.Join("..", "testdata", "import", "destination-rule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := webtest.Do(t, h, http.MethodPost, "/lab/import?preset=search-cache&clients=20&rps=1000", string(doc))
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "clients=20") || !strings.Contains(loc, "rps=1000") {
+		t.Fatalf("%d %q: %s", res.StatusCode, loc, webtest.Body(t, res))
+	}
+	run := locationRun(t, loc)
+	if cl := run.Scenario.Cluster; cl.ClientCount() != 20 || cl.RPS != 1000 || run.Result.Summary.Mesh == nil {
+		t.Errorf("the lab runs %d clients at %g req/s", cl.ClientCount(), cl.RPS)
+	}
+	// The lab's form: the same two numbers as fields beside the document.
+	form := url.Values{"cluster": {string(doc)}, "preset": {"search-cache"}, "clients": {"20"}, "rps": {"1000"}}
+	res = webtest.Do(t, h, http.MethodPost, "/lab/import", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || locationRun(t, loc).Scenario.Cluster.ClientCount() != 20 {
+		t.Errorf("the form with clients=20: %d %q", res.StatusCode, loc)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"clients=500", "clients: 500 is out of range (allowed 1–100 clients)"},
+		{"clients=2.5", "clients: 2.5 is not a whole number (allowed 1–100 clients)"},
+		{"rps=NaN", `rps: "NaN" is not a number (allowed 1–100000 req/s)`},
+	} {
+		res := webtest.Do(t, h, http.MethodPost, "/lab/import?preset=search-cache&"+tc.query, string(doc))
+		if body := webtest.Body(t, res); res.StatusCode != http.StatusBadRequest || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %q, want 400 %q", tc.query, res.StatusCode, body, tc.want)
+		}
+	}
+}
+
+// locationRun is the run of the lab permalink an import redirected to.
+func locationRun(t *testing.T, loc string) *tabstate.Run {
+	t.Helper()
+	link, err := tabstate.ParseLabQuery(strings.TrimPrefix(loc, "/lab?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := tabstate.BuildRun(link.Inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }

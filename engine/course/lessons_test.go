@@ -21,10 +21,12 @@ func loadLessons(t *testing.T) []course.Lesson {
 // gRPC lesson (issue 13). It comes after the capstone, which closes the
 // Envoy course: it re-reads every earlier rule (the cap, consecutive
 // errors, success rate, failure percentage, ejection time) under another
-// implementation, so it needs them all and changes none.
+// implementation, so it needs them all and changes none. The mesh lesson
+// (issue 39) comes last: it reads the volume gates, the cap and failure
+// percentage again, one proxy at a time.
 func TestLessonOrder(t *testing.T) {
 	want := []string{"consecutive", "success-rate", "cap", "ejection-time", "failure-percentage", "panic",
-		"app-errors", "active-health", "retries", "slow-hosts", "small-fleets", "capstone", "grpc"}
+		"app-errors", "active-health", "retries", "slow-hosts", "small-fleets", "capstone", "grpc", "mesh"}
 	ls := loadLessons(t)
 	var got []string
 	for _, l := range ls {

@@ -170,6 +170,15 @@ var metrics = []metric{
 		}
 		return 100 * float64(r.frame.Healthy) / float64(len(r.frame.Hosts)), nil
 	}},
+	// outlier_detection.ejections_active summed over a mesh's clients (a
+	// dashboard's sum over pods: a host out for seven proxies counts
+	// seven); one client's own gauge when there is one client.
+	{name: "ejections_active_sum", subject: subjectCluster, num: count(func(r *reading) uint64 {
+		if m := r.frame.Mesh; m != nil {
+			return m.EjectionsActiveSum
+		}
+		return r.frame.Stats[engine.StatEjectionsActive]
+	})},
 	{name: "stat", subject: subjectStat, arg: argStat, num: count(func(r *reading) uint64 { v, _ := statValue(r.frame, r.arg); return v })},
 
 	// One host's frame at a tick (the names a host check bounds).
@@ -191,6 +200,17 @@ var metrics = []metric{
 		return r.host.LocalRate
 	})},
 	{name: "local_requests", subject: subjectHost, arg: argHost, num: count(func(r *reading) uint64 { return r.host.LocalRequests })},
+	// How many of a mesh's clients have the host ejected after the tick
+	// (with one client: 1 or 0).
+	{name: "ejected_by", subject: subjectHost, arg: argHost, num: count(func(r *reading) int {
+		if m := r.frame.Mesh; m != nil {
+			return m.EjectedBy[slices.IndexFunc(r.frame.Hosts, func(h scenario.HostFrame) bool { return h.Name == r.host.Name })]
+		}
+		if r.host.Ejected {
+			return 1
+		}
+		return 0
+	})},
 
 	// The clients over a window's intervals (the names a clients check
 	// bounds): shares of their requests, sums, and the worst interval's

@@ -228,6 +228,7 @@ var metricCases = []struct {
 	{subjectCluster, "panic", "panic@40s", "yes", 0},
 	{subjectCluster, "healthy", "healthy@40s", "2", 2},
 	{subjectCluster, "healthy_pct", "healthy_pct@40s", "66.7", 200.0 / 3},
+	{subjectCluster, "ejections_active_sum", "ejections_active_sum@40s", "1", 1},
 	{subjectStat, "stat", "stat:ejections_overflow@30s", "2", 2},
 	{subjectHost, "success_rate", "success_rate:h2@20s", "60", 60},
 	{subjectHost, "requests", "requests:h0@10s", "100", 100},
@@ -239,6 +240,7 @@ var metricCases = []struct {
 	{subjectHost, "attempts", "attempts:h0@10s", "100", 100},
 	{subjectHost, "local_success_rate", "local_success_rate:h2@20s", "40", 40},
 	{subjectHost, "local_requests", "local_requests:h2@20s", "10", 10},
+	{subjectHost, "ejected_by", "ejected_by:h2@40s", "1", 1},
 	// The intervals to 30 and 40 s: 70 failures and 200 retries in 2000
 	// requests.
 	{subjectClients, "failure_pct", "failure_pct@20s-40s", "3.5", 3.5},

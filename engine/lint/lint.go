@@ -21,6 +21,9 @@ type Cluster struct {
 	RPS float64
 	// PanicThreshold is common_lb_config.healthy_panic_threshold (default 50).
 	PanicThreshold float64
+	// Clients is how many client proxies share RPS (a mesh's pods), each
+	// with its own detector counting only its own requests; 0 and 1: one.
+	Clients int
 }
 
 // Severity orders findings: a Problem means the config cannot do what
@@ -135,10 +138,12 @@ type review struct {
 	n         int
 	intervalS float64
 	split     bool
-	// Requests per host per interval, the unit of both volume gates; the
-	// gates are judged only when the rate is known.
+	// Requests per host per interval, the unit of both volume gates, as
+	// one client's detector counts them (RPS shared evenly by the
+	// clients); the gates are judged only when the rate is known.
 	volKnown bool
 	vol      float64
+	clients  int
 	admitted int
 	// Who can eject at all, by detector.
 	c5xxEjects, gwEjects, srEjects, fpEjects  bool
@@ -151,8 +156,11 @@ type review struct {
 func newReview(cfg engine.Config, c Cluster) *review {
 	r := &review{cfg: cfg, c: c, n: c.Hosts, intervalS: float64(cfg.IntervalMs) / 1000, split: cfg.SplitExternalLocalOriginErrors}
 	r.volKnown = c.RPS > 0 && r.n > 0
+	r.clients = max(1, c.Clients)
 	if r.volKnown {
-		r.vol = c.RPS / float64(r.n) * r.intervalS
+		// In a mesh every proxy's detector sees only its own requests
+		// (each Envoy builds its own DetectorImpl for the cluster).
+		r.vol = c.RPS / float64(r.clients) / float64(r.n) * r.intervalS
 	}
 	r.admitted = MaxAdmitted(cfg, r.n)
 	r.c5xxEjects = consecutiveEjects(cfg.Consecutive5xx, cfg.EnforcingConsecutive5xx)
@@ -392,6 +400,12 @@ func (r *review) successRate() {
 		switch {
 		case r.volKnown && vol < float64(cfg.SuccessRateRequestVolume):
 			r.srRuns = false
+			if r.clients > 1 {
+				r.add(gateSev, "success_rate_request_volume",
+					"success rate never runs in any of the %d clients: each client's detector counts only its own requests, and %g req/s ÷ %d clients ÷ %d hosts × %gs is about %.1f requests per host per interval, %d needed (%.1f req/s per host from each client).",
+					r.clients, r.c.RPS, r.clients, n, intervalS, vol, cfg.SuccessRateRequestVolume, need)
+				break
+			}
 			r.add(gateSev, "success_rate_request_volume",
 				"success rate never runs: each host gets about %.1f requests per %gs interval, %d needed (%.1f req/s per host).",
 				vol, intervalS, cfg.SuccessRateRequestVolume, need)
@@ -426,6 +440,10 @@ func (r *review) failurePercentage() {
 		case n < int(cfg.FailurePercentageMinimumHosts):
 			r.add(Problem, "failure_percentage_minimum_hosts",
 				"failure percentage never runs: the cluster has %d hosts and it needs %d with enough volume.", n, cfg.FailurePercentageMinimumHosts)
+		case r.volKnown && vol < float64(cfg.FailurePercentageRequestVolume) && r.clients > 1:
+			r.add(Problem, "failure_percentage_request_volume",
+				"failure percentage never runs in any of the %d clients: each client's detector counts only its own requests, and %g req/s ÷ %d clients ÷ %d hosts × %gs is about %.1f requests per host per interval, %d needed.",
+				r.clients, r.c.RPS, r.clients, n, intervalS, vol, cfg.FailurePercentageRequestVolume)
 		case r.volKnown && vol < float64(cfg.FailurePercentageRequestVolume):
 			r.add(Problem, "failure_percentage_request_volume",
 				"failure percentage never runs: each host gets about %.1f requests per %gs interval, %d needed.", vol, intervalS, cfg.FailurePercentageRequestVolume)

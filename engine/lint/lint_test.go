@@ -584,3 +584,40 @@ func TestCheckFailurePercentageGates(t *testing.T) {
 		},
 	})
 }
+
+// TestCheckMeshSuccessRateVolume: 20 client pods sharing 1 000 req/s over
+// six hosts each send a host ~83 requests per 10 s interval, under
+// success_rate_request_volume 100, though the cluster's hosts get 1 667.
+func TestCheckMeshSuccessRateVolume(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.EnforcingSuccessRate = 100
+	want := "success rate never runs in any of the 20 clients: each client's detector counts only its own requests, and 1000 req/s ÷ 20 clients ÷ 6 hosts × 10s is about 83.3 requests per host per interval, 100 needed"
+	f := find(Check(cfg, Cluster{Hosts: 6, RPS: 1000, PanicThreshold: 50, Clients: 20}), "success_rate_request_volume", Problem)
+	if f == nil || !strings.Contains(f.Message, want) {
+		t.Fatalf("finding %+v, want %q", f, want)
+	}
+	// One proxy with the same traffic has its volume: no such finding.
+	if f := find(Check(cfg, Cluster{Hosts: 6, RPS: 1000, PanicThreshold: 50, Clients: 1}), "success_rate_request_volume", Problem); f != nil {
+		t.Errorf("one client: %+v", f)
+	}
+	// Twelve clients send ~139 each: it runs.
+	if f := find(Check(cfg, Cluster{Hosts: 6, RPS: 1000, PanicThreshold: 50, Clients: 12}), "success_rate_request_volume", Problem); f != nil {
+		t.Errorf("twelve clients: %+v", f)
+	}
+}
+
+// TestCheckMeshFailurePercentageVolume: failure_percentage_request_volume
+// 50 against 40 clients sharing 600 req/s over ten hosts: 15 requests per
+// host per interval for each client.
+func TestCheckMeshFailurePercentageVolume(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.EnforcingFailurePercentage = 100
+	want := "failure percentage never runs in any of the 40 clients: each client's detector counts only its own requests, and 600 req/s ÷ 40 clients ÷ 10 hosts × 10s is about 15.0 requests per host per interval, 50 needed."
+	f := find(Check(cfg, Cluster{Hosts: 10, RPS: 600, PanicThreshold: 50, Clients: 40}), "failure_percentage_request_volume", Problem)
+	if f == nil || f.Message != want {
+		t.Fatalf("finding %+v, want %q", f, want)
+	}
+	if f := find(Check(cfg, Cluster{Hosts: 10, RPS: 600, PanicThreshold: 50, Clients: 4}), "failure_percentage_request_volume", Problem); f != nil {
+		t.Errorf("four clients (150 each): %+v", f)
+	}
+}

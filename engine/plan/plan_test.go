@@ -87,11 +87,11 @@ func TestParseNamesEveryBadField(t *testing.T) {
   - {id: d, title: D, minutes: 1, preset: search-cache, lesson: cap}
   - {id: e, title: E, minutes: 1}
 `, []string{
-			`plans/demo.md:6: scenes[0] (a).lesson: "caps" is not a lesson (allowed consecutive, success-rate, cap, ejection-time, failure-percentage, panic, app-errors, active-health, retries, slow-hosts, small-fleets, capstone, grpc)`,
+			`plans/demo.md:6: scenes[0] (a).lesson: "caps" is not a lesson (allowed consecutive, success-rate, cap, ejection-time, failure-percentage, panic, app-errors, active-health, retries, slow-hosts, small-fleets, capstone, grpc, mesh)`,
 			`plans/demo.md:7: scenes[1] (b).step: "cap-35" is not a step of lesson cap (allowed overflow, cap-34, cap-17, always-one, ten-hosts, safety)`,
 			`plans/demo.md:8: scenes[2] (c).step: a step needs its lesson`,
 			`plans/demo.md:9: scenes[3] (d).lesson: give preset or lesson, not both`,
-			`plans/demo.md:10: scenes[4] (e).preset: missing: give preset (search-cache, dead-host, shared-dependency, two-bad-hosts, burst, app-errors, active-hc-undo, bad-deploy, slow-host, small-fleet, flapping) or lesson (and step)`,
+			`plans/demo.md:10: scenes[4] (e).preset: missing: give preset (search-cache, dead-host, shared-dependency, two-bad-hosts, burst, app-errors, active-hc-undo, bad-deploy, slow-host, small-fleet, flapping, locality-failover, cap-empties-level) or lesson (and step)`,
 		}},
 		{"settings and inject", head + `  - id: a
     title: A
@@ -400,10 +400,10 @@ func TestShippedPlans(t *testing.T) {
 			asked++
 		}
 	}
-	// Each plan asks something in most scenes: 4 in the demo, 9 in the
-	// workshop, each on every seed.
-	if asked != 13*n {
-		t.Errorf("%d question verdicts, want %d", asked, 13*n)
+	// Each plan asks something in most scenes: 4 in the demo, 10 in the
+	// workshop (the mesh scene's included), each on every seed.
+	if asked != 14*n {
+		t.Errorf("%d question verdicts, want %d", asked, 14*n)
 	}
 }
 

@@ -286,6 +286,9 @@ func (t *textWriter) Frame(f *Frame) error {
 	if f.Panic {
 		fmt.Fprint(bw, " | PANIC")
 	}
+	if m := f.Mesh; m != nil {
+		writeMeshLine(bw, f, m)
+	}
 	fmt.Fprintln(bw)
 	iv := f.Interval()
 	for _, s := range explain.Events(&iv, t.cfg) {
@@ -308,6 +311,9 @@ func (t *textWriter) End(res *Result) error {
 	}
 	fmt.Fprintf(bw, "; %d ejections, %d overflows, %d unenforced detections; most ejected at once %d; panic in %d intervals\n",
 		s.Ejections, s.Overflows, s.Detections, s.MaxEjected, s.PanicFrames)
+	if s.Mesh != nil {
+		writeMeshSummary(bw, s.Mesh)
+	}
 	return bw.Flush()
 }
 

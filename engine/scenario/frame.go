@@ -39,6 +39,9 @@ type Frame struct {
 	// Dialect is whose detector made the events (the decision log words
 	// some of gRPC's decisions by its own rules).
 	Dialect engine.Dialect `json:"-"`
+	// Mesh is every client of a mesh run (clients > 1; the frame's own
+	// fields are client 0's); nil for one client (mesh.go).
+	Mesh *MeshFrame `json:"mesh,omitempty"`
 }
 
 // RateFrame is one success-rate pass: Gate is "ran", "too_few_hosts",

@@ -233,6 +233,30 @@ var knobDefs = []knobDef{
 		Help: "Whose detector reads the outlier_detection block: envoy, or grpc (gRFC A50 as grpc-go runs it: the cap counts only hosts already ejected, no consecutive detectors, no panic routing)."},
 		func(s *Scenario) string { return s.Cluster.Dialect.String() },
 		func(s *Scenario, v string) (err error) { s.Cluster.Dialect, err = engine.ParseDialect(v); return }},
+	{Knob{Name: "failover_hosts", Kind: KnobInt, Min: 0, Max: 199, Step: 1, Default: "0", Unit: "hosts",
+		Envoy: "load_assignment.endpoints.priority",
+		Help:  "Hosts in priority 1, the failover level (the last ones; at most all but one): P0 takes the load while ~71% of its hosts are healthy (overprovisioning 1.4), then spills to P1; ejected hosts count as unhealthy, and the ejection cap counts the whole cluster, not each level. 0: one priority."},
+		func(s *Scenario) string { return strconv.Itoa(s.Cluster.FailoverHosts) },
+		func(s *Scenario, v string) error { s.Cluster.FailoverHosts = atoi(v); return nil }},
+	{Knob{Name: "clients", Kind: KnobInt, Min: 1, Max: sim.MaxClients, Step: 1, Default: "1", Unit: "clients",
+		Help: "Client proxies sharing the traffic (a mesh: a sidecar per pod, or proxyless gRPC clients), each with its own load balancer and its own outlier detector over the same hosts and config. 1: one proxy in front of the fleet."},
+		func(s *Scenario) string { return strconv.Itoa(s.Cluster.ClientCount()) },
+		func(s *Scenario, v string) error {
+			// One client is the zero value, as every preset writes it.
+			if s.Cluster.Clients = atoi(v); s.Cluster.Clients == 1 {
+				s.Cluster.Clients = 0
+			}
+			return nil
+		}},
+	{Knob{Name: "client_skew", Kind: KnobFloat, Min: 1, Max: sim.MaxClientSkew, Step: 1, Default: "1", Unit: "×",
+		Help: "The first client's traffic as a multiple of each other client's: 1 is even, 10 one hot client (with one client it changes nothing)."},
+		func(s *Scenario) string { return num(max(1, s.Cluster.ClientSkew)) },
+		func(s *Scenario, v string) error {
+			if s.Cluster.ClientSkew = atof(v); s.Cluster.ClientSkew == 1 {
+				s.Cluster.ClientSkew = 0 // even is the zero value
+			}
+			return nil
+		}},
 }
 
 func primaryGet(get func(*sim.Fault) string) func(*Scenario) string {

@@ -17,7 +17,7 @@ func TestKnobs(t *testing.T) {
 		"latency": "20ms", "capacity_rps": "300", "fault_rate": "0.5", "fault_kind": "timeout",
 		"fault_pattern": "random", "fault_start": "20s", "fault_duration": "40s", "hc_shares_fault": "true",
 		"active_hc": "true", "hc_interval": "2s", "hc_unhealthy_threshold": "2", "hc_healthy_threshold": "3",
-		"inject": "h2@30s,h9@90s", "dialect": "grpc",
+		"inject": "h2@30s,h9@90s", "dialect": "grpc", "clients": "4", "client_skew": "3", "failover_hosts": "3",
 	}
 	if len(set) != len(Knobs()) {
 		t.Fatalf("test sets %d knobs, there are %d", len(set), len(Knobs()))
@@ -49,6 +49,9 @@ func TestKnobs(t *testing.T) {
 		{"retry_on", "5xx,teapot", "retry_on: 5xx,teapot is not allowed (allowed a comma-separated list of 5xx,gateway-error,connect-failure,reset)"},
 		{"active_hc", "yes", "active_hc: yes is not a boolean (allowed true or false)"},
 		{"colour", "red", "colour: unknown scenario knob"},
+		{"clients", "101", "clients: 101 is out of range (allowed 1–100 clients)"},
+		{"clients", "0", "clients: 0 is out of range (allowed 1–100 clients)"},
+		{"client_skew", "0.5", "client_skew: 0.5 is out of range (allowed 1–20 ×)"},
 	}
 	for _, b := range bad {
 		_, err := ApplyKnobs(sc, map[string]string{b.name: b.value})

@@ -215,6 +215,41 @@ var Flapping = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
 }
 
+// LocalityFailover: eight hosts in two zones, four in P0 (the client's
+// own) and four in P1 (the failover zone, as Istio's locality failover
+// writes it). Two P0 hosts die at 30 s and consecutive_5xx ejects them:
+// P0's health falls to 140·2/4 = 70, so 30% of the picks spill to P1
+// (LoadBalancerBase::recalculatePerPriorityState).
+var LocalityFailover = Preset{
+	Name:        "locality-failover",
+	Description: "four hosts in the local zone (P0), four in the failover zone (P1); two local hosts die at 30 s, and their ejection spills 30% of the traffic to P1",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration, c.FailoverHosts = 8, 800, 120*time.Second, 4
+		c.Faults = []sim.Fault{{
+			Label: "zone-local hosts down", Hosts: []int{2, 3}, From: 30 * time.Second,
+			Share: 1, Kind: sim.ConnectFailure, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 50 }),
+}
+
+// CapEmptiesLevel: two hosts in P0 and eight in P1, and a 20% cap, which
+// counts all ten hosts: both P0 hosts fail and both go (2/10 = 20%), the
+// whole level out, every pick to P1. DetectorImpl::ejectHost: the cap
+// "is not currently checked per-priority level".
+var CapEmptiesLevel = Preset{
+	Name:        "cap-empties-level",
+	Description: "two hosts in P0, eight in P1, a 20% cap over all ten: both P0 hosts fail and both are ejected, the whole level, and P1 takes every request",
+	Cluster: cluster(func(c *sim.Cluster) {
+		c.Hosts, c.RPS, c.Duration, c.FailoverHosts = 10, 1000, 120*time.Second, 8
+		c.Faults = []sim.Fault{{
+			Label: "P0 down", Hosts: []int{0, 1}, From: 30 * time.Second,
+			Share: 1, Kind: sim.HTTP503, Primary: true,
+		}}
+	}),
+	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
+}
+
 // cluster builds a cluster from the simulator's defaults.
 func cluster(edit func(*sim.Cluster)) sim.Cluster {
 	c := sim.DefaultCluster()
@@ -233,6 +268,7 @@ func withOutlier(edit func(*engine.Config)) engine.Config {
 var all = []*Preset{
 	&SearchCache, &DeadHost, &SharedDependency, &TwoBadHosts, &Burst, &AppErrors,
 	&ActiveHCUndo, &BadDeploy, &SlowHost, &SmallFleet, &Flapping,
+	&LocalityFailover, &CapEmptiesLevel,
 }
 
 // Presets returns every preset, in lesson order.

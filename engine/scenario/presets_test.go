@@ -11,7 +11,7 @@ import (
 
 func TestPresetsListed(t *testing.T) {
 	want := []string{"search-cache", "dead-host", "shared-dependency", "two-bad-hosts", "burst", "app-errors",
-		"active-hc-undo", "bad-deploy", "slow-host", "small-fleet", "flapping"}
+		"active-hc-undo", "bad-deploy", "slow-host", "small-fleet", "flapping", "locality-failover", "cap-empties-level"}
 	var got []string
 	for _, p := range Presets() {
 		got = append(got, p.Name)

@@ -75,8 +75,12 @@ type Summary struct {
 
 	Stats   engine.Stats     `json:"-"`
 	Cluster sim.ClusterStats `json:"cluster"`
-	// Work is what the run did (sim.Work): what sim.Weigh estimated.
+	// Work is what the run did (sim.Work): what sim.Weigh estimated
+	// (every client's, in a mesh).
 	Work sim.Work `json:"-"`
+	// Mesh is a mesh run's every client and its fleet's sums (the
+	// fields above are client 0's); nil for one client.
+	Mesh *MeshSummary `json:"mesh,omitempty"`
 }
 
 // Run simulates the scenario with the given outlier_detection config and

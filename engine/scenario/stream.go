@@ -24,11 +24,22 @@ type FrameWriter interface {
 
 // Stream runs the scenario as Run does and writes it to fw frame by
 // frame. The Summary it returns (and hands to End) is Run's, byte for
-// byte in every format.
+// byte in every format. A run of many clients is a mesh run (mesh.go).
 func Stream(sc Scenario, cfg engine.Config, seed uint64, fw FrameWriter) (Summary, error) {
-	s, err := sim.New(sc.Cluster, cfg, seed)
-	if err != nil {
-		return Summary{}, err
+	var r runner
+	if sc.Cluster.ClientCount() > 1 {
+		m, err := sim.NewMesh(sc.Cluster, cfg, seed)
+		if err != nil {
+			return Summary{}, err
+		}
+		c := m.Cluster()
+		r = &meshRun{m: m, acc: newMeshAcc(&c)}
+	} else {
+		s, err := sim.New(sc.Cluster, cfg, seed)
+		if err != nil {
+			return Summary{}, err
+		}
+		r = oneRun{s}
 	}
 	res := Result{Scenario: sc.Clone(), Config: cfg, Seed: seed}
 	if err := fw.Begin(&res); err != nil {
@@ -36,23 +47,41 @@ func Stream(sc Scenario, cfg engine.Config, seed uint64, fw FrameWriter) (Summar
 	}
 	acc := newSummary(&res)
 	for {
-		iv, ok := s.Next()
+		f, ok := r.next()
 		if !ok {
 			break
 		}
-		f := newFrame(iv)
 		f.Dialect = sc.Cluster.Dialect
 		acc.add(&f)
 		if err := fw.Frame(&f); err != nil {
 			return Summary{}, &WriteError{err}
 		}
 	}
-	res.Summary = acc.finish(s)
+	res.Summary = r.finish(acc)
 	if err := fw.End(&res); err != nil {
 		return Summary{}, &WriteError{err}
 	}
 	return res.Summary, nil
 }
+
+// runner is where Stream's frames come from: one proxy's simulation, or
+// a mesh's.
+type runner interface {
+	next() (Frame, bool)
+	finish(acc *summaryAcc) Summary
+}
+
+type oneRun struct{ s *sim.Sim }
+
+func (o oneRun) next() (Frame, bool) {
+	iv, ok := o.s.Next()
+	if !ok {
+		return Frame{}, false
+	}
+	return newFrame(iv), true
+}
+
+func (o oneRun) finish(acc *summaryAcc) Summary { return acc.finish(o.s) }
 
 // WriteError is a FrameWriter's error from Stream, told apart from a run
 // that could not start (a bad config): by then some output is out.

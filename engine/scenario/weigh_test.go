@@ -281,6 +281,10 @@ var levers = []lever{
 	// monotone in the ticks alone.
 	{"interval", func(v float64) (float64, bool) { return math.Max(0.001, v/2), v > 0.001 }, []string{"HostTicks"}},
 	{"hc_interval", func(v float64) (float64, bool) { return math.Max(0.1, v/2), v > 0.1 }, []string{"HealthChecks"}},
+	// More clients share the same traffic: each has its own detector
+	// (hosts × ticks each), its own health checks and its own Poisson
+	// stream (whose three σ add up).
+	{"clients", func(v float64) (float64, bool) { return min(100, v*2), v < 100 }, []string{"Arrivals", "HealthChecks", "HostTicks"}},
 }
 
 // checkWeigh holds sim.Weigh's estimate at one point of the settings'
@@ -355,7 +359,7 @@ func checkWeigh(t *testing.T, set map[string]string, preset string, lv lever) (c
 
 // weighPoint maps fuzzed numbers into the settings' ranges.
 func weighPoint(preset, hosts uint8, rps uint32, durS uint16, intervalMs uint32, retries uint8, capacity uint32, faultPct, kind, lb uint8,
-	maxRetries uint32, perTryMs uint16, c5xx uint32, hcDs uint16, activeHC, prev bool, bump uint8) (string, map[string]string, lever) {
+	maxRetries uint32, perTryMs uint16, c5xx uint32, hcDs uint16, activeHC, prev bool, bump, clients uint8) (string, map[string]string, lever) {
 	ps := scenario.Presets()
 	kinds := sim.FailureKindNames()
 	set := map[string]string{
@@ -374,17 +378,20 @@ func weighPoint(preset, hosts uint8, rps uint32, durS uint16, intervalMs uint32,
 		"hc_interval":     strconv.FormatFloat(float64(1+hcDs%600)/10, 'f', -1, 64) + "s",
 		"active_hc":       strconv.FormatBool(activeHC),
 		"previous_hosts":  strconv.FormatBool(prev),
+		// A mesh weighs as its clients' runs summed (sim.Weigh).
+		"clients": strconv.Itoa(1 + int(clients)%100),
 	}
 	return ps[int(preset)%len(ps)].Name, set, levers[int(bump)%len(levers)]
 }
 
 // FuzzWeigh: sim.Weigh over the settings' ranges (checkWeigh).
 func FuzzWeigh(f *testing.F) {
-	f.Add(uint8(10), uint8(49), uint32(2999), uint16(590), uint32(999), uint8(5), uint32(10), uint8(100), uint8(2), uint8(1), uint32(100000), uint16(0), uint32(5), uint16(9), true, true, uint8(0))
-	f.Add(uint8(0), uint8(0), uint32(0), uint16(0), uint32(0), uint8(10), uint32(1), uint8(100), uint8(6), uint8(0), uint32(4294967295), uint16(1), uint32(1), uint16(0), true, false, uint8(7))
+	f.Add(uint8(10), uint8(49), uint32(2999), uint16(590), uint32(999), uint8(5), uint32(10), uint8(100), uint8(2), uint8(1), uint32(100000), uint16(0), uint32(5), uint16(9), true, true, uint8(0), uint8(0))
+	f.Add(uint8(0), uint8(0), uint32(0), uint16(0), uint32(0), uint8(10), uint32(1), uint8(100), uint8(6), uint8(0), uint32(4294967295), uint16(1), uint32(1), uint16(0), true, false, uint8(7), uint8(0))
+	f.Add(uint8(3), uint8(19), uint32(4999), uint16(290), uint32(9999), uint8(0), uint32(0), uint8(100), uint8(4), uint8(0), uint32(3), uint16(0), uint32(5), uint16(49), false, false, uint8(9), uint8(49))
 	f.Fuzz(func(t *testing.T, preset, hosts uint8, rps uint32, durS uint16, intervalMs uint32, retries uint8, capacity uint32, faultPct, kind, lb uint8,
-		maxRetries uint32, perTryMs uint16, c5xx uint32, hcDs uint16, activeHC, prev bool, bump uint8) {
-		name, set, lv := weighPoint(preset, hosts, rps, durS, intervalMs, retries, capacity, faultPct, kind, lb, maxRetries, perTryMs, c5xx, hcDs, activeHC, prev, bump)
+		maxRetries uint32, perTryMs uint16, c5xx uint32, hcDs uint16, activeHC, prev bool, bump, clients uint8) {
+		name, set, lv := weighPoint(preset, hosts, rps, durS, intervalMs, retries, capacity, faultPct, kind, lb, maxRetries, perTryMs, c5xx, hcDs, activeHC, prev, bump, clients)
 		checkWeigh(t, set, name, lv)
 	})
 }
@@ -399,7 +406,7 @@ func TestWeighProperties(t *testing.T) {
 		// can be made here, are drawn as often as large ones.
 		logU := func(hi float64) uint32 { return uint32(math.Exp(rng.Float64() * math.Log(hi))) }
 		name, set, lv := weighPoint(uint8(rng.Uint32()), uint8(logU(200)), logU(100000), uint16(logU(3600)), logU(3_600_000), uint8(rng.Uint32()),
-			rng.Uint32()%3*logU(100000), uint8(rng.Uint32()), uint8(rng.Uint32()), uint8(rng.Uint32()), rng.Uint32()>>rng.IntN(32), uint16(rng.Uint32()), rng.Uint32()%20, uint16(logU(600)), rng.IntN(2) == 0, rng.IntN(2) == 0, uint8(rng.Uint32()))
+			rng.Uint32()%3*logU(100000), uint8(rng.Uint32()), uint8(rng.Uint32()), uint8(rng.Uint32()), rng.Uint32()>>rng.IntN(32), uint16(rng.Uint32()), rng.Uint32()%20, uint16(logU(600)), rng.IntN(2) == 0, rng.IntN(2) == 0, uint8(rng.Uint32()), uint8(rng.IntN(3)/2*int(logU(100))))
 		c, r := checkWeigh(t, set, name, lv)
 		compared, ran = compared+b2i(c), ran+b2i(r)
 	}

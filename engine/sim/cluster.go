@@ -60,6 +60,27 @@ type Cluster struct {
 	// Dialect is whose detector reads the outlier_detection block: Envoy's,
 	// or grpc-go's (gRFC A50), which also has no panic routing.
 	Dialect engine.Dialect
+	// Clients is how many client proxies share the downstream traffic,
+	// each with its own load balancer and detector (a mesh: mesh.go);
+	// 0 and 1 are the one proxy of every run before them.
+	Clients int
+	// ClientSkew is the first client's traffic as a multiple of each
+	// other client's (1–MaxClientSkew; 0 and 1: even).
+	ClientSkew float64
+	// FailoverHosts are the last hosts, in a second priority level (P1):
+	// a failover locality, as Istio's locality failover writes the next
+	// zone's endpoints; at most Hosts−1 of them (P0 keeps at least one,
+	// so fewer hosts than a preset's still run). 0: every host in P0
+	// (priority.go).
+	FailoverHosts int
+}
+
+// LevelSizes are the hosts in each priority level, P0 first.
+func (c *Cluster) LevelSizes() []int {
+	if f := min(c.FailoverHosts, c.Hosts-1); f > 0 {
+		return []int{c.Hosts - f, f}
+	}
+	return []int{c.Hosts}
 }
 
 // Latency is a host's response time when nothing is wrong: a fixed part, an
@@ -392,6 +413,12 @@ func (c *Cluster) Validate() error {
 		return fmt.Errorf("hc_interval: %v must be positive", c.HealthCheck.Interval)
 	case c.HealthCheck.Enabled && (c.HealthCheck.UnhealthyThreshold == 0 || c.HealthCheck.HealthyThreshold == 0):
 		return fmt.Errorf("health check thresholds must be at least 1")
+	case c.FailoverHosts < 0 || c.FailoverHosts > 199:
+		return fmt.Errorf("failover_hosts: %d is out of range 0–199", c.FailoverHosts)
+	case c.Clients < 0 || c.Clients > MaxClients:
+		return fmt.Errorf("clients: %d is out of range 1–%d", c.Clients, MaxClients)
+	case c.ClientSkew != 0 && !(c.ClientSkew >= 1 && c.ClientSkew <= MaxClientSkew):
+		return fmt.Errorf("client_skew: %g is out of range 1–%d", c.ClientSkew, MaxClientSkew)
 	}
 	for i, f := range c.Faults {
 		if f.Share < 0 || f.Share > 1 {

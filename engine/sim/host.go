@@ -61,6 +61,9 @@ type host struct {
 	hcFailures uint32 // consecutive failed checks while healthy
 	hcSuccess  uint32 // consecutive passed checks while failed
 
+	// level is the host's priority level (0 with one priority).
+	level int
+
 	// this interval
 	attempts, failedAttempts uint64
 }

@@ -26,6 +26,22 @@ type balancer struct {
 	// lbHealthyPanic is cluster.<name>.lb_healthy_panic: one per pick
 	// attempt made while the priority is in panic.
 	lbHealthyPanic uint64
+
+	// levels are the priority levels when there are more than one
+	// (priority.go); nil for one, which the fields above balance alone.
+	// With levels, panic says whether any level is in panic and
+	// healthyLoad is 0, so the router's round-robin shortcut (one
+	// priority, every pick to its healthy hosts) never applies.
+	levels []level
+	prio   priorityState
+	counts []levelCount
+}
+
+// level is one priority level's hosts and round-robin indexes (Envoy
+// keeps an index per host source: priority and source type).
+type level struct {
+	all, healthy, degraded       []int32
+	rrHealthy, rrDegraded, rrAll uint64
 }
 
 // recompute mirrors recalculatePerPriorityState and
@@ -47,18 +63,50 @@ type balancer struct {
 func (b *balancer) recompute(s *Sim) {
 	s.work.Rebuilds += uint64(len(s.hosts))
 	b.healthy, b.degraded = b.healthy[:0], b.degraded[:0]
+	for k := range b.levels {
+		b.levels[k].healthy, b.levels[k].degraded = b.levels[k].healthy[:0], b.levels[k].degraded[:0]
+	}
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		switch {
 		case h.mon.Ejected() || h.failedHC:
 		case h.mon.DegradedByOutlier() || h.degradedHC:
 			b.degraded = append(b.degraded, int32(i))
+			if b.levels != nil {
+				lv := &b.levels[h.level]
+				lv.degraded = append(lv.degraded, int32(i))
+			}
 		default:
 			b.healthy = append(b.healthy, int32(i))
+			if b.levels != nil {
+				lv := &b.levels[h.level]
+				lv.healthy = append(lv.healthy, int32(i))
+			}
 		}
 	}
-	total := uint64(len(b.all))
-	healthy, degraded := uint64(len(b.healthy)), uint64(len(b.degraded))
+	if b.levels != nil {
+		b.recomputeLevels()
+		return
+	}
+	b.recomputeCounts(uint64(len(b.all)), uint64(len(b.healthy)), uint64(len(b.degraded)))
+}
+
+// recomputeLevels is priorityLoad over the levels.
+func (b *balancer) recomputeLevels() {
+	b.counts = b.counts[:0]
+	for _, lv := range b.levels {
+		b.counts = append(b.counts, levelCount{uint64(len(lv.all)), uint64(len(lv.healthy)), uint64(len(lv.degraded))})
+	}
+	priorityLoad(b.counts, b.panicThreshold, &b.prio)
+	b.panic, b.healthyLoad = false, 0
+	for _, p := range b.prio.panic {
+		b.panic = b.panic || p
+	}
+}
+
+// recomputeCounts is recompute's arithmetic for one priority of total
+// hosts, healthy and degraded of them.
+func (b *balancer) recomputeCounts(total, healthy, degraded uint64) {
 	health := min(100, 140*healthy/total)
 	degradedAvail := min(100, 140*degraded/total)
 	normalized := min(100, health+degradedAvail)
@@ -90,6 +138,9 @@ func (b *balancer) recompute(s *Sim) {
 // simulation draws it only when both sources have load, where the draw
 // decides (so a run without degraded hosts draws what it always drew).
 func (b *balancer) pickOnce(s *Sim) int32 {
+	if b.levels != nil {
+		return b.pickLevel(s)
+	}
 	src, rr := b.healthy, &b.rrHealthy
 	switch {
 	case b.panic:
@@ -100,6 +151,30 @@ func (b *balancer) pickOnce(s *Sim) int32 {
 	case b.healthyLoad < 100 && s.rng.Uint64()%100+1 > b.healthyLoad:
 		src, rr = b.degraded, &b.rrDegraded
 	}
+	return b.choose(s, src, rr)
+}
+
+// pickLevel is chooseHostOnce with priorities: chooseHostSet draws the
+// level and source by their loads (choosePriority, a draw at every pick,
+// as Envoy's), then the level's own panic flag decides between its
+// source and all its hosts (hostSourceToUse).
+func (b *balancer) pickLevel(s *Sim) int32 {
+	p, degraded := choosePriority(s.rng.Uint64()%100+1, &b.prio)
+	lv := &b.levels[p]
+	src, rr := lv.healthy, &lv.rrHealthy
+	switch {
+	case b.prio.panic[p]:
+		b.lbHealthyPanic++
+		src, rr = lv.all, &lv.rrAll
+	case degraded:
+		src, rr = lv.degraded, &lv.rrDegraded
+	}
+	return b.choose(s, src, rr)
+}
+
+// choose is the policy's pick among src (rr: the source's round-robin
+// index); -1 when src is empty.
+func (b *balancer) choose(s *Sim, src []int32, rr *uint64) int32 {
 	n := uint64(len(src))
 	if n == 0 {
 		return -1

@@ -249,9 +249,24 @@ func New(c Cluster, od engine.Config, seed uint64) (*Sim, error) {
 		h.hcN = make([]uint64, len(c.Faults))
 		s.lb.all = append(s.lb.all, int32(i))
 	}
+	if sizes := c.LevelSizes(); len(sizes) > 1 {
+		s.lb.levels = make([]level, len(sizes))
+		i := 0
+		for k, n := range sizes {
+			for range n {
+				s.hosts[i].level = k
+				s.lb.levels[k].all = append(s.lb.levels[k].all, int32(i))
+				i++
+			}
+		}
+	}
 	// Envoy seeds each round-robin index with a random number.
 	seedRR := s.rng.Uint64()
 	s.lb.rrHealthy, s.lb.rrDegraded, s.lb.rrAll = seedRR, seedRR, seedRR
+	for k := range s.lb.levels {
+		lv := &s.lb.levels[k]
+		lv.rrHealthy, lv.rrDegraded, lv.rrAll = seedRR, seedRR, seedRR
+	}
 	s.lb.recompute(s)
 	// Ejections and unejections change the LB's host sets at once, as
 	// Envoy's runChangedStateCallbacks → cluster host-set update does.

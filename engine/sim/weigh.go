@@ -38,9 +38,22 @@ import (
 //
 // Each count is its mean plus three standard deviations of a Poisson
 // count of that mean, which matters for short runs.
+//
+// A mesh's clients each do their own run (mesh.go): its weight is theirs
+// summed, N detectors' worth (client 0 apart when it is hot; the others
+// are alike).
 func Weigh(c Cluster, od engine.Config) Work {
-	w := weigher{c: c, od: od}
-	return w.weigh()
+	n := c.ClientCount()
+	if n == 1 {
+		w := weigher{c: c, od: od}
+		return w.weigh()
+	}
+	var sum Work
+	hot := weigher{c: c.ClientCluster(0), od: od}
+	sum.add(hot.weigh(), 1)
+	other := weigher{c: c.ClientCluster(1), od: od}
+	sum.add(other.weigh(), uint64(n-1))
+	return sum
 }
 
 type weigher struct {
@@ -404,6 +417,13 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 		}
 	}
 	m := covered / n
+	// With priority levels a level may take all the load (P0 while it is
+	// healthy, P1 once it is not), so a failing host may get up to a
+	// share of the smallest level, not of the cluster: weighed so.
+	nFail := n
+	if lv := c.LevelSizes(); len(lv) > 1 {
+		nFail = float64(slices.Min(lv))
+	}
 	boost, rest := 1.0, 1.0
 	if c.LB == LeastRequest && covered > 0 {
 		boost = 2 - m
@@ -421,7 +441,7 @@ func (w *weigher) shares(sg stretch, a float64) shares {
 	for k, g := range sg.groups {
 		weight := g.n / n * rest
 		if g.share > 0 {
-			weight = g.n / n * boost
+			weight = min(1, g.n/nFail*boost)
 		}
 		lat := c.Latency.Base.Seconds() + g.addedS
 		var shed, timedOut, routeOut float64
@@ -536,6 +556,10 @@ func (w *weigher) serving(sg stretch) float64 {
 	healthy := max(n-out, 1)
 	if t := float64(min(c.HealthyPanicThreshold, 100)); t > 0 && c.Dialect != engine.DialectGRPC {
 		healthy = max(healthy, math.Ceil(n*t/100-1e-9))
+	}
+	if lv := c.LevelSizes(); len(lv) > 1 {
+		// One level may serve everything (see shares).
+		healthy = min(healthy, float64(slices.Min(lv)))
 	}
 	return min(healthy, n)
 }

@@ -25,8 +25,8 @@ func courseLessons(t *testing.T) []course.Lesson {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 13 {
-		t.Fatalf("%d lessons, want 13 (twelve on Envoy, then gRPC)", len(ls))
+	if len(ls) != 14 {
+		t.Fatalf("%d lessons, want 14 (twelve on Envoy, then gRPC, then the mesh)", len(ls))
 	}
 	return ls
 }

@@ -197,6 +197,9 @@ var page = []onPage{
 	{Setting: "fault_pattern", Label: "Failure pattern", Group: GroupScenario},
 	{Setting: "fault_duration", Label: "Fault lasts", Group: GroupScenario, Span: lab(0, 600), Step: 10},
 	{Setting: "dialect", Label: "Whose detector", Group: GroupScenario},
+	{Setting: "clients", Label: "Client proxies", Group: GroupScenario},
+	{Setting: "client_skew", Label: "Hot client's traffic", Group: GroupScenario},
+	{Setting: "failover_hosts", Label: "Failover hosts (P1)", Group: GroupScenario, Span: lab(0, 49)},
 }
 
 // controls lists every input of the lab, in page order: each page entry

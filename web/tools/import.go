@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
 	"outlierlab/engine/settings"
+	"outlierlab/engine/sim"
 	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 )
@@ -73,6 +75,10 @@ type importRequest struct {
 	// form: the lab's form posted it (url-encoded, with a cluster or
 	// clusters field).
 	form bool
+	// mesh is the clients (a mesh's pods) and rps (the traffic they
+	// share) the request gives, by setting name: the run becomes a mesh
+	// of that many proxies, each with the imported config.
+	mesh map[string]string
 }
 
 // maxClusterName bounds name: Envoy's names are short, and an error
@@ -106,6 +112,9 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 		}
 	}
 	req.name = strings.TrimSpace(req.name)
+	if err := req.readMesh(r.URL.Query(), body); err != nil {
+		return req, err
+	}
 	if req.preset == "" {
 		req.preset = tabstate.DefaultPreset
 	}
@@ -121,6 +130,40 @@ func readImport(w http.ResponseWriter, r *http.Request) (importRequest, error) {
 		return req, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("name: is longer than %d bytes (allowed a cluster's name)", maxClusterName))
 	}
 	return req, nil
+}
+
+// meshSpans are what an import's clients and rps may be: the settings'
+// ranges (sim.MaxClients; the rps knob's).
+var meshSpans = map[string]httperr.Span{"clients": {Lo: 1, Hi: sim.MaxClients, Unit: "clients"}, "rps": {Lo: 1, Hi: 100000, Unit: "req/s"}}
+
+// readMesh reads clients and rps from the query, or the lab form's fields
+// of those names; each out of its range is a 400 naming it.
+func (req *importRequest) readMesh(query url.Values, body []byte) error {
+	var form url.Values
+	if req.form {
+		form, _ = url.ParseQuery(string(body))
+	}
+	for _, name := range []string{"clients", "rps"} {
+		v := query.Get(name)
+		if form.Has(name) {
+			v = form.Get(name)
+		}
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		n, err := httperr.Number(name, v, meshSpans[name])
+		if err == nil && name == "clients" && n != math.Trunc(n) {
+			err = &httperr.FieldError{Field: name, Msg: fmt.Sprintf("%s is not a whole number (allowed %s)", httperr.MessageNumber(n), meshSpans[name])}
+		}
+		if err != nil {
+			return httperr.WithKind(httperr.KindMalformed, err)
+		}
+		if req.mesh == nil {
+			req.mesh = map[string]string{}
+		}
+		req.mesh[name] = strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	return nil
 }
 
 // imported is a document read for the lab: its cluster and the lab query
@@ -170,6 +213,7 @@ func importDoc(req importRequest) imported {
 		}
 		set["hosts"] = strconv.Itoa(len(imp.envoy.Hosts))
 	}
+	maps.Copy(set, req.mesh)
 	imp.query = importQuery(p, set)
 	if imp.link, err = tabstate.ParseLabQuery(imp.query); err != nil {
 		imp.status, imp.err = http.StatusUnprocessableEntity, errors.New("the lab cannot show this cluster:\n"+httperr.Text(err))

@@ -231,7 +231,7 @@ func LintOf(p scenario.Preset, in tabstate.Inputs) view.LintPanel {
 	if err != nil {
 		return view.LintPanel{Problem: httperr.Text(err)}
 	}
-	cl := lint.Cluster{Hosts: sc.Cluster.Hosts, RPS: sc.Cluster.RPS, PanicThreshold: float64(sc.Cluster.HealthyPanicThreshold)}
+	cl := lint.Cluster{Hosts: sc.Cluster.Hosts, RPS: sc.Cluster.RPS, PanicThreshold: float64(sc.Cluster.HealthyPanicThreshold), Clients: sc.Cluster.ClientCount()}
 	v := view.LintPanel{Cluster: fmt.Sprintf("%d hosts, %s requests/s, panic below %s%% healthy", cl.Hosts, httperr.FormatNumber(cl.RPS), httperr.FormatNumber(cl.PanicThreshold))}
 	if sc.Cluster.Dialect == engine.DialectGRPC {
 		// The gRPC dialect took the block as grpc-go's xDS client does:
