@@ -9,8 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/starfederation/datastar-go/datastar"
 
 	"outlierlab/engine/challenge"
 	"outlierlab/web/addrlimit"
@@ -18,6 +20,7 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/templates"
 )
 
 // A challenge scene's submissions (a plan scene with challenge: ID):
@@ -41,6 +44,9 @@ type Grader interface {
 	Grade(r *http.Request, id string) (*challenge.Challenge, challenge.Submission, *challenge.Grade, error)
 	// Challenge finds a challenge by id.
 	Challenge(id string) (*challenge.Challenge, bool)
+	// Fields are a challenge's unlocked settings as a form's inputs at
+	// sub's values (the start's for nil).
+	Fields(id string, sub challenge.Submission) templ.Component
 }
 
 // SetGrader gives the rooms their challenges' grader (web.New: the
@@ -116,17 +122,31 @@ func (s *Workshops) submitChallenge(w http.ResponseWriter, r *http.Request) {
 			err = s.rooms.putSubmission(r.Context(), code, id, who, record.NewSubmission(e.Who, sub, e, from))
 		}
 	}
+	if r.Context().Err() != nil {
+		return // the attendee left
+	}
+	if err == nil {
+		s.Log.Info("room submission", "room", code, "challenge", id, "passed", e.Passed, "goals", e.Total)
+	}
+	if r.Header.Get("Datastar-Request") == "true" {
+		// The page's form (through Datastar): the answer is the panel's
+		// status line, the grade or the refusal in words; the board moves
+		// through the room's stream.
+		text := fmt.Sprintf("Graded on the hidden seeds: %d of %d goals hold on every one. You are on the board.", e.Passed, e.Total)
+		if err != nil {
+			text = httperr.Text(roomError(err))
+		}
+		_ = datastar.NewSSE(w, r).PatchElementTempl(templates.RoomChallengeStatus(text, err == nil))
+		return
+	}
 	if b, busy := errors.AsType[*budget.Busy](err); busy {
 		budget.WriteBusy(w, b)
 		return
 	}
 	if err != nil {
-		if r.Context().Err() == nil {
-			httperr.Write(w, roomError(err), httperr.KindInternal)
-		}
+		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	s.Log.Info("room submission", "room", code, "challenge", id, "passed", e.Passed, "goals", e.Total)
 	writeJSON(w, r, http.StatusCreated, boardLine{Who: e.Who, Passed: e.Passed, Total: e.Total, X: record.Finite(e.X), Y: record.Finite(e.Y), Settings: sub})
 }
 
@@ -208,31 +228,44 @@ type boardLine struct {
 	Y        *float64          `json:"y"`
 	Front    bool              `json:"front,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
+	// mine marks the asking attendee's own (the panel's "you").
+	mine bool
 }
 
-// leaderboard is the hub's submissions to challenge id, ranked
-// (challenge.Rank: goals passed, the front, the main goals), each with
-// its settings, once the watch has given those already on the bus (or
-// roombus.Timeout has passed).
+// leaderboard is the hub's submissions to challenge id, ranked, once
+// the watch has given those already on the bus (or roombus.Timeout has
+// passed).
 func (h *roomHub) leaderboard(ctx context.Context, id string) []boardLine {
 	h.waitSubs(ctx)
+	lines, _ := h.challengeBoard(id, "")
+	return lines
+}
+
+// challengeBoard is the hub's submissions to challenge id, ranked (challenge.Rank:
+// goals passed, the front, the main goals), each with its settings, and
+// attendee who's own ("" for none) marked and its settings.
+func (h *roomHub) challengeBoard(id, who string) ([]boardLine, challenge.Submission) {
 	h.mu.Lock()
 	entries := make([]challenge.Entry, 0, len(h.subs[id]))
 	byWho := make(map[string]record.Submission, len(h.subs[id]))
-	for who, e := range h.subs[id] {
+	for w, e := range h.subs[id] {
 		// Ranked by the attendee's id: two attendees may share a nickname.
 		en := e.sub.Entry(int(e.rev))
-		en.Who = who
+		en.Who = w
 		entries = append(entries, en)
-		byWho[who] = e.sub
+		byWho[w] = e.sub
 	}
 	h.mu.Unlock()
 	out := []boardLine{}
 	for _, e := range challenge.Rank(entries) {
 		sub := byWho[e.Who]
-		out = append(out, boardLine{Who: sub.Nick, Passed: e.Passed, Total: e.Total, X: sub.X, Y: sub.Y, Front: e.Front, Settings: sub.Settings})
+		out = append(out, boardLine{Who: sub.Nick, Passed: e.Passed, Total: e.Total, X: sub.X, Y: sub.Y, Front: e.Front, Settings: sub.Settings, mine: who != "" && e.Who == who})
 	}
-	return out
+	var mine challenge.Submission
+	if who != "" {
+		mine = byWho[who].Settings
+	}
+	return out, mine
 }
 
 // leaderboardStatus answers the room's challenge and its board, as

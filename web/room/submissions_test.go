@@ -127,6 +127,23 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 		}
 	}
 
+	// The page's form posts through Datastar: the answer is the panel's
+	// status line, naming what was refused.
+	req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/submit", strings.NewReader("rps=10"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Datastar-Request", "true")
+	req.AddCookie(webtest.BrowserCookie())
+	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: ann})
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), `id="room-challenge-status"`) || !strings.Contains(string(b), "rps: is not a setting this challenge unlocks") {
+			t.Errorf("a page's refused submission: %d %s", res.StatusCode, b)
+		}
+	}
+
 	// Envoy's default cap (10%) ejects nothing of six hosts: the defaults
 	// fail; 17 is the reference; 50 lets the shared outage take three.
 	st, body := submit(t, l.ts.URL, code, ann, nil)
@@ -184,3 +201,60 @@ func slicesHas(es []boardLine, cap string) bool {
 
 // idOf is an attendee cookie's identity (before its tag).
 func idOf(att string) string { id, _, _ := strings.Cut(att, "."); return id }
+
+// Every page of the room shows the challenge scene's panel: the
+// attendee's the form of the unlocked settings, the instructor's none;
+// both the board and the scatter, which move with each submission: three
+// points, the front marked.
+func TestRoomChallengePanel(t *testing.T) {
+	l, clock := challengeLab(t, Limits{})
+	_, code, key, body := startPlanRoom(t, l, "plan:tune")
+	if code == "" {
+		t.Fatalf("start from tune: %s", body)
+	}
+	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("to the challenge scene: %d %s", st, body)
+	}
+	panel := func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-challenge"`) }
+	ev := webtest.WaitFor(t, follower, "the attendee's challenge panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, "The six-host search cluster and its cap")
+	})
+	if !strings.Contains(ev.Data, `id="room-challenge-form"`) || !strings.Contains(ev.Data, `name="max_ejection_percent"`) || strings.Contains(ev.Data, `name="rps"`) {
+		t.Errorf("the attendee's panel lacks the form of the unlocked settings: %s", ev.Data)
+	}
+	ev = webtest.WaitFor(t, presenter, "the instructor's challenge panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, "The six-host search cluster and its cap")
+	})
+	if strings.Contains(ev.Data, `id="room-challenge-form"`) {
+		t.Errorf("the instructor's panel has the attendees' form: %s", ev.Data)
+	}
+	var nicks []string
+	for i, c := range []string{"10", "17", "50"} {
+		att := l.att(t, code, "att"+c)
+		nicks = append(nicks, record.Nickname(idOf(att)))
+		if i > 0 {
+			clock.Add(int64(time.Minute))
+		}
+		if st, body := submit(t, l.ts.URL, code, att, url.Values{"max_ejection_percent": {c}}); st != http.StatusCreated {
+			t.Fatalf("cap %s: %d %s", c, st, body)
+		}
+	}
+	for _, s := range []struct {
+		name   string
+		events <-chan webtest.Event
+	}{{"the instructor's", presenter}, {"the attendee's", follower}} {
+		ev := webtest.WaitFor(t, s.events, s.name+" panel with three points", func(ev webtest.Event) bool {
+			return panel(ev) && strings.Count(ev.Data, "<circle") == 3
+		})
+		for _, n := range nicks {
+			if !strings.Contains(ev.Data, `<tr class="`) || !strings.Contains(ev.Data, `data-who="`+n+`"`) {
+				t.Errorf("%s panel lacks %s: %s", s.name, n, ev.Data)
+			}
+		}
+		if !strings.Contains(ev.Data, `class="pt front"`) || !strings.Contains(ev.Data, "3 submissions, ranked") {
+			t.Errorf("%s panel marks no front: %s", s.name, ev.Data)
+		}
+	}
+}

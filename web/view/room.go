@@ -157,3 +157,34 @@ type RoomBoardRow struct {
 	Done   int
 	Answer string
 }
+
+// RoomChallenge is the challenge panel (#room-challenge) of a room on a
+// plan's challenge scene (ID "": none, the panel is empty): the
+// challenge, its leaderboard and the scatter of every submission on its
+// two main goals, the Pareto front marked; for an attendee the form of
+// its unlocked settings too.
+type RoomChallenge struct {
+	Code, Role string
+	ID, Title  string
+	// XGoal and YGoal name the main goals ("scenario/goal"), both better
+	// lower.
+	XGoal, YGoal string
+	Entries      []RoomChallengeEntry
+	// Plot is the scatter as SVG, made by the server.
+	Plot HTML
+}
+
+// RoomChallengeEntry is one attendee's latest submission on the board.
+type RoomChallengeEntry struct {
+	Rank int
+	Who  string
+	// Mine marks the page's attendee's own.
+	Mine          bool
+	Passed, Total int
+	// X and Y are the worst values on the main goals, as shown ("never"
+	// for a host not ejected in time on some seed).
+	X, Y  string
+	Front bool
+	// Settings are the submitted values, "name=value" in the form's order.
+	Settings string
+}
