@@ -1,6 +1,9 @@
 package challenges
 
 import (
+	"net/url"
+	"strings"
+
 	"github.com/a-h/templ"
 
 	"outlierlab/engine/challenge"
@@ -21,4 +24,18 @@ func (h *Challenges) Fields(id string, sub challenge.Submission) templ.Component
 		fs = append(fs, field(name, values[name]))
 	}
 	return fieldInputs(fs)
+}
+
+// CompareURL opens /compare with sub's settings (A) beside the
+// reference's (B), on the challenge's first scenario ("" for no such
+// challenge).
+func (h *Challenges) CompareURL(id string, sub challenge.Submission) string {
+	c, ok := challenge.ByID(h.list, id)
+	if !ok {
+		return ""
+	}
+	query := func(sub challenge.Submission) string {
+		return url.QueryEscape(strings.TrimPrefix(labURL(c, &c.Scenarios[0], sub, 0), "/lab?"))
+	}
+	return "/compare?a=" + query(sub) + "&b=" + query(c.Reference)
 }

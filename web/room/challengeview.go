@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,15 +35,17 @@ func (w *roomWatch) challengeView() (view.RoomChallenge, templ.Component) {
 	main := c.MainGoals()
 	v.ID, v.Title, v.XGoal, v.YGoal = c.ID, c.Title, main[0], main[1]
 	lines, mine := w.hub.challengeBoard(id, w.who)
+	pick := cur.rec.State.Pick
 	for i, l := range lines {
-		var set []string
-		for _, name := range c.Unlocked {
-			if val, ok := l.Settings[name]; ok {
-				set = append(set, name+"="+val)
-			}
-		}
 		v.Entries = append(v.Entries, view.RoomChallengeEntry{Rank: i + 1, Who: l.Who, Mine: l.mine, Passed: l.Passed, Total: l.Total,
-			X: boardNum(l.X), Y: boardNum(l.Y), Front: l.Front, Settings: strings.Join(set, " ")})
+			X: boardNum(l.X), Y: boardNum(l.Y), Front: l.Front, Settings: settingsLine(c.Unlocked, l.Settings),
+			Spot: pick != nil && pick.Who == l.Who, SpotPath: "/r/" + v.Code + "/challenge/spotlight?who=" + url.QueryEscape(l.Who)})
+	}
+	if pick != nil && pick.Who != "" {
+		v.Spot, v.SpotSettings, v.CompareURL = pick.Who, settingsLine(c.Unlocked, pick.Settings), w.s.grader.CompareURL(id, pick.Settings)
+	}
+	if pick != nil && pick.Reference {
+		v.Reference = settingsLine(c.Unlocked, c.Reference)
 	}
 	v.Plot = scatterSVG(lines, v.XGoal, v.YGoal)
 	if w.role != "follow" {
@@ -51,10 +54,22 @@ func (w *roomWatch) challengeView() (view.RoomChallenge, templ.Component) {
 	return v, w.s.grader.Fields(id, mine)
 }
 
+// settingsLine is a submission's values, "name=value" in the form's
+// order.
+func settingsLine(unlocked []string, sub map[string]string) string {
+	var set []string
+	for _, name := range unlocked {
+		if val, ok := sub[name]; ok {
+			set = append(set, name+"="+val)
+		}
+	}
+	return strings.Join(set, " ")
+}
+
 // sendChallenge patches the challenge panel when what it shows changed.
 func (w *roomWatch) sendChallenge(sse *datastar.ServerSentEventGenerator) error {
 	v, form := w.challengeView()
-	key := fmt.Sprintf("%s|%v", v.ID, v.Entries)
+	key := fmt.Sprintf("%s|%v|%s|%s|%s", v.ID, v.Entries, v.Spot, v.SpotSettings, v.Reference)
 	if key == w.chSent {
 		return nil
 	}

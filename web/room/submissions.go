@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -20,6 +22,7 @@ import (
 	"outlierlab/web/httperr"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 )
 
@@ -47,6 +50,8 @@ type Grader interface {
 	// Fields are a challenge's unlocked settings as a form's inputs at
 	// sub's values (the start's for nil).
 	Fields(id string, sub challenge.Submission) templ.Component
+	// CompareURL opens /compare with sub beside the reference.
+	CompareURL(id string, sub challenge.Submission) string
 }
 
 // SetGrader gives the rooms their challenges' grader (web.New: the
@@ -80,6 +85,123 @@ func (s *Workshops) sceneChallenge(st *record.State) (string, error) {
 func (s *Workshops) submissionRoutes(r chi.Router) {
 	r.Post("/r/{code}/submit", s.submitChallenge)
 	r.Get("/r/{code}/leaderboard", s.leaderboardStatus)
+	r.Post("/r/{code}/challenge/spotlight", s.spotlightSubmission)
+	r.Post("/r/{code}/challenge/reveal", s.revealReference)
+}
+
+// pickRequest is the instructor's spotlight of a submission: its
+// nickname (?who= or {"who"}).
+type pickRequest struct {
+	Tab string `json:"tab"`
+	Who string `json:"who"`
+}
+
+// spotlightSubmission puts an attendee's latest submission in the
+// spotlight: its settings become the room's run (every following page
+// shows them) and the panel marks it, with a link comparing it with the
+// reference. 404 naming the submissions there are for an unknown one.
+func (s *Workshops) spotlightSubmission(w http.ResponseWriter, r *http.Request) {
+	code, rec, req, ok := roomRequest[pickRequest](s, w, r, true)
+	if !ok {
+		return
+	}
+	if q := r.URL.Query().Get("who"); q != "" {
+		req.Who = q
+	}
+	id, err := s.sceneChallenge(&rec.State)
+	var sub challenge.Submission
+	if err == nil {
+		sub, err = s.rooms.submissionOf(r.Context(), code, id, req.Who)
+	}
+	var cfg map[string]float64
+	if err == nil {
+		cfg, err = controlsOf(sub)
+	}
+	var rev uint64
+	if err == nil {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "challenge spotlight", func(st *record.State) error {
+			if st.Cfg == nil {
+				st.Cfg = map[string]float64{}
+			}
+			maps.Copy(st.Cfg, cfg)
+			pick := record.ChallengePick{Who: req.Who, Settings: sub}
+			if st.Pick != nil {
+				pick.Reference = st.Pick.Reference
+			}
+			st.Pick = &pick
+			return nil
+		})
+	}
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindBadValue)
+		return
+	}
+	s.resyncTab(code, req.Tab, rev)
+	writeJSON(w, r, http.StatusOK, map[string]any{"who": req.Who, "settings": sub})
+}
+
+// revealReference shows the challenge's reference settings on every page.
+func (s *Workshops) revealReference(w http.ResponseWriter, r *http.Request) {
+	code, rec, req, ok := roomRequest[pickRequest](s, w, r, true)
+	if !ok {
+		return
+	}
+	_, err := s.sceneChallenge(&rec.State)
+	var rev uint64
+	if err == nil {
+		_, rev, err = s.rooms.updateState(r.Context(), code, "challenge reference", func(st *record.State) error {
+			if st.Pick == nil {
+				st.Pick = &record.ChallengePick{}
+			}
+			st.Pick.Reference = true
+			return nil
+		})
+	}
+	if err != nil {
+		httperr.Write(w, roomError(err), httperr.KindConflict)
+		return
+	}
+	s.resyncTab(code, req.Tab, rev)
+	writeJSON(w, r, http.StatusOK, map[string]bool{"reference": true})
+}
+
+// submissionOf is the latest submission of the attendee nicknamed who.
+func (set *roomSet) submissionOf(ctx context.Context, code, id, who string) (challenge.Submission, error) {
+	h, err := set.open(ctx, code, "")
+	if err != nil {
+		return nil, err
+	}
+	defer h.release("")
+	h.waitSubs(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var nicks []string
+	for _, e := range h.subs[id] {
+		if e.sub.Nick == who {
+			return e.sub.Settings, nil
+		}
+		nicks = append(nicks, e.sub.Nick)
+	}
+	slices.Sort(nicks)
+	return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "who", Msg: fmt.Sprintf("%q has submitted nothing to this challenge (submitted: %s)", httperr.Truncate(who, 40), strings.Join(nicks, ", "))})
+}
+
+// controlsOf is a submission as the lab's control values (the room's
+// Cfg).
+func controlsOf(sub challenge.Submission) (map[string]float64, error) {
+	out := map[string]float64{}
+	for name, raw := range sub {
+		c := tabstate.LookupControl(name)
+		if c == nil {
+			return nil, fmt.Errorf("setting %s: the lab has no control for it", name)
+		}
+		v, ok := c.Number(raw)
+		if !ok {
+			return nil, fmt.Errorf("setting %s: %q is not a value its control can show", name, raw)
+		}
+		out[c.Name] = v
+	}
+	return out, nil
 }
 
 // submitChallenge grades an attendee's settings for the room's challenge

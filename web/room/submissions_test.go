@@ -257,4 +257,33 @@ func TestRoomChallengePanel(t *testing.T) {
 			t.Errorf("%s panel marks no front: %s", s.name, ev.Data)
 		}
 	}
+	// The instructor spotlights the 17: the room's run takes its settings
+	// (every follower's controls move) and every page marks it, with the
+	// link to /compare; then reveals the reference.
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
+		t.Errorf("spotlight of no submission: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
+		t.Errorf("spotlight without the key: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("spotlight: %d %s", st, body)
+	}
+	for _, s := range []struct {
+		name   string
+		events <-chan webtest.Event
+	}{{"the instructor's", presenter}, {"the attendee's", follower}} {
+		webtest.WaitFor(t, s.events, s.name+" panel with the spotlight", func(ev webtest.Event) bool {
+			return panel(ev) && strings.Contains(ev.Data, `id="room-challenge-spot"`) && strings.Contains(ev.Data, "<b>"+nicks[1]+"</b>") &&
+				strings.Contains(ev.Data, "max_ejection_percent=17") && strings.Contains(ev.Data, `href="/compare?a=`)
+		})
+	}
+	// The stream sends the room's signals after its panels.
+	waitEach(t, follower, "the follower's controls at the spotlit 17", `"max_ejection_percent":17`)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	webtest.WaitFor(t, follower, "the reference on the attendee's panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, `id="room-challenge-ref"`) && strings.Contains(ev.Data, "The reference: <code>max_ejection_percent=17</code>")
+	})
 }

@@ -172,6 +172,11 @@ type RoomChallenge struct {
 	Entries      []RoomChallengeEntry
 	// Plot is the scatter as SVG, made by the server.
 	Plot HTML
+	// Spot is the spotlit submission's author ("" for none), SpotSettings
+	// its values, CompareURL /compare with it beside the reference.
+	Spot, SpotSettings, CompareURL string
+	// Reference is the reference's settings once revealed ("" before).
+	Reference string
 }
 
 // RoomChallengeEntry is one attendee's latest submission on the board.
@@ -185,6 +190,10 @@ type RoomChallengeEntry struct {
 	// for a host not ejected in time on some seed).
 	X, Y  string
 	Front bool
+	// Spot marks the submission in the spotlight; SpotPath spotlights it
+	// (the instructor's button).
+	Spot     bool
+	SpotPath string
 	// Settings are the submitted values, "name=value" in the form's order.
 	Settings string
 }

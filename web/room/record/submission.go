@@ -49,3 +49,15 @@ func inFinite(p *float64) float64 {
 	}
 	return *p
 }
+
+// ChallengePick is what the instructor put before the room on a
+// challenge scene: a submission in the spotlight (its settings are the
+// room's run, so every following page shows them), and the reference
+// revealed. It goes with the scene.
+type ChallengePick struct {
+	// Who is the spotlit submission's nickname, Settings its values.
+	Who      string            `json:"who,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+	// Reference: the challenge's reference solution is shown to all.
+	Reference bool `json:"reference,omitempty"`
+}
