@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -21,8 +21,8 @@ import (
 	"outlierlab/web/budget"
 	"outlierlab/web/httperr"
 	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
 	"outlierlab/web/roombus"
-	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
 )
 
@@ -115,7 +115,7 @@ func (s *Workshops) spotlightSubmission(w http.ResponseWriter, r *http.Request) 
 	}
 	var cfg map[string]float64
 	if err == nil {
-		cfg, err = controlsOf(sub)
+		cfg, err = scenes.Controls(sub, nil) // a challenge scene is a preset's
 	}
 	var rev uint64
 	if err == nil {
@@ -184,24 +184,6 @@ func (set *roomSet) submissionOf(ctx context.Context, code, id, who string) (cha
 	}
 	slices.Sort(nicks)
 	return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "who", Msg: fmt.Sprintf("%q has submitted nothing to this challenge (submitted: %s)", httperr.Truncate(who, 40), strings.Join(nicks, ", "))})
-}
-
-// controlsOf is a submission as the lab's control values (the room's
-// Cfg).
-func controlsOf(sub challenge.Submission) (map[string]float64, error) {
-	out := map[string]float64{}
-	for name, raw := range sub {
-		c := tabstate.LookupControl(name)
-		if c == nil {
-			return nil, fmt.Errorf("setting %s: the lab has no control for it", name)
-		}
-		v, ok := c.Number(raw)
-		if !ok {
-			return nil, fmt.Errorf("setting %s: %q is not a value its control can show", name, raw)
-		}
-		out[c.Name] = v
-	}
-	return out, nil
 }
 
 // submitChallenge grades an attendee's settings for the room's challenge
