@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"outlierlab/challenges"
+	"outlierlab/engine/challenge"
 	"outlierlab/engine/course"
 	"outlierlab/engine/plan"
 	"outlierlab/lessons"
@@ -62,6 +64,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 				if s.Question != nil {
 					q = "  asks: " + s.Question.Words()
 				}
+				if s.Challenge != "" {
+					q += "  challenge: " + s.Challenge
+				}
 				fmt.Fprintf(stdout, "  %2d. %-18s %3d min  %s%s\n", i+1, s.ID, s.Minutes, s.Title, q)
 			}
 		}
@@ -110,8 +115,28 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadPlans reads the files named (the built-in plans if none), every
-// malformed field of every file reported.
+// malformed field of every file reported, and every challenge scene's
+// challenge known.
 func loadPlans(files []string, ls []course.Lesson) ([]plan.Plan, error) {
+	ps, err := readPlans(files, ls)
+	if err != nil {
+		return ps, err
+	}
+	// A challenge scene names a shipped challenge (the ones serve grades).
+	cs, err := challenge.Load(challenges.FS)
+	if err != nil {
+		return nil, fmt.Errorf("the challenges: %w", err)
+	}
+	ids := make([]string, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].ID
+	}
+	return ps, plan.CheckChallenges(ps, ids)
+}
+
+// readPlans is loadPlans before the challenge scenes are held against
+// the challenges.
+func readPlans(files []string, ls []course.Lesson) ([]plan.Plan, error) {
 	if len(files) == 0 {
 		return plan.Load(plans.FS, ls)
 	}

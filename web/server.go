@@ -137,6 +137,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ws.SetGrader(s.challenges) // a plan's challenge scene grades as /challenges does
 	s.metrics = newMetrics(s, o.Build)
 	return s, nil
 }

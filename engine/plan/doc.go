@@ -52,6 +52,19 @@ a run where none or several hold is a failure of the plan:
 	    - {text: "To every host, ejected or not", check: {kind: panic, at: 50s}}
 	  answer: "To every host, ejected or not"
 
+A scene may be a tuning challenge (challenges/*.md, engine/challenge):
+its attendees tune the challenge's unlocked settings on their own pages,
+submit, and the room ranks them on a leaderboard. The scene still names
+the run the projector opens (a preset or a lesson step: usually the
+challenge's first scenario's preset); `plan` and `plan -check` refuse an
+id that is no challenge (CheckChallenges):
+
+  - id: tune-it
+    title: "Your turn: tune the cap"
+    minutes: 10
+    preset: search-cache
+    challenge: search-cap
+
 The ejected and out questions are read off the first frame at or after
 `at` (AnswerAt), the frame the room reveals; the room words them itself
 ("Is h5 ejected at 40 s?"), so they take no text.

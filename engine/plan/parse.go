@@ -20,7 +20,7 @@ import (
 // documentation lists them.
 var (
 	planKeys      = []string{"title", "summary", "minutes", "scenes"}
-	sceneKeys     = []string{"id", "title", "minutes", "preset", "lesson", "step", "settings", "inject", "cursor", "play", "notes", "question", "spotlight", "explore_minutes"}
+	sceneKeys     = []string{"id", "title", "minutes", "preset", "lesson", "step", "settings", "inject", "cursor", "play", "notes", "question", "spotlight", "explore_minutes", "challenge"}
 	questionKeys  = []string{"kind", "host", "at", "text", "choices", "answer"}
 	choiceKeys    = []string{"text", "check"}
 	rangeKeys     = []string{"from", "to"}
@@ -300,6 +300,13 @@ func (d *decoder) scene(n *yaml.Node, path string) Scene {
 	s.ExploreMinutes = d.integer(f["explore_minutes"], path+".explore_minutes", 1, 120)
 	if s.Minutes > 0 && s.ExploreMinutes > s.Minutes {
 		d.fail(f["explore_minutes"], path+".explore_minutes", "%d is longer than the scene's %d minutes", s.ExploreMinutes, s.Minutes)
+	}
+	if cn := f["challenge"]; cn != nil {
+		s.Challenge = d.str(cn, path+".challenge")
+		s.challengeLine = cn.Line + d.offset
+		if !sceneIDRE.MatchString(s.Challenge) {
+			d.fail(cn, path+".challenge", "%q is not a challenge id (lower-case letters, digits and -: a file name of challenges/ without .md)", s.Challenge)
+		}
 	}
 	if f["cursor"] != nil && f["play"] != nil {
 		d.fail(f["play"], path+".play", "give cursor or play, not both")

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +63,14 @@ type Scene struct {
 	// ExploreMinutes, if set, is the "explore on your own for N min"
 	// timer the present page offers in this scene.
 	ExploreMinutes int
+	// Challenge, if set, is a tuning challenge's id (challenges/*.md):
+	// in this scene attendees tune its unlocked settings on their own
+	// pages and submit them to the room's leaderboard. The challenges
+	// are engine/challenge's, which imports this package, so the id is
+	// held against them by CheckChallenges, not by Parse.
+	Challenge string
+	// challengeLine is the file's line of Challenge, for CheckChallenges.
+	challengeLine int
 
 	// State is the run the scene shows: its preset and every setting
 	// (the lesson step's, the scene's, the injections), by course's names.
@@ -130,6 +139,24 @@ func (p *Plan) SceneByID(id string) (*Scene, bool) {
 		}
 	}
 	return nil, false
+}
+
+// CheckChallenges holds every challenge scene's id against the
+// challenges there are (ids): each unknown one is a *FieldError with its
+// line, naming the ids allowed (errors.Join; nil when all are known).
+func CheckChallenges(plans []Plan, ids []string) error {
+	var errs []error
+	for _, p := range plans {
+		for i, s := range p.Scenes {
+			if s.Challenge == "" || slices.Contains(ids, s.Challenge) {
+				continue
+			}
+			errs = append(errs, &FieldError{File: p.File, Line: s.challengeLine,
+				Field:   fmt.Sprintf("scenes[%d] (%s).challenge", i, s.ID),
+				Problem: fmt.Sprintf("%q is not a challenge (allowed %s)", s.Challenge, strings.Join(ids, ", "))})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Load reads every *.md file at the root of fsys as a plan (serve -plans

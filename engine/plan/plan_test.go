@@ -75,7 +75,7 @@ func TestParseNamesEveryBadField(t *testing.T) {
     explore_minutes: 5
     colour: red
 `, []string{
-			`plans/demo.md:11: scenes[0].colour: unknown field (allowed id, title, minutes, preset, lesson, step, settings, inject, cursor, play, notes, question, spotlight, explore_minutes)`,
+			`plans/demo.md:11: scenes[0].colour: unknown field (allowed id, title, minutes, preset, lesson, step, settings, inject, cursor, play, notes, question, spotlight, explore_minutes, challenge)`,
 			`plans/demo.md:6: scenes[0].id: "Bad_ID" is not an id (lower-case letters, digits and -)`,
 			`plans/demo.md:6: scenes[0] (Bad_ID).title: missing (what the projector and attendees see)`,
 			`plans/demo.md:10: scenes[0] (Bad_ID).explore_minutes: 5 is longer than the scene's 3 minutes`,
@@ -176,6 +176,8 @@ func TestParseNamesEveryBadField(t *testing.T) {
 			`plans/demo.md:13: scenes[1].id: "raise" is already scenes[0]'s`,
 			`plans/demo.md:4: minutes: the scenes take 11 min, more than the workshop's 10`,
 		}},
+		{"a challenge that is no id", head + strings.Replace(okScene, "    cursor: 30s\n", "    cursor: 30s\n    challenge: Search Cap\n", 1),
+			[]string{`plans/demo.md:12: scenes[0] (raise).challenge: "Search Cap" is not a challenge id (lower-case letters, digits and -: a file name of challenges/ without .md)`}},
 		{"body placeholder", head + okScene + "---\nThe threshold is {{threshold}}.\n",
 			[]string{`plans/demo.md: body: has a placeholder; a live number needs a scene's run: put it in that scene's notes`}},
 	}
@@ -473,5 +475,25 @@ func TestLiterals(t *testing.T) {
 	}
 	if got := plan.Literals("Only {{hosts = 6}} hosts, `0` to turn it off, h3 and h5."); len(got) != 0 {
 		t.Errorf("Literals = %q, want none", got)
+	}
+}
+
+// A challenge scene keeps its challenge's id, and CheckChallenges names
+// the line of each one that is no challenge there is, and what is.
+func TestCheckChallenges(t *testing.T) {
+	p, err := parse(t, head+strings.Replace(okScene, "    cursor: 30s\n", "    cursor: 30s\n    challenge: search-cap\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Scenes[0].Challenge != "search-cap" {
+		t.Fatalf("challenge %q, want search-cap", p.Scenes[0].Challenge)
+	}
+	ps := []plan.Plan{p}
+	if err := plan.CheckChallenges(ps, []string{"burst", "search-cap"}); err != nil {
+		t.Errorf("a known challenge: %v", err)
+	}
+	want := `plans/demo.md:12: scenes[0] (raise).challenge: "search-cap" is not a challenge (allowed burst, bad-deploy)`
+	if err := plan.CheckChallenges(ps, []string{"burst", "bad-deploy"}); err == nil || err.Error() != want {
+		t.Errorf("an unknown challenge: %v; want %s", err, want)
 	}
 }

@@ -156,9 +156,44 @@ func (h *Challenges) admit(r *http.Request) error {
 	return nil
 }
 
-// run weighs the battery (each run within the one-run ceiling, all of
-// them within one request's), waits for a core, and grades.
+// Grade grades a room's submission to challenge id (web/room) as grade
+// grades one alone: the request's form of unlocked settings checked, one
+// submission per browser every Every, the battery weighed and run on the
+// hidden seeds. Every error is the kinds table's (a *budget.Busy too).
+func (h *Challenges) Grade(r *http.Request, id string) (*challenge.Challenge, challenge.Submission, *challenge.Grade, error) {
+	c, ok := challenge.ByID(h.list, id)
+	if !ok {
+		return nil, nil, nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "challenge", Msg: fmt.Sprintf("%q is not a challenge here", httperr.Truncate(id, 40))})
+	}
+	sub, err := submission(c, r)
+	if err == nil {
+		err = h.admit(r)
+	}
+	if err != nil {
+		return c, sub, nil, err
+	}
+	g, _, err := h.gradeOnSeeds(r, c, sub)
+	return c, sub, g, err
+}
+
+// Challenge finds a challenge by id (a room's challenge scene).
+func (h *Challenges) Challenge(id string) (*challenge.Challenge, bool) {
+	return challenge.ByID(h.list, id)
+}
+
+// run grades a submission and makes its result.
 func (h *Challenges) run(r *http.Request, c *challenge.Challenge, sub challenge.Submission) (Result, error) {
+	g, seeds, err := h.gradeOnSeeds(r, c, sub)
+	if err != nil {
+		return Result{}, err
+	}
+	return resultOf(c, sub, g, seeds), nil
+}
+
+// gradeOnSeeds weighs the battery (each run within the one-run ceiling,
+// all of them within one request's), waits for a core, and grades on the
+// hidden seeds (how many: the second result).
+func (h *Challenges) gradeOnSeeds(r *http.Request, c *challenge.Challenge, sub challenge.Submission) (*challenge.Grade, int, error) {
 	seeds := h.seeds.seeds(c.ID, c.Seeds)
 	var units int64
 	for i := range c.Scenarios {
@@ -166,26 +201,26 @@ func (h *Challenges) run(r *http.Request, c *challenge.Challenge, sub challenge.
 		p, _ := scenario.Lookup(s.Preset)
 		sc, cfg, err := settings.Apply(p, c.Layers(s, sub)...)
 		if err != nil {
-			return Result{}, fieldErrors(err)
+			return nil, 0, fieldErrors(err)
 		}
 		if err := h.Budget.CheckRun(sc, cfg); err != nil {
-			return Result{}, err
+			return nil, 0, err
 		}
 		units += budget.Weigh(sc, cfg).Units * int64(len(seeds))
 	}
 	if err := h.Budget.CheckWork("settings", units, fmt.Sprintf("grading is %d runs", c.Runs()), "settings that make each run lighter"); err != nil {
-		return Result{}, err
+		return nil, 0, err
 	}
 	release, err := h.Budget.Admit(r.Context(), 1)
 	if err != nil {
-		return Result{}, err
+		return nil, 0, err
 	}
 	defer release()
 	g, err := c.Grade(sub, seeds, challenge.Sequential)
 	if err != nil {
-		return Result{}, httperr.WithKind(httperr.KindBadValue, err)
+		return nil, 0, httperr.WithKind(httperr.KindBadValue, err)
 	}
-	return resultOf(c, sub, &g, len(seeds)), nil
+	return &g, len(seeds), nil
 }
 
 // resultOf is a grade as the page shows it: each failed goal with the

@@ -52,12 +52,18 @@ func closedKey(code, q string) string      { return code + ".q." + q + ".closed"
 
 // parseAnswerKey reads the question and the attendee of an answer's key.
 func parseAnswerKey(code, key string) (q, who string, ok bool) {
-	rest, found := strings.CutPrefix(key, code+".q.")
+	return parseWatchedKey(key, code+".q.", ".a.")
+}
+
+// parseWatchedKey reads a watched key of a room, PREFIX OUTER SEP WHO
+// (answers, submissions): its outer part and the attendee.
+func parseWatchedKey(key, prefix, sep string) (outer, who string, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix)
 	if !found {
 		return "", "", false
 	}
-	q, who, found = strings.Cut(rest, ".a.")
-	return q, who, found && q != "" && who != "" && !strings.Contains(who, ".")
+	outer, who, found = strings.Cut(rest, sep)
+	return outer, who, found && outer != "" && who != "" && !strings.Contains(who, ".")
 }
 
 // busError names what failed on the bus: its timeout or the bucket's size
@@ -186,13 +192,17 @@ func (h *roomHub) watchAnswers(ctx context.Context) {
 	}
 }
 
-func (h *roomHub) markAnswersReady() {
+func (h *roomHub) markAnswersReady() { h.markClosed(h.answersReady) }
+
+// markClosed closes a hub's ready channel once, however often its watch
+// says so.
+func (h *roomHub) markClosed(ready chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
-	case <-h.answersReady:
+	case <-ready:
 	default:
-		close(h.answersReady)
+		close(ready)
 	}
 }
 
@@ -206,17 +216,30 @@ func (h *roomHub) takeAnswer(e jetstream.KeyValueEntry) {
 	put := e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &a) == nil
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.answers == nil {
-		h.answers = map[string]map[string]record.Answer{}
+	keepKeyed(&h.answers, q, who, a, put)
+	h.wakeAnswersLocked()
+}
+
+// keepKeyed puts v at (*m)[outer][inner], making the maps it needs, or
+// with put false deletes it: a watched key's value (an answer, a
+// submission) kept or forgotten.
+func keepKeyed[V any](m *map[string]map[string]V, outer, inner string, v V, put bool) {
+	if !put {
+		delete((*m)[outer], inner)
+		return
 	}
-	if put {
-		if h.answers[q] == nil {
-			h.answers[q] = map[string]record.Answer{}
-		}
-		h.answers[q][who] = a
-	} else {
-		delete(h.answers[q], who)
+	if *m == nil {
+		*m = map[string]map[string]V{}
 	}
+	if (*m)[outer] == nil {
+		(*m)[outer] = map[string]V{}
+	}
+	(*m)[outer][inner] = v
+}
+
+// wakeAnswersLocked wakes the room's streams' room parts at most every
+// answerWakeEvery (an answer or a submission changed). Callers hold h.mu.
+func (h *roomHub) wakeAnswersLocked() {
 	if !h.answersWake {
 		h.answersWake = true
 		time.AfterFunc(answerWakeEvery, func() {

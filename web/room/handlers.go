@@ -53,6 +53,7 @@ func (s *Workshops) roomRoutes(r chi.Router) {
 	r.Get("/r/{code}/present", s.presentPage)
 	r.Get("/r/{code}/projector", s.attendeePage("projector"))
 	s.questionRoutes(r)
+	s.submissionRoutes(r)
 	s.boardRoutes(r)
 	r.Post("/r/{code}/spotlight", s.spotlightRoom)
 	r.Post("/r/{code}/scene", s.sceneRoom)

@@ -59,6 +59,10 @@ type Limits struct {
 	// changed nothing. Its first use keeps it as long as any room (the
 	// bucket's TTL, 12 h after its last change).
 	UnusedTTL time.Duration
+	// Submissions is how many attendees' submissions one room keeps for
+	// one challenge (default 1000, twice MaxAttendees' default: a room
+	// on two replicas); an attendee's new one replaces its last.
+	Submissions int
 }
 
 // DefaultIDsPerAddress is Limits.IDsPerAddress's default.
@@ -100,6 +104,9 @@ func (l *Limits) defaults() {
 	}
 	if l.IDsPerAddress <= 0 {
 		l.IDsPerAddress = DefaultIDsPerAddress
+	}
+	if l.Submissions <= 0 {
+		l.Submissions = 1000
 	}
 	// JetStream's TTLs are whole seconds, one at least.
 	l.UnusedTTL = max(l.UnusedTTL.Round(time.Second), time.Second)
@@ -174,6 +181,13 @@ type roomHub struct {
 	answersReady chan struct{}
 	answersNext  chan struct{}
 	answersWake  bool
+	// subs are the room's submissions by challenge and attendee, as the
+	// bus has them (submissions.go); a change wakes the streams as an
+	// answer does (answersNext).
+	subs map[string]map[string]subEntry
+	// subsReady is closed once the watch has given the submissions
+	// already on the bus.
+	subsReady chan struct{}
 	// seen are the questions the room's state has asked, whose answers
 	// are forgotten once it asks another.
 	seen map[string]bool
@@ -227,9 +241,11 @@ func (set *roomSet) open(ctx context.Context, code string, from string) (*roomHu
 		h.boardNext = make(chan struct{})
 		h.answersReady = make(chan struct{})
 		h.answersNext = make(chan struct{})
+		h.subsReady = make(chan struct{})
 		set.hubs[code] = h
 		go h.watch(wctx)
 		go h.watchAnswers(wctx)
+		go h.watchSubmissions(wctx)
 		go h.watchPresence(wctx)
 		go h.watchIDs(wctx)
 		go h.followBus(wctx)

@@ -31,6 +31,8 @@ type Workshops struct {
 	plans      *scenes.Book
 	recordings *recording.Recordings
 	questions  question.Maker
+	// grader grades a challenge scene's submissions (submissions.go).
+	grader Grader
 }
 
 // New is the rooms on l over bus (nil: none), with the plans of

@@ -297,6 +297,8 @@ type roomWatch struct {
 	// is the panel last sent.
 	role, who string
 	qSent     string
+	// chSent is the challenge panel last sent (challengeview.go).
+	chSent string
 	// sceneSent is the plan and scene the scene panel last showed ("":
 	// as the page was rendered).
 	sceneSent string
@@ -431,6 +433,9 @@ func (w *roomWatch) Send(sse *datastar.ServerSentEventGenerator, sess *lab.Sessi
 	if err := w.sendScene(sse); err != nil {
 		return err
 	}
+	if err := w.sendChallenge(sse); err != nil {
+		return err
+	}
 	w.putPresence(sess)
 	if err := w.sendBoard(sse); err != nil {
 		return err
@@ -468,7 +473,7 @@ func (w *roomWatch) repage(sse *datastar.ServerSentEventGenerator, sess *lab.Ses
 	if err := csp.Script(sse, csp.Nonce(sess.Tab()), "document.title = "+string(title)+"; window.scrollTo(0, 0)"); err != nil {
 		return err
 	}
-	w.follow, w.qSent, w.sceneSent, w.boardSent, w.boardScenes = -1, "", "", false, ""
+	w.follow, w.qSent, w.sceneSent, w.boardSent, w.boardScenes, w.chSent = -1, "", "", false, "", ""
 	w.spotSent, w.exploreSent = nil, nil
 	return nil
 }

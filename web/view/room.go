@@ -157,3 +157,43 @@ type RoomBoardRow struct {
 	Done   int
 	Answer string
 }
+
+// RoomChallenge is the challenge panel (#room-challenge) of a room on a
+// plan's challenge scene (ID "": none, the panel is empty): the
+// challenge, its leaderboard and the scatter of every submission on its
+// two main goals, the Pareto front marked; for an attendee the form of
+// its unlocked settings too.
+type RoomChallenge struct {
+	Code, Role string
+	ID, Title  string
+	// XGoal and YGoal name the main goals ("scenario/goal"), both better
+	// lower.
+	XGoal, YGoal string
+	Entries      []RoomChallengeEntry
+	// Plot is the scatter as SVG, made by the server.
+	Plot HTML
+	// Spot is the spotlit submission's author ("" for none), SpotSettings
+	// its values, CompareURL /compare with it beside the reference.
+	Spot, SpotSettings, CompareURL string
+	// Reference is the reference's settings once revealed ("" before).
+	Reference string
+}
+
+// RoomChallengeEntry is one attendee's latest submission on the board.
+type RoomChallengeEntry struct {
+	Rank int
+	Who  string
+	// Mine marks the page's attendee's own.
+	Mine          bool
+	Passed, Total int
+	// X and Y are the worst values on the main goals, as shown ("never"
+	// for a host not ejected in time on some seed).
+	X, Y  string
+	Front bool
+	// Spot marks the submission in the spotlight; SpotPath spotlights it
+	// (the instructor's button).
+	Spot     bool
+	SpotPath string
+	// Settings are the submitted values, "name=value" in the form's order.
+	Settings string
+}

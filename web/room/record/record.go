@@ -154,6 +154,9 @@ type State struct {
 	// client address, as its instructor set it (0: the server's
 	// default; identity.go).
 	IDsPerAddress int `json:"idsPerAddress,omitempty"`
+	// Pick is the challenge scene's spotlit submission and revealed
+	// reference (web/room: submissions.go); a new scene starts without.
+	Pick *ChallengePick `json:"pick,omitempty"`
 }
 
 // MaxIDsPerAddress bounds a room's identities per client address: as
@@ -200,7 +203,7 @@ func (st *State) MarkAsked(q *Question) {
 func (st *State) KeepTools(old *State) {
 	st.Question, st.Lock, st.Summon, st.Spot = old.Question, old.Lock, old.Summon, old.Spot
 	st.Plan, st.Scene, st.Progress, st.Explore = old.Plan, old.Scene, old.Progress, old.Explore
-	st.IDsPerAddress = old.IDsPerAddress
+	st.IDsPerAddress, st.Pick = old.IDsPerAddress, old.Pick
 }
 
 // TabState is the room's state for a tab to take, over the inputs

@@ -56,7 +56,7 @@ func Load(fsys fs.FS, l *lab.Lab) (*Book, error) {
 		p := &ps[i]
 		for j := range p.Scenes {
 			sc := &p.Scenes[j]
-			if _, err := sceneControls(sc.State.Settings, sceneBase(lessons, sc)); err != nil {
+			if _, err := Controls(sc.State.Settings, sceneBase(lessons, sc)); err != nil {
 				errs = append(errs, fmt.Errorf("plans: %s: scenes[%d] (%s).settings: %w", p.File, j, sc.ID, err))
 			}
 		}
@@ -105,6 +105,7 @@ func (b *Book) State(st record.State, p *plan.Plan, i int, nowMs int64) (record.
 	next := record.State{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
 	next.KeepTools(&st)
 	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
+	next.Pick = nil                 // a challenge's spotlight goes with its scene
 	if next.Explore != nil && next.Explore.Scene != i {
 		next.Explore = nil // the last scene's timer is not this one's
 	}
@@ -125,7 +126,7 @@ func (b *Book) State(st record.State, p *plan.Plan, i int, nowMs int64) (record.
 		}
 		next.Preset = d.PresetFor(sc.Step)
 	}
-	cfg, err := sceneControls(sc.State.Settings, sceneBase(b.lab.Lessons, sc))
+	cfg, err := Controls(sc.State.Settings, sceneBase(b.lab.Lessons, sc))
 	if err != nil {
 		return st, fmt.Errorf("plan %s, scene %s: %w", p.ID, sc.ID, err)
 	}
@@ -167,13 +168,13 @@ func sceneSpot(sp *plan.Spotlight, run *tabstate.Run) *record.Spot {
 	return out
 }
 
-// sceneControls is what the room's controls must hold, by the lab's
+// Controls is what the room's controls must hold, by the lab's
 // control names, for the run to be the scene's: every setting of the
 // scene's state (course names, values as typed) that base (the lesson
 // page's start of the step) does not already set so. A step's scene shows
 // the step's intended settings, as plan -check ran it (a lesson page
 // loads a step at its start and leaves the change to the learner).
-func sceneControls(state, base map[string]string) (map[string]float64, error) {
+func Controls(state, base map[string]string) (map[string]float64, error) {
 	var out map[string]float64
 	for name, raw := range state {
 		if name == "inject" || base[name] == raw {

@@ -1,0 +1,289 @@
+package room
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"outlierlab/challenges"
+	"outlierlab/engine/challenge"
+	wchallenges "outlierlab/web/challenges"
+	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/record"
+	"outlierlab/web/room/scenes"
+	"outlierlab/web/roombus"
+)
+
+// challengeLab is a room lab offering testdata/tune.md (its second scene
+// is the search-cap challenge), graded by the server's own challenges
+// (web/challenges) on a clock the test moves: a browser may submit once
+// a minute.
+func challengeLab(t *testing.T, lim Limits) (*roomLab, *atomic.Int64) {
+	t.Helper()
+	l := startRoomLab(t, roombus.BusOptions{}, lim)
+	tune, err := os.ReadFile("testdata/tune.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.s.plans, err = scenes.Load(fstest.MapFS{"tune.md": {Data: tune}}, l.s.Lab); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := challenge.Load(challenges.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).UnixNano())
+	g, err := wchallenges.New(cs, wchallenges.Deps{Pages: l.s.Pages, Budget: l.s.Budget, Log: l.s.Log, Secret: []byte("a room's test secret, 32 bytes.."),
+		Every: time.Minute, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.s.SetGrader(g)
+	return l, &clock
+}
+
+// submit posts a challenge form to the room as attendee att (its cookie's
+// value; "" for none) from the tests' one browser.
+func submit(t *testing.T, base, code, att string, form url.Values) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/r/"+code+"/submit", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(webtest.BrowserCookie())
+	if att != "" {
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att})
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+type leaderboardJSON struct {
+	Challenge string      `json:"challenge"`
+	Main      []string    `json:"main"`
+	Entries   []boardLine `json:"entries"`
+}
+
+func leaderboardOf(t *testing.T, l *roomLab, code string) leaderboardJSON {
+	t.Helper()
+	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", "")
+	if st != http.StatusOK {
+		t.Fatalf("leaderboard: %d %s", st, body)
+	}
+	var lb leaderboardJSON
+	if err := json.Unmarshal([]byte(body), &lb); err != nil {
+		t.Fatalf("leaderboard %s: %v", body, err)
+	}
+	return lb
+}
+
+// A challenge scene takes each attendee's settings, graded on the hidden
+// seeds, and keeps the latest of each on the bus: refused off the scene
+// (409), without the room's identity (403), with a bad or locked setting
+// (422 naming it), twice within the browser's minute (429) and past the
+// room's bound (503); the leaderboard ranks them, the front marked.
+func TestRoomChallengeSubmissions(t *testing.T) {
+	l, clock := challengeLab(t, Limits{Submissions: 3})
+	tick := func() { clock.Add(int64(time.Minute)) }
+	_, code, key, body := startPlanRoom(t, l, "plan:tune")
+	if code == "" {
+		t.Fatalf("start from tune: %s", body)
+	}
+	ann, bob, cy, dee := l.att(t, code, "ann"), l.att(t, code, "bob"), l.att(t, code, "cy"), l.att(t, code, "dee")
+	cap := func(v string) url.Values { return url.Values{"max_ejection_percent": {v}} }
+
+	if st, body := submit(t, l.ts.URL, code, ann, cap("17")); st != http.StatusConflict || !strings.Contains(body, "scene: the room's scene is no challenge") {
+		t.Errorf("off a challenge scene: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", ""); st != http.StatusConflict {
+		t.Errorf("the leaderboard off a challenge scene: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("to the challenge scene: %d %s", st, body)
+	}
+	for _, c := range []struct {
+		name, att string
+		form      url.Values
+		status    int
+		has       string
+	}{
+		{"no identity", "", cap("17"), http.StatusForbidden, "attendee: this browser has no attendee identity"},
+		{"a cap past 100", ann, cap("500"), http.StatusUnprocessableEntity, "max_ejection_percent: "},
+		{"a locked setting", ann, url.Values{"rps": {"10"}}, http.StatusUnprocessableEntity, "rps: is not a setting this challenge unlocks (allowed max_ejection_percent, success_rate_stdev_factor, base_ejection_time, consecutive_5xx)"},
+	} {
+		if st, body := submit(t, l.ts.URL, code, c.att, c.form); st != c.status || !strings.Contains(body, c.has) {
+			t.Errorf("%s: %d %s; want %d with %q", c.name, st, body, c.status, c.has)
+		}
+	}
+
+	// The page's form posts through Datastar: the answer is the panel's
+	// status line, naming what was refused.
+	req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/submit", strings.NewReader("rps=10"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Datastar-Request", "true")
+	req.AddCookie(webtest.BrowserCookie())
+	req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: ann})
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), `id="room-challenge-status"`) || !strings.Contains(string(b), "rps: is not a setting this challenge unlocks") {
+			t.Errorf("a page's refused submission: %d %s", res.StatusCode, b)
+		}
+	}
+
+	// Envoy's default cap (10%) ejects nothing of six hosts: the defaults
+	// fail; 17 is the reference; 50 lets the shared outage take three.
+	st, body := submit(t, l.ts.URL, code, ann, nil)
+	if st != http.StatusCreated || !strings.Contains(body, `"who":"`+record.Nickname(idOf(ann))+`"`) {
+		t.Fatalf("ann's defaults: %d %s", st, body)
+	}
+	if st, body := submit(t, l.ts.URL, code, bob, cap("17")); st != http.StatusTooManyRequests || !strings.Contains(body, "wait 60 s") {
+		t.Errorf("a second submission within the browser's minute: %d %s", st, body)
+	}
+	tick()
+	if st, body := submit(t, l.ts.URL, code, bob, cap("17")); st != http.StatusCreated {
+		t.Fatalf("bob's reference: %d %s", st, body)
+	}
+	tick()
+	if st, body := submit(t, l.ts.URL, code, cy, cap("50")); st != http.StatusCreated {
+		t.Fatalf("cy's 50: %d %s", st, body)
+	}
+	waitUntil(t, "the board holds three", func() bool { return len(leaderboardOf(t, l, code).Entries) == 3 })
+	tick()
+	if st, body := submit(t, l.ts.URL, code, dee, cap("34")); st != http.StatusServiceUnavailable || !strings.Contains(body, "(allowed 3)") {
+		t.Errorf("a fourth attendee past the room's 3: %d %s", st, body)
+	}
+	tick()
+	// An attendee's next submission replaces its last, bound or not.
+	if st, body := submit(t, l.ts.URL, code, ann, cap("20")); st != http.StatusCreated {
+		t.Fatalf("ann's second: %d %s", st, body)
+	}
+	var lb leaderboardJSON
+	waitUntil(t, "three submissions, ann's second among them", func() bool {
+		lb = leaderboardOf(t, l, code)
+		return len(lb.Entries) == 3 && lb.Entries[0].Settings["max_ejection_percent"] != "" && slicesHas(lb.Entries, "20")
+	})
+	if lb.Challenge != "search-cap" || strings.Join(lb.Main, " ") != "one-bad-host/eject-h5 shared-outage/max-out" {
+		t.Errorf("the board's challenge %q and main goals %v", lb.Challenge, lb.Main)
+	}
+	first := lb.Entries[0]
+	if first.Settings["max_ejection_percent"] != "17" && first.Settings["max_ejection_percent"] != "20" || first.Passed != first.Total || !first.Front {
+		t.Errorf("first on the board: %+v; want a cap that passes every goal, on the front", first)
+	}
+	for _, e := range lb.Entries {
+		if e.Settings["max_ejection_percent"] == "50" && e.Passed == e.Total {
+			t.Errorf("a 50%% cap passes every goal: %+v", e)
+		}
+	}
+}
+
+func slicesHas(es []boardLine, cap string) bool {
+	for _, e := range es {
+		if e.Settings["max_ejection_percent"] == cap {
+			return true
+		}
+	}
+	return false
+}
+
+// idOf is an attendee cookie's identity (before its tag).
+func idOf(att string) string { id, _, _ := strings.Cut(att, "."); return id }
+
+// Every page of the room shows the challenge scene's panel: the
+// attendee's the form of the unlocked settings, the instructor's none;
+// both the board and the scatter, which move with each submission: three
+// points, the front marked.
+func TestRoomChallengePanel(t *testing.T) {
+	l, clock := challengeLab(t, Limits{})
+	_, code, key, body := startPlanRoom(t, l, "plan:tune")
+	if code == "" {
+		t.Fatalf("start from tune: %s", body)
+	}
+	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("to the challenge scene: %d %s", st, body)
+	}
+	panel := func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-challenge"`) }
+	ev := webtest.WaitFor(t, follower, "the attendee's challenge panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, "The six-host search cluster and its cap")
+	})
+	if !strings.Contains(ev.Data, `id="room-challenge-form"`) || !strings.Contains(ev.Data, `name="max_ejection_percent"`) || strings.Contains(ev.Data, `name="rps"`) {
+		t.Errorf("the attendee's panel lacks the form of the unlocked settings: %s", ev.Data)
+	}
+	ev = webtest.WaitFor(t, presenter, "the instructor's challenge panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, "The six-host search cluster and its cap")
+	})
+	if strings.Contains(ev.Data, `id="room-challenge-form"`) {
+		t.Errorf("the instructor's panel has the attendees' form: %s", ev.Data)
+	}
+	var nicks []string
+	for i, c := range []string{"10", "17", "50"} {
+		att := l.att(t, code, "att"+c)
+		nicks = append(nicks, record.Nickname(idOf(att)))
+		if i > 0 {
+			clock.Add(int64(time.Minute))
+		}
+		if st, body := submit(t, l.ts.URL, code, att, url.Values{"max_ejection_percent": {c}}); st != http.StatusCreated {
+			t.Fatalf("cap %s: %d %s", c, st, body)
+		}
+	}
+	for _, s := range []struct {
+		name   string
+		events <-chan webtest.Event
+	}{{"the instructor's", presenter}, {"the attendee's", follower}} {
+		ev := webtest.WaitFor(t, s.events, s.name+" panel with three points", func(ev webtest.Event) bool {
+			return panel(ev) && strings.Count(ev.Data, "<circle") == 3
+		})
+		for _, n := range nicks {
+			if !strings.Contains(ev.Data, `<tr class="`) || !strings.Contains(ev.Data, `data-who="`+n+`"`) {
+				t.Errorf("%s panel lacks %s: %s", s.name, n, ev.Data)
+			}
+		}
+		if !strings.Contains(ev.Data, `class="pt front"`) || !strings.Contains(ev.Data, "3 submissions, ranked") {
+			t.Errorf("%s panel marks no front: %s", s.name, ev.Data)
+		}
+	}
+	// The instructor spotlights the 17: the room's run takes its settings
+	// (every follower's controls move) and every page marks it, with the
+	// link to /compare; then reveals the reference.
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
+		t.Errorf("spotlight of no submission: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
+		t.Errorf("spotlight without the key: %d %s", st, body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("spotlight: %d %s", st, body)
+	}
+	for _, s := range []struct {
+		name   string
+		events <-chan webtest.Event
+	}{{"the instructor's", presenter}, {"the attendee's", follower}} {
+		webtest.WaitFor(t, s.events, s.name+" panel with the spotlight", func(ev webtest.Event) bool {
+			return panel(ev) && strings.Contains(ev.Data, `id="room-challenge-spot"`) && strings.Contains(ev.Data, "<b>"+nicks[1]+"</b>") &&
+				strings.Contains(ev.Data, "max_ejection_percent=17") && strings.Contains(ev.Data, `href="/compare?a=`)
+		})
+	}
+	// The stream sends the room's signals after its panels.
+	waitEach(t, follower, "the follower's controls at the spotlit 17", `"max_ejection_percent":17`)
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("reveal: %d %s", st, body)
+	}
+	webtest.WaitFor(t, follower, "the reference on the attendee's panel", func(ev webtest.Event) bool {
+		return panel(ev) && strings.Contains(ev.Data, `id="room-challenge-ref"`) && strings.Contains(ev.Data, "The reference: <code>max_ejection_percent=17</code>")
+	})
+}
