@@ -43,6 +43,8 @@ import (
 // (sliders near their ends) is a page load like a compare's, and is
 // admitted as one.
 
+// HostIntervalWork is a what-if replay's work per host at a tick.
+//
 // Work is counted in units of about 0.1 µs of one core here
 // (UnitsPerSecond): a run's are priced from what the engine does
 // (CostOf, run.go), a what-if replay's are a unit per line replayed and

@@ -63,7 +63,7 @@ func LimitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Ha
 }
 
 // SecurityHeaders sets the policy of a page without a tab
-// (contentSecurityPolicy); a tab's page replaces it with its nonce's.
+// (csp.Policy); a tab's page replaces it with its nonce's.
 func SecurityHeaders(next http.Handler) http.Handler {
 	csp := csp.Policy("")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -19,36 +19,36 @@ import (
 	"outlierlab/engine/envoyconf"
 )
 
-// errKind is what is wrong with a request, and so how it is answered:
-// kindStatus is the one table from kinds to HTTP statuses. An error gets
-// its kind where it is made (withKind), or from what it is (kindOf).
+// Kind is what is wrong with a request, and so how it is answered:
+// Status is the one table from kinds to HTTP statuses. An error gets
+// its kind where it is made (WithKind), or from what it is (KindOf).
 type Kind uint8
 
 const (
-	// kindBadValue: a value out of range or of the wrong type, named with
+	// KindBadValue: a value out of range or of the wrong type, named with
 	// its field and what is allowed ("max_ejection_percent: 101 is out of
 	// range (allowed 0–100 %)").
 	KindBadValue Kind = iota
-	// kindMalformed: a request the route cannot read (not JSON, not a tab
+	// KindMalformed: a request the route cannot read (not JSON, not a tab
 	// id), or an address that is not a working lab link.
 	KindMalformed
-	// kindNotFound: an unknown preset, lesson, step or command.
+	// KindNotFound: an unknown preset, lesson, step or command.
 	KindNotFound
-	// kindConflict: a command this page does not take (a preset on a
+	// KindConflict: a command this page does not take (a preset on a
 	// lesson page).
 	KindConflict
-	// kindTooLarge: a body over the server's limit.
+	// KindTooLarge: a body over the server's limit.
 	KindTooLarge
-	// kindURITooLong: an address over the lab's limit.
+	// KindURITooLong: an address over the lab's limit.
 	KindURITooLong
-	// kindInternal: no request could cause it (a preset that fails with
+	// KindInternal: no request could cause it (a preset that fails with
 	// its own settings).
 	KindInternal
-	// kindForbidden: a room's instructor command without the room's key.
+	// KindForbidden: a room's instructor command without the room's key.
 	KindForbidden
-	// kindFull: a room limit of this server is reached.
+	// KindFull: a room limit of this server is reached.
 	KindFull
-	// kindTooMany: a client address's limit is reached (too many attendee
+	// KindTooMany: a client address's limit is reached (too many attendee
 	// streams of a room, too many guessed room codes).
 	KindTooMany
 	// KindUnavailable: what the request needs is down for now (the room
@@ -97,7 +97,7 @@ type kindError struct {
 func (e *kindError) Error() string { return e.err.Error() }
 func (e *kindError) Unwrap() error { return e.err }
 
-// withKind gives err a kind.
+// WithKind gives err a kind.
 func WithKind(k Kind, err error) error {
 	if err == nil {
 		return nil
@@ -105,7 +105,7 @@ func WithKind(k Kind, err error) error {
 	return &kindError{kind: k, err: err}
 }
 
-// kindOf is err's kind: the one withKind gave it, else what the error is
+// KindOf is err's kind: the one withKind gave it, else what the error is
 // (an unknown preset, a query over the limit, a field-named bad value),
 // else unknown: the caller says whose fault an error of no known kind is
 // where it stands (a run of a request's inputs: the request's; a preset's
@@ -128,7 +128,7 @@ func KindOf(err error, unknown Kind) Kind {
 	return unknown
 }
 
-// writeError answers a request that failed with err in plain text: the
+// Write answers a request that failed with err in plain text: the
 // status of its kind (unknown for an error of no known kind, see kindOf)
 // and one line per problem, each naming the field and what is allowed.
 func Write(w http.ResponseWriter, err error, unknown Kind) {
@@ -139,7 +139,7 @@ func Write(w http.ResponseWriter, err error, unknown Kind) {
 	Plain(w, Status[k], Text(err))
 }
 
-// httpError answers with plain text: msg and a newline.
+// Plain answers with plain text: msg and a newline.
 func Plain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -147,7 +147,7 @@ func Plain(w http.ResponseWriter, status int, msg string) {
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// inputError is a bad value from a request, named by its field. Its text is
+// FieldError is a bad value from a request, named by its field. Its text is
 // what the 4xx body says: "max_ejection_percent: 101 is out of range
 // (allowed 0–100 %)".
 type FieldError struct {
@@ -162,7 +162,7 @@ func (e *FieldError) Error() string {
 	return e.Field + ": " + e.Msg
 }
 
-// errorText is the body of a 4xx answer: one line per field error, each
+// Text is the body of a 4xx answer: one line per field error, each
 // naming the field and, where there is one, the allowed range.
 func Text(err error) string {
 	var lines []string
@@ -191,7 +191,7 @@ func Text(err error) string {
 	return strings.Join(lines, "\n")
 }
 
-// msgNum writes a number for an error message: as the lab writes it when
+// MessageNumber writes a number for an error message: as the lab writes it when
 // it is short, else in exponent form cut to a readable length, so that a
 // 309-digit value is not echoed back in full.
 func MessageNumber(v float64) string {
@@ -219,10 +219,10 @@ func Truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// bodyTooLarge is the one text for a body over its route's limit.
+// BodyTooLarge is the one text for a body over its route's limit.
 func BodyTooLarge(limit int64) error {
 	return WithKind(KindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
 }
 
-// errQueryTooLong is answered with 414.
+// ErrQueryTooLong is answered with 414.
 var ErrQueryTooLong = WithKind(KindURITooLong, errors.New("query too long"))

@@ -273,7 +273,7 @@ func (s *Lab) catchUpSignals(sess *Session, sig *TabSignals) {
 
 // verb applies one command to a session. It returns an error when the
 // command's input is bad, of the kind that says the answer's status
-// (errors.go); the session is then unchanged.
+// (httperr/errors.go); the session is then unchanged.
 type verb func(s *Lab, sess *Session, sig *TabSignals) error
 
 var verbs = map[string]verb{

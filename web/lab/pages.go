@@ -22,7 +22,7 @@ import (
 
 // labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
 // a fresh tab, on a preset (the opening story by default) with the
-// address's settings, paused at its cursor (permalink.go). A bad address is
+// address's settings, paused at its cursor (tabstate/permalink.go). A bad address is
 // a 400 page naming every bad field and its range, never a lab with some of
 // the settings silently dropped: a room following the projector must see
 // what the instructor sees, or be told why not.

@@ -46,7 +46,7 @@ type TabSignals struct {
 	Conn string `json:"conn"`
 }
 
-// The signals the server sets, typed as the incoming tabSignals are. A
+// The signals the server sets, typed as the incoming TabSignals are. A
 // patch merges into the page's signals (Datastar's PatchSignals), so a field
 // left out, nil or omitted, keeps the page's value; a field sent, even as
 // false or "", replaces it.

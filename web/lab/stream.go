@@ -317,7 +317,7 @@ const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
-	nonce string // the tab's script nonce (csp.go), hashed once per stream
+	nonce string // the tab's script nonce (web/csp), hashed once per stream
 	// w is the writer under the stream's generator: what every tab at the
 	// same run and cursor is sent is written to it as made once
 	// (panel_memo.go).
@@ -557,7 +557,7 @@ func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v an
 }
 
 // address keeps a free-lab tab's address bar on the permalink of what it
-// shows (permalink.go): settings, preset and cursor, never the tab id, so
+// shows (tabstate/permalink.go): settings, preset and cursor, never the tab id, so
 // the address can be shared, bookmarked or reloaded. It is sent at each
 // redraw (a command: settings, preset, a cursor move) when it changed since
 // this connection's last one; while playing, frames do not move it. Lesson
@@ -595,8 +595,8 @@ func replaceURL(u string) string {
 // sends every chart's whole option and drops the old one first (a new run
 // may have other hosts); otherwise the page holds the options at this
 // connection's last cursor on the same run, and gets the patch from there
-// (chart_patch.go). Both are built once for a room's followers
-// (chart_memo.go); a room's streams share its event too (panel_memo.go).
+// (web/chart/chart_patch.go). Both are built once for a room's followers
+// (web/chart/chart_memo.go); a room's streams share its event too (panel_memo.go).
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
 	var js string
 	var err error

@@ -60,7 +60,7 @@ import (
 // panels and compressed them and the charts' script with its own
 // dictionary; now 32.2/33.1/70.2 (0.08 ms a follower), p99 60/64/115,
 // with the panels rendered once per move and deflated once
-// (panel_memo.go, gzipstream.Shared).
+// (web/lab/panel_memo.go, gzipstream.Shared).
 func BenchmarkRoomFanout(b *testing.B) {
 	for _, enc := range []string{"gzip", "identity"} {
 		for _, n := range []int{50, 200, 500} {

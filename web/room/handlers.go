@@ -28,7 +28,7 @@ import (
 	"outlierlab/web/view"
 )
 
-// The rooms' routes:
+// Routes mounts the rooms' routes:
 //
 //	POST /rooms             a new room (its key in a cookie, or in JSON)
 //	GET  /r?code=K7QX2M     the join box's target
@@ -123,7 +123,7 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
 		// Not sse.Redirect: that is an inline script without a nonce, which
-		// the page's policy refuses (csp.go).
+		// the page's policy refuses (web/csp).
 		_ = csp.Run(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
 		w.Header().Set("Location", present)

@@ -314,7 +314,7 @@ func (h *roomHub) release(from string) {
 // new one, until the hub is dropped. Whatever ends it before the current
 // value came (the watch refused, its updates closed, the hub dropped)
 // still ends open's wait, with the reason: otherwise every join would
-// wait out busTimeout on a hub that will never be ready.
+// wait out roombus.Timeout on a hub that will never be ready.
 func (h *roomHub) watch(ctx context.Context) {
 	initial := true
 	defer func() {

@@ -200,7 +200,7 @@ func (h *roomHub) boardView() view.RoomBoard {
 	return v
 }
 
-// boardChanged is closed at the board's next change for a stream that
+// Board is closed at the board's next change for a stream that
 // shows the board (the instructor's, with the key); nil, never ready, for
 // the others.
 func (w *roomWatch) Board() <-chan struct{} {

@@ -76,7 +76,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	webtest.WaitFor(t, follower, "the first redraw", redrawn)
 	hub := lb.s.rooms.hub(code)
 	// live is what the follower's stream redrew at each state: the charts
-	// of the run and cursor its session took (stream.go's redraw), read
+	// of the run and cursor its session took (web/lab/stream.go's redraw), read
 	// once the session applied the room's revision.
 	var live []string
 	take := func(what string) {

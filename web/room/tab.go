@@ -92,7 +92,7 @@ func (tr *tabRoom) following() bool {
 }
 
 // roomSignals are the room page's signals, sent with every request of
-// the tab (signals.go's tabSignals are the lab's).
+// the tab (web/lab/signals.go's TabSignals are the lab's).
 type roomSignals struct {
 	Room     string `json:"room"`
 	RoomRole string `json:"roomRole"`
@@ -332,7 +332,7 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 		return nil, err
 	}
 	if !s.rooms.bus.Ready() {
-		// Before the lookup: the stream waits for the bus (stream.go), and
+		// Before the lookup: the stream waits for the bus (web/lab/stream.go), and
 		// the identity is checked once the room can be read.
 		return nil, roombus.ErrNotReady
 	}

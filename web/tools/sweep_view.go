@@ -155,7 +155,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	return v
 }
 
-// sweepParamViews are the sweep form's choices, each with its span.
+// SweepParamViews are the sweep form's choices, each with its span.
 func SweepParamViews(selected string) []view.SweepParam {
 	var out []view.SweepParam
 	for _, c := range sweepParams() {

@@ -27,7 +27,7 @@ import (
 // lab's charts for that traffic.
 
 const (
-	// maxWhatifBytes bounds an upload (log and config together): larger
+	// MaxWhatifBytes bounds an upload (log and config together): larger
 	// is 413. Some 20 000 lines of Envoy's default format.
 	MaxWhatifBytes = 4 << 20
 	// maxWhatifFrames bounds the intervals a replay draws: an hour at 1 s,
@@ -86,7 +86,7 @@ func (s *Tools) whatifPost(w http.ResponseWriter, r *http.Request) {
 }
 
 // readWhatifForm reads a multipart or url-encoded post, at most
-// maxWhatifBytes of it (413 past that).
+// MaxWhatifBytes of it (413 past that).
 func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
 	f := whatifForm{seed: tabstate.DefaultSeed}
 	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", MaxWhatifBytes>>20, MaxWhatifBytes)}

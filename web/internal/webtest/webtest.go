@@ -106,7 +106,7 @@ func SameJSON(t *testing.T, a, b json.RawMessage) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// The tests' browser: its identity cookie (web/tabid) goes with every
+// Browser is the tests' browser: its identity cookie (web/tabid) goes with every
 // request these helpers send, and the tabs the tests name are issued for
 // it (TabOf), as a page of the lab issues its tab's id for the browser
 // that loads it. A request without it, or another browser's, is refused.
