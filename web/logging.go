@@ -46,7 +46,9 @@ func Millis(key string, d time.Duration) slog.Attr {
 // the outermost middleware, so the line is written even when the handler
 // panics (a recovered 500, or the abort that ends streams at shutdown).
 // The status is the one the handler sent; the outcome says whether the
-// visitor got the whole answer: "complete", "write failed" (a write to
+// visitor got the whole answer: "complete", "internal error" (the
+// answer was httperr's fixed sentence; the error is logged, at level
+// ERROR), "write failed" (a write to
 // the connection failed: a write deadline, a reset; the error is logged),
 // "client gone" (the request's context ended first) or "aborted" (the
 // handler broke the connection: panic(http.ErrAbortHandler)).
@@ -98,6 +100,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					level = slog.LevelError
 					attrs = append(attrs, slog.String("panic", fmt.Sprint(p)))
 				}
+			case ew.internal != nil:
+				// httperr.Write answered a fixed sentence; the why is here.
+				level = slog.LevelError
+				attrs = append(attrs, slog.String("outcome", "internal error"), slog.String("err", ew.internal.Error()))
 			case ew.err != nil:
 				level = slog.LevelWarn
 				attrs = append(attrs, slog.String("outcome", "write failed"), slog.String("err", ew.err.Error()))
@@ -119,7 +125,12 @@ type errWriter struct {
 	http.ResponseWriter
 	err      error
 	deadline time.Time // zero: none
+	internal error     // what httperr.Write kept from the user (RecordInternal)
 }
+
+// RecordInternal keeps an internal error for the request's log line
+// (httperr.Recorder).
+func (e *errWriter) RecordInternal(err error) { e.internal = err }
 
 func (e *errWriter) SetWriteDeadline(t time.Time) error {
 	err := http.NewResponseController(e.ResponseWriter).SetWriteDeadline(t)

@@ -150,7 +150,7 @@ func (s *Server) Handler() http.Handler {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		httperr.Plain(w, http.StatusMethodNotAllowed, httperr.Truncate(req.Method, 20)+" is not allowed on "+httperr.Truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
+		httperr.Write(w, httperr.Errorf(httperr.KindMethod, "%s is not allowed on %s (allowed %s)", httperr.Truncate(req.Method, 20), httperr.Truncate(req.URL.Path, 80), strings.Join(allow, ", ")), httperr.KindMethod)
 	})
 	return r
 }
@@ -180,19 +180,16 @@ func allowedMethods(r chi.Routes, path string) []string {
 // not answering: roombus.Bus.Health), naming why. The lab itself is
 // served meanwhile; only the rooms wait for the bus.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	msg := "ok\n"
 	_, ready := r.URL.Query()["ready"]
 	if bus := s.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
 		if err := bus.Health(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			if r.Method != http.MethodHead {
-				_, _ = w.Write([]byte(err.Error() + "\n"))
-			}
+			httperr.Write(w, err, httperr.KindUnavailable) // net/http sends no body to a HEAD
 			return
 		}
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	msg := "ok\n"
 	if r.Method == http.MethodHead {
 		return
 	}

@@ -218,7 +218,7 @@ func (b *Budget) busy(why string) *Busy {
 // WriteBusy answers a request turned away: 503 with Retry-After.
 func WriteBusy(w http.ResponseWriter, e *Busy) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds())))))
-	httperr.Plain(w, http.StatusServiceUnavailable, e.msg)
+	httperr.Write(w, httperr.WithKind(httperr.KindFull, errors.New(e.msg)), httperr.KindFull)
 }
 
 // MetricHeavy counts heavy requests by outcome (the process's; each

@@ -61,6 +61,9 @@ const (
 	// value, and its text names the setting to change and a value that
 	// fits.
 	KindOverBudget
+	// KindMethod: a method the path does not take (the answer's Allow
+	// header names those it does).
+	KindMethod
 )
 
 var Status = [...]int{
@@ -78,6 +81,7 @@ var Status = [...]int{
 	// it needs, and says when to ask again.
 	KindUnavailable: http.StatusServiceUnavailable,
 	KindOverBudget:  http.StatusUnprocessableEntity,
+	KindMethod:      http.StatusMethodNotAllowed,
 }
 
 // RetryAfter is the Retry-After, in seconds, that Write sends with an
@@ -129,18 +133,58 @@ func KindOf(err error, unknown Kind) Kind {
 }
 
 // Write answers a request that failed with err in plain text: the
-// status of its kind (unknown for an error of no known kind, see kindOf)
+// status of its kind (unknown for an error of no known kind, see KindOf)
 // and one line per problem, each naming the field and what is allowed.
+// An internal error's text is for the operator, not the user: it goes to
+// the request's log line (Recorder) and the answer is InternalText. A
+// Retry-After set before (a queue's own wait) is kept.
 func Write(w http.ResponseWriter, err error, unknown Kind) {
 	k := KindOf(err, unknown)
-	if int(k) < len(RetryAfter) && RetryAfter[k] > 0 {
+	if int(k) < len(RetryAfter) && RetryAfter[k] > 0 && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter[k]))
 	}
-	Plain(w, Status[k], Text(err))
+	plain(w, Status[k], Shown(w, err, unknown))
 }
 
-// Plain answers with plain text: msg and a newline.
-func Plain(w http.ResponseWriter, status int, msg string) {
+// Shown is the text a user is shown of err, an error of the request
+// answered on w: its own (Text), or for an internal one InternalText,
+// its own text given to the request's log (Recorder). A page that has
+// sent its status already (a streamed work page) shows it in the page.
+func Shown(w http.ResponseWriter, err error, unknown Kind) string {
+	if KindOf(err, unknown) == KindInternal {
+		record(w, err)
+		return InternalText
+	}
+	return Text(err)
+}
+
+// InternalText is the whole answer to a request that failed through no
+// fault of its own: what went wrong is in the server's log, with the
+// request, never in the answer (it may name the server's insides).
+const InternalText = "something went wrong inside the server (it is logged with this request); try again, and tell the lab's operator if it keeps happening"
+
+// A Recorder keeps an internal error for the request's log line: the
+// server's request log (web's observe) is one. Write finds it among the
+// writers that wrap the response, through their Unwrap, as
+// http.ResponseController finds a Flusher.
+type Recorder interface{ RecordInternal(err error) }
+
+func record(w http.ResponseWriter, err error) {
+	for w != nil {
+		if r, ok := w.(Recorder); ok {
+			r.RecordInternal(err)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// plain answers with plain text: msg and a newline.
+func plain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -222,6 +266,11 @@ func Truncate(s string, n int) string {
 // BodyTooLarge is the one text for a body over its route's limit.
 func BodyTooLarge(limit int64) error {
 	return WithKind(KindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
+}
+
+// Errorf is fmt.Errorf's error, of kind k.
+func Errorf(k Kind, format string, args ...any) error {
+	return WithKind(k, fmt.Errorf(format, args...))
 }
 
 // ErrQueryTooLong is answered with 414.

@@ -67,11 +67,11 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	}
 	s.redraws.commandArrived(sess.tab)
 	if err := s.inRoom(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
+		// A run of the request's inputs that fails is the request's fault.
 		sess.mu.Lock()
-		sess.notice = httperr.Text(err)
+		sess.notice = httperr.Shown(w, err, httperr.KindBadValue)
 		sess.touch()
 		sess.mu.Unlock()
-		// A run of the request's inputs that fails is the request's fault.
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -149,7 +149,7 @@ var (
 // TooMany answers 429 with what was limited and when to try again.
 func TooMany(w http.ResponseWriter, what string) {
 	w.Header().Set("Retry-After", "10")
-	httperr.Plain(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
+	httperr.Write(w, httperr.Errorf(httperr.KindTooMany, "too many %s from your address: slow down and try again in a few seconds", what), httperr.KindTooMany)
 }
 
 // tellReload answers a command whose session is lost with a Datastar

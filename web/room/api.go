@@ -22,11 +22,17 @@ import (
 // state on the bus and answers in JSON; the instructor's tab that asked
 // takes the new state at once.
 
+// errNoWorkshops answers every route of the rooms (their API, a new room,
+// a tab's command or stream that names a room) on a server started
+// without the room bus: one text, one kind, 404 everywhere (a room page
+// is the 404 page saying the same).
+var errNoWorkshops = httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops (it was started without the room bus)"))
+
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
 func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, record.Record, bool) {
 	if s.rooms == nil {
-		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
+		httperr.Write(w, errNoWorkshops, httperr.KindNotFound)
 		return "", record.Record{}, false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -46,7 +52,7 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		return "", rec, false
 	}
 	if instructor && !rec.KeyMatches(roomKey(r, code)) {
-		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		httperr.Write(w, httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing)"}), httperr.KindForbidden)
 		return "", rec, false
 	}
 	if instructor && !s.rooms.changes.Allow(code, s.Now()) {

@@ -94,7 +94,7 @@ func (s *Workshops) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, cod
 // instructor page with the key in a cookie.
 func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 	if s.rooms == nil {
-		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
+		httperr.Write(w, errNoWorkshops, httperr.KindNotFound)
 		return
 	}
 	if !s.rooms.creates.Allow(s.rooms.clientAddr(r), s.Now()) {
@@ -194,9 +194,11 @@ func (s *Workshops) startFrom(start string) (record.State, error) {
 	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID, plan:ID or preset:NAME)", httperr.Truncate(start, 40))}
 }
 
+var errTooManyJoins = httperr.WithKind(httperr.KindTooMany, errors.New("too many workshop requests from your address: try again in a minute"))
+
 func tooManyJoins(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httperr.Plain(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
+	httperr.Write(w, errTooManyJoins, httperr.KindTooMany)
 }
 
 // notACode is a room page's words for raw, which is not a code.
@@ -220,13 +222,13 @@ func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Workshops) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
-	s.Pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
+	s.Pages.Render(w, r, httperr.Status[httperr.KindNotFound], templates.RoomJoinPage(view.RoomJoin{
 		Layout: s.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
-func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
-	s.Pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
+func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, k httperr.Kind, heading, msg, join string) {
+	s.Pages.Render(w, r, httperr.Status[k], templates.RoomDeniedPage(view.RoomDenied{
 		Layout: s.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
 	}))
 }
@@ -237,7 +239,7 @@ func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status in
 // lower case) and then returning ok false.
 func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec record.Record, ok bool) {
 	if s.rooms == nil {
-		s.Pages.NotFound(w, r, "This server runs no workshops.")
+		s.Pages.NotFound(w, r, "This server runs no workshops (it was started without the room bus).") // errNoWorkshops as a page
 		return "", rec, false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -271,7 +273,7 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 		return "", rec, false
 	case err != nil:
 		s.Log.Error("room: lookup", "room", code, "err", err)
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot reach the room bus: %w", err), httperr.KindUnavailable)
 		return "", rec, false
 	}
 	return code, rec, true
@@ -288,7 +290,7 @@ func (s *Workshops) attendeePage(role string) http.HandlerFunc {
 			return
 		}
 		if role == "follow" && s.rooms.full(code) {
-			s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
+			s.roomDenied(w, r, httperr.KindFull, "This workshop is full here",
 				fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 			return
 		}
@@ -314,7 +316,7 @@ func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
 		key = roomKey(r, code)
 	}
 	if !rec.KeyMatches(key) {
-		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
+		s.roomDenied(w, r, httperr.KindForbidden, "Not the instructor's key",
 			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
 		return
 	}
@@ -339,8 +341,7 @@ func (set *roomSet) full(code string) bool {
 func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
 	pg, err := s.roomPage(r, code, rec, role, tabid.New(s.Browser(w, r)), false)
 	if err != nil {
-		s.Log.Error("room: page", "room", code, "err", err)
-		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
+		httperr.Write(w, fmt.Errorf("cannot show room %s: %w", code, err), httperr.KindInternal)
 		return
 	}
 	csp.AllowTabScripts(w, pg.tab)
@@ -461,8 +462,7 @@ func (s *Workshops) startStrip(home bool) templ.Component {
 func (s *Workshops) busReady(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.rooms != nil && !s.rooms.bus.Ready() {
-			w.Header().Set("Retry-After", "2")
-			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
+			httperr.Write(w, roombus.ErrNotReady, httperr.KindUnavailable)
 			return
 		}
 		next.ServeHTTP(w, r)

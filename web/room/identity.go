@@ -146,7 +146,7 @@ func (s *Workshops) refuseAttendee(w http.ResponseWriter, r *http.Request, code 
 		return
 	}
 	w.Header().Set("Retry-After", "60")
-	s.roomDenied(w, r, http.StatusTooManyRequests, "No more attendees from your network", fmt.Sprintf(
+	s.roomDenied(w, r, httperr.KindTooMany, "No more attendees from your network", fmt.Sprintf(
 		"Workshop %s gives one network (client address) %d attendee identities, and yours has had them all: "+
 			"a browser that clears its cookies, or a private window, is a new attendee. Ask your instructor to raise the limit on their board.", b.code, b.budget), "")
 }

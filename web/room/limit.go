@@ -43,7 +43,7 @@ func (set *roomSet) find(r *http.Request, code string) (record.Record, error) {
 
 func tooManyGuesses(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httperr.Plain(w, http.StatusTooManyRequests, errTooManyGuesses.Error())
+	httperr.Write(w, errTooManyGuesses, httperr.KindTooMany)
 }
 
 // clientAddr is the address a request's limits count against

@@ -152,6 +152,12 @@ func plural(n int, one, many string) string {
 //	POST /r/{code}/questions/{id}/reveal  reveal it (key)
 //	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
 //	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
+//
+// errNotThisQuestion refuses a question id that is not the room's open one.
+func errNotThisQuestion(id string) error {
+	return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: fmt.Sprintf("%q is not this room's question", httperr.Truncate(id, 20))})
+}
+
 func (s *Workshops) questionRoutes(r chi.Router) {
 	r.Post("/r/{code}/questions", s.openQuestion)
 	r.Post("/r/{code}/questions/{id}/reveal", s.revealQuestion)
@@ -215,10 +221,10 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	id := chi.URLParam(r, "id")
 	if q := s.rooms.questionOf(r.Context(), code, rec, id); q == nil || q.ID != id {
-		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		httperr.Write(w, errNotThisQuestion(id), httperr.KindNotFound)
 		return
 	} else if q.Revealed {
-		httperr.Plain(w, http.StatusConflict, "question: already revealed")
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "already revealed"}), httperr.KindConflict)
 		return
 	} else if err := s.rooms.sceneRevealCheck(r.Context(), code, q); err != nil {
 		httperr.Write(w, err, httperr.KindConflict) // before the answers close
@@ -286,11 +292,11 @@ func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	q := s.rooms.questionOf(r.Context(), code, rec, id)
 	if q == nil || q.ID != id {
-		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		httperr.Write(w, errNotThisQuestion(id), httperr.KindNotFound)
 		return
 	}
 	if q.Revealed {
-		httperr.Plain(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "the answer has been revealed; answers are closed"}), httperr.KindConflict)
 		return
 	}
 	who := rec.Attendee(r, code)

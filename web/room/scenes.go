@@ -106,7 +106,7 @@ func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *record
 // roomHandout handles GET /r/{code}/handout.
 func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "a handout"); err != nil {
-		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	code, rec, ok := s.roomFor(w, r)
@@ -121,7 +121,7 @@ func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 	entries, err := s.rooms.timeline.Read(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the recording's page answers the same.
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the workshop's answers: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the workshop's answers: %w", err), httperr.KindUnavailable)
 		return
 	}
 	s.plans.RenderHandout(w, r, p, code, scenes.Reveals(entries, p.ID))

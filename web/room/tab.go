@@ -110,7 +110,7 @@ func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error
 			return nil, nil
 		}
 		if s.rooms == nil {
-			return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+			return nil, errNoWorkshops
 		}
 		code, valid := record.NormalCode(rs.Room)
 		if !valid {

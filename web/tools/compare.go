@@ -36,7 +36,7 @@ func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		switch k := httperr.KindOf(err, httperr.KindMalformed); k {
 		case httperr.KindInternal, httperr.KindURITooLong:
-			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
+			httperr.Write(w, err, k)
 		default:
 			s.pages.BadRequest(w, r, httperr.Status[k], "/compare", httperr.Text(err))
 		}

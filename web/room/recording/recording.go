@@ -80,7 +80,7 @@ func (s *Recordings) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	entries, err := s.timeline.Read(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the page answers the same.
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the recording: %w", err), httperr.KindUnavailable)
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="workshop-`+code+`.json"`)
@@ -114,7 +114,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := s.timeline.Read(r.Context(), code)
 	if err != nil {
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the recording: %w", err), httperr.KindUnavailable)
 		return
 	}
 	v := view.RecordingPlayer{Layout: s.Pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
@@ -141,8 +141,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > 0 {
 		lab, err := s.recordingLab(code, &entries[0], sp.Name, tabid.New(s.Browser(w, r)), false)
 		if err != nil {
-			s.Log.Error("recording: page", "room", code, "err", err)
-			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
+			httperr.Write(w, fmt.Errorf("cannot show the recording of room %s: %w", code, err), httperr.KindInternal)
 			return
 		}
 		v.Lab, v.Lesson = lab.lab, lab.lesson
