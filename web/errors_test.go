@@ -43,7 +43,7 @@ func TestInternalErrorLoggedNotShown(t *testing.T) {
 	var mu sync.Mutex
 	var logged bytes.Buffer
 	s := newTestServer(t)
-	s.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
+	s.lab.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
 	h := s.observe(compress()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, errors.New("dial tcp 10.0.0.7:4222: connection refused"), httperr.KindInternal)
 	})))

@@ -84,7 +84,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.String("client", s.PeerAddr(r)),
+				slog.String("client", s.lab.PeerAddr(r)),
 				slog.Int("status", status),
 				Millis("duration_ms", time.Since(start)),
 				slog.Int("bytes", ww.BytesWritten()),
@@ -112,7 +112,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			default:
 				attrs = append(attrs, slog.String("outcome", "complete"))
 			}
-			s.Log.LogAttrs(r.Context(), level, "request", attrs...)
+			s.lab.Log.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(ww, r)
 	})
@@ -172,10 +172,10 @@ func (s *Server) LogInFlight(msg string) int {
 	})
 	slices.SortFunc(all, func(a, b req) int { return cmp.Compare(a.start.UnixNano(), b.start.UnixNano()) })
 	for _, q := range all {
-		s.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
+		s.lab.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
 			slog.String("method", q.r.Method),
 			slog.String("path", q.r.URL.Path),
-			slog.String("client", s.PeerAddr(q.r)),
+			slog.String("client", s.lab.PeerAddr(q.r)),
 			Millis("duration_ms", time.Since(q.start)))
 	}
 	return len(all)

@@ -81,10 +81,12 @@ type BuildInfo struct{ Version, Revision string }
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	// Workshops are the rooms, on the lab they stand on (Workshops.Lab).
-	*room.Workshops
-	assets  *asset.Assets
+	// Its three features, each with its own routes: the lab and lessons,
+	// the rooms (standing on the lab) and the tools.
+	lab     *lab.Lab
+	rooms   *room.Workshops
 	tools   *tools.Tools
+	assets  *asset.Assets
 	metrics *prometheus.Registry
 	// inflight are the requests being answered: *http.Request → when it
 	// began (observe; LogInFlight).
@@ -116,8 +118,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Workshops: ws, assets: a}
-	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
+	s := &Server{lab: l, rooms: ws, assets: a}
+	s.tools = tools.NewTools(l.Pages, l.Runs, l.Budget, l.Log, l.MaxBody)
 	s.metrics = newMetrics(s, o.Build)
 	return s, nil
 }
@@ -130,22 +132,22 @@ func New(o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, compress(), middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
-		guard.LimitBodies(s.MaxBody, map[string]int64{
+		guard.LimitBodies(s.lab.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
 		}),
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)
-	s.Lab.Routes(r)
+	s.lab.Routes(r)
 	s.tools.Routes(r)
-	s.Workshops.Routes(r)
+	s.rooms.Routes(r)
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
-	r.NotFound(s.Pages.NotFoundHandler)
-	s.Lab.SetForwardHandler(r) // what another replica forwards is served as if it came here
+	r.NotFound(s.lab.Pages.NotFoundHandler)
+	s.lab.SetForwardHandler(r) // what another replica forwards is served as if it came here
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)
@@ -154,6 +156,11 @@ func (s *Server) Handler() http.Handler {
 	})
 	return r
 }
+
+// Shutdown ends every open stream (the lab's, which a room's tabs and a
+// recording's players are too). Call it when the http.Server starts
+// shutting down (RegisterOnShutdown).
+func (s *Server) Shutdown() { s.lab.Shutdown() }
 
 // favicon serves the lab's icon where browsers look for it by default.
 func (s *Server) favicon(w http.ResponseWriter, r *http.Request) {
@@ -181,7 +188,7 @@ func allowedMethods(r chi.Routes, path string) []string {
 // served meanwhile; only the rooms wait for the bus.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	_, ready := r.URL.Query()["ready"]
-	if bus := s.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
+	if bus := s.rooms.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
 		if err := bus.Health(); err != nil {
 			httperr.Write(w, err, httperr.KindUnavailable) // net/http sends no body to a HEAD
 			return

@@ -3,15 +3,14 @@ package httperr
 import (
 	"errors"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/gosrc"
 )
 
 // Every error answer of the web layer goes through a kind: Write (or a
@@ -28,27 +27,7 @@ func TestNoHandPickedStatus(t *testing.T) {
 		"StatusSeeOther": true, "StatusNotModified": true, "StatusTemporaryRedirect": true,
 		"StatusPermanentRedirect": true, "StatusText": true,
 	}
-	fset := token.NewFileSet()
-	files := 0
-	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch filepath.ToSlash(p) {
-			case "../httperr", "../internal", "../static", "../workshopday":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			return err
-		}
-		files++
+	gosrc.Each(t, "..", 100, []string{"../httperr", "../internal", "../static", "../workshopday"}, func(fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.SelectorExpr:
@@ -71,14 +50,7 @@ func TestNoHandPickedStatus(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("read %d Go files of web/: not the tree this test is meant for", files)
-	}
 }
 
 // Every kind has an error status.

@@ -66,7 +66,7 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		sess.mu.Unlock()
 	}
 	s.redraws.commandArrived(sess.tab)
-	if err := s.inRoom(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
+	if err := s.inRoom(r, sess, sig.Room, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		// A run of the request's inputs that fails is the request's fault.
 		sess.mu.Lock()
 		sess.notice = httperr.Shown(w, err, httperr.KindBadValue)

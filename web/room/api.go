@@ -55,7 +55,7 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		httperr.Write(w, httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing)"}), httperr.KindForbidden)
 		return "", rec, false
 	}
-	if instructor && !s.rooms.changes.Allow(code, s.Now()) {
+	if instructor && !s.rooms.changes.Allow(code, s.lab.Now()) {
 		tooManyChanges(w, code)
 		return "", rec, false
 	}
@@ -78,7 +78,7 @@ func roomRequest[T any](s *Workshops, w http.ResponseWriter, r *http.Request, in
 
 // readJSON reads a small JSON body into v (an empty body leaves v).
 func (s *Workshops) readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.lab.MaxBody))
 	if err != nil {
 		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
@@ -172,7 +172,7 @@ func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
 	}
-	sess := s.Sessions.Get(tab)
+	sess := s.lab.Sessions.Get(tab)
 	if sess == nil {
 		return
 	}

@@ -76,7 +76,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	for _, l := range []*roomLab{la, lb} {
 		// Every follower's tab is new and from one address: past the
 		// new-tab burst (200) the rest would be refused.
-		l.s.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
+		l.s.lab.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
 	}
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)

@@ -141,7 +141,7 @@ func (set *roomSet) takeID(ctx context.Context, code, tag string, budget int) (i
 func (s *Workshops) refuseAttendee(w http.ResponseWriter, r *http.Request, code string, err error) {
 	var b *idBudgetError
 	if !errors.As(err, &b) {
-		s.Log.Error("room: attendee identity", "room", code, "err", err)
+		s.lab.Log.Error("room: attendee identity", "room", code, "err", err)
 		httperr.Write(w, roomError(err), httperr.KindUnavailable)
 		return
 	}

@@ -178,7 +178,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var q *record.Question
 	var prev string // the question this one replaces, whose answers go
-	now := s.Now()
+	now := s.lab.Now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
 		var err error
 		if q, err = s.questions.Make(st, req); err != nil {
@@ -192,8 +192,8 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		// The room waits before the moment: a cursor past it goes back
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
-		if in, _, err := st.Inputs(s.Lessons); err == nil {
-			if run, err := s.Runs.Get(in); err == nil {
+		if in, _, err := st.Inputs(s.lab.Lessons); err == nil {
+			if run, err := s.lab.Runs.Get(in); err == nil {
 				cur = st.CursorAt(in, run, now)
 			}
 		}
@@ -208,7 +208,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		s.rooms.dropAnswers(r.Context(), code, prev)
 	}
 	s.resyncTab(code, req.Tab, rev)
-	s.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
+	s.lab.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
 	writeJSON(w, r, http.StatusCreated, q)
 }
 
@@ -233,7 +233,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q record.Question
 	var rev uint64
-	now := s.Now()
+	now := s.lab.Now()
 	if err == nil {
 		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *record.State) error {
 			if st.Question == nil || st.Question.ID != id {

@@ -82,7 +82,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	take := func(what string) {
 		t.Helper()
 		rev := hub.current().rev
-		sess := lb.s.Sessions.Get(tabFollower)
+		sess := lb.s.lab.Sessions.Get(tabFollower)
 		waitUntil(t, "the follower applied "+what, func() bool {
 			tr := tieOf(sess)
 			tr.mu.Lock()
@@ -90,7 +90,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return tr.applied >= rev
 		})
 		st := sess.State()
-		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.Now(), len(st.Run.Frames)), true)
+		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.lab.Now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}

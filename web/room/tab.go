@@ -199,7 +199,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 	if err := hub.publish(r.Context(), sess); err != nil {
 		// The instructor's move is not the room's: say so (503, the bus),
 		// rather than 204 for a move nobody follows.
-		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
+		s.lab.Log.Error("room bus: publish", "room", tr.code, "err", err)
 		return httperr.WithKind(httperr.KindOf(err, httperr.KindUnavailable), err)
 	}
 	return nil
