@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"outlierlab/web/tabid"
+	"outlierlab/web/tabstate"
 )
 
 // SyncBuffer is a buffer the server's log handler and the test share.
@@ -482,4 +483,20 @@ func WaitFor(t testing.TB, events <-chan Event, what string, ok func(Event) bool
 			t.Fatalf("no %s within 10 s", what)
 		}
 	}
+}
+
+// DefaultRun is the default preset's run, cut to its first frames (all of
+// them for frames < 0): the run of the tests that need one and no more.
+func DefaultRun(t testing.TB, frames int) *tabstate.Run {
+	t.Helper()
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames >= 0 && frames < len(r.Frames) {
+		cp := *r
+		cp.Frames = r.Frames[:frames]
+		return &cp
+	}
+	return r
 }

@@ -1,4 +1,4 @@
-package lab
+package chart_test
 
 import (
 	"encoding/json"
