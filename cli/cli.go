@@ -34,7 +34,7 @@ var commands = map[string]command{
 	"whatif":      {summary: "replay an access log through the detector: what outlier detection would have done", run: runWhatif},
 }
 
-// dispatch runs the subcommand args name (serve by default) and answers
+// Dispatch runs the subcommand args name (serve by default) and answers
 // its exit status.
 func Dispatch(args []string, stdout, stderr io.Writer) int {
 	name := "serve"

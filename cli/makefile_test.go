@@ -28,7 +28,8 @@ func makeRecipe(t *testing.T, makefile, target string) []string {
 // no target reaches outside the repository (../shared is not in every
 // clone), make golden rewrites every package's golden files, make build
 // and make run stamp the version, make check is the fast loop, and the
-// image build passes its VERSION argument to make build.
+// image build passes its VERSION argument to make build; make check and
+// make test run staticcheck as go.mod pins it.
 func TestMakefile(t *testing.T) {
 	raw, err := os.ReadFile("Makefile")
 	if err != nil {
@@ -79,8 +80,14 @@ func TestMakefile(t *testing.T) {
 			t.Errorf("make %s does not stamp the version: %s", target, r)
 		}
 	}
-	if r := makeRecipe(t, mk, "check"); !slices.Contains(r, "$(GO) vet ./...") || !slices.Contains(r, "$(GO) test -short ./...") {
+	if r := makeRecipe(t, mk, "check"); !slices.Contains(r, "$(GO) vet ./...") || !slices.Contains(r, "$(STATICCHECK) ./...") || !slices.Contains(r, "$(GO) test -short ./...") {
 		t.Errorf("make check: %q", r)
+	}
+	if r := makeRecipe(t, mk, "test"); !slices.Contains(r, "$(STATICCHECK) ./...") {
+		t.Errorf("make test runs no staticcheck: %q", r)
+	}
+	if !regexp.MustCompile(`(?m)^STATICCHECK +:= \$\(GO\) tool staticcheck$`).MatchString(mk) {
+		t.Error("the Makefile's staticcheck is not go.mod's tool (go tool staticcheck)")
 	}
 	for _, f := range regexp.MustCompile(`\S+\.json`).FindAllString(strings.Join(makeRecipe(t, mk, "conformance"), " "), -1) {
 		f = strings.ReplaceAll(f, "$(CONFORMANCE)", "engine/replay/testdata/conformance")

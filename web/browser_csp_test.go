@@ -90,7 +90,7 @@ func TestBrowserCSPInjection(t *testing.T) {
 	}
 	ts := httptest.NewServer(injectHTML(s.Handler()))
 	t.Cleanup(ts.Close)
-	t.Cleanup(s.Shutdown)
+	t.Cleanup(s.lab.Shutdown)
 	l := &roomLab{s: s, ts: ts, bus: bus}
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	if st, body := roomCall(t, "POST", ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, ""); st != 201 {

@@ -53,7 +53,7 @@ true`
 		t.Errorf("Envoy at the default cap: %s ejected cells, want none", n)
 	}
 	// The strip's series: Envoy ejected, gRPC ejected, Envoy overflow,
-	// gRPC overflow (chart_compare.go).
+	// gRPC overflow (web/chart/compare_charts.go).
 	poll("both dialects in the strip", `t_count('chart-compare', 0) === 0 && t_count('chart-compare', 1) > 0 && t_count('chart-compare', 2) > 0 && t_count('chart-compare', 3) === 0`)
 	if got := eval(`t_opt('chart-compare').title.map(x => x.text).join(' | ')`); got != "Envoy (outlier_detection_impl.cc) | gRPC (gRFC A50, grpc-go)" {
 		t.Errorf("strip titles: %q", got)

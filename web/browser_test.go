@@ -201,7 +201,7 @@ func startBrowser(t *testing.T, width, height int) *browser {
 	t.Helper()
 	browsertest.SkipWithoutChromium(t)
 	lab := newTestServer(t)
-	return browsertest.Start(t, lab.Handler(), lab.Shutdown, width, height)
+	return browsertest.Start(t, lab.Handler(), lab.lab.Shutdown, width, height)
 }
 
 func skipWithoutChromium(t *testing.T) { browsertest.SkipWithoutChromium(t) }

@@ -104,7 +104,7 @@ func TestOverBudget(t *testing.T) {
 // runs when the core comes free. The test holds the one core itself.
 func TestHeavyQueue(t *testing.T) {
 	lab, ts := budgetServer(t, budget.BudgetOptions{Workers: 1, Queue: 1, Wait: time.Minute})
-	hold, err := lab.Budget.Admit(context.Background(), 1)
+	hold, err := lab.lab.Budget.Admit(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestHeavyQueue(t *testing.T) {
 		}
 		queued <- res
 	}()
-	waitUntil(t, "a request in the queue", func() bool { return lab.Budget.Waiting.Load() == 1 })
+	waitUntil(t, "a request in the queue", func() bool { return lab.lab.Budget.Waiting.Load() == 1 })
 	// A lab page at the preset's settings is never queued; one at the
 	// sliders' ends (a heavy run not cached) is a page load like a compare.
 	if res, err := http.Get(ts.URL + "/lab?preset=flapping&max_ejection_percent=30"); err != nil || res.StatusCode != 200 || webtest.Body(t, res) == "" {
@@ -144,7 +144,7 @@ func TestHeavyQueue(t *testing.T) {
 	}
 
 	lab, ts = budgetServer(t, budget.BudgetOptions{Workers: 1, Queue: 4, Wait: 50 * time.Millisecond})
-	hold, _ = lab.Budget.Admit(context.Background(), 1)
+	hold, _ = lab.lab.Budget.Admit(context.Background(), 1)
 	defer hold()
 	res, err = http.Get(ts.URL + "/compare?" + url.Values{"a": {"preset=dead-host"}}.Encode())
 	if err != nil {
@@ -189,7 +189,7 @@ func TestLogWriteFailure(t *testing.T) {
 	var mu sync.Mutex
 	var logged bytes.Buffer
 	lab := newTestServer(t)
-	lab.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
+	lab.lab.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
 	done := make(chan struct{})
 	h := lab.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)

@@ -1,10 +1,15 @@
 package web
 
 import (
+	"go/ast"
+	"go/token"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"outlierlab/web/internal/gosrc"
 )
 
 // The web layer's packages are layered as ARCHITECTURE.md draws them: a
@@ -53,4 +58,52 @@ func TestWebLayers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// No feature reaches another through embedding (issue 37): a type that
+// embeds another feature's type reads its fields unseen and shadows its
+// methods (Workshops.Routes hid Lab.Routes). The features are the lab
+// (web/lab), the rooms (web/room and its parts), the tools (web/tools)
+// and the server that holds them (web); a struct of any web package that
+// embeds a type of a feature other than its own package fails here. A
+// feature names what it uses: a field, or an interface of its own.
+func TestNoEmbeddingBetweenFeatures(t *testing.T) {
+	feature := func(path string) bool {
+		return path == "outlierlab/web" || path == "outlierlab/web/lab" || path == "outlierlab/web/tools" ||
+			path == "outlierlab/web/room" || strings.HasPrefix(path, "outlierlab/web/room/")
+	}
+	gosrc.Each(t, ".", 100, nil, func(fset *token.FileSet, f *ast.File) {
+		imports := map[string]string{} // the file's name for a package → its path
+		for _, im := range f.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			name := path[strings.LastIndex(path, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			imports[name] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, field := range st.Fields.List {
+				if len(field.Names) > 0 {
+					continue
+				}
+				typ := field.Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				sel, ok := typ.(*ast.SelectorExpr)
+				if !ok {
+					continue
+				}
+				if x, ok := sel.X.(*ast.Ident); ok && feature(imports[x.Name]) {
+					t.Errorf("%s: embeds %s.%s, a type of the feature %s: give it a named field (or an interface of its own)", fset.Position(field.Pos()), x.Name, sel.Sel.Name, imports[x.Name])
+				}
+			}
+			return true
+		})
+	})
 }

@@ -46,7 +46,9 @@ func Millis(key string, d time.Duration) slog.Attr {
 // the outermost middleware, so the line is written even when the handler
 // panics (a recovered 500, or the abort that ends streams at shutdown).
 // The status is the one the handler sent; the outcome says whether the
-// visitor got the whole answer: "complete", "write failed" (a write to
+// visitor got the whole answer: "complete", "internal error" (the
+// answer was httperr's fixed sentence; the error is logged, at level
+// ERROR), "write failed" (a write to
 // the connection failed: a write deadline, a reset; the error is logged),
 // "client gone" (the request's context ended first) or "aborted" (the
 // handler broke the connection: panic(http.ErrAbortHandler)).
@@ -82,7 +84,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.String("client", s.PeerAddr(r)),
+				slog.String("client", s.lab.PeerAddr(r)),
 				slog.Int("status", status),
 				Millis("duration_ms", time.Since(start)),
 				slog.Int("bytes", ww.BytesWritten()),
@@ -98,6 +100,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					level = slog.LevelError
 					attrs = append(attrs, slog.String("panic", fmt.Sprint(p)))
 				}
+			case ew.internal != nil:
+				// httperr.Write answered a fixed sentence; the why is here.
+				level = slog.LevelError
+				attrs = append(attrs, slog.String("outcome", "internal error"), slog.String("err", ew.internal.Error()))
 			case ew.err != nil:
 				level = slog.LevelWarn
 				attrs = append(attrs, slog.String("outcome", "write failed"), slog.String("err", ew.err.Error()))
@@ -106,7 +112,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			default:
 				attrs = append(attrs, slog.String("outcome", "complete"))
 			}
-			s.Log.LogAttrs(r.Context(), level, "request", attrs...)
+			s.lab.Log.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(ww, r)
 	})
@@ -119,7 +125,12 @@ type errWriter struct {
 	http.ResponseWriter
 	err      error
 	deadline time.Time // zero: none
+	internal error     // what httperr.Write kept from the user (RecordInternal)
 }
+
+// RecordInternal keeps an internal error for the request's log line
+// (httperr.Recorder).
+func (e *errWriter) RecordInternal(err error) { e.internal = err }
 
 func (e *errWriter) SetWriteDeadline(t time.Time) error {
 	err := http.NewResponseController(e.ResponseWriter).SetWriteDeadline(t)
@@ -161,10 +172,10 @@ func (s *Server) LogInFlight(msg string) int {
 	})
 	slices.SortFunc(all, func(a, b req) int { return cmp.Compare(a.start.UnixNano(), b.start.UnixNano()) })
 	for _, q := range all {
-		s.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
+		s.lab.Log.LogAttrs(q.r.Context(), slog.LevelWarn, msg,
 			slog.String("method", q.r.Method),
 			slog.String("path", q.r.URL.Path),
-			slog.String("client", s.PeerAddr(q.r)),
+			slog.String("client", s.lab.PeerAddr(q.r)),
 			Millis("duration_ms", time.Since(q.start)))
 	}
 	return len(all)

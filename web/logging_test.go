@@ -22,7 +22,7 @@ func TestLogOutcomeOfAnswersNeverSent(t *testing.T) {
 	var mu sync.Mutex
 	var logged bytes.Buffer
 	lab := newTestServer(t)
-	lab.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
+	lab.lab.Log = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
 	h := lab.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/late":

@@ -59,11 +59,11 @@ func newMetrics(s *Server, build BuildInfo) *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		metricCommands, budget.MetricHeavy, metricRequests, metricRequestSeconds,
-		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.Budget.Waiting.Load()) }),
-		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.Sessions.Count()) }),
-		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.Runs.HeldBytes()) }),
-		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.Counts(); return float64(r) }),
-		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.Counts(); return float64(f) }),
+		gaugeFunc("outlierlab_heavy_work_waiting", "Heavy requests waiting for a core now.", func() float64 { return float64(s.lab.Budget.Waiting.Load()) }),
+		gaugeFunc("outlierlab_sessions", "Tab sessions held.", func() float64 { return float64(s.lab.Sessions.Count()) }),
+		gaugeFunc("outlierlab_run_cache_bytes", "Estimated bytes of the runs the cache holds.", func() float64 { return float64(s.lab.Runs.HeldBytes()) }),
+		gaugeFunc("outlierlab_rooms", "Workshops this replica serves now.", func() float64 { r, _ := s.rooms.Counts(); return float64(r) }),
+		gaugeFunc("outlierlab_room_followers", "Attendee and projector streams of workshops on this replica.", func() float64 { _, f := s.rooms.Counts(); return float64(f) }),
 	)
 	reg.MustRegister(lab.Collectors()...)
 	reg.MustRegister(tabstate.RunCollectors()...)

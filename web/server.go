@@ -90,13 +90,15 @@ type BuildInfo struct{ Version, Revision string }
 // Server is the lab's HTTP side. It holds no state that matters beyond the
 // sessions' inputs and cursors; runs are a cache.
 type Server struct {
-	// Workshops are the rooms, on the lab they stand on (Workshops.Lab).
-	*room.Workshops
-	assets *asset.Assets
-	tools  *tools.Tools
+	// Its three features, each with its own routes: the lab and lessons,
+	// the rooms (standing on the lab) and the tools.
+	lab     *lab.Lab
+	rooms   *room.Workshops
+	tools   *tools.Tools
+	assets  *asset.Assets
 	// challenges are the tuning challenges, graded on hidden seeds.
 	challenges *wchallenges.Challenges
-	metrics    *prometheus.Registry
+	metrics *prometheus.Registry
 	// inflight are the requests being answered: *http.Request → when it
 	// began (observe; LogInFlight).
 	inflight sync.Map
@@ -127,13 +129,13 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Workshops: ws, assets: a}
-	s.tools = tools.NewTools(s.Pages, s.Runs, s.Budget, s.Log, s.MaxBody)
+	s := &Server{lab: l, rooms: ws, assets: a}
+	s.tools = tools.NewTools(l.Pages, l.Runs, l.Budget, l.Log, l.MaxBody)
 	cs, err := challenge.Load(challenges.FS)
 	if err != nil {
 		return nil, err
 	}
-	s.challenges, err = wchallenges.New(cs, wchallenges.Deps{Pages: s.Pages, Budget: s.Budget, Log: s.Log, Proxies: o.Proxies, Now: o.Now, Secret: o.ChallengeSecret, Every: o.ChallengeEvery})
+	s.challenges, err = wchallenges.New(cs, wchallenges.Deps{Pages: l.Pages, Budget: l.Budget, Log: l.Log, Proxies: o.Proxies, Now: o.Now, Secret: o.ChallengeSecret, Every: o.ChallengeEvery})
 	if err != nil {
 		return nil, err
 	}
@@ -150,31 +152,36 @@ func New(o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, compress(), middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler,
-		guard.LimitBodies(s.MaxBody, map[string]int64{
+		guard.LimitBodies(s.lab.MaxBody, map[string]int64{
 			"/lab/import": 3 * tools.MaxImportBytes, // a config pasted and uploaded, in a form
 			"/whatif":     tools.MaxWhatifBytes,     // an access log
 		}),
 		// HEAD is answered as GET without the body (RFC 9110 §9.3.2).
 		middleware.GetHead)
-	s.Lab.Routes(r)
+	s.lab.Routes(r)
 	s.tools.Routes(r)
 	s.challenges.Routes(r)
-	s.Workshops.Routes(r)
+	s.rooms.Routes(r)
 	r.Get("/healthz", s.healthz)
 	r.Head("/healthz", s.healthz) // load balancers and probes often ask with HEAD
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.favicon) // asked for by browsers and tools that ignore the page's icon link
-	r.NotFound(s.Pages.NotFoundHandler)
-	s.Lab.SetForwardHandler(r) // what another replica forwards is served as if it came here
+	r.NotFound(s.lab.Pages.NotFoundHandler)
+	s.lab.SetForwardHandler(r) // what another replica forwards is served as if it came here
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		// A 405 names the methods the path takes (RFC 9110 §15.5.6).
 		allow := allowedMethods(r, req.URL.Path)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		httperr.Plain(w, http.StatusMethodNotAllowed, httperr.Truncate(req.Method, 20)+" is not allowed on "+httperr.Truncate(req.URL.Path, 80)+" (allowed "+strings.Join(allow, ", ")+")")
+		httperr.Write(w, httperr.Errorf(httperr.KindMethod, "%s is not allowed on %s (allowed %s)", httperr.Truncate(req.Method, 20), httperr.Truncate(req.URL.Path, 80), strings.Join(allow, ", ")), httperr.KindMethod)
 	})
 	return r
 }
+
+// Shutdown ends every open stream (the lab's, which a room's tabs and a
+// recording's players are too). Call it when the http.Server starts
+// shutting down (RegisterOnShutdown).
+func (s *Server) Shutdown() { s.lab.Shutdown() }
 
 // favicon serves the lab's icon where browsers look for it by default.
 func (s *Server) favicon(w http.ResponseWriter, r *http.Request) {
@@ -201,19 +208,16 @@ func allowedMethods(r chi.Routes, path string) []string {
 // not answering: roombus.Bus.Health), naming why. The lab itself is
 // served meanwhile; only the rooms wait for the bus.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	msg := "ok\n"
 	_, ready := r.URL.Query()["ready"]
-	if bus := s.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
+	if bus := s.rooms.Bus(); ready && bus != nil { // no bus: the lab alone, ready as it serves
 		if err := bus.Health(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			if r.Method != http.MethodHead {
-				_, _ = w.Write([]byte(err.Error() + "\n"))
-			}
+			httperr.Write(w, err, httperr.KindUnavailable) // net/http sends no body to a HEAD
 			return
 		}
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	msg := "ok\n"
 	if r.Method == http.MethodHead {
 		return
 	}

@@ -403,7 +403,7 @@ func TestLabToolsOnLabOnly(t *testing.T) {
 			t.Errorf("the lab lacks %q", want)
 		}
 	}
-	_, lesson := getPage(t, h, "/lessons/"+newTestServer(t).Lessons.List[0].ID)
+	_, lesson := getPage(t, h, "/lessons/"+newTestServer(t).lab.Lessons.List[0].ID)
 	if strings.Contains(lesson, `id="lab-tools"`) || strings.Contains(lesson, "btn-compare-pin") {
 		t.Errorf("a lesson page has the free lab's tools")
 	}

@@ -12,7 +12,7 @@ import (
 	"outlierlab/engine/scenario"
 )
 
-// A placeholder is a live number in a lesson's prose, resolved against the
+// A Placeholder is a live number in a lesson's prose, resolved against the
 // learner's current run:
 //
 //	{{name}}              at the cursor (or over the run so far)

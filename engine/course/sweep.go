@@ -14,9 +14,9 @@ import (
 // a line per seed, one line per claim (how many seeds it failed on, and
 // which) and one per ranged check (the values' distribution: its
 // quantiles, and how far each bound lies in the tail).
-//
-// A bound must be crossed by fewer than one run in ten thousand
-// (SweepRare). A sweep of a few thousand seeds cannot see that directly,
+
+// SweepRare is how rarely a bound may be crossed: by fewer than one run
+// in ten thousand. A sweep of a few thousand seeds cannot see that directly,
 // so each bound's tail is also estimated from a normal fit of the runs
 // (the mean and σ of each run's value, or of its lowest or highest over a
 // window): a bound less than about 3.7σ from the mean is reported as

@@ -12,7 +12,7 @@ import (
 )
 
 // Words is the question as the room asks it: the room's own words for
-// ejected and out (web/room/questions.go newQuestion writes the same), the
+// ejected and out (web/room/question Maker.Make writes the same), the
 // author's for a choice.
 func (q *Question) Words() string {
 	switch q.Kind {
@@ -29,7 +29,7 @@ func (q *Question) Words() string {
 // a number).
 func (q *Question) ChoiceTexts() []string {
 	if q.Kind == KindEjected {
-		return []string{"yes", "no"} // the room's own (newQuestion)
+		return []string{"yes", "no"} // the room's own (web/room/question Maker.Make)
 	}
 	var out []string
 	for _, c := range q.Choices {
@@ -39,8 +39,8 @@ func (q *Question) ChoiceTexts() []string {
 }
 
 // Hold is how many frames of run the room shows while it asks about the
-// moment atMs: those that close before it (web/room/questions.go
-// newQuestion counts them the same way). It is len(run.Frames) when the
+// moment atMs: those that close before it (web/room/question
+// Maker.Make counts them the same way). It is len(run.Frames) when the
 // run ends before the moment.
 func Hold(run *scenario.Result, atMs int64) int {
 	n := 0
@@ -56,7 +56,7 @@ func Hold(run *scenario.Result, atMs int64) int {
 // AnswerAt is the engine's answer to a room question of kind ejected (is
 // host ejected?) or out (how many hosts are ejected?) about the moment
 // atMs: read off the first frame at or after it, the frame the room
-// reveals (the web layer's engineAnswer should call this). An answer is
+// reveals (web/room/question Maker.Answer reads that frame). An answer is
 // written as the room's histogram labels it: "yes", "no", "2".
 func AnswerAt(run *scenario.Result, kind, host string, atMs int64) (string, error) {
 	i := Hold(run, atMs)

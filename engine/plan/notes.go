@@ -13,6 +13,8 @@ import (
 	"outlierlab/engine/scenario"
 )
 
+// Number is a number a scene's notes state about the run.
+//
 // A scene's notes are the instructor's script. A number they give about
 // the run is written as a lesson's placeholder, so it is the run's own
 // ({{threshold@40s}}: the present page shows the room's value), or as a

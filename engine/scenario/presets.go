@@ -33,7 +33,7 @@ var SearchCache = Preset{
 	Outlier: engine.DefaultConfig(),
 }
 
-// DeadHost: a host dies outright (connections refused) at 20 s among ten;
+// DeadHost is the preset where a host dies outright (connections refused) at 20 s among ten;
 // consecutive_5xx ejects it at its fifth failure in a row (five failed
 // requests, or up to ten when a request it accepted before 20 s succeeds
 // mid-streak and resets the count), and again, for longer, each time it
@@ -51,7 +51,7 @@ var DeadHost = Preset{
 	Outlier: engine.DefaultConfig(),
 }
 
-// SharedDependency: every host loses a shared dependency for two minutes
+// SharedDependency is the preset where every host loses a shared dependency for two minutes
 // and fails one request in three, each request independently (a real
 // outage is not evenly spaced). Nobody is an outlier, but at about 1000
 // requests per host and interval the success rates scatter by a point or
@@ -70,7 +70,7 @@ var SharedDependency = Preset{
 	Outlier: engine.DefaultConfig(),
 }
 
-// TwoBadHosts: two of five hosts at 80% mask each other (seeds/000): the
+// TwoBadHosts is the preset where two of five hosts at 80% mask each other (seeds/000): the
 // mean drops to 91.9, the deviation rises to 9.75, the threshold falls to
 // 73.4 and neither is ejected, although the cap would allow both.
 var TwoBadHosts = Preset{
@@ -87,7 +87,7 @@ var TwoBadHosts = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 40 }),
 }
 
-// Burst: a ten-second dependency blip makes every host fail 30% of its
+// Burst is the preset where a ten-second dependency blip makes every host fail 30% of its
 // requests at random. With a generous cap (80%) consecutive_5xx ejects
 // most of the pool one host after another; the survivors take the load
 // beyond their capacity (1.3× their share) and queue; once fewer than half
@@ -106,7 +106,7 @@ var Burst = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 80 }),
 }
 
-// AppErrors: one endpoint, three requests in ten, returns 500 on every host
+// AppErrors is the preset where one endpoint, three requests in ten, returns 500 on every host
 // (seeds/003). At 8 requests/s per host success rate never has volume, and
 // consecutive_5xx ejects healthy hosts in turn; counting gateway failures
 // only (consecutive_5xx 0, enforcing_consecutive_gateway_failure 100)
@@ -124,7 +124,7 @@ var AppErrors = Preset{
 	Outlier: engine.DefaultConfig(),
 }
 
-// ActiveHCUndo: search-cache with max_ejection_percent 34 and an active
+// ActiveHCUndo is search-cache with max_ejection_percent 34 and an active
 // health check whose endpoint skips the cache: every ejection is undone at
 // the next passing check (successful_active_health_check_uneject_host).
 var ActiveHCUndo = Preset{
@@ -162,7 +162,7 @@ var BadDeploy = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 50 }),
 }
 
-// SlowHost: a host answers 400 ms slower from 30 s but never errors. Envoy
+// SlowHost is the preset where a host answers 400 ms slower from 30 s but never errors. Envoy
 // has no latency detector, so nothing is ejected; a per-try timeout turns
 // the slowness into local-origin timeouts (504) that consecutive_5xx sees.
 var SlowHost = Preset{
@@ -178,7 +178,7 @@ var SlowHost = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
 }
 
-// SmallFleet: four hosts, one dies; success rate can never run (fewer
+// SmallFleet is the preset where, of four hosts, one dies; success rate can never run (fewer
 // hosts than success_rate_minimum_hosts), a 25% cap admits exactly one
 // ejection, and the three survivors absorb a quarter more load than they
 // can serve.
@@ -196,7 +196,7 @@ var SmallFleet = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 25 }),
 }
 
-// Flapping: a host fails for 20 s out of every 30 s; each time it comes
+// Flapping is the preset where a host fails for 20 s out of every 30 s; each time it comes
 // back it fails again, and its ejections grow (30 s, 60 s, 90 s …) because
 // the backoff only decays while it stays healthy.
 var Flapping = Preset{

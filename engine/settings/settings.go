@@ -11,7 +11,7 @@
 // the retry circuit breaker and budget, health checks) and the scenario's
 // own knobs (hosts, traffic, the fault) come from scenario.Knobs. Adding a
 // knob is one entry in scenario's knob table; the CLI, lessons, permalinks
-// and the lab's checks all see it, and the lab shows it once web/controls.go
+// and the lab's checks all see it, and the lab shows it once web/tabstate/controls.go
 // gives it a label.
 package settings
 

@@ -12,7 +12,7 @@ import (
 // the detector config od will do: the heavy-work budget weighs every run
 // by it before the engine starts. It is an estimate meant to err high:
 // the tests run extreme combinations of every setting and hold the Work
-// each really did to at most a small factor of it (weigh_test.go).
+// each really did to at most a small factor of it (engine/scenario/weigh_test.go).
 //
 // What makes a run heavy is counted where it comes from, stretch by
 // stretch of the run (the faults in force), host group by host group:

@@ -34,7 +34,7 @@ type asset struct {
 	brotli  []byte // precompressed (FILE.br), or nil
 }
 
-// assets indexes the embedded files by their path under /static/.
+// Assets indexes the embedded files by their path under /static/.
 type Assets struct {
 	byName map[string]*asset
 }

@@ -43,6 +43,8 @@ import (
 // (sliders near their ends) is a page load like a compare's, and is
 // admitted as one.
 
+// HostIntervalWork is a what-if replay's work per host at a tick.
+//
 // Work is counted in units of about 0.1 µs of one core here
 // (UnitsPerSecond): a run's are priced from what the engine does
 // (CostOf, run.go), a what-if replay's are a unit per line replayed and
@@ -216,7 +218,7 @@ func (b *Budget) busy(why string) *Busy {
 // WriteBusy answers a request turned away: 503 with Retry-After.
 func WriteBusy(w http.ResponseWriter, e *Busy) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds())))))
-	httperr.Plain(w, http.StatusServiceUnavailable, e.msg)
+	httperr.Write(w, httperr.WithKind(httperr.KindFull, errors.New(e.msg)), httperr.KindFull)
 }
 
 // MetricHeavy counts heavy requests by outcome (the process's; each

@@ -7,6 +7,9 @@ import (
 	"outlierlab/web/tabstate"
 )
 
+// Scripts is the lab's memo of what a redraw computes from a run and a
+// cursor alone.
+//
 // A room's followers on one replica are all at the same run and cursor
 // after each of the instructor's moves. What their streams compute from
 // the run and the cursor alone (the charts' options, the biggest part of a

@@ -36,7 +36,7 @@ import (
 // what the frame added, so a walk over both finds it without decoding
 // either (decoding into maps cost twice building the options).
 
-// chartPatch is the patch for every chart from the options at one cursor
+// ChartPatch is the patch for every chart from the options at one cursor
 // (a) to the options at another (b), by chart id, as JSON; charts that did
 // not change are left out.
 func ChartPatch(a, b map[string]json.RawMessage) ([]byte, error) {
@@ -79,7 +79,7 @@ func writeKey(out *bytes.Buffer, quoted string) {
 	out.WriteByte(':')
 }
 
-// valuePatch is the node that turns JSON value a into b, and whether they
+// ValuePatch is the node that turns JSON value a into b, and whether they
 // differ. Both are one value each, compact.
 func ValuePatch(a, b []byte) ([]byte, bool, error) {
 	if bytes.Equal(a, b) {

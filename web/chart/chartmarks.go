@@ -16,7 +16,7 @@ import (
 // legend entry shows or hides them all; each marker names itself in its
 // tooltip. Markers appear as the cursor reaches them, like the data.
 
-// eventsSeries is the markers' series name and legend entry.
+// EventsSeries is the markers' series name and legend entry.
 const EventsSeries = "events"
 
 const (
@@ -39,7 +39,7 @@ func markTime(r *tabstate.Run, ms int64) (string, int) {
 }
 
 // markers are the events series for the frames shown: line series with no
-// data of their own, all named eventsSeries (so one legend entry shows or
+// data of their own, all named EventsSeries (so one legend entry shows or
 // hides them all), one per kind of marker so that each line needs only its
 // tick and its name: the fault areas, the injections, the ejections, the
 // refusals.

@@ -41,8 +41,8 @@ const (
 	ChartCounters    = "chart-counters"
 )
 
-// chart is one chart of the lab: its box on the page and how the stream
-// fills it. Adding a chart is one entry in chartList, whose order is the
+// Chart is one chart of the lab: its box on the page and how the stream
+// fills it. Adding a chart is one entry in List, whose order is the
 // page's.
 type Chart struct {
 	// ID is the box's DOM id and the chart's key in every update.
@@ -86,7 +86,7 @@ type Moving struct {
 // eventsKey reads the markers every chart carries (chartmarks.go).
 const eventsKey = "events (legend): grey shading a fault, solid line an ejection, dashed line a refusal by the cap, dash-dot line an injected fault"
 
-// chartList is every chart, in page order.
+// List is every chart, in page order.
 var List = []Chart{
 	{ID: ChartSuccessRate, Size: "wide", Title: "Success rate per host",
 		Caption: "at each tick, for hosts with enough requests; below the dashed threshold is an outlier · " + eventsKey,
@@ -127,7 +127,7 @@ func BoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 	return out
 }
 
-// Colours. Hosts get a palette of colours told apart with the common
+// HostColors is the hosts' palette. Hosts get a palette of colours told apart with the common
 // colour-vision deficiencies (Okabe–Ito's, then Tol's and ColorBrewer's)
 // that never comes near the states' colours: no red or vermillion (the
 // threshold, ejected, overflow), no purple (detect only), no grey (the
@@ -163,7 +163,7 @@ var (
 func hostSymbol(i int) string { return hostSymbols[(i/len(HostColors))%len(hostSymbols)] }
 func hostDash(i int) string   { return hostDashes[(i/len(HostColors))%len(hostDashes)] }
 
-// chartOptions builds every chart's option for the frames before cursor,
+// Options builds every chart's option for the frames before cursor,
 // by chart id: the chart, its markers (the events series) and its text
 // alternative. ECharts' aria is off, so it neither writes its own
 // description over the box's label nor reads this one; js/chart.js puts it in
@@ -228,7 +228,7 @@ type JSONOption interface {
 	JSON() map[string]any
 }
 
-// optionJSON marshals an option with HTML escaping on: the JSON travels
+// OptionJSON marshals an option with HTML escaping on: the JSON travels
 // inside a <script> element, where "</script>" must never appear.
 func OptionJSON(c JSONOption) json.RawMessage {
 	c.Validate()
@@ -240,7 +240,7 @@ func OptionJSON(c JSONOption) json.RawMessage {
 	return b
 }
 
-// common are the options every chart shares: a fixed category x axis with
+// Common are the options every chart shares: a fixed category x axis with
 // every tick, no animation (a frame every 60 ms would catch transitions
 // half-way), large type for a projector, axis tooltips, and the legend in
 // a column on the right (it holds six hosts or fifty, scrolling, without
@@ -267,7 +267,7 @@ func Common(r *tabstate.Run, unit string) []charts.GlobalOpts {
 // the plot, room for the legend on the right).
 var wideGrid = setGrid(opts.Grid{Left: "66", Right: "112", Top: "10", Bottom: "26", ContainLabel: opts.Bool(false)})
 
-// grid is a small chart's plot area: labels contained, legend on top.
+// Grid is a small chart's plot area: labels contained, legend on top.
 func Grid(right, top int) charts.GlobalOpts {
 	return setGrid(opts.Grid{Left: "8", Right: tabstate.Itoa(right), Top: tabstate.Itoa(top), Bottom: "4", ContainLabel: opts.Bool(true)})
 }
@@ -278,7 +278,7 @@ func setGrid(g opts.Grid) charts.GlobalOpts {
 	return func(bc *charts.BaseConfiguration) { bc.GridList = []opts.Grid{g} }
 }
 
-// yAxis is a value axis whose labels carry the unit; min and max may be nil
+// YAxis is a value axis whose labels carry the unit; min and max may be nil
 // (ECharts picks them).
 func YAxis(unit string, lo, hi any) opts.YAxis {
 	return opts.YAxis{
@@ -288,7 +288,7 @@ func YAxis(unit string, lo, hi any) opts.YAxis {
 	}
 }
 
-// rawData sets a series' data to plain values (null for a gap) instead of
+// RawData sets a series' data to plain values (null for a gap) instead of
 // go-echarts' {"value": …} objects: a third of the bytes on every frame.
 func RawData(data []any) charts.SeriesOpts {
 	return func(s *charts.SingleSeries) { s.Data = data }
@@ -530,7 +530,7 @@ func (p Patched) JSON() map[string]any {
 	return o
 }
 
-// panicAreas are mark areas over the intervals in which the cluster was in
+// PanicAreas are mark areas over the intervals in which the cluster was in
 // panic (the balancer ignored health because too few hosts were healthy).
 func PanicAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 	var out []any

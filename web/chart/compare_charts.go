@@ -67,7 +67,7 @@ func (ax cmpAxis) own(r *tabstate.Run, i int, v func(*scenario.Frame) any) any {
 	return nil
 }
 
-// compareCharts are the page's chart boxes and their options.
+// CompareCharts are the page's chart boxes and their options.
 func CompareCharts(a, b *tabstate.Run) view.StaticCharts {
 	ax := cmpAxisOf(a, b)
 	rows := 2 * len(cmpHosts(a, b))

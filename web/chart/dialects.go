@@ -21,7 +21,7 @@ import (
 
 const ChartCompare = "chart-compare"
 
-// compareChartEntry is the strip's entry in chartList.
+// compareChartEntry is the strip's entry in List.
 var compareChartEntry = Chart{ID: ChartCompare, Size: "wide", Title: "Envoy and gRPC, same traffic",
 	Caption: "this run's ejections under Envoy's detector (above) and grpc-go's (below, gRFC A50), same settings and seed · filled: ejected after that tick · ▲ refused by the cap",
 	Height:  CompareHeight, Build: compareChart, Points: comparePoints, Alt: compareAlt}
@@ -154,7 +154,7 @@ const (
 	CompareTitle  = 20 // a plot's title line
 	CompareGap    = 10 // between the first plot and the second title
 	CompareAxis   = 26 // the x labels under the second plot
-	CompareRow    = 16 // a host's row, up to compareMax
+	CompareRow    = 16 // a host's row, up to CompareMax
 	CompareMax    = 640
 	compareMinRow = 40 // the smallest plot
 )

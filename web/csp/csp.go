@@ -45,13 +45,13 @@ func Nonce(tab string) string {
 }
 
 // AllowTabScripts sets a tab page's policy: its scripts are the files and
-// what its stream sends with scriptNonce(tab).
+// what its stream sends with Nonce(tab).
 func AllowTabScripts(w http.ResponseWriter, tab string) {
 	w.Header().Set("Content-Security-Policy", Policy(Nonce(tab)))
 }
 
 // Script runs js in a tab's page: a script element with the tab's
-// nonce (scriptNonce), which Datastar's patch recreates attributes and all.
+// nonce (Nonce), which Datastar's patch recreates attributes and all.
 func Script(sse *datastar.ServerSentEventGenerator, nonce, js string) error {
 	return sse.ExecuteScript(js, datastar.WithExecuteScriptAttributes(`nonce="`+nonce+`"`))
 }

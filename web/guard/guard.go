@@ -26,10 +26,8 @@ func SameOrigin() *http.CrossOriginProtection {
 		if site != "" {
 			from = "Sec-Fetch-Site: " + httperr.Truncate(site, 20)
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte("cross-site request refused (" + from + "): " + r.Method + " " + httperr.Truncate(r.URL.Path, 80) +
-			" must come from a page of this lab (" + httperr.Truncate(r.Host, 80) + ")\n"))
+		httperr.Write(w, httperr.Errorf(httperr.KindForbidden, "cross-site request refused (%s): %s %s must come from a page of this lab (%s)",
+			from, r.Method, httperr.Truncate(r.URL.Path, 80), httperr.Truncate(r.Host, 80)), httperr.KindForbidden)
 	}))
 	return p
 }
@@ -63,7 +61,7 @@ func LimitBodies(def int64, uploads map[string]int64) func(http.Handler) http.Ha
 }
 
 // SecurityHeaders sets the policy of a page without a tab
-// (contentSecurityPolicy); a tab's page replaces it with its nonce's.
+// (csp.Policy); a tab's page replaces it with its nonce's.
 func SecurityHeaders(next http.Handler) http.Handler {
 	csp := csp.Policy("")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// A stream is compressed with gzip whose compressor is borrowed per event:
+// A GzipStream is a stream compressed with gzip whose compressor is borrowed per event:
 // each event is compressed by a pooled deflate writer reset with the last
 // 32 KiB sent as its dictionary, and the stream keeps nothing else between
 // events. A brotli or gzip writer holds its window and hash tables for the
@@ -23,7 +23,7 @@ import (
 // be flushed to a byte boundary with its state dropped in between).
 type GzipStream struct {
 	http.ResponseWriter
-	Dict []byte // the last dictSize bytes sent, uncompressed
+	Dict []byte // the last DictSize bytes sent, uncompressed
 	crc  uint32
 	size uint32
 	head bool // gzip header written
@@ -70,7 +70,7 @@ func (g *GzipStream) release() error {
 	return http.NewResponseController(g.ResponseWriter).Flush()
 }
 
-// dictSize is deflate's whole window: a back reference reaches no further.
+// DictSize is deflate's whole window: a back reference reaches no further.
 const DictSize = 32 << 10
 
 // deflaters are compressors lent to one event at a time. Reset with the
@@ -128,7 +128,7 @@ func (g *GzipStream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// remember keeps the last dictSize bytes sent as the next dictionary.
+// remember keeps the last DictSize bytes sent as the next dictionary.
 func (g *GzipStream) remember(p []byte) {
 	if len(p) >= DictSize {
 		g.Dict = append(g.Dict[:0], p[len(p)-DictSize:]...)
@@ -164,7 +164,7 @@ func (g *GzipStream) Flush() {
 }
 
 // Batch gathers one update's events on w when it compresses
-// (gzipStream.hold), and returns what sends them.
+// (GzipStream.hold), and returns what sends them.
 func Batch(w http.ResponseWriter) func() error {
 	g, ok := w.(*GzipStream)
 	if !ok {

@@ -19,36 +19,36 @@ import (
 	"outlierlab/engine/envoyconf"
 )
 
-// errKind is what is wrong with a request, and so how it is answered:
-// kindStatus is the one table from kinds to HTTP statuses. An error gets
-// its kind where it is made (withKind), or from what it is (kindOf).
+// Kind is what is wrong with a request, and so how it is answered:
+// Status is the one table from kinds to HTTP statuses. An error gets
+// its kind where it is made (WithKind), or from what it is (KindOf).
 type Kind uint8
 
 const (
-	// kindBadValue: a value out of range or of the wrong type, named with
+	// KindBadValue: a value out of range or of the wrong type, named with
 	// its field and what is allowed ("max_ejection_percent: 101 is out of
 	// range (allowed 0–100 %)").
 	KindBadValue Kind = iota
-	// kindMalformed: a request the route cannot read (not JSON, not a tab
+	// KindMalformed: a request the route cannot read (not JSON, not a tab
 	// id), or an address that is not a working lab link.
 	KindMalformed
-	// kindNotFound: an unknown preset, lesson, step or command.
+	// KindNotFound: an unknown preset, lesson, step or command.
 	KindNotFound
-	// kindConflict: a command this page does not take (a preset on a
+	// KindConflict: a command this page does not take (a preset on a
 	// lesson page).
 	KindConflict
-	// kindTooLarge: a body over the server's limit.
+	// KindTooLarge: a body over the server's limit.
 	KindTooLarge
-	// kindURITooLong: an address over the lab's limit.
+	// KindURITooLong: an address over the lab's limit.
 	KindURITooLong
-	// kindInternal: no request could cause it (a preset that fails with
+	// KindInternal: no request could cause it (a preset that fails with
 	// its own settings).
 	KindInternal
-	// kindForbidden: a room's instructor command without the room's key.
+	// KindForbidden: a room's instructor command without the room's key.
 	KindForbidden
-	// kindFull: a room limit of this server is reached.
+	// KindFull: a room limit of this server is reached.
 	KindFull
-	// kindTooMany: a client address's limit is reached (too many attendee
+	// KindTooMany: a client address's limit is reached (too many attendee
 	// streams of a room, too many guessed room codes).
 	KindTooMany
 	// KindUnavailable: what the request needs is down for now (the room
@@ -61,6 +61,9 @@ const (
 	// value, and its text names the setting to change and a value that
 	// fits.
 	KindOverBudget
+	// KindMethod: a method the path does not take (the answer's Allow
+	// header names those it does).
+	KindMethod
 )
 
 var Status = [...]int{
@@ -78,6 +81,7 @@ var Status = [...]int{
 	// it needs, and says when to ask again.
 	KindUnavailable: http.StatusServiceUnavailable,
 	KindOverBudget:  http.StatusUnprocessableEntity,
+	KindMethod:      http.StatusMethodNotAllowed,
 }
 
 // RetryAfter is the Retry-After, in seconds, that Write sends with an
@@ -97,7 +101,7 @@ type kindError struct {
 func (e *kindError) Error() string { return e.err.Error() }
 func (e *kindError) Unwrap() error { return e.err }
 
-// withKind gives err a kind.
+// WithKind gives err a kind.
 func WithKind(k Kind, err error) error {
 	if err == nil {
 		return nil
@@ -105,7 +109,7 @@ func WithKind(k Kind, err error) error {
 	return &kindError{kind: k, err: err}
 }
 
-// kindOf is err's kind: the one withKind gave it, else what the error is
+// KindOf is err's kind: the one withKind gave it, else what the error is
 // (an unknown preset, a query over the limit, a field-named bad value),
 // else unknown: the caller says whose fault an error of no known kind is
 // where it stands (a run of a request's inputs: the request's; a preset's
@@ -128,26 +132,66 @@ func KindOf(err error, unknown Kind) Kind {
 	return unknown
 }
 
-// writeError answers a request that failed with err in plain text: the
-// status of its kind (unknown for an error of no known kind, see kindOf)
+// Write answers a request that failed with err in plain text: the
+// status of its kind (unknown for an error of no known kind, see KindOf)
 // and one line per problem, each naming the field and what is allowed.
+// An internal error's text is for the operator, not the user: it goes to
+// the request's log line (Recorder) and the answer is InternalText. A
+// Retry-After set before (a queue's own wait) is kept.
 func Write(w http.ResponseWriter, err error, unknown Kind) {
 	k := KindOf(err, unknown)
-	if int(k) < len(RetryAfter) && RetryAfter[k] > 0 {
+	if int(k) < len(RetryAfter) && RetryAfter[k] > 0 && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter[k]))
 	}
-	Plain(w, Status[k], Text(err))
+	plain(w, Status[k], Shown(w, err, unknown))
 }
 
-// httpError answers with plain text: msg and a newline.
-func Plain(w http.ResponseWriter, status int, msg string) {
+// Shown is the text a user is shown of err, an error of the request
+// answered on w: its own (Text), or for an internal one InternalText,
+// its own text given to the request's log (Recorder). A page that has
+// sent its status already (a streamed work page) shows it in the page.
+func Shown(w http.ResponseWriter, err error, unknown Kind) string {
+	if KindOf(err, unknown) == KindInternal {
+		record(w, err)
+		return InternalText
+	}
+	return Text(err)
+}
+
+// InternalText is the whole answer to a request that failed through no
+// fault of its own: what went wrong is in the server's log, with the
+// request, never in the answer (it may name the server's insides).
+const InternalText = "something went wrong inside the server (it is logged with this request); try again, and tell the lab's operator if it keeps happening"
+
+// A Recorder keeps an internal error for the request's log line: the
+// server's request log (web's observe) is one. Write finds it among the
+// writers that wrap the response, through their Unwrap, as
+// http.ResponseController finds a Flusher.
+type Recorder interface{ RecordInternal(err error) }
+
+func record(w http.ResponseWriter, err error) {
+	for w != nil {
+		if r, ok := w.(Recorder); ok {
+			r.RecordInternal(err)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// plain answers with plain text: msg and a newline.
+func plain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// inputError is a bad value from a request, named by its field. Its text is
+// FieldError is a bad value from a request, named by its field. Its text is
 // what the 4xx body says: "max_ejection_percent: 101 is out of range
 // (allowed 0–100 %)".
 type FieldError struct {
@@ -162,7 +206,7 @@ func (e *FieldError) Error() string {
 	return e.Field + ": " + e.Msg
 }
 
-// errorText is the body of a 4xx answer: one line per field error, each
+// Text is the body of a 4xx answer: one line per field error, each
 // naming the field and, where there is one, the allowed range.
 func Text(err error) string {
 	var lines []string
@@ -191,7 +235,7 @@ func Text(err error) string {
 	return strings.Join(lines, "\n")
 }
 
-// msgNum writes a number for an error message: as the lab writes it when
+// MessageNumber writes a number for an error message: as the lab writes it when
 // it is short, else in exponent form cut to a readable length, so that a
 // 309-digit value is not echoed back in full.
 func MessageNumber(v float64) string {
@@ -219,10 +263,15 @@ func Truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// bodyTooLarge is the one text for a body over its route's limit.
+// BodyTooLarge is the one text for a body over its route's limit.
 func BodyTooLarge(limit int64) error {
 	return WithKind(KindTooLarge, fmt.Errorf("body: larger than this route takes (allowed at most %d bytes)", limit))
 }
 
-// errQueryTooLong is answered with 414.
+// Errorf is fmt.Errorf's error, of kind k.
+func Errorf(k Kind, format string, args ...any) error {
+	return WithKind(k, fmt.Errorf(format, args...))
+}
+
+// ErrQueryTooLong is answered with 414.
 var ErrQueryTooLong = WithKind(KindURITooLong, errors.New("query too long"))

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// numSpan is the range a number from a request may take, with its unit for
+// Span is the range a number from a request may take, with its unit for
 // the error text: {0, 300, "s"} reads "allowed 0–300 s".
 type Span struct {
 	Lo, Hi float64
@@ -23,13 +23,13 @@ func (sp Span) String() string {
 	return s
 }
 
-// requestNumber reads a number a request carries for field (a query value,
+// Number reads a number a request carries for field (a query value,
 // a form field, a string signal) and checks it against sp. It is the one
 // parser for numbers from outside that are not a control's: strconv
 // accepts "NaN", "Inf" and "1e999" (as +Inf), and NaN fails every
 // comparison, so a range check alone lets it through — and a NaN turned
 // into milliseconds is MinInt64. Refusing NaN and ±Inf here, and keeping
-// every value inside a finite numSpan, means a later integer conversion
+// every value inside a finite Span, means a later integer conversion
 // cannot overflow.
 func Number(field, text string, sp Span) (float64, error) {
 	text = strings.TrimSpace(text)
@@ -43,8 +43,8 @@ func Number(field, text string, sp Span) (float64, error) {
 	return f, nil
 }
 
-// requestNumberJSON reads a JSON number, or a string holding one (a page's
-// input sends "60"), as requestNumber does.
+// NumberJSON reads a JSON number, or a string holding one (a page's
+// input sends "60"), as Number does.
 func NumberJSON(field string, raw json.RawMessage, sp Span) (float64, error) {
 	var v any
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {

@@ -64,7 +64,7 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 // BenchmarkBytesPerFrame plays search-cache frame by frame into a recorder
 // and reports what one played frame costs on the wire: uncompressed, and
 // with the gzip the stream negotiates with the browser (brotli is not
-// offered: stream_gzip.go); and the server's time per frame.
+// offered: web/gzipstream); and the server's time per frame.
 func BenchmarkBytesPerFrame(b *testing.B) {
 	run, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {
@@ -236,7 +236,7 @@ func waitRedraw(b *testing.B, events <-chan webtest.Event) {
 // BenchmarkChartStep is what one played frame's charts cost the server
 // for a tab alone (no room's followers to share it): the frames played in
 // order, as a playing tab asks for them (chart.StepPatch: what the frame
-// adds to each chart, chart_step.go).
+// adds to each chart, web/chart/chart_step.go).
 //
 // Its figure is instructions, so a loaded machine does not decide it:
 //

@@ -66,12 +66,12 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 		sess.mu.Unlock()
 	}
 	s.redraws.commandArrived(sess.tab)
-	if err := s.inRoom(r, sess, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
+	if err := s.inRoom(r, sess, sig.Room, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
+		// A run of the request's inputs that fails is the request's fault.
 		sess.mu.Lock()
-		sess.notice = httperr.Text(err)
+		sess.notice = httperr.Shown(w, err, httperr.KindBadValue)
 		sess.touch()
 		sess.mu.Unlock()
-		// A run of the request's inputs that fails is the request's fault.
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -149,7 +149,7 @@ var (
 // TooMany answers 429 with what was limited and when to try again.
 func TooMany(w http.ResponseWriter, what string) {
 	w.Header().Set("Retry-After", "10")
-	httperr.Plain(w, http.StatusTooManyRequests, "too many "+what+" from your address: slow down and try again in a few seconds")
+	httperr.Write(w, httperr.Errorf(httperr.KindTooMany, "too many %s from your address: slow down and try again in a few seconds", what), httperr.KindTooMany)
 }
 
 // tellReload answers a command whose session is lost with a Datastar
@@ -273,7 +273,7 @@ func (s *Lab) catchUpSignals(sess *Session, sig *TabSignals) {
 
 // verb applies one command to a session. It returns an error when the
 // command's input is bad, of the kind that says the answer's status
-// (errors.go); the session is then unchanged.
+// (httperr/errors.go); the session is then unchanged.
 type verb func(s *Lab, sess *Session, sig *TabSignals) error
 
 var verbs = map[string]verb{

@@ -230,9 +230,18 @@ func (s *Lab) startStrip(home bool) templ.Component {
 	return s.workshops.StartStrip(home)
 }
 
+// inNoRoom reports whether a tab is in no room: its session is tied to
+// none and its signals name none (room). Its commands and its stream are
+// the lab's alone: they walk no room code.
+func inNoRoom(sess *Session, room string) bool { return room == "" && sess.TieOf() == nil }
+
 // follow binds a tab's stream to its room (nil: a tab in none).
 func (s *Lab) follow(r *http.Request, sess *Session) (Follow, error) {
-	if s.workshops == nil {
+	var sig struct {
+		Room string `json:"room"`
+	}
+	_ = StreamSignals(r, &sig) // the stream already refused signals that are not JSON
+	if s.workshops == nil || inNoRoom(sess, sig.Room) {
 		return nil, nil
 	}
 	f, err := s.workshops.Stream(r, sess)
@@ -248,9 +257,10 @@ type roomGoneError struct{ error }
 
 func (e roomGoneError) Unwrap() error { return e.error }
 
-// inRoom runs a tab's command as its room says (Rooms.Command).
-func (s *Lab) inRoom(r *http.Request, sess *Session, verb string, body []byte, apply func() error) error {
-	if s.workshops == nil {
+// inRoom runs a tab's command as its room says (Rooms.Command); a tab in
+// no room (room: its room signal) just runs it.
+func (s *Lab) inRoom(r *http.Request, sess *Session, room, verb string, body []byte, apply func() error) error {
+	if s.workshops == nil || inNoRoom(sess, room) {
 		return apply()
 	}
 	return s.workshops.Command(r, sess, verb, body, apply)

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -41,12 +42,12 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 		err = page.OnlyParams(rest, "a lesson page", "view")
 	}
 	if err != nil {
-		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	v, err := s.LessonView(d, s.Browser(w, r))
 	if err != nil {
-		httperr.Plain(w, http.StatusInternalServerError, "cannot run the lesson: "+err.Error())
+		httperr.Write(w, fmt.Errorf("cannot run the lesson: %w", err), httperr.KindInternal)
 		return
 	}
 	v.Lab.View = mode

@@ -22,14 +22,14 @@ import (
 
 // labPage handles GET /lab?preset=NAME&field=value…&t=S: the free lab in
 // a fresh tab, on a preset (the opening story by default) with the
-// address's settings, paused at its cursor (permalink.go). A bad address is
+// address's settings, paused at its cursor (tabstate/permalink.go). A bad address is
 // a 400 page naming every bad field and its range, never a lab with some of
 // the settings silently dropped: a room following the projector must see
 // what the instructor sees, or be told why not.
 func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 	mode, query, err := page.SplitView(r.URL.RawQuery)
 	if err != nil {
-		s.Pages.BadRequest(w, r, http.StatusBadRequest, "/lab", httperr.Text(err))
+		s.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], "/lab", httperr.Text(err))
 		return
 	}
 	link, err := tabstate.ParseLabQuery(query)
@@ -60,7 +60,7 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 	case httperr.KindNotFound:
 		s.Pages.NotFound(w, r, fmt.Sprintf("There is no scenario preset called %q.", httperr.Truncate(link.Preset, 60)))
 	case httperr.KindInternal:
-		httperr.Plain(w, httperr.Status[k], "cannot run the preset: "+err.Error())
+		httperr.Write(w, fmt.Errorf("cannot run the preset: %w", err), k)
 	default:
 		s.Pages.BadRequest(w, r, httperr.Status[k], "/lab", httperr.Text(err))
 	}

@@ -117,7 +117,7 @@ func parseDrawn(s string) drawn {
 	return drawn{controls: c, panels: p}
 }
 
-// panelEvents holds the shared panels of the last moves: a room's tabs
+// panels holds the shared panels of the last moves: a room's tabs
 // ask for one at the same moment (single flight), and a few rooms at a
 // time.
 // redrawMemo holds what a move's redraw sends every tab alike, made once:
@@ -150,7 +150,7 @@ func newStreamState(w io.Writer, nonce string, m *redrawMemo) *streamState {
 // gzipped stream first sends them, is smaller.
 func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 
-// scriptEvents holds the charts' script events (all but the nonce) for
+// scripts holds the charts' script events (all but the nonce) for
 // the scripts Scripts.At and Scripts.Step remember, keyed by the
 // script itself: the same string those memos return to every follower.
 
@@ -168,7 +168,7 @@ func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared,
 	})
 }
 
-// injectEvents holds the free lab's list of injected faults for a run
+// injects holds the free lab's list of injected faults for a run
 // (its key: the faults are among its inputs).
 
 func (m *redrawMemo) sharedInjectList(run *tabstate.Run) (*gzipstream.Shared, error) {

@@ -222,7 +222,7 @@ func TestStreamGzipValid(t *testing.T) {
 
 // Defect 2's other half: a played frame on the wire is at most 1 KB once
 // gzipped, for every preset. A frame sends the charts' patch from the last
-// cursor (chart_patch.go), so the tables it re-sends stay inside gzip's
+// cursor (web/chart/chart_patch.go), so the tables it re-sends stay inside gzip's
 // window and compress to their changes. (Sending each chart's whole option
 // made search-cache's frames 36 KB raw, 2.9 KB gzipped.) The mean over a
 // run is the bound; the largest frame (the one with the fault's burst of

@@ -12,7 +12,7 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-// A session is one browser tab's lab: its inputs, where its cursor is, and
+// A Session is one browser tab's lab: its inputs, where its cursor is, and
 // whether it plays. Nothing else: the frames come from the shared run cache
 // and can always be rebuilt from the inputs, and the tab's own signals
 // carry the inputs and the cursor, so a lost session (expired, evicted, a

@@ -9,24 +9,10 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-func testRun(t testing.TB, frames int) *tabstate.Run {
-	t.Helper()
-	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if frames >= 0 && frames < len(r.Frames) {
-		cp := *r
-		cp.Frames = r.Frames[:frames]
-		return &cp
-	}
-	return r
-}
-
 // Playback is arithmetic over the clock: no goroutine per tab.
 func TestSessionCursorArithmetic(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, testRun(t, 30), tabstate.NewRunCache(4), t0)
+	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, webtest.DefaultRun(t, 30), tabstate.NewRunCache(4), t0)
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
 		t.Fatalf("paused cursor moved to %d", c)
 	}
@@ -57,7 +43,7 @@ func TestSessionCursorArithmetic(t *testing.T) {
 // recently used go first, sessions with an open stream last.
 func TestSessionStoreBounds(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	run := testRun(t, -1)
+	run := webtest.DefaultRun(t, -1)
 	st := newSessionStore(3, time.Minute)
 	st.grace = 0
 	tab := func(i int) string { return fmt.Sprintf("tab-%016d", i) }

@@ -37,6 +37,10 @@ type TabSignals struct {
 	Inject     string `json:"inject"`
 	InjectHost string `json:"injectHost"`
 	InjectDrop string `json:"injectDrop"`
+	// Room is the code of the room the tab's page was drawn in ("" for
+	// none): read here only to know that a tab in no room needs none of
+	// the rooms' code (inNoRoom); the rooms read the rest of theirs.
+	Room string `json:"room"`
 	// Drawn is what the page was drawn with (drawnOf), for its stream's
 	// first redraw.
 	Drawn string `json:"drawn"`
@@ -46,7 +50,7 @@ type TabSignals struct {
 	Conn string `json:"conn"`
 }
 
-// The signals the server sets, typed as the incoming tabSignals are. A
+// The signals the server sets, typed as the incoming TabSignals are. A
 // patch merges into the page's signals (Datastar's PatchSignals), so a field
 // left out, nil or omitted, keeps the page's value; a field sent, even as
 // false or "", replaces it.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -38,6 +37,11 @@ const streamCheck = 10 * time.Second
 // streamWriteTimeout is how long a stream's writes may wait for the
 // browser to read them (a phone on bad Wi-Fi catches up in seconds).
 const streamWriteTimeout = 30 * time.Second
+
+// errShuttingDown refuses a stream on a server that is shutting down: the
+// page tries again (Retry-After), and a proxy sends it to a replica that
+// stays.
+var errShuttingDown = httperr.WithKind(httperr.KindUnavailable, errors.New("this server is shutting down: the page reconnects to another one"))
 
 // stream handles POST /lab/stream. The tab's signals come in the body
 // (Datastar's @post), never in the address: the tab's id would be written
@@ -235,10 +239,8 @@ func wakeAt(next, now time.Time) (<-chan time.Time, func()) {
 func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	select {
 	case <-s.closing:
-		// Shutting down: the page tries again, and a proxy sends it to a
-		// replica that stays.
 		w.Header().Set("Retry-After", "1")
-		httperr.Plain(w, http.StatusServiceUnavailable, "this server is shutting down: the page reconnects to another one")
+		httperr.Write(w, errShuttingDown, httperr.KindUnavailable)
 		return nil, false
 	default:
 	}
@@ -247,7 +249,7 @@ func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func()
 	if n := s.addrStreams[addr]; n >= s.streamsPerAddr {
 		s.addrMu.Unlock()
 		w.Header().Set("Retry-After", "30")
-		httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf("%d streams are open from your address on this server (its -streams-per-address is %d): close some tabs and try again", n, s.streamsPerAddr))
+		httperr.Write(w, httperr.Errorf(httperr.KindTooMany, "%d streams are open from your address on this server (its -streams-per-address is %d): close some tabs and try again", n, s.streamsPerAddr), httperr.KindTooMany)
 		return nil, false
 	}
 	s.addrStreams[addr]++
@@ -263,7 +265,7 @@ func (s *Lab) streamSlot(w http.ResponseWriter, r *http.Request) (release func()
 		s.openStreams.Add(-1)
 		untake()
 		w.Header().Set("Retry-After", "30")
-		httperr.Plain(w, http.StatusServiceUnavailable, fmt.Sprintf("the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams))
+		httperr.Write(w, httperr.Errorf(httperr.KindFull, "the lab is full: %d streams are open on this server (its -max-streams); try again in a minute", s.maxStreams), httperr.KindFull)
 		return nil, false
 	}
 	return func() { s.openStreams.Add(-1); untake() }, true
@@ -317,7 +319,7 @@ const defaultKeepalive = 15 * time.Second
 
 // streamState is what one connection has already sent.
 type streamState struct {
-	nonce string // the tab's script nonce (csp.go), hashed once per stream
+	nonce string // the tab's script nonce (web/csp), hashed once per stream
 	// w is the writer under the stream's generator: what every tab at the
 	// same run and cursor is sent is written to it as made once
 	// (panel_memo.go).
@@ -557,7 +559,7 @@ func (st *streamState) patchSignals(sse *datastar.ServerSentEventGenerator, v an
 }
 
 // address keeps a free-lab tab's address bar on the permalink of what it
-// shows (permalink.go): settings, preset and cursor, never the tab id, so
+// shows (tabstate/permalink.go): settings, preset and cursor, never the tab id, so
 // the address can be shared, bookmarked or reloaded. It is sent at each
 // redraw (a command: settings, preset, a cursor move) when it changed since
 // this connection's last one; while playing, frames do not move it. Lesson
@@ -596,8 +598,8 @@ func replaceURL(u string) string {
 // sends every chart's whole option and drops the old one first (a new run
 // may have other hosts); otherwise the page holds the options at this
 // connection's last cursor on the same run, and gets the patch from there
-// (chart_patch.go). Both are built once for a room's followers
-// (chart_memo.go); a room's streams share its event too (panel_memo.go).
+// (web/chart/chart_patch.go). Both are built once for a room's followers
+// (web/chart/chart_memo.go); a room's streams share its event too (panel_memo.go).
 func (st *streamState) charts(sse *datastar.ServerSentEventGenerator, snap snapshot, replace bool) error {
 	var js string
 	var err error

@@ -41,7 +41,7 @@ func (p *Pages) Work(w http.ResponseWriter, r *http.Request, l view.Layout, titl
 			return ctx.Err() // the visitor left: nobody reads the rest
 		}
 		if err != nil {
-			return templates.WorkFailed(title, httperr.Text(err)).Render(ctx, tw)
+			return templates.WorkFailed(title, httperr.Shown(w, err, httperr.KindInternal)).Render(ctx, tw)
 		}
 		return content.Render(ctx, tw)
 	})

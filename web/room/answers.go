@@ -19,8 +19,8 @@ import (
 // CODE.q.QID.a.ATTENDEE, holding that attendee's answer, and at the reveal
 // a mark, CODE.q.QID.closed. They were one document of every answer,
 // rewritten by compare-and-set at each answer and capped, as every value
-// of the bucket, at busMaxValue (64 KiB): after about 861 answers no
-// answer fitted and every one waited busTimeout for a 500 (issue 19,
+// of the bucket, at roombus.MaxValue (64 KiB): after about 861 answers no
+// answer fitted and every one waited roombus.Timeout for a 500 (issue 19,
 // defect 4). A key each costs one put per answer, whatever the count; two
 // replicas never contend; an attendee's second answer is a second put on
 // its own key, so it replaces the first and the count stays one per
@@ -42,7 +42,7 @@ import (
 const maxAnswers = 10000
 
 // answerWakeEvery is how often, at most, new answers wake the room's
-// streams (answersChanged): 500 attendees answering within a second would
+// streams (roomWatch.Answers): 500 attendees answering within a second would
 // otherwise wake 500 streams 500 times.
 const answerWakeEvery = 200 * time.Millisecond
 
@@ -252,7 +252,7 @@ func (h *roomHub) wakeAnswersLocked() {
 	}
 }
 
-// answersChanged is closed at the next change of the room's answers (nil,
+// Answers is closed at the next change of the room's answers (nil,
 // never ready, for a stream in no room). An answer changes the question
 // panel (its count, the attendee's own answer) and the board, not the
 // lab: the stream sends the room's part and no redraw, or a room of 500
@@ -290,7 +290,7 @@ func (h *roomHub) keepAnswersLocked() {
 }
 
 // answersNow is the hub's answers to q, once the watch has given those
-// already on the bus (or busTimeout has passed).
+// already on the bus (or roombus.Timeout has passed).
 func (h *roomHub) answersNow(ctx context.Context, q string) map[string]record.Answer {
 	select {
 	case <-h.answersReady:

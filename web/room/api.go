@@ -22,11 +22,17 @@ import (
 // state on the bus and answers in JSON; the instructor's tab that asked
 // takes the new state at once.
 
+// errNoWorkshops answers every route of the rooms (their API, a new room,
+// a tab's command or stream that names a room) on a server started
+// without the room bus: one text, one kind, 404 everywhere (a room page
+// is the 404 page saying the same).
+var errNoWorkshops = httperr.WithKind(httperr.KindNotFound, errors.New("this server runs no workshops (it was started without the room bus)"))
+
 // roomAPI finds the room of a room API request, answering in plain text
 // when it cannot; with instructor, the request must carry the room's key.
 func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor bool) (string, record.Record, bool) {
 	if s.rooms == nil {
-		httperr.Plain(w, http.StatusNotFound, "this server runs no workshops")
+		httperr.Write(w, errNoWorkshops, httperr.KindNotFound)
 		return "", record.Record{}, false
 	}
 	if s.rooms.admitCode(r) != nil {
@@ -46,10 +52,10 @@ func (s *Workshops) roomAPI(w http.ResponseWriter, r *http.Request, instructor b
 		return "", rec, false
 	}
 	if instructor && !rec.KeyMatches(roomKey(r, code)) {
-		httperr.Plain(w, http.StatusForbidden, "key: this browser's instructor key is not room "+code+"'s (stale or missing)")
+		httperr.Write(w, httperr.WithKind(httperr.KindForbidden, &httperr.FieldError{Field: "key", Msg: "this browser's instructor key is not room " + code + "'s (stale or missing)"}), httperr.KindForbidden)
 		return "", rec, false
 	}
-	if instructor && !s.rooms.changes.Allow(code, s.Now()) {
+	if instructor && !s.rooms.changes.Allow(code, s.lab.Now()) {
 		tooManyChanges(w, code)
 		return "", rec, false
 	}
@@ -72,7 +78,7 @@ func roomRequest[T any](s *Workshops, w http.ResponseWriter, r *http.Request, in
 
 // readJSON reads a small JSON body into v (an empty body leaves v).
 func (s *Workshops) readJSON(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.lab.MaxBody))
 	if err != nil {
 		return httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
@@ -166,7 +172,7 @@ func (s *Workshops) resyncTab(code, tab string, rev uint64) {
 	if tab == "" {
 		return
 	}
-	sess := s.Sessions.Get(tab)
+	sess := s.lab.Sessions.Get(tab)
 	if sess == nil {
 		return
 	}

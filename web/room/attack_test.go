@@ -211,8 +211,8 @@ func TestRoomAttackPollScale(t *testing.T) {
 		here, inflight = 100, 4
 	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{AttendeesPerAddress: here}) // the test's attendees share one address
-	l.s.SetClientLimits(1_000_000, 1_000_000)
-	l.s.SetStreamsPerAddress(here)
+	l.s.lab.SetClientLimits(1_000_000, 1_000_000)
+	l.s.lab.SetStreamsPerAddress(here)
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
 	ids := mintAttendees(t, l, code, n)
@@ -291,7 +291,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 func TestRoomAttackFill(t *testing.T) {
 	const room = 150
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxAttendees: room})
-	l.s.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
+	l.s.lab.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

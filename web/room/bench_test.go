@@ -60,7 +60,7 @@ import (
 // panels and compressed them and the charts' script with its own
 // dictionary; now 32.2/33.1/70.2 (0.08 ms a follower), p99 60/64/115,
 // with the panels rendered once per move and deflated once
-// (panel_memo.go, gzipstream.Shared).
+// (web/lab/panel_memo.go, gzipstream.Shared).
 func BenchmarkRoomFanout(b *testing.B) {
 	for _, enc := range []string{"gzip", "identity"} {
 		for _, n := range []int{50, 200, 500} {
@@ -76,7 +76,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	for _, l := range []*roomLab{la, lb} {
 		// Every follower's tab is new and from one address: past the
 		// new-tab burst (200) the rest would be refused.
-		l.s.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
+		l.s.lab.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
 	}
 	ha, hb := la.s.Handler(), lb.s.Handler()
 	code, key := la.createRoom(b, `{"preset":"search-cache"}`)

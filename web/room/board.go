@@ -58,7 +58,7 @@ func (s *Workshops) summonRoom(w http.ResponseWriter, r *http.Request) {
 func (s *Workshops) lockRoom(w http.ResponseWriter, r *http.Request) {
 	on := r.URL.Query().Get("on")
 	if on != "1" && on != "0" {
-		httperr.Plain(w, http.StatusUnprocessableEntity, "on: "+httperr.Truncate(on, 10)+" is not 1 (lock) or 0 (unlock)")
+		httperr.Write(w, &httperr.FieldError{Field: "on", Msg: httperr.Truncate(on, 10) + " is not 1 (lock) or 0 (unlock)"}, httperr.KindBadValue)
 		return
 	}
 	s.changeRoom(w, r, "lock", func(st *record.State) { st.Lock = on == "1" })

@@ -117,11 +117,11 @@ true`
 	// restart): the page says so, then follows again by itself.
 	holder := la
 	if tab := pupil.Eval(`JSON.parse(document.getElementById('lab').dataset.signals).tab`); tab != "" {
-		if sess := lb.s.Lab.Sessions.Get(tab); sess != nil && sess.Streams() > 0 {
+		if sess := lb.s.lab.Sessions.Get(tab); sess != nil && sess.Streams() > 0 {
 			holder = lb
 		}
 	}
-	holder.s.Lab.Shutdown()
+	holder.s.lab.Shutdown()
 	pupil.Poll("the attendee's page says it is reconnecting, then is live again", `t_conns.includes('reconnecting') && document.getElementById('stream').dataset.conn === 'live'`)
 
 	// Every scene of the plan, two of them on another lesson.

@@ -51,7 +51,7 @@ func TestBrowserRoomExplore(t *testing.T) {
 	// Both replicas' clocks run on, then jump as the test says: a page
 	// loaded after the end shows "time is up" at once.
 	clk := &offsetClock{}
-	la.s.Now, lb.s.Now = clk.Now, clk.Now
+	la.s.lab.Now, lb.s.lab.Now = clk.Now, clk.Now
 	bs := browsersOn(t, 1440, 1000, la.ts.URL, lb.ts.URL, lb.ts.URL)
 	teacher, pupil, wall := bs[0], bs[1], bs[2]
 

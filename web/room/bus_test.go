@@ -374,7 +374,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
 	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// The server goes before NATS does (cleanups run last-in first).
-	s.Shutdown()
+	s.lab.Shutdown()
 	ts.Close()
 }
 

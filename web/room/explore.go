@@ -32,7 +32,7 @@ func (w *roomWatch) exploreToSend(st *record.State) *record.ExploreSignal {
 	if st.Plan == "" {
 		return nil
 	}
-	sig := st.Explore.Signal(w.s.Now())
+	sig := st.Explore.Signal(w.s.lab.Now())
 	if w.exploreSent != nil && w.exploreSent.EndMs == sig.EndMs && w.exploreSent.Minutes == sig.Minutes {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	now := s.Now()
+	now := s.lab.Now()
 	next, _, err := s.rooms.updateState(r.Context(), code, "explore", func(st *record.State) error {
 		if req.Stop {
 			if st.Explore == nil {
@@ -99,11 +99,11 @@ func (s *Workshops) exploreRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	e := next.State.Explore
 	if e == nil {
-		s.Log.Info("room explore stopped", "room", code)
+		s.lab.Log.Info("room explore stopped", "room", code)
 		writeJSON(w, r, http.StatusOK, map[string]any{"running": false})
 		return
 	}
-	s.Log.Info("room explore started", "room", code, "scene", e.Scene, "minutes", e.Minutes)
+	s.lab.Log.Info("room explore started", "room", code, "scene", e.Scene, "minutes", e.Minutes)
 	writeJSON(w, r, http.StatusOK, map[string]any{"running": true, "scene": e.Scene, "minutes": e.Minutes, "endMs": e.EndMs})
 }
 

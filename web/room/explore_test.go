@@ -39,7 +39,7 @@ func (c *testClock) add(d time.Duration) {
 func TestRoomExploreTimer(t *testing.T) {
 	l := planLab(t)
 	clk := &testClock{t: time.UnixMilli(1_800_000_000_000)}
-	l.s.Now = clk.Now
+	l.s.lab.Now = clk.Now
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	// The state as the bus has it: this replica's hub may be a write behind.
 	state := func() record.State {

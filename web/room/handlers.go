@@ -28,7 +28,7 @@ import (
 	"outlierlab/web/view"
 )
 
-// The rooms' routes:
+// Routes mounts the rooms' routes:
 //
 //	POST /rooms             a new room (its key in a cookie, or in JSON)
 //	GET  /r?code=K7QX2M     the join box's target
@@ -95,10 +95,10 @@ func (s *Workshops) setRoomKeyCookie(w http.ResponseWriter, r *http.Request, cod
 // instructor page with the key in a cookie.
 func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 	if s.rooms == nil {
-		httperr.Plain(w, http.StatusServiceUnavailable, "this server has no workshops (it was started without the room bus)")
+		httperr.Write(w, errNoWorkshops, httperr.KindNotFound)
 		return
 	}
-	if !s.rooms.creates.Allow(s.rooms.clientAddr(r), s.Now()) {
+	if !s.rooms.creates.Allow(s.rooms.clientAddr(r), s.lab.Now()) {
 		tooManyRooms(w, s.rooms.lim.RoomsPerHour)
 		return
 	}
@@ -114,17 +114,17 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindFull)
 		return
 	case err != nil:
-		s.Log.Error("room: create", "err", err)
+		s.lab.Log.Error("room: create", "err", err)
 		httperr.Write(w, roomError(err), httperr.KindInternal)
 		return
 	}
-	s.Log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
+	s.lab.Log.Info("room created", "room", code, "lesson", st.Lesson, "preset", st.Preset, "plan", st.Plan)
 	s.setRoomKeyCookie(w, r, code, key)
 	present := "/r/" + code + "/present"
 	switch {
 	case r.Header.Get("Datastar-Request") == "true": // its Accept lists JSON too
 		// Not sse.Redirect: that is an inline script without a nonce, which
-		// the page's policy refuses (csp.go).
+		// the page's policy refuses (web/csp).
 		_ = csp.Run(datastar.NewSSE(w, r), "window.location.assign('"+present+"')")
 	case strings.Contains(r.Header.Get("Accept"), "application/json"):
 		w.Header().Set("Location", present)
@@ -136,7 +136,7 @@ func (s *Workshops) createRoom(w http.ResponseWriter, r *http.Request) {
 
 // startState is the state a new room starts from (see createRoom).
 func (s *Workshops) startState(r *http.Request) (record.State, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.lab.MaxBody))
 	if err != nil {
 		return record.State{}, httperr.WithKind(httperr.KindTooLarge, fmt.Errorf("request body: %w", err))
 	}
@@ -162,7 +162,7 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 		browser = tabid.NewBrowser()
 		sig.Tab = tabid.New(browser)
 	}
-	sess, err := s.SessionFor(&sig, browser, "", false)
+	sess, err := s.lab.SessionFor(&sig, browser, "", false)
 	if err != nil {
 		return record.State{}, err
 	}
@@ -179,7 +179,7 @@ func (s *Workshops) startFrom(start string) (record.State, error) {
 	case "":
 		return st, nil
 	case "lesson":
-		d := s.Lessons.ByID[name]
+		d := s.lab.Lessons.ByID[name]
 		if d == nil {
 			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(name, 40))})
 		}
@@ -189,15 +189,17 @@ func (s *Workshops) startFrom(start string) (record.State, error) {
 		return s.plans.Start(name)
 	case "preset":
 		st.Preset = name
-		_, _, err := st.Inputs(s.Lessons)
+		_, _, err := st.Inputs(s.lab.Lessons)
 		return st, httperr.WithKind(httperr.KindNotFound, err)
 	}
 	return st, &httperr.FieldError{Field: "start", Msg: fmt.Sprintf("%q is not a start (allowed lesson:ID, plan:ID or preset:NAME)", httperr.Truncate(start, 40))}
 }
 
+var errTooManyJoins = httperr.WithKind(httperr.KindTooMany, errors.New("too many workshop requests from your address: try again in a minute"))
+
 func tooManyJoins(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httperr.Plain(w, http.StatusTooManyRequests, "too many workshop requests from your address: try again in a minute")
+	httperr.Write(w, errTooManyJoins, httperr.KindTooMany)
 }
 
 // notACode is a room page's words for raw, which is not a code.
@@ -209,7 +211,7 @@ func notACode(raw string) string {
 func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("code")
 	if raw == "" {
-		s.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.Pages.Layout("Join a workshop", "", false)}))
+		s.lab.Pages.Render(w, r, http.StatusOK, templates.RoomJoinPage(view.RoomJoin{Layout: s.lab.Pages.Layout("Join a workshop", "", false)}))
 		return
 	}
 	code, ok := record.NormalCode(raw)
@@ -221,14 +223,14 @@ func (s *Workshops) joinRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Workshops) roomNotFound(w http.ResponseWriter, r *http.Request, code, problem string) {
-	s.Pages.Render(w, r, http.StatusNotFound, templates.RoomJoinPage(view.RoomJoin{
-		Layout: s.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
+	s.lab.Pages.Render(w, r, httperr.Status[httperr.KindNotFound], templates.RoomJoinPage(view.RoomJoin{
+		Layout: s.lab.Pages.Layout("No such workshop", "", false), Code: httperr.Truncate(code, 20), Problem: problem,
 	}))
 }
 
-func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status int, heading, msg, join string) {
-	s.Pages.Render(w, r, status, templates.RoomDeniedPage(view.RoomDenied{
-		Layout: s.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
+func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, k httperr.Kind, heading, msg, join string) {
+	s.lab.Pages.Render(w, r, httperr.Status[k], templates.RoomDeniedPage(view.RoomDenied{
+		Layout: s.lab.Pages.Layout(heading, "", false), Heading: heading, Message: msg, JoinPath: join,
 	}))
 }
 
@@ -238,14 +240,14 @@ func (s *Workshops) roomDenied(w http.ResponseWriter, r *http.Request, status in
 // lower case) and then returning ok false.
 func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string, rec record.Record, ok bool) {
 	if s.rooms == nil {
-		s.Pages.NotFound(w, r, "This server runs no workshops.")
+		s.lab.Pages.NotFound(w, r, "This server runs no workshops (it was started without the room bus).") // errNoWorkshops as a page
 		return "", rec, false
 	}
 	if s.rooms.admitCode(r) != nil {
 		tooManyGuesses(w)
 		return "", rec, false
 	}
-	if !s.rooms.pages.Allow(s.rooms.clientAddr(r), s.Now()) {
+	if !s.rooms.pages.Allow(s.rooms.clientAddr(r), s.lab.Now()) {
 		tooManyJoins(w)
 		return "", rec, false
 	}
@@ -271,8 +273,8 @@ func (s *Workshops) roomFor(w http.ResponseWriter, r *http.Request) (code string
 		s.roomNotFound(w, r, code, "There is no workshop "+code+". Check the code with your instructor: a workshop ends 12 hours after its last change (one nobody used, after "+s.rooms.lim.UnusedTTL.String()+").")
 		return "", rec, false
 	case err != nil:
-		s.Log.Error("room: lookup", "room", code, "err", err)
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot reach the room bus: "+err.Error())
+		s.lab.Log.Error("room: lookup", "room", code, "err", err)
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot reach the room bus: %w", err), httperr.KindUnavailable)
 		return "", rec, false
 	}
 	return code, rec, true
@@ -289,7 +291,7 @@ func (s *Workshops) attendeePage(role string) http.HandlerFunc {
 			return
 		}
 		if role == "follow" && s.rooms.full(code) {
-			s.roomDenied(w, r, http.StatusServiceUnavailable, "This workshop is full here",
+			s.roomDenied(w, r, httperr.KindFull, "This workshop is full here",
 				fmt.Sprintf("Workshop %s has %d attendees on this server, as many as it takes. Ask your instructor, or try again later.", code, s.rooms.lim.MaxAttendees), "")
 			return
 		}
@@ -315,7 +317,7 @@ func (s *Workshops) presentPage(w http.ResponseWriter, r *http.Request) {
 		key = roomKey(r, code)
 	}
 	if !rec.KeyMatches(key) {
-		s.roomDenied(w, r, http.StatusForbidden, "Not the instructor's key",
+		s.roomDenied(w, r, httperr.KindForbidden, "Not the instructor's key",
 			"This browser has no key for workshop "+code+", or an old one. Open the link with the key you got when you started it.", "/r/"+code)
 		return
 	}
@@ -338,14 +340,13 @@ func (set *roomSet) full(code string) bool {
 // renderRoom writes a room page: the lab or lesson the room shows, as
 // role sees it.
 func (s *Workshops) renderRoom(w http.ResponseWriter, r *http.Request, code string, rec *record.Record, role string) {
-	pg, err := s.roomPage(r, code, rec, role, tabid.New(s.Browser(w, r)), false)
+	pg, err := s.roomPage(r, code, rec, role, tabid.New(s.lab.Browser(w, r)), false)
 	if err != nil {
-		s.Log.Error("room: page", "room", code, "err", err)
-		httperr.Plain(w, http.StatusInternalServerError, "cannot show the room: "+httperr.Text(err))
+		httperr.Write(w, fmt.Errorf("cannot show room %s: %w", code, err), httperr.KindInternal)
 		return
 	}
 	csp.AllowTabScripts(w, pg.tab)
-	s.Pages.Render(w, r, http.StatusOK, templates.RoomPage(pg.layout, pg.body))
+	s.lab.Pages.Render(w, r, http.StatusOK, templates.RoomPage(pg.layout, pg.body))
 }
 
 // roomPageView is a room's page: its frame's layout (the title, the
@@ -369,13 +370,13 @@ func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, r
 	st := &rec.State
 	bar := s.roomBar(r, code, role)
 	bar.Scene = s.plans.View(code, role, st)
-	in, d, err := st.Inputs(s.Lessons)
+	in, d, err := st.Inputs(s.lab.Lessons)
 	if err != nil {
 		return roomPageView{}, err
 	}
 	signals := func(sig string) string { return withRoomSignals(sig, code, role, rec.Rev, inPlace) }
 	if d != nil {
-		v, err := s.LessonViewFor(d, tab, code)
+		v, err := s.lab.LessonViewFor(d, tab, code)
 		if err != nil {
 			return roomPageView{}, err
 		}
@@ -387,17 +388,17 @@ func (s *Workshops) roomPage(r *http.Request, code string, rec *record.Record, r
 		v.Layout.Strip = templates.RoomBarStrip(bar)
 		return roomPageView{v.Layout, templates.LessonBody(v), tab, v.Lab.Signals}, nil
 	}
-	run, err := s.Runs.Get(in)
+	run, err := s.lab.Runs.Get(in)
 	if err != nil {
 		return roomPageView{}, err
 	}
-	lv, err := s.LabViewFor(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.Now()))}, tab)
+	lv, err := s.lab.LabViewFor(tabstate.LabLink{Preset: st.Preset, Values: st.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, st.CursorAt(in, run, s.lab.Now()))}, tab)
 	if err != nil {
 		return roomPageView{}, err
 	}
 	lv.Signals, lv.InPlace = signals(lv.Signals), inPlace
 	lv.Link = false // the address is the room's, not a permalink
-	l := s.Pages.Layout("Workshop "+code, "lab", true)
+	l := s.lab.Pages.Layout("Workshop "+code, "lab", true)
 	if role == "projector" {
 		lv.View = view.Projector
 		return roomPageView{l, templates.RoomProjectorBody(view.RoomProjector{Layout: l, Bar: bar, Lab: &lv}), tab, lv.Signals}, nil
@@ -453,7 +454,7 @@ func (s *Workshops) startStrip(home bool) templ.Component {
 	}
 	st := view.RoomStart{Home: home}
 	if home {
-		st.Lessons, st.Presets, st.Plans = s.LessonLinks(), page.PresetLinks(""), s.plans.Links()
+		st.Lessons, st.Presets, st.Plans = s.lab.LessonLinks(), page.PresetLinks(""), s.plans.Links()
 	}
 	return templates.RoomStartStrip(st)
 }
@@ -462,8 +463,7 @@ func (s *Workshops) startStrip(home bool) templ.Component {
 func (s *Workshops) busReady(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.rooms != nil && !s.rooms.bus.Ready() {
-			w.Header().Set("Retry-After", "2")
-			httperr.Plain(w, http.StatusServiceUnavailable, roombus.ErrNotReady.Error())
+			httperr.Write(w, roombus.ErrNotReady, httperr.KindUnavailable)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -157,7 +157,7 @@ func newRoomSet(s *Workshops, bus *roombus.Bus, lim Limits, log *slog.Logger) *r
 		creates: addrlimit.NewPer(lim.RoomsPerHour, time.Hour, lim.RoomsPerHour), pages: addrlimit.New(lim.JoinsPerMinute, pageLoads*lim.JoinBurst),
 		guesses:  addrlimit.New(lim.JoinsPerMinute, lim.JoinBurst),
 		changes:  addrlimit.New(changesPerSecond*60, changesBurst),
-		timeline: recording.NewTimeline(bus, s.Now, log)}
+		timeline: recording.NewTimeline(bus, s.lab.Now, log)}
 }
 
 // roomHub is a room as one replica sees it: its latest good record, and a
@@ -330,7 +330,7 @@ func (h *roomHub) release(from string) {
 // new one, until the hub is dropped. Whatever ends it before the current
 // value came (the watch refused, its updates closed, the hub dropped)
 // still ends open's wait, with the reason: otherwise every join would
-// wait out busTimeout on a hub that will never be ready.
+// wait out roombus.Timeout on a hub that will never be ready.
 func (h *roomHub) watch(ctx context.Context) {
 	initial := true
 	defer func() {
@@ -383,8 +383,8 @@ func (h *roomHub) takeNew(e jetstream.KeyValueEntry) bool {
 	var err error
 	n.rec, err = record.Decode(e.Value())
 	if err == nil {
-		if n.in, n.lesson, err = n.rec.State.Inputs(h.set.s.Lessons); err == nil {
-			n.run, err = h.set.s.Runs.Get(n.in)
+		if n.in, n.lesson, err = n.rec.State.Inputs(h.set.s.lab.Lessons); err == nil {
+			n.run, err = h.set.s.lab.Runs.Get(n.in)
 		}
 	}
 	if err != nil {
@@ -546,7 +546,7 @@ func (set *roomSet) lookup(ctx context.Context, code string) (record.Record, uin
 	}
 	rec, err := record.Decode(e.Value())
 	if err == nil {
-		_, _, err = rec.State.Inputs(set.s.Lessons)
+		_, _, err = rec.State.Inputs(set.s.lab.Lessons)
 	}
 	if err != nil {
 		set.log.Warn("room bus: ignored a room state", "room", code, "revision", e.Revision(), "err", httperr.Text(err))

@@ -34,7 +34,7 @@ func (kv refusedWatchKV) Watch(ctx context.Context, keys string, opts ...jetstre
 }
 
 // A hub whose watch ends before the room's state came answers every join
-// at once with the reason; it used to leave them waiting out busTimeout
+// at once with the reason; it used to leave them waiting out roombus.Timeout
 // (5 s each) for a hub that would never be ready.
 func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
 	for _, tc := range []struct {

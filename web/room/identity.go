@@ -141,12 +141,12 @@ func (set *roomSet) takeID(ctx context.Context, code, tag string, budget int) (i
 func (s *Workshops) refuseAttendee(w http.ResponseWriter, r *http.Request, code string, err error) {
 	var b *idBudgetError
 	if !errors.As(err, &b) {
-		s.Log.Error("room: attendee identity", "room", code, "err", err)
+		s.lab.Log.Error("room: attendee identity", "room", code, "err", err)
 		httperr.Write(w, roomError(err), httperr.KindUnavailable)
 		return
 	}
 	w.Header().Set("Retry-After", "60")
-	s.roomDenied(w, r, http.StatusTooManyRequests, "No more attendees from your network", fmt.Sprintf(
+	s.roomDenied(w, r, httperr.KindTooMany, "No more attendees from your network", fmt.Sprintf(
 		"Workshop %s gives one network (client address) %d attendee identities, and yours has had them all: "+
 			"a browser that clears its cookies, or a private window, is a new attendee. Ask your instructor to raise the limit on their board.", b.code, b.budget), "")
 }

@@ -15,7 +15,7 @@ var errTooManyGuesses = httperr.WithKind(httperr.KindTooMany, errors.New("too ma
 // admitCode refuses (errTooManyGuesses) a request of a room from an
 // address out of guesses.
 func (set *roomSet) admitCode(r *http.Request) error {
-	if !set.guesses.Ready(set.clientAddr(r), set.s.Now()) {
+	if !set.guesses.Ready(set.clientAddr(r), set.s.lab.Now()) {
 		return errTooManyGuesses
 	}
 	return nil
@@ -23,7 +23,7 @@ func (set *roomSet) admitCode(r *http.Request) error {
 
 // missedCode counts a request for a code that names no room.
 func (set *roomSet) missedCode(r *http.Request) {
-	set.guesses.Allow(set.clientAddr(r), set.s.Now())
+	set.guesses.Allow(set.clientAddr(r), set.s.lab.Now())
 }
 
 // find is the room of code for a request, from this replica's hub or the
@@ -43,22 +43,22 @@ func (set *roomSet) find(r *http.Request, code string) (record.Record, error) {
 
 func tooManyGuesses(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "60")
-	httperr.Plain(w, http.StatusTooManyRequests, errTooManyGuesses.Error())
+	httperr.Write(w, errTooManyGuesses, httperr.KindTooMany)
 }
 
 // clientAddr is the address a request's limits count against
 // (clientaddr.Proxies.Client: the peer, or the visitor behind a trusted
 // proxy).
-func (set *roomSet) clientAddr(r *http.Request) string { return set.s.PeerAddr(r) }
+func (set *roomSet) clientAddr(r *http.Request) string { return set.s.lab.PeerAddr(r) }
 
 // secure reports whether the browser reached the lab over https, directly
 // or through a trusted proxy that says so.
-func (set *roomSet) secure(r *http.Request) bool { return set.s.Proxies.Secure(r) }
+func (set *roomSet) secure(r *http.Request) bool { return set.s.lab.Proxies.Secure(r) }
 
 // origin is the lab's address as the browser sees it, for the join link.
 func (set *roomSet) origin(r *http.Request) string {
 	if set.secure(r) {
-		return "https://" + set.s.Proxies.Host(r)
+		return "https://" + set.s.lab.Proxies.Host(r)
 	}
-	return "http://" + set.s.Proxies.Host(r)
+	return "http://" + set.s.lab.Proxies.Host(r)
 }

@@ -39,7 +39,7 @@ func planLab(t *testing.T) *roomLab {
 	if l.s.plans, err = scenes.Load(fstest.MapFS{
 		"lightning.md": {Data: lightning},
 		"drill.md":     {Data: drillPlan(t)},
-	}, l.s.Lab); err != nil {
+	}, l.s.lab); err != nil {
 		t.Fatal(err)
 	}
 	return l

@@ -59,7 +59,7 @@ func (w *roomWatch) putPresence(sess *lab.Session) {
 	// A step once done stays done, as on the attendee's page ("Try this
 	// (2/6)"), which counts the steps the learner did, not the ones the
 	// cursor still satisfies.
-	for _, id := range sess.StepsDone(w.s.Now()) {
+	for _, id := range sess.StepsDone(w.s.lab.Now()) {
 		if !slices.Contains(w.pDone, id) {
 			w.pDone = append(w.pDone, id)
 		}
@@ -78,7 +78,7 @@ func (w *roomWatch) putPresence(sess *lab.Session) {
 	// change as playback runs) at most once per presenceEvery.
 	var old presence
 	_ = json.Unmarshal([]byte(w.pSent), &old)
-	now := w.s.Now()
+	now := w.s.lab.Now()
 	if w.pSent != "" && old.Follow == p.Follow && old.Answer == p.Answer && now.Sub(w.pAt) < presenceEvery {
 		return
 	}
@@ -93,7 +93,7 @@ func (w *roomWatch) putPresence(sess *lab.Session) {
 		ctx, cancel := context.WithTimeout(context.Background(), roombus.Timeout)
 		defer cancel()
 		if _, err := w.s.rooms.bus.KV.Put(ctx, presenceKey(w.hub.code, w.who), b); err != nil {
-			w.s.Log.Warn("room bus: presence", "room", w.hub.code, "err", err)
+			w.s.lab.Log.Warn("room bus: presence", "room", w.hub.code, "err", err)
 		}
 	}()
 }
@@ -200,7 +200,7 @@ func (h *roomHub) boardView() view.RoomBoard {
 	return v
 }
 
-// boardChanged is closed at the board's next change for a stream that
+// Board is closed at the board's next change for a stream that
 // shows the board (the instructor's, with the key); nil, never ready, for
 // the others.
 func (w *roomWatch) Board() <-chan struct{} {

@@ -152,6 +152,12 @@ func plural(n int, one, many string) string {
 //	POST /r/{code}/questions/{id}/reveal  reveal it (key)
 //	POST /r/{code}/answer                 an attendee's answer: ?q=ID&a=… or {"q","qans"}
 //	GET  /r/{code}/question               the question, its count, and after the reveal the histogram
+//
+// errNotThisQuestion refuses a question id that is not the room's open one.
+func errNotThisQuestion(id string) error {
+	return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "question", Msg: fmt.Sprintf("%q is not this room's question", httperr.Truncate(id, 20))})
+}
+
 func (s *Workshops) questionRoutes(r chi.Router) {
 	r.Post("/r/{code}/questions", s.openQuestion)
 	r.Post("/r/{code}/questions/{id}/reveal", s.revealQuestion)
@@ -172,7 +178,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	var q *record.Question
 	var prev string // the question this one replaces, whose answers go
-	now := s.Now()
+	now := s.lab.Now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
 		var err error
 		if q, err = s.questions.Make(st, req); err != nil {
@@ -186,8 +192,8 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		// The room waits before the moment: a cursor past it goes back
 		// (the answer must not be on screen), playback stops at it.
 		cur := st.Anchor
-		if in, _, err := st.Inputs(s.Lessons); err == nil {
-			if run, err := s.Runs.Get(in); err == nil {
+		if in, _, err := st.Inputs(s.lab.Lessons); err == nil {
+			if run, err := s.lab.Runs.Get(in); err == nil {
 				cur = st.CursorAt(in, run, now)
 			}
 		}
@@ -202,7 +208,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 		s.rooms.dropAnswers(r.Context(), code, prev)
 	}
 	s.resyncTab(code, req.Tab, rev)
-	s.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
+	s.lab.Log.Info("room question", "room", code, "question", q.ID, "kind", q.Kind)
 	writeJSON(w, r, http.StatusCreated, q)
 }
 
@@ -215,10 +221,10 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	id := chi.URLParam(r, "id")
 	if q := s.rooms.questionOf(r.Context(), code, rec, id); q == nil || q.ID != id {
-		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		httperr.Write(w, errNotThisQuestion(id), httperr.KindNotFound)
 		return
 	} else if q.Revealed {
-		httperr.Plain(w, http.StatusConflict, "question: already revealed")
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "already revealed"}), httperr.KindConflict)
 		return
 	} else if err := s.rooms.sceneRevealCheck(r.Context(), code, q); err != nil {
 		httperr.Write(w, err, httperr.KindConflict) // before the answers close
@@ -227,7 +233,7 @@ func (s *Workshops) revealQuestion(w http.ResponseWriter, r *http.Request) {
 	answers, err := s.rooms.closeAnswers(r.Context(), code, id)
 	var q record.Question
 	var rev uint64
-	now := s.Now()
+	now := s.lab.Now()
 	if err == nil {
 		_, rev, err = s.rooms.updateState(r.Context(), code, "reveal", func(st *record.State) error {
 			if st.Question == nil || st.Question.ID != id {
@@ -286,11 +292,11 @@ func (s *Workshops) answerQuestion(w http.ResponseWriter, r *http.Request) {
 	}
 	q := s.rooms.questionOf(r.Context(), code, rec, id)
 	if q == nil || q.ID != id {
-		httperr.Plain(w, http.StatusNotFound, fmt.Sprintf("question: %q is not this room's question", httperr.Truncate(id, 20)))
+		httperr.Write(w, errNotThisQuestion(id), httperr.KindNotFound)
 		return
 	}
 	if q.Revealed {
-		httperr.Plain(w, http.StatusConflict, "question: the answer has been revealed; answers are closed")
+		httperr.Write(w, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "question", Msg: "the answer has been revealed; answers are closed"}), httperr.KindConflict)
 		return
 	}
 	who := rec.Attendee(r, code)

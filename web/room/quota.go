@@ -131,14 +131,14 @@ func (set *roomSet) keepRoom(ctx context.Context, code string) {
 func tooManyRooms(w http.ResponseWriter, perHour int) {
 	every := time.Hour / time.Duration(perHour)
 	w.Header().Set("Retry-After", strconv.Itoa(int(every.Seconds())))
-	httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf(
-		"too many new workshops from your address (allowed %d an hour): try again in %v, or use one of the workshops you made", perHour, every.Round(time.Second)))
+	httperr.Write(w, httperr.Errorf(httperr.KindTooMany,
+		"too many new workshops from your address (allowed %d an hour): try again in %v, or use one of the workshops you made", perHour, every.Round(time.Second)), httperr.KindTooMany)
 }
 
 // tooManyChanges answers a key holder's change of a room past the room's
 // rate.
 func tooManyChanges(w http.ResponseWriter, code string) {
 	w.Header().Set("Retry-After", "1")
-	httperr.Plain(w, http.StatusTooManyRequests, fmt.Sprintf(
-		"too many changes to workshop %s (allowed %d at once, then %d a second): try again in a second", code, changesBurst, changesPerSecond))
+	httperr.Write(w, httperr.Errorf(httperr.KindTooMany,
+		"too many changes to workshop %s (allowed %d at once, then %d a second): try again in a second", code, changesBurst, changesPerSecond), httperr.KindTooMany)
 }

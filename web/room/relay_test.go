@@ -67,7 +67,7 @@ func TestTabStreamBackOnOlderSession(t *testing.T) {
 	ctxA, leaveA := context.WithCancel(t.Context())
 	webtest.WaitFor(t, openStreamCtx(t, ctxA, la.ts.URL, sig("")), "the first redraw on A", charted)
 	leaveA()
-	waitUntil(t, "A lets the stream go", func() bool { return la.s.Lab.Sessions.Get(tab).Streams() == 0 })
+	waitUntil(t, "A lets the stream go", func() bool { return la.s.lab.Sessions.Get(tab).Streams() == 0 })
 	ctxB, leaveB := context.WithCancel(t.Context())
 	webtest.WaitFor(t, openStreamCtx(t, ctxB, lb.ts.URL, sig("")), "the first redraw on B", charted)
 	if st, body := roomPost(t, lb.ts.URL, "set", sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`), "", ""); st != 204 {

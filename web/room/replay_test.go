@@ -76,13 +76,13 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	webtest.WaitFor(t, follower, "the first redraw", redrawn)
 	hub := lb.s.rooms.hub(code)
 	// live is what the follower's stream redrew at each state: the charts
-	// of the run and cursor its session took (stream.go's redraw), read
+	// of the run and cursor its session took (web/lab/stream.go's redraw), read
 	// once the session applied the room's revision.
 	var live []string
 	take := func(what string) {
 		t.Helper()
 		rev := hub.current().rev
-		sess := lb.s.Sessions.Get(tabFollower)
+		sess := lb.s.lab.Sessions.Get(tabFollower)
 		waitUntil(t, "the follower applied "+what, func() bool {
 			tr := tieOf(sess)
 			tr.mu.Lock()
@@ -90,7 +90,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return tr.applied >= rev
 		})
 		st := sess.State()
-		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.Now(), len(st.Run.Frames)), true)
+		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.lab.Now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}

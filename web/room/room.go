@@ -26,7 +26,7 @@ import (
 // hooks (roomHooks), which the lab calls; the lab calls no room code but
 // those.
 type Workshops struct {
-	*lab.Lab
+	lab        *lab.Lab
 	rooms      *roomSet // nil without a bus
 	plans      *scenes.Book
 	recordings *recording.Recordings
@@ -38,7 +38,7 @@ type Workshops struct {
 // New is the rooms on l over bus (nil: none), with the plans of
 // plansFS (nil: none), and hooks them into the lab.
 func New(l *lab.Lab, plansFS fs.FS, bus *roombus.Bus, lim Limits, log *slog.Logger) (*Workshops, error) {
-	ws := &Workshops{Lab: l}
+	ws := &Workshops{lab: l}
 	var err error
 	if ws.plans, err = scenes.Load(plansFS, l); err != nil {
 		return nil, err

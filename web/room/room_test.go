@@ -23,7 +23,7 @@ func TestRoomRecordDecode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("good record: %v", err)
 	}
-	if _, _, err := rec.State.Inputs(lab.Lessons); err != nil {
+	if _, _, err := rec.State.Inputs(lab.lab.Lessons); err != nil {
 		t.Fatalf("good state: %v", err)
 	}
 	for _, tt := range []struct{ name, rec, want string }{
@@ -49,7 +49,7 @@ func TestRoomRecordDecode(t *testing.T) {
 	}{
 		{"preset", record.State{Preset: "nope", Speed: "1"}, `preset: "nope" is not a preset`},
 		{"lesson", record.State{Lesson: "nope", Speed: "1"}, `lesson: "nope" is not a lesson`},
-		{"step", record.State{Lesson: lab.Lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
+		{"step", record.State{Lesson: lab.lab.Lessons.List[0].ID, Step: "nope", Speed: "1"}, `step: "nope" is not a step`},
 		{"step without lesson", record.State{Preset: "search-cache", Step: "x", Speed: "1"}, "step: a step needs its lesson"},
 		{"setting", record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"admin": 1}}, "admin: is not a setting of the lab"},
 		{"range", record.State{Preset: "search-cache", Speed: "1", Cfg: map[string]float64{"max_ejection_percent": 101}}, "max_ejection_percent: 101 is out of range"},
@@ -57,7 +57,7 @@ func TestRoomRecordDecode(t *testing.T) {
 		{"anchor", record.State{Preset: "search-cache", Speed: "1", Anchor: -1}, "anchor: -1 at 0 is out of range"},
 		{"inject", record.State{Preset: "search-cache", Speed: "1", Inject: "h3@"}, "inject"},
 	} {
-		if _, _, err := tt.st.Inputs(lab.Lessons); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, _, err := tt.st.Inputs(lab.lab.Lessons); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
@@ -119,7 +119,7 @@ func TestRoomCreate(t *testing.T) {
 	if len(c) != 1 || c[0].Name != "olab_key_"+code || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/" {
 		t.Errorf("cookie: %+v", c)
 	}
-	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.Lessons.List[0].ID))
+	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.lab.Lessons.List[0].ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	n, now := *req.Scene, s.Now().UnixMilli()
+	n, now := *req.Scene, s.lab.Now().UnixMilli()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "scene", func(st *record.State) error {
 		next, err := s.plans.State(*st, p, n, now)
 		if err != nil {
@@ -58,7 +58,7 @@ func (s *Workshops) sceneRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.resyncTab(code, req.Tab, rev)
-	s.Log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
+	s.lab.Log.Info("room scene", "room", code, "plan", p.ID, "scene", n)
 	writeJSON(w, r, http.StatusOK, map[string]any{"scene": n, "id": p.Scenes[n].ID, "title": p.Scenes[n].Title})
 }
 
@@ -106,7 +106,7 @@ func (set *roomSet) sceneRevealCheck(ctx context.Context, code string, q *record
 // roomHandout handles GET /r/{code}/handout.
 func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "a handout"); err != nil {
-		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.lab.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	code, rec, ok := s.roomFor(w, r)
@@ -115,13 +115,13 @@ func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 	}
 	p := s.plans.Plan(rec.State.Plan)
 	if p == nil {
-		s.Pages.NotFound(w, r, "Workshop "+code+" was not started from a workshop plan, so it has no handout; its recording is at /r/"+code+"/recording.")
+		s.lab.Pages.NotFound(w, r, "Workshop "+code+" was not started from a workshop plan, so it has no handout; its recording is at /r/"+code+"/recording.")
 		return
 	}
 	entries, err := s.rooms.timeline.Read(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the recording's page answers the same.
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the workshop's answers: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the workshop's answers: %w", err), httperr.KindUnavailable)
 		return
 	}
 	s.plans.RenderHandout(w, r, p, code, scenes.Reveals(entries, p.ID))

@@ -78,14 +78,17 @@ func newServer(o Options) (*testServer, error) {
 // Handler is the test server's router.
 func (s *testServer) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler, guard.LimitBodies(s.MaxBody, nil), middleware.GetHead)
-	s.Lab.Routes(r)
+	r.Use(middleware.Recoverer, guard.SecurityHeaders, guard.SameOrigin().Handler, guard.LimitBodies(s.lab.MaxBody, nil), middleware.GetHead)
+	s.lab.Routes(r)
 	s.Workshops.Routes(r)
 	r.Handle("/static/*", s.assets)
-	r.NotFound(s.Pages.NotFoundHandler)
-	s.Lab.SetForwardHandler(r)
+	r.NotFound(s.lab.Pages.NotFoundHandler)
+	s.lab.SetForwardHandler(r)
 	return r
 }
+
+// Shutdown ends the lab's streams (webtest.Servable).
+func (s *testServer) Shutdown() { s.lab.Shutdown() }
 
 // newTestServer is a test server without a bus (no rooms: the plans'
 // handouts and pages).

@@ -26,13 +26,13 @@ func (s *Workshops) spotlightRoom(w http.ResponseWriter, r *http.Request) {
 	}
 	sp, err := s.spotOf(r)
 	if err == nil && sp.Log != "" {
-		sp, err = spotlight.OfLog(s.Lab, &rec.State, sp.Log)
+		sp, err = spotlight.OfLog(s.lab, &rec.State, sp.Log)
 	}
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
-	if err := spotlight.Check(s.Lab, &rec.State, &sp); err != nil {
+	if err := spotlight.Check(s.lab, &rec.State, &sp); err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}

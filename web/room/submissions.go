@@ -230,7 +230,7 @@ func (s *Workshops) submitChallenge(w http.ResponseWriter, r *http.Request) {
 		return // the attendee left
 	}
 	if err == nil {
-		s.Log.Info("room submission", "room", code, "challenge", id, "passed", e.Passed, "goals", e.Total)
+		s.lab.Log.Info("room submission", "room", code, "challenge", id, "passed", e.Passed, "goals", e.Total)
 	}
 	if r.Header.Get("Datastar-Request") == "true" {
 		// The page's form (through Datastar): the answer is the panel's

@@ -32,7 +32,7 @@ func challengeLab(t *testing.T, lim Limits) (*roomLab, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.s.plans, err = scenes.Load(fstest.MapFS{"tune.md": {Data: tune}}, l.s.Lab); err != nil {
+	if l.s.plans, err = scenes.Load(fstest.MapFS{"tune.md": {Data: tune}}, l.s.lab); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := challenge.Load(challenges.FS)
@@ -41,7 +41,7 @@ func challengeLab(t *testing.T, lim Limits) (*roomLab, *atomic.Int64) {
 	}
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-	g, err := wchallenges.New(cs, wchallenges.Deps{Pages: l.s.Pages, Budget: l.s.Budget, Log: l.s.Log, Secret: []byte("a room's test secret, 32 bytes.."),
+	g, err := wchallenges.New(cs, wchallenges.Deps{Pages: l.s.lab.Pages, Budget: l.s.lab.Budget, Log: l.s.lab.Log, Secret: []byte("a room's test secret, 32 bytes.."),
 		Every: time.Minute, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func (tr *tabRoom) following() bool {
 }
 
 // roomSignals are the room page's signals, sent with every request of
-// the tab (signals.go's tabSignals are the lab's).
+// the tab (web/lab/signals.go's TabSignals are the lab's).
 type roomSignals struct {
 	Room     string `json:"room"`
 	RoomRole string `json:"roomRole"`
@@ -110,7 +110,7 @@ func (s *Workshops) bindRoom(sess *lab.Session, rs roomSignals) (*tabRoom, error
 			return nil, nil
 		}
 		if s.rooms == nil {
-			return nil, httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "room", Msg: "this server has no workshops (started without the room bus)"})
+			return nil, errNoWorkshops
 		}
 		code, valid := record.NormalCode(rs.Room)
 		if !valid {
@@ -199,7 +199,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 	if err := hub.publish(r.Context(), sess); err != nil {
 		// The instructor's move is not the room's: say so (503, the bus),
 		// rather than 204 for a move nobody follows.
-		s.Log.Error("room bus: publish", "room", tr.code, "err", err)
+		s.lab.Log.Error("room bus: publish", "room", tr.code, "err", err)
 		return httperr.WithKind(httperr.KindOf(err, httperr.KindUnavailable), err)
 	}
 	return nil
@@ -334,7 +334,7 @@ func (s *Workshops) roomStream(r *http.Request, sess *lab.Session) (*roomWatch, 
 		return nil, err
 	}
 	if !s.rooms.bus.Ready() {
-		// Before the lookup: the stream waits for the bus (stream.go), and
+		// Before the lookup: the stream waits for the bus (web/lab/stream.go), and
 		// the identity is checked once the room can be read.
 		return nil, roombus.ErrNotReady
 	}

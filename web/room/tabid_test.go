@@ -35,7 +35,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 	}
 	events := openStreamCtx(t, t.Context(), la.ts.URL, victimSig(""))
 	webtest.WaitFor(t, events, "the victim's first redraw", charted)
-	sess := la.s.Lab.Sessions.Get(victim)
+	sess := la.s.lab.Sessions.Get(victim)
 	before, gen := sess.State(), sess.Gen()
 
 	// The attacker: its own room (and its key), its own browser.
@@ -74,7 +74,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 			refused(t, "the attacker's "+verb+" with the victim's tab id on "+base, res)
 		}
 	}
-	if lb.s.Lab.Sessions.Get(victim) != nil {
+	if lb.s.lab.Sessions.Get(victim) != nil {
 		t.Error("the other replica made a session of the victim's tab for the attacker")
 	}
 
@@ -95,7 +95,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 	if sess.TieOf() != nil {
 		t.Errorf("the victim's tab is in a room now: %s", sess.TieOf().RoomCode())
 	}
-	if after := sess.State(); !reflect.DeepEqual(after, before) || sess.Gen() != gen || la.s.Lab.Sessions.Get(victim) != sess || sess.Streams() != 1 {
+	if after := sess.State(); !reflect.DeepEqual(after, before) || sess.Gen() != gen || la.s.lab.Sessions.Get(victim) != sess || sess.Streams() != 1 {
 		t.Errorf("the victim's session changed: gen %d→%d, %d streams\n%+v\n%+v", gen, sess.Gen(), sess.Streams(), before.In, after.In)
 	}
 	expectNone(t, events, 300*time.Millisecond, "the attacker's settings on the victim's stream", func(ev webtest.Event) bool {

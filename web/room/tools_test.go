@@ -339,8 +339,8 @@ func TestRoomQuestionHoldsInstructor(t *testing.T) {
 		}
 	}
 	cursor := func() int {
-		st := l.s.Sessions.Get(tabPresenter).State()
-		return st.Playback.CursorAt(l.s.Now(), len(st.Run.Frames))
+		st := l.s.lab.Sessions.Get(tabPresenter).State()
+		return st.Playback.CursorAt(l.s.lab.Now(), len(st.Run.Frames))
 	}
 	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
 	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
@@ -391,17 +391,17 @@ func checkReplay(t *testing.T, rec recording.Recording, seen []liveState) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(fresh.Shutdown)
+	t.Cleanup(fresh.lab.Shutdown)
 	for i, e := range rec.Entries {
 		b, _ := json.Marshal(e.State)
 		if string(b) != seen[i].state {
 			t.Fatalf("entry %d (%s): state %s, live %s", i, e.Kind, b, seen[i].state)
 		}
-		in, _, err := e.State.Inputs(fresh.Lessons)
+		in, _, err := e.State.Inputs(fresh.lab.Lessons)
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := fresh.Runs.Get(in)
+		run, err := fresh.lab.Runs.Get(in)
 		if err != nil {
 			t.Fatal(err)
 		}

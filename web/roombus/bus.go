@@ -48,8 +48,8 @@ const RoomBucket = "outlierlab_rooms"
 
 // Bounds of the bus. A record the lab writes is about 1–2 KiB; the bucket
 // takes up to MaxValue so that a bigger hand-published value still
-// reaches the replicas and is refused there with a log line (maxRecordBytes,
-// room.go) rather than vanishing unnoticed.
+// reaches the replicas and is refused there with a log line (record.MaxBytes,
+// web/room/record) rather than vanishing unnoticed.
 // The recordings: one stream of every room's timeline, a subject per room
 // (web/room/recording).
 const (
@@ -620,7 +620,7 @@ func (b *Bus) openOnce(ctx context.Context, o BusOptions, settled bool) error {
 }
 
 // createBucket creates the rooms' bucket with as many copies as the NATS
-// can place (see openBucket), or opens the one another replica just made.
+// can place (see openOnce), or opens the one another replica just made.
 func (b *Bus) createBucket(ctx context.Context, o BusOptions, settled bool) (jetstream.KeyValue, error) {
 	cfg := jetstream.KeyValueConfig{
 		Bucket:      RoomBucket,

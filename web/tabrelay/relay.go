@@ -158,7 +158,7 @@ type forwardedKey struct{}
 // Forwarded reports whether r came over the relay.
 func Forwarded(r *http.Request) bool { return r.Context().Value(forwardedKey{}) != nil }
 
-// ErrNoHolder: no replica holds the tab's stream (none answered), or the
+// ErrNoHolder means no replica holds the tab's stream (none answered), or the
 // bus is not open.
 var ErrNoHolder = errors.New("no replica holds the tab's stream")
 

@@ -25,22 +25,22 @@ const (
 	// max_ejection_percent: 34).
 	//lint:ignore U1000 the zero value, named for what it means
 	kindCount controlKind = iota
-	// kindSeconds is a duration the control holds in seconds and Envoy
+	// KindSeconds is a duration the control holds in seconds and Envoy
 	// reads as "30s".
 	KindSeconds
-	// kindFactor is success_rate_stdev_factor: Envoy stores k × 1000, the
+	// KindFactor is success_rate_stdev_factor: Envoy stores k × 1000, the
 	// slider holds the same integer and the label shows k.
 	KindFactor
-	// kindToggle is a bool.
+	// KindToggle is a bool.
 	KindToggle
-	// kindShare is a fraction 0–1 shown as a percentage (fault_rate).
+	// KindShare is a fraction 0–1 shown as a percentage (fault_rate).
 	KindShare
-	// kindChoice is one of Choices (lb_policy, fault_kind): the number is
+	// KindChoice is one of Choices (lb_policy, fault_kind): the number is
 	// the choice's index, the page's select and the signal hold its name.
 	KindChoice
 )
 
-// control is one input of the lab: a setting of the catalog with what the
+// Control is one input of the lab: a setting of the catalog with what the
 // page adds. Name is the setting's Envoy name (settings.Setting.EnvoyName:
 // healthy_panic_threshold, not the knob panic_threshold); it is the
 // input's name attribute, its signal key and the field an error names.
@@ -59,10 +59,10 @@ type Control struct {
 	Max     float64
 	Step    float64
 	Help    string
-	// Choices are a kindChoice control's values (the setting's menu).
+	// Choices are a KindChoice control's values (the setting's menu).
 	Choices []string
 	// Entry is how the page takes the value (inputAuto: decided by the
-	// range, see inputOf).
+	// range, see InputOf).
 	Entry inputKind
 	// NumStep is the number field's step when it must be finer than the
 	// slider's: fault_rate's slider moves by 0.01, a typed 0.333 ("one in
@@ -80,9 +80,9 @@ const (
 	// inputAuto: a slider, with a number field beside it when the range
 	// has more steps than a slider can set one by one (see sliderSteps).
 	inputAuto inputKind = iota
-	// inputSliderNumber: a slider and a number field bound to one value.
+	// InputSliderNumber: a slider and a number field bound to one value.
 	InputSliderNumber
-	// inputNumber: a number field alone, for a range no slider can hold
+	// InputNumber: a number field alone, for a range no slider can hold
 	// (max_retries: 0–4294967295).
 	InputNumber
 )
@@ -93,7 +93,7 @@ const (
 // were ≈ 5 s a pixel).
 const sliderSteps = 240
 
-// inputOf is the input the page gives c.
+// InputOf is the input the page gives c.
 func (c *Control) InputOf() inputKind {
 	if c.Entry != inputAuto || c.Kind == KindToggle || c.Kind == KindChoice {
 		return c.Entry
@@ -126,7 +126,7 @@ type onPage struct {
 	Span span
 	// Step is the slider's step (0: 1).
 	Step float64
-	// Show overrides how the number is shown (kindFactor, kindShare); 0:
+	// Show overrides how the number is shown (KindFactor, KindShare); 0:
 	// by the setting's kind.
 	Show    controlKind
 	Entry   inputKind
@@ -202,7 +202,7 @@ var page = []onPage{
 	{Setting: "failover_hosts", Label: "Failover hosts (P1)", Group: GroupScenario, Span: lab(0, 49)},
 }
 
-// controls lists every input of the lab, in page order: each page entry
+// Controls lists every input of the lab, in page order: each page entry
 // with its setting.
 var Controls = func() []Control {
 	out := make([]Control, len(page))
@@ -254,7 +254,7 @@ var ControlByName = func() map[string]*Control {
 	return m
 }()
 
-// lookupControl finds a control by its name or by any name the catalog
+// LookupControl finds a control by its name or by any name the catalog
 // knows its setting by (lessons and the CLI write panic_threshold,
 // retries, lb).
 func LookupControl(name string) *Control {
@@ -274,7 +274,7 @@ func B2F(b bool) float64 {
 	return 0
 }
 
-// choiceIndex is the index of a kindChoice control's value; ok is false for
+// choiceIndex is the index of a KindChoice control's value; ok is false for
 // a value the control does not offer.
 func (c *Control) choiceIndex(v string) (int, bool) {
 	for i, ch := range c.Choices {
@@ -285,7 +285,7 @@ func (c *Control) choiceIndex(v string) (int, bool) {
 	return 0, false
 }
 
-// choice is a kindChoice value's name ("" if the index is out of range).
+// Choice is a KindChoice value's name ("" if the index is out of range).
 func (c *Control) Choice(v float64) string {
 	if i := int(v); i >= 0 && i < len(c.Choices) && float64(i) == v {
 		return c.Choices[i]
@@ -293,7 +293,7 @@ func (c *Control) Choice(v float64) string {
 	return ""
 }
 
-// envoyValue is the value as a user types it, the form settings.Apply
+// EnvoyValue is the value as a user types it, the form settings.Apply
 // reads: "34", "30s", "true", "connect_failure".
 func (c *Control) EnvoyValue(v float64) string {
 	switch c.Kind {
@@ -307,7 +307,7 @@ func (c *Control) EnvoyValue(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// number reads a value as settings.Values writes it ("34", "250ms",
+// Number reads a value as settings.Values writes it ("34", "250ms",
 // "true", "connect_failure") into the control's number; ok is false for a
 // value the control cannot show (a retry_on list its menu does not offer).
 func (c *Control) Number(s string) (float64, bool) {
@@ -326,7 +326,7 @@ func (c *Control) Number(s string) (float64, bool) {
 	return v, err == nil
 }
 
-// check reports a value outside the control's span or off its step.
+// Check reports a value outside the control's span or off its step.
 func (c *Control) Check(v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < c.Min || v > c.Max {
 		return &httperr.FieldError{Field: c.Name, Msg: fmt.Sprintf("%s is out of range (allowed %s)", httperr.MessageNumber(v), c.Allowed())}
@@ -337,7 +337,7 @@ func (c *Control) Check(v float64) error {
 	return nil
 }
 
-// allowed is the span in words, with the unit: "0–100 %", "1–60 s".
+// Allowed is the span in words, with the unit: "0–100 %", "1–60 s".
 func (c *Control) Allowed() string {
 	switch c.Kind {
 	case KindToggle:
@@ -354,7 +354,7 @@ func (c *Control) Allowed() string {
 	return s
 }
 
-// display is the value as the page shows it next to the slider.
+// Display is the value as the page shows it next to the slider.
 func (c *Control) Display(v float64) string {
 	switch c.Kind {
 	case KindFactor:

@@ -18,7 +18,7 @@ import (
 // and badge, and folds repeated non-events into one line; the template
 // sets fields as code and quantities in bold.
 
-// decisionsOf is every decision of one interval, oldest first.
+// DecisionsOf is every decision of one interval, oldest first.
 func DecisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	iv := f.Interval()
 	ss := explain.Decisions(&iv, cfg)
@@ -33,7 +33,7 @@ func DecisionsOf(f *scenario.Frame, cfg engine.Config) []view.LogEntry {
 	return out
 }
 
-// tones are the log's colours (css/base.css .entry.<tone>), one per outcome.
+// Tones are the log's colours (css/base.css .entry.<tone>), one per outcome.
 var Tones = map[explain.Outcome]string{
 	explain.Ejected: "eject", explain.Overflow: "overflow",
 	explain.DetectOnly: "detect", explain.Degraded: "detect",
@@ -42,7 +42,7 @@ var Tones = map[explain.Outcome]string{
 	explain.NoOutlier: "info",
 }
 
-// quiet are the outcomes that decide nothing: a pass skipped or finding
+// Quiet are the outcomes that decide nothing: a pass skipped or finding
 // nobody, a host left out for volume. They fill most of a long run's log,
 // so runs of them fold into one line and the "decisions only" filter
 // hides them.
@@ -63,7 +63,7 @@ func foldKey(e view.LogEntry) string {
 	return b.String()
 }
 
-// quietFrame reports whether an interval decided nothing.
+// QuietFrame reports whether an interval decided nothing.
 func QuietFrame(log []view.LogEntry) bool {
 	for _, e := range log {
 		if !e.Quiet {
@@ -80,7 +80,7 @@ type fold struct {
 	more       bool
 }
 
-// folds links the entries of frames [s, to) to their runs. s must start a
+// Folds links the entries of frames [s, to) to their runs. s must start a
 // stretch: frame s-1, if any, is not quiet. A quiet entry of a quiet frame
 // continues the run of the same Fold in the frame before, if that frame
 // is quiet too; anything else starts its own.
@@ -108,7 +108,7 @@ func Folds(log [][]view.LogEntry, s, to int) [][]fold {
 	return out
 }
 
-// foldedLog is the decision log of frames [from, to) as the page shows it,
+// FoldedLog is the decision log of frames [from, to) as the page shows it,
 // newest first, at most limit lines (0: no limit; omitted counts the lines
 // left out): a run of like non-events is one line where it ends (or at to,
 // if it goes on), its Count the intervals it spans. replaced are the ids of
@@ -165,11 +165,11 @@ func entry(atMs int64, tone, badge string, s *sentence) view.LogEntry {
 	return view.LogEntry{Time: FormatMs(atMs), Tone: tone, Badge: badge, Parts: s.parts}
 }
 
-// fmtMs writes milliseconds as seconds: "40 s", "20.1 s", "0.25 s",
+// FormatMs writes milliseconds as seconds: "40 s", "20.1 s", "0.25 s",
 // rounded the way the decision log's sentences round (explain.Seconds).
 func FormatMs(ms int64) string { return explain.Seconds(ms) + " s" }
 
-// plural and pct1 are the page's own number words (viewmodel.go).
+// Plural and Pct1 are the page's own number words.
 func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -177,7 +177,7 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
-// pct1 writes a percentage (or any rate) with one decimal.
+// Pct1 writes a percentage (or any rate) with one decimal.
 func Pct1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 func GroupThousands(n uint64) string {
@@ -188,7 +188,7 @@ func GroupThousands(n uint64) string {
 	return s
 }
 
-// pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
+// Pct2 is a/b as a percentage with two decimals ("0.00" for b = 0).
 func Pct2(a, b uint64) string {
 	if b == 0 {
 		return "0.00"

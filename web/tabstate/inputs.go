@@ -43,7 +43,7 @@ type Inputs struct {
 	Inject string
 }
 
-// key is a canonical string of the inputs: the run cache's key.
+// Key is a canonical string of the inputs: the run cache's key.
 func (in Inputs) Key() string {
 	var b strings.Builder
 	b.WriteString(in.Preset)
@@ -68,7 +68,7 @@ func (in Inputs) Key() string {
 	return b.String()
 }
 
-// canonical drops the free lab's values that equal the preset's own, so a
+// Canonical drops the free lab's values that equal the preset's own, so a
 // page (which knows only the preset) and its stream (whose signals carry
 // every control's value) find the same cached run instead of running the
 // engine twice. A lesson's inputs (with Base) are left as they are.
@@ -90,7 +90,7 @@ func (in Inputs) Canonical() Inputs {
 	return out
 }
 
-// with returns a copy of in with vals set over its values.
+// With returns a copy of in with vals set over its values.
 func (in Inputs) With(vals map[string]float64) Inputs {
 	out := in
 	out.Values = maps.Clone(in.Values)
@@ -101,7 +101,7 @@ func (in Inputs) With(vals map[string]float64) Inputs {
 	return out
 }
 
-// normalInject reads an inject list as a page or an address sends it and
+// NormalInject reads an inject list as a page or an address sends it and
 // writes it the way the knob does, so equal lists share a run and a link;
 // hosts and times are checked when the run is built, against its cluster.
 func NormalInject(v string) (string, error) {
@@ -112,7 +112,7 @@ func NormalInject(v string) (string, error) {
 	return scenario.FormatInjections(ins), nil
 }
 
-// parseControlValues reads the "cfg" signal object: control name → number
+// ParseControlValues reads the "cfg" signal object: control name → number
 // (sliders), bool (switches) or string (selects). A control may also be
 // named by its scenario knob (retries for num_retries). Unknown names,
 // wrong types and values outside a control's range are errors naming the
@@ -200,7 +200,7 @@ func parseBool(c *Control, raw json.RawMessage) (float64, error) {
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
 
-// defaultPreset is the lab's preset when a page names none.
+// DefaultPreset is the lab's preset when a page names none.
 const DefaultPreset = "search-cache"
 
 // UnknownPreset is the one text for a preset name that is none: the field,

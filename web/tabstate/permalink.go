@@ -30,7 +30,7 @@ import (
 // paused there; the stream keeps the address bar on the permalink of the
 // tab's state, so what an instructor shows is what a learner bookmarks.
 
-// maxQueryBytes bounds a lab address's query. Every control set to its
+// MaxQueryBytes bounds a lab address's query. Every control set to its
 // longest value fits in well under 2 KiB; anything longer is not a link the
 // lab wrote, and is refused before it is parsed.
 const MaxQueryBytes = 4096
@@ -38,7 +38,7 @@ const MaxQueryBytes = 4096
 // maxUnknownNamed bounds how many unknown parameters an error lists.
 const maxUnknownNamed = 10
 
-// labLink is what a lab address says.
+// LabLink is what a lab address says.
 type LabLink struct {
 	Preset string
 	// Values are the controls the address sets, by Envoy field name,
@@ -50,8 +50,8 @@ type LabLink struct {
 	Inject string
 }
 
-// parseBoundedQuery parses an address's query, refusing one longer than
-// maxQueryBytes before reading it (a lab, compare or sweep address).
+// ParseBoundedQuery parses an address's query, refusing one longer than
+// MaxQueryBytes before reading it (a lab, compare or sweep address).
 func ParseBoundedQuery(raw string) (url.Values, error) {
 	if len(raw) > MaxQueryBytes {
 		return nil, fmt.Errorf("%w: the query is %d bytes long (allowed up to %d)", httperr.ErrQueryTooLong, len(raw), MaxQueryBytes)
@@ -63,11 +63,11 @@ func ParseBoundedQuery(raw string) (url.Values, error) {
 	return q, nil
 }
 
-// parseLabQuery reads a lab address's query. The controls are read by
-// parseControlValues, the set command's own parser, so an address accepts
+// ParseLabQuery reads a lab address's query. The controls are read by
+// ParseControlValues, the set command's own parser, so an address accepts
 // the names, aliases and ranges a slider does and a bad value gets the
 // same field-named error; a duration may also be written as Envoy writes it
-// ("30s"). Every problem is reported, one inputError each.
+// ("30s"). Every problem is reported, one FieldError each.
 func ParseLabQuery(rawQuery string) (LabLink, error) {
 	link := LabLink{Preset: DefaultPreset}
 	q, err := ParseBoundedQuery(rawQuery)
@@ -131,7 +131,7 @@ func ParseLabQuery(rawQuery string) (LabLink, error) {
 }
 
 // queryValueJSON turns a query value into the JSON a page's signal would
-// carry, for parseControlValues: a duration written with its unit ("30s",
+// carry, for ParseControlValues: a duration written with its unit ("30s",
 // "250ms") becomes a number of seconds, everything else a string, which
 // the parser reads as a number, a bool or a choice as the control needs.
 func queryValueJSON(c *Control, v string) json.RawMessage {
@@ -162,12 +162,12 @@ func parseSeconds(v string) (int64, error) {
 	return int64(math.Round(sec * 1000)), nil
 }
 
-// inputs are the run's inputs: the preset with the address's controls.
+// Inputs are the run's inputs: the preset with the address's controls.
 func (l LabLink) Inputs() Inputs {
 	return Inputs{Preset: l.Preset, Inject: l.Inject}.With(l.Values)
 }
 
-// cursor is the number of frames shown at the link's time: every frame at
+// Cursor is the number of frames shown at the link's time: every frame at
 // or before it (a time between two sweeps shows the earlier one).
 func (l LabLink) Cursor(r *Run) (int, error) {
 	end := CursorMs(r, len(r.Frames))
@@ -183,7 +183,7 @@ func FramesAt(r *Run, ms int64) int {
 	return sort.Search(len(r.Frames), func(i int) bool { return r.Frames[i].TMs > ms })
 }
 
-// labURL is the permalink of a free-lab tab showing run r up to cursor.
+// LabURL is the permalink of a free-lab tab showing run r up to cursor.
 // Only the controls that differ from the preset's own values are written,
 // so a link stays short and says what was changed.
 func LabURL(r *Run, cursor int) string {

@@ -55,10 +55,10 @@ type Run struct {
 	Budget *budget.Budget
 }
 
-// errUnknownPreset is answered with a 404.
+// ErrUnknownPreset is answered with a 404.
 var ErrUnknownPreset = httperr.WithKind(httperr.KindNotFound, errors.New("unknown preset"))
 
-// defaultSeed makes a run reproducible: the same inputs give the same
+// DefaultSeed makes a run reproducible: the same inputs give the same
 // frames on every machine, so a lesson's numbers are the room's numbers.
 const DefaultSeed = 1
 
@@ -124,7 +124,7 @@ func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) {
 	return r, nil
 }
 
-// applyInputs lays the inputs over the preset with settings.Apply, as the
+// ApplyInputs lays the inputs over the preset with settings.Apply, as the
 // CLI and lessons do: a lesson's settings (Base) first, the page's controls
 // on top, then the faults injected live. A control's value must be inside
 // its slider's span; the rest (Envoy's own validation, a knob the preset
@@ -167,7 +167,7 @@ func (r *Run) logInjections() {
 	}
 }
 
-// injectView is the inject control for a run: its hosts, and its
+// InjectView is the inject control for a run: its hosts, and its
 // injections with the entry each remove button names.
 func InjectView(r *Run) *view.Inject {
 	v := &view.Inject{Hosts: r.Hosts}
@@ -193,7 +193,7 @@ func controlValues(sc scenario.Scenario, cfg engine.Config) map[string]float64 {
 	return vals
 }
 
-// presetValues is every control's value in a preset as it ships: what a
+// PresetValues is every control's value in a preset as it ships: what a
 // permalink leaves out. It runs nothing (no engine run, only the preset's
 // scenario), so the stream can call it at each change.
 func PresetValues(preset string) map[string]float64 {
@@ -248,7 +248,7 @@ const runFixedBytes = 8 << 10
 // nothing (an empty string or slice allocates nothing).
 func alloc(n int) int { return (n + 7) &^ 7 }
 
-// runCache keeps recent runs by their inputs' key. Runs are cheap to
+// RunCache keeps recent runs by their inputs' key. Runs are cheap to
 // rebuild (milliseconds), so a small LRU is enough; it spares the work
 // when a room of tabs plays the same preset, and keeps memory per tab small.
 // It is bounded in runs and in bytes (each run's Size): the largest
@@ -274,7 +274,7 @@ func NewRunCacheBytes(max, bytes int) *RunCache {
 	return c
 }
 
-// get returns the run for the inputs, building it on a miss.
+// Get returns the run for the inputs, building it on a miss.
 func (c *RunCache) Get(in Inputs) (*Run, error) {
 	in = in.Canonical()
 	r, hit, err := c.Runs.Get(in.Key(), func() (*Run, error) { return c.Build(in) })
@@ -282,11 +282,11 @@ func (c *RunCache) Get(in Inputs) (*Run, error) {
 	return r, err
 }
 
-// has says whether the cache holds the run of the inputs: a compare
+// Has says whether the cache holds the run of the inputs: a compare
 // weighs only the runs it has to make.
 func (c *RunCache) Has(in Inputs) bool { return c.Runs.Has(in.Canonical().Key()) }
 
-// frameTime is the tick time of the frame before the cursor ("0 s" at the
+// FrameTime is the tick time of the frame before the cursor ("0 s" at the
 // start).
 func (r *Run) FrameTime(cursor int) string {
 	if cursor <= 0 || len(r.Frames) == 0 {
@@ -295,12 +295,12 @@ func (r *Run) FrameTime(cursor int) string {
 	return r.Times[min(cursor, len(r.Frames))-1]
 }
 
-// endTime is the last tick of the run.
+// EndTime is the last tick of the run.
 func (r *Run) EndTime() string { return r.FrameTime(len(r.Frames)) }
 
 func Itoa(i int) string { return strconv.Itoa(i) }
 
-// cursorMs is the time of the last frame shown: what checks and
+// CursorMs is the time of the last frame shown: what checks and
 // placeholders read up to (0 before the first tick).
 func CursorMs(r *Run, cursor int) int64 {
 	if cursor <= 0 || len(r.Frames) == 0 {

@@ -57,7 +57,7 @@ func ComparePage(v view.Compare) templ.Component {
 }
 
 // CompareContent is the page inside its frame (a streamed page writes it
-// after its progress: workPage).
+// after its progress: page.Pages.Work).
 func CompareContent(v view.Compare) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

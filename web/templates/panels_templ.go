@@ -327,7 +327,7 @@ func LogEntries(entries []view.LogEntry) templ.Component {
 // spotlight (js/spot.js): data-t-ms the time of the line (the
 // newest of a folded run), data-t-from-ms a folded run's first, data-host
 // the first host the sentence names. The times are read back from the
-// line's own words, which decisions.go writes with fmtMs.
+// line's own words, which tabstate/decisions.go writes with FormatMs.
 
 func logEndMs(e view.LogEntry) string {
 	t := strings.TrimSuffix(e.Time, " s")

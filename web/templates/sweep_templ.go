@@ -115,7 +115,7 @@ func SweepStartPage(v view.Sweep) templ.Component {
 }
 
 // SweepContent is the page inside its frame (a streamed page writes it
-// after its progress: workPage).
+// after its progress: page.Pages.Work).
 func SweepContent(v view.Sweep) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

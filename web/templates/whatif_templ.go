@@ -248,7 +248,7 @@ func WhatifPage(v view.Whatif) templ.Component {
 }
 
 // WhatifContent is the page inside its frame (a streamed page writes it
-// after its progress: workPage).
+// after its progress: page.Pages.Work).
 func WhatifContent(v view.Whatif) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 // WorkFailed is a streamed page's end when its work failed after the
-// page began (workPage): the status is sent already, so the page says it.
+// page began (page.Pages.Work): the status is sent already, so the page says it.
 func WorkFailed(title, problem string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -22,7 +22,7 @@ import (
 // and made on a streamed page with its progress.
 func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 	// ?view=projector lays the page out for a room's screen, as on the
-	// lab (splitView); it is not part of either run.
+	// lab (SplitView); it is not part of either run.
 	mode, rest, viewErr := page.SplitView(r.URL.RawQuery)
 	a, b, err := parseCompareQuery(rest)
 	if viewErr != nil {
@@ -36,7 +36,7 @@ func (s *Tools) comparePage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		switch k := httperr.KindOf(err, httperr.KindMalformed); k {
 		case httperr.KindInternal, httperr.KindURITooLong:
-			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
+			httperr.Write(w, err, k)
 		default:
 			s.pages.BadRequest(w, r, httperr.Status[k], "/compare", httperr.Text(err))
 		}

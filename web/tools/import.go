@@ -48,7 +48,7 @@ const MaxImportBytes = 256 << 10
 func (s *Tools) Import(w http.ResponseWriter, r *http.Request) {
 	req, err := readImport(w, r)
 	if err != nil {
-		httperr.Plain(w, httperr.Status[httperr.KindOf(err, httperr.KindMalformed)], httperr.Text(err))
+		httperr.Write(w, err, httperr.KindMalformed)
 		return
 	}
 	imp := importDoc(req)
@@ -60,7 +60,7 @@ func (s *Tools) Import(w http.ResponseWriter, r *http.Request) {
 	case req.form:
 		s.importFormPage(w, r, req, imp)
 	default:
-		httperr.Plain(w, imp.status, imp.err.Error())
+		httperr.Write(w, httperr.WithKind(imp.kind, imp.err), imp.kind)
 	}
 }
 
@@ -177,11 +177,11 @@ type imported struct {
 	// cluster document).
 	where string
 	// envoy is the cluster as Envoy's /clusters reported it, when given.
-	envoy  *envoyconf.AdminCluster
-	query  string
-	link   tabstate.LabLink
-	status int
-	err    error
+	envoy *envoyconf.AdminCluster
+	query string
+	link  tabstate.LabLink
+	kind  httperr.Kind // err's
+	err   error
 }
 
 // importDoc reads the request's documents for its preset: 404 for an
@@ -190,10 +190,10 @@ type imported struct {
 func importDoc(req importRequest) imported {
 	p, ok := scenario.Lookup(req.preset)
 	if !ok {
-		return imported{status: http.StatusNotFound, err: tabstate.UnknownPreset("preset", req.preset)}
+		return imported{kind: httperr.KindNotFound, err: tabstate.UnknownPreset("preset", req.preset)}
 	}
 	bad := func(err error) imported {
-		return imported{preset: p, status: http.StatusBadRequest, err: errors.New(strings.Join(errLines(err), "\n"))}
+		return imported{preset: p, kind: httperr.KindMalformed, err: errors.New(strings.Join(errLines(err), "\n"))}
 	}
 	imp := imported{preset: p}
 	config, kind, clusters, err := sortDocuments(req)
@@ -216,7 +216,7 @@ func importDoc(req importRequest) imported {
 	maps.Copy(set, req.mesh)
 	imp.query = importQuery(p, set)
 	if imp.link, err = tabstate.ParseLabQuery(imp.query); err != nil {
-		imp.status, imp.err = http.StatusUnprocessableEntity, errors.New("the lab cannot show this cluster:\n"+httperr.Text(err))
+		imp.kind, imp.err = httperr.KindBadValue, errors.New("the lab cannot show this cluster:\n"+httperr.Text(err))
 	}
 	return imp
 }

@@ -174,7 +174,7 @@ func sourceWords(src envoyconf.Source, where string) string {
 func (s *Tools) importFormPage(w http.ResponseWriter, r *http.Request, req importRequest, imp imported) {
 	v := view.ImportPage{Layout: s.pages.Layout("Paste your cluster", "lab", false), Preset: req.preset,
 		Presets: page.PresetLinks(req.preset), Document: string(req.doc), Name: req.name, Clusters: string(req.clusters), Result: importResultView(imp)}
-	s.pages.Render(w, r, imp.status, templates.ImportPage(v))
+	s.pages.Render(w, r, httperr.Status[imp.kind], templates.ImportPage(v))
 }
 
 // lintSignals are the signals the lint panel posts: the tab's inputs.

@@ -76,10 +76,10 @@ func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 	sq, err := parseSweepQuery(r.URL.RawQuery)
 	if err != nil {
 		if k := httperr.KindOf(err, httperr.KindMalformed); k == httperr.KindURITooLong {
-			httperr.Plain(w, httperr.Status[k], httperr.Text(err))
+			httperr.Write(w, err, k)
 			return
 		}
-		s.pages.BadRequest(w, r, http.StatusBadRequest, "/sweep?preset="+tabstate.DefaultPreset+"&param=max_ejection_percent", httperr.Text(err))
+		s.pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], "/sweep?preset="+tabstate.DefaultPreset+"&param=max_ejection_percent", httperr.Text(err))
 		return
 	}
 	p, ok := scenario.Lookup(sq.preset)
@@ -99,7 +99,7 @@ func (s *Tools) sweepPage(w http.ResponseWriter, r *http.Request) {
 	plain := "/sweep?preset=" + p.Name + "&param=" + sq.ctl.Name
 	jobs, err := sweep.Plan(spec)
 	if err != nil {
-		s.pages.BadRequest(w, r, http.StatusBadRequest, plain, httperr.Text(err))
+		s.pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], plain, httperr.Text(err))
 		return
 	}
 	if err := s.sweepWork(sq, jobs); err != nil {
@@ -155,7 +155,7 @@ func sweepView(sq sweepQuery, e sweepEntry) view.Sweep {
 	return v
 }
 
-// sweepParamViews are the sweep form's choices, each with its span.
+// SweepParamViews are the sweep form's choices, each with its span.
 func SweepParamViews(selected string) []view.SweepParam {
 	var out []view.SweepParam
 	for _, c := range sweepParams() {

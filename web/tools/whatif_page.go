@@ -28,7 +28,7 @@ import (
 // lab's charts for that traffic.
 
 const (
-	// maxWhatifBytes bounds an upload (log and config together): larger
+	// MaxWhatifBytes bounds an upload (log and config together): larger
 	// is 413. Some 20 000 lines of Envoy's default format.
 	MaxWhatifBytes = 4 << 20
 	// maxWhatifFrames bounds the intervals a replay draws: an hour at 1 s,
@@ -81,20 +81,20 @@ func (s *Tools) whatifView(f whatifForm) view.Whatif {
 // replay past the budget — or the replay, admitted by the budget (a 503
 // when the lab is busy) and made on a streamed page with its progress.
 func (s *Tools) whatifPost(w http.ResponseWriter, r *http.Request) {
-	f, status, err := readWhatifForm(w, r)
+	f, kind, err := readWhatifForm(w, r)
 	var rp *replayPlan
 	if err == nil {
-		status = http.StatusBadRequest
+		kind = httperr.KindMalformed
 		if rp, err = planReplay(f); err == nil {
 			if err = s.replayWork(rp); err != nil {
-				status = http.StatusUnprocessableEntity
+				kind = httperr.KindOverBudget
 			}
 		}
 	}
 	if err != nil {
 		v := s.whatifView(f)
 		v.Problems = strings.Split(httperr.Text(err), "\n")
-		s.pages.Render(w, r, status, templates.WhatifPage(v))
+		s.pages.Render(w, r, httperr.Status[kind], templates.WhatifPage(v))
 		return
 	}
 	v := s.whatifView(f)
@@ -109,20 +109,20 @@ func (s *Tools) whatifPost(w http.ResponseWriter, r *http.Request) {
 }
 
 // readWhatifForm reads a multipart or url-encoded post, at most
-// maxWhatifBytes of it (413 past that).
-func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, error) {
+// MaxWhatifBytes of it (413 past that).
+func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, httperr.Kind, error) {
 	f := whatifForm{seed: tabstate.DefaultSeed}
 	tooLarge := &httperr.FieldError{Field: "log", Msg: fmt.Sprintf("the upload is larger than %d MiB (allowed up to %d bytes: a shorter stretch of the log)", MaxWhatifBytes>>20, MaxWhatifBytes)}
 	if r.ContentLength > MaxWhatifBytes {
-		return f, http.StatusRequestEntityTooLarge, tooLarge
+		return f, httperr.KindTooLarge, tooLarge
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxWhatifBytes)
 	values, files, err := readWhatifParts(r)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok || strings.Contains(err.Error(), "request body too large") {
-			return f, http.StatusRequestEntityTooLarge, tooLarge
+			return f, httperr.KindTooLarge, tooLarge
 		}
-		return f, http.StatusBadRequest, &httperr.FieldError{Msg: "cannot read the form: " + err.Error()}
+		return f, httperr.KindMalformed, &httperr.FieldError{Msg: "cannot read the form: " + err.Error()}
 	}
 	f.config, f.cluster = values.Get("config"), strings.TrimSpace(values.Get("cluster"))
 	var errs []error
@@ -143,7 +143,7 @@ func readWhatifForm(w http.ResponseWriter, r *http.Request) (whatifForm, int, er
 	if len(bytes.TrimSpace(f.log)) == 0 {
 		err = &httperr.FieldError{Field: "log", Msg: "is empty (upload an access log, or paste its lines)"}
 	}
-	return f, http.StatusBadRequest, errors.Join(append(errs, err)...)
+	return f, httperr.KindMalformed, errors.Join(append(errs, err)...)
 }
 
 // maxWhatifParts bounds the parts of a what-if form (it has six fields).

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"outlierlab/web/httperr"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,7 +42,8 @@ func TestWhatifUploadNeedsNoTempDir(t *testing.T) {
 		_ = mw.Close()
 		r := httptest.NewRequest(http.MethodPost, "/whatif", &b)
 		r.Header.Set("Content-Type", mw.FormDataContentType())
-		return readWhatifForm(httptest.NewRecorder(), r)
+		f, k, err := readWhatifForm(httptest.NewRecorder(), r)
+		return f, httperr.Status[k], err
 	}
 	log := bytes.Repeat([]byte(line), (2<<20)/len(line)+1)
 	f, status, err := post(log, "20.9 eject 10.0.0.5\n")

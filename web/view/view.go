@@ -275,7 +275,7 @@ type Option struct {
 type Chart struct {
 	ID, Title, Caption string
 	// Alt is what the chart shows at the cursor in one sentence, its text
-	// alternative; the stream keeps it current (charts.go).
+	// alternative; the stream keeps it current (web/chart/charts.go).
 	Alt string
 	// Size is the box's CSS class: "wide" charts take the row, "half"
 	// ones share it.

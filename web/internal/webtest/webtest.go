@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"outlierlab/web/tabid"
+	"outlierlab/web/tabstate"
 )
 
 // SyncBuffer is a buffer the server's log handler and the test share.
@@ -106,7 +107,7 @@ func SameJSON(t *testing.T, a, b json.RawMessage) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// The tests' browser: its identity cookie (web/tabid) goes with every
+// Browser is the tests' browser: its identity cookie (web/tabid) goes with every
 // request these helpers send, and the tabs the tests name are issued for
 // it (TabOf), as a page of the lab issues its tab's id for the browser
 // that loads it. A request without it, or another browser's, is refused.
@@ -482,4 +483,20 @@ func WaitFor(t testing.TB, events <-chan Event, what string, ok func(Event) bool
 			t.Fatalf("no %s within 10 s", what)
 		}
 	}
+}
+
+// DefaultRun is the default preset's run, cut to its first frames (all of
+// them for frames < 0): the run of the tests that need one and no more.
+func DefaultRun(t testing.TB, frames int) *tabstate.Run {
+	t.Helper()
+	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames >= 0 && frames < len(r.Frames) {
+		cp := *r
+		cp.Frames = r.Frames[:frames]
+		return &cp
+	}
+	return r
 }

@@ -48,7 +48,7 @@ type HistBar struct {
 }
 
 // Answer is one attendee's answer, the value of its key on the bus
-// (answers.go).
+// (web/room/answers.go).
 type Answer struct {
 	Nick   string `json:"nick"`
 	Answer string `json:"answer"`

@@ -132,7 +132,7 @@ type State struct {
 	// Predicted: the instructor answered the lesson's prediction, so the
 	// room's playback no longer waits at its pause.
 	Predicted bool `json:"predicted,omitempty"`
-	// The room's tools (questions.go, board.go): the open or
+	// The room's tools (web/room/questions.go, board.go): the open or
 	// revealed question; Lock keeps followers on the room; Summon, raised
 	// by "Bring everyone here", rejoins every follower that broke away.
 	Question *Question `json:"question,omitempty"`

@@ -132,7 +132,7 @@ type prepared struct {
 
 // runOf is a prepared entry's run, from the cache (rebuilt if it went).
 func (p *recordingPlayer) runOf(pe *prepared) (*tabstate.Run, bool) {
-	run, err := p.s.Runs.Get(pe.in)
+	run, err := p.s.lab.Runs.Get(pe.in)
 	return run, err == nil
 }
 
@@ -254,8 +254,8 @@ func (s *Recordings) followLive(ctx context.Context, p *recordingPlayer) {
 	}
 	// The new last entry's run is built here, outside the player's lock
 	// (its tail needs it; see warm).
-	if in, _, err := entries[len(entries)-1].State.Inputs(s.Lessons); err == nil {
-		_, _ = s.Runs.Get(in)
+	if in, _, err := entries[len(entries)-1].State.Inputs(s.lab.Lessons); err == nil {
+		_, _ = s.lab.Runs.Get(in)
 	}
 	p.extend(entries, last)
 }
@@ -269,7 +269,7 @@ func (p *recordingPlayer) extend(entries []record.TimelineEntry, last uint64) {
 	if last <= p.last || len(entries) <= len(p.entries) {
 		return
 	}
-	now := p.s.Now()
+	now := p.s.lab.Now()
 	atEnd := len(p.entries) > 0 && p.posLocked(now) >= p.end
 	p.entries, p.last = entries, last
 	for i := len(p.off); i < len(entries); i++ {
@@ -309,7 +309,7 @@ func (s *Recordings) newPlayer(code string, entries []record.TimelineEntry, sig 
 	if err != nil {
 		return nil, err
 	}
-	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.Now()}
+	p := &recordingPlayer{s: s, code: code, entries: entries, speed: sp, applied: -1, pin: -1, changed: make(chan struct{}), used: s.lab.Now()}
 	p.off = make([]int64, len(entries))
 	p.prep = make([]prepared, len(entries))
 	for i := range entries {
@@ -320,7 +320,7 @@ func (s *Recordings) newPlayer(code string, entries []record.TimelineEntry, sig 
 	}
 	p.at = min(max(sig.RecAt, 0), p.end)
 	p.playing = sig.RecPlaying && p.at < p.end
-	p.from = s.Now()
+	p.from = s.lab.Now()
 	return p, nil
 }
 
@@ -357,7 +357,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 	if pe.ok || pe.err != nil {
 		return pe
 	}
-	_, pe.err = p.s.Runs.Get(pe.in)
+	_, pe.err = p.s.lab.Runs.Get(pe.in)
 	pe.ok = pe.err == nil
 	return pe
 }
@@ -366,7 +366,7 @@ func (p *recordingPlayer) prepare(i int) *prepared {
 func (p *recordingPlayer) parse(i int) *prepared {
 	pe := &p.prep[i]
 	if !pe.parsed {
-		pe.in, pe.d, pe.err = p.entries[i].State.Inputs(p.s.Lessons)
+		pe.in, pe.d, pe.err = p.entries[i].State.Inputs(p.s.lab.Lessons)
 		pe.parsed = true
 	}
 	return pe
@@ -426,9 +426,9 @@ func (p *recordingPlayer) warm() {
 	p.mu.Lock()
 	var ins []tabstate.Inputs
 	if len(p.entries) > 0 {
-		for _, i := range []int{p.entryAt(p.posLocked(p.s.Now())), p.applied + 1} {
+		for _, i := range []int{p.entryAt(p.posLocked(p.s.lab.Now())), p.applied + 1} {
 			if i >= 0 && i < len(p.entries) {
-				if pe := p.parse(i); pe.err == nil && !p.s.Runs.Has(pe.in) {
+				if pe := p.parse(i); pe.err == nil && !p.s.lab.Runs.Has(pe.in) {
 					ins = append(ins, pe.in)
 				}
 			}
@@ -436,12 +436,12 @@ func (p *recordingPlayer) warm() {
 	}
 	p.mu.Unlock()
 	for _, in := range ins {
-		_, _ = p.s.Runs.Get(in)
+		_, _ = p.s.lab.Runs.Get(in)
 	}
 }
 
 func (p *recordingPlayer) catchUpLocked(sess *lab.Session) time.Time {
-	now := p.s.Now()
+	now := p.s.lab.Now()
 	p.used = now
 	if len(p.entries) == 0 {
 		return time.Time{}
@@ -510,7 +510,7 @@ func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Tim
 	pe := p.prepare(i)
 	run, ok := p.runOf(pe)
 	if !pe.ok || !ok {
-		p.s.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
+		p.s.lab.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
 	ts := e.State.TabState(pe.in, run, pe.d)
@@ -541,7 +541,7 @@ func (p *recordingPlayer) touchLocked() {
 func (p *recordingPlayer) command(verb string, r *http.Request) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.s.Now()
+	now := p.s.lab.Now()
 	v := p.posLocked(now)
 	switch verb {
 	case "play":
@@ -604,7 +604,7 @@ func (s *Recordings) openPlayer(r *http.Request, code string, sig replaySignals,
 		p = q // another request made it first
 	} else {
 		ps.m[k] = p
-		ps.evict(s.Now())
+		ps.evict(s.lab.Now())
 	}
 	if stream {
 		p.streams++
@@ -638,12 +638,12 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !s.Sessions.CmdLimit.Allow(s.PeerAddr(r), s.Now()) {
+	if !s.lab.Sessions.CmdLimit.Allow(s.lab.PeerAddr(r), s.lab.Now()) {
 		lab.TooMany(w, "commands")
 		return
 	}
 	var sig replaySignals
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.lab.MaxBody))
 	if err == nil {
 		err = json.Unmarshal(body, &sig)
 	}
@@ -658,7 +658,7 @@ func (s *Recordings) recordingCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	// The player lives where its stream is (a replica's memory): a command
 	// that landed elsewhere is answered there (web/tabrelay).
-	if s.ForwardCommand(w, r, sig.Tab, body) {
+	if s.lab.ForwardCommand(w, r, sig.Tab, body) {
 		return
 	}
 	verb := chi.URLParam(r, "verb")
@@ -688,7 +688,7 @@ func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
+	s.lab.ServeStream(w, r, func(r *http.Request, _ *lab.Session) (lab.Follow, error) {
 		var rs replaySignals
 		_ = lab.StreamSignals(r, &rs) // the lab's stream read and checked the tab's own
 		if rs.RecSpeed != "" {
@@ -696,7 +696,7 @@ func (s *Recordings) recordingStream(w http.ResponseWriter, r *http.Request) {
 				return nil, err
 			}
 		}
-		release, err := s.players.takeAddr(s.PeerAddr(r))
+		release, err := s.players.takeAddr(s.lab.PeerAddr(r))
 		if err != nil {
 			return nil, err
 		}
@@ -824,7 +824,7 @@ type replayPatch struct {
 // entry in words, the room's question and spotlight then.
 func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playerSent) error {
 	p.mu.Lock()
-	v := p.posLocked(p.s.Now())
+	v := p.posLocked(p.s.lab.Now())
 	i := p.applied
 	sig := replayPatch{RecAt: v, RecPct: recPct(v, p.end), RecClock: fmtElapsed(v), RecEntry: max(i, 0), RecPlaying: p.playing, RecSpeed: p.speed.Name}
 	var e *record.TimelineEntry

@@ -27,7 +27,7 @@ func playerOn(t *testing.T, s *Recordings, entries []record.TimelineEntry) (*rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, webtest.Browser, "", false)
+	sess, err := s.lab.SessionFor(&lab.TabSignals{Tab: tabReplay, Preset: "search-cache"}, webtest.Browser, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestPlayerBuildsRunsOutsideItsLock(t *testing.T) {
 	}
 	p, sess := playerOn(t, s, []record.TimelineEntry{{TMs: t0, Kind: "start", State: st(15)}, {TMs: t0 + 10_000, Kind: "state", State: st(20)}})
 	building, release := make(chan struct{}), make(chan struct{})
-	s.Runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
+	s.lab.Runs.Build = func(in tabstate.Inputs) (*tabstate.Run, error) {
 		if in.Values["max_ejection_percent"] == 15 {
 			close(building)
 			<-release

@@ -49,7 +49,7 @@ type Rooms interface {
 // Recordings serve the rooms' recordings on the lab: the page, the
 // players (one per tab), the export.
 type Recordings struct {
-	*lab.Lab
+	lab      *lab.Lab
 	rooms    Rooms
 	timeline *Timeline
 	players  *playerSet
@@ -58,7 +58,7 @@ type Recordings struct {
 // New is the recordings of timeline (nil: this server runs no workshops,
 // and rooms refuses every request), on l.
 func New(l *lab.Lab, rooms Rooms, timeline *Timeline) *Recordings {
-	return &Recordings{Lab: l, rooms: rooms, timeline: timeline, players: newPlayerSet()}
+	return &Recordings{lab: l, rooms: rooms, timeline: timeline, players: newPlayerSet()}
 }
 
 // Recording is what /r/CODE/recording.json exports.
@@ -80,7 +80,7 @@ func (s *Recordings) recordingJSON(w http.ResponseWriter, r *http.Request) {
 	entries, err := s.timeline.Read(r.Context(), code)
 	if err != nil {
 		// The bus, not the request: the page answers the same.
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the recording: %w", err), httperr.KindUnavailable)
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="workshop-`+code+`.json"`)
@@ -114,10 +114,10 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, err := s.timeline.Read(r.Context(), code)
 	if err != nil {
-		httperr.Plain(w, http.StatusServiceUnavailable, "cannot read the recording: "+err.Error())
+		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the recording: %w", err), httperr.KindUnavailable)
 		return
 	}
-	v := view.RecordingPlayer{Layout: s.Pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
+	v := view.RecordingPlayer{Layout: s.lab.Pages.Layout("Recording of workshop "+code, "", true), Code: code, Speed: sp.Name}
 	p, err := s.newPlayer(code, entries, replaySignals{RecSpeed: sp.Name})
 	if err != nil {
 		httperr.Write(w, err, httperr.KindBadValue)
@@ -139,10 +139,9 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 		v.Entries = append(v.Entries, row)
 	}
 	if len(entries) > 0 {
-		lab, err := s.recordingLab(code, &entries[0], sp.Name, tabid.New(s.Browser(w, r)), false)
+		lab, err := s.recordingLab(code, &entries[0], sp.Name, tabid.New(s.lab.Browser(w, r)), false)
 		if err != nil {
-			s.Log.Error("recording: page", "room", code, "err", err)
-			httperr.Plain(w, http.StatusInternalServerError, "cannot show the recording: "+httperr.Text(err))
+			httperr.Write(w, fmt.Errorf("cannot show the recording of room %s: %w", code, err), httperr.KindInternal)
 			return
 		}
 		v.Lab, v.Lesson = lab.lab, lab.lesson
@@ -152,7 +151,7 @@ func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
 			csp.AllowTabScripts(w, lab.lesson.Lab.Tab)
 		}
 	}
-	s.Pages.Render(w, r, http.StatusOK, templates.RecordingPage(v))
+	s.lab.Pages.Render(w, r, http.StatusOK, templates.RecordingPage(v))
 }
 
 func replaySpeedTitle(sp replaySpeed) string {
@@ -176,7 +175,7 @@ type recLab struct {
 // signals for the player and its command sequence number (the stream
 // sends them as they change).
 func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, tab string, inPlace bool) (recLab, error) {
-	in, d, err := e.State.Inputs(s.Lessons)
+	in, d, err := e.State.Inputs(s.lab.Lessons)
 	if err != nil {
 		return recLab{}, err
 	}
@@ -188,7 +187,7 @@ func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, t
 	}
 	stream := "/r/" + code + "/recording/stream"
 	if d != nil {
-		v, err := s.LessonViewFor(d, tab, code)
+		v, err := s.lab.LessonViewFor(d, tab, code)
 		if err != nil {
 			return recLab{}, err
 		}
@@ -196,11 +195,11 @@ func (s *Recordings) recordingLab(code string, e *record.TimelineEntry, speed, t
 		v.Lab.View, v.Lab.StreamURL = view.Projector, stream
 		return recLab{lesson: &v}, nil
 	}
-	run, err := s.Runs.Get(in)
+	run, err := s.lab.Runs.Get(in)
 	if err != nil {
 		return recLab{}, err
 	}
-	lv, err := s.LabViewFor(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))}, tab)
+	lv, err := s.lab.LabViewFor(tabstate.LabLink{Preset: e.State.Preset, Values: e.State.Cfg, Inject: in.Inject, TMs: tabstate.CursorMs(run, e.State.CursorAt(in, run, time.UnixMilli(e.TMs)))}, tab)
 	if err != nil {
 		return recLab{}, err
 	}
@@ -242,11 +241,11 @@ func withReplaySignals(signals, speed string) string {
 // the room's was then ("" for a lesson room: the lesson page has no
 // permalink of a step's cursor).
 func (s *Recordings) entryLink(e *record.TimelineEntry) string {
-	in, d, err := e.State.Inputs(s.Lessons)
+	in, d, err := e.State.Inputs(s.lab.Lessons)
 	if err != nil || d != nil {
 		return ""
 	}
-	run, err := s.Runs.Get(in)
+	run, err := s.lab.Runs.Get(in)
 	if err != nil {
 		return ""
 	}

@@ -54,7 +54,7 @@ func clockRecordings(t *testing.T, now *time.Time) *Recordings {
 func serve(t *testing.T, s *Recordings) *httptest.Server {
 	t.Helper()
 	r := chi.NewRouter()
-	s.Lab.Routes(r)
+	s.lab.Routes(r)
 	s.Routes(r)
 	ts := httptest.NewServer(r)
 	t.Cleanup(ts.Close)

@@ -104,7 +104,7 @@ func (b *Book) State(st record.State, p *plan.Plan, i int, nowMs int64) (record.
 	sc := &p.Scenes[i]
 	next := record.State{Speed: st.Speed, Lesson: sc.Lesson, Step: sc.Step, Preset: sc.Preset}
 	next.KeepTools(&st)
-	next.Plan, next.Scene = p.ID, i // after keepTools, which keeps st's
+	next.Plan, next.Scene = p.ID, i // after KeepTools, which keeps st's
 	next.Pick = nil                 // a challenge's spotlight goes with its scene
 	if next.Explore != nil && next.Explore.Scene != i {
 		next.Explore = nil // the last scene's timer is not this one's

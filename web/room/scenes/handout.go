@@ -22,7 +22,7 @@ import (
 // Handout handles GET /plans/{id}/handout.
 func (b *Book) Handout(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "a handout"); err != nil {
-		b.lab.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		b.lab.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	id := chi.URLParam(r, "id")
@@ -52,20 +52,15 @@ func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Pla
 		if err != nil {
 			// A scene past the budget (an instructor's own plan, serve
 			// -plans) is a 422 naming what to change; anything else is
-			// the server's.
-			k := httperr.KindOf(err, httperr.KindInternal)
-			if k == httperr.KindInternal {
-				b.lab.Log.Error("handout", "plan", p.ID, "scene", i, "err", err)
-			}
-			httperr.Plain(w, httperr.Status[k], fmt.Sprintf("cannot build the handout: scene %d: %s", i+1, httperr.Text(err)))
+			// the server's (logged with the request).
+			httperr.Write(w, fmt.Errorf("cannot build the handout of plan %s: scene %d: %w", p.ID, i+1, err), httperr.KindInternal)
 			return
 		}
 		scenes[i] = sc
 	}
 	h, err := handout.Build(p, scenes, room, reveals)
 	if err != nil {
-		b.lab.Log.Error("handout", "plan", p.ID, "err", err)
-		httperr.Plain(w, http.StatusInternalServerError, "cannot build the handout: "+httperr.Text(err))
+		httperr.Write(w, fmt.Errorf("cannot build the handout of plan %s: %w", p.ID, err), httperr.KindInternal)
 		return
 	}
 	title := "Handout: " + p.Title

@@ -45,7 +45,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // A spotlight picked from the decision log: the instructor clicks a line,
 // and the room is shown the interval it speaks of and the host it names.
-// The page sends the line's id (lg-FRAME-POS, decisions.go foldedEntry);
+// The page sends the line's id (lg-FRAME-POS, tabstate/decisions.go foldedEntry);
 // the server reads the rest from the room's run, so a follower's page,
 // whatever its log shows, gets the same host and range.
 
@@ -112,7 +112,7 @@ func parseLogID(id string) (frame, pos int, ok bool) {
 }
 
 // logLineEnd is the last frame line (frame, pos) stands for: itself, or
-// the newest of its run of like non-events (folds in decisions.go), but
+// the newest of its run of like non-events (tabstate.Folds), but
 // none at or past cursor, which the page does not show yet.
 func logLineEnd(run *tabstate.Run, frame, pos, cursor int) int {
 	if !run.Log[frame][pos].Quiet {

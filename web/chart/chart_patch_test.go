@@ -1,4 +1,4 @@
-package lab
+package chart_test
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 }
 
 // A played frame's patch is built from what the frames add, not from the
-// two whole options (chart_step.go); applied to the options at the old
+// two whole options (web/chart/chart_step.go); applied to the options at the old
 // cursor it must give the options a full rebuild makes at the new one, for
 // every preset, under both dialects and with injected faults, at every
 // step of one frame and at jumps of several (a fast speed or a slow

@@ -1,4 +1,4 @@
-package lab
+package chart_test
 
 import (
 	"encoding/json"
@@ -37,7 +37,7 @@ func compareOf(t *testing.T, r *tabstate.Run, cursor int) compareOption {
 	if err := json.Unmarshal(chart.Options(r, cursor)[chart.ChartCompare], &o); err != nil {
 		t.Fatal(err)
 	}
-	// Every chart also carries the story's markers (chartmarks.go); the
+	// Every chart also carries the story's markers (web/chart/chartmarks.go); the
 	// strip's own series are the rest.
 	own := o.Series[:0]
 	for _, s := range o.Series {
