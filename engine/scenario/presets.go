@@ -215,7 +215,7 @@ var Flapping = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 20 }),
 }
 
-// LocalityFailover: eight hosts in two zones, four in P0 (the client's
+// LocalityFailover is eight hosts in two zones, four in P0 (the client's
 // own) and four in P1 (the failover zone, as Istio's locality failover
 // writes it). Two P0 hosts die at 30 s and consecutive_5xx ejects them:
 // P0's health falls to 140·2/4 = 70, so 30% of the picks spill to P1
@@ -233,7 +233,7 @@ var LocalityFailover = Preset{
 	Outlier: withOutlier(func(c *engine.Config) { c.MaxEjectionPercent = 50 }),
 }
 
-// CapEmptiesLevel: two hosts in P0 and eight in P1, and a 20% cap, which
+// CapEmptiesLevel is two hosts in P0 and eight in P1, and a 20% cap, which
 // counts all ten hosts: both P0 hosts fail and both go (2/10 = 20%), the
 // whole level out, every pick to P1. DetectorImpl::ejectHost: the cap
 // "is not currently checked per-priority level".
