@@ -92,13 +92,13 @@ type BuildInfo struct{ Version, Revision string }
 type Server struct {
 	// Its three features, each with its own routes: the lab and lessons,
 	// the rooms (standing on the lab) and the tools.
-	lab     *lab.Lab
-	rooms   *room.Workshops
-	tools   *tools.Tools
-	assets  *asset.Assets
+	lab    *lab.Lab
+	rooms  *room.Workshops
+	tools  *tools.Tools
+	assets *asset.Assets
 	// challenges are the tuning challenges, graded on hidden seeds.
 	challenges *wchallenges.Challenges
-	metrics *prometheus.Registry
+	metrics    *prometheus.Registry
 	// inflight are the requests being answered: *http.Request → when it
 	// began (observe; LogInFlight).
 	inflight sync.Map

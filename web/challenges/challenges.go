@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"outlierlab/web/httperr"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,7 +129,7 @@ func (h *Challenges) serveScript(w http.ResponseWriter, r *http.Request) {
 
 func (h *Challenges) listPage(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.RawQuery) > 0 {
-		h.Pages.BadRequest(w, r, http.StatusBadRequest, "/challenges takes no parameters", "")
+		h.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], "/challenges takes no parameters", "")
 		return
 	}
 	v := List{Layout: h.Pages.Layout("Challenges", "challenges", false)}
@@ -154,7 +155,7 @@ func (h *Challenges) challengePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(r.URL.RawQuery) > 0 {
-		h.Pages.BadRequest(w, r, http.StatusBadRequest, "/challenges/"+c.ID+" takes no parameters: change the settings in its form", "")
+		h.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], "/challenges/"+c.ID+" takes no parameters: change the settings in its form", "")
 		return
 	}
 	// The browser's identity bounds its submissions (one every few

@@ -47,7 +47,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 		}
 		// Every box is there; a lesson that does not read the
 		// Envoy-and-gRPC strip holds its box hidden (compare_strip).
-		if hidden := regexp.MustCompile(`id="fig-`+chart.ChartCompare+`" hidden[ >]`).MatchString(body); hidden != strings.HasPrefix(page, "/lessons/") {
+		if hidden := regexp.MustCompile(`id="fig-` + chart.ChartCompare + `" hidden[ >]`).MatchString(body); hidden != strings.HasPrefix(page, "/lessons/") {
 			t.Errorf("%s: the compare strip hidden %v", page, hidden)
 		}
 		got := box.FindAllStringSubmatch(body, -1)

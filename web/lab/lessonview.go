@@ -60,7 +60,7 @@ func (s *Lab) lessonPage(w http.ResponseWriter, r *http.Request) {
 // lessons link to.
 func (s *Lab) glossaryPage(w http.ResponseWriter, r *http.Request) {
 	if err := page.OnlyParams(r.URL.RawQuery, "the glossary"); err != nil {
-		s.Pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.Pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	s.Pages.Render(w, r, http.StatusOK, templates.GlossaryPage(glossary.View(s.Pages.Layout("Glossary", "lessons", false))))

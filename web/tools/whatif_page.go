@@ -1,8 +1,8 @@
 package tools
 
 import (
-	_ "embed"
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +60,7 @@ func (s *Tools) whatifPage(w http.ResponseWriter, r *http.Request) {
 		err = &httperr.FieldError{Field: "sample", Msg: fmt.Sprintf("%q is not a sample log (allowed: envoy)", httperr.Truncate(sample, 40))}
 	}
 	if err != nil {
-		s.pages.BadRequest(w, r, http.StatusBadRequest, r.URL.Path, httperr.Text(err))
+		s.pages.BadRequest(w, r, httperr.Status[httperr.KindMalformed], r.URL.Path, httperr.Text(err))
 		return
 	}
 	v := s.whatifView(whatifForm{seed: tabstate.DefaultSeed})

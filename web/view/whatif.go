@@ -135,9 +135,9 @@ type Whatif struct {
 	Config, Cluster, Seed string
 	MaxBytes              string
 	// LogText fills the pasted-lines box (the sample log, ?sample=envoy).
-	LogText string
-	Problems              []string
-	Result                *WhatifResult
+	LogText  string
+	Problems []string
+	Result   *WhatifResult
 }
 
 // WhatifResult is an access log replayed through the detector.
