@@ -378,8 +378,16 @@ func rerun(s *Lab, sess *Session, in tabstate.Inputs) error {
 // rerunUnless is rerun, skipped if stale says a newer command has won
 // meanwhile.
 func rerunUnless(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool) error {
+	began := s.Now()
 	return swapRun(s, sess, in, stale, func(run *tabstate.Run, now time.Time) {
 		c := sess.cursorAt(now) // on the old run
+		// Play pressed after the setting, while its run was built, was
+		// meant for the new run: it plays from where Play was pressed
+		// (at "instant" the old run would have reached its end, and the
+		// new one would be shown there, never played through).
+		if sess.pb.Playing && !sess.playAt.Before(began) {
+			c = min(c, sess.playFrom)
+		}
 		sess.setRun(in, run)
 		sess.notice = ""
 		sess.setCursor(c, now)
@@ -423,6 +431,7 @@ func cmdPlay(s *Lab, sess *Session, _ *TabSignals) error {
 	}
 	sess.setCursor(c, now)
 	sess.pb.Playing = true
+	sess.playFrom, sess.playAt = sess.pb.Anchor, now
 	sess.touch()
 	return nil
 }

@@ -68,6 +68,11 @@ type Session struct {
 	// settings changed (lessonbook.Statuses). −1 right after a change,
 	// until the cursor is placed on the new run.
 	watchFrom int
+	// playFrom and playAt are where and when the learner last pressed
+	// Play: a play pressed while a changed setting's run was being built
+	// is a play of the new run (rerunUnless), as the learner meant it.
+	playFrom int
+	playAt   time.Time
 
 	// tie is the tab's place in the workshop it presents or follows (a
 	// room's, Tie).

@@ -3,6 +3,7 @@ package lab
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"outlierlab/web/chart"
 	"outlierlab/web/internal/webtest"
@@ -29,7 +30,10 @@ func TestLessonStepTicksAfterItsAction(t *testing.T) {
 	}
 
 	// A drag of the cap through 17 to 34, the cursor at the end: each
-	// position redoes the run, and neither step ticks.
+	// position redoes the run, and neither step ticks. The learner drags
+	// a moment after the run ended (a play at the very instant a setting
+	// is built plays the new run: TestPlayDuringRerunPlaysTheNewRun).
+	*clock = clock.Add(time.Second)
 	for _, c := range []string{"12", "17", "25", "34"} {
 		post("set", `,"cfg":{"max_ejection_percent":`+c+`}`)
 		if c == "17" && done("cap-17") {
@@ -88,5 +92,33 @@ func TestLessonCompareStrip(t *testing.T) {
 		if shown := !v.Lab.Charts[i].Hidden; shown != want {
 			t.Errorf("%s: compare strip shown %v, want %v", id, shown, want)
 		}
+	}
+}
+
+// Play pressed while a changed setting's run is still being built (a slow
+// server, or the race detector: the page posts the setting, then Play, and
+// the server applies Play first) plays the new run from where Play was
+// pressed: at "instant" the old run reached its end at once, and the new
+// run used to be shown there, never played, so the step never ticked
+// (TestBrowserLessonChecks under -race). The frozen clock puts Play at the
+// instant the setting's run began: Play first, then the set's swap.
+func TestPlayDuringRerunPlaysTheNewRun(t *testing.T) {
+	s := newTestServer(t)
+	post, clock := frozenTab(t, s, `"preset":"search-cache","lesson":"cap","predicted":true`)
+	sess := func() *Session { return s.Sessions.Get(webtest.Tab) }
+	post("speed", `,"speed":"instant"`)
+	post("play", "")
+	*clock = clock.Add(time.Second)
+	post("play", "") // at the end: starts over, plays to the end at once
+	post("set", `,"cfg":{"max_ejection_percent":34}`)
+	if !slices.Contains(sess().StepsDone(*clock), "cap-34") {
+		t.Error("cap-34 not done: Play, pressed as the cap's run was built, did not play the new run")
+	}
+	// A setting changed after the run was played (Play a moment before)
+	// keeps the cursor where it is, unplayed.
+	*clock = clock.Add(time.Second)
+	post("set", `,"cfg":{"max_ejection_percent":17}`)
+	if slices.Contains(sess().StepsDone(*clock), "cap-17") {
+		t.Error("cap-17 done on the setting change alone")
 	}
 }
