@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"outlierlab/web/internal/browsertest"
 )
 
 // TestBrowserMesh: the lab with 20 client proxies (issue 39), at a
@@ -17,7 +19,8 @@ import (
 // per host and the dashed success_rate_request_volume; once the run has
 // played the heatmap holds h5's lane out for all 20 clients under failure
 // percentage at a per-client volume. Moving Client proxies back to 1 hides
-// them again without a reload (their data-show). Screenshots of the two
+// them again without a reload (their data-show). On the projector view
+// they take two cells of the six and every chart stays whole. Screenshots of the two
 // charts go to $OUTLIERLAB_SHOTS (default: $TMPDIR/outlierlab-mesh), to
 // be looked at.
 func TestBrowserMesh(t *testing.T) {
@@ -120,4 +123,20 @@ func TestBrowserMesh(t *testing.T) {
 			b.CheckOffline()
 		})
 	}
+	// The projector view (1280×720, lesson.css): with a mesh the two
+	// charts take the traffic share's and the counters' cells, and every
+	// chart shown is wholly on screen, on the lab and in the mesh lesson.
+	t.Run("projector", func(t *testing.T) {
+		b := startBrowser(t, 1280, 720)
+		for _, path := range []string{"/lab?view=projector&preset=search-cache&clients=20&t=100", "/lessons/mesh?view=projector"} {
+			browsertest.OpenPage(b, 1280, 720, path)
+			b.Poll("the projector's fonts", `(`+chartFonts+`)(18) === ''`)
+			if got := b.Eval(`['chart-mesh', 'chart-volume', 'chart-share', 'chart-counters'].map(id => ` + shown("' + id + '") + `).join()`); got != "true,true,false,false" {
+				t.Errorf("%s: mesh, volume, share, counters on screen: %s", path, got)
+			}
+			if got := b.Eval(chartsInView); got != "" {
+				t.Errorf("%s: charts not wholly on screen: %s", path, got)
+			}
+		}
+	})
 }
