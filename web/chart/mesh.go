@@ -13,13 +13,13 @@ import (
 )
 
 // ChartMesh is the mesh's chart: each host's lane, shaded by how many of
-// the run's client proxies have it ejected after each sweep (each proxy
+// the run's client proxies have it ejected at each tick (each proxy
 // has its own detector, engine/sim/mesh.go). With one client it is the
 // Ejections lanes again, one proxy's.
 const ChartMesh = "chart-mesh"
 
 var meshChartEntry = Chart{ID: ChartMesh, Size: "wide", Title: "Ejected by k of N clients",
-	Caption: "each client proxy has its own detector: the darker a cell, the more clients have that host ejected after that sweep, dark red all of them; the other charts show the first client's · ejections_active summed over clients counts a host once per client",
+	Caption: "each client proxy has its own detector: the darker a cell, the more clients have that host ejected at that tick, dark red all of them; the other charts show the first client's · ejections_active summed over clients counts a host once per client",
 	Height:  lanesHeight, Build: meshChart, Points: meshPoints, Alt: meshAlt, Only: meshOnly}
 
 // meshOnly shows the mesh's charts for a run of more than one client
