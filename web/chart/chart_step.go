@@ -42,7 +42,7 @@ func StepPatch(r *tabstate.Run, from, to int) ([]byte, error) {
 	}
 	var out bytes.Buffer
 	out.WriteByte('{')
-	for _, c := range Drawn(r) {
+	for _, c := range List {
 		var p pnode
 		points := c.Points(r, b, from)
 		for k, data := range points {

@@ -74,11 +74,9 @@ type Chart struct {
 	// the cursor, in one sentence (chartalt.go).
 	Alt func(r *tabstate.Run, frames []scenario.Frame) string
 	// Only, for a chart that only some runs need (the mesh's two, with
-	// more than one client proxy), is when it is shown; nil shows it
-	// always. Its box is on every page, so the page keeps one shape
-	// whatever the run, but the stream sends its option only for a run
-	// that shows it (Drawn): a run of one client streams what it did
-	// before the mesh's charts, a quarter less.
+	// more than one client proxy), is when its box is shown; nil shows
+	// it always. The box is on every page and the stream feeds it either
+	// way, so the page keeps one shape whatever the run.
 	Only *Only
 }
 
@@ -129,20 +127,6 @@ var List = []Chart{
 	{ID: ChartCounters, Size: "half", Title: "Detector counters",
 		Caption: "cumulative; active is a gauge · events as above",
 		Build:   countersChart, Points: countersPoints, Alt: countersAlt},
-}
-
-// Drawn are the charts a run shows, in page order: List but the ones
-// whose Only rule says no. The stream fills these alone (Options,
-// StepPatch, the heights); a box it leaves out keeps the option it had,
-// hidden.
-func Drawn(r *tabstate.Run) []Chart {
-	out := make([]Chart, 0, len(List))
-	for _, c := range List {
-		if c.Only == nil || c.Only.Run(r) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // BoxesAt are the empty boxes a lab page holds, one per chart, for the
@@ -206,7 +190,7 @@ func hostDash(i int) string   { return hostDashes[(i/len(HostColors))%len(hostDa
 // description over the box's label nor reads this one; js/chart.js puts it in
 // the box's accessible name.
 func Options(r *tabstate.Run, cursor int) map[string]json.RawMessage {
-	return OptionsOf(r, cursor, Drawn(r))
+	return OptionsOf(r, cursor, List)
 }
 
 // OptionsOf is Options for some of the charts only (a handout prints
@@ -251,7 +235,7 @@ func (s seriesPlus) MarshalJSON() ([]byte, error) {
 // id.
 func chartHeights(r *tabstate.Run) map[string]int {
 	out := map[string]int{}
-	for _, c := range Drawn(r) {
+	for _, c := range List {
 		if c.Height != nil {
 			out[c.ID] = c.Height(r)
 		}

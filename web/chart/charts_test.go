@@ -42,9 +42,7 @@ func decodeOption(t *testing.T, raw json.RawMessage) option {
 // never rescales while playing), animation off, data up to the cursor.
 func TestChartOptionsShape(t *testing.T) {
 	r := webtest.DefaultRun(t, -1)
-	// Every entry, the mesh's too: Options leaves those out of a run of
-	// one client (chart.Drawn), and their shape is the same for any run.
-	opts := chart.OptionsOf(r, 12, chart.List)
+	opts := chart.Options(r, 12)
 	if len(opts) != len(chart.List) {
 		t.Fatalf("%d charts, want %d", len(opts), len(chart.List))
 	}

@@ -16,9 +16,8 @@ import (
 
 // The chart list is the one place a chart is named: every entry is drawn
 // on the lab and lesson pages, in its order, with its title, caption and
-// size, and every stream redraw sends an option for each entry the run
-// shows (chart.Only) and for no other chart, with a height for each of
-// those whose height follows the run.
+// size, and every stream redraw sends an option for each entry and for no
+// other chart, with a height for each entry whose height follows the run.
 func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	seen := map[string]bool{}
 	halves := 0
@@ -64,60 +63,42 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 		}
 	}
 
-	// The stream: an option for every chart the run shows (chart.Drawn),
-	// so every entry for a mesh run and all but the mesh's two for one
-	// client; a height for each of those whose height follows the run.
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
 	t.Cleanup(lab.Shutdown)
-	for _, tt := range []struct {
-		signals string
-		mesh    bool
-	}{
-		{`"preset":"two-bad-hosts","cursor":7`, false},
-		{`"preset":"search-cache","cursor":7,"cfg":{"clients":20}`, true},
-	} {
-		lab := newTestServer(t)
-		ts := httptest.NewServer(lab.Handler())
-		t.Cleanup(ts.Close)
-		t.Cleanup(lab.Shutdown)
-		events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`",`+tt.signals+`}`)
-		var call webtest.ApplyChartsCall
-		for ok := false; !ok; {
-			select {
-			case ev, open := <-events:
-				if !open {
-					t.Fatal("stream ended before its first chart update")
-				}
-				call, ok = webtest.ParseApplyCharts(t, ev.Data)
-			case <-time.After(10 * time.Second):
-				t.Fatal("no chart update within 10 s")
+	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"two-bad-hosts","cursor":7}`)
+	var call webtest.ApplyChartsCall
+	for ok := false; !ok; {
+		select {
+		case ev, open := <-events:
+			if !open {
+				t.Fatal("stream ended before its first chart update")
 			}
+			call, ok = webtest.ParseApplyCharts(t, ev.Data)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no chart update within 10 s")
 		}
-		if !call.Replace {
-			t.Errorf("%s: the first update does not replace the charts' options", tt.signals)
+	}
+	if !call.Replace {
+		t.Error("the first update does not replace the charts' options")
+	}
+	run := lab.Sessions.Get(webtest.Tab).runOf()
+	wantHeights := 0
+	for _, c := range chart.List {
+		if _, ok := call.Options[c.ID]; !ok {
+			t.Errorf("the stream sends no option for %s", c.ID)
 		}
-		run := lab.Sessions.Get(webtest.Tab).runOf()
-		wantOptions, wantHeights := 0, 0
-		for _, c := range chart.List {
-			drawn := c.Only == nil || tt.mesh
-			if _, ok := call.Options[c.ID]; ok != drawn {
-				t.Errorf("%s: an option for %s sent %v, want %v", tt.signals, c.ID, ok, drawn)
-			}
-			if !drawn {
-				continue
-			}
-			wantOptions++
-			if got, ok := call.Heights[c.ID]; c.Height != nil && (!ok || got != c.Height(run)) {
-				t.Errorf("%s: height %d sent, want %d", c.ID, got, c.Height(run))
-			} else if c.Height == nil && ok {
-				t.Errorf("%s: a height is sent for a box the stylesheet sizes", c.ID)
-			}
-			if c.Height != nil {
-				wantHeights++
-			}
+		if got, ok := call.Heights[c.ID]; c.Height != nil && (!ok || got != c.Height(run)) {
+			t.Errorf("%s: height %d sent, want %d", c.ID, got, c.Height(run))
+		} else if c.Height == nil && ok {
+			t.Errorf("%s: a height is sent for a box the stylesheet sizes", c.ID)
 		}
-		if len(call.Options) != wantOptions || len(call.Heights) != wantHeights {
-			t.Errorf("%s: the stream sends %d options and %d heights, want %d and %d", tt.signals, len(call.Options), len(call.Heights), wantOptions, wantHeights)
+		if c.Height != nil {
+			wantHeights++
 		}
+	}
+	if len(call.Options) != len(chart.List) || len(call.Heights) != wantHeights {
+		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.Options), len(call.Heights), len(chart.List), wantHeights)
 	}
 }
 
