@@ -43,14 +43,21 @@ func TestChartPatchRebuildsOptions(t *testing.T) {
 // cursor it must give the options a full rebuild makes at the new one, for
 // every preset, under both dialects and with injected faults, at every
 // step of one frame and at jumps of several (a fast speed or a slow
-// connection skips frames), from nothing drawn yet to the end.
+// connection skips frames), from nothing drawn yet to the end; and for a
+// mesh of 20 clients, where the mesh's two charts have more than one
+// client's data (one preset: their points come from the same frames).
 func TestStepPatchEqualsRebuild(t *testing.T) {
 	for _, name := range tabstate.PresetNames() {
-		for _, in := range []tabstate.Inputs{
+		ins := []tabstate.Inputs{
 			{Preset: name},
 			{Preset: name, Base: map[string]string{"dialect": "grpc"}},
 			{Preset: name, Inject: "h1@60s,h2@90s", Base: map[string]string{"max_ejection_percent": "100"}},
-		} {
+		}
+		if name == "search-cache" {
+			ins = append(ins, tabstate.Inputs{Preset: name, Base: map[string]string{"clients": "20", "rps": "1000",
+				"enforcing_failure_percentage": "100", "failure_percentage_request_volume": "50"}})
+		}
+		for _, in := range ins {
 			run, err := tabstate.BuildRun(in)
 			if err != nil {
 				t.Fatal(err)

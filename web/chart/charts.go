@@ -73,6 +73,21 @@ type Chart struct {
 	// Alt is its text alternative for the same frames: what it shows at
 	// the cursor, in one sentence (chartalt.go).
 	Alt func(r *tabstate.Run, frames []scenario.Frame) string
+	// Only, for a chart that only some runs need (the mesh's two, with
+	// more than one client proxy), is when its box is shown; nil shows
+	// it always. The box is on every page and the stream feeds it either
+	// way, so the page keeps one shape whatever the run.
+	Only *Only
+}
+
+// Only is one rule for showing a box, said twice: Run, on the server, for
+// the box as the page is drawn; Signal, a Datastar expression over the
+// page's signals, for the box as the settings move (data-show), so it
+// appears when the slider does, not a redraw later. TestOnlyAgrees checks
+// that the two say the same.
+type Only struct {
+	Run    func(r *tabstate.Run) bool
+	Signal string
 }
 
 // Moving is a part of a chart's option that the cursor changes: its path
@@ -100,6 +115,8 @@ var List = []Chart{
 			{Path: []any{"series", 0, "markArea", "data"}, At: panicAreasAt},
 		}},
 	compareChartEntry,
+	meshChartEntry,
+	volumeChartEntry,
 	{ID: ChartClients, Size: "wide", Title: "What clients saw",
 		Caption: "requests that failed after retries (red line), retries sent, and retry overflows (retries refused by max_retries or the retry budget) · shaded violet, labelled panic: the cluster was in panic · events as above",
 		Build:   clientsChart, Points: clientsPoints, Alt: clientsAlt,
@@ -122,6 +139,10 @@ func BoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 		out[i] = view.Chart{ID: c.ID, Title: c.Title, Caption: c.Caption, Size: c.Size}
 		if r != nil {
 			out[i].Alt = c.Alt(r, r.Frames[:min(max(cursor, 0), len(r.Frames))])
+		}
+		if c.Only != nil {
+			out[i].ShowIf = c.Only.Signal
+			out[i].Off = r == nil || !c.Only.Run(r)
 		}
 	}
 	return out

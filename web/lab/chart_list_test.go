@@ -1,9 +1,11 @@
 package lab
 
 import (
+	"encoding/json"
 	"html"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +99,78 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 	}
 	if len(call.Options) != len(chart.List) || len(call.Heights) != wantHeights {
 		t.Errorf("the stream sends %d options and %d heights, want %d and %d", len(call.Options), len(call.Heights), len(chart.List), wantHeights)
+	}
+}
+
+// A box only some runs need (chart.Only: the mesh's two, for more than one
+// client proxy) says its rule twice, on the server and as a Datastar
+// expression over the page's signals; on the lab and on the mesh lesson
+// both must agree for the page's run, and the box is drawn hidden exactly
+// when the rule says no, so a run of one client looks as it did before.
+func TestOnlyAgrees(t *testing.T) {
+	lab := newTestServer(t)
+	h := lab.Handler()
+	t.Cleanup(lab.Shutdown)
+	// The rule's form: one signal of cfg against a number; anything else
+	// would need a richer reading here.
+	rule := regexp.MustCompile(`^\$cfg\.([a-z_]+) > (\d+)$`)
+	figure := regexp.MustCompile(`<figure [^>]*id="fig-([^"]+)"[^>]*>`)
+	signals := regexp.MustCompile(`<div id="lab" [^>]*data-signals="([^"]*)"`)
+	only := 0
+	for _, tt := range []struct {
+		page  string
+		shown bool
+	}{
+		{"/lab", false},
+		{"/lab?preset=search-cache&clients=1", false},
+		{"/lab?preset=search-cache&clients=2", true},
+		{"/lab?preset=search-cache&clients=20", true},
+		{"/lessons/mesh", true},
+		{"/lessons/" + lab.Lessons.List[0].ID, false},
+	} {
+		res := webtest.Do(t, h, "GET", tt.page, "")
+		body := webtest.Body(t, res)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: status %d", tt.page, res.StatusCode)
+		}
+		m := signals.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("%s: no data-signals on #lab", tt.page)
+		}
+		var sig struct{ Cfg map[string]any }
+		if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &sig); err != nil {
+			t.Fatalf("%s: the page's signals: %v", tt.page, err)
+		}
+		boxes := map[string]string{}
+		for _, f := range figure.FindAllStringSubmatch(body, -1) {
+			boxes[f[1]] = html.UnescapeString(f[0])
+		}
+		for _, c := range chart.List {
+			if c.Only == nil {
+				continue
+			}
+			only++
+			box, ok := boxes[c.ID]
+			if !ok {
+				t.Fatalf("%s: no box for %s", tt.page, c.ID)
+			}
+			if !strings.Contains(box, `data-show="`+c.Only.Signal+`"`) {
+				t.Errorf("%s: %s's box has no data-show %q: %s", tt.page, c.ID, c.Only.Signal, box)
+			}
+			r := rule.FindStringSubmatch(c.Only.Signal)
+			if r == nil {
+				t.Fatalf("%s: rule %q is not of the form $cfg.NAME > N", c.ID, c.Only.Signal)
+			}
+			v, has := sig.Cfg[r[1]].(float64)
+			bound, _ := strconv.ParseFloat(r[2], 64)
+			bySignal := has && v > bound
+			off := strings.Contains(box, `style="display: none"`)
+			if bySignal != tt.shown || off == tt.shown {
+				t.Errorf("%s: %s shown by the signal %v (cfg.%s=%v), drawn hidden %v; want shown %v", tt.page, c.ID, bySignal, r[1], sig.Cfg[r[1]], off, tt.shown)
+			}
+		}
+	}
+	if only == 0 {
+		t.Fatal("no chart has a rule for showing it; the mesh's two should")
 	}
 }

@@ -284,6 +284,11 @@ type Chart struct {
 	// Envoy/gRPC strip in a lesson that never mentions gRPC); its chart
 	// is still fed, so a room's page patched in place stays whole.
 	Hidden bool
+	// ShowIf, for a box only some runs need, is a Datastar expression
+	// over the page's signals that shows it (data-show), and Off whether
+	// it starts out of view for the run the page is drawn with.
+	ShowIf string
+	Off    bool
 }
 
 // Speed is one playback speed button.
