@@ -59,6 +59,10 @@ type Grader interface {
 // submission (404).
 func (s *Workshops) SetGrader(g Grader) { s.grader = g }
 
+// CheckChallenges refuses the plans when a challenge scene names none of
+// ids, the challenges the server grades (scenes.Book.CheckChallenges).
+func (s *Workshops) CheckChallenges(ids []string) error { return s.plans.CheckChallenges(ids) }
+
 func submissionKey(code, id, who string) string { return code + ".ch." + id + ".s." + who }
 
 // parseSubmissionKey reads the challenge and the attendee of a key.
