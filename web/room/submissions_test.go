@@ -2,10 +2,12 @@ package room
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -348,6 +350,18 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	}
 	if l.s.recordedBoard(code, p, 0, entries) != nil {
 		t.Error("a board on the plan's first scene, which is no challenge")
+	}
+	// The recording's player shows the panel as it stood at the entry it
+	// is on: two points at the second submission, three at the last.
+	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","recSpeed":"max"}`)
+	for _, c := range []struct{ entry, rows int }{{subs[1], 2}, {subs[3], 3}} {
+		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
+			t.Fatalf("seek to %d: %d %s", c.entry, st, body)
+		}
+		webtest.WaitFor(t, ev, fmt.Sprintf("the replay's panel with %d submissions", c.rows), func(e webtest.Event) bool {
+			return strings.Contains(e.Data, `id="room-challenge"`) && strings.Count(e.Data, "<code>max_ejection_percent=") == c.rows &&
+				strings.Count(e.Data, `<circle class="pt`) == c.rows
+		})
 	}
 
 	status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
