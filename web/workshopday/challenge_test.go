@@ -13,8 +13,8 @@ import (
 // phone attendees (390×844) submit different caps through their pages'
 // form; the board and the scatter show three points with the front marked
 // on every page (both instructor tabs, the projector, the attendees);
-// the instructor spotlights one and every page follows it; the handout
-// lists the three submissions.
+// the instructor spotlights one and every page follows it; the recording
+// and the handout list the three submissions.
 func TestWorkshopChallenge(t *testing.T) {
 	needTools(t, true)
 	d := startDeployment(t, t.ArtifactDir())
@@ -83,6 +83,12 @@ func TestWorkshopChallenge(t *testing.T) {
 			(document.querySelector('#room-challenge-board tr.spot') || {dataset: {}}).dataset.who === `+strconv.Quote(who), reconnectWithin); err != nil {
 			t.Errorf("%s: follows the spotlight on %s: %v", p, who, err)
 		}
+	}
+	// The recording has each submission (its export, as anyone with the
+	// room's code reads it).
+	if n, err := poll[int](in, `fetch('/r/`+pl.code+`/recording.json').then(r => r.json()).then(j => j.entries.filter(e => e.kind === 'submission' && e.submission).length)
+		.then(n => n === 3 ? n : 0)`, loadWithin); err != nil || n != 3 {
+		t.Errorf("the recording has %d submissions (%v), want 3", n, err)
 	}
 	if err := in.navigate(d.Base, "/r/"+pl.code+"/handout"); err != nil {
 		t.Fatal(err)
