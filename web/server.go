@@ -139,6 +139,13 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].ID
+	}
+	if err := ws.CheckChallenges(ids); err != nil {
+		return nil, err
+	}
 	ws.SetGrader(s.challenges) // a plan's challenge scene grades as /challenges does
 	s.metrics = newMetrics(s, o.Build)
 	return s, nil

@@ -30,6 +30,9 @@ type Scene struct {
 	// (Lesson set); "" for none.
 	LabURL string
 	Lesson bool
+	// Board is the room's submissions to the scene's challenge (nil for
+	// none).
+	Board *view.RoomChallenge
 }
 
 // Reveal is a question a room revealed while it was on scene Scene (an
@@ -144,7 +147,7 @@ func scene(i int, s Scene, room string, reveals []Reveal) (view.HandoutScene, er
 	v := view.HandoutScene{
 		N: i + 1, ID: sc.ID, Title: sc.Title, Minutes: sc.Minutes,
 		Where: where(sc), Changes: changes(sc), Seed: seedOf(run), LabURL: s.LabURL,
-		Moment: tabstate.FormatMs(tabstate.CursorMs(run, n)),
+		Moment: tabstate.FormatMs(tabstate.CursorMs(run, n)), Challenge: s.Board,
 	}
 	if s.LabURL != "" {
 		v.LabText = "open it in the lab"

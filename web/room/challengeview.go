@@ -13,6 +13,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/starfederation/datastar-go/datastar"
 
+	"outlierlab/engine/challenge"
+	"outlierlab/engine/plan"
+	"outlierlab/web/room/record"
 	"outlierlab/web/templates"
 	"outlierlab/web/view"
 )
@@ -32,26 +35,74 @@ func (w *roomWatch) challengeView() (view.RoomChallenge, templ.Component) {
 	if !ok {
 		return v, nil
 	}
-	main := c.MainGoals()
-	v.ID, v.Title, v.XGoal, v.YGoal = c.ID, c.Title, main[0], main[1]
 	lines, mine := w.hub.challengeBoard(id, w.who)
 	pick := cur.rec.State.Pick
+	w.s.boardView(&v, c, lines, pick)
+	if w.role != "follow" {
+		return v, nil
+	}
+	return v, w.s.grader.Fields(id, mine)
+}
+
+// boardView fills v, a panel of challenge c, with its ranked lines (the
+// scatter of them) and the instructor's pick (nil for none).
+func (s *Workshops) boardView(v *view.RoomChallenge, c *challenge.Challenge, lines []boardLine, pick *record.ChallengePick) {
+	main := c.MainGoals()
+	v.ID, v.Title, v.XGoal, v.YGoal = c.ID, c.Title, main[0], main[1]
 	for i, l := range lines {
 		v.Entries = append(v.Entries, view.RoomChallengeEntry{Rank: i + 1, Who: l.Who, Mine: l.mine, Passed: l.Passed, Total: l.Total,
 			X: boardNum(l.X), Y: boardNum(l.Y), Front: l.Front, Settings: settingsLine(c.Unlocked, l.Settings),
 			Spot: pick != nil && pick.Who == l.Who, SpotPath: "/r/" + v.Code + "/challenge/spotlight?who=" + url.QueryEscape(l.Who)})
 	}
 	if pick != nil && pick.Who != "" {
-		v.Spot, v.SpotSettings, v.CompareURL = pick.Who, settingsLine(c.Unlocked, pick.Settings), w.s.grader.CompareURL(id, pick.Settings)
+		v.Spot, v.SpotSettings, v.CompareURL = pick.Who, settingsLine(c.Unlocked, pick.Settings), s.grader.CompareURL(c.ID, pick.Settings)
 	}
 	if pick != nil && pick.Reference {
 		v.Reference = settingsLine(c.Unlocked, c.Reference)
 	}
 	v.Plot = scatterSVG(lines, v.XGoal, v.YGoal)
-	if w.role != "follow" {
-		return v, nil
+}
+
+// recordedBoard is the board of challenge id on scene of plan p as the
+// recording's entries kept it (a prefix of them: the board at the last
+// one's moment), the pick as the last entry's state had it; nil off a
+// challenge scene or without a grader.
+func (s *Workshops) recordedBoard(code string, p *plan.Plan, scene int, entries []record.TimelineEntry) *view.RoomChallenge {
+	if s.grader == nil || scene < 0 || scene >= len(p.Scenes) || p.Scenes[scene].Challenge == "" {
+		return nil
 	}
-	return v, w.s.grader.Fields(id, mine)
+	c, ok := s.grader.Challenge(p.Scenes[scene].Challenge)
+	if !ok {
+		return nil
+	}
+	subs := map[string]subEntry{}
+	for tag, e := range record.Submissions(entries, p.ID, scene, c.ID) {
+		subs[tag] = subEntry{e.Submission, uint64(e.Index)}
+	}
+	var pick *record.ChallengePick
+	if n := len(entries); n > 0 && entries[n-1].State.Plan == p.ID && entries[n-1].State.Scene == scene {
+		pick = entries[n-1].State.Pick
+	}
+	v := &view.RoomChallenge{Code: code}
+	s.boardView(v, c, rankBoard(subs, ""), pick)
+	return v
+}
+
+// recordedBoards are the room's boards of p's challenge scenes, as the
+// handout prints them (by scene index): the pick as it stood when the
+// room last left the scene.
+func (s *Workshops) recordedBoards(code string, p *plan.Plan, entries []record.TimelineEntry) map[int]*view.RoomChallenge {
+	out := map[int]*view.RoomChallenge{}
+	for i := range p.Scenes {
+		last := len(entries)
+		for last > 0 && (entries[last-1].State.Plan != p.ID || entries[last-1].State.Scene != i) {
+			last--
+		}
+		if v := s.recordedBoard(code, p, i, entries[:last]); v != nil {
+			out[i] = v
+		}
+	}
+	return out
 }
 
 // settingsLine is a submission's values, "name=value" in the form's

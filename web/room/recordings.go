@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"outlierlab/web/room/record"
+	"outlierlab/web/view"
 )
 
 // The rooms' side of their recordings (web/room/recording): the room
@@ -16,6 +17,20 @@ import (
 // logged: the workshop goes on without that entry.
 func (set *roomSet) record(ctx context.Context, code string, rev uint64, kind string, st record.State) {
 	set.timeline.Append(ctx, code, rev, kind, st, set.s.plans.EntryScene(&st))
+}
+
+// Board is the challenge panel of the room's scene at the last of
+// entries, from the submissions recorded up to it (recordedBoard).
+func (rr recordingRooms) Board(code string, entries []record.TimelineEntry) *view.RoomChallenge {
+	if len(entries) == 0 {
+		return nil
+	}
+	st := &entries[len(entries)-1].State
+	p := rr.s.plans.Plan(st.Plan)
+	if p == nil {
+		return nil
+	}
+	return rr.s.recordedBoard(code, p, st.Scene, entries)
 }
 
 // recordingRooms are the rooms as their recordings find them.

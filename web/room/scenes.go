@@ -124,5 +124,5 @@ func (s *Workshops) roomHandout(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, httperr.Errorf(httperr.KindUnavailable, "cannot read the workshop's answers: %w", err), httperr.KindUnavailable)
 		return
 	}
-	s.plans.RenderHandout(w, r, p, code, scenes.Reveals(entries, p.ID))
+	s.plans.RenderHandout(w, r, p, code, scenes.Reveals(entries, p.ID), s.recordedBoards(code, p, entries))
 }

@@ -59,6 +59,10 @@ type Grader interface {
 // submission (404).
 func (s *Workshops) SetGrader(g Grader) { s.grader = g }
 
+// CheckChallenges refuses the plans when a challenge scene names none of
+// ids, the challenges the server grades (scenes.Book.CheckChallenges).
+func (s *Workshops) CheckChallenges(ids []string) error { return s.plans.CheckChallenges(ids) }
+
 func submissionKey(code, id, who string) string { return code + ".ch." + id + ".s." + who }
 
 // parseSubmissionKey reads the challenge and the attendee of a key.
@@ -223,7 +227,14 @@ func (s *Workshops) submitChallenge(w http.ResponseWriter, r *http.Request) {
 		if c, sub, g, err = s.grader.Grade(r, id); err == nil {
 			e = c.NewEntry(record.Nickname(who), 0, g)
 			from := rec.SourceTag(code, addrlimit.Key(s.rooms.clientAddr(r)))
-			err = s.rooms.putSubmission(r.Context(), code, id, who, record.NewSubmission(e.Who, sub, e, from))
+			kept := record.NewSubmission(e.Who, sub, e, from)
+			var rev uint64
+			if rev, err = s.rooms.putSubmission(r.Context(), code, id, who, kept); err == nil {
+				// The recording keeps it too: a replay and the handout
+				// show the board as it stood.
+				st := rec.State
+				s.rooms.timeline.AppendSubmission(r.Context(), code, rev, st, s.plans.EntryScene(&st), record.RecordedSubmission(id, who, kept))
+			}
 		}
 	}
 	if r.Context().Err() != nil {
@@ -271,18 +282,20 @@ func (set *roomSet) roomForSubmission(code, id, who string) error {
 	return httperr.WithKind(httperr.KindFull, &httperr.FieldError{Field: "submission", Msg: fmt.Sprintf("the room keeps %d attendees' submissions to this challenge, as many as it takes (allowed %d)", len(subs), set.lim.Submissions)})
 }
 
-// putSubmission stores who's latest submission to challenge id.
-func (set *roomSet) putSubmission(ctx context.Context, code, id, who string, sub record.Submission) error {
+// putSubmission stores who's latest submission to challenge id: the
+// revision its key took.
+func (set *roomSet) putSubmission(ctx context.Context, code, id, who string, sub record.Submission) (uint64, error) {
 	if err := set.roomForSubmission(code, id, who); err != nil {
-		return err
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, roombus.Timeout)
 	defer cancel()
 	b, _ := json.Marshal(sub)
-	if _, err := set.bus.KV.Put(ctx, submissionKey(code, id, who), b); err != nil {
-		return busError("the submission", err)
+	rev, err := set.bus.KV.Put(ctx, submissionKey(code, id, who), b)
+	if err != nil {
+		return 0, busError("the submission", err)
 	}
-	return nil
+	return rev, nil
 }
 
 // watchSubmissions follows the room's submissions on the bus; each wakes
@@ -350,26 +363,35 @@ func (h *roomHub) leaderboard(ctx context.Context, id string) []boardLine {
 // attendee who's own ("" for none) marked and its settings.
 func (h *roomHub) challengeBoard(id, who string) ([]boardLine, challenge.Submission) {
 	h.mu.Lock()
-	entries := make([]challenge.Entry, 0, len(h.subs[id]))
-	byWho := make(map[string]record.Submission, len(h.subs[id]))
-	for w, e := range h.subs[id] {
-		// Ranked by the attendee's id: two attendees may share a nickname.
+	subs := maps.Clone(h.subs[id])
+	h.mu.Unlock()
+	out := rankBoard(subs, who)
+	var mine challenge.Submission
+	if who != "" {
+		mine = subs[who].sub.Settings
+	}
+	return out, mine
+}
+
+// rankBoard ranks submissions, by attendee (the hub's ids, or the
+// recording's tags), each's rev its order (challenge.Rank: goals passed,
+// the front, the main goals), attendee who's own ("" for none) marked.
+func rankBoard(subs map[string]subEntry, who string) []boardLine {
+	entries := make([]challenge.Entry, 0, len(subs))
+	byWho := make(map[string]record.Submission, len(subs))
+	for w, e := range subs {
+		// Ranked by the attendee: two attendees may share a nickname.
 		en := e.sub.Entry(int(e.rev))
 		en.Who = w
 		entries = append(entries, en)
 		byWho[w] = e.sub
 	}
-	h.mu.Unlock()
 	out := []boardLine{}
 	for _, e := range challenge.Rank(entries) {
 		sub := byWho[e.Who]
 		out = append(out, boardLine{Who: sub.Nick, Passed: e.Passed, Total: e.Total, X: sub.X, Y: sub.Y, Front: e.Front, Settings: sub.Settings, mine: who != "" && e.Who == who})
 	}
-	var mine challenge.Submission
-	if who != "" {
-		mine = byWho[who].Settings
-	}
-	return out, mine
+	return out
 }
 
 // leaderboardStatus answers the room's challenge and its board, as

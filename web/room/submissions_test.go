@@ -2,10 +2,12 @@ package room
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -286,4 +288,103 @@ func TestRoomChallengePanel(t *testing.T) {
 	webtest.WaitFor(t, follower, "the reference on the attendee's panel", func(ev webtest.Event) bool {
 		return panel(ev) && strings.Contains(ev.Data, `id="room-challenge-ref"`) && strings.Contains(ev.Data, "The reference: <code>max_ejection_percent=17</code>")
 	})
+}
+
+// Submissions are part of the room's recording and its handout: each is
+// a "submission" entry (the attendee as a tag, never its id or address),
+// the board at an entry's moment is the recorded one up to it, and the
+// handout lists each attendee's latest with its settings and grade, the
+// front marked.
+func TestRoomChallengeRecorded(t *testing.T) {
+	l, clock := challengeLab(t, Limits{Submissions: 10})
+	_, code, key, body := startPlanRoom(t, l, "plan:tune")
+	if code == "" {
+		t.Fatalf("start from tune: %s", body)
+	}
+	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+		t.Fatalf("to the challenge scene: %d %s", st, body)
+	}
+	ann, bob, cy := l.att(t, code, "ann"), l.att(t, code, "bob"), l.att(t, code, "cy")
+	for _, s := range []struct{ att, cap string }{{ann, "10"}, {bob, "17"}, {cy, "50"}, {ann, "20"}} {
+		clock.Add(int64(time.Minute))
+		if st, body := submit(t, l.ts.URL, code, s.att, url.Values{"max_ejection_percent": {s.cap}}); st != http.StatusCreated {
+			t.Fatalf("a cap of %s: %d %s", s.cap, st, body)
+		}
+	}
+	var entries []record.TimelineEntry
+	var subs []int // the submission entries' indexes
+	waitUntil(t, "four submissions recorded", func() bool {
+		var err error
+		if entries, err = l.s.rooms.timeline.Read(t.Context(), code); err != nil {
+			t.Fatal(err)
+		}
+		subs = subs[:0]
+		for i, e := range entries {
+			if e.Kind == "submission" {
+				subs = append(subs, i)
+			}
+		}
+		return len(subs) == 4
+	})
+	tags := map[string]bool{}
+	for _, i := range subs {
+		e := entries[i].Submission
+		if e == nil || e.Challenge != "search-cap" || e.From != "" || entries[i].State.Scene != 1 {
+			t.Fatalf("entry %d: %+v in state scene %d; want search-cap's, no address, on scene 1", i, e, entries[i].State.Scene)
+		}
+		for _, id := range []string{idOf(ann), idOf(bob), idOf(cy)} {
+			if strings.Contains(e.Attendee, id) || e.Attendee == "" {
+				t.Errorf("entry %d names attendee %q as %q, want a tag of it", i, id, e.Attendee)
+			}
+		}
+		tags[e.Attendee] = true
+	}
+	if len(tags) != 3 {
+		t.Errorf("%d attendees' tags in four submissions, want 3 (ann twice)", len(tags))
+	}
+	p := l.s.plans.Plan("tune")
+	// The board as it stood at the second submission: ann's 10 and bob's 17.
+	at := l.s.recordedBoard(code, p, 1, entries[:subs[1]+1])
+	if at == nil || len(at.Entries) != 2 || at.Entries[0].Settings != "max_ejection_percent=17" || !at.Entries[0].Front {
+		t.Fatalf("the recorded board at the second submission: %+v", at)
+	}
+	if l.s.recordedBoard(code, p, 0, entries) != nil {
+		t.Error("a board on the plan's first scene, which is no challenge")
+	}
+	// The recording's player shows the panel as it stood at the entry it
+	// is on: two points at the second submission, three at the last.
+	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","recSpeed":"max"}`)
+	for _, c := range []struct{ entry, rows int }{{subs[1], 2}, {subs[3], 3}} {
+		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
+			t.Fatalf("seek to %d: %d %s", c.entry, st, body)
+		}
+		webtest.WaitFor(t, ev, fmt.Sprintf("the replay's panel with %d submissions", c.rows), func(e webtest.Event) bool {
+			return strings.Contains(e.Data, `id="room-challenge"`) && strings.Count(e.Data, "<code>max_ejection_percent=") == c.rows &&
+				strings.Count(e.Data, `<circle class="pt`) == c.rows
+		})
+	}
+
+	status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+	if status != http.StatusOK {
+		t.Fatalf("the room's handout: %d", status)
+	}
+	for _, want := range []string{
+		`id="scene-` + p.Scenes[1].ID + `-challenge"`,
+		"3 submissions in workshop " + code + ", each attendee's latest",
+		"<code>max_ejection_percent=20</code>", "<code>max_ejection_percent=17</code>", "<code>max_ejection_percent=50</code>",
+		`<small class="front-mark">front</small>`, `class="room-scatter"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the room's handout has no %q", want)
+		}
+	}
+	if strings.Contains(page, "max_ejection_percent=10<") {
+		t.Error("the handout lists ann's first submission, replaced by her second")
+	}
+	if n := strings.Count(page, `<circle class="pt`); n != 3 {
+		t.Errorf("the handout's scatter has %d points, want 3", n)
+	}
+	if _, page, _ := getRoomPage(t, l.ts.URL, "/plans/tune/handout", "", ""); strings.Contains(page, "handout-board") {
+		t.Error("the plan's own handout lists a room's submissions")
+	}
 }

@@ -37,6 +37,10 @@ type HandoutScene struct {
 	LabURL, LabText string
 	Question        *HandoutQuestion
 	YAML            string
+	// Challenge is a challenge scene's board on a room's handout: each
+	// attendee's latest submission as the recording kept it, ranked, the
+	// front marked (nil off a challenge scene or on the plan's handout).
+	Challenge *RoomChallenge
 }
 
 // HandoutQuestion is a scene's question: the engine's answer on the

@@ -7,6 +7,9 @@
 //     instructor (two tabs), a projector and four attendees, every page
 //     checked after every move; a replica killed, both restarted, a NATS
 //     node killed on the way; the recording at the end.
+//   - TestWorkshopChallenge: the production plan's challenge scene:
+//     three phones submit through their forms, every page shows the
+//     three points and the front, follows the spotlight; the handout.
 //   - TestFreeLabCommands: a free lab's slider moved 100 times, each
 //     move applied.
 //   - BenchmarkFollowers: 50 followers (Go SSE clients) through nginx,
@@ -15,7 +18,7 @@
 // The harness: deploy_test.go (processes: binaries, NATS, replicas,
 // nginx), pages_test.go (the people's pages, what a page shows, the
 // checks, the actions), day_test.go (the day and its checks),
-// freelab_test.go, bench_test.go. Run it with
+// challenge_test.go, freelab_test.go, bench_test.go. Run it with
 //
 //	go test ./web/workshopday -run TestWorkshopDay -v -artifacts -outputdir /tmp/wd
 //

@@ -807,6 +807,8 @@ type playerSent struct {
 	spot    record.SpotSignal
 	spotSet bool
 	q       string
+	// board is the challenge panel sent (its entries, pick, reference).
+	board string
 }
 
 // replayPatch is the player's signals as the stream patches them.
@@ -829,9 +831,11 @@ func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playe
 	sig := replayPatch{RecAt: v, RecPct: recPct(v, p.end), RecClock: fmtElapsed(v), RecEntry: max(i, 0), RecPlaying: p.playing, RecSpeed: p.speed.Name}
 	var e *record.TimelineEntry
 	var now view.RecNow
+	var upTo []record.TimelineEntry
 	if i >= 0 {
 		e = &p.entries[i]
 		now = p.nowView(i)
+		upTo = p.entries[:i+1] // extend appends: a prefix stays as it is
 	}
 	p.mu.Unlock()
 	if e == nil {
@@ -846,6 +850,18 @@ func (p *recordingPlayer) send(sse *datastar.ServerSentEventGenerator, ps *playe
 		if key := fmt.Sprintf("%+v", qv); key != ps.q {
 			ps.q = key
 			if err := sse.PatchElementTempl(templates.RecordingQuestion(qv)); err != nil {
+				return err
+			}
+		}
+		// The challenge panel shows the submissions recorded up to the
+		// entry: a replay's board is the room's at that moment.
+		board := view.RoomChallenge{Code: p.code}
+		if b := p.s.rooms.Board(p.code, upTo); b != nil {
+			board = *b
+		}
+		if key := fmt.Sprintf("%s|%v|%s|%s", board.ID, board.Entries, board.Spot, board.Reference); key != ps.board {
+			ps.board = key
+			if err := sse.PatchElementTempl(templates.RoomChallengePanel(board, nil)); err != nil {
 				return err
 			}
 		}

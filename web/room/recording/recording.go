@@ -44,6 +44,10 @@ import (
 type Rooms interface {
 	Page(w http.ResponseWriter, r *http.Request) (code string, ok bool)
 	API(w http.ResponseWriter, r *http.Request) (code string, ok bool)
+	// Board is the challenge panel as room code showed it at the last of
+	// entries (a prefix of its recording): the submissions recorded up to
+	// it; nil off a challenge scene.
+	Board(code string, entries []record.TimelineEntry) *view.RoomChallenge
 }
 
 // Recordings serve the rooms' recordings on the lab: the page, the

@@ -12,6 +12,7 @@ import (
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
+	"outlierlab/web/view"
 )
 
 // The recordings' tests write a room's timeline themselves, with no room:
@@ -22,6 +23,9 @@ type testRooms struct{}
 
 func (testRooms) Page(w http.ResponseWriter, r *http.Request) (string, bool) { return codeOf(w, r) }
 func (testRooms) API(w http.ResponseWriter, r *http.Request) (string, bool)  { return codeOf(w, r) }
+
+// Board: these rooms run no plan, so no challenge scene.
+func (testRooms) Board(string, []record.TimelineEntry) *view.RoomChallenge { return nil }
 
 func codeOf(w http.ResponseWriter, r *http.Request) (string, bool) {
 	code, ok := record.NormalCode(chi.URLParam(r, "code"))

@@ -66,6 +66,15 @@ func (t *Timeline) Append(ctx context.Context, code string, rev uint64, kind str
 	}
 }
 
+// AppendSubmission appends an attendee's graded submission (kind
+// "submission"), made while the room was in state st, to its timeline:
+// rev is the revision its key took on the bus (one write, one entry).
+func (t *Timeline) AppendSubmission(ctx context.Context, code string, rev uint64, st record.State, scene *record.EntryScene, sub *record.EntrySubmission) {
+	e := record.TimelineEntry{TMs: t.now().UnixMilli(), Kind: "submission", State: st, Scene: scene, Submission: sub}
+	rp, _ := t.pace.admit(t, code, rev, &e) // not a "state": published now
+	t.publishIn(ctx, rp, code, rev, &e, false)
+}
+
 // publish appends entry e of room code, the state its key took at
 // revision rev, to its timeline.
 func (t *Timeline) publish(ctx context.Context, code string, rev uint64, e *record.TimelineEntry) {

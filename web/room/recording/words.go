@@ -113,6 +113,10 @@ func kindWords(e *record.TimelineEntry, at func(*record.TimelineEntry) string) (
 		if q != nil {
 			return "Question: " + q.Text + " — revealed: " + q.Answer + " (" + histWords(q.Hist) + ")", true
 		}
+	case "submission":
+		if sub := e.Submission; sub != nil {
+			return fmt.Sprintf("%s submitted settings to challenge %s: %d of %d goals hold", sub.Nick, sub.Challenge, sub.Passed, sub.Total), true
+		}
 	case "summon":
 		return "Instructor brought everyone back to the room", true
 	case "identities":

@@ -66,6 +66,21 @@ func Load(fsys fs.FS, l *lab.Lab) (*Book, error) {
 	return b, errors.Join(errs...)
 }
 
+// CheckChallenges refuses a plan whose challenge scene names a challenge
+// the server does not grade (ids): serve -plans DIR holds an instructor's
+// plans to what plan -check holds them to, naming the file and line, at
+// start-up rather than at the scene in class (plan.CheckChallenges).
+func (b *Book) CheckChallenges(ids []string) error {
+	ps := make([]plan.Plan, len(b.list))
+	for i, p := range b.list {
+		ps[i] = *p
+	}
+	if err := plan.CheckChallenges(ps, ids); err != nil {
+		return fmt.Errorf("plans: %w", err)
+	}
+	return nil
+}
+
 // sceneBase is what the room's lesson page sets before any control at a
 // scene's step (nil for a preset's scene): the start of the step.
 func sceneBase(lessons *lessonbook.Book, sc *plan.Scene) map[string]string {

@@ -17,6 +17,7 @@ import (
 	"outlierlab/web/room/record"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/templates"
+	"outlierlab/web/view"
 )
 
 // Handout handles GET /plans/{id}/handout.
@@ -31,13 +32,14 @@ func (b *Book) Handout(w http.ResponseWriter, r *http.Request) {
 		b.lab.Pages.NotFound(w, r, fmt.Sprintf("There is no workshop plan %q here (plans: %s).", httperr.Truncate(id, 40), b.IDs()))
 		return
 	}
-	b.RenderHandout(w, r, p, "", nil)
+	b.RenderHandout(w, r, p, "", nil, nil)
 }
 
 // RenderHandout builds p's handout from its scenes' runs, each the one
-// its room shows (State), and writes the page. A plan with a heavy
-// run waits for a core as a heavy lab page does.
-func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Plan, room string, reveals []handout.Reveal) {
+// its room shows (State), with the room's boards of its challenge scenes
+// (by scene index; nil for none), and writes the page. A plan with a
+// heavy run waits for a core as a heavy lab page does.
+func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Plan, room string, reveals []handout.Reveal, boards map[int]*view.RoomChallenge) {
 	if handout.Heavy(p) {
 		release, err := b.lab.Budget.Admit(r.Context(), 1)
 		if err != nil {
@@ -56,6 +58,7 @@ func (b *Book) RenderHandout(w http.ResponseWriter, r *http.Request, p *plan.Pla
 			httperr.Write(w, fmt.Errorf("cannot build the handout of plan %s: scene %d: %w", p.ID, i+1, err), httperr.KindInternal)
 			return
 		}
+		sc.Board = boards[i]
 		scenes[i] = sc
 	}
 	h, err := handout.Build(p, scenes, room, reveals)
