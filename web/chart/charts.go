@@ -88,6 +88,10 @@ type Chart struct {
 type Only struct {
 	Run    func(r *tabstate.Run) bool
 	Signal string
+	// Control is the control whose signal Signal reads: a page without
+	// that control must not read it (Datastar would create the signal,
+	// and the page's settings would post it empty; lab.lessonBoxes).
+	Control string
 }
 
 // Moving is a part of a chart's option that the cursor changes: its path
@@ -141,7 +145,7 @@ func BoxesAt(r *tabstate.Run, cursor int) []view.Chart {
 			out[i].Alt = c.Alt(r, r.Frames[:min(max(cursor, 0), len(r.Frames))])
 		}
 		if c.Only != nil {
-			out[i].ShowIf = c.Only.Signal
+			out[i].ShowIf, out[i].ShowControl = c.Only.Signal, c.Only.Control
 			out[i].Off = r == nil || !c.Only.Run(r)
 		}
 	}

@@ -26,11 +26,13 @@ var meshChartEntry = Chart{ID: ChartMesh, Size: "wide", Title: "Ejected by k of 
 // proxy: with one, the heatmap is the Ejections lanes again and the
 // volume chart is one Envoy's counts, which say nothing about a mesh; and
 // two more wide charts pushed the others off the projector view and the
-// 390 px page (TestBrowserLook). The signal is the Client proxies slider's (cfg.clients; a
-// page without that slider has none, and undefined > 1 is false).
+// 390 px page (TestBrowserLook). The signal is the Client proxies
+// slider's (cfg.clients); a lesson without that slider keeps the server's
+// state instead (lab.lessonBoxes).
 var meshOnly = &Only{
-	Run:    func(r *tabstate.Run) bool { return meshClients(r) > 1 },
-	Signal: "$cfg.clients > 1",
+	Run:     func(r *tabstate.Run) bool { return meshClients(r) > 1 },
+	Signal:  "$cfg.clients > 1",
+	Control: "clients",
 }
 
 // meshClients is the run's client count.

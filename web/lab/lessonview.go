@@ -123,7 +123,7 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 			Signals:   lessonSignals(tab, snap, vals),
 			StreamURL: "/lab/stream",
 			Controls:  controlsFor(run, d),
-			Charts:    chart.BoxesAt(run, 0),
+			Charts:    lessonBoxes(run, d),
 			Speeds:    tabstate.SpeedButtons(),
 			Status:    statusView(snap),
 			Panels:    labview.Panels(run, 0),
@@ -243,4 +243,25 @@ func controlsFor(r *tabstate.Run, d *lessonbook.Doc) view.Controls {
 		}
 	}
 	return view.Controls{Preset: r.Preset, Description: r.Description, Fixed: true, Groups: []view.ControlGroup{g}}
+}
+
+// lessonBoxes are the lesson page's chart boxes. A box shown only for
+// some runs follows its control's signal (data-show) only where the
+// lesson shows that control: reading a signal the page does not have
+// makes Datastar create it, and the page's next setting posted it empty
+// and was refused, so no slider of a lesson moved its run (the mesh
+// charts' $cfg.clients on /lessons/cap). Elsewhere the server's state
+// for the lesson's run stands, as the learner cannot change it.
+func lessonBoxes(run *tabstate.Run, d *lessonbook.Doc) []view.Chart {
+	boxes := chart.BoxesAt(run, 0)
+	shown := map[string]bool{}
+	for _, c := range d.ControlsShown {
+		shown[c.Name] = true
+	}
+	for i := range boxes {
+		if boxes[i].ShowIf != "" && !shown[boxes[i].ShowControl] {
+			boxes[i].ShowIf = ""
+		}
+	}
+	return boxes
 }

@@ -288,7 +288,9 @@ type Chart struct {
 	// over the page's signals that shows it (data-show), and Off whether
 	// it starts out of view for the run the page is drawn with.
 	ShowIf string
-	Off    bool
+	// ShowControl is the control whose signal ShowIf reads.
+	ShowControl string
+	Off         bool
 }
 
 // Speed is one playback speed button.
