@@ -370,7 +370,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	}
 	for _, want := range []string{
 		`id="scene-` + p.Scenes[1].ID + `-challenge"`,
-		"3 submissions in workshop " + code + ", each attendee's latest",
+		"3 submissions in workshop " + code + ", each attendee&#39;s latest", // the caption's text, escaped
 		"<code>max_ejection_percent=20</code>", "<code>max_ejection_percent=17</code>", "<code>max_ejection_percent=50</code>",
 		`<small class="front-mark">front</small>`, `class="room-scatter"`,
 	} {
