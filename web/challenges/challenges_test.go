@@ -99,6 +99,10 @@ func TestGradeAlone(t *testing.T) {
 	if code != 200 || strings.Count(body, "data-challenge=") != 5 || !strings.Contains(body, "The six-host search cluster and its cap") {
 		t.Fatalf("/challenges: %d %s", code, body)
 	}
+	// bad-deploy has one scenario: counted in words, not "1 scenarios".
+	if !strings.Contains(body, "1 scenario, 2 goals, 5 hidden seeds") || strings.Contains(body, "1 scenarios") {
+		t.Errorf("/challenges counts its challenges' parts wrongly: %s", body)
+	}
 	code, body, hdr := f.do(t, "GET", "/challenges/search-cap", "", "", false)
 	if code != 200 || !strings.Contains(body, `name="max_ejection_percent" value="10"`) || !strings.Contains(body, "<code>interval</code> = 10s <small>locked") {
 		t.Fatalf("/challenges/search-cap: %d %s", code, body)

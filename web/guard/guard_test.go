@@ -113,3 +113,30 @@ func TestSecurityHeaders(t *testing.T) {
 		t.Errorf("Referrer-Policy: %q", got)
 	}
 }
+
+// A script or stylesheet goes without the policy (a browser enforces it
+// on documents only) but keeps nosniff; the icon, an SVG that can open as
+// a document, and a made-up path under /static/ keep it.
+func TestSecurityHeadersOnSubresources(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		policy bool
+	}{
+		{"/static/js/main.js", false},
+		{"/static/css/base.css", false},
+		{"/static/vendor/echarts.min.js", false},
+		{"/static/favicon.svg", true},
+		{"/static/js/main.js.map", true},
+		{"/lab", true},
+		{"/js/main.js", true},
+	} {
+		rec := httptest.NewRecorder()
+		SecurityHeaders(echo).ServeHTTP(rec, httptest.NewRequest("GET", c.path, nil))
+		if got := rec.Header().Get("Content-Security-Policy") != ""; got != c.policy {
+			t.Errorf("%s: a policy %v, want %v", c.path, got, c.policy)
+		}
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q", c.path, got)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func (p *Pages) AssetURL(name string) string { return p.assets.URL(name) }
 func (p *Pages) Layout(title, nav string, charts bool) view.Layout {
 	l := view.Layout{
 		Title: title, Nav: nav,
-		CSS:   []string{p.assets.URL("css/base.css"), p.assets.URL("css/lesson.css"), p.assets.URL("css/room.css")},
+		CSS:   []string{p.assets.URL("css/base.css"), p.assets.URL("css/lesson.css"), p.assets.URL("css/room.css"), p.assets.URL("css/tools.css")},
 		AppJS: p.assets.URL("js/main.js"), Modules: p.assets.Modules("js/main.js"),
 		Datastar: p.assets.URL("vendor/datastar.js"), Icon: p.assets.URL("favicon.svg"),
 	}
