@@ -2,8 +2,11 @@ package web
 
 import (
 	"go/ast"
+	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,4 +109,58 @@ func TestNoEmbeddingBetweenFeatures(t *testing.T) {
 			return true
 		})
 	})
+}
+
+// The packages make test runs without the race detector (the Makefile's
+// RACELESS) share nothing between goroutines: no file of theirs, tests
+// included, imports sync or sync/atomic, starts a goroutine or calls
+// t.Parallel. A package that starts to goes back under -race by leaving
+// the list; until then this fails.
+func TestRacelessPackagesShareNothing(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, line := range strings.Split(string(mk), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RACELESS :="); ok {
+			dirs = strings.Fields(rest)
+		}
+	}
+	if len(dirs) == 0 {
+		t.Fatal("the Makefile has no RACELESS line: the test reads nothing")
+	}
+	for _, d := range dirs {
+		dir, ok := strings.CutPrefix(d, "./web/")
+		if !ok {
+			t.Fatalf("RACELESS names %s, not a package under ./web/", d)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		if len(files) == 0 {
+			t.Errorf("RACELESS names %s, which has no Go files", d)
+		}
+		fset := token.NewFileSet()
+		for _, name := range files {
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range f.Imports {
+				if p, _ := strconv.Unquote(im.Path.Value); p == "sync" || p == "sync/atomic" {
+					t.Errorf("%s imports %s: its package shares state between goroutines, take it out of RACELESS", fset.Position(im.Pos()), p)
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.GoStmt:
+					t.Errorf("%s starts a goroutine: take its package out of RACELESS", fset.Position(n.Pos()))
+				case *ast.SelectorExpr:
+					if n.Sel.Name == "Parallel" {
+						t.Errorf("%s runs tests in parallel: take its package out of RACELESS", fset.Position(n.Pos()))
+					}
+				}
+				return true
+			})
+		}
+	}
 }
