@@ -142,9 +142,16 @@ func TestReadyFollowsBus(t *testing.T) {
 	if st, _ := roomCall(t, "GET", ts.URL+"/healthz", "", "", "", ""); st != 200 {
 		t.Errorf("live with NATS stopped: %d", st)
 	}
-	if res, body, took := spotlight(); res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(body, "room bus") || took > 2*time.Second {
-		t.Errorf("a room write with NATS stopped: %d (Retry-After %q) %q after %v, want 503 with Retry-After, naming the room bus, within 2 s",
-			res.StatusCode, res.Header.Get("Retry-After"), strings.TrimSpace(body), took.Round(time.Millisecond))
+	// The first write waits out the reconnect grace (a NATS node of a
+	// cluster gone, the client is on another within it), the next is
+	// refused at once: a bus down costs an attendee the grace once, never
+	// a hang. The margins are for a loaded machine (CI at load 19 took
+	// 2.0 s for the first).
+	for i, most := range []time.Duration{roombus.ReconnectGrace + 2*time.Second, time.Second} {
+		if res, body, took := spotlight(); res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(body, "room bus") || took > most {
+			t.Errorf("room write %d with NATS stopped: %d (Retry-After %q) %q after %v, want 503 with Retry-After, naming the room bus, within %v",
+				i+1, res.StatusCode, res.Header.Get("Retry-After"), strings.TrimSpace(body), took.Round(time.Millisecond), most)
+		}
 	}
 
 	ns2, err := server.NewServer(opts)

@@ -61,14 +61,14 @@ const (
 	// before the bus is down: longer than a stream's leader election
 	// (a NATS node gone), which the calls wait out.
 	busSilent = 10 * time.Second
-	// busReconnectGrace is how long after the connection is lost a call
+	// ReconnectGrace is how long after the connection is lost a call
 	// waits for nats.go to reconnect before it is refused: one NATS
 	// server of a cluster gone, the client is on another within a few
 	// milliseconds (tens under load), and an attendee's answer sent just
 	// then was a 503 (TestBusCluster3 in CI). A whole bus down costs a
 	// call this much at most, once: then calls are refused at once.
 	// Two seconds: a reconnect took over one under CI's load.
-	busReconnectGrace = 2 * time.Second
+	ReconnectGrace = 2 * time.Second
 )
 
 // Health is nil while the bus is open and answers (the readiness of
@@ -110,7 +110,7 @@ func (b *Bus) refuse() error {
 	return nil
 }
 
-// refuseAfterGrace is refuse, but a call made within busReconnectGrace
+// refuseAfterGrace is refuse, but a call made within ReconnectGrace
 // of the connection's loss first waits for nats.go to reconnect and for
 // the bus to hear of it (or ctx to end): nats.go reports the connection
 // up before its reconnect callback has run, so the bus's state still says
@@ -123,7 +123,7 @@ func (b *Bus) refuseAfterGrace(ctx context.Context) error {
 			return err
 		}
 		b.mu.Lock()
-		left := busReconnectGrace - time.Since(b.lostAt)
+		left := ReconnectGrace - time.Since(b.lostAt)
 		b.mu.Unlock()
 		if left <= 0 {
 			return err
