@@ -96,7 +96,8 @@ func TestBusUpAfterReplica(t *testing.T) {
 
 // Issue 33, item 7: the bus down once open (its NATS stopped) makes the
 // replica not ready at once, and the rooms' writes 503 with Retry-After
-// within 2 s, naming the room bus; NATS back (same port and store), the
+// (the first after the reconnect grace, the next at once), naming the
+// room bus; NATS back (same port and store), the
 // replica is ready again and the room takes writes.
 func TestReadyFollowsBus(t *testing.T) {
 	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
