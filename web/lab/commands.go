@@ -191,55 +191,22 @@ func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*S
 	if addr != "" && !s.Sessions.newLim.Allow(addr, s.Now()) {
 		return nil, errTooManyTabs
 	}
-	if err := checkNewTabPreset(sig.Preset); err != nil {
-		return nil, err
-	}
-	in := tabstate.Inputs{Preset: sig.Preset}
-	if in.Preset == "" {
-		in.Preset = tabstate.DefaultPreset
-	}
-	var lesson *lessonbook.Doc
-	if sig.Lesson != "" {
-		if lesson = s.Lessons.ByID[sig.Lesson]; lesson == nil {
-			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
-		}
-		if !lesson.HasStep(sig.Step) {
-			return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), lesson.ID)})
-		}
-		in = lesson.Inputs(sig.Step)
-	}
-	vals, err := tabstate.ParseControlValues(sig.Cfg)
-	if err != nil {
-		return nil, err
-	}
-	in = in.With(vals)
-	if sig.Inject != "" {
-		if in.Inject, err = tabstate.NormalInject(sig.Inject); err != nil {
-			return nil, err
-		}
-	}
-	run, err := s.Runs.Get(in)
+	st, err := s.startOf(sig)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now()
-	sess := newSession(sig.Tab, in, run, s.Runs, now)
+	sess := newSession(sig.Tab, st.in, st.run, s.Runs, now)
 	if stream {
 		sess.streams = 1
 	}
 	sess.seq = sig.Seq
-	if sig.Cursor != nil {
-		c, err := parseCursor(sig.Cursor, len(run.Frames))
-		if err != nil {
-			return nil, err
-		}
-		sess.setCursor(c, now)
+	if st.placed {
+		sess.setCursor(st.cursor, now)
 	}
-	if sp, ok := tabstate.LookupSpeed(sig.Speed); ok {
-		sess.pb.Speed = sp
-	}
-	if lesson != nil {
-		sess.lesson, sess.step, sess.predicted = lesson, sig.Step, sig.Predicted
+	sess.pb.Speed = st.speed
+	if st.lesson != nil {
+		sess.lesson, sess.step, sess.predicted = st.lesson, st.step, st.predicted
 		sess.rehold()
 	}
 	if kept := s.Sessions.put(sess, now); kept != nil {
@@ -251,6 +218,102 @@ func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*S
 		return kept, nil
 	}
 	return nil, errSessionFull
+}
+
+// signalStart is what a page's signals say a tab starts from: its
+// inputs and their run, its lesson and step, its cursor (when the page
+// sent one) and speed. One parse for a new session (SessionFor) and for
+// a room started from a page (TabStateFor).
+type signalStart struct {
+	in        tabstate.Inputs
+	run       *tabstate.Run
+	lesson    *lessonbook.Doc
+	step      string
+	predicted bool
+	speed     tabstate.Speed
+	cursor    int
+	placed    bool // the page sent a cursor
+}
+
+// startOf reads a tab's start from its signals, each bad value refused
+// naming its field.
+func (s *Lab) startOf(sig *TabSignals) (signalStart, error) {
+	var st signalStart
+	if err := checkNewTabPreset(sig.Preset); err != nil {
+		return st, err
+	}
+	in := tabstate.Inputs{Preset: sig.Preset}
+	if in.Preset == "" {
+		in.Preset = tabstate.DefaultPreset
+	}
+	if sig.Lesson != "" {
+		if st.lesson = s.Lessons.ByID[sig.Lesson]; st.lesson == nil {
+			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
+		}
+		if !st.lesson.HasStep(sig.Step) {
+			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), st.lesson.ID)})
+		}
+		in = st.lesson.Inputs(sig.Step)
+		st.step, st.predicted = sig.Step, sig.Predicted
+	}
+	vals, err := tabstate.ParseControlValues(sig.Cfg)
+	if err != nil {
+		return st, err
+	}
+	in = in.With(vals)
+	if sig.Inject != "" {
+		if in.Inject, err = tabstate.NormalInject(sig.Inject); err != nil {
+			return st, err
+		}
+	}
+	if st.run, err = s.Runs.Get(in); err != nil {
+		return st, err
+	}
+	st.in = in
+	if sig.Cursor != nil {
+		if st.cursor, err = parseCursor(sig.Cursor, len(st.run.Frames)); err != nil {
+			return st, err
+		}
+		st.placed = true
+	}
+	st.speed = tabstate.Speeds[0]
+	if sp, ok := tabstate.LookupSpeed(sig.Speed); ok {
+		st.speed = sp
+	}
+	return st, nil
+}
+
+// TabStateFor is the state of the tab the signals name, for browser (a
+// tab id not issued to it is refused, as in SessionFor): its session's
+// when the tab has one, else the state the signals describe. Nothing is
+// stored: a room started from a page (POST /rooms) needs the page's
+// state, not a session of its own.
+func (s *Lab) TabStateFor(sig *TabSignals, browser string) (TabState, error) {
+	if sig.Tab != "" {
+		if err := tabid.CheckForm(sig.Tab); err != nil {
+			return TabState{}, err
+		}
+		if err := tabid.Owned(sig.Tab, browser); err != nil {
+			return TabState{}, err
+		}
+		if sess := s.Sessions.Get(sig.Tab); sess != nil {
+			return sess.State(), nil
+		}
+	}
+	st, err := s.startOf(sig)
+	if err != nil {
+		return TabState{}, err
+	}
+	pb := tabstate.Playback{Speed: st.speed}
+	if st.placed {
+		pb = pb.At(st.cursor, s.Now(), len(st.run.Frames))
+	}
+	// As Session.rehold: before the learner answers, the cursor stands no
+	// later than the lesson's pause for its prediction.
+	if h := lessonHold(st.lesson, st.predicted, st.run); h > 0 {
+		pb.Anchor = min(pb.Anchor, h)
+	}
+	return TabState{In: st.in, Run: st.run, Lesson: st.lesson, Step: st.step, Playback: pb, Predicted: st.predicted}, nil
 }
 
 // catchUpSignals brings a session that missed the page's latest slider

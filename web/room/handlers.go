@@ -154,19 +154,14 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	if err := json.Unmarshal(body, &sig); err != nil {
 		return record.State{}, httperr.WithKind(httperr.KindMalformed, fmt.Errorf("body: not a JSON object of signals: %w", err))
 	}
-	// The tab's session, when the page names its tab: the page's browser
-	// only (a tab id is no credential, web/tabid); else a session of its
-	// own, for no browser's tab.
-	browser := tabid.Browser(r)
-	if sig.Tab == "" {
-		browser = tabid.NewBrowser()
-		sig.Tab = tabid.New(browser)
-	}
-	sess, err := s.lab.SessionFor(&sig, browser, "", false)
+	// The tab's session's state when the page names its tab (the page's
+	// browser only: a tab id is no credential, web/tabid), else the state
+	// the signals say; no session is made for it.
+	ts, err := s.lab.TabStateFor(&sig, tabid.Browser(r))
 	if err != nil {
 		return record.State{}, err
 	}
-	return record.StateOf(sess.State()), nil
+	return record.StateOf(ts), nil
 }
 
 // startFrom is a room on a lesson ("lesson:ID"), a plan's first scene
