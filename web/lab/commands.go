@@ -247,11 +247,9 @@ func (s *Lab) startOf(sig *TabSignals) (signalStart, error) {
 		in.Preset = tabstate.DefaultPreset
 	}
 	if sig.Lesson != "" {
-		if st.lesson = s.Lessons.ByID[sig.Lesson]; st.lesson == nil {
-			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(sig.Lesson, 40))})
-		}
-		if !st.lesson.HasStep(sig.Step) {
-			return st, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), st.lesson.ID)})
+		var err error
+		if st.lesson, err = s.Lessons.Lesson(sig.Lesson, sig.Step); err != nil {
+			return st, err
 		}
 		in = st.lesson.Inputs(sig.Step)
 		st.step, st.predicted = sig.Step, sig.Predicted
@@ -584,8 +582,8 @@ func cmdLesson(s *Lab, sess *Session, sig *TabSignals) error {
 	if d == nil {
 		return httperr.WithKind(httperr.KindConflict, &httperr.FieldError{Field: "lesson", Msg: "this tab is not a lesson page"})
 	}
-	if !d.HasStep(sig.Step) {
-		return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(sig.Step, 40), d.ID)})
+	if err := d.CheckStep(sig.Step); err != nil {
+		return err
 	}
 	return loadInputs(s, sess, d.Inputs(sig.Step), sig.Step)
 }

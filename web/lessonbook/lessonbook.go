@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark"
 
 	"outlierlab/engine/course"
+	"outlierlab/web/httperr"
 	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
@@ -150,6 +151,27 @@ func (d *Doc) HasStep(step string) bool {
 	}
 	_, ok := d.StepByID(step)
 	return ok
+}
+
+// Lesson is the lesson id names, for a tab or a room on its step (""
+// is the lesson's own start). An unknown lesson or step is a 404 naming
+// its field: the one text of it for a page's signals, a room's state and
+// a step command.
+func (b *Book) Lesson(id, step string) (*Doc, error) {
+	d := b.ByID[id]
+	if d == nil {
+		return nil, httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(id, 40))})
+	}
+	return d, d.CheckStep(step)
+}
+
+// CheckStep is nil for a step of the lesson ("" included), else a 404
+// naming the step field.
+func (d *Doc) CheckStep(step string) error {
+	if d.HasStep(step) {
+		return nil
+	}
+	return httperr.WithKind(httperr.KindNotFound, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(step, 40), d.ID)})
 }
 
 // Shows reports whether the page shows a control.

@@ -19,11 +19,9 @@ func (st *State) Inputs(lessons *lessonbook.Book) (tabstate.Inputs, *lessonbook.
 	var d *lessonbook.Doc
 	switch {
 	case st.Lesson != "":
-		if d = lessons.ByID[st.Lesson]; d == nil {
-			return in, nil, &httperr.FieldError{Field: "lesson", Msg: fmt.Sprintf("%q is not a lesson", httperr.Truncate(st.Lesson, 40))}
-		}
-		if !d.HasStep(st.Step) {
-			return in, nil, &httperr.FieldError{Field: "step", Msg: fmt.Sprintf("%q is not a step of lesson %s", httperr.Truncate(st.Step, 40), d.ID)}
+		var err error
+		if d, err = lessons.Lesson(st.Lesson, st.Step); err != nil {
+			return in, nil, err
 		}
 		in = d.Inputs(st.Step)
 	case st.Step != "":
