@@ -49,6 +49,11 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		lab, err = s.LabView(link, s.Browser(w, r))
 		if err == nil {
 			lab.View = mode
+			// Only the free lab's own page models a cluster: a room's
+			// page renders the lab (LabViewFor) without the box.
+			if run, err := s.Runs.Get(link.Inputs()); err == nil {
+				lab.Model = modelBox(run)
+			}
 			csp.AllowTabScripts(w, lab.Tab)
 			l := s.Pages.Layout("Lab: "+link.Preset, "lab", true)
 			l.Strip = s.startStrip(false)
