@@ -111,9 +111,9 @@ func faultAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 		// It says what the fault is now, from the run's own fault, so a
 		// learner who changes how or how often it fails reads the new
 		// fault, not the preset's story (issue 38: it stayed "cache lost").
-		what := faultWords(r, &f)
+		// The area's label is its name (ECharts' default), said once.
 		out = append(out, []map[string]any{
-			{"name": "fault: " + what, "xAxis": from, "label": map[string]any{"formatter": "fault: " + what + " from " + from}},
+			{"name": "fault: " + faultWords(r, &f) + " from " + from, "xAxis": from},
 			{"xAxis": r.Times[last]},
 		})
 	}

@@ -103,7 +103,7 @@ type Moving struct {
 }
 
 // eventsKey reads the markers every chart carries (chartmarks.go).
-const eventsKey = "events (legend): grey shading a fault, solid line an ejection (at the tick that closes the interval it happened in; its tooltip has the moment), dashed line a refusal by the cap, dash-dot line an injected fault"
+const eventsKey = "events (legend): grey shading a fault, solid line an ejection (at its interval's tick), dashed line a refusal by the cap, dash-dot line an injected fault"
 
 // List is every chart, in page order.
 var List = []Chart{

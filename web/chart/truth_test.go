@@ -29,10 +29,7 @@ type markOption struct {
 		} `json:"markLine"`
 		MarkArea *struct {
 			Data [][]struct {
-				Name  string `json:"name"`
-				Label *struct {
-					Formatter string `json:"formatter"`
-				} `json:"label"`
+				Name string `json:"name"`
 			} `json:"data"`
 		} `json:"markArea"`
 	} `json:"series"`
@@ -87,8 +84,8 @@ func TestEjectionMarksSayWhen(t *testing.T) {
 func TestFaultLabelFollowsTheFault(t *testing.T) {
 	label := func(in tabstate.Inputs) string {
 		for _, s := range marksOf(t, buildRun(t, in), chart.ChartSuccessRate).Series {
-			if s.MarkArea != nil && len(s.MarkArea.Data) > 0 && s.MarkArea.Data[0][0].Label != nil {
-				return s.MarkArea.Data[0][0].Label.Formatter
+			if s.MarkArea != nil && len(s.MarkArea.Data) > 0 {
+				return s.MarkArea.Data[0][0].Name
 			}
 		}
 		return ""

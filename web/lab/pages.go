@@ -50,8 +50,9 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			lab.View = mode
 			// Only the free lab's own page models a cluster: a room's
-			// page renders the lab (LabViewFor) without the box.
-			if run, err := s.Runs.Get(link.Inputs()); err == nil {
+			// page renders the lab (LabViewFor) without the box, and
+			// the projector view, all charts, has no room for it.
+			if run, err := s.Runs.Get(link.Inputs()); err == nil && mode != view.Projector {
 				lab.Model = modelBox(run)
 			}
 			csp.AllowTabScripts(w, lab.Tab)

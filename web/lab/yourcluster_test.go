@@ -103,14 +103,15 @@ func TestLessonEndings(t *testing.T) {
 // filled with the page's numbers, whose answer is the lab's permalink; a
 // bad value is the lab's 400 naming the field and its range; the fault's
 // share never starts invalid (issue 38: the box began red). A room's
-// view of the lab (LabViewFor, LabBody) has no box.
+// view of the lab (LabViewFor, LabBody) and the projector view have no
+// box.
 func TestModelYourCluster(t *testing.T) {
 	s := newTestServer(t)
 	h := s.Handler()
 	body := webtest.Body(t, webtest.Do(t, h, "GET", "/lab?hosts=12&fault_rate=0.25", ""))
 	i := strings.Index(body, `<details class="model-box" id="model">`)
-	if i < 0 || i > strings.Index(body, `id="timeline"`) {
-		t.Fatal("no Model your cluster box above the lab")
+	if i < 0 || i < strings.Index(body, `id="timeline"`) || i > strings.Index(body, `class="board"`) {
+		t.Fatal("no Model your cluster box above the lab's charts")
 	}
 	box := body[i:]
 	box = box[:strings.Index(box, "</details>")]
@@ -156,6 +157,9 @@ func TestModelYourCluster(t *testing.T) {
 		}
 	}
 
+	if strings.Contains(webtest.Body(t, webtest.Do(t, h, "GET", "/lab?view=projector", "")), "model-box") {
+		t.Error("the projector view, all charts, has the box")
+	}
 	lv, err := s.LabViewFor(tabstate.LabLink{Preset: "search-cache"}, "tab")
 	if err != nil {
 		t.Fatal(err)
