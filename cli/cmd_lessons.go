@@ -98,7 +98,16 @@ func runLessons(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "%d checks, %d ok, %d not as the lessons claim\n", len(lines), len(lines)-failed, failed)
-	if failed > 0 {
+	// Every lesson ends with what it taught (issue 38): Load checked the
+	// endings that are there, -check asks that none is missing.
+	unended := 0
+	for _, l := range ls {
+		if err := l.CheckEnding(); err != nil {
+			fmt.Fprintln(stdout, "FAIL", err)
+			unended++
+		}
+	}
+	if failed > 0 || unended > 0 {
 		return 1
 	}
 	return 0

@@ -45,6 +45,11 @@ predict: {before_step: raise, question: "Ejected?", choices: ["yes", "no"], answ
 quiz:
   - {question: "One?", choices: ["a", "b"], answer: 0, explain: "Because."}
   - {question: "Two?", choices: ["a", "b"], answer: 1, explain: "Because."}
+ending:
+  settings: [{name: max_ejection_percent, default: "10"}]
+  stats: [ejections_overflow]
+  rule: "Raise the cap."
+  exercise: {text: "Your hosts."}
 ---
 
 Body.
@@ -195,6 +200,10 @@ func TestLessonsCheckExitCodes(t *testing.T) {
 		{"the check passes at the start: exit 1", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": startPasses})}
 		}, 1, "FAIL tiny/raise seed 1 start: pass, claimed fail: h5 ejected at 40 s: yes", ""},
+		{"a lesson without an ending: exit 1", func(t *testing.T) []string {
+			unended := tinyLesson[:strings.Index(tinyLesson, "ending:")] + tinyLesson[strings.Index(tinyLesson, "---\n\nBody"):]
+			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": unended})}
+		}, 1, "FAIL tiny.md: missing ending", ""},
 		{"malformed lesson: exit 2 naming the file", func(t *testing.T) []string {
 			return []string{"-check", "-dir", lessonDir(t, map[string]string{"tiny.md": malformed})}
 		}, 2, "", "tiny.md: missing minutes"},

@@ -28,6 +28,7 @@ window.t_count = (id, i) => (t_opt(id).series[i].data || []).length;
 window.t_lanes = name => (t_opt('chart-lanes').series.find(s => s.name === name).data || []).length;
 window.t_strip = () => JSON.stringify(t_opt('chart-compare').series.map(s => s.data || []));
 window.t_log = () => document.getElementById('log-list').innerText;
+window.t_texts = id => echarts.getInstanceByDom(document.getElementById(id)).getZr().storage.getDisplayList().map(e => (e.style && e.style.text) || '').join('|');
 window.t_choose = v => { const el = document.getElementById('c-dialect'); el.value = v;
 	el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok'; };
 true`
@@ -81,6 +82,16 @@ true`
 	_ = os.WriteFile(shot, png, 0o644)
 	t.Logf("screenshot of the strip: %s", shot)
 
+	// The fault's label is the fault as it is now: another kind of
+	// failure, and the shading drawn on the chart says so (issue 38: it
+	// kept the preset's "cache lost").
+	if got := eval(`t_texts('chart-sr')`); !strings.Contains(got, "fault: h5: 503, 1 in 3 from 30 s") {
+		t.Errorf("the fault's label before the change: %s", webtest.Head(got, 300))
+	}
+	eval(`(() => { const el = document.getElementById('c-fault_kind'); el.value = 'connect_failure';
+		el.dispatchEvent(new Event('change', {bubbles: true})); return 'ok' })()`)
+	poll("the fault's label after the change", `t_texts('chart-sr').includes('fault: h5: connect_failure, 1 in 3 from 30 s') && !t_texts('chart-sr').includes('fault: h5: 503')`)
+
 	// The permalink: a fresh page under gRPC, paused at 50 s.
 	load("open the gRPC permalink", "/lab?preset=search-cache&dialect=grpc&t=50")
 	if got := eval(`document.getElementById('c-dialect').value`); got != "grpc" {
@@ -96,6 +107,9 @@ true`
 	if got := eval(`[...document.querySelectorAll('#controls [name]')].map(e => e.name).join(',')`); !strings.HasPrefix(got, "dialect,max_ejection_percent") {
 		t.Errorf("lesson controls = %s", got)
 	}
+	// A step says to watch the counters' active gauge: its legend entry
+	// is drawn, on a legend never paged (it was on the second page).
+	poll("the counters' legend whole, active in it", `t_opt('chart-counters').legend[0].type === 'plain' && t_texts('chart-counters').split('|').includes('active')`)
 	step("answer the prediction", chromedp.Click(chromedp.CSS(`#predict .choice[data-file="1"]`)))
 	poll("the reveal", `!document.querySelector('#predict .reveal').hidden && document.querySelector('#predict .verdict').textContent === 'Right.'`)
 	if got := eval(`document.querySelector('#st-grpc-ejects').dataset.done`); got != "false" {

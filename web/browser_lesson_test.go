@@ -170,6 +170,15 @@ func lessonProgress(t *testing.T, b *browser) {
 	if eval(`String(document.querySelector('#status .state.held') !== null)`) != "false" {
 		t.Error("playback paused for a prediction answered on an earlier visit")
 	}
+
+	// The lesson's end, the prediction answered: what was learned shows,
+	// and its "your cluster" form opens the free lab with the learner's
+	// hosts and traffic (a GET to /lab: the browser writes the permalink).
+	poll("the ending", `!document.getElementById('ending').hidden && document.getElementById('ending').offsetParent !== null`)
+	eval(`(() => { document.getElementById('yours-hosts').value = '12'; document.getElementById('yours-rps').value = '2000'; return 'ok' })()`)
+	step("open the lab with my numbers", chromedp.Click(chromedp.CSS("#yours-open")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	poll("the lab with my numbers", `location.pathname === '/lab' && new URLSearchParams(location.search).get('hosts') === '12' &&
+		document.getElementById('c-hosts').value === '12' && document.getElementById('c-rps').value === '2000'`)
 }
 
 // TestBrowserLessonChecks drives the test lesson in testdata/lessons (its

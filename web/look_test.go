@@ -187,7 +187,7 @@ func TestChartMarkers(t *testing.T) {
 		"ejected: h5@150 s", "ejected: h2@180 s", "ejected: h5@250 s", "ejected: h2@280 s"}
 	for id, raw := range chart.Options(r, len(r.Frames)) {
 		lines, areas, legend := markData(t, raw)
-		if !slices.Equal(lines, wantLines) || !slices.Equal(areas, []string{"fault: cache lost@30 s–300 s"}) {
+		if !slices.Equal(lines, wantLines) || !slices.Equal(areas, []string{"fault: h5: 503, 1 in 3 from 30 s@30 s–300 s"}) {
 			t.Errorf("%s: lines %v, areas %v", id, lines, areas)
 		}
 		if legend != nil && !slices.Contains(legend, chart.EventsSeries) {
@@ -200,7 +200,7 @@ func TestChartMarkers(t *testing.T) {
 		t.Errorf("markers at 20 s: %v %v", lines, areas)
 	}
 	lines, areas, _ = markData(t, chart.Options(r, 5)[chart.ChartLanes])
-	if !slices.Equal(lines, []string{"ejected: h5@40 s"}) || !slices.Equal(areas, []string{"fault: cache lost@30 s–50 s"}) {
+	if !slices.Equal(lines, []string{"ejected: h5@40 s"}) || !slices.Equal(areas, []string{"fault: h5: 503, 1 in 3 from 30 s@30 s–50 s"}) {
 		t.Errorf("markers at 50 s: %v %v", lines, areas)
 	}
 	// The default cap: a refusal at every sweep from 40 s, one line at the
@@ -222,7 +222,7 @@ func TestChartMarkers(t *testing.T) {
 	// A window that ends is shaded to its end.
 	f := runOf(t, tabstate.Inputs{Preset: "flapping"})
 	_, areas, _ = markData(t, chart.Options(f, 10)[chart.ChartCounters])
-	if !slices.Equal(areas, []string{"fault: flapping@30 s–50 s", "fault: flapping@60 s–80 s", "fault: flapping@90 s–100 s"}) {
+	if !slices.Equal(areas, []string{"fault: h1: 503, every request from 30 s@30 s–50 s", "fault: h1: 503, every request from 60 s@60 s–80 s", "fault: h1: 503, every request from 90 s@90 s–100 s"}) {
 		t.Errorf("flapping areas at 100 s: %v", areas)
 	}
 }

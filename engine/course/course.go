@@ -52,6 +52,9 @@ type Lesson struct {
 	// lesson whose text reads it asks for it (issue 38: the strip showed in
 	// all thirteen lessons and was explained in two).
 	CompareStrip bool `json:"compare_strip,omitempty"`
+	// Ending is what the lesson ends with: the settings it taught and
+	// their defaults, the stats to watch, a rule, an exercise (ending.go).
+	Ending *Ending `json:"ending,omitempty"`
 
 	// File is the lesson's path in the file system it was loaded from.
 	File string `json:"-"`
@@ -256,7 +259,7 @@ func cleanYAMLError(err error) string {
 // validate returns the first problem with a parsed lesson, in words that
 // name the key: the validators below, in the order of the front matter.
 func (l *Lesson) validate() error {
-	for _, v := range []func() error{l.validateHead, l.validateStart, l.validateControls, l.validateBody, l.validateSteps, l.validatePredict, l.validateQuiz} {
+	for _, v := range []func() error{l.validateHead, l.validateStart, l.validateControls, l.validateBody, l.validateSteps, l.validatePredict, l.validateQuiz, l.validateEnding} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -49,6 +49,11 @@ or repeated key is an error naming the file):
 	  reveal: "…"                # placeholders allowed
 	quiz:                        # 2 or 3 questions
 	  - {question: "…", choices: ["…", "…"], answer: 0, explain: "…"}
+	ending:                      # what the lesson taught (Ending; lessons -check wants one)
+	  settings: [{name: max_ejection_percent, default: "10"}]   # a default must be Envoy's
+	  stats: [ejections_overflow]                               # names a stat check reads
+	  rule: "…"
+	  exercise: {text: "…", settings: [max_ejection_percent]}   # offered beside hosts and rps
 	---
 	Markdown body, with {{placeholders}}.
 

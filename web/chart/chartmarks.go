@@ -6,6 +6,7 @@ import (
 
 	"outlierlab/engine"
 	"outlierlab/engine/scenario"
+	"outlierlab/engine/sim"
 	"outlierlab/web/tabstate"
 )
 
@@ -107,12 +108,38 @@ func faultAreas(r *tabstate.Run, frames []scenario.Frame) []any {
 		}
 		// The label says when the fault began: the axis labels every
 		// few ticks (10, 40, 70 s …) and rarely names the start (issue 25).
+		// It says what the fault is now, from the run's own fault, so a
+		// learner who changes how or how often it fails reads the new
+		// fault, not the preset's story (issue 38: it stayed "cache lost").
+		// The area's label is its name (ECharts' default), said once.
 		out = append(out, []map[string]any{
-			{"name": "fault: " + f.Label, "xAxis": from, "label": map[string]any{"formatter": "fault: " + f.Label + " from " + from}},
+			{"name": "fault: " + faultWords(r, &f) + " from " + from, "xAxis": from},
 			{"xAxis": r.Times[last]},
 		})
 	}
 	return out
+}
+
+// faultWords is a fault as it is in the run: its hosts and how they
+// fail ("h5: 503, 1 in 3"; "every host: 503, 30% at random").
+func faultWords(r *tabstate.Run, f *sim.Fault) string {
+	var hosts []string
+	n := len(r.Hosts)
+	for i := range n {
+		if f.AppliesTo(i, n) {
+			hosts = append(hosts, r.Hosts[i])
+		}
+	}
+	who := strings.Join(hosts, ", ")
+	switch {
+	case f.AllHosts || (n > 1 && len(hosts) == n):
+		who = "every host"
+	case len(hosts) > 3: // a label, not a list: the log names them
+		who = tabstate.Itoa(len(hosts)) + " hosts"
+	}
+	// An injection's words are the knob's (scenario.Injection.Describe):
+	// one way of saying how a host fails.
+	return who + ": " + scenario.Injection{Fault: *f}.Describe()
 }
 
 // markLines are the injections, ejections and refusals (overflows) so
@@ -142,16 +169,30 @@ func markLines(r *tabstate.Run, frames []scenario.Frame) (inj, ej, ov []any) {
 	}
 	for i := range frames {
 		var ejected, refused []string
+		between := false // an ejection decided between two ticks
 		for _, e := range frames[i].Events {
 			switch e.Kind {
 			case engine.EventEject:
-				ejected = appendOnce(ejected, e.Host)
+				// A consecutive-error ejection happens when the streak
+				// completes (DetectorImpl::onConsecutiveErrorWorker), not
+				// at a tick: its line stands at the tick that closes its
+				// interval, and its name gives the moment.
+				h := e.Host
+				if e.AtMs != frames[i].TMs {
+					h += " at " + tabstate.FormatMs(e.AtMs)
+					between = true
+				}
+				ejected = appendOnce(ejected, h)
 			case engine.EventOverflow:
 				refused = appendOnce(refused, e.Host)
 			}
 		}
 		if len(ejected) > 0 {
-			ej = append(ej, markAt(r.Times[i], "ejected: "+strings.Join(ejected, ", ")))
+			name := "ejected: " + strings.Join(ejected, ", ")
+			if between {
+				name += " (marked at the " + r.Times[i] + " tick that closes the interval)"
+			}
+			ej = append(ej, markAt(r.Times[i], name))
 		}
 		if len(refused) == 0 {
 			endRun()

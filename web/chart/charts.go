@@ -103,7 +103,7 @@ type Moving struct {
 }
 
 // eventsKey reads the markers every chart carries (chartmarks.go).
-const eventsKey = "events (legend): grey shading a fault, solid line an ejection, dashed line a refusal by the cap, dash-dot line an injected fault"
+const eventsKey = "events (legend): grey shading a fault, solid line an ejection (at its interval's tick), dashed line a refusal by the cap, dash-dot line an injected fault"
 
 // List is every chart, in page order.
 var List = []Chart{
@@ -347,9 +347,23 @@ func successRateChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c.AddSeries("mean", nil, RawData(points[n]), SeriesColor(ColorMean), LineStyle(ColorMean, 2, "dotted"), charts.WithSeriesOpts(noSymbol))
 	c.AddSeries("threshold", nil, RawData(points[n+1]), SeriesColor(ColorThreshold), LineStyle(ColorThreshold, 3, "dashed"),
 		charts.WithSeriesOpts(noSymbol))
-	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", srAxisMin(r, frames), 100)))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", srAxisMin(r, frames), 100)), namedFirst(r.Hosts, "mean", "threshold", EventsSeries))
 	return c
 }
+
+// namedFirst orders a legend that holds the hosts: the lines a lesson
+// names ("watch the mean") first, then the hosts. A legend of fifty hosts
+// must page, and a paged legend must not hide what the text asks the
+// learner to read (issue 38).
+func namedFirst(hosts []string, named ...string) charts.GlobalOpts {
+	return func(bc *charts.BaseConfiguration) { bc.Legend.Data = append(named, hosts...) }
+}
+
+// wrapLegend keeps a legend of a few named lines whole: sent as "plain",
+// which js/fit.js never pages, wrapping it on a narrow box instead (issue
+// 38: the gRPC lesson says to watch "active", which a phone's and a
+// half-width box's paged legend put on its second page).
+var wrapLegend charts.GlobalOpts = func(bc *charts.BaseConfiguration) { bc.Legend.Type = "plain" }
 
 // srPoints are the success-rate chart's series (each host's, the mean,
 // the threshold) over frames[from:]; null where the detector did not
@@ -585,7 +599,7 @@ func clientsChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "%")...)
-	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", 0, nil)))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("%", 0, nil)), wrapLegend)
 	retryAxis := YAxis("", 0, nil)
 	retryAxis.Position, retryAxis.SplitLine, retryAxis.MinInterval = "right", &opts.SplitLine{Show: opts.Bool(false)}, 1
 	retryAxis.AxisLabel.Inside = opts.Bool(true) // inside the plot: the margins stay those of the other charts
@@ -671,7 +685,7 @@ func countersChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	counts.MinInterval = 1
 	c.SetGlobalOptions(charts.WithYAxisOpts(counts),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", ItemWidth: 18, TextStyle: &opts.TextStyle{FontSize: FontSize - 2, Color: ColorText}}),
-		Grid(16, 48))
+		wrapLegend, Grid(16, 48))
 	points := countersPoints(r, frames, 0)
 	for k, s := range counterSeries {
 		c.AddSeries(s.name, nil, RawData(points[k]), SeriesColor(s.color), LineStyle(s.color, 3, s.dash),

@@ -160,7 +160,7 @@ func volumeChart(r *tabstate.Run, frames []scenario.Frame) JSONOption {
 	c := charts.NewLine()
 	c.SetXAxis(r.Times)
 	c.SetGlobalOptions(Common(r, "")...)
-	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("", 0, nil)))
+	c.SetGlobalOptions(charts.WithYAxisOpts(YAxis("", 0, nil)), namedFirst(r.Hosts, "success_rate_request_volume", EventsSeries))
 	points := volumePoints(r, frames, 0)
 	for hi, name := range r.Hosts {
 		c.AddSeries(name, nil, RawData(points[hi]), SeriesColor(hostColor(hi)), LineStyle(hostColor(hi), 2, ""),

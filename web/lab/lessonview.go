@@ -177,6 +177,7 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 		qv.Answer = slices.Index(perm, q.Answer)
 		v.Quiz = append(v.Quiz, qv)
 	}
+	v.Ending = endingView(d, run, vals)
 	if d.Index > 0 {
 		p := lessonLink(s.Lessons.List[d.Index-1])
 		v.Prev = &p

@@ -49,6 +49,12 @@ func (s *Lab) labPage(w http.ResponseWriter, r *http.Request) {
 		lab, err = s.LabView(link, s.Browser(w, r))
 		if err == nil {
 			lab.View = mode
+			// Only the free lab's own page models a cluster: a room's
+			// page renders the lab (LabViewFor) without the box, and
+			// the projector view, all charts, has no room for it.
+			if run, err := s.Runs.Get(link.Inputs()); err == nil && mode != view.Projector {
+				lab.Model = modelBox(run)
+			}
 			csp.AllowTabScripts(w, lab.Tab)
 			l := s.Pages.Layout("Lab: "+link.Preset, "lab", true)
 			l.Strip = s.startStrip(false)

@@ -60,6 +60,8 @@ type Doc struct {
 	PredictChoices         []richText
 	QuizTexts              []quizText
 	GoalTexts              []richText
+	// RuleText and ExerciseText are the ending's (empty without one).
+	RuleText, ExerciseText richText
 
 	// Slots are the lesson's distinct placeholders; slot i is the signal
 	// _ph.p{i} and every span showing it.
@@ -118,6 +120,16 @@ func compileLesson(l course.Lesson, index int) (*Doc, error) {
 			qt.Choices = append(qt.Choices, md(c, true))
 		}
 		d.QuizTexts = append(d.QuizTexts, qt)
+	}
+	if e := l.Ending; e != nil {
+		d.RuleText, d.ExerciseText = md(e.Rule, true), md(e.Exercise.Text, true)
+		for _, name := range e.Exercise.Settings {
+			// The exercise opens the free lab: each setting it offers must
+			// be a control of the lab, named in its address.
+			if tabstate.LookupControl(name) == nil {
+				return nil, fmt.Errorf("ending.exercise: the lab has no control for %q", name)
+			}
+		}
 	}
 
 	names := slices.Clone(l.Controls)

@@ -85,6 +85,8 @@ type Lesson struct {
 	// none.
 	Predict *Predict
 	Quiz    []Question
+	// Ending is what the lesson ends with (nil if its file has none).
+	Ending *Ending
 	// Prev and Next are the neighbouring lessons (nil at either end).
 	Prev, Next *LessonLink
 	// Scenario is the preset the lesson starts from.
@@ -199,6 +201,9 @@ type Lab struct {
 	// Lint is lint's findings on the page's settings, drawn with the page
 	// (empty: the panel asks for them when it loads).
 	Lint LintPanel
+	// Model is the free lab's "Model your cluster" box at the top of
+	// /lab (nil elsewhere: a room's page renders the lab without it).
+	Model *ClusterForm
 }
 
 // Inject is the "Inject a fault" control: a host menu, a button that makes

@@ -7,7 +7,7 @@
 // box (fit.js), follows its box's size and whether it is in view, draws
 // itself as a table when asked, and tells the page what happened by DOM
 // events (olab-drawn), never by globals.
-import { fitChart, sameShape, sameTicks, chartMode, projectorType, bandLegend, bandHeight } from './fit.js';
+import { fitChart, sameShape, sameTicks, chartMode, projectorType, bandLegend, bandHeight, wrapsLegend } from './fit.js';
 
 // Charts out of the window: a chart out of view (100 px margin) is given
 // each redraw's option lazily (ECharts merges it into its model at once,
@@ -166,7 +166,7 @@ class OlabChart extends HTMLElement {
   // is fitted again around it (at most once a height: the loop ends).
   fitLegend() {
     const chart = this.chart;
-    if (!chart || (this.dataset.mode !== 'projector' && !bandLegend(this)) || !this.option) return;
+    if (!chart || !this.option || (this.dataset.mode !== 'projector' && !bandLegend(this) && !(this.dataset.mode && wrapsLegend(this.option)))) return;
     const m = chart.getModel() && chart.getModel().getComponent('legend');
     const v = m && chart.getViewOfComponentModel(m);
     if (!v || !v.group) return;

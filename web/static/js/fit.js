@@ -91,8 +91,10 @@ function fitBox(el, o) {
   // starts under the lines it took (fitLegend measures them). Its text is
   // 4 px below the box's top, where 18 px type at 0 was cut. A box with
   // its legend in a band (bandLegend) lays it out the same way.
+  // A legend the server sends as 'plain' (a few named lines a lesson
+  // reads by name: "watch the active gauge") is never paged either.
   const projector = mode === 'projector';
-  const measured = projector || band;
+  const measured = projector || band || wrapsLegend(o);
   const legendH = measured ? +(el.dataset.legendH || 0) : 0;
   if (grids.length > 1) {
     if (projector) return fitStrip(el, o, out, fs, legendH);
@@ -170,6 +172,11 @@ function fitStrip(el, o, out, fs, legendH) {
   return out;
 }
 
+// wrapsLegend reports an option whose legend must never be paged: the
+// server sent it 'plain' (web/chart wrapLegend).
+export function wrapsLegend(o) {
+  return !!(o && o.legend && !Array.isArray(o.legend) && o.legend.type === 'plain');
+}
 
 // bandLegend reports whether the box lays its chart's legend in a band of
 // its own above the plot, at every width (data-legend="band": the
