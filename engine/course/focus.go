@@ -75,4 +75,3 @@ func (l *Lesson) validateFocus(s *Step, where string) error {
 	}
 	return nil
 }
-
