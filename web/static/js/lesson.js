@@ -58,11 +58,14 @@ document.addEventListener('olab-held', (ev) => {
   const was = el.dataset.held;
   el.dataset.held = held ? 'yes' : 'no';
   if (!held || was !== 'no') return;
-  // The question's step becomes the current one, beside its chart.
+  // The question's step becomes the current one, under its chart; on a
+  // short window the page goes on down to the first choice, if need be.
   const li = el.closest('.step[data-step]');
   setNow(li && li.dataset.step, () => {
     const first = el.querySelector('.choice');
-    if (first && !el.classList.contains('answered')) first.focus({ preventScroll: true });
+    if (!first || el.classList.contains('answered')) return;
+    first.scrollIntoView({ block: 'nearest' });
+    first.focus({ preventScroll: true });
   });
 });
 
