@@ -39,6 +39,7 @@ controls: [max_ejection_percent]
 steps:
   - id: raise
     text: "Raise the cap to 34."
+    charts: [chart-lanes]
     settings: {max_ejection_percent: "34"}
     check: {kind: ejected, host: h5, at: 40s}
 predict: {before_step: raise, question: "Ejected?", choices: ["yes", "no"], answer: 0, reveal: "Yes."}
@@ -60,6 +61,7 @@ Body.
 // before the learner lowers the cap.
 const lowerCap = `  - id: lower
     text: "Lower the cap to 17."
+    charts: [chart-lanes]
     settings: {max_ejection_percent: "17"}
     check: {kind: ejected, host: h5, at: 40s}
 predict:`

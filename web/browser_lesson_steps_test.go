@@ -49,6 +49,9 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if !strings.Contains(text, "set max_ejection_percent to 20") || strings.Contains(text, "The cap here is 20%") {
 		t.Errorf("one-in-three's text does not ask for the cap it needs: %q", text)
 	}
+	// The lab shows the current step (issue 38): the learner makes step 3
+	// current with its button, then loads its scenario.
+	step("step 3 current", chromedp.Click(chromedp.CSS(`.stepper [data-now="one-in-three"]`)))
 	step("load search-cache", chromedp.Click(chromedp.CSS(`#step-one-in-three button.load`)))
 	poll("search-cache loaded at 10%", `document.getElementById('scenario-name').textContent === 'search-cache' && document.getElementById('c-max_ejection_percent').value === '10'`)
 	// The box is far down the prose, under the lab: clicked from script,
@@ -96,7 +99,9 @@ func TestBrowserLessonSteps(t *testing.T) {
 	// check does not hold on screen; the step shows it was done.
 	step("reload", chromedp.Navigate(b.URL+"/lessons/consecutive"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	// What the status shows: the server renders both words, the step's
-	// was-done class picks one (the mark and word shown).
+	// was-done class picks one (the mark and word shown), once the step is
+	// the one shown.
+	step("step 3 current again", chromedp.Click(chromedp.CSS(`.stepper [data-now="one-in-three"]`)))
 	poll("one-in-three shown done before", `[...document.querySelectorAll('#st-one-in-three .mark, #st-one-in-three .word')].filter(el => el.offsetParent !== null).map(el => el.textContent).join(' ') === '✓ done before' && document.getElementById('step-one-in-three').classList.contains('was-done')`)
 	if got := eval(done("one-in-three")); got != "false" {
 		t.Errorf("one-in-three's live status after the reload: done %s, want false (dead-host is on screen)", got)

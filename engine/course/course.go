@@ -86,6 +86,13 @@ type Step struct {
 	// so the page can jump to it).
 	Settings map[string]string `json:"settings,omitempty"`
 	Check    Check             `json:"check"`
+	// Controls are the controls the step is about (setting names, each one
+	// the page shows: Lesson.ControlNames), and Charts the charts it is
+	// about (Charts' ids), its key chart first: the one its text asks the
+	// learner to look at. While the step is current the page shows these
+	// and folds the others behind "All settings" and "All charts".
+	Controls []string `json:"controls,omitempty"`
+	Charts   []string `json:"charts"`
 	// PassesBefore is set on a step whose check may already hold before
 	// the learner does anything (a step about looking: "play to the end
 	// and watch the log"), and says why. Without it the check must fail
@@ -403,6 +410,9 @@ func (l *Lesson) validateStep(s *Step, where string) error {
 		return fmt.Errorf("%s.settings: %w", where, err)
 	}
 	if err := s.Check.validate(where + ".check"); err != nil {
+		return err
+	}
+	if err := l.validateFocus(s, where); err != nil {
 		return err
 	}
 	return validatePlaceholders(where+".text", s.Text)

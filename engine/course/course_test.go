@@ -25,10 +25,13 @@ controls: [max_ejection_percent, hosts]
 steps:
   - id: look
     text: "Step to 40 s."
+    charts: [chart-lanes]
     check: {kind: event, event: overflow, host: h5, at: 40s}
     passes_before: "looking step: the overflow is there from the start"
   - id: raise
     text: "Raise the cap to 34."
+    charts: [chart-lanes, chart-counters]
+    controls: [max_ejection_percent]
     settings:
       max_ejection_percent: "34"
     check: {kind: ejected, host: h5, at: 40s}
@@ -110,6 +113,22 @@ func TestLoadMalformed(t *testing.T) {
 		{"unknown control", "tiny.md", func(s string) string {
 			return strings.Replace(s, "controls: [max_ejection_percent, hosts]", "controls: [max_ejection_percent, host]", 1)
 		}, `controls[1]: unknown setting "host"`},
+		{"a step without charts", "tiny.md", func(s string) string { return strings.Replace(s, "    charts: [chart-lanes]\n", "", 1) }, "steps[0] (look).charts: missing (the charts the step is about, its key chart first: chart-sr, "},
+		{"an unknown chart", "tiny.md", func(s string) string {
+			return strings.Replace(s, "charts: [chart-lanes, chart-counters]", "charts: [chart-lanes, chart-latency]", 1)
+		}, `steps[1] (raise).charts[1]: unknown chart "chart-latency" (charts: chart-sr, chart-lanes,`},
+		{"a chart twice", "tiny.md", func(s string) string {
+			return strings.Replace(s, "charts: [chart-lanes, chart-counters]", "charts: [chart-lanes, chart-lanes]", 1)
+		}, `steps[1] (raise).charts[1]: "chart-lanes" is listed twice`},
+		{"the compare strip without compare_strip", "tiny.md", func(s string) string {
+			return strings.Replace(s, "charts: [chart-lanes, chart-counters]", "charts: [chart-compare]", 1)
+		}, `steps[1] (raise).charts[0]: "chart-compare" shows only in a lesson with compare_strip: true`},
+		{"a control the lesson does not show", "tiny.md", func(s string) string {
+			return strings.Replace(s, "controls: [max_ejection_percent]\n", "controls: [max_ejection_percent, interval]\n", 1)
+		}, `steps[1] (raise).controls[1]: "interval" is not a control of the lesson (its controls, or a setting a step sets or checks: max_ejection_percent, hosts)`},
+		{"a control twice", "tiny.md", func(s string) string {
+			return strings.Replace(s, "controls: [max_ejection_percent]\n", "controls: [max_ejection_percent, max_ejection_percent]\n", 1)
+		}, `steps[1] (raise).controls[1]: "max_ejection_percent" is listed twice`},
 		{"malformed check", "tiny.md", func(s string) string {
 			return strings.Replace(s, "{kind: ejected, host: h5, at: 40s}", "{kind: ejected, at: 40s}", 1)
 		}, "steps[1] (raise).check (ejected): needs host"},
@@ -138,13 +157,13 @@ func TestLoadMalformed(t *testing.T) {
 		{"placeholder in a step", "tiny.md", func(s string) string {
 			return strings.Replace(s, "Raise the cap to 34.", "Raise the cap from {{cap}}.", 1)
 		}, `steps[1] (raise).text: placeholder {{cap}}`},
-		{"an after-prediction block never closed", "tiny.md", func(s string) string { return s + "\n::: after-prediction\nThe answer.\n" }, `line 35: "::: after-prediction" is never closed (a line ":::" ends it)`},
-		{"a stray block close", "tiny.md", func(s string) string { return s + "\n:::\n" }, `line 35: ":::" closes no block`},
+		{"an after-prediction block never closed", "tiny.md", func(s string) string { return s + "\n::: after-prediction\nThe answer.\n" }, `line 38: "::: after-prediction" is never closed (a line ":::" ends it)`},
+		{"a stray block close", "tiny.md", func(s string) string { return s + "\n:::\n" }, `line 38: ":::" closes no block`},
 		{"nested after-prediction blocks", "tiny.md", func(s string) string {
 			return s + "\n::: after-prediction\nA.\n::: after-prediction\nB.\n:::\n:::\n"
-		}, `line 37: "::: after-prediction" inside the block opened at line 35`},
-		{"an unknown block", "tiny.md", func(s string) string { return s + "\n::: spoiler\nA.\n:::\n" }, `line 35: unknown block "::: spoiler"`},
-		{"an empty after-prediction block", "tiny.md", func(s string) string { return s + "\n::: after-prediction\n\n:::\n" }, `line 35: the "::: after-prediction" block is empty`},
+		}, `line 40: "::: after-prediction" inside the block opened at line 38`},
+		{"an unknown block", "tiny.md", func(s string) string { return s + "\n::: spoiler\nA.\n:::\n" }, `line 38: unknown block "::: spoiler"`},
+		{"an empty after-prediction block", "tiny.md", func(s string) string { return s + "\n::: after-prediction\n\n:::\n" }, `line 38: the "::: after-prediction" block is empty`},
 		{"empty body", "tiny.md", func(s string) string { return s[:strings.LastIndex(s, "---\n")+4] }, "no body after its front matter"},
 	}
 	for _, tc := range cases {
@@ -209,6 +228,7 @@ func TestImportBoundary(t *testing.T) {
 // must say so; a setting check in it makes it hold.
 const threeSteps = `  - id: cap-17
     text: "Now the smallest cap that lets h5 go: 17."
+    charts: [chart-lanes]
     settings:
       max_ejection_percent: "17"
     check: {kind: ejected, host: h5, at: 40s}

@@ -29,6 +29,12 @@ or repeated key is an error naming the file):
 	steps:                       # "Try this", in order
 	  - id: cap-34
 	    text: "Drag the cap to 34 and step to 80 s."   # markdown; placeholders allowed
+	    charts: [chart-lanes, chart-clients]           # what the step is about: the lab's charts
+	                             #   (Charts), its key chart first, the one the text
+	                             #   asks the learner to look at; required
+	    controls: [max_ejection_percent]               # optional: the controls it is about, each
+	                             #   one the page shows (ControlNames); the page shows
+	                             #   these while the step is current, the rest folded
 	    preset: bad-deploy       # optional: the step loads another preset, and
 	                             #   its settings lie over that preset alone
 	    settings:                # what the learner should end up with, over start
@@ -36,6 +42,7 @@ or repeated key is an error naming the file):
 	    check: {kind: ejected, host: h5, at: 40s}      # see Check
 	  - id: look
 	    text: "Play to the end and watch the log."
+	    charts: [chart-lanes]
 	    check: {kind: event, event: overflow, host: h5, at: 40s}
 	    passes_before: "looking step: the overflow is there at the start"
 	                             # optional, with a reason: the check may hold before

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/engine/course"
 	"outlierlab/web/chart"
 	"outlierlab/web/internal/webtest"
 )
@@ -40,7 +41,8 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 
 	lab := newTestServer(t)
 	h := lab.Handler()
-	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)" id="fig-[^"]+"[^>]*><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><olab-chart class="chart" id="([^"]+)"[^>]*></olab-chart><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
+	// A lesson's box may have its step classes too (off-step, key).
+	box := regexp.MustCompile(`<figure class="chart-box ([a-z]+)[a-z -]*" id="fig-[^"]+"[^>]*><figcaption><b class="chart-title">([^<]*)</b> .*?</figcaption><olab-chart class="chart" id="([^"]+)"[^>]*></olab-chart><div class="chart-table"[^>]*></div><p class="caption">([^<]*)</p>`)
 	for _, page := range []string{"/lab", "/lab?preset=bad-deploy", "/lessons/" + lab.Lessons.List[0].ID} {
 		res := webtest.Do(t, h, "GET", page, "")
 		body := webtest.Body(t, res)
@@ -176,5 +178,21 @@ func TestOnlyAgrees(t *testing.T) {
 	}
 	if only == 0 {
 		t.Fatal("no chart has a rule for showing it; the mesh's two should")
+	}
+}
+
+// A lesson's step names its charts by the ids the course knows
+// (course.Charts, validated without the web): they are the chart list's,
+// in its order, so every name a lesson may use draws a box on its page.
+func TestCourseChartsAreTheList(t *testing.T) {
+	var ids []string
+	for _, c := range chart.List {
+		ids = append(ids, c.ID)
+	}
+	if got, want := strings.Join(course.Charts, " "), strings.Join(ids, " "); got != want {
+		t.Errorf("course.Charts = %s\nchart.List ids = %s", got, want)
+	}
+	if course.ChartCompare != chart.ChartCompare {
+		t.Errorf("course.ChartCompare = %q, chart.ChartCompare = %q", course.ChartCompare, chart.ChartCompare)
 	}
 }

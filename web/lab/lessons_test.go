@@ -274,6 +274,7 @@ controls: [max_ejection_percent]
 steps:
   - id: look
     text: "Step to {{threshold@40s}} **now**."
+    charts: [chart-sr]
     check: {kind: panic, at: 40s}
     passes_before: "a test of rendering"
 predict:

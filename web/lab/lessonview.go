@@ -129,9 +129,6 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 			Panels:    labview.Panels(run, 0),
 		},
 	}
-	for i := range v.Lab.Charts {
-		v.Lab.Charts[i].Hidden = v.Lab.Charts[i].ID == chart.ChartCompare && !d.CompareStrip
-	}
 	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}
@@ -141,6 +138,7 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 			ID: st.ID, Number: i + 1, Text: view.HTML(d.StepTexts[i].HTML(vals)),
 			Preset: st.Preset, Status: statuses[i],
 			PredictFirst: d.Predict.Question != "" && d.Predict.BeforeStep == st.ID,
+			Key:          st.Charts[0], Now: i == 0,
 		})
 	}
 	if p := d.Predict; p.Question != "" {
@@ -208,6 +206,10 @@ func lessonSignals(tab string, snap snapshot, vals []string) string {
 		"cfg":       controlSignals(r, d),
 		"_ph":       slotSignals(vals, nil),
 		"drawn":     drawnOf(snap).String(),
+		// The current step and the two toggles (stepfocus.go).
+		"_now":       d.Steps[0].ID,
+		"_allset":    false,
+		"_allcharts": false,
 	}
 	b, _ := json.Marshal(sig)
 	return string(b)
@@ -233,9 +235,11 @@ func controlsFor(r *tabstate.Run, d *lessonbook.Doc) view.Controls {
 		return labview.Controls(r)
 	}
 	g := view.ControlGroup{Title: "Settings in this lesson", Open: true}
+	f := focusOf(d)
 	for _, c := range d.ControlsShown {
 		if _, ok := r.Values[c.Name]; ok {
 			v := labview.Control(c, r.Values[c.Name])
+			f.control(&v, c.Name)
 			if c.Group == tabstate.GroupEnforcing {
 				// Out of its group, "Gateway failures" needs saying what.
 				v.Label = "Enforce " + strings.ToLower(v.Label[:1]) + v.Label[1:]
@@ -243,7 +247,7 @@ func controlsFor(r *tabstate.Run, d *lessonbook.Doc) view.Controls {
 			g.Controls = append(g.Controls, v)
 		}
 	}
-	return view.Controls{Preset: r.Preset, Description: r.Description, Fixed: true, Groups: []view.ControlGroup{g}}
+	return view.Controls{Preset: r.Preset, Description: r.Description, Fixed: true, Focus: true, Groups: []view.ControlGroup{g}}
 }
 
 // lessonBoxes are the lesson page's chart boxes. A box shown only for
@@ -259,10 +263,13 @@ func lessonBoxes(run *tabstate.Run, d *lessonbook.Doc) []view.Chart {
 	for _, c := range d.ControlsShown {
 		shown[c.Name] = true
 	}
+	f := focusOf(d)
 	for i := range boxes {
 		if boxes[i].ShowIf != "" && !shown[boxes[i].ShowControl] {
 			boxes[i].ShowIf = ""
 		}
+		boxes[i].Hidden = boxes[i].ID == chart.ChartCompare && !d.CompareStrip
+		f.box(&boxes[i])
 	}
 	return boxes
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,13 +131,7 @@ func compileLesson(l course.Lesson, index int) (*Doc, error) {
 		}
 	}
 
-	names := slices.Clone(l.Controls)
-	for _, s := range l.Steps {
-		names = append(names, slices.Sorted(maps.Keys(s.Settings))...)
-		// A step that checks a setting asks the learner to change it.
-		names = append(names, s.Check.SettingNames()...)
-	}
-	for _, name := range names {
+	for _, name := range l.ControlNames() {
 		c := tabstate.LookupControl(name)
 		if c == nil {
 			return nil, fmt.Errorf("the lab has no control for %q", name)

@@ -104,6 +104,11 @@ type Step struct {
 	Status StepStatus
 	// PredictFirst: the lesson's prediction is asked just before this step.
 	PredictFirst bool
+	// Key is the id of the step's key chart (course.Step.Charts[0]): the
+	// page brings it into view when the step is made current. Now: the
+	// step is the current one as the page is served (the first).
+	Key string
+	Now bool
 }
 
 // StepStatus is what the stream re-renders as the run and the cursor
@@ -231,6 +236,9 @@ type Controls struct {
 	// Fixed: a lesson page, whose steps load the scenarios; there is no
 	// preset menu.
 	Fixed bool
+	// Focus: a lesson page's controls follow its current step (Control's
+	// ShowIf), and an "All settings" toggle shows the others.
+	Focus bool
 }
 
 // ControlGroup is a titled set of controls.
@@ -268,6 +276,12 @@ type Control struct {
 	Number, NumberOnly bool
 	NumStep            string
 	NumSet, NumLabel   string
+	// Focus is a lesson page's Datastar expression, true while the control
+	// is in view: a step about it is current, or all settings are asked
+	// for (class off-step otherwise: css/lesson.css); Unfocused, as the
+	// page is served (it is not the first step's).
+	Focus     string
+	Unfocused bool
 }
 
 // Option is one choice of a select.
@@ -295,7 +309,15 @@ type Chart struct {
 	ShowIf string
 	// ShowControl is the control whose signal ShowIf reads.
 	ShowControl string
-	Off         bool
+	// Focus, Unfocused and Key: a lesson page's box is in view while a
+	// step about it is current or all charts are asked for (as Control's),
+	// and is the key chart (class key: first in the grid) while a step it
+	// is key to is current (Key, its expression; IsKey as served).
+	Focus     string
+	Unfocused bool
+	Key       string
+	IsKey     bool
+	Off       bool
 }
 
 // Speed is one playback speed button.

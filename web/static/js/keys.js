@@ -37,14 +37,10 @@ function scrubTo(n) {
   s.dispatchEvent(new Event('input', { bubbles: true }));
 }
 
-// currentStep is the lesson's step to do now: the first neither done
-// nor done before, else the last. c focuses it (its text is read out).
+// currentStep asks the lesson (js/lesson.js) to make the step to do now
+// current, in view, and focused (its text is read out).
 function currentStep() {
-  const steps = [...document.querySelectorAll('.lesson-page .steps > .step')];
-  const now = steps.find((li) => !li.classList.contains('was-done') && !li.querySelector('.step-status.done')) || steps[steps.length - 1];
-  if (!now) return;
-  now.scrollIntoView({ block: 'center' });
-  now.focus({ preventScroll: true });
+  document.dispatchEvent(new CustomEvent('olab-current'));
 }
 
 // shortcut is the action of a key on the lab, or null.

@@ -58,10 +58,54 @@ document.addEventListener('olab-held', (ev) => {
   const was = el.dataset.held;
   el.dataset.held = held ? 'yes' : 'no';
   if (!held || was !== 'no') return;
-  el.scrollIntoView({ block: 'nearest' });
-  const first = el.querySelector('.choice');
-  if (first && !el.classList.contains('answered')) first.focus({ preventScroll: true });
+  // The question's step becomes the current one, under its chart; on a
+  // short window the page goes on down to the first choice, if need be.
+  const li = el.closest('.step[data-step]');
+  setNow(li && li.dataset.step, () => {
+    const first = el.querySelector('.choice');
+    if (!first || el.classList.contains('answered')) return;
+    first.scrollIntoView({ block: 'nearest' });
+    first.focus({ preventScroll: true });
+  });
 });
+
+// The current step (lab.stepFocus): the one the lab shows, with its
+// settings and charts, its key chart first. setNow makes step id current
+// (the try box's olab-now sets the page's _now signal) and, once the page
+// has drawn it, brings it into view, then calls then: its key chart just
+// under the transport, which is sticky at the top, and the step under the
+// chart (css/lesson.css).
+function setNow(id, then) {
+  const box = document.getElementById('try');
+  const li = id && document.getElementById('step-' + id);
+  if (!box || !li) return;
+  box.dispatchEvent(new CustomEvent('olab-now', { detail: id }));
+  if (!then) return;
+  requestAnimationFrame(() => {
+    const chart = document.getElementById('fig-' + li.dataset.key);
+    const bar = document.querySelector('.lesson-lab .transport');
+    if (chart && bar && chart.offsetHeight > 0) {
+      window.scrollBy({ top: chart.getBoundingClientRect().top - bar.offsetHeight - 6, behavior: 'instant' });
+    }
+    then(li);
+  });
+}
+
+// firstToDo is the step to do now: the first neither done nor done
+// before, else the last.
+function firstToDo() {
+  const steps = [...document.querySelectorAll('.lesson-page .steps > .step')];
+  const now = steps.find((li) => !li.classList.contains('was-done') && !li.querySelector('.step-status.done')) || steps[steps.length - 1];
+  return now && now.dataset.step;
+}
+
+// A step's button makes it current; the c key (js/keys.js) the step to
+// do now, and gives it the focus (its text is read out).
+document.addEventListener('click', (ev) => {
+  const b = ev.target.closest && ev.target.closest('.stepper [data-now]');
+  if (b) setNow(b.dataset.now, () => {});
+});
+document.addEventListener('olab-current', () => setNow(firstToDo(), (li) => li.focus({ preventScroll: true })));
 
 // answer shows what a choice means: the choice picked, the right one, the
 // verdict and the explanation (a prediction's reveal, a quiz answer).
@@ -159,6 +203,10 @@ function showLesson() {
     if (p.quiz[q.dataset.index] !== undefined && !q.classList.contains('answered')) answer(q, p.quiz[q.dataset.index]);
   });
   showProgress();
+  // The step to do now is current, once Datastar listens on the try box
+  // (the page's data-init may run before it does); the page stays where
+  // it opens, at its top.
+  requestAnimationFrame(() => setNow(firstToDo()));
 }
 document.addEventListener('olab-lesson', showLesson);
 
