@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/engine/course"
 	"outlierlab/web/internal/webtest"
+	"outlierlab/web/room/question"
 	"outlierlab/web/room/record"
 )
 
@@ -142,13 +144,20 @@ func TestRoomPlanAskScene(t *testing.T) {
 	webtest.WaitFor(t, presenter, "the board: 2 right, 1 wrong", board("Scenes: 4 of 6 shown, 1 question revealed",
 		`<td class="room-board-answers">3 answered: <b>2 right</b>, 1 wrong`))
 
-	// Scene 4, a choice: the author's text and choices; the engine's
-	// answer is the choice whose check holds on the room's run.
+	// Scene 4, a choice: the author's text and choices, in the room's
+	// order (course.ChoiceOrder by the code, as the room's lesson pages
+	// order a prediction); the engine's answer is the choice whose check
+	// holds on the room's run.
 	scene("4")
 	st, body = ask(la.ts.URL, "", `{"scene":4}`, key)
+	authors := []string{"Only to the hosts still in", "To every host, ejected or not"}
+	var roomOrder []string
+	for _, i := range course.ChoiceOrder(code, question.PlanChoiceKey("lightning", 4), len(authors)) {
+		roomOrder = append(roomOrder, authors[i])
+	}
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Kind != "choice" || q.Text != "At 50 s most hosts are ejected. Where does the traffic go?" ||
-		strings.Join(q.Choices, "|") != "Only to the hosts still in|To every host, ejected or not" {
-		t.Fatalf("ask scene 4: %d %s", st, body)
+		strings.Join(q.Choices, "|") != strings.Join(roomOrder, "|") {
+		t.Fatalf("ask scene 4: %d %s, want the choices %q", st, body, roomOrder)
 	}
 	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"Nowhere"}`, code, "", la.att(t, code, "ada")); st != 422 || !strings.Contains(body, "answer:") {
 		t.Errorf("not one of the choices: %d %s", st, body)

@@ -181,7 +181,7 @@ func (s *Workshops) openQuestion(w http.ResponseWriter, r *http.Request) {
 	now := s.lab.Now()
 	_, rev, err := s.rooms.updateState(r.Context(), code, "question", func(st *record.State) error {
 		var err error
-		if q, err = s.questions.Make(st, req); err != nil {
+		if q, err = s.questions.Make(code, st, req); err != nil {
 			return err
 		}
 		if st.Question != nil {

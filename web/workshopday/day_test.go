@@ -20,6 +20,7 @@ import (
 	"outlierlab/engine/settings"
 	"outlierlab/lessons"
 	"outlierlab/plans"
+	"outlierlab/web/room/question"
 	"outlierlab/web/tabstate"
 )
 
@@ -366,7 +367,14 @@ func (r *dayRun) askAndReveal(i int) {
 		r.screenshots(i)
 	}
 
-	choices := sc.Question.ChoiceTexts()
+	// The pages offer a choice question in the room's order (shuffled by
+	// its code, web/room/question).
+	var choices []string
+	if cs := sc.Question.ChoiceTexts(); len(cs) > 0 {
+		for _, k := range course.ChoiceOrder(r.code, question.PlanChoiceKey(r.plan.ID, i), len(cs)) {
+			choices = append(choices, cs[k])
+		}
+	}
 	answerOf := func(k int) string {
 		if len(choices) > 0 {
 			return choices[k%len(choices)]

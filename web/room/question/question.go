@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outlierlab/engine/course"
 	"outlierlab/engine/plan"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lab"
@@ -51,8 +52,13 @@ type Request struct {
 // moment is the span of qat: a moment of the run, in seconds.
 var moment = httperr.Span{Lo: 1, Hi: record.MaxMomentS, Unit: "s"}
 
-// Make builds the question q asks about the room's run.
-func (m Maker) Make(st *record.State, q Request) (*record.Question, error) {
+// Make builds the question q asks about room code's run. A lesson's
+// prediction and a plan's choice come in the room's order: shuffled by
+// the code (course.ChoiceOrder), as the room's lesson pages order the
+// prediction, so the room sees one order and the right answer's place
+// in the file tells nothing (issue 38). Answers are the choices' texts,
+// so the order changes no grading.
+func (m Maker) Make(code string, st *record.State, q Request) (*record.Question, error) {
 	in, d, err := st.Inputs(m.lab.Lessons)
 	if err != nil {
 		return nil, err
@@ -86,12 +92,15 @@ func (m Maker) Make(st *record.State, q Request) (*record.Question, error) {
 		if d == nil || d.Predict.Question == "" {
 			return nil, &httperr.FieldError{Field: "qkind", Msg: "the room shows no lesson with a prediction (allowed ejected, out)"}
 		}
-		rq.Text, rq.Choices, rq.AtMs = d.Predict.Question, d.Predict.Choices, int64(d.Predict.PauseAt)+1
+		rq.Text, rq.AtMs = d.Predict.Question, int64(d.Predict.PauseAt)+1
+		rq.Choices = inOrder(d.Predict.Choices, course.ChoiceOrder(code, course.ChoiceKey(d.ID, -1), len(d.Predict.Choices)))
 	case plan.KindChoice:
 		if pq == nil { // only a plan's question has checks to answer it
 			return nil, &httperr.FieldError{Field: "qkind", Msg: "choice is asked from a plan's scene (?scene=N)"}
 		}
-		rq.Text, rq.Choices, rq.AtMs = pq.Words(), pq.ChoiceTexts(), int64(pq.At)
+		cs := pq.ChoiceTexts()
+		rq.Text, rq.AtMs = pq.Words(), int64(pq.At)
+		rq.Choices = inOrder(cs, course.ChoiceOrder(code, PlanChoiceKey(st.Plan, *q.Scene), len(cs)))
 	default:
 		return nil, &httperr.FieldError{Field: "qkind", Msg: fmt.Sprintf("%q is not a kind of question (allowed ejected, out, lesson)", httperr.Truncate(q.Kind, 20))}
 	}
@@ -105,6 +114,21 @@ func (m Maker) Make(st *record.State, q Request) (*record.Question, error) {
 		return nil, &httperr.FieldError{Field: "qat", Msg: fmt.Sprintf("the run ends at %d ms, before the moment asked about", run.Frames[len(run.Frames)-1].TMs)}
 	}
 	return rq, nil
+}
+
+// PlanChoiceKey names a plan scene's question for course.ChoiceOrder, as
+// course.ChoiceKey names a lesson's.
+func PlanChoiceKey(plan string, scene int) string {
+	return "plan/" + plan + "/" + strconv.Itoa(scene)
+}
+
+// inOrder is choices in order (a permutation of their indices).
+func inOrder(choices []string, order []int) []string {
+	out := make([]string, 0, len(choices))
+	for _, i := range order {
+		out = append(out, choices[i])
+	}
+	return out
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -2,9 +2,12 @@ package question
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"outlierlab/engine/course"
 	"outlierlab/plans"
 	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/lab"
@@ -62,7 +65,7 @@ func TestMakeAndAnswer(t *testing.T) {
 			if err := json.Unmarshal([]byte(c.req), &req); err != nil {
 				t.Fatal(err)
 			}
-			q, err := m.Make(&c.st, req)
+			q, err := m.Make("ROOM01", &c.st, req)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("Make: %v, want %q", err, c.err)
@@ -103,5 +106,42 @@ func TestMakeAndAnswer(t *testing.T) {
 				t.Errorf("the engine's answer: %q, want %q", got, c.answer)
 			}
 		})
+	}
+}
+
+// A room's lesson prediction comes in the room's order, the one its
+// lesson pages show (course.ChoiceOrder by the room's code): the same
+// code gives one order, every choice once; across rooms the right
+// answer's place moves, so "it is always B" tells a room nothing.
+func TestRoomQuestionsInTheRoomsOrder(t *testing.T) {
+	m := newMaker(t)
+	d := m.lab.Lessons.ByID["cap"]
+	want := d.Predict.Choices[d.Predict.Answer]
+	places := map[int]int{}
+	for i := range 40 {
+		code := fmt.Sprintf("ROOM%02d", i)
+		st := record.State{Lesson: "cap", Speed: "1"}
+		q, err := m.Make(code, &st, Request{Kind: "lesson"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := course.ChoiceOrder(code, course.ChoiceKey("cap", -1), len(d.Predict.Choices))
+		for j, k := range order {
+			if q.Choices[j] != d.Predict.Choices[k] {
+				t.Fatalf("room %s: choices %q, want the room's order %v of %q", code, q.Choices, order, d.Predict.Choices)
+			}
+		}
+		again, _ := m.Make(code, &st, Request{Kind: "lesson"})
+		if strings.Join(again.Choices, "|") != strings.Join(q.Choices, "|") {
+			t.Errorf("room %s asked twice: %q then %q", code, q.Choices, again.Choices)
+		}
+		got, err := m.Answer(&st, q)
+		if err != nil || got != want {
+			t.Errorf("room %s: the answer %q (%v), want %q whatever the order", code, got, err, want)
+		}
+		places[slices.Index(q.Choices, want)]++
+	}
+	if len(places) < 2 {
+		t.Errorf("over 40 rooms the right answer sat in one place: %v", places)
 	}
 }
