@@ -367,10 +367,11 @@ func (r *dayRun) askAndReveal(i int) {
 		r.screenshots(i)
 	}
 
-	// The pages offer a choice question in the room's order (shuffled by
-	// its code, web/room/question).
-	var choices []string
-	if cs := sc.Question.ChoiceTexts(); len(cs) > 0 {
+	// The pages offer a choice question's choices in the room's order
+	// (shuffled by its code, web/room/question); yes and no as they are.
+	choices := sc.Question.ChoiceTexts()
+	if cs := choices; sc.Question.Kind == plan.KindChoice {
+		choices = nil
 		for _, k := range course.ChoiceOrder(r.code, question.PlanChoiceKey(r.plan.ID, i), len(cs)) {
 			choices = append(choices, cs[k])
 		}
