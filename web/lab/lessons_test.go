@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"encoding/json"
 	"html"
 	"reflect"
 	"regexp"
@@ -443,27 +442,6 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 	at(30, "scrub after the answer")
 }
 
-// The stream tells the page: a step that reaches the pause sends the
-// cursor there and held, and the log stops at 30 s.
-func TestStreamPredictionHeldOnStep(t *testing.T) {
-	_, ts := startTestServer(t)
-	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":2,"predicted":false}`)
-	webtest.NextCharts(t, events)
-	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	webtest.NextCharts(t, events)
-	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	_, evs := webtest.NextCharts(t, events)
-	all := webtest.JoinData(evs)
-	if !strings.Contains(all, `"cursor":3`) || !strings.Contains(all, `"held":true`) {
-		t.Errorf("a step past the pause: the page is not told cursor 3, held:\n%s", webtest.Head(all, 1500))
-	}
-	for _, e := range evs {
-		if strings.Contains(e.Data, `id="log-list"`) && (strings.Contains(e.Data, "40 s</time>") || !strings.Contains(e.Data, "30 s</time>")) {
-			t.Errorf("the log is not at 30 s:\n%s", webtest.Head(e.Data, 1500))
-		}
-	}
-}
-
 // The lesson commands: a step's button loads its scenario; bad steps and
 // commands that do not fit the tab are 4xx naming the field.
 func TestLessonCommands(t *testing.T) {
@@ -513,108 +491,5 @@ func TestLessonCommands(t *testing.T) {
 	r := s.Sessions.Get(webtest.TabOf(strings.Repeat("c", 20))).runOf()
 	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(tabstate.ControlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
-	}
-}
-
-// The stream pushes each step's status as the run and the cursor change:
-// in the cap lesson, cap-34 is not yet with the cap at 10 at 300 s, and
-// done once the cap is 34; the live numbers in the prose follow the
-// cursor.
-func TestStreamLessonStatus(t *testing.T) {
-	lab, ts := startTestServer(t)
-	d := lab.Lessons.ByID["cap"]
-	slot := func(raw string) string {
-		for i, p := range d.Slots {
-			if p.Raw == raw {
-				return "p" + tabstate.Itoa(i)
-			}
-		}
-		t.Fatalf("the cap lesson has no placeholder %s", raw)
-		return ""
-	}
-	overflows, failures := slot("stat:ejections_overflow"), slot("failure_pct@30s-now")
-
-	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":0,"predicted":true}`)
-	_, evs := webtest.NextCharts(t, events)
-	first := webtest.JoinData(evs)
-	for _, want := range []string{`id="st-cap-34"`, `data-done="false"`, `"_ph":{`, `"step":""`} {
-		if !strings.Contains(first, want) {
-			t.Errorf("first redraw lacks %s", want)
-		}
-	}
-	post := func(verb, rest string) { t.Helper(); webtest.PostCommand(t, ts.URL, verb, rest) }
-	ph := func(evs []webtest.Event) map[string]string {
-		out := map[string]string{}
-		for _, e := range evs {
-			if !strings.HasPrefix(e.Data, "signals ") {
-				continue
-			}
-			var v struct {
-				Ph map[string]string `json:"_ph"`
-			}
-			if json.Unmarshal([]byte(strings.TrimPrefix(e.Data, "signals ")), &v) == nil {
-				for k, x := range v.Ph {
-					out[k] = x
-				}
-			}
-		}
-		return out
-	}
-	status := func(evs []webtest.Event, id string) string {
-		re := regexp.MustCompile(`id="st-` + id + `" class="[^"]*" data-done="(true|false)"`)
-		got := ""
-		for _, e := range evs {
-			if m := re.FindStringSubmatch(e.Data); m != nil {
-				got = m[1]
-			}
-		}
-		return got
-	}
-
-	// At 40 s with the cap at 10: one overflow so far.
-	post("scrub", `,"cursor":4`)
-	_, evs = webtest.NextCharts(t, events)
-	at40 := ph(evs)
-	if at40[overflows] != "1" {
-		t.Errorf("overflows at 40 s = %q, want 1", at40[overflows])
-	}
-	// At 300 s: the overflow step is done, cap-34 is not; the numbers moved.
-	post("scrub", `,"cursor":30`)
-	_, evs = webtest.NextCharts(t, events)
-	at300 := ph(evs)
-	if at300[overflows] == "" || at300[overflows] == at40[overflows] || at300[failures] == "" {
-		t.Errorf("live numbers did not follow the cursor: at 40 s %v, at 300 s %v", at40, at300)
-	}
-	if got := status(evs, "overflow"); got != "true" {
-		t.Errorf("overflow step at 300 s, cap 10: done=%q, want true", got)
-	}
-	if got := status(evs, "cap-34"); got == "true" {
-		t.Error("cap-34 is done with the cap at 10")
-	}
-	// The cap to 34: the run is redone with the cursor at its end, and
-	// cap-34 waits to be watched (issue 38): nothing was played since.
-	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play it: step back before 300 s") {
-		t.Errorf("cap-34 at 300 s, just set to 34: done=%q, want false, asking to play it\n%s", got, webtest.Head(webtest.JoinData(evs), 2000))
-	}
-	if got := status(evs, "overflow"); got != "false" {
-		t.Errorf("overflow step with the cap at 34: done=%q, want false", got)
-	}
-	if v := ph(evs)[overflows]; v != "0" {
-		t.Errorf("overflows with the cap at 34 = %q, want 0", v)
-	}
-	// Back to 80 s: cap-34's check reads to the end of the run, so it is
-	// not yet, and says how far to go.
-	post("scrub", `,"cursor":8`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play to the end") {
-		t.Errorf("cap-34 at 80 s: done=%q, want false with a hint", got)
-	}
-	// Stepped back to 80 s, then on to the end: watched, done.
-	post("scrub", `,"cursor":30`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "true" {
-		t.Errorf("cap-34 at 300 s after stepping back and on: done=%q, want true", got)
 	}
 }
