@@ -99,16 +99,8 @@ func TestBusUpAfterReplica(t *testing.T) {
 // within 2 s, naming the room bus; NATS back (same port and store), the
 // replica is ready again and the room takes writes.
 func TestReadyFollowsBus(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()}
+	ns := webtest.StartNATS(t, opts)
 	bus, log, _ := roomtest.StartBus(t, roombus.BusOptions{URL: ns.ClientURL()})
 	s, err := New(Options{Bus: bus, Log: log})
 	if err != nil {
@@ -147,13 +139,8 @@ func TestReadyFollowsBus(t *testing.T) {
 			res.StatusCode, res.Header.Get("Retry-After"), strings.TrimSpace(body), took.Round(time.Millisecond))
 	}
 
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	back := time.Now()
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
+	webtest.StartNATS(t, opts)
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -77,7 +77,7 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		c.restart(i)
 	}
 	for i, s := range c.servers {
-		if !waitTrue(20*time.Second, func() bool { return s.JetStreamIsClustered() && s.NumRoutes() >= n-1 }) {
+		if !webtest.Eventually(20*time.Second, func() bool { return s.JetStreamIsClustered() && s.NumRoutes() >= n-1 }) {
 			t.Fatalf("nats server %d did not join the cluster", i+1)
 		}
 	}
@@ -85,22 +85,11 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 	return c
 }
 
-func waitTrue(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if ok() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return ok()
-}
-
 // waitLeader waits for the cluster to elect its JetStream meta leader
 // and for every server to know it.
 func (c *natsCluster) waitLeader() {
 	c.t.Helper()
-	if !waitTrue(20*time.Second, func() bool {
+	if !webtest.Eventually(20*time.Second, func() bool {
 		leaders := 0
 		for _, s := range c.servers {
 			if s != nil && s.JetStreamIsLeader() {
@@ -280,7 +269,7 @@ func TestBusKeepsBucketReplicas(t *testing.T) {
 	// load: a 10 s deadline passed): the creation is tried again on a
 	// timeout, for up to a minute.
 	var cerr error
-	if !waitTrue(time.Minute, func() bool {
+	if !webtest.Eventually(time.Minute, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, cerr = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1})
@@ -334,16 +323,8 @@ func TestRoomGoneSaysSo(t *testing.T) {
 // back the page has the room, without a reload.
 func TestBusStreamWaitsForBus(t *testing.T) {
 	store := t.TempDir()
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: store}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: store}
+	ns := webtest.StartNATS(t, opts)
 	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, Limits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
 	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
@@ -365,12 +346,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 		t.Fatal("the bus is open with NATS down")
 	}
 	back := time.Now()
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
+	webtest.StartNATS(t, opts)
 	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
 	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// The server goes before NATS does (cleanups run last-in first).

@@ -62,7 +62,7 @@ func putCap(t testing.TB, urls, code string, limit int) {
 		return err
 	}
 	var last error
-	if !waitTrue(30*time.Second, func() bool { last = try(); return last == nil }) {
+	if !webtest.Eventually(30*time.Second, func() bool { last = try(); return last == nil }) {
 		t.Fatalf("put the room's cap on the bus: %v", last)
 	}
 }
@@ -151,7 +151,7 @@ func TestBusOutage(t *testing.T) {
 	// (another replica's move): every follower has it, with no move here.
 	putCap(t, c.urls(), code, 33)
 	for _, l := range labs {
-		if !waitTrue(30*time.Second, func() bool { return l.bus.Health() == nil }) {
+		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
 			t.Fatalf("the bus is not ready 30 s after it came back: %v", l.bus.Health())
 		}
 	}
@@ -174,16 +174,8 @@ func TestBusOutage(t *testing.T) {
 // reaches every follower without a move, and so does the next move. (It
 // did not within 10 s: the watches waited for nats.go to notice.)
 func TestBusOutageOneServer(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()}
+	ns := webtest.StartNATS(t, opts)
 	url := ns.ClientURL()
 	la := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
@@ -208,15 +200,10 @@ func TestBusOutageOneServer(t *testing.T) {
 	for _, l := range labs {
 		waitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
 	}
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	back := time.Now()
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
+	webtest.StartNATS(t, opts)
 	for _, l := range labs {
-		if !waitTrue(30*time.Second, func() bool { return l.bus.Health() == nil }) {
+		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
 			t.Fatalf("the bus is not ready 30 s after NATS came back: %v", l.bus.Health())
 		}
 	}
@@ -329,16 +316,7 @@ func (p *natsProxy) pipe(from, to net.Conn, fromClient bool) {
 // held back until the entry has been published a second time: the
 // recording has it once.
 func TestTimelineRetryRecordsOnce(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
+	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()})
 	p := startNATSProxy(t, ns.ClientURL())
 	l := startRoomLab(t, roombus.BusOptions{URL: p.url()}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
@@ -362,7 +340,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		done <- answer{status: res.StatusCode, body: string(b)}
 	}()
-	if !waitTrue(20*time.Second, func() bool { return p.count() >= 2 }) {
+	if !webtest.Eventually(20*time.Second, func() bool { return p.count() >= 2 }) {
 		t.Fatalf("the spotlight's entry was published %d times in 20 s, its answer held back; want a retry", p.count())
 	}
 	p.release()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"outlierlab/web/internal/webtest"
 )
 
 // testBus is a replica's side of the bus: a connection to the test's
@@ -46,15 +48,7 @@ func (b *testBus) WaitReady(ctx context.Context) error {
 // whether each one's bus is open from the start.
 func replicas(t *testing.T, open ...bool) ([]*Relay, []*testBus) {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready within 10 s")
-	}
+	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT})
 	var relays []*Relay
 	var buses []*testBus
 	for _, o := range open {
