@@ -106,6 +106,9 @@ func (l *roomLab) openQuestion(t testing.TB, code, key string) record.Question {
 // address loads the page and answers within 10 s; the same address
 // minting identities as fast as it can gets no more than a class's worth.
 func TestRoomAttackPollStuffing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a class of 50 and an address minting identities: make test runs it, make check does not")
+	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
@@ -204,6 +207,9 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 // answer; each answer is accepted well within the bus's timeout, every
 // page's count reaches 1 000, and the reveal counts them all.
 func TestRoomAttackPollScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 000 attendees on two replicas: make test runs it, make check does not")
+	}
 	here, n, inflight := 500, 1000, 16
 	if raceEnabled {
 		// 500 streams under the race detector take minutes to open, and
@@ -289,6 +295,9 @@ func TestRoomAttackPollScale(t *testing.T) {
 // room; neither do streams from one address with identities it got from
 // the page; an attendee at another address still gets in.
 func TestRoomAttackFill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hundreds of follower streams: make test runs it, make check does not")
+	}
 	const room = 150
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxAttendees: room})
 	l.s.lab.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs

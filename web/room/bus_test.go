@@ -177,6 +177,9 @@ func streamReplicas(t testing.TB, urls, name string) int {
 // bucket and the recordings have three copies; a NATS node killed loses
 // nothing, and back it serves again.
 func TestBusCluster3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster: make test runs it, make check does not")
+	}
 	c := startNATSCluster(t, 3)
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})

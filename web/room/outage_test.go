@@ -77,6 +77,9 @@ func putCap(t testing.TB, urls, code string, limit int) {
 // bus holds reaches every follower without a move, and so does the first
 // move.
 func TestBusOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster stopped and started: make test runs it, make check does not")
+	}
 	c := startNATSCluster(t, 3)
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
