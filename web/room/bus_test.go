@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/recording"
@@ -192,10 +193,10 @@ func TestBusCluster3(t *testing.T) {
 		}
 	}
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStreamCtx(t, t.Context(), lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, lb.ts.URL, code))
-	webtest.WaitFor(t, follower, "the first redraw on the other replica", charted)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, lb.ts.URL, code))
+	webtest.WaitFor(t, follower, "the first redraw on the other replica", roomtest.Charted)
 
-	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
@@ -203,7 +204,7 @@ func TestBusCluster3(t *testing.T) {
 	webtest.WaitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
 	answer := func(base, who, a string) {
 		t.Helper()
-		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
+		if st, body := roomtest.Call(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
 			t.Fatalf("answer on %s: %d %s", base, st, body)
 		}
 	}
@@ -238,12 +239,12 @@ func TestBusCluster3(t *testing.T) {
 	t.Logf("the count on the follower's page with a NATS node down: after %v", time.Since(killed).Round(time.Millisecond))
 	c.restart(on)
 
-	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Total != 3 || q.Answer != "no" {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	for _, l := range []*roomLab{la, lb} {
-		st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+		st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 		var rec recording.Recording
 		if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 			t.Fatalf("recording: %d %s", st, body)
@@ -309,7 +310,7 @@ func grepLines(s, part string) string {
 func TestRoomGoneSaysSo(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	for _, role := range []string{"follow", "projector", "present"} {
-		events := webtest.OpenStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		events := webtest.OpenStream(t, l.ts.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", role, `"preset":"search-cache"`))
 		var got []string
 		for ev := range events {
 			got = append(got, ev.Data)
@@ -330,7 +331,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	ns := webtest.StartNATS(t, opts)
 	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, Limits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
-	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
+	att := roomtest.AttendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
 	ns.Shutdown()
 	ns.WaitForShutdown()
 
@@ -344,13 +345,13 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := webtest.Serve(t, s)
-	follower := openStreamCtx(t, t.Context(), ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), att)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), att)
 	if bus.Ready() {
 		t.Fatal("the bus is open with NATS down")
 	}
 	back := time.Now()
 	webtest.StartNATS(t, opts)
-	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
+	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", roomtest.Charted)
 	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// The server goes before NATS does (cleanups run last-in first).
 	s.lab.Shutdown()
@@ -365,14 +366,14 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
-	att := attendeeCookie(t, lb.ts.URL, code)
-	first := openStreamCtx(t, ctx, lb.ts.URL, sig, att)
-	webtest.WaitFor(t, first, "the first redraw", charted)
+	sig := roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`)
+	att := roomtest.AttendeeCookie(t, lb.ts.URL, code)
+	first := roomtest.OpenStreamCtx(t, ctx, lb.ts.URL, sig, att)
+	webtest.WaitFor(t, first, "the first redraw", roomtest.Charted)
 	cancel() // offline
 	for range first {
 	}
-	waitUntil(t, "the replica's hub for the room closed", func() bool {
+	roomtest.WaitUntil(t, "the replica's hub for the room closed", func() bool {
 		lb.s.rooms.mu.Lock()
 		defer lb.s.rooms.mu.Unlock()
 		h := lb.s.rooms.hubs[code]
@@ -384,16 +385,16 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 		return h == nil
 	})
 	for i, cap := range []int{22, 37} {
-		if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+		if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
 			t.Fatalf("the instructor's move: %d %s", st, body)
 		}
 	}
-	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
-	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
-	if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+	back := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
+	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", roomtest.SignalPatch(`"max_ejection_percent":37`))
+	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)
 	}
-	webtest.WaitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
+	webtest.WaitFor(t, back, "the next move", roomtest.SignalPatch(`"max_ejection_percent":45`))
 }
 
 // One data directory, one server: a second one on it is refused, naming

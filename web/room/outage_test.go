@@ -24,7 +24,7 @@ import (
 	"outlierlab/web/roombus"
 )
 
-// callTimed is roomCall with the answer's headers and how long it took.
+// callTimed is roomtest.Call with the answer's headers and how long it took.
 var callTimed = roomtest.CallTimed
 
 // putCap writes the room's cap straight on the bus, as another replica's
@@ -94,21 +94,21 @@ func TestBusOutage(t *testing.T) {
 	for i := range 10 {
 		l := labs[i%2]
 		tab := webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i))
-		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tab, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-		webtest.WaitFor(t, f, "a follower's first redraw", charted)
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(tab, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
 	seq := 0
 	move := func(base string, limit int) (int, string, time.Duration) {
 		seq++
 		start := time.Now()
-		st, body := roomPost(t, base, "set", roomSig(tabPresenter, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, seq, limit)), code, key)
+		st, body := roomtest.Post(t, base, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, seq, limit)), code, key)
 		return st, body, time.Since(start)
 	}
 	everyFollower := func(what string, limit int) {
 		t.Helper()
 		for i, f := range followers {
-			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), signalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
+			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), roomtest.SignalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
 		}
 	}
 	if st, body, _ := move(la.ts.URL, 22); st != 204 {
@@ -120,7 +120,7 @@ func TestBusOutage(t *testing.T) {
 		c.kill(i)
 	}
 	for _, l := range labs {
-		waitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
 	}
 	att := la.att(t, code, "attendee-01")
 	for _, w := range []struct{ name, base, path, body, code, key, att string }{
@@ -187,21 +187,21 @@ func TestBusOutageOneServer(t *testing.T) {
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
-		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-		webtest.WaitFor(t, f, "a follower's first redraw", charted)
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
 	everyFollower := func(what string, limit int) {
 		t.Helper()
 		for i, f := range followers {
-			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), signalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
+			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), roomtest.SignalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
 		}
 	}
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	for _, l := range labs {
-		waitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
 	}
 	back := time.Now()
 	webtest.StartNATS(t, opts)
@@ -213,7 +213,7 @@ func TestBusOutageOneServer(t *testing.T) {
 	t.Logf("both replicas ready %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	putCap(t, url, code, 33)
 	everyFollower("the room's state once the bus is back", 33)
-	if st, body := roomPost(t, la.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
 		t.Fatalf("a move once the bus is back: %d %s", st, body)
 	}
 	everyFollower("the first move once the bus is back", 37)
@@ -355,7 +355,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the spotlight did not answer within 20 s of the bus answering again")
 	}
-	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 	var rec recording.Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("recording: %d %s", st, body)
