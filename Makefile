@@ -58,9 +58,10 @@ test: assets $(AXE)
 	$(GO) test -race -timeout 30m $$($(GO) list ./web/... | grep -v -x -F $(foreach p,$(RACELESS),-e outlierlab/$(patsubst ./%,%,$(p))))
 	$(MAKE) --no-print-directory fuzz
 
-# The fast loop: vet, staticcheck and the tests without the browser and
-# the workshop day, the lessons' checks on seeds 1–5 (-short). About a
-# minute and a half on 2 idle cores once the build cache is warm.
+# The fast loop: vet, staticcheck and the tests without the browser, the
+# workshop day, the rooms' attack and cluster tests and the drain of a
+# heavy sweep, the lessons' checks on seeds 1–5 (-short: each such test
+# says "make test runs it, make check does not" when it skips).
 check: assets
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
@@ -135,8 +136,11 @@ loadtest-heavy: assets
 # Envoy's test scenarios, from the repository's copy of the public traces
 # (engine/replay's tests also run the shared folder's, when a checkout has
 # it beside it).
+# The binary embeds the vendored browser files, so a fresh clone fetches
+# them first (assets), as make run does; the traces are the repository's
+# own copy, so no ../shared is needed.
 CONFORMANCE := engine/replay/testdata/conformance
-conformance:
+conformance: assets
 	$(GO) run . replay -check $(CONFORMANCE)/*.json $(CONFORMANCE)/grpc/*.json
 
 # Rewrite the golden files after an intended engine change (every

@@ -73,6 +73,9 @@ func (c *child) wait(t *testing.T, within time.Duration) int {
 // page — its line is logged, and serve exits 0. (Before issue 35 the
 // drain lasted 5 s: the sweep was cut, never logged, exit 1.)
 func TestServeDrainsHeavyRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the heaviest sweep, some 7 s of CPU: make test runs it, make check does not")
+	}
 	var logs syncBuffer
 	c := startChildLog(t, &logs, "-data-dir", t.TempDir(), "-log-format", "json", "-heavy-workers", "1")
 	body, readErr := startHeavy(t, c)

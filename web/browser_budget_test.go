@@ -164,15 +164,15 @@ func (m *wireMeter) settle(quiet time.Duration) {
 // page's (7 s at a load of 8–15, issue 33); the benchmark
 // BenchmarkBrowserFirstChartSlowLink reports it.
 func TestBrowserFirstLoadBudget(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	bctx := startChromium(t, 1280, 900)
+	bctx := browsertest.StartChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	for _, path := range []string{"/lab", "/lessons/cap", "/r/" + code} {
-		b := roomBrowser(t, bctx, l.ts.URL)
+		b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
 		m := meterWire(t, b.Ctx)
 		for _, visit := range []string{"first load", "second visit"} {
 			m.reset()
@@ -201,7 +201,7 @@ func TestBrowserFirstLoadBudget(t *testing.T) {
 		b.CheckOffline()
 	}
 
-	b := roomBrowser(t, bctx, l.ts.URL)
+	b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
 	first, n, err := firstChartOnSlowLink(t, b.Ctx, l.ts.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/roombus"
 )
 
@@ -78,7 +80,7 @@ func injectHTML(next http.Handler) http.Handler {
 // lab, a lesson, a room's attendee and instructor pages and the recording
 // player; the pages without a lab render their forms.
 func TestBrowserCSPInjection(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +95,10 @@ func TestBrowserCSPInjection(t *testing.T) {
 	t.Cleanup(s.lab.Shutdown)
 	l := &roomLab{s: s, ts: ts, bus: bus}
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	if st, body := roomCall(t, "POST", ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, ""); st != 201 {
 		t.Fatalf("question: %d %s", st, body)
 	}
-	b := roomLaptops(t, ts.URL, 1)[0]
+	b := browsertest.Laptops(t, ts.URL, 1)[0]
 	charts := `(() => { const el = document.getElementById('chart-sr');
 		const c = el && window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })()`
 	clean := func(path string) {

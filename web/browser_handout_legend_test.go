@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"os"
+	"outlierlab/web/internal/browsertest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,11 +34,11 @@ const tallLines = `(() => { const measure = CanvasRenderingContext2D.prototype.m
 // look test covers the handout with this machine's own metrics.
 func TestBrowserHandoutLegendTallType(t *testing.T) {
 	_, ts := startTestServer(t)
-	bctx := startChromium(t, 1280, 720)
+	bctx := browsertest.StartChromium(t, 1280, 720)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	b := tabFor(t, bctx, ts.URL, 2*time.Minute)
+	b := browsertest.Tab(t, bctx, ts.URL, 2*time.Minute)
 	if _, err := chromedp.Call(b.Ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: tallLines}); err != nil {
 		t.Fatalf("tall lines: %v", err)
 	}

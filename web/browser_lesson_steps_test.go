@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabstate"
@@ -134,16 +135,12 @@ func TestBrowserLessonSteps(t *testing.T) {
 // says to answer it in the Workshop bar, not "under Try this", which the
 // free lab does not have (issue 20, section 3).
 func TestBrowserRoomQuestionHold(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	laptops := roomLaptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
-	teacher.Step("open the free lab", chromedp.Navigate(teacher.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
-	pupil.Step("join the room", chromedp.Navigate(pupil.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	browsertest.StartWorkshop(teacher, pupil)
 
 	teacher.Step("open the question form", chromedp.Click(chromedp.CSS(".room-q-open summary")))
 	teacher.Step("ask", chromedp.Click(chromedp.CSS("#btn-ask")))

@@ -58,15 +58,15 @@ const chartsDrawn = `[...document.querySelectorAll('.chart')].every(el => { cons
 // 390×844 and 1280×720). Screenshots go to $TMPDIR/outlierlab-look/pages,
 // named by page and size.
 func TestBrowserLookPages(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	axe := browsertest.AxeSource(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	bctx := startChromium(t, 1280, 720)
+	bctx := browsertest.StartChromium(t, 1280, 720)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	b := tabFor(t, bctx, l.ts.URL, 10*time.Minute)
+	b := browsertest.Tab(t, bctx, l.ts.URL, 10*time.Minute)
 	keep := filepath.Join(os.TempDir(), "outlierlab-look", "pages")
 	_ = os.MkdirAll(keep, 0o755)
 	t.Logf("screenshots: %s", keep)

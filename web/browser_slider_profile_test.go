@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
 )
@@ -30,9 +31,9 @@ func TestBrowserSliderProfile(t *testing.T) {
 	if os.Getenv("OUTLIERLAB_SLIDER_PROFILE") != "1" {
 		t.Skip("a profiling tool: OUTLIERLAB_SLIDER_PROFILE=1 runs it")
 	}
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	bctx := startChromium(t, 1280, 900)
+	bctx := browsertest.StartChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
@@ -40,7 +41,7 @@ func TestBrowserSliderProfile(t *testing.T) {
 	if p := os.Getenv("OUTLIERLAB_SLIDER_PROFILE_PATH"); p != "" {
 		path = p
 	}
-	b := roomBrowser(t, bctx, l.ts.URL)
+	b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
 	b.Step("open "+path, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	b.Eval(sliderBench + `; 'ok'`)
 	b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))

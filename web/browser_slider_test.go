@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room"
 	"outlierlab/web/roombus"
@@ -220,10 +222,10 @@ func loadAverage() float64 {
 // any load. Under -race the server's command is a few times slower; the
 // figures say so.
 func TestBrowserSliderRepaint(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	loadBefore := loadAverage()
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	bctx := startChromium(t, 1280, 900)
+	bctx := browsertest.StartChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
@@ -298,7 +300,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	}
 
 	for _, path := range []string{"/lab", "/lessons/cap"} {
-		b := roomBrowser(t, bctx, l.ts.URL)
+		b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
 		playToEnd(b, path)
 		warm(b)
 		var moves []moveTimes
@@ -316,7 +318,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	// share this machine's two cores with the follower's page, as it never
 	// does in a room (another laptop). The follower's clock starts before
 	// the post, so it counts the server's part too.
-	teacher, pupil := roomBrowser(t, bctx, l.ts.URL), roomBrowser(t, bctx, l.ts.URL)
+	teacher, pupil := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second), browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
 	// The instructor's browser is the tests' (its identity cookie): the
 	// moves this test posts for its tab are then that browser's
 	// (web/tabid), as its page's own posts would be.
@@ -324,11 +326,8 @@ func TestBrowserSliderRepaint(t *testing.T) {
 		_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: tabid.Cookie, Value: webtest.Browser, URL: l.ts.URL})
 		return chromedp.Void{}, err
 	})
-	teacher.Step("open the free lab", chromedp.Navigate(l.ts.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	code := browsertest.StartWorkshop(teacher)
 	teacher.Poll("the instructor page's address", `/^\/r\/[2-9A-Z]{6}\/present$/.test(location.pathname)`)
-	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
 	handover := teacher.Eval(`document.getElementById('room-handover-link').textContent`)
 	_, key, ok := strings.Cut(handover, "/present?key=")
 	if !ok {
@@ -355,8 +354,8 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	settle(pupil)
 	post := func(i int, v string) {
 		// seq above every post of the instructor's page (a move each).
-		sig := roomSig(teacherTab, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%s}`, 1000+i, v))
-		if st, body := roomPost(t, l.ts.URL, "set", sig, code, key); st != http.StatusNoContent {
+		sig := roomtest.Sig(teacherTab, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%s}`, 1000+i, v))
+		if st, body := roomtest.Post(t, l.ts.URL, "set", sig, code, key); st != http.StatusNoContent {
 			t.Fatalf("the instructor's move to %s: %d %s", v, st, body)
 		}
 	}
@@ -392,7 +391,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	}
 	cores := runtime.NumCPU()
 	machine := fmt.Sprintf("load average %.2f at the start, %.2f at the end, on %d cores", loadBefore, loadAfter, cores)
-	if raceEnabled {
+	if webtest.RaceEnabled {
 		machine += "; the server under -race"
 	}
 	if len(over) == 0 {
@@ -400,7 +399,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 		return
 	}
 	msg := fmt.Sprintf("over budget (median ≤ %v, p95 ≤ %v): %s (%s)", sliderMedianBudget, sliderP95Budget, strings.Join(over, "; "), machine)
-	if raceEnabled {
+	if webtest.RaceEnabled {
 		// The race detector makes the server's part 5–10× slower: the
 		// budget is the product's, judged without it (make slider).
 		t.Log("not judged under -race: " + msg)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -204,11 +203,8 @@ func startBrowser(t *testing.T, width, height int) *browser {
 	return browsertest.Start(t, lab.Handler(), lab.lab.Shutdown, width, height)
 }
 
-func skipWithoutChromium(t *testing.T) { browsertest.SkipWithoutChromium(t) }
-
-func startChromium(t *testing.T, width, height int) context.Context {
-	return browsertest.StartChromium(t, width, height)
-}
+// shot saves a screenshot where people can look at it after the run.
+func shot(t *testing.T, b *browser, name string) { browsertest.Shot(t, b, name) }
 
 // containsEjectionAt reports whether the log text has an ejection line at
 // the given time: the time, then the EJECTED badge.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"outlierlab/web/budget"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 )
 
@@ -120,7 +121,7 @@ func TestHeavyQueue(t *testing.T) {
 		}
 		queued <- res
 	}()
-	waitUntil(t, "a request in the queue", func() bool { return lab.lab.Budget.Waiting.Load() == 1 })
+	roomtest.WaitUntil(t, "a request in the queue", func() bool { return lab.lab.Budget.Waiting.Load() == 1 })
 	// A lab page at the preset's settings is never queued; one at the
 	// sliders' ends (a heavy run not cached) is a page load like a compare.
 	if res, err := http.Get(ts.URL + "/lab?preset=flapping&max_ejection_percent=30"); err != nil || res.StatusCode != 200 || webtest.Body(t, res) == "" {
@@ -211,7 +212,7 @@ func TestLogWriteFailure(t *testing.T) {
 		res.Body.Close()
 	}
 	<-done
-	waitUntil(t, "log line", func() bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(logged.String(), "msg=request") })
+	roomtest.WaitUntil(t, "log line", func() bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(logged.String(), "msg=request") })
 	mu.Lock()
 	line := logged.String()
 	mu.Unlock()

@@ -40,7 +40,7 @@ func TestBusUpAfterReplica(t *testing.T) {
 	ts := webtest.Serve(t, s)
 	get := func(path string) (int, string) {
 		t.Helper()
-		return roomCall(t, "GET", ts.URL+path, "", "", "", "")
+		return roomtest.Call(t, "GET", ts.URL+path, "", "", "", "")
 	}
 	for _, c := range []struct {
 		path string
@@ -55,13 +55,13 @@ func TestBusUpAfterReplica(t *testing.T) {
 			t.Errorf("GET %s before the bus: %d %q, want %d %q", c.path, st, body, c.want, c.text)
 		}
 	}
-	if st, body := roomCall(t, "POST", ts.URL+"/rooms", `{"preset":"search-cache"}`, "", "", ""); st != 503 || !strings.Contains(body, "not ready") {
+	if st, body := roomtest.Call(t, "POST", ts.URL+"/rooms", `{"preset":"search-cache"}`, "", "", ""); st != 503 || !strings.Contains(body, "not ready") {
 		t.Errorf("POST /rooms before the bus: %d %s", st, body)
 	}
 
 	// A room page's stream waits for the bus (an error status would stop
 	// Datastar for good): open, no event yet.
-	waiting := webtest.OpenStream(t, ts.URL, roomSig(roomtest.TabFollower, "K7QX2M", "follow", ""))
+	waiting := webtest.OpenStream(t, ts.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", "follow", ""))
 
 	// NATS comes up on that port (one server: the bucket gets one copy).
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
@@ -100,16 +100,8 @@ func TestBusUpAfterReplica(t *testing.T) {
 // room bus; NATS back (same port and store), the
 // replica is ready again and the room takes writes.
 func TestReadyFollowsBus(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()}
+	ns := webtest.StartNATS(t, opts)
 	bus, log, _ := roomtest.StartBus(t, roombus.BusOptions{URL: ns.ClientURL()})
 	s, err := New(Options{Bus: bus, Log: log})
 	if err != nil {
@@ -117,7 +109,7 @@ func TestReadyFollowsBus(t *testing.T) {
 	}
 	ts := webtest.Serve(t, s)
 	code, key := roomtest.CreateRoom(t, ts.URL, `{"preset":"search-cache"}`)
-	if st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 200 {
+	if st, body := roomtest.Call(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 200 {
 		t.Fatalf("ready with the bus up: %d %s", st, body)
 	}
 	spotlight := func() (*http.Response, string, time.Duration) {
@@ -137,10 +129,10 @@ func TestReadyFollowsBus(t *testing.T) {
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !bus.Conn().IsConnected() })
-	if st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 503 || !strings.Contains(body, "room bus is down") {
+	if st, body := roomtest.Call(t, "GET", ts.URL+"/healthz?ready", "", "", "", ""); st != 503 || !strings.Contains(body, "room bus is down") {
 		t.Errorf("ready with NATS stopped: %d %q, want 503 naming the room bus", st, body)
 	}
-	if st, _ := roomCall(t, "GET", ts.URL+"/healthz", "", "", "", ""); st != 200 {
+	if st, _ := roomtest.Call(t, "GET", ts.URL+"/healthz", "", "", "", ""); st != 200 {
 		t.Errorf("live with NATS stopped: %d", st)
 	}
 	// The first write waits out the reconnect grace (a NATS node of a
@@ -155,17 +147,12 @@ func TestReadyFollowsBus(t *testing.T) {
 		}
 	}
 
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	back := time.Now()
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
+	webtest.StartNATS(t, opts)
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, body := roomCall(t, "GET", ts.URL+"/healthz?ready", "", "", "", "")
+		st, body := roomtest.Call(t, "GET", ts.URL+"/healthz?ready", "", "", "", "")
 		if st == 200 {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room"
@@ -29,22 +30,22 @@ func TestHostileNumbers(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
-		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
+		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
 		if st != 422 || !strings.HasPrefix(body, "qat: ") || !strings.Contains(body, "allowed 1–3600 s") {
 			t.Errorf("qat %s: %d %q, want 422 naming qat and its range", qat, st, body)
 		}
 	}
 	for _, q := range []string{"from=NaN&to=60", "from=0&to=Inf", "from=-Inf&to=1", "from=1e999&to=2", "from=x&to=3"} {
-		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
+		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
 		if st != 422 || !(strings.HasPrefix(body, "from: ") || strings.HasPrefix(body, "to: ")) {
 			t.Errorf("spotlight %s: %d %q, want 422 naming the field", q, st, body)
 		}
 	}
 	// A good question still opens, and the recording still renders.
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
 		t.Fatalf("a good question: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
+	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
 		t.Errorf("recording after the hostile questions: %d", st)
 	}
 }
@@ -202,7 +203,7 @@ func TestHostileSmall(t *testing.T) {
 	// Two streams fill a server of two streams; a third is refused, named.
 	tabs := []string{webtest.TabOf("max-tabs-tab-0000000001"), webtest.TabOf("max-tabs-tab-0000000002")}
 	for _, tab := range tabs {
-		webtest.WaitFor(t, webtest.OpenStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", charted)
+		webtest.WaitFor(t, webtest.OpenStream(t, ts.URL, `{"tab":"`+tab+`"}`), "a stream", roomtest.Charted)
 	}
 	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), ts.URL, "/lab/stream", `{"tab":"`+webtest.TabOf("max-tabs-tab-0000000003")+`"}`))
 	if err != nil {

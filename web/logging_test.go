@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"outlierlab/web/internal/roomtest"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,7 @@ func TestLogOutcomeOfAnswersNeverSent(t *testing.T) {
 			got = res.Status + " " + string(b) + " " + errText(rerr)
 		}
 		t.Logf("%s: the client got %s", path, got)
-		waitUntil(t, path+"'s log line", func() bool {
+		roomtest.WaitUntil(t, path+"'s log line", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return strings.Contains(logged.String(), "path="+path+" ")

@@ -166,8 +166,8 @@ func get(t *testing.T, url string) string {
 func TestMetricsRooms(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openRoomStream(t, l.ts.URL, code, roomSig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
+	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	text := get(t, l.ts.URL+"/metrics")
 	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(text) {

@@ -1,20 +1,17 @@
 package lab
 
 import (
-	"encoding/json"
 	"html"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
 	"outlierlab/web/internal/webtest"
-	"outlierlab/web/lessonbook"
 	"outlierlab/web/tabstate"
 )
 
@@ -198,141 +195,6 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 	}
 }
 
-// A step's check is evaluated with the learner's own settings: with the
-// cap at 34, h5 is ejected at 40 s as the cap-17 step wants, yet cap-17
-// is not done until the cap is 17. The fixture keeps the course's rule.
-func TestLessonCheckNeedsItsAction(t *testing.T) {
-	s := fixtureServer(t)
-	d := s.Lessons.ByID["fixture"]
-	if lines := course.Report([]course.Lesson{d.Lesson}, []uint64{1, 2, 3}); len(lines) != 15 {
-		t.Errorf("%d report lines, want 15", len(lines))
-	} else {
-		for _, l := range lines {
-			if !l.OK() {
-				t.Error(l)
-			}
-		}
-	}
-	done := func(cap float64) (bool, bool) {
-		t.Helper()
-		run, err := s.Runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := d.Statuses(run, 0, len(run.Frames))
-		return st[0].Done, st[1].Done
-	}
-	for _, tc := range []struct {
-		cap          float64
-		cap34, cap17 bool
-	}{{10, false, false}, {34, true, false}, {17, true, true}} {
-		if a, b := done(tc.cap); a != tc.cap34 || b != tc.cap17 {
-			t.Errorf("cap %v: cap-34 done %v, cap-17 done %v; want %v, %v", tc.cap, a, b, tc.cap34, tc.cap17)
-		}
-	}
-	// The setting part is decided at once: at t = 0 with the cap at 34,
-	// cap-17 says it is not these settings, not "play on".
-	run, _ := s.Runs.Get(d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
-	if st := d.Statuses(run, 0, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
-		t.Errorf("cap-17 at t = 0: %+v", st)
-	}
-}
-
-// A status never throws: every step's check against every lesson's runs,
-// at every cursor, on scenarios it was not written for.
-func TestLessonStatusesOnAnyRun(t *testing.T) {
-	s := newTestServer(t)
-	for _, d := range s.Lessons.List {
-		for _, other := range []string{"search-cache", "burst", "small-fleet"} {
-			run, err := s.Runs.Get(tabstate.Inputs{Preset: other})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for c := 0; c <= len(run.Frames); c += 7 {
-				sts := d.Statuses(run, 0, c)
-				vals := d.Values(run, c)
-				if len(sts) != len(d.Steps) || len(vals) != len(d.Slots) {
-					t.Fatalf("%s on %s: %d statuses, %d values", d.ID, other, len(sts), len(vals))
-				}
-			}
-		}
-	}
-}
-
-// Markdown is rendered without passing raw HTML through, and a
-// placeholder becomes a span bound to its signal, wherever it stands.
-func TestLessonMarkdown(t *testing.T) {
-	const file = `---
-id: demo
-title: "Demo"
-summary: "A demo."
-order: 1
-minutes: 1
-goals: ["Know {{hosts}}."]
-preset: search-cache
-controls: [max_ejection_percent]
-steps:
-  - id: look
-    text: "Step to {{threshold@40s}} **now**."
-    charts: [chart-sr]
-    check: {kind: panic, at: 40s}
-    passes_before: "a test of rendering"
-predict:
-  before_step: look
-  question: "Q?"
-  choices: ["a", "b"]
-  answer: 0
-  reveal: "The cap is {{cap_pct}}%."
-quiz:
-  - {question: "Q1", choices: ["x", "y"], answer: 1, explain: "Because."}
-  - {question: "Q2", choices: ["x", "y"], answer: 0, explain: "Because."}
----
-# Heading
-
-<script>alert(1)</script>
-
-Hosts: {{hosts}}, cap {{cap_pct}}%, in code ` + "`{{hosts}}`" + `, <b onclick="x()">bold</b>.
-
-::: after-prediction
-The answer: **{{cap_pct}}**.
-:::
-`
-	b, err := lessonbook.Load(fstest.MapFS{"demo.md": {Data: []byte(file)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := b.ByID["demo"]
-	if got := len(d.Slots); got != 3 {
-		t.Errorf("%d slots, want 3 (hosts, cap_pct, threshold@40s)", got)
-	}
-	vals := make([]string, len(d.Slots))
-	for i := range vals {
-		vals[i] = "V" + tabstate.Itoa(i) + "<&>"
-	}
-	html := d.Body.HTML(vals)
-	for _, bad := range []string{"<script", "onclick", "<b "} {
-		if strings.Contains(html, bad) {
-			t.Errorf("raw HTML passed through (%s):\n%s", bad, html)
-		}
-	}
-	for _, want := range []string{"<h1>Heading</h1>", `<span class="live" data-text="$_ph.p0">V0&lt;&amp;&gt;</span>`, `<code><span class="live" data-text="$_ph.p0">`, `data-text="$_ph.p1"`} {
-		if !strings.Contains(html, want) {
-			t.Errorf("body lacks %s:\n%s", want, html)
-		}
-	}
-	// The prose after the prediction: hidden in its own block, its live
-	// numbers still bound.
-	if want := `<div class="after-prediction" hidden data-show="$predicted"><p>The answer: <strong><span class="live" data-text="$_ph.p1">V1&lt;&amp;&gt;</span></strong>.</p></div>`; !strings.HasSuffix(html, want) {
-		t.Errorf("body does not end with the hidden block %s:\n%s", want, html)
-	}
-	if got := d.StepTexts[0].HTML(vals); got != `Step to <span class="live" data-text="$_ph.p2">V2&lt;&amp;&gt;</span> <strong>now</strong>.` {
-		t.Errorf("step text = %s", got)
-	}
-	if got := d.Reveal.HTML(vals); !strings.Contains(got, `data-text="$_ph.p1"`) {
-		t.Errorf("reveal = %s", got)
-	}
-}
-
 // The prediction holds playback at its pause_at until answered, and only
 // on the scenario it is about.
 func TestLessonPredictionHolds(t *testing.T) {
@@ -449,27 +311,6 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 	at(30, "scrub after the answer")
 }
 
-// The stream tells the page: a step that reaches the pause sends the
-// cursor there and held, and the log stops at 30 s.
-func TestStreamPredictionHeldOnStep(t *testing.T) {
-	_, ts := startTestServer(t)
-	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":2,"predicted":false}`)
-	webtest.NextCharts(t, events)
-	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	webtest.NextCharts(t, events)
-	webtest.PostCommand(t, ts.URL, "step", `,"lesson":"cap"`)
-	_, evs := webtest.NextCharts(t, events)
-	all := webtest.JoinData(evs)
-	if !strings.Contains(all, `"cursor":3`) || !strings.Contains(all, `"held":true`) {
-		t.Errorf("a step past the pause: the page is not told cursor 3, held:\n%s", webtest.Head(all, 1500))
-	}
-	for _, e := range evs {
-		if strings.Contains(e.Data, `id="log-list"`) && (strings.Contains(e.Data, "40 s</time>") || !strings.Contains(e.Data, "30 s</time>")) {
-			t.Errorf("the log is not at 30 s:\n%s", webtest.Head(e.Data, 1500))
-		}
-	}
-}
-
 // The lesson commands: a step's button loads its scenario; bad steps and
 // commands that do not fit the tab are 4xx naming the field.
 func TestLessonCommands(t *testing.T) {
@@ -519,108 +360,5 @@ func TestLessonCommands(t *testing.T) {
 	r := s.Sessions.Get(webtest.TabOf(strings.Repeat("c", 20))).runOf()
 	if r.Values["consecutive_5xx"] != 5 || r.Values["fault_kind"] != float64(slices.Index(tabstate.ControlByName["fault_kind"].Choices, "connect_failure")) {
 		t.Errorf("reset on the consecutive lesson: consecutive_5xx %v, fault_kind %v", r.Values["consecutive_5xx"], r.Values["fault_kind"])
-	}
-}
-
-// The stream pushes each step's status as the run and the cursor change:
-// in the cap lesson, cap-34 is not yet with the cap at 10 at 300 s, and
-// done once the cap is 34; the live numbers in the prose follow the
-// cursor.
-func TestStreamLessonStatus(t *testing.T) {
-	lab, ts := startTestServer(t)
-	d := lab.Lessons.ByID["cap"]
-	slot := func(raw string) string {
-		for i, p := range d.Slots {
-			if p.Raw == raw {
-				return "p" + tabstate.Itoa(i)
-			}
-		}
-		t.Fatalf("the cap lesson has no placeholder %s", raw)
-		return ""
-	}
-	overflows, failures := slot("stat:ejections_overflow"), slot("failure_pct@30s-now")
-
-	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","lesson":"cap","cursor":0,"predicted":true}`)
-	_, evs := webtest.NextCharts(t, events)
-	first := webtest.JoinData(evs)
-	for _, want := range []string{`id="st-cap-34"`, `data-done="false"`, `"_ph":{`, `"step":""`} {
-		if !strings.Contains(first, want) {
-			t.Errorf("first redraw lacks %s", want)
-		}
-	}
-	post := func(verb, rest string) { t.Helper(); webtest.PostCommand(t, ts.URL, verb, rest) }
-	ph := func(evs []webtest.Event) map[string]string {
-		out := map[string]string{}
-		for _, e := range evs {
-			if !strings.HasPrefix(e.Data, "signals ") {
-				continue
-			}
-			var v struct {
-				Ph map[string]string `json:"_ph"`
-			}
-			if json.Unmarshal([]byte(strings.TrimPrefix(e.Data, "signals ")), &v) == nil {
-				for k, x := range v.Ph {
-					out[k] = x
-				}
-			}
-		}
-		return out
-	}
-	status := func(evs []webtest.Event, id string) string {
-		re := regexp.MustCompile(`id="st-` + id + `" class="[^"]*" data-done="(true|false)"`)
-		got := ""
-		for _, e := range evs {
-			if m := re.FindStringSubmatch(e.Data); m != nil {
-				got = m[1]
-			}
-		}
-		return got
-	}
-
-	// At 40 s with the cap at 10: one overflow so far.
-	post("scrub", `,"cursor":4`)
-	_, evs = webtest.NextCharts(t, events)
-	at40 := ph(evs)
-	if at40[overflows] != "1" {
-		t.Errorf("overflows at 40 s = %q, want 1", at40[overflows])
-	}
-	// At 300 s: the overflow step is done, cap-34 is not; the numbers moved.
-	post("scrub", `,"cursor":30`)
-	_, evs = webtest.NextCharts(t, events)
-	at300 := ph(evs)
-	if at300[overflows] == "" || at300[overflows] == at40[overflows] || at300[failures] == "" {
-		t.Errorf("live numbers did not follow the cursor: at 40 s %v, at 300 s %v", at40, at300)
-	}
-	if got := status(evs, "overflow"); got != "true" {
-		t.Errorf("overflow step at 300 s, cap 10: done=%q, want true", got)
-	}
-	if got := status(evs, "cap-34"); got == "true" {
-		t.Error("cap-34 is done with the cap at 10")
-	}
-	// The cap to 34: the run is redone with the cursor at its end, and
-	// cap-34 waits to be watched (issue 38): nothing was played since.
-	post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play it: step back before 300 s") {
-		t.Errorf("cap-34 at 300 s, just set to 34: done=%q, want false, asking to play it\n%s", got, webtest.Head(webtest.JoinData(evs), 2000))
-	}
-	if got := status(evs, "overflow"); got != "false" {
-		t.Errorf("overflow step with the cap at 34: done=%q, want false", got)
-	}
-	if v := ph(evs)[overflows]; v != "0" {
-		t.Errorf("overflows with the cap at 34 = %q, want 0", v)
-	}
-	// Back to 80 s: cap-34's check reads to the end of the run, so it is
-	// not yet, and says how far to go.
-	post("scrub", `,"cursor":8`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "false" || !strings.Contains(webtest.JoinData(evs), "play to the end") {
-		t.Errorf("cap-34 at 80 s: done=%q, want false with a hint", got)
-	}
-	// Stepped back to 80 s, then on to the end: watched, done.
-	post("scrub", `,"cursor":30`)
-	_, evs = webtest.NextCharts(t, events)
-	if got := status(evs, "cap-34"); got != "true" {
-		t.Errorf("cap-34 at 300 s after stepping back and on: done=%q, want true", got)
 	}
 }

@@ -69,17 +69,6 @@ func startTestServer(t testing.TB) (*testServer, *httptest.Server) {
 	return s, ts
 }
 
-// fixtureServer serves the test lesson in web/testdata/lessons: two cap
-// steps, the second checking the learner's own setting.
-func fixtureServer(t testing.TB) *testServer {
-	t.Helper()
-	s, err := newServer(LabOptions{Lessons: os.DirFS("../testdata/lessons")})
-	if err != nil {
-		t.Fatalf("NewLab: %v", err)
-	}
-	return s
-}
-
 // frozenTab stops s's clock (the returned pointer moves it) and returns a
 // poster of the test tab's commands, each a 204 or the test fails: its
 // body is the tab's signals, sig (`"preset":"search-cache"`), then rest.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
@@ -65,11 +66,11 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 	defer hub.release("")
 	q1 := l.openQuestion(t, code, key)
 	for i := range 5 {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q1.ID+"&a=2", `{}`, code, "", l.att(t, code, fmt.Sprint(i))); st != 204 {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q1.ID+"&a=2", `{}`, code, "", l.att(t, code, fmt.Sprint(i))); st != 204 {
 			t.Fatalf("answer: %d %s", st, body)
 		}
 	}
-	waitUntil(t, "the hub has the 5 answers", func() bool { n, _ := l.s.rooms.answerCount(code, q1.ID, ""); return n == 5 })
+	roomtest.WaitUntil(t, "the hub has the 5 answers", func() bool { n, _ := l.s.rooms.answerCount(code, q1.ID, ""); return n == 5 })
 	q2 := l.openQuestion(t, code, key)
 	keys := func(q string) int {
 		lister, err := l.bus.KV.ListKeysFiltered(t.Context(), answersOf(code, q))
@@ -85,7 +86,7 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 	if n := keys(q1.ID); n != 0 {
 		t.Errorf("the first question's answers on the bus after the next one opened: %d, want 0", n)
 	}
-	waitUntil(t, "the hub forgets the first question's answers", func() bool {
+	roomtest.WaitUntil(t, "the hub forgets the first question's answers", func() bool {
 		hub.mu.Lock()
 		defer hub.mu.Unlock()
 		return hub.answers[q1.ID] == nil && hub.now.rec.State.Question != nil && hub.now.rec.State.Question.ID == q2.ID
@@ -100,7 +101,7 @@ func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
-	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	f := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, f, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>0</span> answered`) })
 	hub, err := l.s.rooms.open(t.Context(), code, "")
 	if err != nil {
@@ -110,7 +111,7 @@ func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
 	hub.mu.Lock()
 	roomNext, answersNext := hub.now.next, hub.answersNext
 	hub.mu.Unlock()
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", `{}`, code, "", l.att(t, code, "one")); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", `{}`, code, "", l.att(t, code, "one")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	select {

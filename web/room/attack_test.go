@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
@@ -94,7 +95,7 @@ func mintAttendees(t testing.TB, l *roomLab, code string, n int) []*http.Cookie 
 // openQuestion opens "How many hosts are ejected at 60 s?" in the room.
 func (l *roomLab) openQuestion(t testing.TB, code, key string) record.Question {
 	t.Helper()
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
@@ -106,6 +107,9 @@ func (l *roomLab) openQuestion(t testing.TB, code, key string) record.Question {
 // address loads the page and answers within 10 s; the same address
 // minting identities as fast as it can gets no more than a class's worth.
 func TestRoomAttackPollStuffing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a class of 50 and an address minting identities: make test runs it, make check does not")
+	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
@@ -190,7 +194,7 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 			minted++
 		}
 	}
-	_, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	_, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", "")
 	t.Logf("500 fresh browsers from one address: %d answers accepted; the question: %s", minted, strings.TrimSpace(body))
 	// The room's budget of identities per address (60), however long it
 	// tries (it was a burst of 60, then 12 a minute: issue 34, item 8).
@@ -204,8 +208,11 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 // answer; each answer is accepted well within the bus's timeout, every
 // page's count reaches 1 000, and the reveal counts them all.
 func TestRoomAttackPollScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 000 attendees on two replicas: make test runs it, make check does not")
+	}
 	here, n, inflight := 500, 1000, 16
-	if raceEnabled {
+	if webtest.RaceEnabled {
 		// 500 streams under the race detector take minutes to open, and
 		// its bus is 20 times slower: as many answers, fewer at once.
 		here, inflight = 100, 4
@@ -218,7 +225,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	ids := mintAttendees(t, l, code, n)
 	streams := make([]<-chan webtest.Event, here)
 	for i := range here {
-		streams[i] = openStreamCtx(t, t.Context(), l.ts.URL, roomSig(webtest.TabOf(randomHex(16)), code, "follow", `"preset":"search-cache"`), ids[i])
+		streams[i] = roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", `"preset":"search-cache"`), ids[i])
 	}
 	for i, ev := range streams {
 		webtest.WaitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
@@ -271,7 +278,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	if s := time.Duration(slowest.Load()); s >= roombus.Timeout {
 		t.Errorf("the slowest answer took %v, the bus's timeout", s)
 	}
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	var revealed record.Question
 	if st != 200 || json.Unmarshal([]byte(body), &revealed) != nil || revealed.Total != n {
 		t.Fatalf("reveal: %d %s", st, webtest.Head(body, 300))
@@ -289,6 +296,9 @@ func TestRoomAttackPollScale(t *testing.T) {
 // room; neither do streams from one address with identities it got from
 // the page; an attendee at another address still gets in.
 func TestRoomAttackFill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hundreds of follower streams: make test runs it, make check does not")
+	}
 	const room = 150
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxAttendees: room})
 	l.s.lab.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
@@ -302,7 +312,7 @@ func TestRoomAttackFill(t *testing.T) {
 	// when it has none: a tab id is no key to the room either way).
 	open := func(c *http.Client) int {
 		b := browserOf(t, c, l.ts.URL)
-		sig := roomSig(tabid.New(b), code, "follow", `"preset":"search-cache"`)
+		sig := roomtest.Sig(tabid.New(b), code, "follow", `"preset":"search-cache"`)
 		res, err := c.Do(webtest.StreamRequest(ctx, l.ts.URL, "/lab/stream", sig, &http.Cookie{Name: tabid.Cookie, Value: b}))
 		if err != nil {
 			t.Fatal(err)
@@ -407,10 +417,10 @@ func TestRoomGuessesByCommand(t *testing.T) {
 	code, _ := l.createRoom(t, "")
 	var got []int
 	for range 5 {
-		st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(webtest.TabOf(randomHex(16)), record.NewCode(), "follow", ""), "", "")
+		st, _ := roomtest.Post(t, l.ts.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), record.NewCode(), "follow", ""), "", "")
 		got = append(got, st)
 	}
-	st, _ := roomPost(t, l.ts.URL, "rejoin", roomSig(webtest.TabOf(randomHex(16)), code, "follow", ""), code, "")
+	st, _ := roomtest.Post(t, l.ts.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", ""), code, "")
 	if fmt.Sprint(got) != "[404 404 404 429 429]" || st != 429 {
 		t.Errorf("rejoin on 5 guessed codes: %v, then on the live room: %d; want [404 404 404 429 429], 429", got, st)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
@@ -104,7 +105,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 		if i%2 == 1 {
 			h = hb
 		}
-		sig := roomSig(webtest.TabOf(fmt.Sprintf("bench-follower-%08d", i)), code, "follow", `"preset":"search-cache"`)
+		sig := roomtest.Sig(webtest.TabOf(fmt.Sprintf("bench-follower-%08d", i)), code, "follow", `"preset":"search-cache"`)
 		req := httptest.NewRequestWithContext(ctx, "POST", "/lab/stream", strings.NewReader(sig))
 		req.AddCookie(webtest.BrowserCookie())
 		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: la.att(b, code, fmt.Sprint("follower ", i))})
@@ -135,7 +136,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	for i := 0; b.Loop(); i++ {
 		capValue := 11 + i%89 // never the start's 10: every move is a change
 		col.arm([]byte(fmt.Sprintf(`"max_ejection_percent":%d`, capValue)))
-		body := roomSig(webtest.TabOf("bench-instructor-0000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, capValue))
+		body := roomtest.Sig(webtest.TabOf("bench-instructor-0000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, capValue))
 		req := httptest.NewRequest("POST", "/lab/cmd/set", strings.NewReader(body))
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 		rec := httptest.NewRecorder()

@@ -28,12 +28,12 @@ import (
 // reached by keyboard; the page is looked at on a phone, a small laptop
 // and a desktop (screenshots in $TMPDIR).
 func TestBrowserHandoutPrints(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	askScene1(t, l, code, key, `{"scene":0}`, nil)
 	scenes := len(l.s.plans.Plan("lightning").Scenes)
-	b := roomLaptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
 
 	b.Step("1280×720, the present page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(b.URL+"/r/"+code+"/present?key="+key),
 		chromedp.WaitVisible(chromedp.CSS("#room-handout-link")))

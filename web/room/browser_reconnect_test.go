@@ -45,7 +45,7 @@ func roundRobin(t *testing.T, replicas ...*roomLab) *httptest.Server {
 // stream shuts down, the page says it is reconnecting and follows again
 // by itself.
 func TestBrowserRoomAcrossReplicas(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.bus.Replica(), Limits{})
 	proxy := roundRobin(t, la, lb)
@@ -53,7 +53,7 @@ func TestBrowserRoomAcrossReplicas(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	teacher, pupil, wall := tabFor(t, bctx, proxy.URL, 4*time.Minute), tabFor(t, bctx, proxy.URL, 4*time.Minute), tabFor(t, bctx, proxy.URL, 4*time.Minute)
+	teacher, pupil, wall := browsertest.Tab(t, bctx, proxy.URL, 4*time.Minute), browsertest.Tab(t, bctx, proxy.URL, 4*time.Minute), browsertest.Tab(t, bctx, proxy.URL, 4*time.Minute)
 	const helpers = `
 window.t_shown = sel => { const el = document.querySelector(sel); return !!el && getComputedStyle(el).display !== 'none'; };
 window.t_slide = (id, v) => { const el = document.getElementById(id); el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); return 'ok'; };

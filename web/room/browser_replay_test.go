@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
@@ -25,10 +26,10 @@ import (
 // 34 % the engine ejects h5 at 60 s: its answer is yes.) Screenshots at a phone's
 // size and a desktop's.
 func TestBrowserRecordingPlayer(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
 	with := func(extra string) string { return strings.Replace(present, "}", ","+extra+"}", 1) }
 	must := func(what string, st int, body string, want int) {
 		t.Helper()
@@ -37,27 +38,27 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 		}
 	}
 	pause := func() { time.Sleep(400 * time.Millisecond) } // the entries apart: 50 ms at 8×
-	st, body := roomPost(t, l.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
+	st, body := roomtest.Post(t, l.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
 	must("set", st, body, 204)
 	pause()
-	st, body = roomPost(t, l.ts.URL, "speed", with(`"speed":"16"`), code, key)
+	st, body = roomtest.Post(t, l.ts.URL, "speed", with(`"speed":"16"`), code, key)
 	must("speed", st, body, 204)
-	st, body = roomPost(t, l.ts.URL, "play", present, code, key)
+	st, body = roomtest.Post(t, l.ts.URL, "play", present, code, key)
 	must("play", st, body, 204)
 	pause()
-	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	must("question", st, body, 201)
 	var q record.Question
 	_ = json.Unmarshal([]byte(body), &q)
 	for i, a := range []string{"yes", "no", "no"} {
-		st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, "attendee-0"+string(rune('0'+i))))
+		st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, "attendee-0"+string(rune('0'+i))))
 		must("answer", st, body, 204)
 	}
 	pause()
-	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	must("reveal", st, body, 200)
 	pause()
-	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "")
 	must("spotlight", st, body, 200)
 	entries, err := l.s.rooms.timeline.Read(context.Background(), code)
 	if err != nil || len(entries) != 7 {
@@ -65,7 +66,7 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 	}
 	last := len(entries) - 1
 
-	b := roomLaptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
 	const helpers = `
 window.t_desc = () => { const c = echarts.getInstanceByDom(document.getElementById('chart-clients')); return c ? c.getOption().aria.label.description : ''; };
 window.t_seen = [];
@@ -107,7 +108,7 @@ new MutationObserver(recs => {
 			t.Errorf("the revealed question at the end: %q", got)
 		}
 		name := "outlierlab-recording-" + tabstate.Itoa(size[0]) + "x" + tabstate.Itoa(size[1]) + ".png"
-		shot(t, b, name)
+		browsertest.Shot(t, b, name)
 		// The page's own transport is the replay's (the lab's is hidden).
 		var problems []string
 		for _, p := range strings.Split(b.Eval(browsertest.LayoutProblems), "\n") {

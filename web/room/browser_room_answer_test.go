@@ -3,6 +3,8 @@ package room
 import (
 	"encoding/json"
 	"net/http"
+	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
 	"strings"
 	"testing"
 
@@ -14,17 +16,17 @@ import (
 // the number field and its Answer button of a count, are each at least
 // 44×44 px (issue 33: 40×22).
 func TestBrowserRoomAnswerTargets(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	b := roomLaptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
 	b.Step("an attendee on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(l.ts.URL+"/r/"+code))
 	b.Poll("the attendee's lab", `!!document.querySelector('#chart-lanes canvas')`)
 	for _, q := range []struct{ ask, kind, want string }{
 		{`{"scene":0}`, "yes/no", "yes,no"},
 		{`{"qkind":"out","qat":40}`, "count", ",Answer"},
 	} {
-		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", q.ask, code, key, "")
+		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", q.ask, code, key, "")
 		var opened struct{ ID string }
 		if st != http.StatusCreated || json.Unmarshal([]byte(body), &opened) != nil {
 			t.Fatalf("ask the %s question: %d %s", q.kind, st, body)

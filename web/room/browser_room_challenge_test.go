@@ -1,6 +1,7 @@
 package room
 
 import (
+	"outlierlab/web/internal/browsertest"
 	"strconv"
 	"testing"
 
@@ -15,13 +16,13 @@ import (
 // attendees); the instructor spotlights one and every page follows it;
 // the handout lists the three submissions.
 func TestBrowserRoomChallenge(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l, _ := challengeLab(t, Limits{Submissions: 10})
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	bs := roomLaptops(t, l.ts.URL, 5)
+	bs := browsertest.Laptops(t, l.ts.URL, 5)
 	teacher, projector, pupils := bs[0], bs[1], bs[2:]
 	teacher.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+key), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	projector.Step("the projector", chromedp.EmulateViewport(853, 480), chromedp.Navigate(l.ts.URL+"/r/"+code+"/projector"), chromedp.WaitReady(chromedp.CSS("#room-challenge")))

@@ -16,13 +16,13 @@ import (
 // cookies) on each of bases: the laptops of a room over replicas.
 func browsersOn(t *testing.T, width, height int, bases ...string) []*browser {
 	t.Helper()
-	bctx := startChromium(t, width, height)
+	bctx := browsertest.StartChromium(t, width, height)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	out := make([]*browser, len(bases))
 	for i, base := range bases {
-		out[i] = roomBrowser(t, bctx, base)
+		out[i] = browsertest.Tab(t, bctx, base, 90*time.Second)
 	}
 	return out
 }
@@ -46,7 +46,7 @@ window.t_left = () => { const m = /^(\d\d):(\d\d) left$/.exec(t_clock()); return
 // a move to the next scene clears one started again. The look at three
 // sizes is saved as screenshots.
 func TestBrowserRoomExplore(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	la, lb := twoReplicas(t)
 	// Both replicas' clocks run on, then jump as the test says: a page
 	// loaded after the end shows "time is up" at once.

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"outlierlab/web/internal/browsertest"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -19,7 +20,7 @@ import (
 // one right and one wrong against the plan; the recording, read through
 // replica B, names each scene on its timeline.
 func TestBrowserRoomPlanAsk(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	la, lb := twoReplicas(t)
 	bs := browsersOn(t, 1280, 720, la.ts.URL, la.ts.URL, lb.ts.URL)
 	teacher, ada, bo := bs[0], bs[1], bs[2]

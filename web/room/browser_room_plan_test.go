@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/roombus"
 )
 
@@ -15,9 +16,9 @@ import (
 // and its settings (the cap-34 step: the cap slider at 34), and never the
 // instructor's notes.
 func TestBrowserRoomPlan(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	laptops := roomLaptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
 	teacher.Step("open the home page", chromedp.Navigate(teacher.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#room-start-from")))

@@ -2,6 +2,7 @@ package room
 
 import (
 	"fmt"
+	"outlierlab/web/internal/browsertest"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -16,10 +17,10 @@ import (
 // for the prediction, record.State.TabState). A learner who steps into the pause on the lesson's
 // own page still has the prediction scrolled into view.
 func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	b := roomLaptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
 	const controls = `['btn-scene-prev', 'btn-scene-next', 'btn-scene-ask'].map(id => { const el = document.getElementById(id), r = el && el.getBoundingClientRect();
 		return !el ? id + ' missing' : r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth ? '' : id + ' at ' + [r.left, r.top, r.right, r.bottom].map(Math.round).join(','); }).filter(Boolean).join('; ')`
 	for _, size := range [][2]int{{1280, 720}, {853, 480}} {

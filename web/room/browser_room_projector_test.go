@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"outlierlab/web/internal/browsertest"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/room/record"
 )
 
@@ -30,23 +31,23 @@ var projectorSizes = [][2]int{{853, 480}, {1280, 720}}
 // have (waiting for the room's answers while the question is open).
 // Screenshots in $TMPDIR, outlierlab-room-projector-{open,revealed}-W.png.
 func TestBrowserRoomProjectorReadable(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"scene":0}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"scene":0}`, code, key, "")
 	var q record.Question
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("ask: %d %s", st, body)
 	}
 	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
-	b := roomLaptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
 	for _, phase := range []string{"open", "revealed"} {
 		if phase == "revealed" {
-			if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+			if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
 				t.Fatalf("reveal: %d %s", st, body)
 			}
 		}

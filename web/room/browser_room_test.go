@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/roombus"
 )
 
@@ -18,9 +19,9 @@ import (
 // keeps its own; Rejoin brings the attendee back. The projector view shows
 // the code, the QR code and the charts, no controls.
 func TestBrowserRoom(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	laptops := roomLaptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();
@@ -61,7 +62,7 @@ true`
 	if got := teacher.Eval(`document.getElementById('c-max_ejection_percent').value + ' ' + String(t_lanes('ejected') > 0)`); got != "34 true" {
 		t.Errorf("instructor's page after the attendee's move: %q, want cap 34 with ejections", got)
 	}
-	shot(t, pupil, "outlierlab-room-attendee.png")
+	browsertest.Shot(t, pupil, "outlierlab-room-attendee.png")
 
 	pupil.Step("rejoin", chromedp.Click(chromedp.CSS("#btn-rejoin")))
 	pupil.Poll("back with the room", `!t_shown('.room-away') && document.getElementById('c-max_ejection_percent').value === '34' && t_lanes('ejected') > 0`)
@@ -69,7 +70,7 @@ true`
 	open(pupil, "/r/"+code+"/projector", "open the projector view")
 	pupil.Poll("the projector's parts", `document.querySelector('.room-projector-head .room-code').textContent === '`+code+`' &&
 		!!document.querySelector('.room-projector svg.qr path') && !t_shown('#controls') && !t_shown('.transport') && t_lanes('ejected') > 0`)
-	shot(t, pupil, "outlierlab-room-projector.png")
+	browsertest.Shot(t, pupil, "outlierlab-room-projector.png")
 	teacher.CheckOffline()
 	pupil.CheckOffline()
 }

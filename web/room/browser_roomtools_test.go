@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/roombus"
 )
 
@@ -21,17 +22,12 @@ import (
 // attendee's page, the histogram with the engine's answer (no: the 10%
 // cap refuses the ejection) marked, and the attendee's own answer.
 func TestBrowserRoomQuestion(t *testing.T) {
-	skipWithoutChromium(t)
+	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	laptops := roomLaptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.ts.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
-	teacher.Step("open the free lab", chromedp.Navigate(teacher.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
-	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	code := teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
-
-	pupil.Step("join the room", chromedp.Navigate(pupil.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	browsertest.StartWorkshop(teacher, pupil)
 	// t_spot: a log line the spotlight marks (js/spot.js names the lines
 	// it marks in a stylesheet of its own, with --spot: 1).
 	pupil.Eval(`window.t_spot = (li) => !!li && getComputedStyle(li).getPropertyValue('--spot').trim() === '1', 'ok'`)
@@ -51,7 +47,7 @@ func TestBrowserRoomQuestion(t *testing.T) {
 		return !!right && right.querySelector('.room-hist-label').textContent === 'no' && /the engine's answer/.test(right.textContent) &&
 			document.querySelector('#room-question .room-q-answer').textContent === 'no' && /You said yes/.test(document.getElementById('room-question').textContent);
 	})()`)
-	shot(t, pupil, "outlierlab-room-reveal.png")
+	browsertest.Shot(t, pupil, "outlierlab-room-reveal.png")
 
 	// Spotlight: the instructor shades 40–60 s; the attendee's charts
 	// carry the shaded range (a markArea on a series of its own).

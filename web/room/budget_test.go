@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/roombus"
 )
 
@@ -17,7 +18,7 @@ func TestRoomCommandOverBudget(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"flapping"}`)
 	cfg := `"preset":"flapping","seq":1,"cfg":{"hosts":50,"rps":3000,"interval":1,"num_retries":5,"fault_rate":1,"max_retries":100000,` +
 		`"active_hc":true,"hc_interval":1,"lb_policy":"least_request","capacity_rps":10,"previous_hosts":true}`
-	st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", cfg), code, key)
+	st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", cfg), code, key)
 	if st != 422 || !strings.Contains(body, "rps: this run would take about") || !strings.Contains(body, "would fit") {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
@@ -28,8 +29,8 @@ func TestRoomCommandOverBudget(t *testing.T) {
 	if rec.State.Cfg["rps"] != 0 || rec.State.Cfg["capacity_rps"] != 0 {
 		t.Errorf("the room moved to the refused run: %v", rec.State.Cfg)
 	}
-	att := attendeeCookie(t, l.ts.URL, code)
-	if st, body := roomCall(t, "POST", l.ts.URL+"/lab/cmd/set", roomSig(tabFollower, code, "follow", cfg), code, "", att.Value); st != 422 || !strings.Contains(body, "would fit") {
+	att := roomtest.AttendeeCookie(t, l.ts.URL, code)
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/lab/cmd/set", roomtest.Sig(roomtest.TabFollower, code, "follow", cfg), code, "", att.Value); st != 422 || !strings.Contains(body, "would fit") {
 		t.Errorf("follower set: %d %s", st, body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/recording"
@@ -77,7 +78,7 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		c.restart(i)
 	}
 	for i, s := range c.servers {
-		if !waitTrue(20*time.Second, func() bool { return s.JetStreamIsClustered() && s.NumRoutes() >= n-1 }) {
+		if !webtest.Eventually(20*time.Second, func() bool { return s.JetStreamIsClustered() && s.NumRoutes() >= n-1 }) {
 			t.Fatalf("nats server %d did not join the cluster", i+1)
 		}
 	}
@@ -85,22 +86,11 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 	return c
 }
 
-func waitTrue(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if ok() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return ok()
-}
-
 // waitLeader waits for the cluster to elect its JetStream meta leader
 // and for every server to know it.
 func (c *natsCluster) waitLeader() {
 	c.t.Helper()
-	if !waitTrue(20*time.Second, func() bool {
+	if !webtest.Eventually(20*time.Second, func() bool {
 		leaders := 0
 		for _, s := range c.servers {
 			if s != nil && s.JetStreamIsLeader() {
@@ -188,6 +178,9 @@ func streamReplicas(t testing.TB, urls, name string) int {
 // bucket and the recordings have three copies; a NATS node killed loses
 // nothing, and back it serves again.
 func TestBusCluster3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster: make test runs it, make check does not")
+	}
 	c := startNATSCluster(t, 3)
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
@@ -200,10 +193,10 @@ func TestBusCluster3(t *testing.T) {
 		}
 	}
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openStreamCtx(t, t.Context(), lb.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, lb.ts.URL, code))
-	webtest.WaitFor(t, follower, "the first redraw on the other replica", charted)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, lb.ts.URL, code))
+	webtest.WaitFor(t, follower, "the first redraw on the other replica", roomtest.Charted)
 
-	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
@@ -211,7 +204,7 @@ func TestBusCluster3(t *testing.T) {
 	webtest.WaitFor(t, follower, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "Is h5 ejected at 60 s?") })
 	answer := func(base, who, a string) {
 		t.Helper()
-		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
+		if st, body := roomtest.Call(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"`+a+`"}`, code, "", who); st != 204 {
 			t.Fatalf("answer on %s: %d %s", base, st, body)
 		}
 	}
@@ -246,12 +239,12 @@ func TestBusCluster3(t *testing.T) {
 	t.Logf("the count on the follower's page with a NATS node down: after %v", time.Since(killed).Round(time.Millisecond))
 	c.restart(on)
 
-	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Total != 3 || q.Answer != "no" {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	for _, l := range []*roomLab{la, lb} {
-		st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+		st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 		var rec recording.Recording
 		if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 			t.Fatalf("recording: %d %s", st, body)
@@ -280,7 +273,7 @@ func TestBusKeepsBucketReplicas(t *testing.T) {
 	// load: a 10 s deadline passed): the creation is tried again on a
 	// timeout, for up to a minute.
 	var cerr error
-	if !waitTrue(time.Minute, func() bool {
+	if !webtest.Eventually(time.Minute, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, cerr = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: roombus.RoomBucket, History: 1, Replicas: 1})
@@ -317,7 +310,7 @@ func grepLines(s, part string) string {
 func TestRoomGoneSaysSo(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	for _, role := range []string{"follow", "projector", "present"} {
-		events := webtest.OpenStream(t, l.ts.URL, roomSig(tabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		events := webtest.OpenStream(t, l.ts.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", role, `"preset":"search-cache"`))
 		var got []string
 		for ev := range events {
 			got = append(got, ev.Data)
@@ -334,19 +327,11 @@ func TestRoomGoneSaysSo(t *testing.T) {
 // back the page has the room, without a reload.
 func TestBusStreamWaitsForBus(t *testing.T) {
 	store := t.TempDir()
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: store}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: store}
+	ns := webtest.StartNATS(t, opts)
 	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, Limits{})
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
-	att := attendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
+	att := roomtest.AttendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
 	ns.Shutdown()
 	ns.WaitForShutdown()
 
@@ -360,18 +345,13 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := webtest.Serve(t, s)
-	follower := openStreamCtx(t, t.Context(), ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), att)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), att)
 	if bus.Ready() {
 		t.Fatal("the bus is open with NATS down")
 	}
 	back := time.Now()
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
-	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", charted)
+	webtest.StartNATS(t, opts)
+	webtest.WaitFor(t, follower, "the room on the waiting page once NATS is back", roomtest.Charted)
 	t.Logf("the waiting page had the room %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// The server goes before NATS does (cleanups run last-in first).
 	s.lab.Shutdown()
@@ -386,14 +366,14 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	sig := roomSig(tabFollower, code, "follow", `"preset":"search-cache"`)
-	att := attendeeCookie(t, lb.ts.URL, code)
-	first := openStreamCtx(t, ctx, lb.ts.URL, sig, att)
-	webtest.WaitFor(t, first, "the first redraw", charted)
+	sig := roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`)
+	att := roomtest.AttendeeCookie(t, lb.ts.URL, code)
+	first := roomtest.OpenStreamCtx(t, ctx, lb.ts.URL, sig, att)
+	webtest.WaitFor(t, first, "the first redraw", roomtest.Charted)
 	cancel() // offline
 	for range first {
 	}
-	waitUntil(t, "the replica's hub for the room closed", func() bool {
+	roomtest.WaitUntil(t, "the replica's hub for the room closed", func() bool {
 		lb.s.rooms.mu.Lock()
 		defer lb.s.rooms.mu.Unlock()
 		h := lb.s.rooms.hubs[code]
@@ -405,16 +385,16 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 		return h == nil
 	})
 	for i, cap := range []int{22, 37} {
-		if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+		if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
 			t.Fatalf("the instructor's move: %d %s", st, body)
 		}
 	}
-	back := openStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
-	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", signalPatch(`"max_ejection_percent":37`))
-	if st, body := roomPost(t, la.ts.URL, "set", roomSig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+	back := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
+	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", roomtest.SignalPatch(`"max_ejection_percent":37`))
+	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)
 	}
-	webtest.WaitFor(t, back, "the next move", signalPatch(`"max_ejection_percent":45`))
+	webtest.WaitFor(t, back, "the next move", roomtest.SignalPatch(`"max_ejection_percent":45`))
 }
 
 // One data directory, one server: a second one on it is refused, naming

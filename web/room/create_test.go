@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/roombus"
 )
 
@@ -28,7 +29,7 @@ func TestCreateRoomFromSignalsMakesNoSession(t *testing.T) {
 	if after := l.s.lab.Sessions.Count(); after != before {
 		t.Errorf("five rooms from signals made %d sessions", after-before)
 	}
-	st, body := roomCall(t, "POST", l.ts.URL+"/rooms", `{"preset":"search-cache","cursor":-1}`, "", "", "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/rooms", `{"preset":"search-cache","cursor":-1}`, "", "", "")
 	if st != 422 || !strings.Contains(body, "cursor") || !strings.Contains(body, "allowed 0–") {
 		t.Errorf("a room from a cursor of -1: %d %s, want 422 naming the cursor and its range", st, body)
 	}

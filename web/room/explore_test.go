@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 )
@@ -56,7 +57,7 @@ func TestRoomExploreTimer(t *testing.T) {
 	}
 	post := func(query, body, key string) (int, string) {
 		t.Helper()
-		return roomCall(t, "POST", l.ts.URL+"/r/"+code+"/explore"+query, body, code, key, "")
+		return roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/explore"+query, body, code, key, "")
 	}
 
 	for _, tt := range []struct {
@@ -84,7 +85,7 @@ func TestRoomExploreTimer(t *testing.T) {
 		t.Fatalf("refused, but the room has a timer: %+v", s.Explore)
 	}
 
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene 1: %d %s", st, body)
 	}
 	start := clk.Now().UnixMilli()
@@ -98,8 +99,8 @@ func TestRoomExploreTimer(t *testing.T) {
 	}
 	// The instructor's own command (a speed) publishes the tab's state,
 	// which knows nothing of the timer: it stays.
-	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","step":"cap-34","speed":"4"`)
-	if st, body := roomPost(t, l.ts.URL, "speed", present, code, key); st != 204 {
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","step":"cap-34","speed":"4"`)
+	if st, body := roomtest.Post(t, l.ts.URL, "speed", present, code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
 	}
 	if s := state(); s.Explore == nil || s.Explore.EndMs != end || s.Speed != "4" {
@@ -125,7 +126,7 @@ func TestRoomExploreTimer(t *testing.T) {
 		t.Fatalf("start again: %d %s", st, body)
 	}
 	for _, n := range []string{"0", "1"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 		if s := state(); s.Explore != nil {
@@ -134,7 +135,7 @@ func TestRoomExploreTimer(t *testing.T) {
 	}
 
 	free, fkey := l.createRoom(t, "")
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+free+"/explore?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene:") {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+free+"/explore?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene:") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 }
@@ -145,20 +146,20 @@ func TestRoomExploreTimer(t *testing.T) {
 func TestRoomExploreReplicas(t *testing.T) {
 	la, lb := twoReplicas(t)
 	_, code, key, _ := startPlanRoom(t, la, "plan:lightning")
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene=3", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene=3", "", code, key, ""); st != 200 {
 		t.Fatalf("scene 3: %d %s", st, body)
 	}
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap"`))
-	webtest.WaitFor(t, follower, "no timer yet", signalPatch(`"explore":{"endMs":0,"leftMs":0,"minutes":0}`))
+	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
+	webtest.WaitFor(t, follower, "no timer yet", roomtest.SignalPatch(`"explore":{"endMs":0,"leftMs":0,"minutes":0}`))
 
-	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/explore?scene=3", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/explore?scene=3", "", code, key, "")
 	var started struct {
 		EndMs int64 `json:"endMs"`
 	}
 	if st != 200 || json.Unmarshal([]byte(body), &started) != nil || started.EndMs == 0 {
 		t.Fatalf("start: %d %s", st, body)
 	}
-	ev := webtest.WaitFor(t, follower, "the timer on replica B's follower", signalPatch(`"explore":{"endMs":`+strconv.FormatInt(started.EndMs, 10)))
+	ev := webtest.WaitFor(t, follower, "the timer on replica B's follower", roomtest.SignalPatch(`"explore":{"endMs":`+strconv.FormatInt(started.EndMs, 10)))
 	var sig struct {
 		Explore record.ExploreSignal `json:"explore"`
 	}
@@ -168,13 +169,13 @@ func TestRoomExploreReplicas(t *testing.T) {
 	if e := sig.Explore; e.Minutes != 2 || e.LeftMs <= 0 || e.LeftMs > 2*60_000 {
 		t.Errorf("the follower's timer: %+v", e)
 	}
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/explore?stop=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/explore?stop=1", "", code, key, ""); st != 200 {
 		t.Fatalf("stop on replica B: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the timer cleared", signalPatch(`"explore":{"endMs":0`))
+	webtest.WaitFor(t, follower, "the timer cleared", roomtest.SignalPatch(`"explore":{"endMs":0`))
 
 	var words, states []string
-	waitUntil(t, "the recording has both", func() bool {
+	roomtest.WaitUntil(t, "the recording has both", func() bool {
 		words, states = words[:0], states[:0]
 		for _, e := range recordingRows(t, la.ts.URL, code) {
 			if e.Kind == "explore" {
@@ -218,7 +219,7 @@ func TestRoomExplorePages(t *testing.T) {
 		}
 	}
 	check("/r/"+code+"/present", key, []string{`id="room-explore"`}, []string{`id="btn-explore-start"`})
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	check("/r/"+code+"/present", key, []string{

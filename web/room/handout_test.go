@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/room/record"
 )
 
@@ -80,20 +81,20 @@ func TestRoomHandout(t *testing.T) {
 // (one yes, two no), runs before (if not nil), and reveals it.
 func askScene1(t *testing.T, l *roomLab, code, key, ask string, before func()) {
 	t.Helper()
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
 	var q record.Question
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}
 	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
 	if before != nil {
 		before()
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"outlierlab/web/httperr"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/roombus"
 )
 
@@ -20,12 +21,12 @@ func TestRoomHandoverAndBearer(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	link := l.ts.URL + "/r/" + code + "/present?key=" + url.QueryEscape(key)
 
-	st, page := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, key, "")
+	st, page := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, key, "")
 	if st != 200 || !strings.Contains(page, `id="room-handover-link">`+link+`</code>`) || !strings.Contains(page, "Keep it secret") {
 		t.Fatalf("the instructor's page: %d, no instructor link %s", st, link)
 	}
 	for _, path := range []string{"/r/" + code, "/r/" + code + "/projector", "/r/" + code + "/recording"} {
-		if st, page := roomCall(t, "GET", l.ts.URL+path, "", code, "", ""); st != 200 || strings.Contains(page, key) || strings.Contains(page, "room-handover") {
+		if st, page := roomtest.Call(t, "GET", l.ts.URL+path, "", code, "", ""); st != 200 || strings.Contains(page, key) || strings.Contains(page, "room-handover") {
 			t.Errorf("%s: %d, shows the key or the instructor link", path, st)
 		}
 	}
@@ -47,7 +48,7 @@ func TestRoomHandoverAndBearer(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code+"/present" || got == nil || got.Value != key || !got.HttpOnly {
 		t.Fatalf("the instructor link on another laptop: %d Location %q cookie %v", res.StatusCode, res.Header.Get("Location"), got)
 	}
-	if st, _ := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, got.Value, ""); st != 200 {
+	if st, _ := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, got.Value, ""); st != 200 {
 		t.Errorf("the other laptop's instructor page: %d", st)
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
@@ -90,16 +91,16 @@ func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
 	kv := stuckPresenceKV{l.bus.KV, make(chan struct{}), make(chan string, 16)}
 	l.bus.KV = kv
 	t.Cleanup(func() { close(kv.release) }) // before the stream's end waits for the write
-	follower := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	select {
 	case <-kv.writes:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the follower never wrote its line of the board")
 	}
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}`)
-	if st, body := roomPost(t, l.ts.URL, "set", present, code, key); st != 204 {
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}`)
+	if st, body := roomtest.Post(t, l.ts.URL, "set", present, code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the follower's cap at 34 with the board's write stuck", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, follower, "the follower's cap at 34 with the board's write stuck", roomtest.SignalPatch(`"max_ejection_percent":34`))
 }

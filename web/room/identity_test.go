@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
@@ -27,8 +28,8 @@ func TestRoomIDBudget(t *testing.T) {
 	lb := startRoomLab(t, la.bus.Replica(), lim)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	q := la.openQuestion(t, code, key)
-	board := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	first := webtest.WaitFor(t, board, "the board at the server's default", patchOf(`id="room-board-ids"`, "up to <b>5</b>", "from a network (default)"))
+	board := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	first := webtest.WaitFor(t, board, "the board at the server's default", roomtest.PatchOf(`id="room-board-ids"`, "up to <b>5</b>", "from a network (default)"))
 	if strings.Contains(first.Data, "btn-ids-raise") {
 		t.Errorf("the board offers to raise the budget before any network is near it: %s", first.Data)
 	}
@@ -69,8 +70,8 @@ func TestRoomIDBudget(t *testing.T) {
 	if st, body := call(t, other, "POST", lb.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", `{}`); st != 204 {
 		t.Fatalf("another address's answer: %d %s", st, body)
 	}
-	webtest.WaitFor(t, board, "the board: the script's address at the budget", patchOf(`id="room-board-ids"`, "most from one: <b>5</b>", "at the limit: <b>1</b>", `id="btn-ids-raise"`, `/identities?per_address=10`))
-	webtest.WaitFor(t, board, "the question panel: most answers from one network", patchOf(`id="room-question"`, "Most answers come from one network (5 of 6)", "up to 5 attendees here"))
+	webtest.WaitFor(t, board, "the board: the script's address at the budget", roomtest.PatchOf(`id="room-board-ids"`, "most from one: <b>5</b>", "at the limit: <b>1</b>", `id="btn-ids-raise"`, `/identities?per_address=10`))
+	webtest.WaitFor(t, board, "the question panel: most answers from one network", roomtest.PatchOf(`id="room-question"`, "Most answers come from one network (5 of 6)", "up to 5 attendees here"))
 
 	// The budget changes only with the key, and in range.
 	for _, c := range []struct{ query, key, want string }{
@@ -81,23 +82,23 @@ func TestRoomIDBudget(t *testing.T) {
 		{"", key, `422 per_address: "" is not a number`},
 		{"?per_address=500", "", "403 key:"},
 	} {
-		st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/identities"+c.query, "", code, c.key, "")
+		st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/identities"+c.query, "", code, c.key, "")
 		if got := fmt.Sprintf("%d %s", st, body); !strings.HasPrefix(got, c.want) {
 			t.Errorf("identities%s: %s, want %q", c.query, strings.TrimSpace(got), c.want)
 		}
 	}
 	// The instructor raises it (the board's button, on the other
 	// replica): the address gets as many more, and no more.
-	st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/identities?per_address=10", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/identities?per_address=10", "", code, key, "")
 	var set struct{ IDsPerAddress int }
 	if st != 200 || json.Unmarshal([]byte(body), &set) != nil || set.IDsPerAddress != 10 {
 		t.Fatalf("raise the budget: %d %s", st, body)
 	}
-	webtest.WaitFor(t, board, "the board at the room's budget", patchOf(`id="room-board-ids"`, "up to <b>10</b>", "most from one: <b>5</b>"))
+	webtest.WaitFor(t, board, "the board at the room's budget", roomtest.PatchOf(`id="room-board-ids"`, "up to <b>10</b>", "most from one: <b>5</b>"))
 	if answered, _ := script(20); answered != 10-budget {
 		t.Errorf("after the budget was raised to 10: %d more answers from the address, want %d", answered, 10-budget)
 	}
-	if st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, key, ""); st != 200 || !strings.Contains(body, `"count":11`) || !strings.Contains(body, `"idsPerAddress":10`) {
+	if st, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, key, ""); st != 200 || !strings.Contains(body, `"count":11`) || !strings.Contains(body, `"idsPerAddress":10`) {
 		t.Errorf("the question, for the key holder: %d %s", st, body)
 	}
 }

@@ -24,7 +24,7 @@ import (
 	"outlierlab/web/roombus"
 )
 
-// callTimed is roomCall with the answer's headers and how long it took.
+// callTimed is roomtest.Call with the answer's headers and how long it took.
 var callTimed = roomtest.CallTimed
 
 // putCap writes the room's cap straight on the bus, as another replica's
@@ -62,7 +62,7 @@ func putCap(t testing.TB, urls, code string, limit int) {
 		return err
 	}
 	var last error
-	if !waitTrue(30*time.Second, func() bool { last = try(); return last == nil }) {
+	if !webtest.Eventually(30*time.Second, func() bool { last = try(); return last == nil }) {
 		t.Fatalf("put the room's cap on the bus: %v", last)
 	}
 }
@@ -78,6 +78,9 @@ func putCap(t testing.TB, urls, code string, limit int) {
 // bus holds reaches every follower without a move, and so does the first
 // move.
 func TestBusOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster stopped and started: make test runs it, make check does not")
+	}
 	c := startNATSCluster(t, 3)
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
@@ -92,21 +95,21 @@ func TestBusOutage(t *testing.T) {
 	for i := range 10 {
 		l := labs[i%2]
 		tab := webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i))
-		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(tab, code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-		webtest.WaitFor(t, f, "a follower's first redraw", charted)
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(tab, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
 	seq := 0
 	move := func(base string, limit int) (int, string, time.Duration) {
 		seq++
 		start := time.Now()
-		st, body := roomPost(t, base, "set", roomSig(tabPresenter, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, seq, limit)), code, key)
+		st, body := roomtest.Post(t, base, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, seq, limit)), code, key)
 		return st, body, time.Since(start)
 	}
 	everyFollower := func(what string, limit int) {
 		t.Helper()
 		for i, f := range followers {
-			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), signalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
+			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), roomtest.SignalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
 		}
 	}
 	if st, body, _ := move(la.ts.URL, 22); st != 204 {
@@ -118,7 +121,7 @@ func TestBusOutage(t *testing.T) {
 		c.kill(i)
 	}
 	for _, l := range labs {
-		waitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
 	}
 	att := la.att(t, code, "attendee-01")
 	for _, w := range []struct{ name, base, path, body, code, key, att string }{
@@ -159,7 +162,7 @@ func TestBusOutage(t *testing.T) {
 	// (another replica's move): every follower has it, with no move here.
 	putCap(t, c.urls(), code, 33)
 	for _, l := range labs {
-		if !waitTrue(30*time.Second, func() bool { return l.bus.Health() == nil }) {
+		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
 			t.Fatalf("the bus is not ready 30 s after it came back: %v", l.bus.Health())
 		}
 	}
@@ -182,16 +185,8 @@ func TestBusOutage(t *testing.T) {
 // reaches every follower without a move, and so does the next move. (It
 // did not within 10 s: the watches waited for nats.go to notice.)
 func TestBusOutageOneServer(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
-	opts.Port = ns.Addr().(*net.TCPAddr).Port
+	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()}
+	ns := webtest.StartNATS(t, opts)
 	url := ns.ClientURL()
 	la := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
@@ -200,38 +195,33 @@ func TestBusOutageOneServer(t *testing.T) {
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
-		f := openStreamCtx(t, t.Context(), l.ts.URL, roomSig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), attendeeCookie(t, l.ts.URL, code))
-		webtest.WaitFor(t, f, "a follower's first redraw", charted)
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
 	everyFollower := func(what string, limit int) {
 		t.Helper()
 		for i, f := range followers {
-			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), signalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
+			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), roomtest.SignalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
 		}
 	}
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	for _, l := range labs {
-		waitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
-	}
-	ns2, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
 	}
 	back := time.Now()
-	ns2.Start()
-	t.Cleanup(ns2.Shutdown)
+	webtest.StartNATS(t, opts)
 	for _, l := range labs {
-		if !waitTrue(30*time.Second, func() bool { return l.bus.Health() == nil }) {
+		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
 			t.Fatalf("the bus is not ready 30 s after NATS came back: %v", l.bus.Health())
 		}
 	}
 	t.Logf("both replicas ready %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	putCap(t, url, code, 33)
 	everyFollower("the room's state once the bus is back", 33)
-	if st, body := roomPost(t, la.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
 		t.Fatalf("a move once the bus is back: %d %s", st, body)
 	}
 	everyFollower("the first move once the bus is back", 37)
@@ -337,16 +327,7 @@ func (p *natsProxy) pipe(from, to net.Conn, fromClient bool) {
 // held back until the entry has been published a second time: the
 // recording has it once.
 func TestTimelineRetryRecordsOnce(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
+	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()})
 	p := startNATSProxy(t, ns.ClientURL())
 	l := startRoomLab(t, roombus.BusOptions{URL: p.url()}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
@@ -370,7 +351,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		done <- answer{status: res.StatusCode, body: string(b)}
 	}()
-	if !waitTrue(20*time.Second, func() bool { return p.count() >= 2 }) {
+	if !webtest.Eventually(20*time.Second, func() bool { return p.count() >= 2 }) {
 		t.Fatalf("the spotlight's entry was published %d times in 20 s, its answer held back; want a retry", p.count())
 	}
 	p.release()
@@ -382,7 +363,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the spotlight did not answer within 20 s of the bus answering again")
 	}
-	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 	var rec recording.Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("recording: %d %s", st, body)

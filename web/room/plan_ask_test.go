@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"outlierlab/engine/course"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/question"
 	"outlierlab/web/room/record"
@@ -29,14 +30,14 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// The pages of the room's first scene (the cap lesson): a page on
 	// another is told to load the room's, and its stream sends the room's
 	// panels only at the room's next change.
-	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"lesson":"cap"`), code, key)
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap"`))
+	presenter := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`), code, key)
+	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
 	// A stream that claims the instructor's role without the key is
 	// refused, naming the key (issue 34: it could take over a tab).
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/lab/stream", roomSig(tabFollower2, code, "present", `"preset":"search-cache"`), code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "present", `"preset":"search-cache"`), code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
 		t.Errorf("a keyless present stream: %d %s", st, body)
 	}
-	scenePanel := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-scene"`, parts...) }
+	scenePanel := func(parts ...string) func(webtest.Event) bool { return roomtest.PatchOf(`id="room-scene"`, parts...) }
 	webtest.WaitFor(t, presenter, "the instructor's first scene: its question and the plan's answer", scenePanel(
 		`<b id="room-scene-question">Is h5 ejected at 40 s?</b>`, `id="btn-scene-ask"`, `/r/`+code+`/questions?scene=0`, `<b id="room-scene-expect">no</b>`))
 	for name, events := range map[string]<-chan webtest.Event{"attendee": follower} {
@@ -48,7 +49,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 
 	ask := func(base, query, body, k string) (int, string) {
 		t.Helper()
-		return roomCall(t, "POST", base+"/r/"+code+"/questions"+query, body, code, k, "")
+		return roomtest.Call(t, "POST", base+"/r/"+code+"/questions"+query, body, code, k, "")
 	}
 	noQuestion := func(what string) {
 		t.Helper()
@@ -76,12 +77,12 @@ func TestRoomPlanAskScene(t *testing.T) {
 		noQuestion(tt.name)
 	}
 	free, fkey := la.createRoom(t, "")
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+free+"/questions?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene: this room was not started from a plan") {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+free+"/questions?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene: this room was not started from a plan") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 	scene := func(n string) {
 		t.Helper()
-		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
@@ -95,7 +96,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// form's signals too (another kind, host and moment), which the
 	// scene's question overrides.
 	scene("2")
-	st, body = ask(la.ts.URL, "?scene=2", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h2","qat":90}`, key)
+	st, body = ask(la.ts.URL, "?scene=2", `{"tab":"`+roomtest.TabPresenter+`","qkind":"ejected","qhost":"h2","qat":90}`, key)
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Kind != "out" || q.Text != "How many hosts are ejected at 40 s?" || q.AtMs != 40000 ||
 		q.Scene == nil || *q.Scene != 2 || len(q.Choices) != 0 {
@@ -110,31 +111,33 @@ func TestRoomPlanAskScene(t *testing.T) {
 	webtest.WaitFor(t, follower, "the scene's question on the attendee's page", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "How many hosts are ejected at 40 s?") && strings.Contains(ev.Data, `data-bind:qans`)
 	})
-	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board-scenes-sum"`, parts...) }
+	board := func(parts ...string) func(webtest.Event) bool {
+		return roomtest.PatchOf(`id="room-board-scenes-sum"`, parts...)
+	}
 	webtest.WaitFor(t, presenter, "the board: three scenes shown, the third asked", board("Scenes: 3 of 6 shown, 0 questions revealed",
 		`<td>3. Raise the cap to 34</td><td>now</td><td>How many hosts are ejected at 40 s? (1)</td><td class="room-board-answers">asked, not revealed yet</td>`,
 		`<td>4. Out for 30 s, then 60, then 90</td><td>not yet</td>`))
 
 	answer := func(base, who, a string) {
 		t.Helper()
-		if st, body := roomCall(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":`+a+`}`, code, "", la.att(t, code, who)); st != 204 {
+		if st, body := roomtest.Call(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":`+a+`}`, code, "", la.att(t, code, who)); st != 204 {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
 	// Revealed on another scene, the answer would be that scene's run's.
 	scene("3")
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 || !strings.Contains(body, "question: it is scene 2's, and the room is on scene 3 now") {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 || !strings.Contains(body, "question: it is scene 2's, and the room is on scene 3 now") {
 		t.Errorf("a reveal on another scene: %d %s", st, body)
 	}
 	scene("2")
 	answer(la.ts.URL, "ada", "1")
 	answer(lb.ts.URL, "bo", `"2"`)
 	answer(lb.ts.URL, "cy", "1")
-	waitUntil(t, "replica B counts 3 answers", func() bool {
-		_, body := roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	roomtest.WaitUntil(t, "replica B counts 3 answers", func() bool {
+		_, body := roomtest.Call(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
 		return strings.Contains(body, `"count":3`)
 	})
-	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "1" || q.Total != 3 {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
@@ -159,15 +162,15 @@ func TestRoomPlanAskScene(t *testing.T) {
 		strings.Join(q.Choices, "|") != strings.Join(roomOrder, "|") {
 		t.Fatalf("ask scene 4: %d %s, want the choices %q", st, body, roomOrder)
 	}
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"Nowhere"}`, code, "", la.att(t, code, "ada")); st != 422 || !strings.Contains(body, "answer:") {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"Nowhere"}`, code, "", la.att(t, code, "ada")); st != 422 || !strings.Contains(body, "answer:") {
 		t.Errorf("not one of the choices: %d %s", st, body)
 	}
 	answer(lb.ts.URL, "ada", `"Only to the hosts still in"`)
-	waitUntil(t, "replica A counts 1 answer", func() bool {
-		_, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	roomtest.WaitUntil(t, "replica A counts 1 answer", func() bool {
+		_, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
 		return strings.Contains(body, `"count":1`)
 	})
-	st, body = roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "To every host, ejected or not" {
 		t.Fatalf("reveal the choice: %d %s", st, body)
 	}
@@ -175,7 +178,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 		`<td>5. A burst, an 80% cap, and panic</td><td>now</td>`, `1 answered: <b>0 right</b>, 1 wrong`))
 	const want = `[{"scene":0},{"scene":1},{"scene":2,"asked":true,"revealed":true,"answered":3,"right":2},{"scene":3},{"scene":4,"asked":true,"revealed":true,"answered":1}]`
 	var got string
-	waitUntil(t, "replica B has the room's progress", func() bool {
+	roomtest.WaitUntil(t, "replica B has the room's progress", func() bool {
 		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
 		got = webtest.JSON(t, rec.State.Progress)
 		return err == nil && got == want
@@ -190,11 +193,11 @@ func TestRoomPlanRecording(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	for _, n := range []string{"1", "2"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions?scene=2", "", code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions?scene=2", "", code, key, ""); st != 201 {
 		t.Fatalf("ask: %d %s", st, body)
 	}
 	entries, err := l.s.rooms.timeline.Read(t.Context(), code)
@@ -227,7 +230,7 @@ func TestRoomPlanRecording(t *testing.T) {
 			t.Errorf("the recording's page has no %q", part)
 		}
 	}
-	_, export := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, "", "")
+	_, export := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, "", "")
 	if !strings.Contains(export, `"scene":{"plan":"Outlier detection in 15 minutes","n":3,"of":6,"id":"cap-34","title":"Raise the cap to 34"}`) {
 		t.Errorf("the export does not name the scene: %.400s", export)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"outlierlab/plans"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/scenes"
@@ -122,7 +123,7 @@ func TestRoomPlanScenes(t *testing.T) {
 		{"not a number", code, key, "?scene=two", "", 422, `scene: "two" is not a scene number`, nil},
 	} {
 		before := state(tt.code)
-		st, body := roomCall(t, "POST", l.ts.URL+"/r/"+tt.code+"/scene"+tt.query, tt.body, tt.code, tt.key, "")
+		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+tt.code+"/scene"+tt.query, tt.body, tt.code, tt.key, "")
 		if st != tt.status || !strings.Contains(body, tt.has) {
 			t.Errorf("%s: %d %s (want %d, %q)", tt.name, st, body, tt.status, tt.has)
 		}
@@ -136,7 +137,7 @@ func TestRoomPlanScenes(t *testing.T) {
 	}
 
 	free, fkey := l.createRoom(t, "")
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+free+"/scene?scene=0", "", free, fkey, ""); st != http.StatusConflict || !strings.Contains(body, "scene:") {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+free+"/scene?scene=0", "", free, fkey, ""); st != http.StatusConflict || !strings.Contains(body, "scene:") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 }
@@ -146,16 +147,16 @@ func TestRoomPlanScenes(t *testing.T) {
 func TestRoomPlanKeepsTools(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st/100 != 2 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st/100 != 2 {
 		t.Fatalf("lock: %d %s", st, body)
 	}
 	for _, n := range []string{"1", "0"} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
-	if st, body := roomPost(t, l.ts.URL, "scrub", strings.Replace(present, "}", `,"cursor":7}`, 1), code, key); st != 204 {
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
+	if st, body := roomtest.Post(t, l.ts.URL, "scrub", strings.Replace(present, "}", `,"cursor":7}`, 1), code, key); st != 204 {
 		t.Fatalf("scrub: %d %s", st, body)
 	}
 	rec, _, err := l.s.rooms.lookup(t.Context(), code)
@@ -171,7 +172,7 @@ func TestRoomPlanKeepsTools(t *testing.T) {
 func TestRoomPlanPages(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	for _, tt := range []struct {
@@ -210,11 +211,11 @@ func TestRoomPlanPages(t *testing.T) {
 func TestRoomPlanStream(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first scene's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "A preset, played")
 	})
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	ev := webtest.WaitFor(t, follower, "the second scene's panel", func(ev webtest.Event) bool {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/recording"
@@ -40,6 +41,9 @@ func createFrom(h http.Handler, addr, body string) (int, string) {
 // the limit long before its end, never 500, and a room made before it
 // still takes its instructor's moves and its attendees' answers.
 func TestRoomAttackFillBucket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("24 000 room creations: make test runs it, make check does not")
+	}
 	const bucket = 1 << 20
 	l := startRoomLab(t, roombus.BusOptions{MaxBucket: bucket}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
@@ -115,12 +119,12 @@ func TestRoomAttackFillBucket(t *testing.T) {
 	// attendee answers, a new question opens.
 	for _, host := range []string{"h3", "h5"} {
 		t0 := time.Now()
-		if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host="+host, "", code, key, ""); st != 200 {
+		if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host="+host, "", code, key, ""); st != 200 {
 			t.Errorf("the instructor's spotlight on %s after the burst: %d %s (after %v)", host, st, b, time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	att := &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "attendee-after-burst")}
-	if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", "", code, "", att.Value); st != 204 {
+	if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", "", code, "", att.Value); st != 204 {
 		t.Errorf("an answer after the burst: %d %s", st, b)
 	}
 	l.openQuestion(t, code, key)
@@ -144,11 +148,11 @@ func TestRoomUnusedExpires(t *testing.T) {
 	if st, b := call(t, clientFrom(t, "127.0.0.9"), "GET", l.ts.URL+"/r/"+joined, ""); st != 200 {
 		t.Fatalf("the attendee's page: %d %s", st, webtest.Head(b, 200))
 	}
-	if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+written+"/lock?on=1", "", written, wkey, ""); st != 200 {
+	if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+written+"/lock?on=1", "", written, wkey, ""); st != 200 {
 		t.Fatalf("lock: %d %s", st, b)
 	}
 	start := time.Now()
-	waitUntil(t, "the unused room expires", func() bool {
+	roomtest.WaitUntil(t, "the unused room expires", func() bool {
 		_, err := l.bus.KV.Get(t.Context(), unused)
 		return err != nil
 	})
@@ -178,11 +182,14 @@ func TestRoomUnusedExpires(t *testing.T) {
 // many replicas would append, each within its own rate) push out its
 // own oldest, never another room's.
 func TestRoomAttackRecordingFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a recording flooded past its stream: make test runs it, make check does not")
+	}
 	const stream = 4 << 20
 	l := startRoomLab(t, roombus.BusOptions{MaxTimeline: stream}, Limits{})
 	victim, vkey := l.createRoom(t, `{"preset":"search-cache"}`)
 	for _, host := range []string{"h1", "h2"} {
-		if st, b := roomCall(t, "POST", l.ts.URL+"/r/"+victim+"/spotlight?host="+host, "", victim, vkey, ""); st != 200 {
+		if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+victim+"/spotlight?host="+host, "", victim, vkey, ""); st != 200 {
 			t.Fatalf("the victim's spotlight: %d %s", st, b)
 		}
 	}
@@ -197,7 +204,7 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 	var refused string
 	start := time.Now()
 	for i := range 600 {
-		st, b := roomCall(t, "POST", l.ts.URL+"/r/"+attacker+"/spotlight?host=h"+fmt.Sprint(i%6), "", attacker, akey, "")
+		st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+attacker+"/spotlight?host=h"+fmt.Sprint(i%6), "", attacker, akey, "")
 		statuses[st]++
 		if st != 200 && refused == "" {
 			refused = strings.TrimSpace(b)
@@ -239,7 +246,7 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 	t.Logf("%d entries of about %d B appended to room %s in %v: the stream holds %d entries, %d bytes",
 		n, per, attacker, time.Since(start).Round(time.Millisecond), info.State.Msgs, info.State.Bytes)
 
-	st2, body := roomCall(t, "GET", l.ts.URL+"/r/"+victim+"/recording.json", "", victim, "", "")
+	st2, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+victim+"/recording.json", "", victim, "", "")
 	var rec recording.Recording
 	if st2 != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("the victim's recording: %d %s", st2, webtest.Head(body, 300))
@@ -267,8 +274,8 @@ func TestRoomPollSources(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	q := l.openQuestion(t, code, key)
-	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	webtest.WaitFor(t, presenter, "the first redraw", charted)
+	presenter := roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	webtest.WaitFor(t, presenter, "the first redraw", roomtest.Charted)
 	answer := func(from, name string) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", nil)
@@ -288,7 +295,7 @@ func TestRoomPollSources(t *testing.T) {
 	for i := range 5 { // the class, each at its own address
 		answer(fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("attendee-%d", i))
 	}
-	waitUntil(t, "65 answers counted", func() bool {
+	roomtest.WaitUntil(t, "65 answers counted", func() bool {
 		n, _ := l.s.rooms.answerCount(code, q.ID, "")
 		return n == 65
 	})
@@ -296,7 +303,7 @@ func TestRoomPollSources(t *testing.T) {
 	webtest.WaitFor(t, presenter, "the sources on the instructor's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-question"`) && strings.Contains(ev.Data, want)
 	})
-	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, key, "")
 	var out struct {
 		Count     int `json:"count"`
 		Addresses int `json:"addresses"`
@@ -306,7 +313,7 @@ func TestRoomPollSources(t *testing.T) {
 		t.Errorf("the question with the key: %d %s", st, body)
 	}
 	// Without the key, nothing of where the answers come from.
-	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", ""); st != 200 || strings.Contains(body, "addresses") {
+	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", ""); st != 200 || strings.Contains(body, "addresses") {
 		t.Errorf("the question without the key: %d %s", st, body)
 	}
 }

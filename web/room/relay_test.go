@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 )
@@ -22,12 +23,12 @@ func TestTabCommandsAnyReplica(t *testing.T) {
 	sig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
 	}
-	events := openStreamCtx(t, t.Context(), la.ts.URL, sig(""))
-	webtest.WaitFor(t, events, "the first redraw", charted)
+	events := roomtest.OpenStreamCtx(t, t.Context(), la.ts.URL, sig(""))
+	webtest.WaitFor(t, events, "the first redraw", roomtest.Charted)
 	for i := 1; i <= 100; i++ {
 		base := []string{la.ts.URL, lb.ts.URL}[i%2]
 		cap := 10 + i%90
-		st, body := roomPost(t, base, "set", sig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i, cap)), "", "")
+		st, body := roomtest.Post(t, base, "set", sig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i, cap)), "", "")
 		if st != 204 {
 			t.Fatalf("move %d on %s: %d %s", i, base, st, body)
 		}
@@ -45,11 +46,11 @@ func TestTabCommandsAnyReplica(t *testing.T) {
 // it lands, as before.
 func TestTabCommandOrphanedReconnects(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	st, body := roomPost(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000002")+`","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
+	st, body := roomtest.Post(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000002")+`","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
 	if st != 200 || !strings.Contains(body, "datastar-patch-signals") || !strings.Contains(body, `"conn":"stale"`) {
 		t.Fatalf("a live page's command that no replica holds: %d %q, want the page told to reconnect (conn stale)", st, body)
 	}
-	if st, body := roomPost(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000003")+`","preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}}`, "", ""); st != 204 {
+	if st, body := roomtest.Post(t, la.ts.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000003")+`","preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}}`, "", ""); st != 204 {
 		t.Fatalf("a command of a tab with no stream yet: %d %q, want 204", st, body)
 	}
 }
@@ -65,16 +66,16 @@ func TestTabStreamBackOnOlderSession(t *testing.T) {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, tab, rest)
 	}
 	ctxA, leaveA := context.WithCancel(t.Context())
-	webtest.WaitFor(t, openStreamCtx(t, ctxA, la.ts.URL, sig("")), "the first redraw on A", charted)
+	webtest.WaitFor(t, roomtest.OpenStreamCtx(t, ctxA, la.ts.URL, sig("")), "the first redraw on A", roomtest.Charted)
 	leaveA()
-	waitUntil(t, "A lets the stream go", func() bool { return la.s.lab.Sessions.Get(tab).Streams() == 0 })
+	roomtest.WaitUntil(t, "A lets the stream go", func() bool { return la.s.lab.Sessions.Get(tab).Streams() == 0 })
 	ctxB, leaveB := context.WithCancel(t.Context())
-	webtest.WaitFor(t, openStreamCtx(t, ctxB, lb.ts.URL, sig("")), "the first redraw on B", charted)
-	if st, body := roomPost(t, lb.ts.URL, "set", sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`), "", ""); st != 204 {
+	webtest.WaitFor(t, roomtest.OpenStreamCtx(t, ctxB, lb.ts.URL, sig("")), "the first redraw on B", roomtest.Charted)
+	if st, body := roomtest.Post(t, lb.ts.URL, "set", sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`), "", ""); st != 204 {
 		t.Fatalf("move on B: %d %s", st, body)
 	}
 	leaveB()
-	back := openStreamCtx(t, t.Context(), la.ts.URL, sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`))
+	back := roomtest.OpenStreamCtx(t, t.Context(), la.ts.URL, sig(`,"seq":1,"cfg":{"max_ejection_percent":34}`))
 	webtest.WaitFor(t, back, "the page's cap (34) on A's first redraw", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "max_ejection_percent: 34\n")
 	})
@@ -89,9 +90,9 @@ func TestPlayerCommandAnyReplica(t *testing.T) {
 	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
 	tab := webtest.TabOf("relay-player-tab-0000001")
 	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tab+`","preset":"search-cache"}`)
-	webtest.WaitFor(t, ev, "the player's first redraw", charted)
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/recording/speed?speed=max", `{"tab":"`+tab+`"}`, code, "", ""); st != 204 {
+	webtest.WaitFor(t, ev, "the player's first redraw", roomtest.Charted)
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/recording/speed?speed=max", `{"tab":"`+tab+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("speed on the other replica: %d %s", st, body)
 	}
-	webtest.WaitFor(t, ev, "the player's new speed, on the stream of the first replica", signalPatch(`"recSpeed":"max"`))
+	webtest.WaitFor(t, ev, "the player's new speed, on the stream of the first replica", roomtest.SignalPatch(`"recSpeed":"max"`))
 }

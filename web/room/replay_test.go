@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
@@ -24,7 +25,7 @@ func openReplayStream(t *testing.T, base, code, signals string) <-chan webtest.E
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return openSSE(t, ctx, base, "/r/"+code+"/recording/stream", signals)
+	return roomtest.OpenSSE(t, ctx, base, "/r/"+code+"/recording/stream", signals)
 }
 
 // chartCall is the charts' script of a redraw event.
@@ -72,7 +73,7 @@ func redrawn(ev webtest.Event) bool {
 func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", redrawn)
 	hub := lb.s.rooms.hub(code)
 	// live is what the follower's stream redrew at each state: the charts
@@ -82,8 +83,8 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	take := func(what string) {
 		t.Helper()
 		rev := hub.current().rev
-		sess := lb.s.lab.Sessions.Get(tabFollower)
-		waitUntil(t, "the follower applied "+what, func() bool {
+		sess := lb.s.lab.Sessions.Get(roomtest.TabFollower)
+		roomtest.WaitUntil(t, "the follower applied "+what, func() bool {
 			tr := tieOf(sess)
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
@@ -97,38 +98,40 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		live = append(live, js)
 	}
 	take("the start")
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
 	with := func(extra string) string { return strings.Replace(present, "}", ","+extra+"}", 1) }
 	var q record.Question
 	actions := []struct {
 		what string
 		do   func()
 	}{
-		{"set", func() { roomPost(t, la.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key) }},
-		{"scrub", func() { roomPost(t, la.ts.URL, "scrub", with(`"seq":2,"cursor":10`), code, key) }},
-		{"speed", func() { roomPost(t, la.ts.URL, "speed", with(`"speed":"instant"`), code, key) }},
-		{"play", func() { roomPost(t, la.ts.URL, "play", present, code, key) }},
-		{"inject", func() { roomPost(t, la.ts.URL, "inject", with(`"injectHost":"h2"`), code, key) }},
+		{"set", func() {
+			roomtest.Post(t, la.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
+		}},
+		{"scrub", func() { roomtest.Post(t, la.ts.URL, "scrub", with(`"seq":2,"cursor":10`), code, key) }},
+		{"speed", func() { roomtest.Post(t, la.ts.URL, "speed", with(`"speed":"instant"`), code, key) }},
+		{"play", func() { roomtest.Post(t, la.ts.URL, "play", present, code, key) }},
+		{"inject", func() { roomtest.Post(t, la.ts.URL, "inject", with(`"injectHost":"h2"`), code, key) }},
 		{"question", func() {
-			_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
+			_, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
 			if json.Unmarshal([]byte(body), &q) != nil {
 				t.Fatalf("question: %s", body)
 			}
 		}},
 		{"reveal", func() {
-			if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone")); st != 204 {
+			if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone")); st != 204 {
 				t.Fatalf("answer: %d %s", st, body)
 			}
-			if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 200 {
+			if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 200 {
 				t.Fatalf("reveal: %d %s", st, body)
 			}
 		}},
-		{"spotlight", func() { roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "") }},
+		{"spotlight", func() { roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "") }},
 	}
 	for _, a := range actions {
 		before := hub.current().rev
 		a.do()
-		waitUntil(t, "replica B has the "+a.what, func() bool { return hub.current().rev > before })
+		roomtest.WaitUntil(t, "replica B has the "+a.what, func() bool { return hub.current().rev > before })
 		take(a.what)
 	}
 
@@ -136,12 +139,12 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	if got := chartCall(webtest.WaitFor(t, ev, "the player's first redraw", redrawn).Data); got != live[0] {
 		t.Fatalf("the player opens on another redraw than the workshop's start:\n%s\n%s", webtest.Head(got, 200), webtest.Head(live[0], 200))
 	}
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	var told []string
 	var lastTold string
-	stopped := signalPatch(`"recPlaying":false`, `"recPct":"100.0"`)
+	stopped := roomtest.SignalPatch(`"recPlaying":false`, `"recPct":"100.0"`)
 	var endSeen bool
 	// Play shows the current entry again, then each next one; the last
 	// played instantly, so the recording ends at its moment. Each entry
@@ -169,9 +172,9 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	if !endSeen {
 		webtest.WaitFor(t, ev, "the player stopped at the end", stopped)
 	}
-	expectNone(t, ev, 300*time.Millisecond, "a redraw after the end", redrawn)
+	roomtest.ExpectNone(t, ev, 300*time.Millisecond, "a redraw after the end", redrawn)
 
-	st, page := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	st, page := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/recording", "", code, "", "")
 	for _, w := range []string{
 		`id="rec-player"`, `/r/` + code + `/recording/stream`,
 		"The workshop started on preset search-cache, paused at 0 s",
@@ -218,7 +221,7 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 		{"POST", "/r/ZZZZZZ/recording/play", tab, 404, "there is no such room"},
 		{"GET", "/r/ZZZZZZ/recording.json", "", 404, ""},
 	} {
-		if st, body := roomCall(t, c.method, l.ts.URL+c.path, c.body, code, "", ""); st != c.want || !strings.Contains(body, c.msg) {
+		if st, body := roomtest.Call(t, c.method, l.ts.URL+c.path, c.body, code, "", ""); st != c.want || !strings.Contains(body, c.msg) {
 			t.Errorf("%s %s: %d %s (want %d, %q)", c.method, c.path, st, webtest.Head(body, 200), c.want, c.msg)
 		}
 	}
@@ -230,21 +233,21 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 func TestRecordingPlayerLessonRoom(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
-	present := roomSig(tabPresenter, code, "present", `"lesson":"cap"`)
-	if st, body := roomPost(t, l.ts.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`)
+	if st, body := roomtest.Post(t, l.ts.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
 		t.Fatalf("step command: %d %s", st, body)
 	}
-	st, page := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	st, page := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", "")
 	if st != 200 || !strings.Contains(page, `id="rec-player"`) || !strings.Contains(page, "lesson-lab") || !strings.Contains(page, "The workshop started on lesson cap") ||
 		!strings.Contains(page, "Instructor went to step cap-34") {
 		t.Fatalf("lesson recording page: %d %s", st, webtest.Head(page, 400))
 	}
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
 	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
-	webtest.WaitFor(t, ev, "the player stopped at the end", signalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
+	webtest.WaitFor(t, ev, "the player stopped at the end", roomtest.SignalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
 	if strings.Contains(l.logs.String(), "recording: entry not applied") {
 		t.Errorf("an entry was not applied: %s", l.logs.String())
 	}
@@ -258,14 +261,14 @@ func TestRecordingPlayerFollowsLive(t *testing.T) {
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
 	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	// One entry: play reaches the end at once, and the player's signals
 	// (not playing, 100 %) are those it opened with; the pass that took
 	// the command redraws.
 	webtest.WaitFor(t, ev, "the pass that played to the end", redrawn)
-	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
 		t.Fatalf("set: %d %s", st, body)
 	}
 	// The tab's redraw (its cluster YAML at the new cap) comes before the

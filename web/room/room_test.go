@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/qr"
 	"outlierlab/web/room/record"
@@ -140,7 +141,7 @@ func TestRoomCreate(t *testing.T) {
 func TestRoomCreateFromTab(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	postCommand := func(verb, rest string) {
-		if st, body := roomPost(t, l.ts.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
+		if st, body := roomtest.Post(t, l.ts.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
 			t.Fatalf("%s: %d %s", verb, st, body)
 		}
 	}
@@ -242,63 +243,63 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
 	base := l.ts.URL
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
-	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
-	projector := openRoomStream(t, base, code, roomSig(tabProjector, code, "projector", `"preset":"search-cache"`))
-	webtest.WaitFor(t, projector, "the projector's first redraw", signalPatch(`"follow":true`))
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
+	follower := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
+	projector := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabProjector, code, "projector", `"preset":"search-cache"`))
+	webtest.WaitFor(t, projector, "the projector's first redraw", roomtest.SignalPatch(`"follow":true`))
 
-	if st, body := roomPost(t, base, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key); st != 204 {
+	if st, body := roomtest.Post(t, base, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the follower's cap at 34", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, follower, "the follower's cap at 34", roomtest.SignalPatch(`"max_ejection_percent":34`))
 	webtest.WaitFor(t, follower, "the follower's charts redrawn", func(ev webtest.Event) bool { return strings.Contains(ev.Data, "applyCharts(") })
-	webtest.WaitFor(t, projector, "the projector's cap at 34", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, projector, "the projector's cap at 34", roomtest.SignalPatch(`"max_ejection_percent":34`))
 
 	// Play, on the instructor's side only: the follower plays too.
-	if st, _ := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key); st != 204 {
+	if st, _ := roomtest.Post(t, base, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key); st != 204 {
 		t.Fatalf("speed: %d", st)
 	}
-	if st, _ := roomPost(t, base, "play", present, code, key); st != 204 {
+	if st, _ := roomtest.Post(t, base, "play", present, code, key); st != 204 {
 		t.Fatalf("play: %d", st)
 	}
-	webtest.WaitFor(t, follower, "the follower playing", signalPatch(`"playing":true`))
+	webtest.WaitFor(t, follower, "the follower playing", roomtest.SignalPatch(`"playing":true`))
 
 	// The projector takes no commands; a follower's command without the
 	// key never publishes; an instructor command without the key is refused.
-	if st, body := roomPost(t, base, "pause", roomSig(tabProjector, code, "projector", ""), code, ""); st != 409 || !strings.Contains(body, "projector view follows the room") {
+	if st, body := roomtest.Post(t, base, "pause", roomtest.Sig(roomtest.TabProjector, code, "projector", ""), code, ""); st != 409 || !strings.Contains(body, "projector view follows the room") {
 		t.Errorf("projector pause: %d %s", st, body)
 	}
-	if st, body := roomPost(t, base, "pause", present, code, "stale"); st != 403 || !strings.Contains(body, "key: this browser's instructor key is not room "+code) {
+	if st, body := roomtest.Post(t, base, "pause", present, code, "stale"); st != 403 || !strings.Contains(body, "key: this browser's instructor key is not room "+code) {
 		t.Errorf("instructor without the key: %d %s", st, body)
 	}
 
 	// The follower moves the cap: it breaks away; the room is unchanged.
-	if st, _ := roomPost(t, base, "set", roomSig(tabFollower, code, "follow", `"seq":1,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
+	if st, _ := roomtest.Post(t, base, "set", roomtest.Sig(roomtest.TabFollower, code, "follow", `"seq":1,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
 		t.Fatalf("follower set: %d", st)
 	}
-	webtest.WaitFor(t, follower, "the break-away", signalPatch(`"follow":false`))
+	webtest.WaitFor(t, follower, "the break-away", roomtest.SignalPatch(`"follow":false`))
 	rec, _, err := l.s.rooms.lookup(t.Context(), code)
 	if err != nil || rec.State.Cfg["max_ejection_percent"] != 34 || !rec.State.Playing {
 		t.Fatalf("room after the follower's move: %+v, %v", rec.State, err)
 	}
 	// A late joiner starts at the room's state, not the follower's.
-	late := openRoomStream(t, base, code, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, late, "the late joiner at the room's cap", signalPatch(`"max_ejection_percent":34`))
+	late := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabFollower2, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, late, "the late joiner at the room's cap", roomtest.SignalPatch(`"max_ejection_percent":34`))
 
 	// The instructor pauses: the follower who broke away stays where it is.
-	if st, _ := roomPost(t, base, "pause", present, code, key); st != 204 {
+	if st, _ := roomtest.Post(t, base, "pause", present, code, key); st != 204 {
 		t.Fatalf("pause: %d", st)
 	}
-	webtest.WaitFor(t, late, "the late joiner paused", signalPatch(`"playing":false`))
-	expectNone(t, follower, 300*time.Millisecond, "the broken-away follower followed", signalPatch(`"max_ejection_percent":34`))
+	webtest.WaitFor(t, late, "the late joiner paused", roomtest.SignalPatch(`"playing":false`))
+	roomtest.ExpectNone(t, follower, 300*time.Millisecond, "the broken-away follower followed", roomtest.SignalPatch(`"max_ejection_percent":34`))
 
 	// Rejoin: back on the room's state, following again.
-	if st, body := roomPost(t, base, "rejoin", roomSig(tabFollower, code, "follow", `"follow":false`), code, ""); st != 204 {
+	if st, body := roomtest.Post(t, base, "rejoin", roomtest.Sig(roomtest.TabFollower, code, "follow", `"follow":false`), code, ""); st != 204 {
 		t.Fatalf("rejoin: %d %s", st, body)
 	}
-	waitEach(t, follower, "the follower back at 34, paused, following", `"max_ejection_percent":34`, `"playing":false`, `"follow":true`)
-	if st, body := roomPost(t, base, "rejoin", `{"tab":"`+webtest.Tab+`"}`, "", ""); st != 409 || !strings.Contains(body, "follows no room") {
+	roomtest.WaitEach(t, follower, "the follower back at 34, paused, following", `"max_ejection_percent":34`, `"playing":false`, `"follow":true`)
+	if st, body := roomtest.Post(t, base, "rejoin", `{"tab":"`+webtest.Tab+`"}`, "", ""); st != 409 || !strings.Contains(body, "follows no room") {
 		t.Errorf("rejoin outside a room: %d %s", st, body)
 	}
 }
@@ -311,8 +312,8 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 func TestRoomBusBadInput(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
+	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	subject := "$KV." + roombus.RoomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
 	// One at a time: the bucket keeps one revision per key, so a value
@@ -342,15 +343,15 @@ func TestRoomBusBadInput(t *testing.T) {
 	if n := strings.Count(l.logs.String(), `msg="room bus: ignored a room state"`); n != 5 {
 		t.Errorf("%d log lines for ignored states, want 5:\n%s", n, l.logs.String())
 	}
-	expectNone(t, follower, 200*time.Millisecond, "a bad state reached the follower", signalPatch(`"cfg"`))
+	roomtest.ExpectNone(t, follower, 200*time.Millisecond, "a bad state reached the follower", roomtest.SignalPatch(`"cfg"`))
 	// The room still has its good state, for pages and for the instructor.
 	if res, err := http.Get(l.ts.URL + "/r/" + code); err != nil || res.StatusCode != 200 {
 		t.Fatalf("late joiner's page after bad states: %v %v", err, res.Status)
 	}
-	if st, body := roomPost(t, l.ts.URL, "set", roomSig(tabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":20}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":20}`), code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the good state after the bad ones", signalPatch(`"max_ejection_percent":20`))
+	webtest.WaitFor(t, follower, "the good state after the bad ones", roomtest.SignalPatch(`"max_ejection_percent":20`))
 }
 
 // The limits: attendees per room and rooms per replica answer 503, joins
@@ -358,10 +359,10 @@ func TestRoomBusBadInput(t *testing.T) {
 func TestRoomLimits(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxRooms: 1, MaxAttendees: 1})
 	code, key := l.createRoom(t, "")
-	webtest.WaitFor(t, openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", "")), "the first attendee", signalPatch(`"follow":true`))
+	webtest.WaitFor(t, roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", "")), "the first attendee", roomtest.SignalPatch(`"follow":true`))
 	// The instructor's stream does not count.
-	webtest.WaitFor(t, openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", ""), code, key), "the instructor's stream", signalPatch(`"cursor"`))
-	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.ts.URL, "/lab/stream", roomSig(tabFollower2, code, "follow", ""),
+	webtest.WaitFor(t, roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", ""), code, key), "the instructor's stream", roomtest.SignalPatch(`"cursor"`))
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.ts.URL, "/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "follow", ""),
 		&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")}))
 	if err != nil {
 		t.Fatal(err)
@@ -398,27 +399,27 @@ func TestRoomLesson(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
 	base := l.ts.URL
-	present := roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
-	follower := openRoomStream(t, base, code, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
-	if st, body := roomPost(t, base, "speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1), code, key); st != 204 {
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
+	follower := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
+	if st, body := roomtest.Post(t, base, "speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1), code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
 	}
-	if st, body := roomPost(t, base, "play", present, code, key); st != 204 {
+	if st, body := roomtest.Post(t, base, "play", present, code, key); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the follower held at 30 s", signalPatch(`"cursor":3,`, `"held":true`))
-	if st, _ := roomPost(t, base, "answer", roomSig(tabFollower, code, "follow", `"lesson":"cap","predicted":true`), code, ""); st != 204 {
+	webtest.WaitFor(t, follower, "the follower held at 30 s", roomtest.SignalPatch(`"cursor":3,`, `"held":true`))
+	if st, _ := roomtest.Post(t, base, "answer", roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap","predicted":true`), code, ""); st != 204 {
 		t.Fatalf("follower's answer: %d", st)
 	}
-	webtest.WaitFor(t, follower, "the follower still held after its answer", signalPatch(`"cursor":3,`, `"held":true`))
-	expectNone(t, follower, 200*time.Millisecond, "the answer broke away", signalPatch(`"follow":false`))
-	if st, _ := roomPost(t, base, "answer", strings.Replace(present, "}", `,"predicted":true}`, 1), code, key); st != 204 {
+	webtest.WaitFor(t, follower, "the follower still held after its answer", roomtest.SignalPatch(`"cursor":3,`, `"held":true`))
+	roomtest.ExpectNone(t, follower, 200*time.Millisecond, "the answer broke away", roomtest.SignalPatch(`"follow":false`))
+	if st, _ := roomtest.Post(t, base, "answer", strings.Replace(present, "}", `,"predicted":true}`, 1), code, key); st != 204 {
 		t.Fatalf("instructor's answer: %d", st)
 	}
-	webtest.WaitFor(t, follower, "the room released", signalPatch(`"cursor":30,`, `"held":false`))
-	if st, body := roomPost(t, base, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
+	webtest.WaitFor(t, follower, "the room released", roomtest.SignalPatch(`"cursor":30,`, `"held":false`))
+	if st, body := roomtest.Post(t, base, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
 		t.Fatalf("load step: %d %s", st, body)
 	}
-	webtest.WaitFor(t, follower, "the step loaded, at its start", signalPatch(`"cursor":0,`, `"step":"cap-34"`))
+	webtest.WaitFor(t, follower, "the step loaded, at its start", roomtest.SignalPatch(`"cursor":0,`, `"step":"cap-34"`))
 }

@@ -1,7 +1,6 @@
 package room
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -143,56 +142,5 @@ func (l *roomLab) att(t testing.TB, code, name string) string {
 	return id + "." + rec.AttendeeTag(code, id)
 }
 
-// The tests' helpers over HTTP (roomtest), by the names the tests use.
-var (
-	roomSig           = roomtest.Sig
-	roomPost          = roomtest.Post
-	roomCall          = roomtest.Call
-	waitEach          = roomtest.WaitEach
-	signalPatch       = roomtest.SignalPatch
-	patchOf           = roomtest.PatchOf
-	expectNone        = roomtest.ExpectNone
-	charted           = roomtest.Charted
-	attendeeCookie    = roomtest.AttendeeCookie
-	openRoomStream    = roomtest.OpenRoomStream
-	openRoomStreamCtx = roomtest.OpenRoomStreamCtx
-	openStreamCtx     = roomtest.OpenStreamCtx
-	openSSE           = roomtest.OpenSSE
-	openStreamKey     = roomtest.OpenStreamKey
-	waitUntil         = roomtest.WaitUntil
-)
-
-var (
-	tabPresenter = roomtest.TabPresenter
-	tabFollower  = roomtest.TabFollower
-	tabFollower2 = roomtest.TabFollower2
-	tabProjector = roomtest.TabProjector
-)
-
-const raceEnabled = webtest.RaceEnabled
-
 // browser is a headless Chromium on a test server (browsertest.Browser).
 type browser = browsertest.Browser
-
-func skipWithoutChromium(t *testing.T) { browsertest.SkipWithoutChromium(t) }
-
-func startChromium(t *testing.T, width, height int) context.Context {
-	return browsertest.StartChromium(t, width, height)
-}
-
-// roomLaptops are n laptops on base (browsertest.Laptops).
-func roomLaptops(t *testing.T, base string, n int) []*browser { return browsertest.Laptops(t, base, n) }
-
-// roomBrowser is a new browser context (its own cookies) in a running
-// Chromium, recording requests to other hosts and console errors, for 90 s.
-func roomBrowser(t *testing.T, bctx context.Context, base string) *browser {
-	return browsertest.Tab(t, bctx, base, 90*time.Second)
-}
-
-// tabFor is roomBrowser for a test that needs its tab for longer.
-func tabFor(t *testing.T, bctx context.Context, base string, limit time.Duration) *browser {
-	return browsertest.Tab(t, bctx, base, limit)
-}
-
-// shot saves a screenshot where people can look at it after the run.
-func shot(t *testing.T, b *browser, name string) { browsertest.Shot(t, b, name) }

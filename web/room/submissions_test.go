@@ -17,6 +17,7 @@ import (
 	"outlierlab/challenges"
 	"outlierlab/engine/challenge"
 	wchallenges "outlierlab/web/challenges"
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/scenes"
@@ -79,7 +80,7 @@ type leaderboardJSON struct {
 
 func leaderboardOf(t *testing.T, l *roomLab, code string) leaderboardJSON {
 	t.Helper()
-	st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", "")
+	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", "")
 	if st != http.StatusOK {
 		t.Fatalf("leaderboard: %d %s", st, body)
 	}
@@ -108,10 +109,10 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 	if st, body := submit(t, l.ts.URL, code, ann, cap("17")); st != http.StatusConflict || !strings.Contains(body, "scene: the room's scene is no challenge") {
 		t.Errorf("off a challenge scene: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", ""); st != http.StatusConflict {
+	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", ""); st != http.StatusConflict {
 		t.Errorf("the leaderboard off a challenge scene: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
 	for _, c := range []struct {
@@ -163,7 +164,7 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 	if st, body := submit(t, l.ts.URL, code, cy, cap("50")); st != http.StatusCreated {
 		t.Fatalf("cy's 50: %d %s", st, body)
 	}
-	waitUntil(t, "the board holds three", func() bool { return len(leaderboardOf(t, l, code).Entries) == 3 })
+	roomtest.WaitUntil(t, "the board holds three", func() bool { return len(leaderboardOf(t, l, code).Entries) == 3 })
 	tick()
 	if st, body := submit(t, l.ts.URL, code, dee, cap("34")); st != http.StatusServiceUnavailable || !strings.Contains(body, "(allowed 3)") {
 		t.Errorf("a fourth attendee past the room's 3: %d %s", st, body)
@@ -174,7 +175,7 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 		t.Fatalf("ann's second: %d %s", st, body)
 	}
 	var lb leaderboardJSON
-	waitUntil(t, "three submissions, ann's second among them", func() bool {
+	roomtest.WaitUntil(t, "three submissions, ann's second among them", func() bool {
 		lb = leaderboardOf(t, l, code)
 		return len(lb.Entries) == 3 && lb.Entries[0].Settings["max_ejection_percent"] != "" && slicesHas(lb.Entries, "20")
 	})
@@ -214,9 +215,9 @@ func TestRoomChallengePanel(t *testing.T) {
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	follower := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	presenter := roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
 	panel := func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-challenge"`) }
@@ -262,13 +263,13 @@ func TestRoomChallengePanel(t *testing.T) {
 	// The instructor spotlights the 17: the room's run takes its settings
 	// (every follower's controls move) and every page marks it, with the
 	// link to /compare; then reveals the reference.
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
 		t.Errorf("spotlight of no submission: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
 		t.Errorf("spotlight without the key: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("spotlight: %d %s", st, body)
 	}
 	for _, s := range []struct {
@@ -281,8 +282,8 @@ func TestRoomChallengePanel(t *testing.T) {
 		})
 	}
 	// The stream sends the room's signals after its panels.
-	waitEach(t, follower, "the follower's controls at the spotlit 17", `"max_ejection_percent":17`)
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
+	roomtest.WaitEach(t, follower, "the follower's controls at the spotlit 17", `"max_ejection_percent":17`)
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	webtest.WaitFor(t, follower, "the reference on the attendee's panel", func(ev webtest.Event) bool {
@@ -301,7 +302,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
 	ann, bob, cy := l.att(t, code, "ann"), l.att(t, code, "bob"), l.att(t, code, "cy")
@@ -313,7 +314,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	}
 	var entries []record.TimelineEntry
 	var subs []int // the submission entries' indexes
-	waitUntil(t, "four submissions recorded", func() bool {
+	roomtest.WaitUntil(t, "four submissions recorded", func() bool {
 		var err error
 		if entries, err = l.s.rooms.timeline.Read(t.Context(), code); err != nil {
 			t.Fatal(err)
@@ -355,7 +356,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	// is on: two points at the second submission, three at the last.
 	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","recSpeed":"max"}`)
 	for _, c := range []struct{ entry, rows int }{{subs[1], 2}, {subs[3], 3}} {
-		if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
 			t.Fatalf("seek to %d: %d %s", c.entry, st, body)
 		}
 		webtest.WaitFor(t, ev, fmt.Sprintf("the replay's panel with %d submissions", c.rows), func(e webtest.Event) bool {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/roombus"
 	"outlierlab/web/tabid"
@@ -33,8 +34,8 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 	victimSig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, victim, rest)
 	}
-	events := openStreamCtx(t, t.Context(), la.ts.URL, victimSig(""))
-	webtest.WaitFor(t, events, "the victim's first redraw", charted)
+	events := roomtest.OpenStreamCtx(t, t.Context(), la.ts.URL, victimSig(""))
+	webtest.WaitFor(t, events, "the victim's first redraw", roomtest.Charted)
 	sess := la.s.lab.Sessions.Get(victim)
 	before, gen := sess.State(), sess.Gen()
 
@@ -98,13 +99,13 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 	if after := sess.State(); !reflect.DeepEqual(after, before) || sess.Gen() != gen || la.s.lab.Sessions.Get(victim) != sess || sess.Streams() != 1 {
 		t.Errorf("the victim's session changed: gen %d→%d, %d streams\n%+v\n%+v", gen, sess.Gen(), sess.Streams(), before.In, after.In)
 	}
-	expectNone(t, events, 300*time.Millisecond, "the attacker's settings on the victim's stream", func(ev webtest.Event) bool {
+	roomtest.ExpectNone(t, events, 300*time.Millisecond, "the attacker's settings on the victim's stream", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "max_ejection_percent: 99\n") || strings.Contains(ev.Data, `"room"`)
 	})
 	// The victim's own moves still land, on either replica.
 	for i, base := range []string{lb.ts.URL, la.ts.URL} {
 		cap := 30 + i
-		if st, body := roomPost(t, base, "set", victimSig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), "", ""); st != 204 {
+		if st, body := roomtest.Post(t, base, "set", victimSig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), "", ""); st != 204 {
 			t.Fatalf("the victim's move on %s: %d %s", base, st, body)
 		}
 		want := fmt.Sprintf("max_ejection_percent: %d\n", cap)

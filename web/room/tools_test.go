@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"outlierlab/web/internal/roomtest"
 	"outlierlab/web/internal/webtest"
 	"outlierlab/web/room/record"
 	"outlierlab/web/room/recording"
@@ -36,19 +37,19 @@ func TestRoomQuestionReveal(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	bases := []string{la.ts.URL, lb.ts.URL}
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
+	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 
-	st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
+	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, "", "")
 	if st != 403 {
 		t.Fatalf("a question without the key: %d %s", st, body)
 	}
 	for _, bad := range []string{`{"qkind":"ejected","qhost":"h9","qat":60}`, `{"qkind":"ejected","qhost":"h5","qat":-1}`, `{"qkind":"guess"}`, `{"qkind":"out","qat":9999}`} {
-		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", bad, code, key, ""); st != 422 {
+		if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", bad, code, key, ""); st != 422 {
 			t.Errorf("question %s: %d %s", bad, st, body)
 		}
 	}
-	st, body = roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body = roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Text != "Is h5 ejected at 60 s?" || q.Hold != 5 {
 		t.Fatalf("open: %d %s", st, body)
@@ -59,7 +60,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 
 	answer30(t, la, bases, code, q.ID) // 20 yes, 10 no
 	// A second answer replaces the first: attendee 0 changes its mind.
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", la.att(t, code, "attendee-00")); st != 204 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"no"}`, code, "", la.att(t, code, "attendee-00")); st != 204 {
 		t.Fatalf("second answer: %d %s", st, body)
 	}
 	for _, c := range []struct {
@@ -69,14 +70,14 @@ func TestRoomQuestionReveal(t *testing.T) {
 		{"/answer?q=nosuch&a=yes", `{}`, 404},
 		{"/answer?q=" + q.ID + "&a=maybe", `{}`, 422},
 	} {
-		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", la.att(t, code, "attendee-99")); st != c.want {
+		if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+c.path, c.body, code, "", la.att(t, code, "attendee-99")); st != c.want {
 			t.Errorf("%s: %d %s (want %d)", c.path, st, body, c.want)
 		}
 	}
 	// The instructor sees the count, not the split: the count as replica
 	// B has heard it (the answers went to both).
-	waitUntil(t, "replica B counts 30 answers", func() bool {
-		st, body = roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	roomtest.WaitUntil(t, "replica B counts 30 answers", func() bool {
+		st, body = roomtest.Call(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
 		return strings.Contains(body, `"count":30`)
 	})
 	if st != 200 || !strings.Contains(body, `"count":30`) || strings.Contains(body, `"hist"`) || strings.Contains(body, `"answer":"no"`) {
@@ -84,10 +85,10 @@ func TestRoomQuestionReveal(t *testing.T) {
 	}
 	webtest.WaitFor(t, follower, "the count at 30", func(ev webtest.Event) bool { return strings.Contains(ev.Data, ">30</span> answered") })
 
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/nosuch/reveal", "", code, key, ""); st != 404 {
 		t.Errorf("reveal of an unknown question: %d %s", st, body)
 	}
-	st, body = roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
@@ -98,11 +99,11 @@ func TestRoomQuestionReveal(t *testing.T) {
 	webtest.WaitFor(t, follower, "the histogram with the engine's answer", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "✓ the engine's answer") && strings.Contains(ev.Data, `room-hist-row right`) && strings.Contains(ev.Data, "The engine says <b class=\"room-q-answer\">no</b>")
 	})
-	webtest.WaitFor(t, follower, "playback on after the reveal", signalPatch(`"playing":true`))
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", la.att(t, code, "attendee-01")); st != 409 {
+	webtest.WaitFor(t, follower, "playback on after the reveal", roomtest.SignalPatch(`"playing":true`))
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=yes", `{}`, code, "", la.att(t, code, "attendee-01")); st != 409 {
 		t.Errorf("answer after the reveal: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 {
 		t.Errorf("second reveal: %d %s", st, body)
 	}
 }
@@ -114,42 +115,42 @@ func TestRoomQuestionReveal(t *testing.T) {
 func TestRoomSummonAndLock(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	tabs := []string{tabFollower, tabFollower2}
+	tabs := []string{roomtest.TabFollower, roomtest.TabFollower2}
 	bases := []string{la.ts.URL, lb.ts.URL}
 	var streams []<-chan webtest.Event
 	for i, base := range bases {
-		ev := openRoomStream(t, base, code, roomSig(tabs[i], code, "follow", `"preset":"search-cache"`))
-		webtest.WaitFor(t, ev, "the first redraw", charted)
+		ev := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(tabs[i], code, "follow", `"preset":"search-cache"`))
+		webtest.WaitFor(t, ev, "the first redraw", roomtest.Charted)
 		streams = append(streams, ev)
 	}
 	breakAway := func(i int) (int, string) {
-		return roomPost(t, bases[i], "set", roomSig(tabs[i], code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, "")
+		return roomtest.Post(t, bases[i], "set", roomtest.Sig(tabs[i], code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, "")
 	}
 	for i := range bases {
 		if st, body := breakAway(i); st != 204 {
 			t.Fatalf("follower %d breaks away: %d %s", i, st, body)
 		}
-		webtest.WaitFor(t, streams[i], "the break-away", signalPatch(`"follow":false`))
+		webtest.WaitFor(t, streams[i], "the break-away", roomtest.SignalPatch(`"follow":false`))
 	}
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, "", ""); st != 403 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, "", ""); st != 403 {
 		t.Fatalf("summon without the key: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, key, ""); st != 200 || !strings.Contains(body, `"summon":1`) {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/summon", "", code, key, ""); st != 200 || !strings.Contains(body, `"summon":1`) {
 		t.Fatalf("summon: %d %s", st, body)
 	}
 	for i := range bases {
-		waitEach(t, streams[i], fmt.Sprintf("follower %d brought back", i), `"follow":true`, `"max_ejection_percent":10`)
+		roomtest.WaitEach(t, streams[i], fmt.Sprintf("follower %d brought back", i), `"follow":true`, `"max_ejection_percent":10`)
 	}
 
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=yes", "", code, key, ""); st != 422 {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=yes", "", code, key, ""); st != 422 {
 		t.Fatalf("lock?on=yes: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":true`) {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":true`) {
 		t.Fatalf("lock: %d %s", st, body)
 	}
 	for i := range bases {
 		// Wait until replica i has the lock, then try to break away.
-		waitUntil(t, "replica sees the lock", func() bool {
+		roomtest.WaitUntil(t, "replica sees the lock", func() bool {
 			rec, _, err := []*roomLab{la, lb}[i].s.rooms.lookup(t.Context(), code)
 			return err == nil && rec.State.Lock
 		})
@@ -157,17 +158,17 @@ func TestRoomSummonAndLock(t *testing.T) {
 			t.Fatalf("follower %d while locked: %d %s", i, st, body)
 		}
 	}
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=0", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":false`) {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/lock?on=0", "", code, key, ""); st != 200 || !strings.Contains(body, `"lock":false`) {
 		t.Fatalf("unlock: %d %s", st, body)
 	}
-	waitUntil(t, "replica B sees the unlock", func() bool {
+	roomtest.WaitUntil(t, "replica B sees the unlock", func() bool {
 		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
 		return err == nil && !rec.State.Lock
 	})
 	if st, body := breakAway(1); st != 204 {
 		t.Fatalf("follower after unlock: %d %s", st, body)
 	}
-	webtest.WaitFor(t, streams[1], "the break-away after unlock", signalPatch(`"follow":false`))
+	webtest.WaitFor(t, streams[1], "the break-away after unlock", roomtest.SignalPatch(`"follow":false`))
 }
 
 // The board on the instructor's page counts the attendees of both
@@ -176,25 +177,25 @@ func TestRoomSummonAndLock(t *testing.T) {
 func TestRoomBoard(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	f1, id1 := openRoomStreamCtx(t, t.Context(), la.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, f1, "the first redraw", charted)
+	presenter := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	f1, id1 := roomtest.OpenRoomStreamCtx(t, t.Context(), la.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, f1, "the first redraw", roomtest.Charted)
 	f2ctx, f2stop := context.WithCancel(context.Background())
 	t.Cleanup(f2stop)
-	att2 := attendeeCookie(t, lb.ts.URL, code)
+	att2 := roomtest.AttendeeCookie(t, lb.ts.URL, code)
 	id2, _, _ := strings.Cut(att2.Value, ".")
-	f2 := openStreamCtx(t, f2ctx, lb.ts.URL, roomSig(tabFollower2, code, "follow", `"preset":"search-cache"`), att2)
-	webtest.WaitFor(t, f2, "the first redraw", charted)
-	board := func(parts ...string) func(webtest.Event) bool { return patchOf(`id="room-board"`, parts...) }
+	f2 := roomtest.OpenStreamCtx(t, f2ctx, lb.ts.URL, roomtest.Sig(roomtest.TabFollower2, code, "follow", `"preset":"search-cache"`), att2)
+	webtest.WaitFor(t, f2, "the first redraw", roomtest.Charted)
+	board := func(parts ...string) func(webtest.Event) bool { return roomtest.PatchOf(`id="room-board"`, parts...) }
 	webtest.WaitFor(t, presenter, "two following", board("<b>2</b> following, <b>0</b> exploring", record.Nickname(id1), record.Nickname(id2)))
 
-	_, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
+	_, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, "")
 	var q record.Question
 	_ = json.Unmarshal([]byte(body), &q)
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+tabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", att2.Value); st != 204 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"tab":"`+roomtest.TabFollower2+`","q":"`+q.ID+`","qans":3}`, code, "", att2.Value); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
-	if st, _ := roomPost(t, la.ts.URL, "set", roomSig(tabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
+	if st, _ := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(roomtest.TabFollower, code, "follow", `"seq":9,"cfg":{"max_ejection_percent":80}`), code, ""); st != 204 {
 		t.Fatal("break away")
 	}
 	webtest.WaitFor(t, presenter, "one exploring, an answer on the board", board("<b>1</b> following, <b>1</b> exploring", "<td>3</td>"))
@@ -208,8 +209,8 @@ func TestRoomBoard(t *testing.T) {
 func TestRoomRecordingReplay(t *testing.T) {
 	la, lb := twoReplicas(t)
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := openRoomStream(t, lb.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, follower, "the first redraw", charted)
+	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	hub := lb.s.rooms.hub(code)
 	seen := []liveState{}
 	take := func() {
@@ -218,41 +219,43 @@ func TestRoomRecordingReplay(t *testing.T) {
 		seen = append(seen, liveState{string(b), n.run})
 	}
 	take()
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
 	actions := []func(){
 		func() {
-			roomPost(t, la.ts.URL, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key)
-		},
-		func() { roomPost(t, la.ts.URL, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key) },
-		func() { roomPost(t, la.ts.URL, "play", present, code, key) },
-		func() {
-			roomPost(t, la.ts.URL, "inject", strings.Replace(present, "}", `,"injectHost":"h2"}`, 1), code, key)
+			roomtest.Post(t, la.ts.URL, "set", strings.Replace(present, "}", `,"seq":1,"cfg":{"max_ejection_percent":34}}`, 1), code, key)
 		},
 		func() {
-			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
+			roomtest.Post(t, la.ts.URL, "speed", strings.Replace(present, "}", `,"speed":"16"}`, 1), code, key)
+		},
+		func() { roomtest.Post(t, la.ts.URL, "play", present, code, key) },
+		func() {
+			roomtest.Post(t, la.ts.URL, "inject", strings.Replace(present, "}", `,"injectHost":"h2"}`, 1), code, key)
+		},
+		func() {
+			roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
 		},
 		func() {
 			var q record.Question
-			_, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
+			_, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
 			var st struct{ Question record.Question }
 			_ = json.Unmarshal([]byte(body), &st)
 			q = st.Question
-			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone"))
-			roomCall(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+			roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone"))
+			roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 		},
 	}
 	for _, act := range actions {
 		before := hub.current().rev
 		act()
-		waitUntil(t, "replica B has the change", func() bool { return hub.current().rev > before })
+		roomtest.WaitUntil(t, "replica B has the change", func() bool { return hub.current().rev > before })
 		take()
 	}
 	// The export is read as the player page is: with the room's code, no
 	// key (one rule, issue 22 item 6); it never holds the key.
-	if st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, "", ""); st != 200 || strings.Contains(body, key) {
+	if st, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, "", ""); st != 200 || strings.Contains(body, key) {
 		t.Fatalf("recording without the key: %d (or it holds the key)", st)
 	}
-	st, body := roomCall(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
 	var rec recording.Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("recording: %d %s", st, webtest.Head(body, 300))
@@ -266,7 +269,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 	if got := rec.Entries[len(rec.Entries)-1]; got.Kind != "reveal" || got.State.Question.Answer == "" {
 		t.Errorf("last entry: %+v", got)
 	}
-	st, page := roomCall(t, "GET", lb.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	st, page := roomtest.Call(t, "GET", lb.ts.URL+"/r/"+code+"/recording", "", code, "", "")
 	if st != 200 || !strings.Contains(page, "engine: ") || !strings.Contains(page, "/lab?preset=search-cache&amp;max_ejection_percent=34") {
 		t.Errorf("recording page: %d %s", st, webtest.Head(page, 400))
 	}
@@ -279,8 +282,8 @@ func TestRoomSpotlight(t *testing.T) {
 	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
 	var streams []<-chan webtest.Event
 	for i, base := range []string{la.ts.URL, lb.ts.URL} {
-		ev := openRoomStream(t, base, code, roomSig([]string{tabFollower, tabFollower2}[i], code, "follow", `"preset":"search-cache"`))
-		webtest.WaitFor(t, ev, "the first redraw", charted)
+		ev := roomtest.OpenRoomStream(t, base, code, roomtest.Sig([]string{roomtest.TabFollower, roomtest.TabFollower2}[i], code, "follow", `"preset":"search-cache"`))
+		webtest.WaitFor(t, ev, "the first redraw", roomtest.Charted)
 		streams = append(streams, ev)
 	}
 	for _, c := range []struct {
@@ -296,32 +299,32 @@ func TestRoomSpotlight(t *testing.T) {
 		{"?log=lg-3-7", "", 422, "log: \"lg-3-7\" is not a line of this run's log"},
 		{"", `{"log":"3-0"}`, 422, "log: \"3-0\" is not a decision-log line"},
 	} {
-		if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight"+c.q, c.body, code, key, ""); st != c.want || !strings.Contains(body, c.msg) {
+		if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight"+c.q, c.body, code, key, ""); st != c.want || !strings.Contains(body, c.msg) {
 			t.Errorf("%s: %d %s", c.q, st, body)
 		}
 	}
-	if st, _ := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, "", ""); st != 403 {
+	if st, _ := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, "", ""); st != 403 {
 		t.Errorf("spotlight without the key: %d", st)
 	}
-	if st, body := roomCall(t, "POST", lb.ts.URL+"/r/"+code+"/spotlight", `{"host":"h5","from":40,"to":60}`, code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/spotlight", `{"host":"h5","from":40,"to":60}`, code, key, ""); st != 200 {
 		t.Fatalf("spotlight: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		webtest.WaitFor(t, ev, "the spotlight", signalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s","fromMs":40000,"toMs":60000,"log":""}`))
+		webtest.WaitFor(t, ev, "the spotlight", roomtest.SignalPatch(`"spot":{"host":"h5","from":"40 s","to":"60 s","fromMs":40000,"toMs":60000,"log":""}`))
 	}
 	// A log line: h5's overflow at 40 s (lg-3-0) speaks of the interval
 	// that ended at 40 s, 30–40 s.
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?log=lg-3-0", "", code, key, ""); st != 200 || !strings.Contains(body, `"host":"h5","from":"30 s","to":"40 s"`) {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?log=lg-3-0", "", code, key, ""); st != 200 || !strings.Contains(body, `"host":"h5","from":"30 s","to":"40 s"`) {
 		t.Fatalf("spotlight a log line: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		webtest.WaitFor(t, ev, "the log line's spotlight", signalPatch(`"spot":{"host":"h5","from":"30 s","to":"40 s","fromMs":30000,"toMs":40000,"log":"lg-3-0"}`))
+		webtest.WaitFor(t, ev, "the log line's spotlight", roomtest.SignalPatch(`"spot":{"host":"h5","from":"30 s","to":"40 s","fromMs":30000,"toMs":40000,"log":"lg-3-0"}`))
 	}
-	if st, body := roomCall(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?clear=1", "", code, key, ""); st != 200 {
 		t.Fatalf("clear: %d %s", st, body)
 	}
 	for _, ev := range streams {
-		webtest.WaitFor(t, ev, "the spotlight cleared", signalPatch(`"spot":{"host":"","from":"","to":"","fromMs":0,"toMs":0,"log":""}`))
+		webtest.WaitFor(t, ev, "the spotlight cleared", roomtest.SignalPatch(`"spot":{"host":"","from":"","to":"","fromMs":0,"toMs":0,"log":""}`))
 	}
 }
 
@@ -330,29 +333,29 @@ func TestRoomSpotlight(t *testing.T) {
 func TestRoomQuestionHoldsInstructor(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	present := roomSig(tabPresenter, code, "present", `"preset":"search-cache"`)
-	ev := openStreamKey(t, l.ts.URL, present, code, key)
-	webtest.WaitFor(t, ev, "the first redraw", charted)
+	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
+	ev := roomtest.OpenStreamKey(t, l.ts.URL, present, code, key)
+	webtest.WaitFor(t, ev, "the first redraw", roomtest.Charted)
 	for _, c := range [][2]string{{"speed", strings.Replace(present, "}", `,"speed":"instant"}`, 1)}, {"play", present}} {
-		if st, body := roomPost(t, l.ts.URL, c[0], c[1], code, key); st != 204 {
+		if st, body := roomtest.Post(t, l.ts.URL, c[0], c[1], code, key); st != 204 {
 			t.Fatalf("%s: %d %s", c[0], st, body)
 		}
 	}
 	cursor := func() int {
-		st := l.s.lab.Sessions.Get(tabPresenter).State()
+		st := l.s.lab.Sessions.Get(roomtest.TabPresenter).State()
 		return st.Playback.CursorAt(l.s.lab.Now(), len(st.Run.Frames))
 	}
-	waitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+tabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	roomtest.WaitUntil(t, "the end of the run", func() bool { return cursor() == 30 })
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"tab":"`+roomtest.TabPresenter+`","qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	waitUntil(t, "the instructor's page held before 60 s", func() bool { return cursor() == 5 })
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", `{"tab":"`+tabPresenter+`"}`, code, key, ""); st != 200 {
+	roomtest.WaitUntil(t, "the instructor's page held before 60 s", func() bool { return cursor() == 5 })
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", `{"tab":"`+roomtest.TabPresenter+`"}`, code, key, ""); st != 200 {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
-	waitUntil(t, "the instructor's page playing on", func() bool { return cursor() == 30 })
+	roomtest.WaitUntil(t, "the instructor's page playing on", func() bool { return cursor() == 30 })
 }
 
 // answer30 has 30 attendees, alternating between the replicas, answer
@@ -368,7 +371,7 @@ func answer30(t *testing.T, l *roomLab, bases []string, code, id string) {
 				a = "yes"
 			}
 			att := l.att(t, code, fmt.Sprintf("attendee-%02d", i))
-			if st, body := roomCall(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", att); st != 204 {
+			if st, body := roomtest.Call(t, "POST", bases[i%2]+"/r/"+code+"/answer?q="+id+"&a="+a, `{}`, code, "", att); st != 204 {
 				t.Errorf("answer %d: %d %s", i, st, body)
 			}
 		}()
@@ -417,21 +420,21 @@ func checkReplay(t *testing.T, rec recording.Recording, seen []liveState) {
 func TestRoomLessonQuestion(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"lesson":"cap"}`)
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[1]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[1]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
-	st, body = roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection: one host of six would be more than 10% ejected." || q.Hist[1].N != 1 || !q.Hist[0].Right {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	// The free lab has no lesson prediction.
 	code2, key2 := l.createRoom(t, `{"preset":"search-cache"}`)
-	if st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code2+"/questions", `{"qkind":"lesson"}`, code2, key2, ""); st != 422 || !strings.Contains(body, "qkind: the room shows no lesson") {
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code2+"/questions", `{"qkind":"lesson"}`, code2, key2, ""); st != 422 || !strings.Contains(body, "qkind: the room shows no lesson") {
 		t.Errorf("lesson question in the free lab: %d %s", st, body)
 	}
 }
@@ -442,8 +445,8 @@ func TestRoomLessonQuestion(t *testing.T) {
 func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	presenter := openStreamKey(t, l.ts.URL, roomSig(tabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	webtest.WaitFor(t, presenter, "the first redraw", charted)
+	presenter := roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	webtest.WaitFor(t, presenter, "the first redraw", roomtest.Charted)
 	hub, err := l.s.rooms.open(context.Background(), code, "")
 	if err != nil {
 		t.Fatal(err)
@@ -452,8 +455,8 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 	hub.mu.Lock()
 	roomNext, boardNext, gen := hub.now.next, hub.boardNext, hub.boardGen
 	hub.mu.Unlock()
-	f := openRoomStream(t, l.ts.URL, code, roomSig(tabFollower, code, "follow", `"preset":"search-cache"`))
-	webtest.WaitFor(t, f, "the follower's first redraw", charted)
+	f := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	webtest.WaitFor(t, f, "the follower's first redraw", roomtest.Charted)
 	select {
 	case <-boardNext:
 	case <-time.After(5 * time.Second):
@@ -502,18 +505,18 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 		return rev
 	}
 	rev := set("max_ejection_percent", 20)
-	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+	roomtest.WaitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
 	s0 := l.bus.Conn().Stats()
 	rev = set("max_ejection_percent", 30)
 	if s1 := l.bus.Conn().Stats(); s1.OutMsgs-s0.OutMsgs != 2 { // the put and the recording's entry
 		t.Errorf("a change from the hub's latest state sent %d messages, want 2", s1.OutMsgs-s0.OutMsgs)
 	}
-	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+	roomtest.WaitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
 
 	// The hub falls behind: it still has the state of two changes ago.
 	stale := hub.current()
 	rev = set("consecutive_5xx", 7)
-	waitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
+	roomtest.WaitUntil(t, "the hub at the new state", func() bool { return hub.current().rev == rev })
 	hub.mu.Lock()
 	keep := hub.now
 	hub.now.rec, hub.now.raw, hub.now.rev = stale.rec, stale.raw, stale.rev
@@ -546,7 +549,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 func TestRoomQuestionOfLaggingHub(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	st, body := roomCall(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
@@ -566,10 +569,10 @@ func TestRoomQuestionOfLaggingHub(t *testing.T) {
 func TestRoomBoardSteps(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := la.createRoom(t, `{"lesson":"cap"}`)
-	presenter := openStreamKey(t, la.ts.URL, roomSig(tabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`), code, key)
-	f := openRoomStream(t, la.ts.URL, code, roomSig(tabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
-	webtest.WaitFor(t, f, "the first redraw", charted)
-	ev := webtest.WaitFor(t, presenter, "the board's steps", patchOf(`id="room-board"`, "<b>1</b> following", "step 1: <b>0</b> of 1 done", "step 2: <b>0</b> of 1 done"))
+	presenter := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`), code, key)
+	f := roomtest.OpenRoomStream(t, la.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
+	webtest.WaitFor(t, f, "the first redraw", roomtest.Charted)
+	ev := webtest.WaitFor(t, presenter, "the board's steps", roomtest.PatchOf(`id="room-board"`, "<b>1</b> following", "step 1: <b>0</b> of 1 done", "step 2: <b>0</b> of 1 done"))
 	if strings.Contains(ev.Data, "cap-17") || strings.Contains(ev.Data, "finished") {
 		t.Errorf("the board names steps by their ids: %s", ev.Data)
 	}

@@ -9,21 +9,15 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"outlierlab/web/internal/webtest"
 )
 
 // A bus made before issue 34 (a bucket whose keys cannot have a TTL of
 // their own, recordings with no bound per room) is brought up to date when
 // a replica opens it: its rooms and entries stay.
 func TestOpenBringsOldBusUpToDate(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats did not start")
-	}
+	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()})
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)

@@ -230,7 +230,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	d.nginx.start()
 	d.Base = "http://127.0.0.1:" + strconv.Itoa(port)
 	d.AccessLog = filepath.Join(dir, "access.log")
-	if !waitFor(10*time.Second, func() bool { return httpOK(d.Base + "/healthz") }) {
+	if !webtest.Eventually(10*time.Second, func() bool { return httpOK(d.Base + "/healthz") }) {
 		t.Fatalf("nginx did not answer within 10 s:\n%s", d.nginx.tail(20))
 	}
 	return d
@@ -240,7 +240,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 func (d *deployment) waitReady(r *proc, within time.Duration) time.Duration {
 	d.t.Helper()
 	start := time.Now()
-	if !waitFor(within, func() bool { return httpOK("http://" + r.addr + "/healthz?ready") }) {
+	if !webtest.Eventually(within, func() bool { return httpOK("http://" + r.addr + "/healthz?ready") }) {
 		d.t.Fatalf("%s: the room bus did not open within %v:\n%s", r.name, within, r.tail(30))
 	}
 	return time.Since(start)
@@ -296,7 +296,7 @@ func (d *deployment) roomsLeader() *proc {
 // waitListening waits until a NATS node takes connections again.
 func (d *deployment) waitListening(p *proc, within time.Duration) {
 	d.t.Helper()
-	if !waitFor(within, func() bool {
+	if !webtest.Eventually(within, func() bool {
 		c, err := net.DialTimeout("tcp", p.addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -368,19 +368,6 @@ func httpOK(url string) bool {
 	}
 	res.Body.Close()
 	return res.StatusCode == http.StatusOK
-}
-
-// waitFor polls ok every 20 ms for up to d (a process coming up has no
-// event to wait on).
-func waitFor(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if ok() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return ok()
 }
 
 // deployedNginx is deploy/nginx.conf with what a test must change (as

@@ -219,6 +219,21 @@ func Laptops(t *testing.T, base string, n int) []*Browser {
 	return out
 }
 
+// StartWorkshop is a room started as an instructor starts one: teacher
+// opens the free lab, presses "Start a workshop" and gets the instructor
+// page with its charts; its answer is the room's code. Each of pupils
+// then joins at /r/CODE and has the room's charts.
+func StartWorkshop(teacher *Browser, pupils ...*Browser) (code string) {
+	teacher.Step("open the free lab", chromedp.Navigate(teacher.URL+"/lab"), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	teacher.Step("start a workshop", chromedp.Click(chromedp.CSS("#btn-start-room")))
+	teacher.Step("the instructor page", chromedp.WaitVisible(chromedp.CSS("#room-bar.present")), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	code = teacher.Eval(`document.querySelector('#room-bar .room-code').textContent`)
+	for _, p := range pupils {
+		p.Step("join the room", chromedp.Navigate(p.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	}
+	return code
+}
+
 // Shot saves a screenshot of b's whole page in the temporary directory,
 // where people can look at it after the run.
 func Shot(t *testing.T, b *Browser, name string) {

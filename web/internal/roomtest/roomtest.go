@@ -204,13 +204,9 @@ func CallTimed(t testing.TB, method, url, body, code, key, att string) (int, htt
 
 func WaitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for range 200 {
-		if ok() {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
+	if !webtest.Eventually(5*time.Second, ok) {
+		t.Fatalf("%s: not within 5 s", what)
 	}
-	t.Fatalf("%s: not within 5 s", what)
 }
 
 // OpenStreamCtx opens a tab's stream that ends with ctx; with key, the

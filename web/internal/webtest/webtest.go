@@ -244,11 +244,18 @@ func StreamRequest(ctx context.Context, base, path, signals string, cookies ...*
 	return req
 }
 
-// OpenStream opens a tab's stream on a test server and returns its events.
+// OpenStream opens a tab's stream on a test server and returns its events;
+// the stream ends with the test.
 func OpenStream(t *testing.T, base, signals string) <-chan Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	return OpenStreamContext(ctx, t, base, signals)
+}
+
+// OpenStreamContext is OpenStream until ctx ends.
+func OpenStreamContext(ctx context.Context, t *testing.T, base, signals string) <-chan Event {
+	t.Helper()
 	req := StreamRequest(ctx, base, "/lab/stream", signals)
 	req.Header.Set("Accept-Encoding", "gzip")
 	res, err := http.DefaultTransport.RoundTrip(req) // raw: no transparent gunzip, so we see what a browser gets
@@ -273,37 +280,37 @@ func OpenStream(t *testing.T, base, signals string) <-chan Event {
 func NextCharts(t *testing.T, events <-chan Event) (map[string]json.RawMessage, []Event) {
 	t.Helper()
 	var seen []Event
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				t.Fatal("stream ended")
-			}
-			seen = append(seen, ev)
-			if call, ok := ParseApplyCharts(t, ev.Data); ok {
-				held := map[string]json.RawMessage{}
-				if !call.Replace {
-					held = chartsHeld(events)
-				}
-				for id, o := range call.Options {
-					held[id] = o
-				}
-				chartsSeen.Store(events, held)
-				return held, seen
-			}
-			if patches, ok := parseAdvanceCharts(t, ev.Data); ok {
-				held := chartsHeld(events)
-				for id, p := range patches {
-					held[id] = ApplyPatchJSON(t, held[id], p)
-				}
-				chartsSeen.Store(events, held)
-				return held, seen
-			}
-		case <-timeout:
-			t.Fatal("no chart update within 10 s")
+	held := chartsHeld(events)
+	WaitFor(t, events, "chart update", func(ev Event) bool {
+		seen = append(seen, ev)
+		return HoldCharts(t, held, ev.Data)
+	})
+	chartsSeen.Store(events, held)
+	return held, seen
+}
+
+// HoldCharts brings held, every chart's option as a page holds it, past
+// an event's data, and reports whether the event held charts: an
+// applyCharts call (one that replaces drops what was held first) or an
+// advanceCharts patch, as js/chart.js applies them.
+func HoldCharts(t *testing.T, held map[string]json.RawMessage, data string) bool {
+	t.Helper()
+	if call, ok := ParseApplyCharts(t, data); ok {
+		if call.Replace {
+			clear(held)
 		}
+		for id, o := range call.Options {
+			held[id] = o
+		}
+		return true
 	}
+	if patches, ok := parseAdvanceCharts(t, data); ok {
+		for id, p := range patches {
+			held[id] = ApplyPatchJSON(t, held[id], p)
+		}
+		return true
+	}
+	return false
 }
 
 // chartsSeen is, by stream, the options its page holds.
@@ -421,6 +428,24 @@ func ParseApplyCharts(t *testing.T, data string) (ApplyChartsCall, bool) {
 // SeriesLen is the length of a named series' data in a chart option.
 func SeriesLen(t *testing.T, opt json.RawMessage, name string) int {
 	t.Helper()
+	for _, s := range Series(t, opt) {
+		if s.Name == name {
+			return s.Len
+		}
+	}
+	t.Fatalf("no series %q", name)
+	return 0
+}
+
+// SeriesLength is one series of a chart option: its name, its data's length.
+type SeriesLength struct {
+	Name string
+	Len  int
+}
+
+// Series is every series of a chart option, in order.
+func Series(t testing.TB, opt json.RawMessage) []SeriesLength {
+	t.Helper()
 	var o struct {
 		Series []struct {
 			Name string            `json:"name"`
@@ -430,13 +455,11 @@ func SeriesLen(t *testing.T, opt json.RawMessage, name string) int {
 	if err := json.Unmarshal(opt, &o); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range o.Series {
-		if s.Name == name {
-			return len(s.Data)
-		}
+	out := make([]SeriesLength, len(o.Series))
+	for i, s := range o.Series {
+		out[i] = SeriesLength{s.Name, len(s.Data)}
 	}
-	t.Fatalf("no series %q", name)
-	return 0
+	return out
 }
 
 func JoinData(evs []Event) string {

@@ -5,7 +5,7 @@
 // kept as long as the room. The state is all a page needs: the engine is
 // deterministic, so the same state redraws the same charts. This package
 // serves what reads the timeline back: the recording's page, its player
-// (player.go: the lab's stream, driven by the recording) and the export.
+// (player*.go: the lab's stream, driven by the recording) and the export.
 // It stands below the rooms (web/room), which append to the timeline and
 // find a request's room for it (Rooms).
 //
@@ -14,7 +14,7 @@
 //	GET  /r/{code}/recording.json        the timeline as JSON (anyone with
 //	                                     the room's code)
 //	POST /r/{code}/recording/stream      the player's stream
-//	POST /r/{code}/recording/{verb}      its transport (player.go)
+//	POST /r/{code}/recording/{verb}      its transport (player_routes.go)
 package recording
 
 import (
@@ -103,7 +103,7 @@ func (s *Recordings) Routes(r chi.Router) {
 }
 
 // recordingPage handles GET /r/{code}/recording: the player (the room's
-// lab in the projector view, driven by the recording: player.go),
+// lab in the projector view, driven by the recording: player*.go),
 // and under it the timeline, each entry a link to the lab at its state
 // (the lab redraws it exactly). ?speed= picks the player's speed.
 func (s *Recordings) recordingPage(w http.ResponseWriter, r *http.Request) {
