@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"outlierlab/plans"
 	"outlierlab/web/internal/roomtest"
@@ -159,7 +160,14 @@ func TestRoomPlanKeepsTools(t *testing.T) {
 	if st, body := roomtest.Post(t, l.ts.URL, "scrub", strings.Replace(present, "}", `,"cursor":7}`, 1), code, key); st != 204 {
 		t.Fatalf("scrub: %d %s", st, body)
 	}
-	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	// The replica's copy of the room follows the bus (its watcher): the
+	// scrub's 204 says it is written, not that this copy has heard it.
+	var rec record.Record
+	var err error
+	webtest.Eventually(10*time.Second, func() bool {
+		rec, _, err = l.s.rooms.lookup(t.Context(), code)
+		return err == nil && rec.State.Anchor == 7
+	})
 	if err != nil || rec.State.Plan != "drill" || rec.State.Scene != 0 || !rec.State.Lock || rec.State.Anchor != 7 {
 		t.Errorf("after a scene and a scrub: %+v %v", rec.State, err)
 	}

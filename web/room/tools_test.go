@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -425,11 +426,19 @@ func TestRoomLessonQuestion(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Hold != 3 || len(q.Choices) != 3 || !strings.HasPrefix(q.Text, "Six hosts") {
 		t.Fatalf("open: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[1]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
+	// The choices come in the room's order (web/room/question): someone
+	// answers the one after the right one, wrongly.
+	const right = "It is detected, and the cap refuses the ejection: one host of six would be more than 10% ejected."
+	r := slices.Index(q.Choices, right)
+	if r < 0 {
+		t.Fatalf("the right answer is not among the choices %q", q.Choices)
+	}
+	wrong := (r + 1) % len(q.Choices)
+	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+url.QueryEscape(q.Choices[wrong]), `{}`, code, "", l.att(t, code, "someone")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
-	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "It is detected, and the cap refuses the ejection: one host of six would be more than 10% ejected." || q.Hist[1].N != 1 || !q.Hist[0].Right {
+	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != right || q.Hist[wrong].N != 1 || q.Hist[wrong].Right || !q.Hist[r].Right || q.Hist[r].N != 0 {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	// The free lab has no lesson prediction.

@@ -421,6 +421,9 @@ func (b *Bus) fail(err error) {
 	default:
 	}
 	b.failErr = fmt.Errorf("room bus: NATS refused this replica's credentials: %w; %s", err, credsHint)
+	// Logged before Failed fires: whoever waits on it (serve, to stop
+	// the replica) finds the reason already in the log.
+	b.log.Error("room bus: NATS refused this replica's credentials: the connection is closed for good", "err", b.failErr)
 	close(b.failed)
 }
 
@@ -532,7 +535,6 @@ func (b *Bus) connOptions() []nats.Option {
 			// or a reconnect after NATS's users changed).
 			if err := nc.LastError(); authErr(err) {
 				b.fail(err)
-				b.log.Error("room bus: NATS refused this replica's credentials: the connection is closed for good", "err", b.Err())
 			}
 		}),
 		// A server that cannot be reached, named with why (nats.go's dial

@@ -91,13 +91,25 @@ func (r *Relay) Hold(tab string, serve http.Handler) (release func()) {
 	return func() {
 		once.Do(func() {
 			r.mu.Lock()
-			defer r.mu.Unlock()
 			if h.n--; h.n > 0 {
+				r.mu.Unlock()
 				return
 			}
 			delete(r.held, subj)
-			if h.sub != nil {
-				_ = h.sub.Unsubscribe()
+			sub := h.sub
+			r.mu.Unlock()
+			if sub == nil {
+				return
+			}
+			// The server has dropped the subscription when release
+			// returns (as Hold flushes its subscribe): a command another
+			// replica forwards just after finds no responder and is
+			// served there (ErrNoHolder), rather than reaching this
+			// subscription on its way out, unanswered until the
+			// forward's timeout (TestNoHolder in CI).
+			_ = sub.Unsubscribe()
+			if err := r.bus.Conn().FlushTimeout(r.Timeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				r.log.Warn("tab relay: flush", "err", err)
 			}
 		})
 	}
