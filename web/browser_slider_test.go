@@ -137,7 +137,9 @@ window.t_still = () => new Promise((resolve) => {
 	requestAnimationFrame(frame);
 });
 // t_stale lists the charts not drawn since a redraw changed them.
-window.t_stale = () => Object.keys(t_bench.optionAt).filter((id) => !(t_bench.paintedAt[id] >= t_bench.optionAt[id]));
+// A chart the page does not show (a lesson step's others, the mesh strip
+// of a run without sidecars) is drawn when it is shown, not scrolled to.
+window.t_stale = () => Object.keys(t_bench.optionAt).filter((id) => !(t_bench.paintedAt[id] >= t_bench.optionAt[id]) && document.getElementById(id).checkVisibility());
 true`
 
 type moveTimes struct {

@@ -55,6 +55,10 @@ class OlabChart extends HTMLElement {
         this.fitLegend();
         this.fitTicks();
       });
+      // The observer's first word on the box came before it had an
+      // instance to pause (connectedCallback): a box born out of view
+      // starts paused, or every redraw drew it.
+      if (this.visible === false) this.inView(false);
     }
     return this.chart;
   }
@@ -107,6 +111,7 @@ class OlabChart extends HTMLElement {
   // inView pauses or resumes the drawing; a resumed loop draws the last
   // option given.
   inView(on) {
+    this.visible = on;
     const c = this.chart;
     if (!c) return;
     if (on) c.getZr().animation.resume();
