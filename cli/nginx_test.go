@@ -53,24 +53,6 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// deployedNginx is deploy/nginx.conf with what a test must change: the
-// upstream's servers are the given addresses, it listens on
-// 127.0.0.1:port, and its pid file, temporary directories and access
-// log are in dir. Every one of them must be found, so that a changed
-// file fails here rather than run otherwise than shipped.
-func deployedNginx(t *testing.T, dir string, port int, upstreams ...string) string {
-	t.Helper()
-	raw, err := os.ReadFile("deploy/nginx.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := deploy.NginxConf(string(raw), dir, port, upstreams...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
-}
-
 // nginxDir is a temporary directory for nginx's files that its workers
 // reach: run as root, they are nobody, and t.TempDir's parent is the
 // test's alone (0700). The master makes the temporary directories in it
@@ -96,7 +78,7 @@ func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...strin
 	dir := nginxDir(t)
 	port := freePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(edit(deployedNginx(t, dir, port, upstreams...))), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(edit(deploy.NginxConf(t, dir, port, upstreams...))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-p", dir, "-e", "stderr", "-c", conf, "-g", "daemon off;")
@@ -146,7 +128,7 @@ func TestNginxConfig(t *testing.T) {
 	bin := needNginx(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(deployedNginx(t, dir, freePort(t), "127.0.0.1:1", "127.0.0.1:2")), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(deploy.NginxConf(t, dir, freePort(t), "127.0.0.1:1", "127.0.0.1:2")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(bin, "-t", "-p", dir, "-e", "stderr", "-c", conf).CombinedOutput()

@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"strings"
+	"testing"
 )
 
 // NATSNode is what a test changes in nats.conf to run one of its servers
@@ -22,12 +23,24 @@ type NATSNode struct {
 	ClientPassword, RoutePassword string
 }
 
-// NATSConf is nats.conf (raw) run as node n: its comments left out, the
-// server's name, addresses, routes' hosts, store and passwords replaced.
-// Every one of them must be found as often as the file has it, so that a
-// changed file is an error rather than run otherwise than shipped
-// (web/workshopday runs it, web/roombus checks its authorization).
-func NATSConf(raw string, n NATSNode) (string, error) {
+// NATSConf is the shipped nats.conf run as node n: its comments left
+// out, the server's name, addresses, routes' hosts, store and passwords
+// replaced (web/workshopday runs it, web/roombus checks its
+// authorization). A shipped file that no longer has what the test changes
+// fails t.
+func NATSConf(t testing.TB, n NATSNode) string {
+	t.Helper()
+	conf, err := natsConf(shippedNATS, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// natsConf is NATSConf over raw. Every replaced line must be found as
+// often as the shipped file has it, so that a changed file is an error
+// rather than run otherwise than shipped.
+func natsConf(raw string, n NATSNode) (string, error) {
 	var lines []string
 	for _, l := range strings.Split(raw, "\n") {
 		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {

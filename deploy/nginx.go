@@ -3,20 +3,43 @@
 package deploy
 
 import (
+	_ "embed"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 )
 
-// NginxConf is nginx.conf (raw) with what a test must change: the
+// The deployment files as this checkout ships them: every test that runs
+// one reads it here, never from a path of its own (two tests read the
+// same file from the module root and from their own directory).
+var (
+	//go:embed nginx.conf
+	shippedNginx string
+	//go:embed nats.conf
+	shippedNATS string
+)
+
+// NginxConf is the shipped nginx.conf with what a test must change: the
 // upstream's servers are the given addresses, it listens on
 // 127.0.0.1:port, and its pid file, temporary directories and access log
-// are in dir. Every one of them must be found, so that a changed file is
-// an error rather than run otherwise than shipped (cli's nginx tests and
-// web/workshopday run it).
-func NginxConf(raw, dir string, port int, upstreams ...string) (string, error) {
-	conf := string(raw)
+// are in dir (cli's nginx tests and web/workshopday run it). A shipped
+// file that no longer has what the test changes fails t.
+func NginxConf(t testing.TB, dir string, port int, upstreams ...string) string {
+	t.Helper()
+	conf, err := nginxConf(shippedNginx, dir, port, upstreams...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// nginxConf is NginxConf over raw. Every replaced line must be found as
+// often as the shipped file has it, so that a changed file is an error
+// rather than run otherwise than shipped.
+func nginxConf(raw, dir string, port int, upstreams ...string) (string, error) {
+	conf := raw
 	var errs []string
 	replace := func(old, new string, n int) {
 		if got := strings.Count(conf, old); got != n {

@@ -51,10 +51,6 @@ func waitUntil(d time.Duration, ok func() bool) bool {
 // password.
 func confCluster(t *testing.T) (urls string, password string) {
 	t.Helper()
-	raw, err := os.ReadFile("../../deploy/nats.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const clientPW, routePW = "c0ffee-client-pw", "c0ffee-route-pw"
 	var routes [3]string
 	var clients []string
@@ -64,12 +60,9 @@ func confCluster(t *testing.T) (urls string, password string) {
 	var servers []*server.Server
 	for i := range 3 {
 		client := fmt.Sprintf("127.0.0.1:%d", webtest.FreePort(t))
-		conf, err := deploy.NATSConf(string(raw), deploy.NATSNode{
+		conf := deploy.NATSConf(t, deploy.NATSNode{
 			Name: fmt.Sprintf("nats-%d", i+1), Listen: client, ClusterListen: routes[i], Routes: routes,
 			StoreDir: t.TempDir(), ClientPassword: clientPW, RoutePassword: routePW})
-		if err != nil {
-			t.Fatal(err)
-		}
 		opts, err := server.ProcessConfigFile(writeFile(t, "nats.conf", conf))
 		if err != nil {
 			t.Fatalf("deploy/nats.conf: %v", err)

@@ -172,19 +172,12 @@ func startDeployment(t testing.TB, logs string) *deployment {
 		routes[i] = "127.0.0.1:" + strconv.Itoa(routePorts[i])
 		urls = append(urls, "nats://127.0.0.1:"+strconv.Itoa(clientPorts[i]))
 	}
-	rawNATS, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "nats.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const clientPassword, routePassword = "workshop-day-client-password", "workshop-day-route-password"
 	for i := range nodes {
 		name := fmt.Sprintf("nats%d", i+1)
-		conf, err := deploy.NATSConf(string(rawNATS), deploy.NATSNode{Name: name,
+		conf := deploy.NATSConf(t, deploy.NATSNode{Name: name,
 			Listen: "127.0.0.1:" + strconv.Itoa(clientPorts[i]), ClusterListen: routes[i], Routes: routes,
 			StoreDir: t.TempDir(), ClientPassword: clientPassword, RoutePassword: routePassword})
-		if err != nil {
-			t.Fatal(err)
-		}
 		confFile := filepath.Join(t.TempDir(), name+".conf")
 		if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -223,7 +216,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 	dir := tempDir(t, "outlierlab-nginx-")
 	port := webtest.FreePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(deployedNginx(t, dir, port, d.replicas[0].addr, d.replicas[1].addr)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(deploy.NginxConf(t, dir, port, d.replicas[0].addr, d.replicas[1].addr)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d.nginx = d.newProc("nginx", nginxPath(), "-p", dir, "-e", "stderr", "-c", conf, "-g", "daemon off;")
@@ -368,23 +361,6 @@ func httpOK(url string) bool {
 	}
 	res.Body.Close()
 	return res.StatusCode == http.StatusOK
-}
-
-// deployedNginx is deploy/nginx.conf with what a test must change (as
-// cli/nginx_test.go's of the same name): the upstream's servers, the
-// listen port, the pid file, temporary directories and access log in dir.
-// Each must be found, so that a changed file fails here.
-func deployedNginx(t testing.TB, dir string, port int, upstreams ...string) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "nginx.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := deploy.NginxConf(string(raw), dir, port, upstreams...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
 }
 
 // built is the binaries the deployment runs.
