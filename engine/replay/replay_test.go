@@ -84,14 +84,21 @@ func TestConformanceTraces(t *testing.T) {
 			if tr.Expect == nil {
 				t.Fatal("trace has no expect")
 			}
-			out, err := Run(tr)
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			for _, d := range Diff(tr.Expect, out) {
-				t.Error(d)
-			}
+			checkExpect(t, tr)
 		})
+	}
+}
+
+// checkExpect runs tr and reports each way its output differs from the
+// trace's expect.
+func checkExpect(t *testing.T, tr *Trace) {
+	t.Helper()
+	out, err := Run(tr)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, d := range Diff(tr.Expect, out) {
+		t.Error(d)
 	}
 }
 
@@ -247,13 +254,7 @@ func TestOwnTraces(t *testing.T) {
 			if err := tr.CheckNotEmpty(); err != nil {
 				t.Fatalf("CheckNotEmpty: %v", err)
 			}
-			out, err := Run(tr)
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			for _, d := range Diff(tr.Expect, out) {
-				t.Error(d)
-			}
+			checkExpect(t, tr)
 		})
 	}
 }
