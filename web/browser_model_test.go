@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,8 +23,14 @@ func TestBrowserModelFaultHost(t *testing.T) {
 	b.Step("open the box", chromedp.Click(chromedp.CSS("#model summary")))
 	b.Step("fill the box",
 		chromedp.SetValue(chromedp.CSS("#model-fault_host"), "2"),
-		chromedp.SetValue(chromedp.CSS("#model-fault_start"), "60"),
-		chromedp.Click(chromedp.CSS("#model-open")))
+		chromedp.SetValue(chromedp.CSS("#model-fault_start"), "60"))
+	if dir := os.Getenv("OUTLIERLAB_SHOTS"); dir != "" {
+		b.Eval(`(() => { document.getElementById('model').scrollIntoView(); return '' })()`)
+		if png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot()); err == nil && os.WriteFile(filepath.Join(dir, "model-box-1280x800.png"), png, 0o644) == nil {
+			t.Logf("screenshot: %s", filepath.Join(dir, "model-box-1280x800.png"))
+		}
+	}
+	b.Step("run it", chromedp.Click(chromedp.CSS("#model-open")))
 	b.Poll("the lab of the box's answer", `location.search.includes('fault_host=2') && location.search.includes('fault_start=60') && document.getElementById('stream').dataset.conn === 'live'`)
 	b.Step("to the end", chromedp.Click(chromedp.CSS(`[data-speed="instant"]`)), chromedp.Click(chromedp.CSS("#btn-play")))
 	b.Poll("the run played", `document.querySelector('[data-bind="cursor"]').value === document.querySelector('[data-bind="cursor"]').max`)

@@ -56,7 +56,7 @@ func modelBox(run *tabstate.Run) *view.ClusterForm {
 	f.Fields = append(f.Fields, view.FormField{
 		Name: "inject", Label: "Other hosts that fail, from when", Value: inject, Text: true,
 		Placeholder: "h1@60s, h2@120s",
-		Allowed:     "HOST@TIME, comma-separated: each fails from then to the end, as the last host does",
+		Allowed:     "HOST@TIME, comma-separated: each fails from then to the end, as the failing host does",
 	})
 	return f
 }
