@@ -64,8 +64,14 @@ type HostMonitor struct {
 	removed bool
 
 	c5xx, cGateway, cLocal uint32
-	ext, local             rateMonitor
-	extSR, localSR         float64
+	// peak5xx is the highest c5xx stood since the last tick, peakBackup
+	// the interval's before it, read at the tick: a tumbling window like
+	// the rate buckets' (swap). Envoy keeps no such number; the lab reads
+	// it to draw a streak that rose and was reset between two ticks (a
+	// dead host's five failures), which the counter after the tick hides.
+	peak5xx, peakBackup uint32
+	ext, local          rateMonitor
+	extSR, localSR      float64
 
 	ejected        bool
 	numEjections   uint32
@@ -244,6 +250,7 @@ func (m *HostMonitor) PutHTTPResponseCode(code int) {
 			m.cGateway = 0
 		}
 		m.c5xx++
+		m.peak5xx = max(m.peak5xx, m.c5xx)
 		if m.c5xx == d.cfg.Consecutive5xx {
 			d.onConsecutive(m, Consecutive5xx)
 		}

@@ -70,6 +70,10 @@ type HostSample struct {
 	Consecutive5xx   uint32
 	ConsecutiveGW    uint32
 	ConsecutiveLocal uint32
+	// Peak5xx is the highest the consecutive 5xx counter stood in the
+	// interval that just ended (its streak before a success, an ejection
+	// or an uneject reset it); Consecutive5xx is where it stands now.
+	Peak5xx uint32
 }
 
 // TickReport is everything a teacher needs about one interval tick. It is
@@ -99,6 +103,9 @@ func (d *Detector) Tick() *TickReport {
 		d.checkHostForUndegrade(m, now)
 		m.ext.swap()
 		m.local.swap()
+		// After the uneject, which clears the counter: the next interval's
+		// peak starts from the streak it inherits.
+		m.peakBackup, m.peak5xx = m.peak5xx, m.c5xx
 		m.extSR = -1
 		m.localSR = -1
 	}
@@ -142,6 +149,7 @@ func (d *Detector) finishReport(start int) *TickReport {
 			Consecutive5xx:   m.c5xx,
 			ConsecutiveGW:    m.cGateway,
 			ConsecutiveLocal: m.cLocal,
+			Peak5xx:          m.peakBackup,
 		}
 		if m.ejected {
 			s.EjectedAtMs = m.lastEjection

@@ -93,6 +93,9 @@ type Step struct {
 	// and folds the others behind "All settings" and "All charts".
 	Controls []string `json:"controls,omitempty"`
 	Charts   []string `json:"charts"`
+	// Figure names a small figure the step is about besides its charts
+	// (Figures), shown beside the step while it is current.
+	Figure string `json:"figure,omitempty"`
 	// PassesBefore is set on a step whose check may already hold before
 	// the learner does anything (a step about looking: "play to the end
 	// and watch the log"), and says why. Without it the check must fail

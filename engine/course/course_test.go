@@ -123,6 +123,9 @@ func TestLoadMalformed(t *testing.T) {
 		{"the compare strip without compare_strip", "tiny.md", func(s string) string {
 			return strings.Replace(s, "charts: [chart-lanes, chart-counters]", "charts: [chart-compare]", 1)
 		}, `steps[1] (raise).charts[0]: "chart-compare" shows only in a lesson with compare_strip: true`},
+		{"an unknown figure", "tiny.md", func(s string) string {
+			return strings.Replace(s, "charts: [chart-lanes, chart-counters]", "charts: [chart-lanes, chart-counters]\n    figure: streak", 1)
+		}, `steps[1] (raise).figure: unknown figure "streak" (figures: streaks)`},
 		{"a control the lesson does not show", "tiny.md", func(s string) string {
 			return strings.Replace(s, "controls: [max_ejection_percent]\n", "controls: [max_ejection_percent, interval]\n", 1)
 		}, `steps[1] (raise).controls[1]: "interval" is not a control of the lesson (its controls, or a setting a step sets or checks: max_ejection_percent, hosts)`},

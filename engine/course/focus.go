@@ -23,6 +23,15 @@ var Charts = []string{
 	"chart-counters", // Detector counters
 }
 
+// Figures are the small figures a step can name in its figure: field,
+// each drawn by the web from the engine's frames: streaks is each host's
+// consecutive 5xx counter against consecutive_5xx (the frame's
+// Consecutive5xx and Peak5xx).
+var Figures = []string{FigureStreaks}
+
+// FigureStreaks is the per-host consecutive-5xx counter.
+const FigureStreaks = "streaks"
+
 // ChartCompare is the Envoy-and-gRPC strip's id: a step may name it only
 // in a lesson that shows the strip (compare_strip).
 const ChartCompare = "chart-compare"
@@ -63,6 +72,9 @@ func (l *Lesson) validateFocus(s *Step, where string) error {
 		case c == ChartCompare && !l.CompareStrip:
 			return fmt.Errorf("%s.charts[%d]: %q shows only in a lesson with compare_strip: true", where, i, c)
 		}
+	}
+	if s.Figure != "" && !slices.Contains(Figures, s.Figure) {
+		return fmt.Errorf("%s.figure: unknown figure %q (figures: %s)", where, s.Figure, strings.Join(Figures, ", "))
 	}
 	shown := l.ControlNames()
 	for i, c := range s.Controls {

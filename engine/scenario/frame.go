@@ -89,6 +89,10 @@ type HostFrame struct {
 	// counters after the tick.
 	ConsecutiveGateway uint32 `json:"consecutive_gateway_failure,omitempty"`
 	ConsecutiveLocal   uint32 `json:"consecutive_local_origin_failure,omitempty"`
+	// Peak5xx is the highest the consecutive 5xx counter stood in the
+	// interval (engine.HostSample.Peak5xx): a streak that reached the
+	// threshold and was reset by the ejection shows here, not above.
+	Peak5xx uint32 `json:"peak_5xx,omitempty"`
 	// Attempts is how many attempts the load balancer sent the host in the
 	// interval (TrafficShare's numerator); Requests counts the completed
 	// ones the detector recorded.

@@ -181,6 +181,9 @@ var knobDefs = []knobDef{
 		Help: "When the primary fault starts (its length is kept; a fault of several windows, as flapping's, moves as a whole)."},
 		primaryGet(func(f *sim.Fault) string { return dur(f.From) }),
 		setFaultStart},
+	{Knob{Name: faultHostKnob, Kind: KnobInt, Min: 0, Max: 199, Step: 1, Default: "5", Unit: "host",
+		Help: "Which host the primary fault hits, by number: 2 is h2 (0…hosts−1, checked against the cluster's final size). Set on a fault of several hosts, it moves the whole fault to that one host."},
+		faultHostGet, faultHostSet},
 	{Knob{Name: "fault_duration", Kind: KnobDuration, Min: 0, Max: 3600, Step: 1, Default: "0s", Unit: "s",
 		Help: "How long the primary fault lasts. 0: to the end of the run."},
 		primaryGet(func(f *sim.Fault) string {
@@ -305,6 +308,43 @@ func setFaultStart(s *Scenario, v string) error {
 	})(s, v)
 }
 
+// faultHostKnob names the primary fault's host; it is set after every
+// knob but inject, so it is checked against the cluster's final size.
+const faultHostKnob = "fault_host"
+
+// faultHostGet is the primary fault's host when it hits one host (a
+// preset's -1, the last host, read at the cluster's size), else "": a
+// fault of several hosts has no one host to name.
+func faultHostGet(s *Scenario) string {
+	return primaryGet(func(f *sim.Fault) string {
+		if f.AllHosts || f.HostShare > 0 || len(f.Hosts) != 1 || s.Cluster.Hosts < 1 {
+			return ""
+		}
+		n := s.Cluster.Hosts
+		return strconv.Itoa((f.Hosts[0]%n + n) % n)
+	})(s)
+}
+
+// faultHostSet puts every window of the primary fault on host v. A host
+// past the cluster's is refused here, naming the range: the fault's
+// indexes otherwise wrap round the cluster (sim.Fault.AppliesTo), which
+// would put the fault on another host than the one asked for.
+func faultHostSet(s *Scenario, v string) error {
+	h := atoi(v)
+	if h >= s.Cluster.Hosts {
+		return fmt.Errorf("%d is out of range (allowed 0–%d: the cluster's hosts h0…h%d)", h, s.Cluster.Hosts-1, s.Cluster.Hosts-1)
+	}
+	if faultHostGet(s) == v {
+		// Already there: a preset's "last host" stays written as it is,
+		// so laying a scenario's own values over it changes nothing.
+		return nil
+	}
+	return primarySet(func(f *sim.Fault, _ string) error {
+		f.AllHosts, f.HostShare, f.Hosts = false, 0, []int{h}
+		return nil
+	})(s, v)
+}
+
 // Knobs lists every scenario knob, in display order.
 func Knobs() []Knob {
 	out := make([]Knob, len(knobDefs))
@@ -353,12 +393,20 @@ func ApplyKnobs(sc Scenario, knobs map[string]string) (Scenario, error) {
 	// inject goes last, whatever its name: it checks its hosts and times
 	// against the cluster's final size and length and copies its final
 	// fault.
+	// fault_host goes just before it, checking its host against the
+	// cluster's final size.
+	late := func(n string) int {
+		switch n {
+		case injectKnob:
+			return 2
+		case faultHostKnob:
+			return 1
+		}
+		return 0
+	}
 	slices.SortFunc(names, func(a, b string) int {
-		if (a == injectKnob) != (b == injectKnob) {
-			if a == injectKnob {
-				return 1
-			}
-			return -1
+		if c := late(a) - late(b); c != 0 {
+			return c
 		}
 		return strings.Compare(a, b)
 	})

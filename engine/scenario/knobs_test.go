@@ -15,7 +15,7 @@ func TestKnobs(t *testing.T) {
 		"retries": "2", "retry_on": "gateway-error,reset", "retry_budget_percent": "25", "min_retry_concurrency": "5",
 		"max_retries": "7", "previous_hosts": "true", "per_try_timeout": "250ms", "route_timeout": "5s",
 		"latency": "20ms", "capacity_rps": "300", "fault_rate": "0.5", "fault_kind": "timeout",
-		"fault_pattern": "random", "fault_start": "20s", "fault_duration": "40s", "hc_shares_fault": "true",
+		"fault_pattern": "random", "fault_start": "20s", "fault_host": "7", "fault_duration": "40s", "hc_shares_fault": "true",
 		"active_hc": "true", "hc_interval": "2s", "hc_unhealthy_threshold": "2", "hc_healthy_threshold": "3",
 		"inject": "h2@30s,h9@90s", "dialect": "grpc", "clients": "4", "client_skew": "3", "failover_hosts": "3",
 	}
@@ -52,6 +52,12 @@ func TestKnobs(t *testing.T) {
 		{"clients", "101", "clients: 101 is out of range (allowed 1–100 clients)"},
 		{"clients", "0", "clients: 0 is out of range (allowed 1–100 clients)"},
 		{"client_skew", "0.5", "client_skew: 0.5 is out of range (allowed 1–20 ×)"},
+		{"fault_host", "6", "fault_host: 6 is out of range (allowed 0–5: the cluster's hosts h0…h5)"},
+		{"fault_host", "-1", "fault_host: -1 is out of range (allowed 0–199 host)"},
+		{"fault_host", "1e9", "fault_host: 1e9 is not a whole number (allowed 0–199 host)"},
+		{"fault_host", "NaN", "fault_host: NaN is not a whole number (allowed 0–199 host)"},
+		{"fault_host", "", `fault_host: "" is not a whole number (allowed 0–199 host)`},
+		{"fault_host", "2.5", "fault_host: 2.5 is not a whole number (allowed 0–199 host)"},
 	}
 	for _, b := range bad {
 		_, err := ApplyKnobs(sc, map[string]string{b.name: b.value})
@@ -110,5 +116,47 @@ func TestFaultStartMovesEveryWindow(t *testing.T) {
 	}
 	if got := KnobValue(sc, "fault_start"); got != "45s" {
 		t.Errorf("fault_start reads %q", got)
+	}
+}
+
+// fault_host puts the primary fault on one host, checked against the
+// cluster's size as the same call leaves it (hosts is set first, whatever
+// the order); a preset's "last host" reads as its number, and a fault of
+// several hosts names none.
+func TestFaultHost(t *testing.T) {
+	if got := KnobValue(SearchCache.Scenario(), "fault_host"); got != "5" {
+		t.Errorf("search-cache's fault_host reads %q, want 5 (its last host)", got)
+	}
+	if got := KnobValue(BadDeploy.Scenario(), "fault_host"); got != "" {
+		t.Errorf("bad-deploy's fault_host reads %q: half the fleet has no one host", got)
+	}
+	for _, tc := range []struct {
+		knobs map[string]string
+		want  string // the error's start, or "" for none
+	}{
+		{map[string]string{"hosts": "3", "fault_host": "4"}, "fault_host: 4 is out of range (allowed 0–2: the cluster's hosts h0…h2)"},
+		{map[string]string{"hosts": "10", "fault_host": "9"}, ""},
+		{map[string]string{"fault_host": "0", "inject": "h0@60s"}, ""},
+	} {
+		_, err := ApplyKnobs(SearchCache.Scenario(), tc.knobs)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.HasPrefix(err.Error(), tc.want)) {
+			t.Errorf("%v: error %v, want %q", tc.knobs, err, tc.want)
+		}
+	}
+	sc, err := ApplyKnobs(SearchCache.Scenario(), map[string]string{"fault_host": "2", "fault_start": "60s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(sc, SearchCache.Outlier, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Frames {
+		for _, h := range f.Hosts {
+			failing := h.Requests > h.Successes
+			if want := h.Name == "h2" && f.TMs > 60000; failing != want {
+				t.Errorf("%d ms %s: %d of %d failed; want failures %v (the fault on h2 from 60 s)", f.TMs, h.Name, h.Requests-h.Successes, h.Requests, want)
+			}
+		}
 	}
 }

@@ -436,3 +436,57 @@ func TestPresetFlapping(t *testing.T) {
 		t.Fatalf("ejection times %v never repeat: the backoff never decayed", durations)
 	}
 }
+
+// A frame's Peak5xx is the interval's highest consecutive 5xx count: at
+// least where the counter stands after the tick, and at least the
+// threshold in an interval where consecutive_5xx detected the host. In
+// dead-host h3's five refusals eject it between the 20 s and 30 s ticks:
+// the counter after the tick reads 0 (the ejection reset it), the peak 5.
+// Evenly spaced one-in-three failures (search-cache's h5) never reach the
+// threshold: a failure that completes before the success sent ahead of it
+// makes 2, now and then 3 within an interval (seeds 1–5: 15 of 135
+// intervals), never 5.
+func TestPeak5xxFrames(t *testing.T) {
+	for _, p := range []Preset{DeadHost, SearchCache} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			res := mustRun(t, p.Scenario(), p.Outlier, seed)
+			for _, f := range res.Frames {
+				for _, h := range f.Hosts {
+					if h.Consecutive5xx > h.Peak5xx {
+						t.Errorf("%s seed %d %d ms %s: counter %d above the interval's peak %d", p.Name, seed, f.TMs, h.Name, h.Consecutive5xx, h.Peak5xx)
+					}
+				}
+				for _, e := range f.Events {
+					if e.Kind == engine.EventDetect && e.Detector == engine.Consecutive5xx {
+						if h := f.Hosts[hostIndex(t, f, e.Host)]; h.Peak5xx < p.Outlier.Consecutive5xx {
+							t.Errorf("%s seed %d %d ms %s: detected with a peak of %d", p.Name, seed, f.TMs, e.Host, h.Peak5xx)
+						}
+					}
+				}
+			}
+			switch p.Name {
+			case DeadHost.Name:
+				if h := res.Frames[2].Hosts[3]; res.Frames[2].TMs != 30000 || h.Name != "h3" || h.Peak5xx != 5 || h.Consecutive5xx != 0 || !h.Ejected {
+					t.Errorf("dead-host seed %d at %d ms: %s peak %d now %d ejected %v; want h3 peak 5 now 0 ejected", seed, res.Frames[2].TMs, h.Name, h.Peak5xx, h.Consecutive5xx, h.Ejected)
+				}
+			case SearchCache.Name:
+				for _, f := range res.Frames {
+					if h := f.Hosts[5]; h.Name != "h5" || h.Peak5xx >= p.Outlier.Consecutive5xx {
+						t.Errorf("search-cache seed %d %d ms: %s peak %d", seed, f.TMs, h.Name, h.Peak5xx)
+					}
+				}
+			}
+		}
+	}
+}
+
+func hostIndex(t *testing.T, f Frame, name string) int {
+	t.Helper()
+	for i, h := range f.Hosts {
+		if h.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("%d ms: no host %s", f.TMs, name)
+	return -1
+}

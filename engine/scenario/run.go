@@ -164,6 +164,7 @@ func newFrame(iv *sim.Interval) Frame {
 			Attempts:           sh.Attempts,
 			ConsecutiveGateway: hs.ConsecutiveGW,
 			ConsecutiveLocal:   hs.ConsecutiveLocal,
+			Peak5xx:            hs.Peak5xx,
 		}
 		if hs.LocalRequests > 0 {
 			hf.LocalRate = hs.LocalRate

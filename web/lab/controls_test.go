@@ -45,6 +45,9 @@ func TestControlsAreTheirSettings(t *testing.T) {
 		for _, p := range scenario.Presets() {
 			sc := p.Scenario()
 			v, ok := settings.Value(sc, sc.Outlier, c.Setting)
+			if !ok && c.Name == "fault_host" {
+				continue // a fault of several hosts names no one host
+			}
 			f, shown := c.Number(v)
 			if !ok || !shown {
 				t.Errorf("%s: %s = %q is not shown", p.Name, c.Name, v)

@@ -129,6 +129,7 @@ func (s *Lab) LessonViewFor(d *lessonbook.Doc, tab, order string) (view.Lesson, 
 			Panels:    labview.Panels(run, 0),
 		},
 	}
+	v.Streaks = streaksFor(d, run, 0)
 	for _, g := range d.GoalTexts {
 		v.Goals = append(v.Goals, view.HTML(g.HTML(vals)))
 	}

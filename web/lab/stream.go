@@ -338,6 +338,9 @@ type streamState struct {
 	ph     []string
 	steps  []view.StepStatus
 	lesson *lessonbook.Doc
+	// streaksAt is the run and cursor the lesson's streaks figure was
+	// last sent (or drawn by the page) at (streaks.go).
+	streaksAt string
 	// page is what the page was drawn with, until the first redraw.
 	page drawn
 }
@@ -365,7 +368,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	if repaged {
 		// Another page than this connection drew (a room's page patched
 		// in place, web/room's repage): what it has is the new page's.
-		st.ph, st.steps, st.lesson = nil, nil, snap.lesson
+		st.ph, st.steps, st.lesson, st.streaksAt = nil, nil, snap.lesson, ""
 	}
 	if page != (drawn{}) || repaged {
 		sig.Drawn = new(string)
@@ -387,7 +390,10 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 	// The status line, the notice, the log, the tables and (for a new run)
 	// the config: the same for every tab at this run and cursor.
 	newRun := snap.run.Key != st.runKey
-	if !page.hasPanels(snap, newRun) {
+	if page.hasPanels(snap, newRun) {
+		// The page drew its panels at this run and cursor: its figure too.
+		st.streaksAt = streaksKey(snap)
+	} else {
 		panels, err := st.memo.sharedPanels(snap, newRun)
 		if err != nil {
 			return err
@@ -431,7 +437,7 @@ func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap s
 		}
 	}
 	st.steps = statuses
-	return nil
+	return st.streaks(sse, snap)
 }
 
 // advance sends what the frames since the last send add: the new log

@@ -21,13 +21,16 @@ import (
 // form can set what the lab has no setting for.
 
 // modelPreset is the scenario the "Model your cluster" box models: one
-// host, the last, fails from 30 s; the box sets how many hosts there are,
-// their traffic, how that host fails and for how long, and which others
-// fail from when (the inject knob, each to the end of the run).
+// host fails (search-cache's last, from 30 s); the box sets how many hosts
+// there are, their traffic, which host fails (fault_host), how, from when
+// (fault_start) and for how long, and which others fail from when (the
+// inject knob, each to the end of the run). fault_host and fault_start are
+// address-only controls (tabstate.Control.AddressOnly): the box and the
+// address set them, /lab's settings panel draws no slider for them.
 const modelPreset = "search-cache"
 
 // modelFields are the box's controls, in its order.
-var modelFields = []string{"hosts", "rps", "fault_kind", "fault_rate", "fault_pattern", "fault_duration"}
+var modelFields = []string{"hosts", "rps", "fault_host", "fault_kind", "fault_rate", "fault_pattern", "fault_start", "fault_duration"}
 
 // modelBox is the free lab's "Model your cluster" form, filled with the
 // page's numbers when the page runs the scenario it models, else with the
@@ -39,15 +42,21 @@ func modelBox(run *tabstate.Run) *view.ClusterForm {
 		vals, inject = run.Values, run.Inputs.Inject
 	}
 	f := &view.ClusterForm{ID: "model", Hidden: []view.Param{{Name: "preset", Value: modelPreset}},
-		Text: "The last host starts failing at 30 s, the way you set here (a fault that lasts 0 s lasts to the end); the others serve unless you name them below."}
+		Text: "One host fails the way you set here, from the time you give (a fault that lasts 0 s lasts to the end); the others serve unless you name them below."}
 	for _, name := range modelFields {
 		c := tabstate.LookupControl(name)
-		f.Fields = append(f.Fields, formField(c, vals[c.Name]))
+		ff := formField(c, vals[c.Name])
+		if name == "fault_host" {
+			// By number, as the hosts are named: the range is the
+			// cluster's, which the lab checks when the hosts are known.
+			ff.Allowed = "0 to hosts − 1: 2 is h2"
+		}
+		f.Fields = append(f.Fields, ff)
 	}
 	f.Fields = append(f.Fields, view.FormField{
 		Name: "inject", Label: "Other hosts that fail, from when", Value: inject, Text: true,
 		Placeholder: "h1@60s, h2@120s",
-		Allowed:     "HOST@TIME, comma-separated: each fails from then to the end, as the last host does",
+		Allowed:     "HOST@TIME, comma-separated: each fails from then to the end, as the failing host does",
 	})
 	return f
 }

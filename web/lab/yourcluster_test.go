@@ -119,8 +119,8 @@ func TestModelYourCluster(t *testing.T) {
 		t.Error("the box does not link to the paste panel")
 	}
 	q := formQuery(t, box, `<form class="cluster-form"`)
-	want := url.Values{"preset": {"search-cache"}, "hosts": {"12"}, "rps": {"600"}, "fault_kind": {"503"},
-		"fault_rate": {"0.25"}, "fault_pattern": {"interleaved"}, "fault_duration": {"0"}, "inject": {""}}
+	want := url.Values{"preset": {"search-cache"}, "hosts": {"12"}, "rps": {"600"}, "fault_host": {"11"}, "fault_kind": {"503"},
+		"fault_rate": {"0.25"}, "fault_pattern": {"interleaved"}, "fault_start": {"30"}, "fault_duration": {"0"}, "inject": {""}}
 	if q.Encode() != want.Encode() {
 		t.Errorf("the box sends\n %s\nwant\n %s", q.Encode(), want.Encode())
 	}
@@ -144,6 +144,18 @@ func TestModelYourCluster(t *testing.T) {
 		{"hosts", "0", "hosts: 0 is out of range (allowed 1–50 hosts)"},
 		{"inject", "h12@60s", "inject: h12@60s: h12 is not a host of this cluster (allowed h0–h11)"},
 		{"fault_kind", "418", "fault_kind"},
+		{"fault_host", "12", "fault_host: 12 is out of range (allowed 0–11: the cluster's hosts h0…h11)"},
+		{"fault_host", "50", "fault_host: 50 is out of range (allowed 0–49 host)"},
+		{"fault_host", "-1", "fault_host: -1 is out of range (allowed 0–49 host)"},
+		{"fault_host", "NaN", "fault_host"},
+		{"fault_host", "", "fault_host"},
+		{"fault_host", "h2", "fault_host"},
+		{"fault_host", "2.5", "fault_host"},
+		{"fault_start", "-5", "fault_start: -5 is out of range (allowed 0–600 s)"},
+		{"fault_start", "1e300", "fault_start"},
+		{"fault_start", "NaN", "fault_start"},
+		{"fault_start", "", "fault_start"},
+		{"fault_start", "soon", "fault_start"},
 	} {
 		bad := url.Values{}
 		for k, v := range q {
@@ -154,6 +166,21 @@ func TestModelYourCluster(t *testing.T) {
 		page := html.UnescapeString(webtest.Body(t, res))
 		if res.StatusCode != 400 || !strings.Contains(page, c.wantIn) {
 			t.Errorf("%s=%s: %d, want 400 naming %q", c.name, c.value, res.StatusCode, c.wantIn)
+		}
+	}
+
+	// fault_host and fault_start are the box's and the address's: no
+	// slider on /lab, and the page's signals carry them only once set, so
+	// the stream's session runs what the page shows.
+	for _, name := range []string{"fault_host", "fault_start"} {
+		if strings.Contains(body, `data-bind="cfg.`+name+`"`) || strings.Contains(body, `&#34;`+name+`&#34;`) {
+			t.Errorf("/lab draws a control or a signal for %s", name)
+		}
+	}
+	moved := webtest.Body(t, webtest.Do(t, h, "GET", "/lab?fault_host=2&fault_start=60", ""))
+	for _, want := range []string{`&#34;fault_host&#34;:2`, `&#34;fault_start&#34;:60`} {
+		if !strings.Contains(moved, want) {
+			t.Errorf("/lab?fault_host=2&fault_start=60: the signals lack %s", want)
 		}
 	}
 

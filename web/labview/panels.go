@@ -151,8 +151,8 @@ func controlGroups(r *tabstate.Run) []view.ControlGroup {
 	var groups []view.ControlGroup
 	for i := range tabstate.Controls {
 		c := &tabstate.Controls[i]
-		if _, ok := r.Values[c.Name]; !ok {
-			continue // the preset has no such setting
+		if _, ok := r.Values[c.Name]; !ok || c.AddressOnly {
+			continue // the preset has no such setting, or the panel no input
 		}
 		if len(groups) == 0 || groups[len(groups)-1].Title != c.Group {
 			groups = append(groups, view.ControlGroup{Title: c.Group})

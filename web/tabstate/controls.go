@@ -71,6 +71,11 @@ type Control struct {
 	// Field is the Envoy path the page prints under the control: the
 	// setting's own (circuit_breakers.thresholds.max_retries), else Name.
 	Field string
+	// AddressOnly: the lab's address and its "Model your cluster" box set
+	// the control, and a tab keeps it, but the settings panel draws no
+	// input for it and the page's signals carry it only once the tab set
+	// it (ControlSignals): /lab's page stays within its byte budget.
+	AddressOnly bool
 }
 
 // inputKind is the kind of input a numeric control gets on the page.
@@ -131,6 +136,8 @@ type onPage struct {
 	Show    controlKind
 	Entry   inputKind
 	NumStep float64
+	// Address: the control is address-only (Control.AddressOnly).
+	Address bool
 }
 
 // span is a slider's range, narrower than its setting's.
@@ -196,6 +203,8 @@ var page = []onPage{
 	{Setting: "fault_kind", Label: "How it fails", Group: GroupScenario},
 	{Setting: "fault_pattern", Label: "Failure pattern", Group: GroupScenario},
 	{Setting: "fault_duration", Label: "Fault lasts", Group: GroupScenario, Span: lab(0, 600), Step: 10},
+	{Setting: "fault_start", Label: "Fault starts at", Group: GroupScenario, Span: lab(0, 600), Address: true},
+	{Setting: "fault_host", Label: "Failing host", Group: GroupScenario, Span: lab(0, 49), Address: true},
 	{Setting: "dialect", Label: "Whose detector", Group: GroupScenario},
 	{Setting: "clients", Label: "Client proxies", Group: GroupScenario},
 	{Setting: "client_skew", Label: "Hot client's traffic", Group: GroupScenario},
@@ -222,6 +231,7 @@ func newControl(s settings.Setting, e onPage) Control {
 	c := Control{
 		Name: s.EnvoyName(), Setting: s.Name, Label: e.Label, Group: e.Group, Unit: s.Unit, Help: s.Help,
 		Min: s.Min, Max: s.Max, Step: e.Step, Entry: e.Entry, NumStep: e.NumStep, Field: s.Envoy,
+		AddressOnly: e.Address,
 	}
 	switch s.Kind {
 	case settings.Bool:

@@ -12,12 +12,17 @@ type InputSignals struct {
 // ControlSignals is every control's effective value in the type its input
 // binds: numbers for sliders, booleans for switches, names for selects;
 // only those shown says it shows (nil: all), as a lesson page has only its
-// own controls.
+// own controls. An address-only control is carried once the tab set it
+// (it is in the run's inputs), so a session made from the signals runs
+// what the page shows; until then the preset's value needs no signal.
 func ControlSignals(r *Run, shown func(*Control) bool) map[string]any {
 	out := make(map[string]any, len(Controls))
 	for i := range Controls {
 		c := &Controls[i]
 		if shown != nil && !shown(c) {
+			continue
+		}
+		if _, set := r.Inputs.Values[c.Name]; c.AddressOnly && !set {
 			continue
 		}
 		v, ok := r.Values[c.Name]

@@ -87,6 +87,9 @@ type Lesson struct {
 	Quiz    []Question
 	// Ending is what the lesson ends with (nil if its file has none).
 	Ending *Ending
+	// Streaks is the consecutive-5xx figure under the steps, for a
+	// lesson a step of which names it (nil otherwise).
+	Streaks *Streaks
 	// Prev and Next are the neighbouring lessons (nil at either end).
 	Prev, Next *LessonLink
 	// Scenario is the preset the lesson starts from.
@@ -453,4 +456,36 @@ type GlossaryEntry struct {
 // it lives outside outlier_detection ("" for an outlier_detection field).
 type GlossaryField struct {
 	Name, Default, Where string
+}
+
+// Streaks is the consecutive-5xx figure of a lesson (a step's figure:
+// streaks): each host's counter at the cursor's tick against the
+// threshold, and the most it reached in the interval before the tick.
+// The numbers are the engine's (scenario.HostFrame.Consecutive5xx and
+// Peak5xx); labview.Streaks words them, the lab sets Focus.
+type Streaks struct {
+	// Focus is the expression "a step about the figure is current" (or
+	// all charts), Unfocused whether it is not as the page is served.
+	Focus     string
+	Unfocused bool
+	// Caption says what is drawn at this cursor; Off, when set, why no
+	// counter is (the detector is off, or the dialect keeps none).
+	Caption string
+	Off     string
+	// Cells is how many boxes a row draws (the threshold, at most
+	// MaxStreakCells: past it a box stands for several failures).
+	Cells int
+	Hosts []StreakHost
+}
+
+// MaxStreakCells bounds a row's boxes.
+const MaxStreakCells = 20
+
+// StreakHost is one host's row: Now and Peak in boxes (0..Cells), Text
+// the row in words (its accessible content too).
+type StreakHost struct {
+	Name      string
+	Now, Peak int
+	Ejected   bool
+	Text      string
 }
