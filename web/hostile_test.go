@@ -28,24 +28,24 @@ import (
 // is a 422 naming its field, not a 500 from the JSON encoder.
 func TestHostileNumbers(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
 		if st != 422 || !strings.HasPrefix(body, "qat: ") || !strings.Contains(body, "allowed 1–3600 s") {
 			t.Errorf("qat %s: %d %q, want 422 naming qat and its range", qat, st, body)
 		}
 	}
 	for _, q := range []string{"from=NaN&to=60", "from=0&to=Inf", "from=-Inf&to=1", "from=1e999&to=2", "from=x&to=3"} {
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
 		if st != 422 || !(strings.HasPrefix(body, "from: ") || strings.HasPrefix(body, "to: ")) {
 			t.Errorf("spotlight %s: %d %q, want 422 naming the field", q, st, body)
 		}
 	}
 	// A good question still opens, and the recording still renders.
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
 		t.Fatalf("a good question: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
+	if st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
 		t.Errorf("recording after the hostile questions: %d", st)
 	}
 }
@@ -66,7 +66,7 @@ func (z *zeroReader) Read(p []byte) (int, error) {
 // the body, and the server's heap does not grow by the upload.
 func TestHostileBodies(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
 		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
 		"/r/" + code + "/spotlight", "/r/" + code + "/explore", "/rooms", "/lab/cmd/set", "/lab/lint", "/lab/import", "/whatif",
@@ -79,7 +79,7 @@ func TestHostileBodies(t *testing.T) {
 			if path == "/whatif" {
 				body = io.MultiReader(strings.NewReader("--x\r\nContent-Disposition: form-data; name=\"log_text\"\r\n\r\n"), body)
 			}
-			req, _ := http.NewRequest("POST", l.ts.URL+path, body)
+			req, _ := http.NewRequest("POST", l.TS.URL+path, body)
 			if !chunked {
 				req.ContentLength = gig
 			}
