@@ -27,6 +27,7 @@ import (
 // qat; the recording (and the replica) stay up; a spotlight range of NaN
 // is a 422 naming its field, not a 500 from the JSON encoder.
 func TestHostileNumbers(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
@@ -65,6 +66,7 @@ func (z *zeroReader) Read(p []byte) (int, error) {
 // read; sent chunked, it is cut at the limit. Either way a 413 that names
 // the body, and the server's heap does not grow by the upload.
 func TestHostileBodies(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
@@ -117,6 +119,7 @@ func TestHostileBodies(t *testing.T) {
 // their limits count against. 200 code guesses through "nginx" with a new
 // forged first entry each: the join limit (60) still stops them.
 func TestHostileForwardedFor(t *testing.T) {
+	t.Parallel()
 	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +153,7 @@ func TestHostileForwardedFor(t *testing.T) {
 // log never holds a tab id (the tab's bearer token); -max-streams bounds
 // open streams (-max-tabs bounds only the tabs without one).
 func TestHostileSmall(t *testing.T) {
+	t.Parallel()
 	logs := &webtest.SyncBuffer{}
 	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxStreams: 2})
 	if err != nil {

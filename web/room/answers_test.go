@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseAnswerKey(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		key, q, who string
 		ok          bool
@@ -33,6 +34,7 @@ func TestParseAnswerKey(t *testing.T) {
 // The reveal's mark splits the answers exactly: one put before it is in
 // the histogram, one put after it is refused (409), not silently lost.
 func TestRoomAnswersCloseAtTheMark(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	q := openQuestion(t, l, code, key)
@@ -57,6 +59,7 @@ func TestRoomAnswersCloseAtTheMark(t *testing.T) {
 // Opening the next question purges the last one's answers from the bus and
 // from the hubs: a room that asks many questions holds one's answers.
 func TestRoomNextQuestionDropsAnswers(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	hub, err := l.S.rooms.open(t.Context(), code, "")
@@ -98,6 +101,7 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 // through the room's state channel, which has every stream snapshot its
 // session.
 func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	q := openQuestion(t, l, code, key)

@@ -381,6 +381,7 @@ func TestRoomAttackFill(t *testing.T) {
 // the room's pages: after a burst of 60 misses the address gets 429 for
 // every code, live or not, so 404 against 200 tells nothing more.
 func TestRoomAttackEnumeration(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	attacker := clientFrom(t, "127.0.0.7")
@@ -413,6 +414,7 @@ func TestRoomAttackEnumeration(t *testing.T) {
 // A command whose signals name a room is a request of that room: guessing
 // codes through /lab/cmd counts as on the room API.
 func TestRoomGuessesByCommand(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{JoinsPerMinute: 3, JoinBurst: 3})
 	code, _ := l.CreateRoom(t, "")
 	var got []int

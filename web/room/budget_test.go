@@ -14,6 +14,7 @@ import (
 // is a 422 naming what would fit, and the room is not moved (nothing is
 // published for its followers to make); a follower's is refused too.
 func TestRoomCommandOverBudget(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"flapping"}`)
 	cfg := `"preset":"flapping","seq":1,"cfg":{"hosts":50,"rps":3000,"interval":1,"num_retries":5,"fault_rate":1,"max_retries":100000,` +

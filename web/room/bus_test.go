@@ -308,6 +308,7 @@ func grepLines(s, part string) string {
 // retry a finished stream; an error status would leave the banner saying
 // "Following the instructor").
 func TestRoomGoneSaysSo(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	for _, role := range []string{"follow", "projector", "present"} {
 		events := webtest.OpenStream(t, l.TS.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", role, `"preset":"search-cache"`))
@@ -363,6 +364,7 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 // moves on: the stream Datastar opens again has the room's current state
 // in its first redraw, and follows on.
 func TestRoomOfflineAttendeeResyncs(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -400,6 +402,7 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 // One data directory, one server: a second one on it is refused, naming
 // the directory; once the first has closed, it may start.
 func TestBusDataDirLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
 	if err != nil {

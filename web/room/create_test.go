@@ -14,6 +14,7 @@ import (
 // signals' preset, setting and cursor; a bad cursor is refused naming its
 // field, as a tab's would be.
 func TestCreateRoomFromSignalsMakesNoSession(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	before := l.S.lab.Sessions.Count()
 	for range 5 {

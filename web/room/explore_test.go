@@ -38,6 +38,7 @@ func (c *testClock) add(d time.Duration) {
 // 403 without the key, 422 naming the field, 409 for a room without a
 // plan or a scene the room is not on.
 func TestRoomExploreTimer(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	clk := &testClock{t: time.UnixMilli(1_800_000_000_000)}
 	l.S.lab.Now = clk.Now
@@ -144,6 +145,7 @@ func TestRoomExploreTimer(t *testing.T) {
 // how long is left on the server's clock), once, and its clearing; the
 // recording names the start and the stop.
 func TestRoomExploreReplicas(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	_, code, key, _ := startPlanRoom(t, la, "plan:lightning")
 	if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/scene?scene=3", "", code, key, ""); st != 200 {
@@ -199,6 +201,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 // with Stop; an attendee's page and the projector have the clock alone; a
 // scene without a timer has no button.
 func TestRoomExplorePages(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	check := func(path, key string, has, not []string) {

@@ -16,6 +16,7 @@ import (
 // to it. A room that ran no plan has none (404), nor has a code that
 // names no room.
 func TestRoomHandout(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	// The scene's question asked with its button (?scene=0), or made by
 	// hand on the form with the same host and moment: the handout shows

@@ -17,6 +17,7 @@ import (
 // (present?key=…) that moves the key to another laptop; no other page
 // shows it. Scripts send the key as "Authorization: Bearer KEY".
 func TestRoomHandoverAndBearer(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	link := l.TS.URL + "/r/" + code + "/present?key=" + url.QueryEscape(key)

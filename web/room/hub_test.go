@@ -38,6 +38,7 @@ func (kv refusedWatchKV) Watch(ctx context.Context, keys string, opts ...jetstre
 // at once with the reason; it used to leave them waiting out roombus.Timeout
 // (5 s each) for a hub that would never be ready.
 func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		kv   func(jetstream.KeyValue) jetstream.KeyValue
@@ -86,6 +87,7 @@ func (kv stuckPresenceKV) Put(ctx context.Context, key string, value []byte) (ui
 // on it, the follower still takes the instructor's next move (it used to
 // wait in putPresence, inside the stream loop, for the bus's answer).
 func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	kv := stuckPresenceKV{l.Bus.KV, make(chan struct{}), make(chan string, 16)}

@@ -22,6 +22,7 @@ import (
 // network; the instructor raises the budget, and the address gets as many
 // more; out of range, or without the key, the budget does not change.
 func TestRoomIDBudget(t *testing.T) {
+	t.Parallel()
 	const budget = 5
 	lim := Limits{JoinsPerMinute: 100_000, JoinBurst: 100_000, IDsPerAddress: budget} // the budget alone limits the script
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)

@@ -13,6 +13,7 @@ import (
 // script from that address that goes on loading pages is soon refused
 // (429), then gets about one a second.
 func TestRoomClassReloads(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	const nat = "127.0.0.3"

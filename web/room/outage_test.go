@@ -327,6 +327,7 @@ func (p *natsProxy) pipe(from, to net.Conn, fromClient bool) {
 // held back until the entry has been published a second time: the
 // recording has it once.
 func TestTimelineRetryRecordsOnce(t *testing.T) {
+	t.Parallel()
 	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()})
 	p := startNATSProxy(t, ns.ClientURL())
 	l := startRoomLab(t, roombus.BusOptions{URL: p.url()}, Limits{})

@@ -22,6 +22,7 @@ import (
 // state before the reveal; the board counts the answers right and wrong
 // against the plan.
 func TestRoomPlanAskScene(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	st, code, key, body := startPlanRoom(t, la, "plan:lightning")
 	if st != 201 {
@@ -190,6 +191,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 // scene reads "Instructor moved the room to scene 3 of 6, …", the start
 // names the plan, and the timeline's marks of those entries say so.
 func TestRoomPlanRecording(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	for _, n := range []string{"1", "2"} {

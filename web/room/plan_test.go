@@ -73,6 +73,7 @@ func startPlanRoom(t *testing.T, l *roomLab, start string) (status int, code, ke
 // range, and refuses a missing key (403), a scene out of range (422) and
 // a room without a plan (409).
 func TestRoomPlanScenes(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	if st, _, _, body := startPlanRoom(t, l, "plan:nope"); st != http.StatusNotFound || !strings.Contains(body, `start: "nope" is not a plan`) {
 		t.Errorf("an unknown plan: %d %s", st, body)
@@ -146,6 +147,7 @@ func TestRoomPlanScenes(t *testing.T) {
 // The room's tools survive a scene change, and the plan and scene survive
 // the instructor's own commands (the tab's state knows nothing of them).
 func TestRoomPlanKeepsTools(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st/100 != 2 {
@@ -178,6 +180,7 @@ func TestRoomPlanKeepsTools(t *testing.T) {
 // projector show the scene's title and never the notes. The home page
 // offers the plans.
 func TestRoomPlanPages(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
@@ -217,6 +220,7 @@ func TestRoomPlanPages(t *testing.T) {
 // A follower's stream patches the scene panel when the room changes
 // scene: the new title, and none of the instructor's notes or buttons.
 func TestRoomPlanStream(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))

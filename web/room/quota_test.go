@@ -138,6 +138,7 @@ func TestRoomAttackFillBucket(t *testing.T) {
 // bucket's 12 h; the first attendee (or any write of its instructor)
 // keeps it as long as the others.
 func TestRoomUnusedExpires(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{UnusedTTL: 2 * time.Second})
 	if !l.Bus.KeyTTL() {
 		t.Fatal("the embedded NATS gives no key a TTL of its own")
@@ -271,6 +272,7 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 // come from: the count of addresses and the most from one, on their
 // question panel and in the question's JSON (with the key).
 func TestRoomPollSources(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	q := openQuestion(t, l, code, key)

@@ -17,6 +17,7 @@ import (
 // A; its 100 slider moves go to A and B in turn, and every one of them
 // reaches the stream, in order, B's through the bus.
 func TestTabCommandsAnyReplica(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	tab := webtest.TabOf("relay-tab-00000000000001")
@@ -45,6 +46,7 @@ func TestTabCommandsAnyReplica(t *testing.T) {
 // tab with no stream yet (a script's, the page's first) is applied where
 // it lands, as before.
 func TestTabCommandOrphanedReconnects(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	st, body := roomtest.Post(t, la.TS.URL, "set", `{"tab":"`+webtest.TabOf("relay-tab-00000000000002")+`","preset":"search-cache","conn":"live","seq":1,"cfg":{"max_ejection_percent":34}}`, "", "")
 	if st != 200 || !strings.Contains(body, "datastar-patch-signals") || !strings.Contains(body, `"conn":"stale"`) {
@@ -59,6 +61,7 @@ func TestTabCommandOrphanedReconnects(t *testing.T) {
 // there, which missed the moves another replica applied meanwhile: the
 // page's signals (a newer slider sequence) win over it.
 func TestTabStreamBackOnOlderSession(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	tab := webtest.TabOf("relay-tab-00000000000004")
@@ -85,6 +88,7 @@ func TestTabStreamBackOnOlderSession(t *testing.T) {
 // other replica, is the stream's (issue 33's round robin, for the
 // review after class).
 func TestPlayerCommandAnyReplica(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	code, _ := la.CreateRoom(t, `{"preset":"search-cache"}`)

@@ -71,6 +71,7 @@ func redrawn(ev webtest.Event) bool {
 // the instant speed, so that each live redraw's cursor does not depend
 // on when the follower's stream woke.
 func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	follower := roomtest.OpenRoomStream(t, lb.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
@@ -197,6 +198,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 // Bad input names the field and the allowed values; an unknown room is
 // 404 on every route of the recording.
 func TestRecordingPlayerBadInput(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	tab := `{"tab":"` + tabReplay + `"}`
@@ -231,6 +233,7 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 // lesson's lab in the projector view, and the player's stream applies the
 // room's step (a page of the same lesson takes its states).
 func TestRecordingPlayerLessonRoom(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"lesson":"cap"}`)
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`)
@@ -257,6 +260,7 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 // recording to its end sees the instructor's next move without a reload
 // (issue 22, item 6).
 func TestRecordingPlayerFollowsLive(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	ev := openReplayStream(t, l.TS.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)

@@ -18,6 +18,7 @@ import (
 
 // A record the lab would not write is refused with the problem named.
 func TestRoomRecordDecode(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	good := `{"v":1,"keyHash":"` + strings.Repeat("ab", 32) + `","state":{"preset":"search-cache","cfg":{"max_ejection_percent":34},"anchor":3,"anchorAt":1700000000000,"playing":true,"speed":"4"}}`
 	rec, err := record.Decode([]byte(good))
@@ -67,6 +68,7 @@ func TestRoomRecordDecode(t *testing.T) {
 // The QR code is a QR code: its three finder patterns (7×7 rings with a
 // 3×3 core) sit in three corners inside the quiet zone.
 func TestRoomQR(t *testing.T) {
+	t.Parallel()
 	svg, err := qr.SVG("http://192.168.1.20:8080/r/K7QX2M", "QR code")
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +104,7 @@ func TestRoomQR(t *testing.T) {
 // HttpOnly and SameSite=Strict; the home page's form starts a lesson's
 // room and goes to its instructor page.
 func TestRoomCreate(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	req, _ := http.NewRequest("POST", l.TS.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
@@ -139,6 +142,7 @@ func TestRoomCreate(t *testing.T) {
 // 60 s and so held at its prediction's 30 s) and the answer is a script
 // that takes the browser to the instructor page, with the key cookie.
 func TestRoomCreateFromTab(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	postCommand := func(verb, rest string) {
 		if st, body := roomtest.Post(t, l.TS.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
@@ -191,6 +195,7 @@ func getRoomPage(t *testing.T, base, path, code, key string) (int, string, *http
 // holder only (403 otherwise), a 404 with a code box for a code that
 // leads nowhere; "Start a workshop" on the home page and the lab.
 func TestRoomPages(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, "")
 	for _, tt := range []struct {
@@ -240,6 +245,7 @@ func TestRoomPages(t *testing.T) {
 // a follower that touches a control breaks away (the room is unchanged),
 // and rejoin brings it back to the room's state.
 func TestRoomFollowBreakAwayRejoin(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	base := l.TS.URL
@@ -310,6 +316,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 // joiner's page is served, and the next good state still applies. A value
 // over the bus's own limit never arrives.
 func TestRoomBusBadInput(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
@@ -357,6 +364,7 @@ func TestRoomBusBadInput(t *testing.T) {
 // The limits: attendees per room and rooms per replica answer 503, joins
 // per client address 429.
 func TestRoomLimits(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxRooms: 1, MaxAttendees: 1})
 	code, key := l.CreateRoom(t, "")
 	webtest.WaitFor(t, roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", "")), "the first attendee", roomtest.SignalPatch(`"follow":true`))
@@ -396,6 +404,7 @@ func TestRoomLimits(t *testing.T) {
 // away, the room's hold stands); the instructor's answer releases the
 // room; a step loaded by the instructor loads for the room.
 func TestRoomLesson(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"lesson":"cap"}`)
 	base := l.TS.URL

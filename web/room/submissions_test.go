@@ -97,6 +97,7 @@ func leaderboardOf(t *testing.T, l *roomLab, code string) leaderboardJSON {
 // (422 naming it), twice within the browser's minute (429) and past the
 // room's bound (503); the leaderboard ranks them, the front marked.
 func TestRoomChallengeSubmissions(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{Submissions: 3})
 	tick := func() { clock.Add(int64(time.Minute)) }
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
@@ -210,6 +211,7 @@ func idOf(att string) string { id, _, _ := strings.Cut(att, "."); return id }
 // both the board and the scatter, which move with each submission: three
 // points, the front marked.
 func TestRoomChallengePanel(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{})
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {
@@ -297,6 +299,7 @@ func TestRoomChallengePanel(t *testing.T) {
 // handout lists each attendee's latest with its settings and grade, the
 // front marked.
 func TestRoomChallengeRecorded(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{Submissions: 10})
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {

@@ -28,6 +28,7 @@ import (
 // check) meets the holder's own check, the attacker's cookie with it.
 // The victim's moves, sent to either replica, still reach its stream.
 func TestTabIDAloneReroomsNothing(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
 	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	victim := webtest.TabOf("victim-tab-0000000000001")

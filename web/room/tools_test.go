@@ -35,6 +35,7 @@ func twoReplicas(t *testing.T) (a, b *roomLab) {
 // reveal patches every attendee's panel with the histogram and the
 // engine's answer marked; bad input is refused.
 func TestRoomQuestionReveal(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	bases := []string{la.TS.URL, lb.TS.URL}
@@ -114,6 +115,7 @@ func TestRoomQuestionReveal(t *testing.T) {
 // their commands are refused (409) and they stay; unlocked, they may
 // break away again.
 func TestRoomSummonAndLock(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	tabs := []string{roomtest.TabFollower, roomtest.TabFollower2}
@@ -176,6 +178,7 @@ func TestRoomSummonAndLock(t *testing.T) {
 // replicas, following or exploring, with their last answer; an attendee
 // whose stream ends leaves it.
 func TestRoomBoard(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	presenter := roomtest.OpenStreamKey(t, la.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
@@ -208,6 +211,7 @@ func TestRoomBoard(t *testing.T) {
 // the same runs, frame for frame, as replica B drew live for its
 // followers; the JSON needs the instructor key; the page lists it.
 func TestRoomRecordingReplay(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	follower := roomtest.OpenRoomStream(t, lb.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
@@ -279,6 +283,7 @@ func TestRoomRecordingReplay(t *testing.T) {
 // Spotlight: the instructor's host or time range reaches the followers on
 // both replicas as the spot signal; bad ones are refused naming the field.
 func TestRoomSpotlight(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	var streams []<-chan webtest.Event
@@ -332,6 +337,7 @@ func TestRoomSpotlight(t *testing.T) {
 // The instructor's own page holds at the question too (its request names
 // its tab), and plays on at the reveal.
 func TestRoomQuestionHoldsInstructor(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
@@ -419,6 +425,7 @@ func checkReplay(t *testing.T, rec recording.Recording, seen []liveState) {
 // its pause_at (30 s: three frames), and the reveal marks the lesson's
 // answer, which engine/course checks against the engine.
 func TestRoomLessonQuestion(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"lesson":"cap"}`)
 	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"lesson"}`, code, key, "")
@@ -452,6 +459,7 @@ func TestRoomLessonQuestion(t *testing.T) {
 // show: it wakes the board's waiters, not the room's (a room of 500 would
 // otherwise wake every stream at every arrival).
 func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	presenter := roomtest.OpenStreamKey(t, l.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
@@ -491,6 +499,7 @@ func TestRoomPresenceWakesOnlyTheBoard(t *testing.T) {
 // bus moved on before the hub heard), the revision check refuses it and
 // the change is made again on the bus's latest, losing nothing.
 func TestRoomUpdateFromHubState(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	ctx := context.Background()
@@ -556,6 +565,7 @@ func TestRoomUpdateFromHubState(t *testing.T) {
 // An answer to a question opened a moment ago is taken even when this
 // replica's hub has not heard of the question yet: the bus is asked.
 func TestRoomQuestionOfLaggingHub(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
@@ -576,6 +586,7 @@ func TestRoomQuestionOfLaggingHub(t *testing.T) {
 // step 2 …: "Try this (2/6)"), never by their ids (issue 33 saw "0 of 6
 // finished cap-17").
 func TestRoomBoardSteps(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	code, key := la.CreateRoom(t, `{"lesson":"cap"}`)
 	presenter := roomtest.OpenStreamKey(t, la.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`), code, key)
