@@ -13,6 +13,7 @@ import (
 // reference that is the defaults: it passes nothing the defaults do not),
 // 2 for a malformed file, naming the field and its line.
 func TestChallengeCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -74,6 +74,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestLessonsList(t *testing.T) {
+	t.Parallel()
 	code, out, errb := runCmd(t)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
@@ -88,6 +89,7 @@ func TestLessonsList(t *testing.T) {
 // The built-in lessons: one line per step and state, every one as
 // claimed, exit 0.
 func TestLessonsCheck(t *testing.T) {
+	t.Parallel()
 	ls, err := course.Load(lessons.FS)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +117,7 @@ func TestLessonsCheck(t *testing.T) {
 // -seeds checks every lesson on each seed given; the seeds are checked
 // before anything runs.
 func TestLessonsCheckSeeds(t *testing.T) {
+	t.Parallel()
 	dir := lessonDir(t, map[string]string{"tiny.md": tinyLesson})
 	code, out, errb := runCmd(t, "-check", "-dir", dir, "-seeds", "2-4")
 	if code != 0 {
@@ -146,6 +149,7 @@ func TestLessonsCheckSeeds(t *testing.T) {
 // check, and a summary; it takes more seeds than a check that keeps every
 // line, and needs -check and -seeds.
 func TestLessonsSweep(t *testing.T) {
+	t.Parallel()
 	dir := lessonDir(t, map[string]string{"tiny.md": tinyLesson})
 	code, out, errb := runCmd(t, "-check", "-sweep", "-dir", dir, "-seeds", "1-3")
 	if code != 0 {
@@ -172,6 +176,7 @@ func TestLessonsSweep(t *testing.T) {
 }
 
 func TestParseSeeds(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"1": "[1]", "1-5": "[1 2 3 4 5]", "3,1,3": "[3 1]", "1-3,7, 9": "[1 2 3 7 9]"} {
 		got, err := parseSeeds(in)
 		if err != nil || fmt.Sprint(got) != want {
@@ -181,6 +186,7 @@ func TestParseSeeds(t *testing.T) {
 }
 
 func TestLessonsCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	wrongClaim := strings.Replace(tinyLesson, `settings: {max_ejection_percent: "34"}`, `settings: {max_ejection_percent: "16"}`, 1)
 	startPasses := strings.Replace(tinyLesson, `start: {max_ejection_percent: "10"}`, `start: {max_ejection_percent: "20"}`, 1)
 	malformed := strings.Replace(tinyLesson, "minutes: 2\n", "", 1)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLintCommand(t *testing.T) {
+	t.Parallel()
 	cluster := "name: search\noutlier_detection:\n  interval: 10s\ncommon_lb_config:\n  healthy_panic_threshold: {value: 50}\n"
 	istio, err := os.ReadFile("testdata/lint/istio-destination-rule.yaml")
 	if err != nil {

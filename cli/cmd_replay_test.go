@@ -24,6 +24,7 @@ const passingTrace = `{"name":"ok","config":{"max_ejection_percent":100},"hosts"
            "snapshots":[{"label":"s","at_ms":0,"ejected":["h0"],"stats":{"ejections_active":1}}]}}`
 
 func TestReplayCommand(t *testing.T) {
+	t.Parallel()
 	failing := strings.Replace(passingTrace, `"ejections_active":1`, `"ejections_active":2`, 1)
 	tests := []struct {
 		name     string
@@ -68,6 +69,7 @@ func TestReplayCommand(t *testing.T) {
 
 // The plain output is the documented format: one object per trace per line.
 func TestReplayOutputIsJSONLines(t *testing.T) {
+	t.Parallel()
 	p := writeTrace(t, passingTrace)
 	var out, errb bytes.Buffer
 	if code := Dispatch([]string{"replay", p, p}, &out, &errb); code != 0 {
@@ -95,6 +97,7 @@ func TestReplayOutputIsJSONLines(t *testing.T) {
 }
 
 func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Dispatch([]string{"frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) || !strings.Contains(errb.String(), "usage:") {
 		t.Fatalf("exit %d stderr %q", code, errb.String())
@@ -104,6 +107,7 @@ func TestUnknownCommand(t *testing.T) {
 // serve is the default command with its flags too (`outlierlab -addr …`,
 // as help says); help's columns fit the longest name (issue 25).
 func TestDefaultCommandFlags(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Dispatch([]string{"-max-tabs", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "serve: -max-tabs: 0 is out of range") {
 		t.Errorf("flags without a command: exit %d stderr %q", code, errb.String())

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRoomReplay(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "rec.json")
 	rec := `{"room":"K7QX2M","entries":[
 {"t":1000,"kind":"start","state":{"preset":"search-cache","anchor":0,"anchorAt":0,"playing":false,"speed":"1"}},

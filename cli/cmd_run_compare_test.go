@@ -8,6 +8,7 @@ import (
 )
 
 func TestRunCompareAndSweep(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -40,6 +41,7 @@ func TestRunCompareAndSweep(t *testing.T) {
 }
 
 func TestRunSweepCSVAndJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI("-scenario", "search-cache", "-sweep", "max_ejection_percent=0:100:1", "-format", "csv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

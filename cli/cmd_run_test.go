@@ -15,6 +15,7 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 }
 
 func TestRunJSONLines(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI("-scenario", "search-cache", "-set", "max_ejection_percent=34", "-seed", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -80,6 +81,7 @@ func TestRunJSONLines(t *testing.T) {
 }
 
 func TestRunFormatsAndList(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCLI("-scenario", "list")
 	if code != 0 || !strings.Contains(out, "search-cache") {
 		t.Fatalf("list: exit %d\n%s", code, out)
@@ -101,6 +103,7 @@ func TestRunFormatsAndList(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want []string // substrings of stderr
@@ -136,6 +139,7 @@ func TestRunBadInput(t *testing.T) {
 // -set takes a setting by its name or by the Envoy field it stands for,
 // as lessons and the lab do (settings.Apply).
 func TestRunSetsByAlias(t *testing.T) {
+	t.Parallel()
 	_, a, _ := runCLI("-scenario", "search-cache", "-format", "text", "-set", "duration=80s", "-set", "panic_threshold=0", "-set", "retries=1")
 	code, b, errs := runCLI("-scenario", "search-cache", "-format", "text", "-set", "duration=80s", "-set", "healthy_panic_threshold=0", "-set", "num_retries=1")
 	if code != 0 || a != b {
@@ -148,6 +152,7 @@ func TestRunSetsByAlias(t *testing.T) {
 // send each host ~50 requests an interval, under
 // success_rate_request_volume 100, so no client's success rate runs.
 func TestRunMesh(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI("-scenario", "search-cache", "-set", "clients=20", "-format", "text")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -9,6 +9,7 @@ import (
 
 // Issue 15, defect 5: the command line refuses what it used to accept.
 func TestStrictCommandLine(t *testing.T) {
+	t.Parallel()
 	unnamed := strings.Replace(passingTrace, `"name":"ok",`, "", 1)
 	for _, c := range []struct {
 		name string

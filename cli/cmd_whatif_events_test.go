@@ -9,6 +9,7 @@ import (
 // -format json: per-event match, a summary of counts, the findings and
 // the event log's problems.
 func TestWhatifEventsJSON(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	const dir = "testdata/whatif/compare/"
 	if code := Dispatch([]string{"whatif", "-log", dir + "override.log", "-events", dir + "override-events.jsonl", "-config", dir + "cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {

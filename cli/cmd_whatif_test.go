@@ -10,6 +10,7 @@ import (
 )
 
 func TestWhatifCommand(t *testing.T) {
+	t.Parallel()
 	badConfig := writeTrace(t, "name: search\noutlier_detection:\n  max_ejection_percent: 120\n")
 	garbage := writeTrace(t, "not a log line\nnor this one\n")
 	badEvents := writeTrace(t, "not an event\n{\"action\":\"DRAIN\"}\n")
@@ -79,6 +80,7 @@ func TestWhatifCommand(t *testing.T) {
 // -format json is the replay output format ({"events": [...]}) plus the
 // summary and the frames.
 func TestWhatifJSON(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := Dispatch([]string{"whatif", "-log", "testdata/whatif/envoy.log", "-config", "testdata/whatif/cluster.yaml", "-format", "json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())

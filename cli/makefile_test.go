@@ -31,6 +31,7 @@ func makeRecipe(t *testing.T, makefile, target string) []string {
 // image build passes its VERSION argument to make build; make check and
 // make test run staticcheck as go.mod pins it.
 func TestMakefile(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("Makefile")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // the repository (../shared is not in every clone; issue 35). `lessons
 // -check` is left to TestEveryCheck, which runs the same check.
 func TestReadmeCommands(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -166,17 +166,17 @@ func (m *wireMeter) settle(quiet time.Duration) {
 func TestBrowserFirstLoadBudget(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	bctx := browsertest.StartChromium(t, 1280, 900)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	for _, path := range []string{"/lab", "/lessons/cap", "/r/" + code} {
-		b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
+		b := browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second)
 		m := meterWire(t, b.Ctx)
 		for _, visit := range []string{"first load", "second visit"} {
 			m.reset()
-			b.Step("open "+path, chromedp.Navigate(l.ts.URL+path))
+			b.Step("open "+path, chromedp.Navigate(l.TS.URL+path))
 			if _, err := chromedp.Run(b.Ctx, chromedp.Poll[float64](firstChartJS, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 				t.Fatalf("%s: waiting for the first chart: %v", path, err)
 			}
@@ -201,8 +201,8 @@ func TestBrowserFirstLoadBudget(t *testing.T) {
 		b.CheckOffline()
 	}
 
-	b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
-	first, n, err := firstChartOnSlowLink(t, b.Ctx, l.ts.URL)
+	b := browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second)
+	first, n, err := firstChartOnSlowLink(t, b.Ctx, l.TS.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

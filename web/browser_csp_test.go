@@ -93,8 +93,8 @@ func TestBrowserCSPInjection(t *testing.T) {
 	ts := httptest.NewServer(injectHTML(s.Handler()))
 	t.Cleanup(ts.Close)
 	t.Cleanup(s.lab.Shutdown)
-	l := &roomLab{s: s, ts: ts, bus: bus}
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	l := &roomLab{S: s, TS: ts, Bus: bus}
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	if st, body := roomtest.Call(t, "POST", ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, ""); st != 201 {
 		t.Fatalf("question: %d %s", st, body)
 	}

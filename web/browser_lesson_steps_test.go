@@ -137,7 +137,7 @@ func TestBrowserLessonSteps(t *testing.T) {
 func TestBrowserRoomQuestionHold(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	laptops := browsertest.Laptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.TS.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
 	browsertest.StartWorkshop(teacher, pupil)

@@ -61,19 +61,19 @@ func TestBrowserLookPages(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	axe := browsertest.AxeSource(t)
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	bctx := browsertest.StartChromium(t, 1280, 720)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	b := browsertest.Tab(t, bctx, l.ts.URL, 10*time.Minute)
+	b := browsertest.Tab(t, bctx, l.TS.URL, 10*time.Minute)
 	keep := filepath.Join(os.TempDir(), "outlierlab-look", "pages")
 	_ = os.MkdirAll(keep, 0o755)
 	t.Logf("screenshots: %s", keep)
 
 	// The instructor plays the run to its end (its key as the handover
 	// link gives it), so the room's pages and its recording have a story.
-	b.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+url.QueryEscape(key)))
+	b.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.TS.URL+"/r/"+code+"/present?key="+url.QueryEscape(key)))
 	b.Poll("the instructor's charts", `!!document.querySelector('#room-bar.present') && `+chartsDrawn)
 	b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
 	b.Step("play", chromedp.Click(chromedp.CSS("#btn-play")))
@@ -105,7 +105,7 @@ func TestBrowserLookPages(t *testing.T) {
 	for _, size := range lookSizes {
 		for _, p := range pages {
 			name := fmt.Sprintf("%s-%dx%d", p.name, size[0], size[1])
-			b.Step("open "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+p.path))
+			b.Step("open "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.TS.URL+p.path))
 			b.Poll(name+" drawn", `document.readyState === 'complete' && `+p.ready)
 			b.Poll(name+" settled", chartsSettled)
 			if png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot()); err == nil {

@@ -41,7 +41,7 @@ func TestBrowserSliderProfile(t *testing.T) {
 	if p := os.Getenv("OUTLIERLAB_SLIDER_PROFILE_PATH"); p != "" {
 		path = p
 	}
-	b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
+	b := browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second)
 	b.Step("open "+path, chromedp.Navigate(b.URL+path), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	b.Eval(sliderBench + `; 'ok'`)
 	b.Step("instant speed", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))

@@ -302,7 +302,7 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	}
 
 	for _, path := range []string{"/lab", "/lessons/cap"} {
-		b := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
+		b := browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second)
 		playToEnd(b, path)
 		warm(b)
 		var moves []moveTimes
@@ -320,12 +320,12 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	// share this machine's two cores with the follower's page, as it never
 	// does in a room (another laptop). The follower's clock starts before
 	// the post, so it counts the server's part too.
-	teacher, pupil := browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second), browsertest.Tab(t, bctx, l.ts.URL, 90*time.Second)
+	teacher, pupil := browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second), browsertest.Tab(t, bctx, l.TS.URL, 90*time.Second)
 	// The instructor's browser is the tests' (its identity cookie): the
 	// moves this test posts for its tab are then that browser's
 	// (web/tabid), as its page's own posts would be.
 	teacher.Step("the tests' browser identity", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: tabid.Cookie, Value: webtest.Browser, URL: l.ts.URL})
+		_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: tabid.Cookie, Value: webtest.Browser, URL: l.TS.URL})
 		return chromedp.Void{}, err
 	})
 	code := browsertest.StartWorkshop(teacher)
@@ -350,14 +350,14 @@ func TestBrowserSliderRepaint(t *testing.T) {
 	teacher.CheckOffline()
 	teacher.Step("the instructor's laptop leaves this machine", chromedp.Navigate("about:blank"))
 
-	pupil.Step("join the room", chromedp.Navigate(l.ts.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	pupil.Step("join the room", chromedp.Navigate(l.TS.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	pupil.Eval(sliderBench + `; 'ok'`)
 	pupil.Poll("following, at the instructor's cursor", `document.getElementById('scrub').value === document.getElementById('scrub').max && document.getElementById('scrub').max !== '0'`)
 	settle(pupil)
 	post := func(i int, v string) {
 		// seq above every post of the instructor's page (a move each).
 		sig := roomtest.Sig(teacherTab, code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%s}`, 1000+i, v))
-		if st, body := roomtest.Post(t, l.ts.URL, "set", sig, code, key); st != http.StatusNoContent {
+		if st, body := roomtest.Post(t, l.TS.URL, "set", sig, code, key); st != http.StatusNoContent {
 			t.Fatalf("the instructor's move to %s: %d %s", v, st, body)
 		}
 	}

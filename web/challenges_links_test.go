@@ -13,6 +13,7 @@ import (
 // "watch it in the lab" (its preset and settings, as the free lab's query
 // names them), and a failed goal's "open this scenario in the lab at T".
 func TestChallengeLabLinks(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	labRE := regexp.MustCompile(`href="(/lab\?[^"]+)"`)

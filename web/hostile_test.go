@@ -27,25 +27,26 @@ import (
 // qat; the recording (and the replica) stay up; a spotlight range of NaN
 // is a 422 naming its field, not a 500 from the JSON encoder.
 func TestHostileNumbers(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	for _, qat := range []string{`"NaN"`, `"nan"`, `"Inf"`, `"-Inf"`, `"+Infinity"`, `"1e999"`, `1e308`, `-1e308`, `"9223372036854775807"`, `"-0"`, `0`, `""`, `null`, `true`, `[]`, `{}`, `"0x10"`, `"60s"`} {
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":`+qat+`}`, code, key, "")
 		if st != 422 || !strings.HasPrefix(body, "qat: ") || !strings.Contains(body, "allowed 1–3600 s") {
 			t.Errorf("qat %s: %d %q, want 422 naming qat and its range", qat, st, body)
 		}
 	}
 	for _, q := range []string{"from=NaN&to=60", "from=0&to=Inf", "from=-Inf&to=1", "from=1e999&to=2", "from=x&to=3"} {
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/spotlight?"+q, "", code, key, "")
 		if st != 422 || !(strings.HasPrefix(body, "from: ") || strings.HasPrefix(body, "to: ")) {
 			t.Errorf("spotlight %s: %d %q, want 422 naming the field", q, st, body)
 		}
 	}
 	// A good question still opens, and the recording still renders.
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":"60"}`, code, key, ""); st != 201 {
 		t.Fatalf("a good question: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
+	if st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording", "", code, "", ""); st != 200 || !strings.Contains(body, "How many hosts are ejected at 60 s?") {
 		t.Errorf("recording after the hostile questions: %d", st)
 	}
 }
@@ -65,8 +66,9 @@ func (z *zeroReader) Read(p []byte) (int, error) {
 // read; sent chunked, it is cut at the limit. Either way a 413 that names
 // the body, and the server's heap does not grow by the upload.
 func TestHostileBodies(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	routes := []string{
 		"/r/" + code + "/recording/play", "/r/" + code + "/questions", "/r/" + code + "/answer",
 		"/r/" + code + "/spotlight", "/r/" + code + "/explore", "/rooms", "/lab/cmd/set", "/lab/lint", "/lab/import", "/whatif",
@@ -79,7 +81,7 @@ func TestHostileBodies(t *testing.T) {
 			if path == "/whatif" {
 				body = io.MultiReader(strings.NewReader("--x\r\nContent-Disposition: form-data; name=\"log_text\"\r\n\r\n"), body)
 			}
-			req, _ := http.NewRequest("POST", l.ts.URL+path, body)
+			req, _ := http.NewRequest("POST", l.TS.URL+path, body)
 			if !chunked {
 				req.ContentLength = gig
 			}
@@ -117,6 +119,7 @@ func TestHostileBodies(t *testing.T) {
 // their limits count against. 200 code guesses through "nginx" with a new
 // forged first entry each: the join limit (60) still stops them.
 func TestHostileForwardedFor(t *testing.T) {
+	t.Parallel()
 	bus, err := roombus.StartBus(roombus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +153,7 @@ func TestHostileForwardedFor(t *testing.T) {
 // log never holds a tab id (the tab's bearer token); -max-streams bounds
 // open streams (-max-tabs bounds only the tabs without one).
 func TestHostileSmall(t *testing.T) {
+	t.Parallel()
 	logs := &webtest.SyncBuffer{}
 	s, err := New(Options{Log: slog.New(slog.NewTextHandler(logs, nil)), MaxStreams: 2})
 	if err != nil {

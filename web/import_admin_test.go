@@ -45,6 +45,7 @@ func manyClusters(n, hosts int) (dump, clusters string) {
 // hosts, alone or beside the config; every bad input is a 4xx naming the
 // field and what it allows.
 func TestImportAdmin(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	dump, clusters := adminDoc(t, "config_dump.json"), adminDoc(t, "clusters.json")
 	const reviews = "outbound|9080||reviews.default.svc.cluster.local"
@@ -145,6 +146,7 @@ func TestImportAdmin(t *testing.T) {
 // hosts Envoy reported ejected with their success rates, and that the run
 // starts fresh; without JavaScript, a bad import keeps every field.
 func TestImportAdminForm(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	const urlenc = "application/x-www-form-urlencoded"
 	dump, clusters := adminDoc(t, "config_dump.json"), adminDoc(t, "clusters.json")

@@ -17,6 +17,7 @@ import (
 // uses exactly the imported config, and the lab's cluster YAML reads back
 // to the same config.
 func TestImportLoadsAndRoundTrips(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, file := range []string{"envoy-defaults.yaml", "aggressive-cluster.yaml", "destination-rule.yaml"} {
 		t.Run(file, func(t *testing.T) {
@@ -50,6 +51,7 @@ func TestImportLoadsAndRoundTrips(t *testing.T) {
 }
 
 func TestImportErrors(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, tc := range []struct {
 		name, target, body string
@@ -78,6 +80,7 @@ func TestImportErrors(t *testing.T) {
 // becomes the mesh run (each pod's proxy with the rule's config); a
 // count out of range is a 400 naming it.
 func TestImportMesh(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	doc, err := os.ReadFile(filepath.Join("..", "testdata", "import", "destination-rule.yaml"))
 	if err != nil {

@@ -25,6 +25,7 @@ func cmdStatus(t *testing.T, h http.Handler, verb, body string) (int, string) {
 
 // Issue 15, defect 5: inputs the lab used to accept, clamp or echo.
 func TestStrictInputs(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	tab := `"tab":"` + webtest.TabOf("strictinputs0000001") + `"`
 	digits309 := "1" + strings.Repeat("0", 308)

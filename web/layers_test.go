@@ -26,6 +26,7 @@ import (
 // spotlight, the questions, the recording) import neither the rooms nor
 // each other's higher ones.
 func TestWebLayers(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not on PATH")
 	}
@@ -83,6 +84,7 @@ func TestWebLayers(t *testing.T) {
 // embeds a type of a feature other than its own package fails here. A
 // feature names what it uses: a field, or an interface of its own.
 func TestNoEmbeddingBetweenFeatures(t *testing.T) {
+	t.Parallel()
 	feature := func(path string) bool {
 		return path == "outlierlab/web" || path == "outlierlab/web/lab" || path == "outlierlab/web/tools" ||
 			path == "outlierlab/web/room" || strings.HasPrefix(path, "outlierlab/web/room/")
@@ -129,6 +131,7 @@ func TestNoEmbeddingBetweenFeatures(t *testing.T) {
 // t.Parallel. A package that starts to goes back under -race by leaving
 // the list; until then this fails.
 func TestRacelessPackagesShareNothing(t *testing.T) {
+	t.Parallel()
 	mk, err := os.ReadFile("../Makefile")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 // A handler that aborts (panic(http.ErrAbortHandler): a stream broken on
 // purpose, or ended at shutdown) was logged as complete too.
 func TestLogOutcomeOfAnswersNeverSent(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var logged bytes.Buffer
 	lab := newTestServer(t)

@@ -15,6 +15,7 @@ import (
 // /sweep is its form, and a bad view or a sweep without its setting is
 // still a 400 naming the field.
 func TestCompareViewAndBareSweep(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	runs := compareURL("preset=search-cache", "preset=search-cache&max_ejection_percent=34")
 	for _, tc := range []struct {
@@ -54,6 +55,7 @@ func TestCompareViewAndBareSweep(t *testing.T) {
 // The README's compare link, each side's query encoded inside its
 // parameter, opens the two runs it names (the cap at 10 against 34).
 func TestReadmeCompareLink(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func runOf(t *testing.T, in tabstate.Inputs) *tabstate.Run {
 // A run of like non-events in a row is one line at its newest, with how
 // many intervals it stands for and their span; a decision breaks the run.
 func TestLogFolds(t *testing.T) {
+	t.Parallel()
 	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
 	lines, replaced, omitted := tabstate.FoldedLog(r, 0, len(r.Frames), 0)
 	if len(replaced) != 0 || omitted != 0 {
@@ -73,6 +74,7 @@ func badge(e view.LogEntry) string {
 // replace removed, the new ones prepended), is the log a redraw would
 // send at every cursor.
 func TestLogFoldsAsItPlays(t *testing.T) {
+	t.Parallel()
 	for _, in := range []tabstate.Inputs{
 		{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}},
 		{Preset: "shared-dependency"}, {Preset: "flapping"},
@@ -102,6 +104,7 @@ func TestLogFoldsAsItPlays(t *testing.T) {
 // The quiet outcomes are the ones that decide nothing; an injected fault
 // is not one.
 func TestQuietOutcomes(t *testing.T) {
+	t.Parallel()
 	for o := explain.Ejected; o <= explain.NoOutlier; o++ {
 		want := o == explain.Skipped || o == explain.NotCounted || o == explain.NoOutlier
 		if tabstate.Quiet[o] != want {
@@ -180,6 +183,7 @@ func tickOf(m string) int {
 // overflows on its time axis, as far as the cursor, and names them in its
 // legend.
 func TestChartMarkers(t *testing.T) {
+	t.Parallel()
 	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
 	// h5 at 40, 80, 150 and 250 s (the story without injection), h2 once
 	// its injected fault has run an interval.
@@ -230,6 +234,7 @@ func TestChartMarkers(t *testing.T) {
 // Each chart's text alternative says what it shows at the cursor in one
 // sentence, and the option carries it for the page.
 func TestChartTextAlternatives(t *testing.T) {
+	t.Parallel()
 	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
 	c34 := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
 	cases := []struct {
@@ -275,6 +280,7 @@ func TestChartTextAlternatives(t *testing.T) {
 // colours that mean something (CIE76 ΔE in Lab, where about 2 is just
 // noticeable and 25 unmistakable).
 func TestHostPalette(t *testing.T) {
+	t.Parallel()
 	states := map[string]string{"threshold": chart.ColorThreshold, "ejected": chart.ColorEjected, "overflow": chart.ColorOverflow,
 		"detect only": chart.ColorDetect, "mean": chart.ColorMean, "injected": chart.ColorInjected}
 	for i, a := range chart.HostColors {
@@ -326,6 +332,7 @@ func cieLab(hex string) [3]float64 {
 // The projector view is a way to lay out the lab and the lessons, asked
 // for in the address; any other view is refused, named.
 func TestProjectorViewAddress(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, tc := range []struct {
 		target string

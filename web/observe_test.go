@@ -165,10 +165,10 @@ func get(t *testing.T, url string) string {
 // Issue 15, Build: a room and its followers show in /metrics.
 func TestMetricsRooms(t *testing.T) {
 	l := startRoomLab(t, roombus.BusOptions{}, room.Limits{})
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
-	text := get(t, l.ts.URL+"/metrics")
+	text := get(t, l.TS.URL+"/metrics")
 	for _, want := range []string{"outlierlab_rooms 1", "outlierlab_room_followers 1"} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(text) {
 			t.Errorf("/metrics lacks %q", want)

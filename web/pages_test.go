@@ -16,6 +16,7 @@ import (
 )
 
 func TestPages(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	tests := []struct {
 		target string
@@ -68,6 +69,7 @@ func TestPages(t *testing.T) {
 // HTML, ~13 KB gzipped), and the icon is served where browsers look for
 // it (a 404 there was a console error in every tab).
 func TestPagesCompressedAndIcon(t *testing.T) {
+	t.Parallel()
 	_, ts := startTestServer(t)
 	for _, path := range []string{"/", "/lab", "/lessons/cap", "/whatif"} {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
@@ -101,6 +103,7 @@ func TestPagesCompressedAndIcon(t *testing.T) {
 // The home page lists the thirteen lessons in course order, with their
 // minutes, and the free lab; /lessons leads there.
 func TestCourseIndex(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	body := webtest.Body(t, webtest.Do(t, h, "GET", "/", ""))
 	ls, err := course.Load(lessons.FS)

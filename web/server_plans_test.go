@@ -11,6 +11,7 @@ import (
 // server grades, as plan -check does: an unknown id is refused at start-up,
 // naming the file, the line and the ids there are; a known one starts.
 func TestPlansChallengeChecked(t *testing.T) {
+	t.Parallel()
 	plan := func(id string) string {
 		return `---
 title: One

@@ -12,6 +12,7 @@ import (
 // A vendored file goes out as the .br or .gz `make assets` wrote, by what
 // the client accepts; the compressed copies have no URL of their own.
 func TestStaticPrecompressed(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	read := func(name string) []byte {

@@ -18,6 +18,7 @@ import (
 // methods are called, never replaced (the stream's address goes through
 // js/page.js's olabAddress).
 func TestStaticFilesRules(t *testing.T) {
+	t.Parallel()
 	const maxLines = 400
 	override := regexp.MustCompile(`history\s*\.\s*(replaceState|pushState)\s*=[^=]|defineProperty\(\s*history\b`)
 	seen := 0

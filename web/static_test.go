@@ -9,6 +9,7 @@ import (
 )
 
 func TestStaticAssets(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	for _, name := range []string{"css/base.css", "js/main.js", "js/chart.js", "vendor/datastar.js", "vendor/echarts.min.js"} {

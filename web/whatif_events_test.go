@@ -27,6 +27,7 @@ func compareFile(t *testing.T, name string) []byte {
 // matched table, its counts, the lines set aside and the finding that
 // names consecutive_5xx on the override day.
 func TestWhatifEvents(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	cfg := string(compareFile(t, "cluster.yaml"))
 	upload := func(log, events []byte) (*bytes.Buffer, string) {

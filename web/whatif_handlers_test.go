@@ -60,6 +60,7 @@ func compareURL(a, b string) string {
 // 34: the summary is sweep.Compare's, the same sentences as `run
 // -compare`, and the lanes are interleaved with B's cells on h5's B lane.
 func TestCompareSummary(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	status, body := getPage(t, h, compareURL("preset=search-cache&t=80", "preset=search-cache&max_ejection_percent=34"))
 	if status != http.StatusOK {
@@ -99,6 +100,7 @@ func TestCompareSummary(t *testing.T) {
 }
 
 func TestCompareErrors(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, tc := range []struct {
 		name, target string
@@ -127,6 +129,7 @@ func TestCompareErrors(t *testing.T) {
 // 1–5 in a band that is not flat (seeds differ in client failures), each
 // linking to the lab's run at its value.
 func TestSweepPage(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	status, body := getPage(t, h, "/sweep?preset=search-cache&param=max_ejection_percent&from=0&to=100&step=10&consecutive_5xx=5")
 	if status != http.StatusOK {
@@ -173,6 +176,7 @@ func TestSweepPage(t *testing.T) {
 }
 
 func TestSweepErrors(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	const p = "/sweep?preset=search-cache&"
 	for _, tc := range []struct {
@@ -239,6 +243,7 @@ func postForm(t *testing.T, h http.Handler, body *bytes.Buffer, ctype string) (i
 // it at the fifth's answer (20.902 s) and it returns at the first sweep
 // 30 s later (60 s); the two lines that do not parse are named.
 func TestWhatifReplay(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	log, err := os.ReadFile(filepath.Join("..", "testdata", "whatif", "envoy.log"))
 	if err != nil {
@@ -279,6 +284,7 @@ func TestWhatifReplay(t *testing.T) {
 }
 
 func TestWhatifErrors(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	line := `[2026-05-01T02:00:00.000Z] "GET / HTTP/1.1" 503 - 0 0 4 3 "-" "ua" "id" "a" "10.0.0.1:80"` + "\n"
 	later := `[2026-05-02T02:00:00.000Z] "GET / HTTP/1.1" 200 - 0 0 4 3 "-" "ua" "id" "a" "10.0.0.2:80"` + "\n"
@@ -309,6 +315,7 @@ func TestWhatifErrors(t *testing.T) {
 // The lint panel: lint.Check over the page's settings on the preset's
 // cluster, sent as a patch of #lint-body.
 func TestLabLint(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, tc := range []struct {
 		name, body string
@@ -350,6 +357,7 @@ func TestLabLint(t *testing.T) {
 // the apply button; curl's --data-binary (a form type, no cluster field)
 // is the document itself.
 func TestImportForm(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	form := func(doc string) string {
 		return url.Values{"cluster": {doc}, "preset": {"search-cache"}}.Encode()
@@ -396,6 +404,7 @@ func TestImportForm(t *testing.T) {
 // The free lab carries the what-if panel and "Compare with…"; a lesson's
 // lab does not.
 func TestLabToolsOnLabOnly(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	_, lab := getPage(t, h, "/lab?preset=burst")
 	for _, want := range []string{`id="lab-tools"`, `id="btn-compare-pin"`, `<input type="hidden" name="preset" value="burst"`, `id="lint-panel"`, `href="/whatif"`} {

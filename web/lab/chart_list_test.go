@@ -20,6 +20,7 @@ import (
 // size, and every stream redraw sends an option for each entry and for no
 // other chart, with a height for each entry whose height follows the run.
 func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	halves := 0
 	for _, c := range chart.List {
@@ -110,6 +111,7 @@ func TestChartListIsWhatPageAndStreamShow(t *testing.T) {
 // both must agree for the page's run, and the box is drawn hidden exactly
 // when the rule says no, so a run of one client looks as it did before.
 func TestOnlyAgrees(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	h := lab.Handler()
 	t.Cleanup(lab.Shutdown)
@@ -185,6 +187,7 @@ func TestOnlyAgrees(t *testing.T) {
 // (course.Charts, validated without the web): they are the chart list's,
 // in its order, so every name a lesson may use draws a box on its page.
 func TestCourseChartsAreTheList(t *testing.T) {
+	t.Parallel()
 	var ids []string
 	for _, c := range chart.List {
 		ids = append(ids, c.ID)

@@ -61,17 +61,12 @@ func (s *Lab) command(w http.ResponseWriter, r *http.Request) {
 	}
 	if sig.Predicted {
 		// The page remembers an answer from an earlier visit.
-		sess.mu.Lock()
-		sess.notePredicted(s.Now())
-		sess.mu.Unlock()
+		sess.answer(s.Now())
 	}
 	s.redraws.commandArrived(sess.tab)
 	if err := s.inRoom(r, sess, sig.Room, verb, body, func() error { return apply(s, sess, &sig) }); err != nil {
 		// A run of the request's inputs that fails is the request's fault.
-		sess.mu.Lock()
-		sess.notice = httperr.Shown(w, err, httperr.KindBadValue)
-		sess.touch()
-		sess.mu.Unlock()
+		sess.refuse(httperr.Shown(w, err, httperr.KindBadValue))
 		httperr.Write(w, err, httperr.KindBadValue)
 		return
 	}
@@ -177,14 +172,8 @@ func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*S
 		return nil, err
 	}
 	if sess := s.Sessions.Get(sig.Tab); sess != nil {
-		if stream {
-			sess.mu.Lock()
-			sess.streams++
-			behind := sig.Seq > sess.seq
-			sess.mu.Unlock()
-			if behind {
-				s.catchUpSignals(sess, sig)
-			}
+		if stream && sess.openStream(sig.Seq) {
+			s.catchUpSignals(sess, sig)
 		}
 		return sess, nil
 	}
@@ -196,24 +185,10 @@ func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*S
 		return nil, err
 	}
 	now := s.Now()
-	sess := newSession(sig.Tab, st.in, st.run, s.Runs, now)
-	if stream {
-		sess.streams = 1
-	}
-	sess.seq = sig.Seq
-	if st.placed {
-		sess.setCursor(st.cursor, now)
-	}
-	sess.pb.Speed = st.speed
-	if st.lesson != nil {
-		sess.lesson, sess.step, sess.predicted = st.lesson, st.step, st.predicted
-		sess.rehold()
-	}
+	sess := st.session(sig.Tab, sig.Seq, stream, s.Runs, now)
 	if kept := s.Sessions.put(sess, now); kept != nil {
 		if kept != sess && stream { // another request added the tab first
-			kept.mu.Lock()
-			kept.streams++
-			kept.mu.Unlock()
+			kept.countStream(1)
 		}
 		return kept, nil
 	}
@@ -325,11 +300,7 @@ func (s *Lab) catchUpSignals(sess *Session, sig *TabSignals) {
 	if err != nil {
 		return
 	}
-	sess.mu.Lock()
-	in := sess.in.With(vals)
-	sess.seq = sig.Seq
-	sess.mu.Unlock()
-	_ = rerun(s, sess, in)
+	_ = rerun(s, sess, sess.catchUp(sig.Seq, vals), 0)
 }
 
 // verb applies one command to a session. It returns an error when the
@@ -367,17 +338,12 @@ func cmdSet(s *Lab, sess *Session, sig *TabSignals) error {
 	if err != nil {
 		return err
 	}
-	sess.mu.Lock()
-	if sig.Seq != 0 && sig.Seq < sess.seq {
-		sess.mu.Unlock()
+	in, ok := sess.settings(sig.Seq, vals)
+	if !ok {
 		return nil // an older slider position that arrived late
 	}
-	sess.seq = sig.Seq
-	in := sess.in.With(vals)
-	sess.mu.Unlock()
-
 	// A slider post overtaken while its run was built is dropped.
-	return rerunUnless(s, sess, in, func() bool { return sig.Seq != 0 && sig.Seq < sess.seq })
+	return rerun(s, sess, in, sig.Seq)
 }
 
 // cmdInject makes the host the page chose (the injectHost signal) fail
@@ -386,10 +352,7 @@ func cmdSet(s *Lab, sess *Session, sig *TabSignals) error {
 // cursor left where it is, so the next step shows what the detector makes
 // of it (design.md: inject a fault live, predict the next tick).
 func cmdInject(s *Lab, sess *Session, sig *TabSignals) error {
-	now := s.Now()
-	sess.mu.Lock()
-	in, atMs := sess.in, tabstate.CursorMs(sess.runLocked(), sess.cursorAt(now))
-	sess.mu.Unlock()
+	in, atMs := sess.inputsAt(s.Now())
 	host := strings.TrimSpace(sig.InjectHost)
 	one, err := scenario.ParseInjections(host + "@0s")
 	if err != nil || len(one) != 1 || strings.ContainsAny(host, ",@") {
@@ -403,15 +366,13 @@ func cmdInject(s *Lab, sess *Session, sig *TabSignals) error {
 	if in.Inject, err = tabstate.NormalInject(list); err != nil {
 		return err
 	}
-	return rerun(s, sess, in)
+	return rerun(s, sess, in, 0)
 }
 
 // cmdUninject removes one injected fault (the injectDrop signal names its
 // entry, "h3@60s") and redoes the run, the cursor kept.
 func cmdUninject(s *Lab, sess *Session, sig *TabSignals) error {
-	sess.mu.Lock()
-	in := sess.in
-	sess.mu.Unlock()
+	in := sess.inputs()
 	ins, _ := scenario.ParseInjections(in.Inject) // normalised when it was set
 	drop, err := scenario.ParseInjections(sig.InjectDrop)
 	k := -1
@@ -426,113 +387,46 @@ func cmdUninject(s *Lab, sess *Session, sig *TabSignals) error {
 		return &httperr.FieldError{Field: "inject", Msg: fmt.Sprintf("%q is not an injected fault (injected: %s)", httperr.Truncate(sig.InjectDrop, 40), active)}
 	}
 	in.Inject = scenario.FormatInjections(slices.Delete(ins, k, k+1))
-	return rerun(s, sess, in)
+	return rerun(s, sess, in, 0)
 }
 
 // rerun replaces the tab's inputs with in, redone from t = 0, and keeps
-// the cursor (and playback) where it is. The page's inject signal follows
-// at the stream's redraw.
-func rerun(s *Lab, sess *Session, in tabstate.Inputs) error {
-	return rerunUnless(s, sess, in, nil)
-}
-
-// rerunUnless is rerun, skipped if stale says a newer command has won
-// meanwhile.
-func rerunUnless(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool) error {
+// the cursor (and playback) where it is, unless a slider post newer than
+// seq (0: any) came while the run was built (Session.rerun). The page's
+// inject signal follows at the stream's redraw.
+func rerun(s *Lab, sess *Session, in tabstate.Inputs, seq int64) error {
 	began := s.Now()
-	return swapRun(s, sess, in, stale, func(run *tabstate.Run, now time.Time) {
-		c := sess.cursorAt(now) // on the old run
-		// Play pressed after the setting, while its run was built, was
-		// meant for the new run: it plays from where Play was pressed
-		// (at "instant" the old run would have reached its end, and the
-		// new one would be shown there, never played through).
-		if sess.pb.Playing && !sess.playAt.Before(began) {
-			c = min(c, sess.playFrom)
-		}
-		sess.setRun(in, run)
-		sess.notice = ""
-		sess.setCursor(c, now)
-	})
-}
-
-// swapRun builds the run of in outside the session's lock, so the stream
-// keeps serving the old run meanwhile; then, with the lock held and unless
-// stale (if any) says a newer command has won, set puts the run in the
-// session and places the cursor, and the prediction's hold follows.
-func swapRun(s *Lab, sess *Session, in tabstate.Inputs, stale func() bool, set func(run *tabstate.Run, now time.Time)) error {
 	run, err := s.Runs.Get(in)
 	if err != nil {
 		return err
 	}
-	now := s.Now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if stale != nil && stale() {
-		return nil
-	}
-	set(run, now)
-	sess.rehold()
-	sess.touch()
+	sess.rerun(in, run, seq, began, s.Now())
 	return nil
 }
 
-func (s *Session) runOf() *tabstate.Run {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.runLocked()
-}
-
 func cmdPlay(s *Lab, sess *Session, _ *TabSignals) error {
-	now := s.Now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	c := sess.cursorAt(now)
-	if c >= sess.frames {
-		c = 0 // play at the end starts over
-	}
-	sess.setCursor(c, now)
-	sess.pb.Playing = true
-	sess.playFrom, sess.playAt = sess.pb.Anchor, now
-	sess.touch()
+	sess.play(s.Now())
 	return nil
 }
 
 func cmdPause(s *Lab, sess *Session, _ *TabSignals) error {
-	return moveCursor(s, sess, 0)
+	sess.move(0, s.Now())
+	return nil
 }
 
 func cmdStep(s *Lab, sess *Session, _ *TabSignals) error {
-	return moveCursor(s, sess, 1)
+	sess.move(1, s.Now())
+	return nil
 }
 
 func cmdBack(s *Lab, sess *Session, _ *TabSignals) error {
-	return moveCursor(s, sess, -1)
-}
-
-// moveCursor pauses and moves the cursor by delta frames.
-func moveCursor(s *Lab, sess *Session, delta int) error {
-	now := s.Now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	sess.setCursor(sess.cursorAt(now)+delta, now)
-	sess.pb.Playing = false
-	sess.touch()
+	sess.move(-1, s.Now())
 	return nil
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
 func cmdScrub(s *Lab, sess *Session, sig *TabSignals) error {
-	now := s.Now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	c, err := parseCursor(sig.Cursor, sess.frames)
-	if err != nil {
-		return err
-	}
-	sess.setCursor(c, now)
-	sess.pb.Playing = false
-	sess.touch()
-	return nil
+	return sess.scrub(sig.Cursor, s.Now())
 }
 
 // cmdSpeed changes the playback speed from the current frame on.
@@ -541,13 +435,7 @@ func cmdSpeed(s *Lab, sess *Session, sig *TabSignals) error {
 	if !ok {
 		return &httperr.FieldError{Field: "speed", Msg: fmt.Sprintf("%q is not a speed (allowed 1, 4, 16, instant)", sig.Speed)}
 	}
-	now := s.Now()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	c := sess.cursorAt(now)
-	sess.pb.Speed = sp
-	sess.setCursor(c, now)
-	sess.touch()
+	sess.setSpeed(sp, s.Now())
 	return nil
 }
 
@@ -555,10 +443,7 @@ func cmdSpeed(s *Lab, sess *Session, sig *TabSignals) error {
 // preset's own, or on a lesson page what the lesson (or the loaded step)
 // starts from.
 func cmdReset(s *Lab, sess *Session, _ *TabSignals) error {
-	sess.mu.Lock()
-	in := tabstate.Inputs{Preset: sess.in.Preset, Seed: sess.in.Seed, Base: sess.in.Base}
-	step := sess.step
-	sess.mu.Unlock()
+	in, step := sess.startInputs()
 	return loadInputs(s, sess, in, step)
 }
 
@@ -592,26 +477,17 @@ func cmdLesson(s *Lab, sess *Session, sig *TabSignals) error {
 // (the command handler already did, from the "predicted" signal): playback
 // held for it goes on.
 func cmdAnswer(s *Lab, sess *Session, _ *TabSignals) error {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	sess.notePredicted(s.Now())
+	sess.answer(s.Now())
 	return nil
-}
-
-func (s *Session) lessonOf() *lessonbook.Doc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lesson
 }
 
 // loadInputs replaces the tab's inputs, paused at t = 0; the page's
 // controls follow.
 func loadInputs(s *Lab, sess *Session, in tabstate.Inputs, step string) error {
-	return swapRun(s, sess, in, nil, func(run *tabstate.Run, now time.Time) {
-		sess.setRun(in, run)
-		sess.notice, sess.step = "", step
-		sess.setCursor(0, now)
-		sess.pb.Playing = false
-		sess.inputsGen++
-	})
+	run, err := s.Runs.Get(in)
+	if err != nil {
+		return err
+	}
+	sess.load(in, run, step, s.Now())
+	return nil
 }

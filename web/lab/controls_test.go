@@ -19,6 +19,7 @@ import (
 // help, unit and choices; its slider's span is inside the setting's range;
 // and the value it reads from a run is the value it writes back.
 func TestControlsAreTheirSettings(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, c := range tabstate.Controls {
 		s, ok := settings.Lookup(c.Setting)
@@ -66,6 +67,7 @@ func TestControlsAreTheirSettings(t *testing.T) {
 // Every preset's settings fit the sliders, so a slider never shows a value
 // other than the one the run uses.
 func TestPresetsFitTheControls(t *testing.T) {
+	t.Parallel()
 	for _, p := range scenario.Presets() {
 		r, err := tabstate.BuildRun(tabstate.Inputs{Preset: p.Name})
 		if err != nil {
@@ -105,6 +107,7 @@ func TestPresetsFitTheControls(t *testing.T) {
 // Lessons name some controls by their scenario knob; the lab accepts both
 // names, and a select's value by name.
 func TestControlAliasesAndChoices(t *testing.T) {
+	t.Parallel()
 	raw := map[string]json.RawMessage{
 		"retries":         json.RawMessage(`2`),
 		"panic_threshold": json.RawMessage(`0`),
@@ -142,6 +145,7 @@ func TestControlAliasesAndChoices(t *testing.T) {
 // default 3 refuses most retries (upstream_rq_retry_overflow), the breaker
 // lifted as Istio lifts it lets them all through.
 func TestMaxRetriesControl(t *testing.T) {
+	t.Parallel()
 	c := tabstate.LookupControl("max_retries")
 	if c == nil || c.Setting != "max_retries" || c.Min != 0 || c.Max != 4294967295 || c.InputOf() != tabstate.InputNumber {
 		t.Fatalf("max_retries control: %+v", c)
@@ -179,6 +183,7 @@ func TestMaxRetriesControl(t *testing.T) {
 // Long-range sliders get a number field beside them; fault_rate's takes a
 // third to the thousandth; short ranges stay sliders alone.
 func TestNumberFields(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, step string
 		number     bool
@@ -219,6 +224,7 @@ func TestNumberFields(t *testing.T) {
 // with the same field-named message, as an input error (a 4xx, never a
 // 500).
 func TestPageValuesAreCheckedByTheCatalog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   tabstate.Inputs
 		want string

@@ -15,6 +15,7 @@ import (
 // Every kind has its status, and an error's kind comes from withKind
 // first, then from what the error is, then from the caller's default.
 func TestErrorKinds(t *testing.T) {
+	t.Parallel()
 	for k := httperr.KindBadValue; k <= httperr.KindInternal; k++ {
 		if int(k) >= len(httperr.Status) || httperr.Status[k] < 400 {
 			t.Errorf("kind %d has no error status", k)

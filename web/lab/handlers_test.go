@@ -15,6 +15,7 @@ import (
 // Every control is an input named after its Envoy field, with a label and
 // a visible value.
 func TestLabControlsNamedByField(t *testing.T) {
+	t.Parallel()
 	body := webtest.Body(t, webtest.Do(t, newTestServer(t).Handler(), "GET", "/lab", ""))
 	for _, c := range tabstate.Controls {
 		if c.Name == "fault_rate" || c.Name == "retry_budget_percent" {
@@ -39,6 +40,7 @@ func TestLabControlsNamedByField(t *testing.T) {
 // Bad commands get a 4xx whose body names the field and what is allowed;
 // the session survives them.
 func TestCommandErrors(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	sig := func(rest string) string { return `{"tab":"` + webtest.Tab + `","preset":"search-cache"` + rest + `}` }
@@ -105,6 +107,7 @@ func TestCommandErrors(t *testing.T) {
 }
 
 func TestCommandBodyLimit(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	big := `{"tab":"` + webtest.Tab + `","pad":"` + strings.Repeat("x", 70<<10) + `"}`
 	res := webtest.Do(t, h, "POST", "/lab/cmd/play", big)
@@ -121,6 +124,7 @@ func TestCommandBodyLimit(t *testing.T) {
 
 // Commands move the cursor as the transport says.
 func TestCommandsMoveCursor(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	post, clock := frozenTab(t, s, `"preset":"search-cache"`)
 	cursor := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(*clock) }

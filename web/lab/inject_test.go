@@ -18,6 +18,7 @@ import (
 // in the next one, and the log says so there. Remove and reset undo it;
 // bad hosts are 4xx answers naming inject.
 func TestInjectCommands(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	now := s.Now()
 	s.Now = func() time.Time { return now }
@@ -109,6 +110,7 @@ func joinLog(log [][]view.LogEntry) string {
 // The stream follows an injection: the page's inject signal, the list with
 // its remove button, the address, and after a step the log line.
 func TestStreamInject(t *testing.T) {
+	t.Parallel()
 	_, ts := startTestServer(t)
 	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":3}`)
 	_, first := webtest.NextCharts(t, events)
@@ -140,6 +142,7 @@ func TestStreamInject(t *testing.T) {
 // A permalink carries the injections: opening it gives the same run, at
 // the same cursor, and writes the same address back.
 func TestPermalinkInject(t *testing.T) {
+	t.Parallel()
 	lab, ts := startTestServer(t)
 	const u = "/lab?preset=search-cache&max_ejection_percent=34&inject=h3@60s,h1@120s&t=60"
 	res, err := webtest.Get(ts.URL + u)

@@ -32,6 +32,7 @@ func courseLessons(t *testing.T) []course.Lesson {
 // controls (and no preset menu), every step with a status, its prediction,
 // its quiz, and links to its neighbours.
 func TestLessonPages(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	ls := courseLessons(t)
@@ -100,6 +101,7 @@ func TestLessonPages(t *testing.T) {
 }
 
 func TestUnknownLesson(t *testing.T) {
+	t.Parallel()
 	res := webtest.Do(t, newTestServer(t).Handler(), "GET", "/lessons/no-such-lesson", "")
 	body := webtest.Body(t, res)
 	if res.StatusCode != 404 {
@@ -118,6 +120,7 @@ func TestUnknownLesson(t *testing.T) {
 // controls the page shows, inside their ranges, makes its status done; and
 // unless it says passes_before it is not done in any state before it.
 func TestLessonStepsWorkInTheLab(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, l := range courseLessons(t) {
 		d := s.Lessons.ByID[l.ID]
@@ -198,6 +201,7 @@ func TestLessonStepsWorkInTheLab(t *testing.T) {
 // The prediction holds playback at its pause_at until answered, and only
 // on the scenario it is about.
 func TestLessonPredictionHolds(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	d := s.Lessons.ByID["cap"]
 	run, err := s.Runs.Get(d.Inputs(""))
@@ -248,6 +252,7 @@ func TestLessonPredictionHolds(t *testing.T) {
 // frame up to pause_at, held, so the log never shows the answer first;
 // once answered, it moves on.
 func TestPredictionPausesOnAnyMove(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	tab := `"tab":"` + webtest.Tab + `","lesson":"cap"`
@@ -314,6 +319,7 @@ func TestPredictionPausesOnAnyMove(t *testing.T) {
 // The lesson commands: a step's button loads its scenario; bad steps and
 // commands that do not fit the tab are 4xx naming the field.
 func TestLessonCommands(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	post := func(verb, body string) (int, string) {

@@ -31,6 +31,7 @@ func (roomsNotCalled) StartStrip(bool) templ.Component                          
 // A tab in no room walks no room code (issue 37): its commands and its
 // stream are the lab's alone, though the lab has rooms.
 func TestTabInNoRoomWalksNoRoomCode(t *testing.T) {
+	t.Parallel()
 	s, ts := startTestServer(t)
 	s.SetRooms(roomsNotCalled{t})
 	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache"}`)

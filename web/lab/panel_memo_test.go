@@ -31,6 +31,7 @@ func redrawBytes(t *testing.T, m *redrawMemo, snap snapshot, nonce string) []byt
 // their nonces, and its panels are the events each panel's component
 // renders (what the stream sent before they were shared), made once.
 func TestFollowersGetSamePanelEvents(t *testing.T) {
+	t.Parallel()
 	run, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"}.With(map[string]float64{"max_ejection_percent": 37}))
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 // prediction, the free lab by the room's question), so their panels are
 // not shared.
 func TestLessonAndLabPanelsNotShared(t *testing.T) {
+	t.Parallel()
 	run, err := tabstate.BuildRun(tabstate.Inputs{Preset: "search-cache"})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ func inputValue(t *testing.T, body, id string) string {
 // the controls show the values, the page (before any stream) is at t, and
 // the stream's first redraw is there too.
 func TestPermalinkOpens(t *testing.T) {
+	t.Parallel()
 	lab, ts := startTestServer(t)
 
 	res, err := webtest.Get(ts.URL + "/lab?preset=search-cache&max_ejection_percent=34&base_ejection_time=45s&hosts=8&retries=2&t=80")
@@ -96,6 +97,7 @@ func TestPermalinkOpens(t *testing.T) {
 // A bad address is a 400 page naming each field and what it allows, with
 // the plain lab to open instead; never a lab with a setting dropped.
 func TestPermalinkErrors(t *testing.T) {
+	t.Parallel()
 	h := newTestServer(t).Handler()
 	for _, tt := range []struct {
 		query  string
@@ -142,6 +144,7 @@ func TestPermalinkErrors(t *testing.T) {
 // the settings away from the preset's, and the cursor; parsed back it
 // gives the same inputs and the same cursor.
 func TestPermalinkRoundTrip(t *testing.T) {
+	t.Parallel()
 	lab, ts := startTestServer(t)
 	events := webtest.OpenStream(t, ts.URL, `{"tab":"`+webtest.Tab+`","preset":"search-cache","cursor":0}`)
 	_, first := webtest.NextCharts(t, events)

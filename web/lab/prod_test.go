@@ -25,6 +25,7 @@ import (
 // tabs with distinct settings against a cache bounded to a few runs leave
 // no more runs alive than the cache holds, whatever the tabs sent.
 func TestRunsBoundedByCache(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	s.Runs = tabstate.NewRunCacheBytes(64, 1) // one run at a time
 	var refs []weak.Pointer[tabstate.Run]
@@ -59,6 +60,7 @@ func TestRunsBoundedByCache(t *testing.T) {
 // The limits come from the server's options (serve's -tabs-per-minute and
 // -commands-per-minute): 9 a minute is a burst of 3, 15 a burst of 5.
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	s, err := newServer(LabOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TabsPerMinute: 9, CommandsPerMinute: 15})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +93,7 @@ func TestRateLimits(t *testing.T) {
 // Defect 3: with more open tabs than the session cap, a command on any of
 // them (the oldest first) reaches its stream.
 func TestCommandsPastCapRedraw(t *testing.T) {
+	t.Parallel()
 	const max, tabs = 10, 110
 	s, err := newServer(LabOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxSessions: max})
 	if err != nil {
@@ -127,6 +130,7 @@ func waitCursor(t *testing.T, events <-chan webtest.Event, c int) {
 // A command whose session cannot be kept (the server is far over its cap
 // with streaming tabs) is not acknowledged: the answer reloads the page.
 func TestLostSessionReloads(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	s.Sessions.max, s.Sessions.grace = 1, 0
 	for i := range 2 {
@@ -146,6 +150,7 @@ func TestLostSessionReloads(t *testing.T) {
 // Defect 4: an idle stream sends a comment every keepalive period, and
 // tells nginx not to buffer it.
 func TestStreamKeepalive(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	s.Sessions.keepalive = 50 * time.Millisecond
 	ts := httptest.NewServer(s.Handler())
@@ -182,6 +187,7 @@ func TestStreamKeepalive(t *testing.T) {
 // Defect 2: the stream's gzip is valid, each event decodable when it is
 // flushed, and an idle stream keeps only its dictionary.
 func TestStreamGzipValid(t *testing.T) {
+	t.Parallel()
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/", nil)
 	req.Header.Set("Accept-Encoding", "br, gzip;q=0.9")
@@ -228,6 +234,7 @@ func TestStreamGzipValid(t *testing.T) {
 // run is the bound; the largest frame (the one with the fault's burst of
 // decisions) is logged.
 func TestStreamFrameBytes(t *testing.T) {
+	t.Parallel()
 	for _, name := range tabstate.PresetNames() {
 		t.Run(name, func(t *testing.T) {
 			run, err := tabstate.BuildRun(tabstate.Inputs{Preset: name})

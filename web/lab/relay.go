@@ -82,9 +82,7 @@ func (s *Lab) streamsHere(tab string) bool {
 	if sess == nil {
 		return false
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.streams > 0
+	return sess.Streams() > 0
 }
 
 // holdTab answers the tab's commands forwarded by other replicas while its

@@ -70,7 +70,7 @@ type Session struct {
 	watchFrom int
 	// playFrom and playAt are where and when the learner last pressed
 	// Play: a play pressed while a changed setting's run was being built
-	// is a play of the new run (rerunUnless), as the learner meant it.
+	// is a play of the new run (Session.rerun), as the learner meant it.
 	playFrom int
 	playAt   time.Time
 

@@ -11,6 +11,7 @@ import (
 
 // Playback is arithmetic over the clock: no goroutine per tab.
 func TestSessionCursorArithmetic(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := newSession(webtest.Tab, tabstate.Inputs{Preset: tabstate.DefaultPreset}, webtest.DefaultRun(t, 30), tabstate.NewRunCache(4), t0)
 	if c := s.cursorAt(t0.Add(time.Hour)); c != 0 {
@@ -42,6 +43,7 @@ func TestSessionCursorArithmetic(t *testing.T) {
 // The store is bounded: idle sessions expire, and past the limit the least
 // recently used go first, sessions with an open stream last.
 func TestSessionStoreBounds(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	run := webtest.DefaultRun(t, -1)
 	st := newSessionStore(3, time.Minute)
@@ -70,6 +72,7 @@ func TestSessionStoreBounds(t *testing.T) {
 }
 
 func TestRunCache(t *testing.T) {
+	t.Parallel()
 	c := tabstate.NewRunCache(2)
 	a, err := c.Get(tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if err != nil {

@@ -34,6 +34,7 @@ func signalKeys(t *testing.T, v any) (map[string]json.RawMessage, []string) {
 // the page's kind (held on a free lab, inject on a lesson) and the inputs
 // unless the server chose them, and always sends a cleared inject list.
 func TestOutgoingSignals(t *testing.T) {
+	t.Parallel()
 	r := webtest.DefaultRun(t, -1)
 	free := snapshot{run: r, in: r.Inputs, cursor: 7, speed: tabstate.Speeds[1]}
 	lesson := snapshot{run: r, cursor: 3, speed: tabstate.Speeds[0], lesson: &lessonbook.Doc{}, step: "", held: false}

@@ -19,6 +19,7 @@ import (
 // charts and controls in view and every other one folded (off-step), its
 // key chart marked key, and every step's key chart named on its step.
 func TestLessonPagesOpenOnTheFirstStep(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	h := lab.Handler()
 	signals := regexp.MustCompile(`<div id="lab"[^>]* data-signals="([^"]*)"`)

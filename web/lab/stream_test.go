@@ -9,6 +9,7 @@ import (
 // A stream for an unknown tab rebuilds the session from its signals and
 // resumes at their cursor; bad signals are a 4xx before any streaming.
 func TestStreamSignals(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	h := lab.Handler()
 	for _, tt := range []struct {

@@ -15,6 +15,7 @@ import (
 // slot of the server): each new stream of the tab ends the one before, so
 // twenty opened one after another leave one open.
 func TestStreamOnePerTab(t *testing.T) {
+	t.Parallel()
 	lab, ts := startTestServer(t)
 	sig := `{"tab":"` + webtest.Tab + `","preset":"search-cache"}`
 	var streams []<-chan webtest.Event
@@ -39,6 +40,7 @@ func TestStreamOnePerTab(t *testing.T) {
 // naming the limit); another address still gets one (issue 34: 4 000
 // streams from one address left every other visitor a 503).
 func TestStreamsPerAddress(t *testing.T) {
+	t.Parallel()
 	s, err := newServer(LabOptions{StreamsPerAddress: 5, Proxies: clientaddr.Proxies{Peer: true}})
 	if err != nil {
 		t.Fatal(err)

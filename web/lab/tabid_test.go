@@ -19,6 +19,7 @@ import (
 // the victim's session and stream are as they were; the victim's own
 // commands still move it.
 func TestTabIDAloneMovesNothing(t *testing.T) {
+	t.Parallel()
 	lab, ts := startTestServer(t)
 
 	// The victim's page and stream (the tests' browser).
@@ -103,6 +104,7 @@ func TestTabIDAloneMovesNothing(t *testing.T) {
 // Secure behind a trusted proxy that says https), never one a request
 // names in its address or signals. A lesson page does as the lab's.
 func TestPageIssuesTabForItsBrowser(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	h := lab.Handler()
 	for _, path := range []string{"/lab?preset=search-cache", "/lessons/cap"} {

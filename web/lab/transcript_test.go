@@ -50,6 +50,7 @@ import (
 // that ends with the charts' script), and none when the session did not
 // change.
 func TestStreamTranscripts(t *testing.T) {
+	t.Parallel()
 	datadriven.Walk(t, "testdata/stream", func(t *testing.T, path string) {
 		tr := newTranscript(t)
 		datadriven.RunTest(t, path, tr.do)

@@ -17,6 +17,7 @@ import (
 // end, then the cap set with the cursor left there, then played again
 // (Play at the end starts over) or scrubbed back and stepped into.
 func TestLessonStepTicksAfterItsAction(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	post, clock := frozenTab(t, s, `"preset":"search-cache","lesson":"cap","predicted":true`)
 	done := func(step string) bool {
@@ -78,6 +79,7 @@ func TestLessonStepTicksAfterItsAction(t *testing.T) {
 // The Envoy-and-gRPC strip shows only in the lessons that read it
 // (compare_strip: cap and grpc); the others hold its box hidden.
 func TestLessonCompareStrip(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	for _, id := range []string{"consecutive", "cap", "grpc", "capstone"} {
 		v, err := s.LessonView(s.Lessons.ByID[id], "")
@@ -103,6 +105,7 @@ func TestLessonCompareStrip(t *testing.T) {
 // (TestBrowserLessonChecks under -race). The frozen clock puts Play at the
 // instant the setting's run began: Play first, then the set's swap.
 func TestPlayDuringRerunPlaysTheNewRun(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	post, clock := frozenTab(t, s, `"preset":"search-cache","lesson":"cap","predicted":true`)
 	sess := func() *Session { return s.Sessions.Get(webtest.Tab) }

@@ -47,6 +47,7 @@ func formQuery(t *testing.T, page, marker string) url.Values {
 // opens, and with the learner's hosts and traffic the lab runs them. The
 // ending waits for the prediction, as the prose after it does.
 func TestLessonEndings(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	for _, l := range courseLessons(t) {
@@ -106,6 +107,7 @@ func TestLessonEndings(t *testing.T) {
 // view of the lab (LabViewFor, LabBody) and the projector view have no
 // box.
 func TestModelYourCluster(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t)
 	h := s.Handler()
 	body := webtest.Body(t, webtest.Do(t, h, "GET", "/lab?hosts=12&fault_rate=0.25", ""))

@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseAnswerKey(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		key, q, who string
 		ok          bool
@@ -33,23 +34,24 @@ func TestParseAnswerKey(t *testing.T) {
 // The reveal's mark splits the answers exactly: one put before it is in
 // the histogram, one put after it is refused (409), not silently lost.
 func TestRoomAnswersCloseAtTheMark(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
 	ctx := t.Context()
-	if err := l.s.rooms.putAnswer(ctx, code, q.ID, "before", "3", ""); err != nil {
+	if err := l.S.rooms.putAnswer(ctx, code, q.ID, "before", "3", ""); err != nil {
 		t.Fatal(err)
 	}
-	got, err := l.s.rooms.closeAnswers(ctx, code, q.ID)
+	got, err := l.S.rooms.closeAnswers(ctx, code, q.ID)
 	if err != nil || len(got) != 1 || got["before"].Answer != "3" {
 		t.Fatalf("closeAnswers: %v, %v", got, err)
 	}
-	err = l.s.rooms.putAnswer(ctx, code, q.ID, "after", "4", "")
+	err = l.S.rooms.putAnswer(ctx, code, q.ID, "after", "4", "")
 	if httperr.KindOf(err, httperr.KindInternal) != httperr.KindConflict || !strings.Contains(httperr.Text(err), "answers are closed") {
 		t.Errorf("an answer after the mark: %v", err)
 	}
 	// A second reveal (another replica's, at once) finds the same mark.
-	if again, err := l.s.rooms.closeAnswers(ctx, code, q.ID); err != nil || len(again) != 1 {
+	if again, err := l.S.rooms.closeAnswers(ctx, code, q.ID); err != nil || len(again) != 1 {
 		t.Errorf("closeAnswers again: %v, %v", again, err)
 	}
 }
@@ -57,23 +59,24 @@ func TestRoomAnswersCloseAtTheMark(t *testing.T) {
 // Opening the next question purges the last one's answers from the bus and
 // from the hubs: a room that asks many questions holds one's answers.
 func TestRoomNextQuestionDropsAnswers(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	hub, err := l.s.rooms.open(t.Context(), code, "")
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	hub, err := l.S.rooms.open(t.Context(), code, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hub.release("")
-	q1 := l.openQuestion(t, code, key)
+	q1 := openQuestion(t, l, code, key)
 	for i := range 5 {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q1.ID+"&a=2", `{}`, code, "", l.att(t, code, fmt.Sprint(i))); st != 204 {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q1.ID+"&a=2", `{}`, code, "", att(t, l, code, fmt.Sprint(i))); st != 204 {
 			t.Fatalf("answer: %d %s", st, body)
 		}
 	}
-	roomtest.WaitUntil(t, "the hub has the 5 answers", func() bool { n, _ := l.s.rooms.answerCount(code, q1.ID, ""); return n == 5 })
-	q2 := l.openQuestion(t, code, key)
+	roomtest.WaitUntil(t, "the hub has the 5 answers", func() bool { n, _ := l.S.rooms.answerCount(code, q1.ID, ""); return n == 5 })
+	q2 := openQuestion(t, l, code, key)
 	keys := func(q string) int {
-		lister, err := l.bus.KV.ListKeysFiltered(t.Context(), answersOf(code, q))
+		lister, err := l.Bus.KV.ListKeysFiltered(t.Context(), answersOf(code, q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,12 +101,13 @@ func TestRoomNextQuestionDropsAnswers(t *testing.T) {
 // through the room's state channel, which has every stream snapshot its
 // session.
 func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
-	f := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
+	f := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, f, "the question on the follower's page", func(ev webtest.Event) bool { return strings.Contains(ev.Data, `>0</span> answered`) })
-	hub, err := l.s.rooms.open(t.Context(), code, "")
+	hub, err := l.S.rooms.open(t.Context(), code, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +115,7 @@ func TestRoomAnswerWakesOnlyTheQuestion(t *testing.T) {
 	hub.mu.Lock()
 	roomNext, answersNext := hub.now.next, hub.answersNext
 	hub.mu.Unlock()
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", `{}`, code, "", l.att(t, code, "one")); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", `{}`, code, "", att(t, l, code, "one")); st != 204 {
 		t.Fatalf("answer: %d %s", st, body)
 	}
 	select {

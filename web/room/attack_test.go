@@ -87,15 +87,15 @@ func call(t testing.TB, c *http.Client, method, u, body string) (int, string) {
 func mintAttendees(t testing.TB, l *roomLab, code string, n int) []*http.Cookie {
 	out := make([]*http.Cookie, 0, n)
 	for i := range n {
-		out = append(out, &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, fmt.Sprintf("attendee-%d", i))})
+		out = append(out, &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att(t, l, code, fmt.Sprintf("attendee-%d", i))})
 	}
 	return out
 }
 
 // openQuestion opens "How many hosts are ejected at 60 s?" in the room.
-func (l *roomLab) openQuestion(t testing.TB, code, key string) record.Question {
+func openQuestion(t testing.TB, l *roomLab, code, key string) record.Question {
 	t.Helper()
-	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
@@ -111,8 +111,8 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 		t.Skip("a class of 50 and an address minting identities: make test runs it, make check does not")
 	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
 	attacker := clientFrom(t, "127.0.0.2")
 
 	// 500 answers, each under an identity the client made up: the old
@@ -120,7 +120,7 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 	accepted := 0
 	start := time.Now()
 	for i := range 500 {
-		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=5", strings.NewReader(`{"tab":"`+randomHex(16)+`"}`))
+		req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=5", strings.NewReader(`{"tab":"`+randomHex(16)+`"}`))
 		req.Header.Set("Content-Type", "application/json")
 		switch i % 3 {
 		case 0:
@@ -156,16 +156,16 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 			// A page the bus was too slow for (a 503 on a machine loaded
 			// far past its cores) is loaded again, as its visitor would:
 			// what is asserted is that the limits refuse no one.
-			st, body := call(t, c, "GET", l.ts.URL+"/r/"+code, "")
+			st, body := call(t, c, "GET", l.TS.URL+"/r/"+code, "")
 			for try := 0; st == http.StatusServiceUnavailable && try < 3; try++ {
 				t.Logf("attendee %d: the room's page: %d %s (loading it again)", i, st, webtest.Head(body, 120))
-				st, body = call(t, c, "GET", l.ts.URL+"/r/"+code, "")
+				st, body = call(t, c, "GET", l.TS.URL+"/r/"+code, "")
 			}
 			if st != 200 {
 				t.Errorf("attendee %d: the room's page: %d %s", i, st, webtest.Head(body, 200))
 				return
 			}
-			if st, body := call(t, c, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+fmt.Sprint(i%4), `{}`); st != 204 {
+			if st, body := call(t, c, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+fmt.Sprint(i%4), `{}`); st != 204 {
 				t.Errorf("attendee %d: answer: %d %s", i, st, body)
 				return
 			}
@@ -187,14 +187,14 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 	mintStart := time.Now()
 	for range 500 {
 		c := clientFrom(t, "127.0.0.2")
-		if st, _ := call(t, c, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
+		if st, _ := call(t, c, "GET", l.TS.URL+"/r/"+code, ""); st != 200 {
 			continue
 		}
-		if st, _ := call(t, c, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=9", `{}`); st == 204 {
+		if st, _ := call(t, c, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=9", `{}`); st == 204 {
 			minted++
 		}
 	}
-	_, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", "")
+	_, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/question", "", code, "", "")
 	t.Logf("500 fresh browsers from one address: %d answers accepted; the question: %s", minted, strings.TrimSpace(body))
 	// The room's budget of identities per address (60), however long it
 	// tries (it was a burst of 60, then 12 a minute: issue 34, item 8).
@@ -218,14 +218,14 @@ func TestRoomAttackPollScale(t *testing.T) {
 		here, inflight = 100, 4
 	}
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{AttendeesPerAddress: here}) // the test's attendees share one address
-	l.s.lab.SetClientLimits(1_000_000, 1_000_000)
-	l.s.lab.SetStreamsPerAddress(here)
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
+	l.S.lab.SetClientLimits(1_000_000, 1_000_000)
+	l.S.lab.SetStreamsPerAddress(here)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
 	ids := mintAttendees(t, l, code, n)
 	streams := make([]<-chan webtest.Event, here)
 	for i := range here {
-		streams[i] = roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", `"preset":"search-cache"`), ids[i])
+		streams[i] = roomtest.OpenStreamCtx(t, t.Context(), l.TS.URL, roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", `"preset":"search-cache"`), ids[i])
 	}
 	for i, ev := range streams {
 		webtest.WaitFor(t, ev, fmt.Sprintf("stream %d's question", i), func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-q-count"`) })
@@ -243,7 +243,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+fmt.Sprint(i%3), nil)
+			req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+fmt.Sprint(i%3), nil)
 			req.AddCookie(id)
 			t0 := time.Now()
 			res, err := c.Transport.RoundTrip(req)
@@ -278,7 +278,7 @@ func TestRoomAttackPollScale(t *testing.T) {
 	if s := time.Duration(slowest.Load()); s >= roombus.Timeout {
 		t.Errorf("the slowest answer took %v, the bus's timeout", s)
 	}
-	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	var revealed record.Question
 	if st != 200 || json.Unmarshal([]byte(body), &revealed) != nil || revealed.Total != n {
 		t.Fatalf("reveal: %d %s", st, webtest.Head(body, 300))
@@ -301,8 +301,8 @@ func TestRoomAttackFill(t *testing.T) {
 	}
 	const room = 150
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxAttendees: room})
-	l.s.lab.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	l.S.lab.SetClientLimits(1_000_000, 1_000_000) // the attack is on the room's limits, not on new tabs
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	attacker := clientFrom(t, "127.0.0.5")
@@ -311,9 +311,9 @@ func TestRoomAttackFill(t *testing.T) {
 	// A stream of a new tab of c's browser (a script names one of its own
 	// when it has none: a tab id is no key to the room either way).
 	open := func(c *http.Client) int {
-		b := browserOf(t, c, l.ts.URL)
+		b := browserOf(t, c, l.TS.URL)
 		sig := roomtest.Sig(tabid.New(b), code, "follow", `"preset":"search-cache"`)
-		res, err := c.Do(webtest.StreamRequest(ctx, l.ts.URL, "/lab/stream", sig, &http.Cookie{Name: tabid.Cookie, Value: b}))
+		res, err := c.Do(webtest.StreamRequest(ctx, l.TS.URL, "/lab/stream", sig, &http.Cookie{Name: tabid.Cookie, Value: b}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +338,7 @@ func TestRoomAttackFill(t *testing.T) {
 	for range 60 {
 		c := clientFrom(t, "127.0.0.5")
 		c.Timeout = 0
-		if st, _ := call(t, c, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
+		if st, _ := call(t, c, "GET", l.TS.URL+"/r/"+code, ""); st != 200 {
 			continue
 		}
 		for range 10 {
@@ -369,7 +369,7 @@ func TestRoomAttackFill(t *testing.T) {
 	}
 	real := clientFrom(t, "127.0.0.6")
 	real.Timeout = 0
-	if st, body := call(t, real, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
+	if st, body := call(t, real, "GET", l.TS.URL+"/r/"+code, ""); st != 200 {
 		t.Fatalf("a real attendee's page: %d %s", st, webtest.Head(body, 200))
 	}
 	if st := open(real); st != 200 {
@@ -381,8 +381,9 @@ func TestRoomAttackFill(t *testing.T) {
 // the room's pages: after a burst of 60 misses the address gets 429 for
 // every code, live or not, so 404 against 200 tells nothing more.
 func TestRoomAttackEnumeration(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	attacker := clientFrom(t, "127.0.0.7")
 	routes := []struct{ method, path string }{
 		{"GET", "/question"}, {"POST", "/recording/pause"}, {"POST", "/answer"}, {"GET", "/recording.json"},
@@ -393,10 +394,10 @@ func TestRoomAttackEnumeration(t *testing.T) {
 	start := time.Now()
 	for i := range 200 {
 		rt := routes[i%len(routes)]
-		st, _ := call(t, attacker, rt.method, l.ts.URL+"/r/"+record.NewCode()+rt.path, `{"tab":"`+randomHex(16)+`"}`)
+		st, _ := call(t, attacker, rt.method, l.TS.URL+"/r/"+record.NewCode()+rt.path, `{"tab":"`+randomHex(16)+`"}`)
 		statuses[st]++
 	}
-	st, _ := call(t, attacker, "GET", l.ts.URL+"/r/"+code+"/question", "")
+	st, _ := call(t, attacker, "GET", l.TS.URL+"/r/"+code+"/question", "")
 	t.Logf("200 guessed codes on the room API from one address: statuses %v; then the live room: %d", statuses, st)
 	// A burst of 60 (JoinBurst), then one a second (JoinsPerMinute).
 	if limit := 60 + 1 + int(time.Since(start).Seconds()); statuses[404] > limit {
@@ -405,7 +406,7 @@ func TestRoomAttackEnumeration(t *testing.T) {
 	if st != 429 {
 		t.Errorf("the live room's question after the guesses: %d, want 429 (as for a free code)", st)
 	}
-	if st, body := call(t, clientFrom(t, "127.0.0.8"), "GET", l.ts.URL+"/r/"+code+"/question", ""); st != 200 {
+	if st, body := call(t, clientFrom(t, "127.0.0.8"), "GET", l.TS.URL+"/r/"+code+"/question", ""); st != 200 {
 		t.Errorf("the live room's question from another address: %d %s", st, body)
 	}
 }
@@ -413,14 +414,15 @@ func TestRoomAttackEnumeration(t *testing.T) {
 // A command whose signals name a room is a request of that room: guessing
 // codes through /lab/cmd counts as on the room API.
 func TestRoomGuessesByCommand(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{JoinsPerMinute: 3, JoinBurst: 3})
-	code, _ := l.createRoom(t, "")
+	code, _ := l.CreateRoom(t, "")
 	var got []int
 	for range 5 {
-		st, _ := roomtest.Post(t, l.ts.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), record.NewCode(), "follow", ""), "", "")
+		st, _ := roomtest.Post(t, l.TS.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), record.NewCode(), "follow", ""), "", "")
 		got = append(got, st)
 	}
-	st, _ := roomtest.Post(t, l.ts.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", ""), code, "")
+	st, _ := roomtest.Post(t, l.TS.URL, "rejoin", roomtest.Sig(webtest.TabOf(randomHex(16)), code, "follow", ""), code, "")
 	if fmt.Sprint(got) != "[404 404 404 429 429]" || st != 429 {
 		t.Errorf("rejoin on 5 guessed codes: %v, then on the live room: %d; want [404 404 404 429 429], 429", got, st)
 	}

@@ -73,14 +73,14 @@ func BenchmarkRoomFanout(b *testing.B) {
 func benchRoomFanout(b *testing.B, enc string, followers int) {
 	lim := Limits{AttendeesPerAddress: followers} // every follower's request comes from httptest's one address
 	la := startRoomLab(b, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)
-	lb := startRoomLab(b, la.bus.Replica(), lim)
+	lb := startRoomLab(b, la.Bus.Replica(), lim)
 	for _, l := range []*roomLab{la, lb} {
 		// Every follower's tab is new and from one address: past the
 		// new-tab burst (200) the rest would be refused.
-		l.s.lab.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
+		l.S.lab.SetClientLimits(6*followers, lab.DefaultCommandsPerMinute)
 	}
-	ha, hb := la.s.Handler(), lb.s.Handler()
-	code, key := la.createRoom(b, `{"preset":"search-cache"}`)
+	ha, hb := la.S.Handler(), lb.S.Handler()
+	code, key := la.CreateRoom(b, `{"preset":"search-cache"}`)
 	col := &fanCollector{patch: make(chan fanSample, followers), redraw: make(chan fanSample, followers), identity: enc == "identity",
 		done: make(chan struct{})}
 
@@ -108,7 +108,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 		sig := roomtest.Sig(webtest.TabOf(fmt.Sprintf("bench-follower-%08d", i)), code, "follow", `"preset":"search-cache"`)
 		req := httptest.NewRequestWithContext(ctx, "POST", "/lab/stream", strings.NewReader(sig))
 		req.AddCookie(webtest.BrowserCookie())
-		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: la.att(b, code, fmt.Sprint("follower ", i))})
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att(b, la, code, fmt.Sprint("follower ", i))})
 		if enc == "gzip" {
 			req.Header.Set("Accept-Encoding", "gzip, deflate")
 		}
@@ -129,7 +129,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	runtime.ReadMemStats(&after)
 	perFollower := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / float64(followers)
 
-	statsA, statsB := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
+	statsA, statsB := la.Bus.Conn().Stats(), lb.Bus.Conn().Stats()
 	cpu0 := cpuTime()
 	var patches, redraws []time.Duration
 	actions := 0
@@ -153,7 +153,7 @@ func benchRoomFanout(b *testing.B, enc string, followers int) {
 	}
 	b.StopTimer()
 	cpu := cpuTime() - cpu0
-	sa, sb := la.bus.Conn().Stats(), lb.bus.Conn().Stats()
+	sa, sb := la.Bus.Conn().Stats(), lb.Bus.Conn().Stats()
 	b.ReportMetric(quantileMs(patches, 0.50), "patch-p50-ms")
 	b.ReportMetric(quantileMs(patches, 0.99), "patch-p99-ms")
 	if len(redraws) > 0 {

@@ -32,8 +32,8 @@ func TestBrowserHandoutPrints(t *testing.T) {
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	askScene1(t, l, code, key, `{"scene":0}`, nil)
-	scenes := len(l.s.plans.Plan("lightning").Scenes)
-	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
+	scenes := len(l.S.plans.Plan("lightning").Scenes)
+	b := browsertest.Laptops(t, l.TS.URL, 1)[0]
 
 	b.Step("1280×720, the present page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(b.URL+"/r/"+code+"/present?key="+key),
 		chromedp.WaitVisible(chromedp.CSS("#room-handout-link")))

@@ -22,7 +22,7 @@ func roundRobin(t *testing.T, replicas ...*roomLab) *httptest.Server {
 	t.Helper()
 	var proxies []*httputil.ReverseProxy
 	for _, l := range replicas {
-		u, _ := url.Parse(l.ts.URL)
+		u, _ := url.Parse(l.TS.URL)
 		p := httputil.NewSingleHostReverseProxy(u)
 		p.FlushInterval = -1 // streams pass each event at once
 		proxies = append(proxies, p)
@@ -47,7 +47,7 @@ func roundRobin(t *testing.T, replicas ...*roomLab) *httptest.Server {
 func TestBrowserRoomAcrossReplicas(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, la.bus.Replica(), Limits{})
+	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	proxy := roundRobin(t, la, lb)
 	bctx := browsertest.StartChromium(t, 1280, 800)
 	if err := chromedp.Do(bctx); err != nil {
@@ -117,11 +117,11 @@ true`
 	// restart): the page says so, then follows again by itself.
 	holder := la
 	if tab := pupil.Eval(`JSON.parse(document.getElementById('lab').dataset.signals).tab`); tab != "" {
-		if sess := lb.s.lab.Sessions.Get(tab); sess != nil && sess.Streams() > 0 {
+		if sess := lb.S.lab.Sessions.Get(tab); sess != nil && sess.Streams() > 0 {
 			holder = lb
 		}
 	}
-	holder.s.lab.Shutdown()
+	holder.S.lab.Shutdown()
 	pupil.Poll("the attendee's page says it is reconnecting, then is live again", `t_conns.includes('reconnecting') && document.getElementById('stream').dataset.conn === 'live'`)
 
 	// Every scene of the plan, two of them on another lesson.

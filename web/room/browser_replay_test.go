@@ -28,7 +28,7 @@ import (
 func TestBrowserRecordingPlayer(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
 	with := func(extra string) string { return strings.Replace(present, "}", ","+extra+"}", 1) }
 	must := func(what string, st int, body string, want int) {
@@ -38,35 +38,35 @@ func TestBrowserRecordingPlayer(t *testing.T) {
 		}
 	}
 	pause := func() { time.Sleep(400 * time.Millisecond) } // the entries apart: 50 ms at 8×
-	st, body := roomtest.Post(t, l.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
+	st, body := roomtest.Post(t, l.TS.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
 	must("set", st, body, 204)
 	pause()
-	st, body = roomtest.Post(t, l.ts.URL, "speed", with(`"speed":"16"`), code, key)
+	st, body = roomtest.Post(t, l.TS.URL, "speed", with(`"speed":"16"`), code, key)
 	must("speed", st, body, 204)
-	st, body = roomtest.Post(t, l.ts.URL, "play", present, code, key)
+	st, body = roomtest.Post(t, l.TS.URL, "play", present, code, key)
 	must("play", st, body, 204)
 	pause()
-	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body = roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	must("question", st, body, 201)
 	var q record.Question
 	_ = json.Unmarshal([]byte(body), &q)
 	for i, a := range []string{"yes", "no", "no"} {
-		st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, "attendee-0"+string(rune('0'+i))))
+		st, body = roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", att(t, l, code, "attendee-0"+string(rune('0'+i))))
 		must("answer", st, body, 204)
 	}
 	pause()
-	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	must("reveal", st, body, 200)
 	pause()
-	st, body = roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "")
 	must("spotlight", st, body, 200)
-	entries, err := l.s.rooms.timeline.Read(context.Background(), code)
+	entries, err := l.S.rooms.timeline.Read(context.Background(), code)
 	if err != nil || len(entries) != 7 {
 		t.Fatalf("recording: %d entries, %v", len(entries), err)
 	}
 	last := len(entries) - 1
 
-	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.TS.URL, 1)[0]
 	const helpers = `
 window.t_desc = () => { const c = echarts.getInstanceByDom(document.getElementById('chart-clients')); return c ? c.getOption().aria.label.description : ''; };
 window.t_seen = [];

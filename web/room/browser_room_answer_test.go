@@ -19,14 +19,14 @@ func TestBrowserRoomAnswerTargets(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
-	b.Step("an attendee on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(l.ts.URL+"/r/"+code))
+	b := browsertest.Laptops(t, l.TS.URL, 1)[0]
+	b.Step("an attendee on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(l.TS.URL+"/r/"+code))
 	b.Poll("the attendee's lab", `!!document.querySelector('#chart-lanes canvas')`)
 	for _, q := range []struct{ ask, kind, want string }{
 		{`{"scene":0}`, "yes/no", "yes,no"},
 		{`{"qkind":"out","qat":40}`, "count", ",Answer"},
 	} {
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", q.ask, code, key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", q.ask, code, key, "")
 		var opened struct{ ID string }
 		if st != http.StatusCreated || json.Unmarshal([]byte(body), &opened) != nil {
 			t.Fatalf("ask the %s question: %d %s", q.kind, st, body)

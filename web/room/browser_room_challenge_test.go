@@ -22,12 +22,12 @@ func TestBrowserRoomChallenge(t *testing.T) {
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	bs := browsertest.Laptops(t, l.ts.URL, 5)
+	bs := browsertest.Laptops(t, l.TS.URL, 5)
 	teacher, projector, pupils := bs[0], bs[1], bs[2:]
-	teacher.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+key), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
-	projector.Step("the projector", chromedp.EmulateViewport(853, 480), chromedp.Navigate(l.ts.URL+"/r/"+code+"/projector"), chromedp.WaitReady(chromedp.CSS("#room-challenge")))
+	teacher.Step("the instructor page", chromedp.EmulateViewport(1280, 720), chromedp.Navigate(l.TS.URL+"/r/"+code+"/present?key="+key), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+	projector.Step("the projector", chromedp.EmulateViewport(853, 480), chromedp.Navigate(l.TS.URL+"/r/"+code+"/projector"), chromedp.WaitReady(chromedp.CSS("#room-challenge")))
 	for i, p := range pupils {
-		p.Step("attendee "+strconv.Itoa(i)+" joins on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(l.ts.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
+		p.Step("attendee "+strconv.Itoa(i)+" joins on a phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(l.TS.URL+"/r/"+code), chromedp.WaitVisible(chromedp.CSS("#chart-lanes canvas")))
 	}
 	teacher.Step("next: the challenge scene", chromedp.Click(chromedp.CSS("#btn-scene-next")))
 	caps := []string{"10", "17", "50"}
@@ -55,7 +55,7 @@ func TestBrowserRoomChallenge(t *testing.T) {
 	if w := pupils[0].Eval(`String(document.getElementById('room-challenge').getBoundingClientRect().width <= window.innerWidth)`); w != "true" {
 		t.Error("the challenge panel is wider than the phone's screen")
 	}
-	teacher.Step("the handout", chromedp.Navigate(l.ts.URL+"/r/"+code+"/handout"), chromedp.WaitVisible(chromedp.CSS(".handout-board")))
+	teacher.Step("the handout", chromedp.Navigate(l.TS.URL+"/r/"+code+"/handout"), chromedp.WaitVisible(chromedp.CSS(".handout-board")))
 	if n := teacher.Eval(`String(document.querySelectorAll('.handout-board tbody tr').length)`); n != "3" {
 		t.Errorf("the handout lists %s submissions, want 3", n)
 	}

@@ -51,8 +51,8 @@ func TestBrowserRoomExplore(t *testing.T) {
 	// Both replicas' clocks run on, then jump as the test says: a page
 	// loaded after the end shows "time is up" at once.
 	clk := &offsetClock{}
-	la.s.lab.Now, lb.s.lab.Now = clk.Now, clk.Now
-	bs := browsersOn(t, 1440, 1000, la.ts.URL, lb.ts.URL, lb.ts.URL)
+	la.S.lab.Now, lb.S.lab.Now = clk.Now, clk.Now
+	bs := browsersOn(t, 1440, 1000, la.TS.URL, lb.TS.URL, lb.TS.URL)
 	teacher, pupil, wall := bs[0], bs[1], bs[2]
 
 	teacher.Step("open the home page", chromedp.Navigate(teacher.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#room-start-from")))

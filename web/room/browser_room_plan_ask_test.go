@@ -22,7 +22,7 @@ import (
 func TestBrowserRoomPlanAsk(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	la, lb := twoReplicas(t)
-	bs := browsersOn(t, 1280, 720, la.ts.URL, la.ts.URL, lb.ts.URL)
+	bs := browsersOn(t, 1280, 720, la.TS.URL, la.TS.URL, lb.TS.URL)
 	teacher, ada, bo := bs[0], bs[1], bs[2]
 	attendees := []*browser{ada, bo}
 	title := func(b *browser, what, want string) {

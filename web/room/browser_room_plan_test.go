@@ -18,7 +18,7 @@ import (
 func TestBrowserRoomPlan(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	laptops := browsertest.Laptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.TS.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 
 	teacher.Step("open the home page", chromedp.Navigate(teacher.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#room-start-from")))

@@ -20,12 +20,12 @@ func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.TS.URL, 1)[0]
 	const controls = `['btn-scene-prev', 'btn-scene-next', 'btn-scene-ask'].map(id => { const el = document.getElementById(id), r = el && el.getBoundingClientRect();
 		return !el ? id + ' missing' : r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth ? '' : id + ' at ' + [r.left, r.top, r.right, r.bottom].map(Math.round).join(','); }).filter(Boolean).join('; ')`
 	for _, size := range [][2]int{{1280, 720}, {853, 480}} {
 		name := fmt.Sprintf("%dx%d", size[0], size[1])
-		b.Step("open the instructor page at "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+"/r/"+code+"/present?key="+key))
+		b.Step("open the instructor page at "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.TS.URL+"/r/"+code+"/present?key="+key))
 		b.Poll(name+": the first redraw and the charts", `document.readyState === 'complete' && document.getElementById('stream').dataset.conn === 'live' &&
 			!!document.querySelector('#status .state') && [...document.querySelectorAll('.chart')].every(el => { const c = window.echarts && echarts.getInstanceByDom(el); return !!c && c.getOption().series.length > 0 })`)
 		viewShot(t, b, "outlierlab-room-present-top-"+name+".png")
@@ -37,7 +37,7 @@ func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
 		}
 	}
 
-	b.Step("a lesson page at 853×480", chromedp.Navigate(l.ts.URL+"/lessons/cap"))
+	b.Step("a lesson page at 853×480", chromedp.Navigate(l.TS.URL+"/lessons/cap"))
 	b.Poll("the lesson's charts", `!!document.querySelector('#chart-lanes canvas') && !!document.getElementById('predict')`)
 	if got := b.Eval(`String(window.scrollY)`); got != "0" {
 		t.Errorf("the lesson page opens scrolled to %s px", got)

@@ -34,26 +34,26 @@ func TestBrowserRoomProjectorReadable(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
-	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", `{"scene":0}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", `{"scene":0}`, code, key, "")
 	var q record.Question
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("ask: %d %s", st, body)
 	}
 	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", att(t, l, code, name)); st != http.StatusNoContent {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
-	b := browsertest.Laptops(t, l.ts.URL, 1)[0]
+	b := browsertest.Laptops(t, l.TS.URL, 1)[0]
 	for _, phase := range []string{"open", "revealed"} {
 		if phase == "revealed" {
-			if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+			if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
 				t.Fatalf("reveal: %d %s", st, body)
 			}
 		}
 		for _, size := range projectorSizes {
 			name := fmt.Sprintf("%s-%d", phase, size[0])
-			b.Step("open the projector "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.ts.URL+"/r/"+code+"/projector"))
+			b.Step("open the projector "+name, chromedp.EmulateViewport(int64(size[0]), int64(size[1])), chromedp.Navigate(l.TS.URL+"/r/"+code+"/projector"))
 			ready := `!!document.querySelector('.room-projector svg.qr') && !!document.querySelector('#status .state') && ` + projectorChartsDrawn
 			if phase == "open" {
 				// The open question holds the room before its moment.

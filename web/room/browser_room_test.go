@@ -21,7 +21,7 @@ import (
 func TestBrowserRoom(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	laptops := browsertest.Laptops(t, l.ts.URL, 2)
+	laptops := browsertest.Laptops(t, l.TS.URL, 2)
 	teacher, pupil := laptops[0], laptops[1]
 	const helpers = `
 window.t_opt = id => echarts.getInstanceByDom(document.getElementById(id)).getOption();

@@ -14,23 +14,24 @@ import (
 // is a 422 naming what would fit, and the room is not moved (nothing is
 // published for its followers to make); a follower's is refused too.
 func TestRoomCommandOverBudget(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"flapping"}`)
+	code, key := l.CreateRoom(t, `{"preset":"flapping"}`)
 	cfg := `"preset":"flapping","seq":1,"cfg":{"hosts":50,"rps":3000,"interval":1,"num_retries":5,"fault_rate":1,"max_retries":100000,` +
 		`"active_hc":true,"hc_interval":1,"lb_policy":"least_request","capacity_rps":10,"previous_hosts":true}`
-	st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", cfg), code, key)
+	st, body := roomtest.Post(t, l.TS.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", cfg), code, key)
 	if st != 422 || !strings.Contains(body, "rps: this run would take about") || !strings.Contains(body, "would fit") {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
-	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	rec, _, err := l.S.rooms.lookup(t.Context(), code)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.State.Cfg["rps"] != 0 || rec.State.Cfg["capacity_rps"] != 0 {
 		t.Errorf("the room moved to the refused run: %v", rec.State.Cfg)
 	}
-	att := roomtest.AttendeeCookie(t, l.ts.URL, code)
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/lab/cmd/set", roomtest.Sig(roomtest.TabFollower, code, "follow", cfg), code, "", att.Value); st != 422 || !strings.Contains(body, "would fit") {
+	att := roomtest.AttendeeCookie(t, l.TS.URL, code)
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/lab/cmd/set", roomtest.Sig(roomtest.TabFollower, code, "follow", cfg), code, "", att.Value); st != 422 || !strings.Contains(body, "would fit") {
 		t.Errorf("follower set: %d %s", st, body)
 	}
 }

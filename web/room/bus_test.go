@@ -184,19 +184,19 @@ func TestBusCluster3(t *testing.T) {
 	c := startNATSCluster(t, 3)
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
-	if la.bus.Replicas != 3 || lb.bus.Replicas != 3 {
-		t.Fatalf("copies of the rooms' bucket: %d and %d, want 3", la.bus.Replicas, lb.bus.Replicas)
+	if la.Bus.Replicas != 3 || lb.Bus.Replicas != 3 {
+		t.Fatalf("copies of the rooms' bucket: %d and %d, want 3", la.Bus.Replicas, lb.Bus.Replicas)
 	}
 	for _, name := range []string{"KV_" + roombus.RoomBucket, roombus.TimelineStream} {
 		if n := streamReplicas(t, c.urls(), name); n != 3 {
 			t.Errorf("%s: %d copies, want 3", name, n)
 		}
 	}
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, lb.ts.URL, code))
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
+	follower := roomtest.OpenStreamCtx(t, t.Context(), lb.TS.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, lb.TS.URL, code))
 	webtest.WaitFor(t, follower, "the first redraw on the other replica", roomtest.Charted)
 
-	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
+	st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/questions", `{"qkind":"ejected","qhost":"h5","qat":60}`, code, key, "")
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open a question: %d %s", st, body)
@@ -208,8 +208,8 @@ func TestBusCluster3(t *testing.T) {
 			t.Fatalf("answer on %s: %d %s", base, st, body)
 		}
 	}
-	answer(la.ts.URL, la.att(t, code, "attendee-01"), "yes")
-	answer(lb.ts.URL, lb.att(t, code, "attendee-02"), "no")
+	answer(la.TS.URL, att(t, la, code, "attendee-01"), "yes")
+	answer(lb.TS.URL, att(t, lb, code, "attendee-02"), "no")
 
 	// A NATS node goes: the workshop goes on. Writes wait out the
 	// election of the streams' new leaders; a watch whose consumer was on
@@ -218,11 +218,11 @@ func TestBusCluster3(t *testing.T) {
 	// The node killed is the one replica b is connected to, and the
 	// answer goes to b at once: it waits for the client to reconnect to
 	// another node (a 503 "reconnecting" in CI, before the grace).
-	third := lb.att(t, code, "attendee-03") // minted while the bus is whole
-	on := c.index(lb.bus.Conn().ConnectedUrl())
+	third := att(t, lb, code, "attendee-03") // minted while the bus is whole
+	on := c.index(lb.Bus.Conn().ConnectedUrl())
 	c.kill(on)
 	killed := time.Now()
-	answer(lb.ts.URL, third, "no")
+	answer(lb.TS.URL, third, "no")
 	t.Logf("an answer with a NATS node down: accepted after %v", time.Since(killed).Round(time.Millisecond))
 	timeout := time.After(25 * time.Second)
 	for counted := false; !counted; {
@@ -239,12 +239,12 @@ func TestBusCluster3(t *testing.T) {
 	t.Logf("the count on the follower's page with a NATS node down: after %v", time.Since(killed).Round(time.Millisecond))
 	c.restart(on)
 
-	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Total != 3 || q.Answer != "no" {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	for _, l := range []*roomLab{la, lb} {
-		st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+		st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording.json", "", code, key, "")
 		var rec recording.Recording
 		if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 			t.Fatalf("recording: %d %s", st, body)
@@ -254,7 +254,7 @@ func TestBusCluster3(t *testing.T) {
 			kinds = append(kinds, e.Kind)
 		}
 		if k := strings.Join(kinds, " "); !strings.HasPrefix(k, "start") || !strings.Contains(k, "question") || !strings.HasSuffix(k, "reveal") {
-			t.Errorf("recording's entries: %s\n%s", k, grepLines(l.logs.String(), "WARN"))
+			t.Errorf("recording's entries: %s\n%s", k, grepLines(l.Logs.String(), "WARN"))
 		}
 	}
 }
@@ -282,13 +282,13 @@ func TestBusKeepsBucketReplicas(t *testing.T) {
 		t.Fatal(cerr)
 	}
 	l := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
-	if l.bus.Replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roombus.RoomBucket) != 1 {
-		t.Fatalf("the bucket's copies changed: %d", l.bus.Replicas)
+	if l.Bus.Replicas != 1 || streamReplicas(t, c.urls(), "KV_"+roombus.RoomBucket) != 1 {
+		t.Fatalf("the bucket's copies changed: %d", l.Bus.Replicas)
 	}
 	if n := streamReplicas(t, c.urls(), roombus.TimelineStream); n != 1 {
 		t.Errorf("the recordings' copies: %d, want the bucket's 1", n)
 	}
-	l.createRoom(t, `{"preset":"search-cache"}`)
+	l.CreateRoom(t, `{"preset":"search-cache"}`)
 }
 
 // grepLines is the lines of s that contain part.
@@ -308,9 +308,10 @@ func grepLines(s, part string) string {
 // retry a finished stream; an error status would leave the banner saying
 // "Following the instructor").
 func TestRoomGoneSaysSo(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	for _, role := range []string{"follow", "projector", "present"} {
-		events := webtest.OpenStream(t, l.ts.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", role, `"preset":"search-cache"`))
+		events := webtest.OpenStream(t, l.TS.URL, roomtest.Sig(roomtest.TabFollower, "K7QX2M", role, `"preset":"search-cache"`))
 		var got []string
 		for ev := range events {
 			got = append(got, ev.Data)
@@ -330,8 +331,8 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 	opts := &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: store}
 	ns := webtest.StartNATS(t, opts)
 	la := startRoomLab(t, roombus.BusOptions{URL: ns.ClientURL()}, Limits{})
-	code, _ := la.createRoom(t, `{"preset":"search-cache"}`)
-	att := roomtest.AttendeeCookie(t, la.ts.URL, code) // the page was loaded while the bus was up
+	code, _ := la.CreateRoom(t, `{"preset":"search-cache"}`)
+	att := roomtest.AttendeeCookie(t, la.TS.URL, code) // the page was loaded while the bus was up
 	ns.Shutdown()
 	ns.WaitForShutdown()
 
@@ -363,35 +364,36 @@ func TestBusStreamWaitsForBus(t *testing.T) {
 // moves on: the stream Datastar opens again has the room's current state
 // in its first redraw, and follows on.
 func TestRoomOfflineAttendeeResyncs(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`)
-	att := roomtest.AttendeeCookie(t, lb.ts.URL, code)
-	first := roomtest.OpenStreamCtx(t, ctx, lb.ts.URL, sig, att)
+	att := roomtest.AttendeeCookie(t, lb.TS.URL, code)
+	first := roomtest.OpenStreamCtx(t, ctx, lb.TS.URL, sig, att)
 	webtest.WaitFor(t, first, "the first redraw", roomtest.Charted)
 	cancel() // offline
 	for range first {
 	}
 	roomtest.WaitUntil(t, "the replica's hub for the room closed", func() bool {
-		lb.s.rooms.mu.Lock()
-		defer lb.s.rooms.mu.Unlock()
-		h := lb.s.rooms.hubs[code]
+		lb.S.rooms.mu.Lock()
+		defer lb.S.rooms.mu.Unlock()
+		h := lb.S.rooms.hubs[code]
 		if h != nil && h.refs == 0 {
 			h.stop()
-			delete(lb.s.rooms.hubs, code) // what hubIdle does after 30 s
+			delete(lb.S.rooms.hubs, code) // what hubIdle does after 30 s
 			return true
 		}
 		return h == nil
 	})
 	for i, cap := range []int{22, 37} {
-		if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
+		if st, body := roomtest.Post(t, la.TS.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", fmt.Sprintf(`"preset":"search-cache","seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), code, key); st != 204 {
 			t.Fatalf("the instructor's move: %d %s", st, body)
 		}
 	}
-	back := roomtest.OpenStreamCtx(t, t.Context(), lb.ts.URL, sig, att) // online again
+	back := roomtest.OpenStreamCtx(t, t.Context(), lb.TS.URL, sig, att) // online again
 	webtest.WaitFor(t, back, "the room's current cap on the first redraw back", roomtest.SignalPatch(`"max_ejection_percent":37`))
-	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, la.TS.URL, "set", roomtest.Sig(webtest.TabOf("instructor-tab-000000001"), code, "present", `"preset":"search-cache","seq":3,"cfg":{"max_ejection_percent":45}`), code, key); st != 204 {
 		t.Fatalf("the instructor's next move: %d %s", st, body)
 	}
 	webtest.WaitFor(t, back, "the next move", roomtest.SignalPatch(`"max_ejection_percent":45`))
@@ -400,6 +402,7 @@ func TestRoomOfflineAttendeeResyncs(t *testing.T) {
 // One data directory, one server: a second one on it is refused, naming
 // the directory; once the first has closed, it may start.
 func TestBusDataDirLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := roombus.StartBus(roombus.BusOptions{DataDir: dir})
 	if err != nil {

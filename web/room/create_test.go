@@ -14,11 +14,12 @@ import (
 // signals' preset, setting and cursor; a bad cursor is refused naming its
 // field, as a tab's would be.
 func TestCreateRoomFromSignalsMakesNoSession(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	before := l.s.lab.Sessions.Count()
+	before := l.S.lab.Sessions.Count()
 	for range 5 {
-		code, _ := l.createRoom(t, `{"preset":"search-cache","cfg":{"max_ejection_percent":34},"cursor":4,"speed":"2x"}`)
-		rec, _, err := l.s.rooms.lookup(t.Context(), code)
+		code, _ := l.CreateRoom(t, `{"preset":"search-cache","cfg":{"max_ejection_percent":34},"cursor":4,"speed":"2x"}`)
+		rec, _, err := l.S.rooms.lookup(t.Context(), code)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,10 +27,10 @@ func TestCreateRoomFromSignalsMakesNoSession(t *testing.T) {
 			t.Errorf("the room's state: %+v, want search-cache at cap 34, paused at frame 4", st)
 		}
 	}
-	if after := l.s.lab.Sessions.Count(); after != before {
+	if after := l.S.lab.Sessions.Count(); after != before {
 		t.Errorf("five rooms from signals made %d sessions", after-before)
 	}
-	st, body := roomtest.Call(t, "POST", l.ts.URL+"/rooms", `{"preset":"search-cache","cursor":-1}`, "", "", "")
+	st, body := roomtest.Call(t, "POST", l.TS.URL+"/rooms", `{"preset":"search-cache","cursor":-1}`, "", "", "")
 	if st != 422 || !strings.Contains(body, "cursor") || !strings.Contains(body, "allowed 0–") {
 		t.Errorf("a room from a cursor of -1: %d %s, want 422 naming the cursor and its range", st, body)
 	}

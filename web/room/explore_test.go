@@ -38,14 +38,15 @@ func (c *testClock) add(d time.Duration) {
 // 403 without the key, 422 naming the field, 409 for a room without a
 // plan or a scene the room is not on.
 func TestRoomExploreTimer(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	clk := &testClock{t: time.UnixMilli(1_800_000_000_000)}
-	l.s.lab.Now = clk.Now
+	l.S.lab.Now = clk.Now
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	// The state as the bus has it: this replica's hub may be a write behind.
 	state := func() record.State {
 		t.Helper()
-		e, err := l.bus.KV.Get(t.Context(), code)
+		e, err := l.Bus.KV.Get(t.Context(), code)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestRoomExploreTimer(t *testing.T) {
 	}
 	post := func(query, body, key string) (int, string) {
 		t.Helper()
-		return roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/explore"+query, body, code, key, "")
+		return roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/explore"+query, body, code, key, "")
 	}
 
 	for _, tt := range []struct {
@@ -85,7 +86,7 @@ func TestRoomExploreTimer(t *testing.T) {
 		t.Fatalf("refused, but the room has a timer: %+v", s.Explore)
 	}
 
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene 1: %d %s", st, body)
 	}
 	start := clk.Now().UnixMilli()
@@ -100,7 +101,7 @@ func TestRoomExploreTimer(t *testing.T) {
 	// The instructor's own command (a speed) publishes the tab's state,
 	// which knows nothing of the timer: it stays.
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","step":"cap-34","speed":"4"`)
-	if st, body := roomtest.Post(t, l.ts.URL, "speed", present, code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "speed", present, code, key); st != 204 {
 		t.Fatalf("speed: %d %s", st, body)
 	}
 	if s := state(); s.Explore == nil || s.Explore.EndMs != end || s.Speed != "4" {
@@ -126,7 +127,7 @@ func TestRoomExploreTimer(t *testing.T) {
 		t.Fatalf("start again: %d %s", st, body)
 	}
 	for _, n := range []string{"0", "1"} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 		if s := state(); s.Explore != nil {
@@ -134,8 +135,8 @@ func TestRoomExploreTimer(t *testing.T) {
 		}
 	}
 
-	free, fkey := l.createRoom(t, "")
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+free+"/explore?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene:") {
+	free, fkey := l.CreateRoom(t, "")
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+free+"/explore?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene:") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 }
@@ -144,15 +145,16 @@ func TestRoomExploreTimer(t *testing.T) {
 // how long is left on the server's clock), once, and its clearing; the
 // recording names the start and the stop.
 func TestRoomExploreReplicas(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	_, code, key, _ := startPlanRoom(t, la, "plan:lightning")
-	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene=3", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/scene?scene=3", "", code, key, ""); st != 200 {
 		t.Fatalf("scene 3: %d %s", st, body)
 	}
-	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
+	follower := roomtest.OpenRoomStream(t, lb.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
 	webtest.WaitFor(t, follower, "no timer yet", roomtest.SignalPatch(`"explore":{"endMs":0,"leftMs":0,"minutes":0}`))
 
-	st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/explore?scene=3", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/explore?scene=3", "", code, key, "")
 	var started struct {
 		EndMs int64 `json:"endMs"`
 	}
@@ -169,7 +171,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 	if e := sig.Explore; e.Minutes != 2 || e.LeftMs <= 0 || e.LeftMs > 2*60_000 {
 		t.Errorf("the follower's timer: %+v", e)
 	}
-	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/explore?stop=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/explore?stop=1", "", code, key, ""); st != 200 {
 		t.Fatalf("stop on replica B: %d %s", st, body)
 	}
 	webtest.WaitFor(t, follower, "the timer cleared", roomtest.SignalPatch(`"explore":{"endMs":0`))
@@ -177,7 +179,7 @@ func TestRoomExploreReplicas(t *testing.T) {
 	var words, states []string
 	roomtest.WaitUntil(t, "the recording has both", func() bool {
 		words, states = words[:0], states[:0]
-		for _, e := range recordingRows(t, la.ts.URL, code) {
+		for _, e := range recordingRows(t, la.TS.URL, code) {
 			if e.Kind == "explore" {
 				// As the player and the timeline name it.
 				words, states = append(words, e.What), append(states, e.State)
@@ -199,11 +201,12 @@ func TestRoomExploreReplicas(t *testing.T) {
 // with Stop; an attendee's page and the projector have the clock alone; a
 // scene without a timer has no button.
 func TestRoomExplorePages(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
 	check := func(path, key string, has, not []string) {
 		t.Helper()
-		st, body, _ := getRoomPage(t, l.ts.URL, path, code, key)
+		st, body, _ := getRoomPage(t, l.TS.URL, path, code, key)
 		if st != 200 {
 			t.Errorf("GET %s: %d", path, st)
 		}
@@ -219,7 +222,7 @@ func TestRoomExplorePages(t *testing.T) {
 		}
 	}
 	check("/r/"+code+"/present", key, []string{`id="room-explore"`}, []string{`id="btn-explore-start"`})
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	check("/r/"+code+"/present", key, []string{

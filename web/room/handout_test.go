@@ -16,6 +16,7 @@ import (
 // to it. A room that ran no plan has none (404), nor has a code that
 // names no room.
 func TestRoomHandout(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	// The scene's question asked with its button (?scene=0), or made by
 	// hand on the form with the same host and moment: the handout shows
@@ -25,12 +26,12 @@ func TestRoomHandout(t *testing.T) {
 		// Scene 1's question, as the room asks it; three attendees answer.
 		// Before the reveal the handout shows no answers.
 		askScene1(t, l, code, key, ask, func() {
-			status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+			status, page, _ := getRoomPage(t, l.TS.URL, "/r/"+code+"/handout", "", "")
 			if status != http.StatusOK || strings.Contains(page, `class="room-hist-row`) || !strings.Contains(page, "Workshop "+code+" did not reveal this question.") {
 				t.Fatalf("before the reveal: %d", status)
 			}
 		})
-		status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+		status, page, _ := getRoomPage(t, l.TS.URL, "/r/"+code+"/handout", "", "")
 		if status != http.StatusOK {
 			t.Fatalf("the room's handout: %d", status)
 		}
@@ -52,12 +53,12 @@ func TestRoomHandout(t *testing.T) {
 		if n := strings.Count(page, `class="room-hist-row`); n != 2 {
 			t.Errorf("%d histogram bars, want the one question's 2", n)
 		}
-		if _, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/present", code, key); !strings.Contains(page, `href="/r/`+code+`/handout"`) {
+		if _, page, _ := getRoomPage(t, l.TS.URL, "/r/"+code+"/present", code, key); !strings.Contains(page, `href="/r/`+code+`/handout"`) {
 			t.Error("the present page has no link to the handout")
 		}
 	}
 	_, code, _, _ := startPlanRoom(t, l, "plan:lightning")
-	plain, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	plain, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	for _, tt := range []struct {
 		path   string
 		status int
@@ -69,7 +70,7 @@ func TestRoomHandout(t *testing.T) {
 		{"/r/" + code + "/handout?scene=1", 400, "scene: is not a parameter of a handout"},
 		{"/", 200, `href="/plans/lightning/handout"`}, // the plans' list
 	} {
-		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, "", "")
+		status, body, _ := getRoomPage(t, l.TS.URL, tt.path, "", "")
 		if status != tt.status || !strings.Contains(body, tt.has) {
 			t.Errorf("GET %s: %d, want %d with %q", tt.path, status, tt.status, tt.has)
 		}
@@ -81,20 +82,20 @@ func TestRoomHandout(t *testing.T) {
 // (one yes, two no), runs before (if not nil), and reveals it.
 func askScene1(t *testing.T, l *roomLab, code, key, ask string, before func()) {
 	t.Helper()
-	st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions", ask, code, key, "")
+	st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions", ask, code, key, "")
 	var q record.Question
 	if st != http.StatusCreated || json.Unmarshal([]byte(body), &q) != nil {
 		t.Fatalf("open: %d %s", st, body)
 	}
 	for name, a := range map[string]string{"ann": "yes", "bob": "no", "cat": "no"} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", l.att(t, code, name)); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a="+a, `{}`, code, "", att(t, l, code, name)); st != http.StatusNoContent {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
 	if before != nil {
 		before()
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 }

@@ -17,16 +17,17 @@ import (
 // (present?key=…) that moves the key to another laptop; no other page
 // shows it. Scripts send the key as "Authorization: Bearer KEY".
 func TestRoomHandoverAndBearer(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	link := l.ts.URL + "/r/" + code + "/present?key=" + url.QueryEscape(key)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	link := l.TS.URL + "/r/" + code + "/present?key=" + url.QueryEscape(key)
 
-	st, page := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, key, "")
+	st, page := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/present", "", code, key, "")
 	if st != 200 || !strings.Contains(page, `id="room-handover-link">`+link+`</code>`) || !strings.Contains(page, "Keep it secret") {
 		t.Fatalf("the instructor's page: %d, no instructor link %s", st, link)
 	}
 	for _, path := range []string{"/r/" + code, "/r/" + code + "/projector", "/r/" + code + "/recording"} {
-		if st, page := roomtest.Call(t, "GET", l.ts.URL+path, "", code, "", ""); st != 200 || strings.Contains(page, key) || strings.Contains(page, "room-handover") {
+		if st, page := roomtest.Call(t, "GET", l.TS.URL+path, "", code, "", ""); st != 200 || strings.Contains(page, key) || strings.Contains(page, "room-handover") {
 			t.Errorf("%s: %d, shows the key or the instructor link", path, st)
 		}
 	}
@@ -48,7 +49,7 @@ func TestRoomHandoverAndBearer(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code+"/present" || got == nil || got.Value != key || !got.HttpOnly {
 		t.Fatalf("the instructor link on another laptop: %d Location %q cookie %v", res.StatusCode, res.Header.Get("Location"), got)
 	}
-	if st, _ := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/present", "", code, got.Value, ""); st != 200 {
+	if st, _ := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/present", "", code, got.Value, ""); st != 200 {
 		t.Errorf("the other laptop's instructor page: %d", st)
 	}
 
@@ -56,7 +57,7 @@ func TestRoomHandoverAndBearer(t *testing.T) {
 		auth string
 		want int
 	}{{"Bearer " + key, 201}, {"bearer " + key, 201}, {"Bearer nope", 403}, {"Basic " + key, 403}, {"", 403}} {
-		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/questions", strings.NewReader(`{"qkind":"out","qat":60}`))
+		req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/questions", strings.NewReader(`{"qkind":"out","qat":60}`))
 		req.Header.Set("Content-Type", "application/json")
 		if tc.auth != "" {
 			req.Header.Set("Authorization", tc.auth)

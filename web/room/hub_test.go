@@ -38,6 +38,7 @@ func (kv refusedWatchKV) Watch(ctx context.Context, keys string, opts ...jetstre
 // at once with the reason; it used to leave them waiting out roombus.Timeout
 // (5 s each) for a hub that would never be ready.
 func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		kv   func(jetstream.KeyValue) jetstream.KeyValue
@@ -48,11 +49,11 @@ func TestHubWatchEndedEarlyAnswersAtOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-			code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-			l.bus.KV = tc.kv(l.bus.KV)
+			code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
+			l.Bus.KV = tc.kv(l.Bus.KV)
 			for range 3 {
 				start := time.Now()
-				h, err := l.s.rooms.open(t.Context(), code, "")
+				h, err := l.S.rooms.open(t.Context(), code, "")
 				took := time.Since(start)
 				if err == nil {
 					h.release("")
@@ -86,12 +87,13 @@ func (kv stuckPresenceKV) Put(ctx context.Context, key string, value []byte) (ui
 // on it, the follower still takes the instructor's next move (it used to
 // wait in putPresence, inside the stream loop, for the bus's answer).
 func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	kv := stuckPresenceKV{l.bus.KV, make(chan struct{}), make(chan string, 16)}
-	l.bus.KV = kv
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	kv := stuckPresenceKV{l.Bus.KV, make(chan struct{}), make(chan string, 16)}
+	l.Bus.KV = kv
 	t.Cleanup(func() { close(kv.release) }) // before the stream's end waits for the write
-	follower := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+	follower := roomtest.OpenStreamCtx(t, t.Context(), l.TS.URL, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.TS.URL, code))
 	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	select {
 	case <-kv.writes:
@@ -99,7 +101,7 @@ func TestPresenceWriteDoesNotHoldTheStream(t *testing.T) {
 		t.Fatal("the follower never wrote its line of the board")
 	}
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":34}`)
-	if st, body := roomtest.Post(t, l.ts.URL, "set", present, code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "set", present, code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
 	webtest.WaitFor(t, follower, "the follower's cap at 34 with the board's write stuck", roomtest.SignalPatch(`"max_ejection_percent":34`))

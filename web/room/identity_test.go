@@ -22,13 +22,14 @@ import (
 // network; the instructor raises the budget, and the address gets as many
 // more; out of range, or without the key, the budget does not change.
 func TestRoomIDBudget(t *testing.T) {
+	t.Parallel()
 	const budget = 5
 	lim := Limits{JoinsPerMinute: 100_000, JoinBurst: 100_000, IDsPerAddress: budget} // the budget alone limits the script
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, lim)
-	lb := startRoomLab(t, la.bus.Replica(), lim)
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	q := la.openQuestion(t, code, key)
-	board := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	lb := startRoomLab(t, la.Bus.Replica(), lim)
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, la, code, key)
+	board := roomtest.OpenStreamKey(t, la.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	first := webtest.WaitFor(t, board, "the board at the server's default", roomtest.PatchOf(`id="room-board-ids"`, "up to <b>5</b>", "from a network (default)"))
 	if strings.Contains(first.Data, "btn-ids-raise") {
 		t.Errorf("the board offers to raise the budget before any network is near it: %s", first.Data)
@@ -39,7 +40,7 @@ func TestRoomIDBudget(t *testing.T) {
 	script := func(n int) (answered int, refusals []string) {
 		t.Helper()
 		for i := range n {
-			base := []string{la.ts.URL, lb.ts.URL}[i%2]
+			base := []string{la.TS.URL, lb.TS.URL}[i%2]
 			c := clientFrom(t, "127.0.0.9")
 			st, body := call(t, c, "GET", base+"/r/"+code, "")
 			if st != 200 {
@@ -64,10 +65,10 @@ func TestRoomIDBudget(t *testing.T) {
 	}
 	// Another address (a classmate at home) still joins, and answers.
 	other := clientFrom(t, "127.0.0.10")
-	if st, body := call(t, other, "GET", lb.ts.URL+"/r/"+code, ""); st != 200 {
+	if st, body := call(t, other, "GET", lb.TS.URL+"/r/"+code, ""); st != 200 {
 		t.Fatalf("another address's page: %d %s", st, webtest.Head(body, 300))
 	}
-	if st, body := call(t, other, "POST", lb.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", `{}`); st != 204 {
+	if st, body := call(t, other, "POST", lb.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", `{}`); st != 204 {
 		t.Fatalf("another address's answer: %d %s", st, body)
 	}
 	webtest.WaitFor(t, board, "the board: the script's address at the budget", roomtest.PatchOf(`id="room-board-ids"`, "most from one: <b>5</b>", "at the limit: <b>1</b>", `id="btn-ids-raise"`, `/identities?per_address=10`))
@@ -82,14 +83,14 @@ func TestRoomIDBudget(t *testing.T) {
 		{"", key, `422 per_address: "" is not a number`},
 		{"?per_address=500", "", "403 key:"},
 	} {
-		st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/identities"+c.query, "", code, c.key, "")
+		st, body := roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/identities"+c.query, "", code, c.key, "")
 		if got := fmt.Sprintf("%d %s", st, body); !strings.HasPrefix(got, c.want) {
 			t.Errorf("identities%s: %s, want %q", c.query, strings.TrimSpace(got), c.want)
 		}
 	}
 	// The instructor raises it (the board's button, on the other
 	// replica): the address gets as many more, and no more.
-	st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/identities?per_address=10", "", code, key, "")
+	st, body := roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/identities?per_address=10", "", code, key, "")
 	var set struct{ IDsPerAddress int }
 	if st != 200 || json.Unmarshal([]byte(body), &set) != nil || set.IDsPerAddress != 10 {
 		t.Fatalf("raise the budget: %d %s", st, body)
@@ -98,7 +99,7 @@ func TestRoomIDBudget(t *testing.T) {
 	if answered, _ := script(20); answered != 10-budget {
 		t.Errorf("after the budget was raised to 10: %d more answers from the address, want %d", answered, 10-budget)
 	}
-	if st, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, key, ""); st != 200 || !strings.Contains(body, `"count":11`) || !strings.Contains(body, `"idsPerAddress":10`) {
+	if st, body := roomtest.Call(t, "GET", la.TS.URL+"/r/"+code+"/question", "", code, key, ""); st != 200 || !strings.Contains(body, `"count":11`) || !strings.Contains(body, `"idsPerAddress":10`) {
 		t.Errorf("the question, for the key holder: %d %s", st, body)
 	}
 }

@@ -13,8 +13,9 @@ import (
 // script from that address that goes on loading pages is soon refused
 // (429), then gets about one a second.
 func TestRoomClassReloads(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	const nat = "127.0.0.3"
 	class := make([]*http.Client, 50)
 	for i := range class {
@@ -23,7 +24,7 @@ func TestRoomClassReloads(t *testing.T) {
 	start := time.Now()
 	for wave := range 3 {
 		for i, c := range class {
-			if st, body := call(t, c, "GET", l.ts.URL+"/r/"+code, ""); st != 200 {
+			if st, body := call(t, c, "GET", l.TS.URL+"/r/"+code, ""); st != 200 {
 				t.Fatalf("wave %d (a join, then reloads): attendee %d's page: %d %s", wave+1, i+1, st, body)
 			}
 		}
@@ -31,7 +32,7 @@ func TestRoomClassReloads(t *testing.T) {
 	script := class[0]
 	served, refused := 0, 0
 	for range 100 {
-		switch st, body := call(t, script, "GET", l.ts.URL+"/r/"+code, ""); st {
+		switch st, body := call(t, script, "GET", l.TS.URL+"/r/"+code, ""); st {
 		case 200:
 			served++
 		case 429:

@@ -85,17 +85,17 @@ func TestBusOutage(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, Limits{})
 	labs := []*roomLab{la, lb}
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	_, plan, planKey, body := startPlanRoom(t, la, "plan:lightning")
 	if plan == "" {
 		t.Fatalf("a plan's room: %s", body)
 	}
-	q := la.openQuestion(t, code, key)
+	q := openQuestion(t, la, code, key)
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
 		tab := webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i))
-		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(tab, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.TS.URL, roomtest.Sig(tab, code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.TS.URL, code))
 		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
@@ -112,7 +112,7 @@ func TestBusOutage(t *testing.T) {
 			webtest.WaitFor(t, f, fmt.Sprintf("%s on follower %d (replica %c)", what, i, "ab"[i%2]), roomtest.SignalPatch(fmt.Sprintf(`"max_ejection_percent":%d`, limit)))
 		}
 	}
-	if st, body, _ := move(la.ts.URL, 22); st != 204 {
+	if st, body, _ := move(la.TS.URL, 22); st != 204 {
 		t.Fatalf("a move: %d %s", st, body)
 	}
 	everyFollower("the first move", 22)
@@ -121,20 +121,20 @@ func TestBusOutage(t *testing.T) {
 		c.kill(i)
 	}
 	for _, l := range labs {
-		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.Bus.Conn().IsConnected() })
 	}
-	att := la.att(t, code, "attendee-01")
+	att := att(t, la, code, "attendee-01")
 	for _, w := range []struct{ name, base, path, body, code, key, att string }{
-		{"a scene move", la.ts.URL, "/r/" + plan + "/scene?scene=1", "", plan, planKey, ""},
-		{"a spotlight", la.ts.URL, "/r/" + code + "/spotlight?host=h5", "", code, key, ""},
-		{"a question", lb.ts.URL, "/r/" + code + "/questions", `{"qkind":"ejected","qhost":"h3","qat":30}`, code, key, ""},
-		{"an answer", lb.ts.URL, "/r/" + code + "/answer", `{"q":"` + q.ID + `","qans":3}`, code, "", att},
+		{"a scene move", la.TS.URL, "/r/" + plan + "/scene?scene=1", "", plan, planKey, ""},
+		{"a spotlight", la.TS.URL, "/r/" + code + "/spotlight?host=h5", "", code, key, ""},
+		{"a question", lb.TS.URL, "/r/" + code + "/questions", `{"qkind":"ejected","qhost":"h3","qat":30}`, code, key, ""},
+		{"an answer", lb.TS.URL, "/r/" + code + "/answer", `{"q":"` + q.ID + `","qans":3}`, code, "", att},
 	} {
 		// The first write on a replica may wait out what is left of the
 		// reconnect grace (roombus.ReconnectGrace since the loss); then
 		// writes are refused at once.
 		most := 2 * time.Second
-		if w.base == lb.ts.URL && w.name == "a question" || w.name == "a scene move" {
+		if w.base == lb.TS.URL && w.name == "a question" || w.name == "a scene move" {
 			most += roombus.ReconnectGrace
 		}
 		st, h, body, took := callTimed(t, "POST", w.base+w.path, w.body, w.code, w.key, w.att)
@@ -144,11 +144,11 @@ func TestBusOutage(t *testing.T) {
 		}
 	}
 	// The instructor's slider: not a 204 for a move nobody follows.
-	if st, body, took := move(la.ts.URL, 30); st != 503 || !strings.Contains(body, "room bus") || took > 2*time.Second {
+	if st, body, took := move(la.TS.URL, 30); st != 503 || !strings.Contains(body, "room bus") || took > 2*time.Second {
 		t.Errorf("the instructor's slider with the bus down: %d %q after %v, want 503 naming the room bus within 2 s", st, body, took.Round(time.Millisecond))
 	}
 	for i, l := range labs {
-		if err := l.bus.Health(); !errors.Is(err, roombus.ErrDown) {
+		if err := l.Bus.Health(); !errors.Is(err, roombus.ErrDown) {
 			t.Errorf("replica %c with the bus down: ready (%v)", "ab"[i], err)
 		}
 	}
@@ -162,15 +162,15 @@ func TestBusOutage(t *testing.T) {
 	// (another replica's move): every follower has it, with no move here.
 	putCap(t, c.urls(), code, 33)
 	for _, l := range labs {
-		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
-			t.Fatalf("the bus is not ready 30 s after it came back: %v", l.bus.Health())
+		if !webtest.Eventually(30*time.Second, func() bool { return l.Bus.Health() == nil }) {
+			t.Fatalf("the bus is not ready 30 s after it came back: %v", l.Bus.Health())
 		}
 	}
 	t.Logf("both replicas ready %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	everyFollower("the room's state once the bus is back", 33)
 	var st int
 	for st != 204 {
-		st, body, _ = move(la.ts.URL, 37)
+		st, body, _ = move(la.TS.URL, 37)
 		if st != 204 && st != 503 {
 			t.Fatalf("a move once the bus is back: %d %s", st, body)
 		}
@@ -191,11 +191,11 @@ func TestBusOutageOneServer(t *testing.T) {
 	la := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
 	lb := startRoomLab(t, roombus.BusOptions{URL: url}, Limits{})
 	labs := []*roomLab{la, lb}
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
 	var followers []<-chan webtest.Event
 	for i := range 10 {
 		l := labs[i%2]
-		f := roomtest.OpenStreamCtx(t, t.Context(), l.ts.URL, roomtest.Sig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.ts.URL, code))
+		f := roomtest.OpenStreamCtx(t, t.Context(), l.TS.URL, roomtest.Sig(webtest.TabOf(fmt.Sprintf("follower-tab-%011d", i)), code, "follow", `"preset":"search-cache"`), roomtest.AttendeeCookie(t, l.TS.URL, code))
 		webtest.WaitFor(t, f, "a follower's first redraw", roomtest.Charted)
 		followers = append(followers, f)
 	}
@@ -209,19 +209,19 @@ func TestBusOutageOneServer(t *testing.T) {
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	for _, l := range labs {
-		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.bus.Conn().IsConnected() })
+		roomtest.WaitUntil(t, "the replica's connection lost", func() bool { return !l.Bus.Conn().IsConnected() })
 	}
 	back := time.Now()
 	webtest.StartNATS(t, opts)
 	for _, l := range labs {
-		if !webtest.Eventually(30*time.Second, func() bool { return l.bus.Health() == nil }) {
-			t.Fatalf("the bus is not ready 30 s after NATS came back: %v", l.bus.Health())
+		if !webtest.Eventually(30*time.Second, func() bool { return l.Bus.Health() == nil }) {
+			t.Fatalf("the bus is not ready 30 s after NATS came back: %v", l.Bus.Health())
 		}
 	}
 	t.Logf("both replicas ready %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	putCap(t, url, code, 33)
 	everyFollower("the room's state once the bus is back", 33)
-	if st, body := roomtest.Post(t, la.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, la.TS.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":37}`), code, key); st != 204 {
 		t.Fatalf("a move once the bus is back: %d %s", st, body)
 	}
 	everyFollower("the first move once the bus is back", 37)
@@ -327,10 +327,11 @@ func (p *natsProxy) pipe(from, to net.Conn, fromClient bool) {
 // held back until the entry has been published a second time: the
 // recording has it once.
 func TestTimelineRetryRecordsOnce(t *testing.T) {
+	t.Parallel()
 	ns := webtest.StartNATS(t, &server.Options{Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir()})
 	p := startNATSProxy(t, ns.ClientURL())
 	l := startRoomLab(t, roombus.BusOptions{URL: p.url()}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
 
 	p.holdAfter(roombus.TimelineSubject + code)
 	type answer struct {
@@ -340,7 +341,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/spotlight?host=h5", nil)
+		req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/spotlight?host=h5", nil)
 		req.AddCookie(&http.Cookie{Name: "olab_key_" + code, Value: key})
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -363,7 +364,7 @@ func TestTimelineRetryRecordsOnce(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the spotlight did not answer within 20 s of the bus answering again")
 	}
-	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording.json", "", code, key, "")
 	var rec recording.Recording
 	if st != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("recording: %d %s", st, body)

@@ -22,6 +22,7 @@ import (
 // state before the reveal; the board counts the answers right and wrong
 // against the plan.
 func TestRoomPlanAskScene(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
 	st, code, key, body := startPlanRoom(t, la, "plan:lightning")
 	if st != 201 {
@@ -30,11 +31,11 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// The pages of the room's first scene (the cap lesson): a page on
 	// another is told to load the room's, and its stream sends the room's
 	// panels only at the room's next change.
-	presenter := roomtest.OpenStreamKey(t, la.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`), code, key)
-	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
+	presenter := roomtest.OpenStreamKey(t, la.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`), code, key)
+	follower := roomtest.OpenRoomStream(t, lb.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap"`))
 	// A stream that claims the instructor's role without the key is
 	// refused, naming the key (issue 34: it could take over a tab).
-	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "present", `"preset":"search-cache"`), code, "", la.att(t, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
+	if st, body := roomtest.Call(t, "POST", lb.TS.URL+"/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "present", `"preset":"search-cache"`), code, "", att(t, la, code, "pretender")); st != 403 || !strings.Contains(body, "key:") {
 		t.Errorf("a keyless present stream: %d %s", st, body)
 	}
 	scenePanel := func(parts ...string) func(webtest.Event) bool { return roomtest.PatchOf(`id="room-scene"`, parts...) }
@@ -53,7 +54,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	}
 	noQuestion := func(what string) {
 		t.Helper()
-		rec, _, err := la.s.rooms.lookup(t.Context(), code)
+		rec, _, err := la.S.rooms.lookup(t.Context(), code)
 		if err != nil || rec.State.Question != nil {
 			t.Errorf("%s: refused, but the room has a question: %+v %v", what, rec.State.Question, err)
 		}
@@ -71,23 +72,23 @@ func TestRoomPlanAskScene(t *testing.T) {
 		{"a scene the room is not on", "?scene=2", "", key, 409, "scene: 2 is not the room's scene: it is on 0 (one-bad-host)"},
 		{"a choice without a scene", "", `{"qkind":"choice","qat":50}`, key, 422, "qkind: choice is asked from a plan's scene"},
 	} {
-		if st, body := ask(la.ts.URL, tt.query, tt.body, tt.key); st != tt.status || !strings.Contains(body, tt.has) {
+		if st, body := ask(la.TS.URL, tt.query, tt.body, tt.key); st != tt.status || !strings.Contains(body, tt.has) {
 			t.Errorf("%s: %d %s (want %d, %q)", tt.name, st, body, tt.status, tt.has)
 		}
 		noQuestion(tt.name)
 	}
-	free, fkey := la.createRoom(t, "")
-	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+free+"/questions?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene: this room was not started from a plan") {
+	free, fkey := la.CreateRoom(t, "")
+	if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+free+"/questions?scene=0", "", free, fkey, ""); st != 409 || !strings.Contains(body, "scene: this room was not started from a plan") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 	scene := func(n string) {
 		t.Helper()
-		if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
 	scene("1")
-	if st, body := ask(lb.ts.URL, "?scene=1", "", key); st != 422 || !strings.Contains(body, "scene: scene 1 (the-cap) has no question (allowed the scenes with one: 0, 2, 3, 4)") {
+	if st, body := ask(lb.TS.URL, "?scene=1", "", key); st != 422 || !strings.Contains(body, "scene: scene 1 (the-cap) has no question (allowed the scenes with one: 0, 2, 3, 4)") {
 		t.Errorf("a scene without a question: %d %s", st, body)
 	}
 	noQuestion("a scene without a question")
@@ -96,7 +97,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// form's signals too (another kind, host and moment), which the
 	// scene's question overrides.
 	scene("2")
-	st, body = ask(la.ts.URL, "?scene=2", `{"tab":"`+roomtest.TabPresenter+`","qkind":"ejected","qhost":"h2","qat":90}`, key)
+	st, body = ask(la.TS.URL, "?scene=2", `{"tab":"`+roomtest.TabPresenter+`","qkind":"ejected","qhost":"h2","qat":90}`, key)
 	var q record.Question
 	if st != 201 || json.Unmarshal([]byte(body), &q) != nil || q.Kind != "out" || q.Text != "How many hosts are ejected at 40 s?" || q.AtMs != 40000 ||
 		q.Scene == nil || *q.Scene != 2 || len(q.Choices) != 0 {
@@ -105,7 +106,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	if strings.Contains(body, `"answer"`) {
 		t.Errorf("the question's JSON carries an answer before the reveal: %s", body)
 	}
-	if rec, _, _ := la.s.rooms.lookup(t.Context(), code); strings.Contains(webtest.JSON(t, rec.State), `"answer"`) {
+	if rec, _, _ := la.S.rooms.lookup(t.Context(), code); strings.Contains(webtest.JSON(t, rec.State), `"answer"`) {
 		t.Errorf("the room's state carries an answer before the reveal: %s", webtest.JSON(t, rec.State))
 	}
 	webtest.WaitFor(t, follower, "the scene's question on the attendee's page", func(ev webtest.Event) bool {
@@ -120,24 +121,24 @@ func TestRoomPlanAskScene(t *testing.T) {
 
 	answer := func(base, who, a string) {
 		t.Helper()
-		if st, body := roomtest.Call(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":`+a+`}`, code, "", la.att(t, code, who)); st != 204 {
+		if st, body := roomtest.Call(t, "POST", base+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":`+a+`}`, code, "", att(t, la, code, who)); st != 204 {
 			t.Fatalf("answer %s: %d %s", a, st, body)
 		}
 	}
 	// Revealed on another scene, the answer would be that scene's run's.
 	scene("3")
-	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 || !strings.Contains(body, "question: it is scene 2's, and the room is on scene 3 now") {
+	if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 409 || !strings.Contains(body, "question: it is scene 2's, and the room is on scene 3 now") {
 		t.Errorf("a reveal on another scene: %d %s", st, body)
 	}
 	scene("2")
-	answer(la.ts.URL, "ada", "1")
-	answer(lb.ts.URL, "bo", `"2"`)
-	answer(lb.ts.URL, "cy", "1")
+	answer(la.TS.URL, "ada", "1")
+	answer(lb.TS.URL, "bo", `"2"`)
+	answer(lb.TS.URL, "cy", "1")
 	roomtest.WaitUntil(t, "replica B counts 3 answers", func() bool {
-		_, body := roomtest.Call(t, "GET", lb.ts.URL+"/r/"+code+"/question", "", code, "", "")
+		_, body := roomtest.Call(t, "GET", lb.TS.URL+"/r/"+code+"/question", "", code, "", "")
 		return strings.Contains(body, `"count":3`)
 	})
-	st, body = roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "1" || q.Total != 3 {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
@@ -152,7 +153,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	// order a prediction); the engine's answer is the choice whose check
 	// holds on the room's run.
 	scene("4")
-	st, body = ask(la.ts.URL, "", `{"scene":4}`, key)
+	st, body = ask(la.TS.URL, "", `{"scene":4}`, key)
 	authors := []string{"Only to the hosts still in", "To every host, ejected or not"}
 	var roomOrder []string
 	for _, i := range course.ChoiceOrder(code, question.PlanChoiceKey("lightning", 4), len(authors)) {
@@ -162,15 +163,15 @@ func TestRoomPlanAskScene(t *testing.T) {
 		strings.Join(q.Choices, "|") != strings.Join(roomOrder, "|") {
 		t.Fatalf("ask scene 4: %d %s, want the choices %q", st, body, roomOrder)
 	}
-	if st, body := roomtest.Call(t, "POST", lb.ts.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"Nowhere"}`, code, "", la.att(t, code, "ada")); st != 422 || !strings.Contains(body, "answer:") {
+	if st, body := roomtest.Call(t, "POST", lb.TS.URL+"/r/"+code+"/answer", `{"q":"`+q.ID+`","qans":"Nowhere"}`, code, "", att(t, la, code, "ada")); st != 422 || !strings.Contains(body, "answer:") {
 		t.Errorf("not one of the choices: %d %s", st, body)
 	}
-	answer(lb.ts.URL, "ada", `"Only to the hosts still in"`)
+	answer(lb.TS.URL, "ada", `"Only to the hosts still in"`)
 	roomtest.WaitUntil(t, "replica A counts 1 answer", func() bool {
-		_, body := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/question", "", code, "", "")
+		_, body := roomtest.Call(t, "GET", la.TS.URL+"/r/"+code+"/question", "", code, "", "")
 		return strings.Contains(body, `"count":1`)
 	})
-	st, body = roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
+	st, body = roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, "")
 	if st != 200 || json.Unmarshal([]byte(body), &q) != nil || q.Answer != "To every host, ejected or not" {
 		t.Fatalf("reveal the choice: %d %s", st, body)
 	}
@@ -179,7 +180,7 @@ func TestRoomPlanAskScene(t *testing.T) {
 	const want = `[{"scene":0},{"scene":1},{"scene":2,"asked":true,"revealed":true,"answered":3,"right":2},{"scene":3},{"scene":4,"asked":true,"revealed":true,"answered":1}]`
 	var got string
 	roomtest.WaitUntil(t, "replica B has the room's progress", func() bool {
-		rec, _, err := lb.s.rooms.lookup(t.Context(), code)
+		rec, _, err := lb.S.rooms.lookup(t.Context(), code)
 		got = webtest.JSON(t, rec.State.Progress)
 		return err == nil && got == want
 	})
@@ -190,21 +191,22 @@ func TestRoomPlanAskScene(t *testing.T) {
 // scene reads "Instructor moved the room to scene 3 of 6, …", the start
 // names the plan, and the timeline's marks of those entries say so.
 func TestRoomPlanRecording(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:lightning")
 	for _, n := range []string{"1", "2"} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/questions?scene=2", "", code, key, ""); st != 201 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/questions?scene=2", "", code, key, ""); st != 201 {
 		t.Fatalf("ask: %d %s", st, body)
 	}
-	entries, err := l.s.rooms.timeline.Read(t.Context(), code)
+	entries, err := l.S.rooms.timeline.Read(t.Context(), code)
 	if err != nil || len(entries) != 4 {
 		t.Fatalf("the recording: %d entries, %v", len(entries), err)
 	}
-	rows := recordingRows(t, l.ts.URL, code)
+	rows := recordingRows(t, l.TS.URL, code)
 	if len(rows) != 4 {
 		t.Fatalf("the recording's page lists %d entries, want 4", len(rows))
 	}
@@ -224,13 +226,13 @@ func TestRoomPlanRecording(t *testing.T) {
 	if got := rows[3].State; !strings.HasPrefix(got, "scene 3 of 6 (cap-34), lesson cap step cap-34") {
 		t.Errorf("the question's state in words: %q", got)
 	}
-	_, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/recording", code, "")
+	_, page, _ := getRoomPage(t, l.TS.URL, "/r/"+code+"/recording", code, "")
 	for _, part := range []string{`class="rec-mark rec-scene"`, `aria-label="00:00: Instructor moved the room to scene 3 of 6, &#34;Raise the cap to 34&#34;`, `<span class="rec-key rec-scene"></span> scene`} {
 		if !strings.Contains(page, part) {
 			t.Errorf("the recording's page has no %q", part)
 		}
 	}
-	_, export := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording.json", "", code, "", "")
+	_, export := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording.json", "", code, "", "")
 	if !strings.Contains(export, `"scene":{"plan":"Outlier detection in 15 minutes","n":3,"of":6,"id":"cap-34","title":"Raise the cap to 34"}`) {
 		t.Errorf("the export does not name the scene: %.400s", export)
 	}

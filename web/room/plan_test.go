@@ -38,10 +38,10 @@ func planLab(t *testing.T) *roomLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.s.plans, err = scenes.Load(fstest.MapFS{
+	if l.S.plans, err = scenes.Load(fstest.MapFS{
 		"lightning.md": {Data: lightning},
 		"drill.md":     {Data: drillPlan(t)},
-	}, l.s.lab); err != nil {
+	}, l.S.lab); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -51,7 +51,7 @@ func planLab(t *testing.T) *roomLab {
 // JSON, and returns the status and the code and key.
 func startPlanRoom(t *testing.T, l *roomLab, start string) (status int, code, key, body string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader("start="+start))
+	req, _ := http.NewRequest("POST", l.TS.URL+"/rooms", strings.NewReader("start="+start))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	res, err := http.DefaultClient.Do(req)
@@ -73,6 +73,7 @@ func startPlanRoom(t *testing.T, l *roomLab, start string) (status int, code, ke
 // range, and refuses a missing key (403), a scene out of range (422) and
 // a room without a plan (409).
 func TestRoomPlanScenes(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	if st, _, _, body := startPlanRoom(t, l, "plan:nope"); st != http.StatusNotFound || !strings.Contains(body, `start: "nope" is not a plan`) {
 		t.Errorf("an unknown plan: %d %s", st, body)
@@ -83,7 +84,7 @@ func TestRoomPlanScenes(t *testing.T) {
 	}
 	state := func(code string) record.State {
 		t.Helper()
-		rec, _, err := l.s.rooms.lookup(t.Context(), code)
+		rec, _, err := l.S.rooms.lookup(t.Context(), code)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestRoomPlanScenes(t *testing.T) {
 		{"not a number", code, key, "?scene=two", "", 422, `scene: "two" is not a scene number`, nil},
 	} {
 		before := state(tt.code)
-		st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+tt.code+"/scene"+tt.query, tt.body, tt.code, tt.key, "")
+		st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+tt.code+"/scene"+tt.query, tt.body, tt.code, tt.key, "")
 		if st != tt.status || !strings.Contains(body, tt.has) {
 			t.Errorf("%s: %d %s (want %d, %q)", tt.name, st, body, tt.status, tt.has)
 		}
@@ -137,8 +138,8 @@ func TestRoomPlanScenes(t *testing.T) {
 		}
 	}
 
-	free, fkey := l.createRoom(t, "")
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+free+"/scene?scene=0", "", free, fkey, ""); st != http.StatusConflict || !strings.Contains(body, "scene:") {
+	free, fkey := l.CreateRoom(t, "")
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+free+"/scene?scene=0", "", free, fkey, ""); st != http.StatusConflict || !strings.Contains(body, "scene:") {
 		t.Errorf("a room without a plan: %d %s", st, body)
 	}
 }
@@ -146,18 +147,19 @@ func TestRoomPlanScenes(t *testing.T) {
 // The room's tools survive a scene change, and the plan and scene survive
 // the instructor's own commands (the tab's state knows nothing of them).
 func TestRoomPlanKeepsTools(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st/100 != 2 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/lock?on=1", "", code, key, ""); st/100 != 2 {
 		t.Fatalf("lock: %d %s", st, body)
 	}
 	for _, n := range []string{"1", "0"} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene="+n, "", code, key, ""); st != 200 {
 			t.Fatalf("scene %s: %d %s", n, st, body)
 		}
 	}
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
-	if st, body := roomtest.Post(t, l.ts.URL, "scrub", strings.Replace(present, "}", `,"cursor":7}`, 1), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "scrub", strings.Replace(present, "}", `,"cursor":7}`, 1), code, key); st != 204 {
 		t.Fatalf("scrub: %d %s", st, body)
 	}
 	// The replica's copy of the room follows the bus (its watcher): the
@@ -165,7 +167,7 @@ func TestRoomPlanKeepsTools(t *testing.T) {
 	var rec record.Record
 	var err error
 	webtest.Eventually(10*time.Second, func() bool {
-		rec, _, err = l.s.rooms.lookup(t.Context(), code)
+		rec, _, err = l.S.rooms.lookup(t.Context(), code)
 		return err == nil && rec.State.Anchor == 7
 	})
 	if err != nil || rec.State.Plan != "drill" || rec.State.Scene != 0 || !rec.State.Lock || rec.State.Anchor != 7 {
@@ -178,9 +180,10 @@ func TestRoomPlanKeepsTools(t *testing.T) {
 // projector show the scene's title and never the notes. The home page
 // offers the plans.
 func TestRoomPlanPages(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	for _, tt := range []struct {
@@ -197,7 +200,7 @@ func TestRoomPlanPages(t *testing.T) {
 		{"/r/" + code + "/projector", "", []string{`<b id="room-scene-title">The cap at 34</b>`}, []string{"Secret note", "btn-scene-next"}},
 		{"/", "", []string{`<option value="plan:lightning">Outlier detection in 15 minutes (15 min)</option>`, `value="plan:drill"`}, nil},
 	} {
-		st, body, _ := getRoomPage(t, l.ts.URL, tt.path, code, tt.key)
+		st, body, _ := getRoomPage(t, l.TS.URL, tt.path, code, tt.key)
 		if st != 200 {
 			t.Errorf("GET %s: %d", tt.path, st)
 		}
@@ -217,13 +220,14 @@ func TestRoomPlanPages(t *testing.T) {
 // A follower's stream patches the scene panel when the room changes
 // scene: the new title, and none of the instructor's notes or buttons.
 func TestRoomPlanStream(t *testing.T) {
+	t.Parallel()
 	l := planLab(t)
 	_, code, key, _ := startPlanRoom(t, l, "plan:drill")
-	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first scene's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-scene"`) && strings.Contains(ev.Data, "A preset, played")
 	})
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != 200 {
 		t.Fatalf("scene: %d %s", st, body)
 	}
 	ev := webtest.WaitFor(t, follower, "the second scene's panel", func(ev webtest.Event) bool {

@@ -46,9 +46,9 @@ func TestRoomAttackFillBucket(t *testing.T) {
 	}
 	const bucket = 1 << 20
 	l := startRoomLab(t, roombus.BusOptions{MaxBucket: bucket}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
-	h := l.s.Handler()
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
+	h := l.S.Handler()
 
 	const burst, addrs, workers = 24000, 400, 8
 	body := `{"preset":"search-cache","cfg":{"consecutive_5xx":7,"interval":3,"base_ejection_time":45,"max_ejection_percent":34,"enforcing_consecutive_5xx":90}}`
@@ -91,7 +91,7 @@ func TestRoomAttackFillBucket(t *testing.T) {
 	}
 	wg.Wait()
 	took := time.Since(start)
-	used, limit, err := l.bus.Usage(t.Context())
+	used, limit, err := l.Bus.Usage(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +119,15 @@ func TestRoomAttackFillBucket(t *testing.T) {
 	// attendee answers, a new question opens.
 	for _, host := range []string{"h3", "h5"} {
 		t0 := time.Now()
-		if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/spotlight?host="+host, "", code, key, ""); st != 200 {
+		if st, b := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/spotlight?host="+host, "", code, key, ""); st != 200 {
 			t.Errorf("the instructor's spotlight on %s after the burst: %d %s (after %v)", host, st, b, time.Since(t0).Round(time.Millisecond))
 		}
 	}
-	att := &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "attendee-after-burst")}
-	if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", "", code, "", att.Value); st != 204 {
+	att := &http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att(t, l, code, "attendee-after-burst")}
+	if st, b := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=2", "", code, "", att.Value); st != 204 {
 		t.Errorf("an answer after the burst: %d %s", st, b)
 	}
-	l.openQuestion(t, code, key)
+	openQuestion(t, l, code, key)
 	// Another address, refused by the deployment's limit: a 503 naming it.
 	if st, b := createFrom(h, "192.0.2.1", body); st != http.StatusServiceUnavailable || !strings.Contains(b, "new workshops are refused") {
 		t.Errorf("a new workshop from a new address after the burst: %d %s", st, b)
@@ -138,32 +138,33 @@ func TestRoomAttackFillBucket(t *testing.T) {
 // bucket's 12 h; the first attendee (or any write of its instructor)
 // keeps it as long as the others.
 func TestRoomUnusedExpires(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{UnusedTTL: 2 * time.Second})
-	if !l.bus.KeyTTL() {
+	if !l.Bus.KeyTTL() {
 		t.Fatal("the embedded NATS gives no key a TTL of its own")
 	}
-	unused, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	joined, _ := l.createRoom(t, `{"preset":"search-cache"}`)
-	written, wkey := l.createRoom(t, `{"preset":"search-cache"}`)
-	if st, b := call(t, clientFrom(t, "127.0.0.9"), "GET", l.ts.URL+"/r/"+joined, ""); st != 200 {
+	unused, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	joined, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	written, wkey := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	if st, b := call(t, clientFrom(t, "127.0.0.9"), "GET", l.TS.URL+"/r/"+joined, ""); st != 200 {
 		t.Fatalf("the attendee's page: %d %s", st, webtest.Head(b, 200))
 	}
-	if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+written+"/lock?on=1", "", written, wkey, ""); st != 200 {
+	if st, b := roomtest.Call(t, "POST", l.TS.URL+"/r/"+written+"/lock?on=1", "", written, wkey, ""); st != 200 {
 		t.Fatalf("lock: %d %s", st, b)
 	}
 	start := time.Now()
 	roomtest.WaitUntil(t, "the unused room expires", func() bool {
-		_, err := l.bus.KV.Get(t.Context(), unused)
+		_, err := l.Bus.KV.Get(t.Context(), unused)
 		return err != nil
 	})
 	t.Logf("the unused room expired %v after it was made", time.Since(start).Round(100*time.Millisecond))
 	for _, c := range []string{joined, written} {
-		if _, err := l.bus.KV.Get(t.Context(), c); err != nil {
+		if _, err := l.Bus.KV.Get(t.Context(), c); err != nil {
 			t.Errorf("room %s, used, is gone with the unused one: %v", c, err)
 		}
 	}
 	for c, want := range map[string]string{unused: "start", joined: "start", written: "start lock"} {
-		entries, err := l.s.rooms.timeline.Read(t.Context(), c)
+		entries, err := l.S.rooms.timeline.Read(t.Context(), c)
 		var kinds []string
 		for _, e := range entries {
 			kinds = append(kinds, e.Kind)
@@ -187,24 +188,24 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 	}
 	const stream = 4 << 20
 	l := startRoomLab(t, roombus.BusOptions{MaxTimeline: stream}, Limits{})
-	victim, vkey := l.createRoom(t, `{"preset":"search-cache"}`)
+	victim, vkey := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	for _, host := range []string{"h1", "h2"} {
-		if st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+victim+"/spotlight?host="+host, "", victim, vkey, ""); st != 200 {
+		if st, b := roomtest.Call(t, "POST", l.TS.URL+"/r/"+victim+"/spotlight?host="+host, "", victim, vkey, ""); st != 200 {
 			t.Fatalf("the victim's spotlight: %d %s", st, b)
 		}
 	}
-	before, err := l.s.rooms.timeline.Read(t.Context(), victim)
+	before, err := l.S.rooms.timeline.Read(t.Context(), victim)
 	if err != nil || len(before) != 3 {
 		t.Fatalf("the victim's recording: %d entries, %v", len(before), err)
 	}
 
-	attacker, akey := l.createRoom(t, `{"preset":"search-cache"}`)
+	attacker, akey := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	// The key holder's moves over HTTP, as fast as one client sends them.
 	statuses := map[int]int{}
 	var refused string
 	start := time.Now()
 	for i := range 600 {
-		st, b := roomtest.Call(t, "POST", l.ts.URL+"/r/"+attacker+"/spotlight?host=h"+fmt.Sprint(i%6), "", attacker, akey, "")
+		st, b := roomtest.Call(t, "POST", l.TS.URL+"/r/"+attacker+"/spotlight?host=h"+fmt.Sprint(i%6), "", attacker, akey, "")
 		statuses[st]++
 		if st != 200 && refused == "" {
 			refused = strings.TrimSpace(b)
@@ -222,7 +223,7 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 	// As many replicas would, each within its own rate: entries appended
 	// straight to the attacker's recording, three times what the stream
 	// holds.
-	info, err := l.bus.Timeline.Info(t.Context())
+	info, err := l.Bus.Timeline.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,16 +238,16 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				l.s.rooms.timeline.Append(t.Context(), attacker, 0, "spotlight", st, nil)
+				l.S.rooms.timeline.Append(t.Context(), attacker, 0, "spotlight", st, nil)
 			}
 		}()
 	}
 	wg.Wait()
-	info, _ = l.bus.Timeline.Info(t.Context())
+	info, _ = l.Bus.Timeline.Info(t.Context())
 	t.Logf("%d entries of about %d B appended to room %s in %v: the stream holds %d entries, %d bytes",
 		n, per, attacker, time.Since(start).Round(time.Millisecond), info.State.Msgs, info.State.Bytes)
 
-	st2, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+victim+"/recording.json", "", victim, "", "")
+	st2, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+victim+"/recording.json", "", victim, "", "")
 	var rec recording.Recording
 	if st2 != 200 || json.Unmarshal([]byte(body), &rec) != nil {
 		t.Fatalf("the victim's recording: %d %s", st2, webtest.Head(body, 300))
@@ -254,11 +255,11 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 	if len(rec.Entries) != len(before) {
 		t.Errorf("the victim's recording has %d entries after the flood, had %d: %s", len(rec.Entries), len(before), webtest.Head(body, 300))
 	}
-	last, err := l.s.rooms.timeline.Last(t.Context(), attacker)
+	last, err := l.S.rooms.timeline.Last(t.Context(), attacker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := l.s.rooms.timeline.Read(t.Context(), attacker)
+	entries, err := l.S.rooms.timeline.Read(t.Context(), attacker)
 	t.Logf("the flooding room's recording keeps %d entries (its last at sequence %d)", len(entries), last)
 	if err != nil || len(entries) > roombus.RoomEntries {
 		t.Errorf("the flooding room's recording: %d entries, %v; want at most %d", len(entries), err, roombus.RoomEntries)
@@ -271,15 +272,16 @@ func TestRoomAttackRecordingFlood(t *testing.T) {
 // come from: the count of addresses and the most from one, on their
 // question panel and in the question's JSON (with the key).
 func TestRoomPollSources(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	q := l.openQuestion(t, code, key)
-	presenter := roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	q := openQuestion(t, l, code, key)
+	presenter := roomtest.OpenStreamKey(t, l.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
 	webtest.WaitFor(t, presenter, "the first redraw", roomtest.Charted)
 	answer := func(from, name string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", nil)
-		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, name)})
+		req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=3", nil)
+		req.AddCookie(&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att(t, l, code, name)})
 		res, err := clientFrom(t, from).Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -296,14 +298,14 @@ func TestRoomPollSources(t *testing.T) {
 		answer(fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("attendee-%d", i))
 	}
 	roomtest.WaitUntil(t, "65 answers counted", func() bool {
-		n, _ := l.s.rooms.answerCount(code, q.ID, "")
+		n, _ := l.S.rooms.answerCount(code, q.ID, "")
 		return n == 65
 	})
 	const want = "65 answers from 6 addresses, up to 60 from one"
 	webtest.WaitFor(t, presenter, "the sources on the instructor's panel", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, `id="room-question"`) && strings.Contains(ev.Data, want)
 	})
-	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, key, "")
+	st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/question", "", code, key, "")
 	var out struct {
 		Count     int `json:"count"`
 		Addresses int `json:"addresses"`
@@ -313,7 +315,7 @@ func TestRoomPollSources(t *testing.T) {
 		t.Errorf("the question with the key: %d %s", st, body)
 	}
 	// Without the key, nothing of where the answers come from.
-	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/question", "", code, "", ""); st != 200 || strings.Contains(body, "addresses") {
+	if st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/question", "", code, "", ""); st != 200 || strings.Contains(body, "addresses") {
 		t.Errorf("the question without the key: %d %s", st, body)
 	}
 }

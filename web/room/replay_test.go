@@ -71,11 +71,12 @@ func redrawn(ev webtest.Event) bool {
 // the instant speed, so that each live redraw's cursor does not depend
 // on when the follower's stream woke.
 func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
+	t.Parallel()
 	la, lb := twoReplicas(t)
-	code, key := la.createRoom(t, `{"preset":"search-cache"}`)
-	follower := roomtest.OpenRoomStream(t, lb.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	code, key := la.CreateRoom(t, `{"preset":"search-cache"}`)
+	follower := roomtest.OpenRoomStream(t, lb.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", redrawn)
-	hub := lb.s.rooms.hub(code)
+	hub := lb.S.rooms.hub(code)
 	// live is what the follower's stream redrew at each state: the charts
 	// of the run and cursor its session took (web/lab/stream.go's redraw), read
 	// once the session applied the room's revision.
@@ -83,7 +84,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	take := func(what string) {
 		t.Helper()
 		rev := hub.current().rev
-		sess := lb.s.lab.Sessions.Get(roomtest.TabFollower)
+		sess := lb.S.lab.Sessions.Get(roomtest.TabFollower)
 		roomtest.WaitUntil(t, "the follower applied "+what, func() bool {
 			tr := tieOf(sess)
 			tr.mu.Lock()
@@ -91,7 +92,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 			return tr.applied >= rev
 		})
 		st := sess.State()
-		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.s.lab.Now(), len(st.Run.Frames)), true)
+		js, err := chart.NewScripts().At(st.Run, st.Playback.CursorAt(lb.S.lab.Now(), len(st.Run.Frames)), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,27 +107,27 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		do   func()
 	}{
 		{"set", func() {
-			roomtest.Post(t, la.ts.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
+			roomtest.Post(t, la.TS.URL, "set", with(`"seq":1,"cfg":{"max_ejection_percent":34}`), code, key)
 		}},
-		{"scrub", func() { roomtest.Post(t, la.ts.URL, "scrub", with(`"seq":2,"cursor":10`), code, key) }},
-		{"speed", func() { roomtest.Post(t, la.ts.URL, "speed", with(`"speed":"instant"`), code, key) }},
-		{"play", func() { roomtest.Post(t, la.ts.URL, "play", present, code, key) }},
-		{"inject", func() { roomtest.Post(t, la.ts.URL, "inject", with(`"injectHost":"h2"`), code, key) }},
+		{"scrub", func() { roomtest.Post(t, la.TS.URL, "scrub", with(`"seq":2,"cursor":10`), code, key) }},
+		{"speed", func() { roomtest.Post(t, la.TS.URL, "speed", with(`"speed":"instant"`), code, key) }},
+		{"play", func() { roomtest.Post(t, la.TS.URL, "play", present, code, key) }},
+		{"inject", func() { roomtest.Post(t, la.TS.URL, "inject", with(`"injectHost":"h2"`), code, key) }},
 		{"question", func() {
-			_, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
+			_, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/questions", `{"qkind":"out","qat":80}`, code, key, "")
 			if json.Unmarshal([]byte(body), &q) != nil {
 				t.Fatalf("question: %s", body)
 			}
 		}},
 		{"reveal", func() {
-			if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", la.att(t, code, "someone")); st != 204 {
+			if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/answer?q="+q.ID+"&a=1", `{}`, code, "", att(t, la, code, "someone")); st != 204 {
 				t.Fatalf("answer: %d %s", st, body)
 			}
-			if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 200 {
+			if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/questions/"+q.ID+"/reveal", "", code, key, ""); st != 200 {
 				t.Fatalf("reveal: %d %s", st, body)
 			}
 		}},
-		{"spotlight", func() { roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "") }},
+		{"spotlight", func() { roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/spotlight?host=h5", "", code, key, "") }},
 	}
 	for _, a := range actions {
 		before := hub.current().rev
@@ -135,11 +136,11 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 		take(a.what)
 	}
 
-	ev := openReplayStream(t, la.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
+	ev := openReplayStream(t, la.TS.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
 	if got := chartCall(webtest.WaitFor(t, ev, "the player's first redraw", redrawn).Data); got != live[0] {
 		t.Fatalf("the player opens on another redraw than the workshop's start:\n%s\n%s", webtest.Head(got, 200), webtest.Head(live[0], 200))
 	}
-	if st, body := roomtest.Call(t, "POST", la.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", la.TS.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	var told []string
@@ -174,7 +175,7 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 	}
 	roomtest.ExpectNone(t, ev, 300*time.Millisecond, "a redraw after the end", redrawn)
 
-	st, page := roomtest.Call(t, "GET", la.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	st, page := roomtest.Call(t, "GET", la.TS.URL+"/r/"+code+"/recording", "", code, "", "")
 	for _, w := range []string{
 		`id="rec-player"`, `/r/` + code + `/recording/stream`,
 		"The workshop started on preset search-cache, paused at 0 s",
@@ -197,8 +198,9 @@ func TestRecordingPlayerReplaysLiveRedraws(t *testing.T) {
 // Bad input names the field and the allowed values; an unknown room is
 // 404 on every route of the recording.
 func TestRecordingPlayerBadInput(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, _ := l.createRoom(t, `{"preset":"search-cache"}`)
+	code, _ := l.CreateRoom(t, `{"preset":"search-cache"}`)
 	tab := `{"tab":"` + tabReplay + `"}`
 	for _, c := range []struct {
 		method, path, body string
@@ -221,7 +223,7 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 		{"POST", "/r/ZZZZZZ/recording/play", tab, 404, "there is no such room"},
 		{"GET", "/r/ZZZZZZ/recording.json", "", 404, ""},
 	} {
-		if st, body := roomtest.Call(t, c.method, l.ts.URL+c.path, c.body, code, "", ""); st != c.want || !strings.Contains(body, c.msg) {
+		if st, body := roomtest.Call(t, c.method, l.TS.URL+c.path, c.body, code, "", ""); st != c.want || !strings.Contains(body, c.msg) {
 			t.Errorf("%s %s: %d %s (want %d, %q)", c.method, c.path, st, webtest.Head(body, 200), c.want, c.msg)
 		}
 	}
@@ -231,25 +233,26 @@ func TestRecordingPlayerBadInput(t *testing.T) {
 // lesson's lab in the projector view, and the player's stream applies the
 // room's step (a page of the same lesson takes its states).
 func TestRecordingPlayerLessonRoom(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"lesson":"cap"}`)
+	code, key := l.CreateRoom(t, `{"lesson":"cap"}`)
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap"`)
-	if st, body := roomtest.Post(t, l.ts.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "lesson", strings.Replace(present, "}", `,"step":"cap-34"}`, 1), code, key); st != 204 {
 		t.Fatalf("step command: %d %s", st, body)
 	}
-	st, page := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/recording", "", code, "", "")
+	st, page := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/recording", "", code, "", "")
 	if st != 200 || !strings.Contains(page, `id="rec-player"`) || !strings.Contains(page, "lesson-lab") || !strings.Contains(page, "The workshop started on lesson cap") ||
 		!strings.Contains(page, "Instructor went to step cap-34") {
 		t.Fatalf("lesson recording page: %d %s", st, webtest.Head(page, 400))
 	}
-	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
+	ev := openReplayStream(t, l.TS.URL, code, `{"tab":"`+tabReplay+`","lesson":"cap","recSpeed":"max"}`)
 	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	webtest.WaitFor(t, ev, "the player stopped at the end", roomtest.SignalPatch(`"recPlaying":false`, `"recPct":"100.0"`))
-	if strings.Contains(l.logs.String(), "recording: entry not applied") {
-		t.Errorf("an entry was not applied: %s", l.logs.String())
+	if strings.Contains(l.Logs.String(), "recording: entry not applied") {
+		t.Errorf("an entry was not applied: %s", l.Logs.String())
 	}
 }
 
@@ -257,18 +260,19 @@ func TestRecordingPlayerLessonRoom(t *testing.T) {
 // recording to its end sees the instructor's next move without a reload
 // (issue 22, item 6).
 func TestRecordingPlayerFollowsLive(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	ev := openReplayStream(t, l.TS.URL, code, `{"tab":"`+tabReplay+`","preset":"search-cache","recSpeed":"max"}`)
 	webtest.WaitFor(t, ev, "the player's first redraw", redrawn)
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/recording/play", `{"tab":"`+tabReplay+`"}`, code, "", ""); st != 204 {
 		t.Fatalf("play: %d %s", st, body)
 	}
 	// One entry: play reaches the end at once, and the player's signals
 	// (not playing, 100 %) are those it opened with; the pass that took
 	// the command redraws.
 	webtest.WaitFor(t, ev, "the pass that played to the end", redrawn)
-	if st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":2,"cfg":{"max_ejection_percent":34}`), code, key); st != 204 {
 		t.Fatalf("set: %d %s", st, body)
 	}
 	// The tab's redraw (its cluster YAML at the new cap) comes before the

@@ -18,6 +18,7 @@ import (
 
 // A record the lab would not write is refused with the problem named.
 func TestRoomRecordDecode(t *testing.T) {
+	t.Parallel()
 	lab := newTestServer(t)
 	good := `{"v":1,"keyHash":"` + strings.Repeat("ab", 32) + `","state":{"preset":"search-cache","cfg":{"max_ejection_percent":34},"anchor":3,"anchorAt":1700000000000,"playing":true,"speed":"4"}}`
 	rec, err := record.Decode([]byte(good))
@@ -67,6 +68,7 @@ func TestRoomRecordDecode(t *testing.T) {
 // The QR code is a QR code: its three finder patterns (7×7 rings with a
 // 3×3 core) sit in three corners inside the quiet zone.
 func TestRoomQR(t *testing.T) {
+	t.Parallel()
 	svg, err := qr.SVG("http://192.168.1.20:8080/r/K7QX2M", "QR code")
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +104,9 @@ func TestRoomQR(t *testing.T) {
 // HttpOnly and SameSite=Strict; the home page's form starts a lesson's
 // room and goes to its instructor page.
 func TestRoomCreate(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
+	req, _ := http.NewRequest("POST", l.TS.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -120,7 +123,7 @@ func TestRoomCreate(t *testing.T) {
 	if len(c) != 1 || c[0].Name != "olab_key_"+code || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/" {
 		t.Errorf("cookie: %+v", c)
 	}
-	res, err = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.s.lab.Lessons.List[0].ID))
+	res, err = noRedirect.Post(l.TS.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:"+l.S.lab.Lessons.List[0].ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +131,7 @@ func TestRoomCreate(t *testing.T) {
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "/present") || len(res.Cookies()) != 1 {
 		t.Errorf("form: %d %q %v", res.StatusCode, loc, res.Cookies())
 	}
-	res, _ = noRedirect.Post(l.ts.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:nope"))
+	res, _ = noRedirect.Post(l.TS.URL+"/rooms", "application/x-www-form-urlencoded", strings.NewReader("start=lesson:nope"))
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `start: "nope" is not a lesson`) {
 		t.Errorf("bad start: %d %s", res.StatusCode, b)
 	}
@@ -139,14 +142,15 @@ func TestRoomCreate(t *testing.T) {
 // 60 s and so held at its prediction's 30 s) and the answer is a script
 // that takes the browser to the instructor page, with the key cookie.
 func TestRoomCreateFromTab(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
 	postCommand := func(verb, rest string) {
-		if st, body := roomtest.Post(t, l.ts.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
+		if st, body := roomtest.Post(t, l.TS.URL, verb, `{"tab":"`+webtest.Tab+`","lesson":"cap","preset":"search-cache"`+rest+`}`, "", ""); st != 204 {
 			t.Fatalf("%s: %d %s", verb, st, body)
 		}
 	}
 	postCommand("scrub", `,"cursor":6`)
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", strings.NewReader(`{"tab":"`+webtest.Tab+`","lesson":"cap"}`))
+	req, _ := http.NewRequest("POST", l.TS.URL+"/rooms", strings.NewReader(`{"tab":"`+webtest.Tab+`","lesson":"cap"}`))
 	req.AddCookie(webtest.BrowserCookie())
 	req.Header.Set("Datastar-Request", "true")
 	req.Header.Set("Accept", "text/event-stream, text/html, application/json")
@@ -161,7 +165,7 @@ func TestRoomCreateFromTab(t *testing.T) {
 	if res.Header.Get("Content-Type") != "text/event-stream" || len(c) != 1 || !strings.Contains(string(b), `data-init="window.location.assign(&#39;/r/`+strings.TrimPrefix(c[0].Name, "olab_key_")+`/present&#39;)`) {
 		t.Fatalf("answer: %s %v\n%s", res.Header.Get("Content-Type"), c, b)
 	}
-	rec, _, err := l.s.rooms.lookup(t.Context(), strings.TrimPrefix(c[0].Name, "olab_key_"))
+	rec, _, err := l.S.rooms.lookup(t.Context(), strings.TrimPrefix(c[0].Name, "olab_key_"))
 	if err != nil || rec.State.Lesson != "cap" || rec.State.Anchor != 3 || rec.State.Playing || !rec.KeyMatches(c[0].Value) {
 		t.Errorf("the room's start: %+v %v", rec.State, err)
 	}
@@ -191,15 +195,16 @@ func getRoomPage(t *testing.T, base, path, code, key string) (int, string, *http
 // holder only (403 otherwise), a 404 with a code box for a code that
 // leads nowhere; "Start a workshop" on the home page and the lab.
 func TestRoomPages(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, "")
+	code, key := l.CreateRoom(t, "")
 	for _, tt := range []struct {
 		path, cookie string
 		status       int
 		has          []string
 	}{
 		{"/r/" + code, "", 200, []string{`id="room-bar"`, "Following the instructor", "Rejoin", `&#34;room&#34;:&#34;` + code + `&#34;`, `&#34;roomRole&#34;:&#34;follow&#34;`}},
-		{"/r/" + code + "/projector", "", 200, []string{`class="room-projector room-projector-page"`, `<svg xmlns="http://www.w3.org/2000/svg" class="qr"`, "Join at <b>" + l.ts.URL + "/r/" + code + "</b>", `id="chart-lanes"`}},
+		{"/r/" + code + "/projector", "", 200, []string{`class="room-projector room-projector-page"`, `<svg xmlns="http://www.w3.org/2000/svg" class="qr"`, "Join at <b>" + l.TS.URL + "/r/" + code + "</b>", `id="chart-lanes"`}},
 		{"/r/" + code + "/present", key, 200, []string{`<span class="room-long">You are presenting </span>workshop`, `&#34;roomRole&#34;:&#34;present&#34;`, "Projector view"}},
 		{"/r/" + code + "/present", "", 403, []string{"Not the instructor", "Join as an attendee"}},
 		{"/r/" + code + "/present", "stale-" + key, 403, []string{"Not the instructor"}},
@@ -211,7 +216,7 @@ func TestRoomPages(t *testing.T) {
 		{"/lab", "", 200, []string{`id="btn-start-room"`, `data-on:click="@post('/rooms')"`}},
 		{"/lessons/cap", "", 200, []string{`id="btn-start-room"`, `<main id="main"><section class="room-strip room-start"`}},
 	} {
-		status, body, _ := getRoomPage(t, l.ts.URL, tt.path, code, tt.cookie)
+		status, body, _ := getRoomPage(t, l.TS.URL, tt.path, code, tt.cookie)
 		if status != tt.status {
 			t.Errorf("GET %s: status %d, want %d", tt.path, status, tt.status)
 		}
@@ -222,15 +227,15 @@ func TestRoomPages(t *testing.T) {
 		}
 	}
 	// A key in the address goes into the cookie and out of the address.
-	status, _, res := getRoomPage(t, l.ts.URL, "/r/"+code+"/present?key="+key, code, "")
+	status, _, res := getRoomPage(t, l.TS.URL, "/r/"+code+"/present?key="+key, code, "")
 	if status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code+"/present" || len(res.Cookies()) != 1 || res.Cookies()[0].Value != key {
 		t.Errorf("present?key=: status %d, location %q, cookies %v", status, res.Header.Get("Location"), res.Cookies())
 	}
 	// A code typed in lower case goes to its page; so does the join box.
-	if status, _, res := getRoomPage(t, l.ts.URL, "/r/"+strings.ToLower(code)+"/projector", code, ""); status != http.StatusMovedPermanently || res.Header.Get("Location") != "/r/"+code+"/projector" {
+	if status, _, res := getRoomPage(t, l.TS.URL, "/r/"+strings.ToLower(code)+"/projector", code, ""); status != http.StatusMovedPermanently || res.Header.Get("Location") != "/r/"+code+"/projector" {
 		t.Errorf("lower case: %d %q", status, res.Header.Get("Location"))
 	}
-	if status, _, res := getRoomPage(t, l.ts.URL, "/r?code="+strings.ToLower(code[:3]+"-"+code[3:]), code, ""); status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code {
+	if status, _, res := getRoomPage(t, l.TS.URL, "/r?code="+strings.ToLower(code[:3]+"-"+code[3:]), code, ""); status != http.StatusSeeOther || res.Header.Get("Location") != "/r/"+code {
 		t.Errorf("join box: %d %q", status, res.Header.Get("Location"))
 	}
 }
@@ -240,9 +245,10 @@ func TestRoomPages(t *testing.T) {
 // a follower that touches a control breaks away (the room is unchanged),
 // and rejoin brings it back to the room's state.
 func TestRoomFollowBreakAwayRejoin(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	base := l.ts.URL
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	base := l.TS.URL
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`)
 	follower := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
@@ -279,7 +285,7 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 		t.Fatalf("follower set: %d", st)
 	}
 	webtest.WaitFor(t, follower, "the break-away", roomtest.SignalPatch(`"follow":false`))
-	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	rec, _, err := l.S.rooms.lookup(t.Context(), code)
 	if err != nil || rec.State.Cfg["max_ejection_percent"] != 34 || !rec.State.Playing {
 		t.Fatalf("room after the follower's move: %+v, %v", rec.State, err)
 	}
@@ -310,9 +316,10 @@ func TestRoomFollowBreakAwayRejoin(t *testing.T) {
 // joiner's page is served, and the next good state still applies. A value
 // over the bus's own limit never arrives.
 func TestRoomBusBadInput(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"preset":"search-cache"}`)
-	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	code, key := l.CreateRoom(t, `{"preset":"search-cache"}`)
+	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)
 	subject := "$KV." + roombus.RoomBucket + "." + code
 	hash := strings.Repeat("ab", 32)
@@ -326,29 +333,29 @@ func TestRoomBusBadInput(t *testing.T) {
 		{`{"v":1,"keyHash":"` + hash + `","state":{"preset":"search-cache","speed":"1","cfg":{"max_ejection_percent":1e9}}}`, "max_ejection_percent: 1000000000 is out of range"},
 		{strings.Repeat("y", roombus.MaxValue+1), ""}, // refused by the bus itself
 	} {
-		if err := l.bus.Conn().Publish(subject, []byte(tt.msg)); err != nil {
+		if err := l.Bus.Conn().Publish(subject, []byte(tt.msg)); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.bus.Conn().Flush(); err != nil {
+		if err := l.Bus.Conn().Flush(); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for tt.log != "" && !strings.Contains(l.logs.String(), tt.log) {
+		for tt.log != "" && !strings.Contains(l.Logs.String(), tt.log) {
 			if time.Now().After(deadline) {
-				t.Fatalf("no log line with %q:\n%s", tt.log, l.logs.String())
+				t.Fatalf("no log line with %q:\n%s", tt.log, l.Logs.String())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	if n := strings.Count(l.logs.String(), `msg="room bus: ignored a room state"`); n != 5 {
-		t.Errorf("%d log lines for ignored states, want 5:\n%s", n, l.logs.String())
+	if n := strings.Count(l.Logs.String(), `msg="room bus: ignored a room state"`); n != 5 {
+		t.Errorf("%d log lines for ignored states, want 5:\n%s", n, l.Logs.String())
 	}
 	roomtest.ExpectNone(t, follower, 200*time.Millisecond, "a bad state reached the follower", roomtest.SignalPatch(`"cfg"`))
 	// The room still has its good state, for pages and for the instructor.
-	if res, err := http.Get(l.ts.URL + "/r/" + code); err != nil || res.StatusCode != 200 {
+	if res, err := http.Get(l.TS.URL + "/r/" + code); err != nil || res.StatusCode != 200 {
 		t.Fatalf("late joiner's page after bad states: %v %v", err, res.Status)
 	}
-	if st, body := roomtest.Post(t, l.ts.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":20}`), code, key); st != 204 {
+	if st, body := roomtest.Post(t, l.TS.URL, "set", roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache","seq":1,"cfg":{"max_ejection_percent":20}`), code, key); st != 204 {
 		t.Fatalf("instructor set: %d %s", st, body)
 	}
 	webtest.WaitFor(t, follower, "the good state after the bad ones", roomtest.SignalPatch(`"max_ejection_percent":20`))
@@ -357,13 +364,14 @@ func TestRoomBusBadInput(t *testing.T) {
 // The limits: attendees per room and rooms per replica answer 503, joins
 // per client address 429.
 func TestRoomLimits(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{MaxRooms: 1, MaxAttendees: 1})
-	code, key := l.createRoom(t, "")
-	webtest.WaitFor(t, roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", "")), "the first attendee", roomtest.SignalPatch(`"follow":true`))
+	code, key := l.CreateRoom(t, "")
+	webtest.WaitFor(t, roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", "")), "the first attendee", roomtest.SignalPatch(`"follow":true`))
 	// The instructor's stream does not count.
-	webtest.WaitFor(t, roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", ""), code, key), "the instructor's stream", roomtest.SignalPatch(`"cursor"`))
-	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.ts.URL, "/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "follow", ""),
-		&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: l.att(t, code, "second")}))
+	webtest.WaitFor(t, roomtest.OpenStreamKey(t, l.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", ""), code, key), "the instructor's stream", roomtest.SignalPatch(`"cursor"`))
+	res, err := http.DefaultClient.Do(webtest.StreamRequest(t.Context(), l.TS.URL, "/lab/stream", roomtest.Sig(roomtest.TabFollower2, code, "follow", ""),
+		&http.Cookie{Name: record.AttendeeCookiePrefix + code, Value: att(t, l, code, "second")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,10 +380,10 @@ func TestRoomLimits(t *testing.T) {
 	if res.StatusCode != 503 || !strings.Contains(string(b), "as many attendees") {
 		t.Errorf("second attendee's stream: %d %s", res.StatusCode, b)
 	}
-	if res, _ := http.Get(l.ts.URL + "/r/" + code); res.StatusCode != 503 {
+	if res, _ := http.Get(l.TS.URL + "/r/" + code); res.StatusCode != 503 {
 		t.Errorf("attendee page of a full room: %d", res.StatusCode)
 	}
-	req, _ := http.NewRequest("POST", l.ts.URL+"/rooms", nil)
+	req, _ := http.NewRequest("POST", l.TS.URL+"/rooms", nil)
 	req.Header.Set("Accept", "application/json")
 	res, _ = http.DefaultClient.Do(req)
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != 503 || !strings.Contains(string(b), "as many rooms") {
@@ -384,7 +392,7 @@ func TestRoomLimits(t *testing.T) {
 
 	l2 := startRoomLab(t, roombus.BusOptions{}, Limits{JoinsPerMinute: 2, JoinBurst: 2})
 	for i, want := range []int{404, 404, 429} {
-		res, _ := http.Get(l2.ts.URL + "/r/ZZZZZZ")
+		res, _ := http.Get(l2.TS.URL + "/r/ZZZZZZ")
 		if res.StatusCode != want || (want == 429 && res.Header.Get("Retry-After") != "60") {
 			t.Errorf("join %d: %d, want %d", i+1, res.StatusCode, want)
 		}
@@ -396,9 +404,10 @@ func TestRoomLimits(t *testing.T) {
 // away, the room's hold stands); the instructor's answer releases the
 // room; a step loaded by the instructor loads for the room.
 func TestRoomLesson(t *testing.T) {
+	t.Parallel()
 	l := startRoomLab(t, roombus.BusOptions{}, Limits{})
-	code, key := l.createRoom(t, `{"lesson":"cap"}`)
-	base := l.ts.URL
+	code, key := l.CreateRoom(t, `{"lesson":"cap"}`)
+	base := l.TS.URL
 	present := roomtest.Sig(roomtest.TabPresenter, code, "present", `"lesson":"cap","preset":"search-cache"`)
 	follower := roomtest.OpenRoomStream(t, base, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"lesson":"cap","preset":"search-cache"`))
 	webtest.WaitFor(t, follower, "the first redraw", roomtest.Charted)

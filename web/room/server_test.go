@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"outlierlab/web/guard"
 	"outlierlab/web/internal/browsertest"
 	"outlierlab/web/internal/roomtest"
-	"outlierlab/web/internal/webtest"
 	"outlierlab/web/lab"
 	"outlierlab/web/room/record"
 	"outlierlab/web/roombus"
@@ -100,40 +98,23 @@ func newTestServer(t testing.TB) *testServer {
 	return s
 }
 
-// roomLab is a test server with its own room bus (embedded, in-process
-// unless the options say otherwise) and its log in a buffer.
-type roomLab struct {
-	s    *testServer
-	ts   *httptest.Server
-	bus  *roombus.Bus
-	logs *webtest.SyncBuffer
-}
+// roomLab is the rooms' test server as a replica (roomtest.Replica): its
+// own room bus and its log in a buffer.
+type roomLab = roomtest.Replica[*testServer]
 
 func startRoomLab(t testing.TB, bo roombus.BusOptions, lim Limits) *roomLab {
 	t.Helper()
-	bus, log, logs := roomtest.StartBus(t, bo)
-	s, err := newServer(Options{Log: log, Bus: bus, Rooms: lim})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	// Last registered runs first: streams end, the server closes, then
-	// the bus.
-	ts := webtest.Serve(t, s)
-	return &roomLab{s: s, ts: ts, bus: bus, logs: logs}
-}
-
-// createRoom posts /rooms for JSON with body and returns the code and key.
-func (l *roomLab) createRoom(t testing.TB, body string) (code, key string) {
-	t.Helper()
-	return roomtest.CreateRoom(t, l.ts.URL, body)
+	return roomtest.StartReplica(t, bo, func(log *slog.Logger, bus *roombus.Bus) (*testServer, error) {
+		return newServer(Options{Log: log, Bus: bus, Rooms: lim})
+	})
 }
 
 // att is the identity named name in room code as the server would issue
 // it (the same on every replica), without a page load: for tests of many
 // attendees behind one address. It returns the cookie's value.
-func (l *roomLab) att(t testing.TB, code, name string) string {
+func att(t testing.TB, l *roomLab, code, name string) string {
 	t.Helper()
-	rec, _, err := l.s.rooms.lookup(t.Context(), code)
+	rec, _, err := l.S.rooms.lookup(t.Context(), code)
 	if err != nil {
 		t.Fatal(err)
 	}

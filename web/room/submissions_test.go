@@ -35,7 +35,7 @@ func challengeLab(t *testing.T, lim Limits) (*roomLab, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.s.plans, err = scenes.Load(fstest.MapFS{"tune.md": {Data: tune}}, l.s.lab); err != nil {
+	if l.S.plans, err = scenes.Load(fstest.MapFS{"tune.md": {Data: tune}}, l.S.lab); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := challenge.Load(challenges.FS)
@@ -44,12 +44,12 @@ func challengeLab(t *testing.T, lim Limits) (*roomLab, *atomic.Int64) {
 	}
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-	g, err := wchallenges.New(cs, wchallenges.Deps{Pages: l.s.lab.Pages, Budget: l.s.lab.Budget, Log: l.s.lab.Log, Secret: []byte("a room's test secret, 32 bytes.."),
+	g, err := wchallenges.New(cs, wchallenges.Deps{Pages: l.S.lab.Pages, Budget: l.S.lab.Budget, Log: l.S.lab.Log, Secret: []byte("a room's test secret, 32 bytes.."),
 		Every: time.Minute, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.s.SetGrader(g)
+	l.S.SetGrader(g)
 	return l, &clock
 }
 
@@ -80,7 +80,7 @@ type leaderboardJSON struct {
 
 func leaderboardOf(t *testing.T, l *roomLab, code string) leaderboardJSON {
 	t.Helper()
-	st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", "")
+	st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/leaderboard", "", code, "", "")
 	if st != http.StatusOK {
 		t.Fatalf("leaderboard: %d %s", st, body)
 	}
@@ -97,22 +97,23 @@ func leaderboardOf(t *testing.T, l *roomLab, code string) leaderboardJSON {
 // (422 naming it), twice within the browser's minute (429) and past the
 // room's bound (503); the leaderboard ranks them, the front marked.
 func TestRoomChallengeSubmissions(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{Submissions: 3})
 	tick := func() { clock.Add(int64(time.Minute)) }
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	ann, bob, cy, dee := l.att(t, code, "ann"), l.att(t, code, "bob"), l.att(t, code, "cy"), l.att(t, code, "dee")
+	ann, bob, cy, dee := att(t, l, code, "ann"), att(t, l, code, "bob"), att(t, l, code, "cy"), att(t, l, code, "dee")
 	cap := func(v string) url.Values { return url.Values{"max_ejection_percent": {v}} }
 
-	if st, body := submit(t, l.ts.URL, code, ann, cap("17")); st != http.StatusConflict || !strings.Contains(body, "scene: the room's scene is no challenge") {
+	if st, body := submit(t, l.TS.URL, code, ann, cap("17")); st != http.StatusConflict || !strings.Contains(body, "scene: the room's scene is no challenge") {
 		t.Errorf("off a challenge scene: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "GET", l.ts.URL+"/r/"+code+"/leaderboard", "", code, "", ""); st != http.StatusConflict {
+	if st, body := roomtest.Call(t, "GET", l.TS.URL+"/r/"+code+"/leaderboard", "", code, "", ""); st != http.StatusConflict {
 		t.Errorf("the leaderboard off a challenge scene: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
 	for _, c := range []struct {
@@ -125,14 +126,14 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 		{"a cap past 100", ann, cap("500"), http.StatusUnprocessableEntity, "max_ejection_percent: "},
 		{"a locked setting", ann, url.Values{"rps": {"10"}}, http.StatusUnprocessableEntity, "rps: is not a setting this challenge unlocks (allowed max_ejection_percent, success_rate_stdev_factor, base_ejection_time, consecutive_5xx)"},
 	} {
-		if st, body := submit(t, l.ts.URL, code, c.att, c.form); st != c.status || !strings.Contains(body, c.has) {
+		if st, body := submit(t, l.TS.URL, code, c.att, c.form); st != c.status || !strings.Contains(body, c.has) {
 			t.Errorf("%s: %d %s; want %d with %q", c.name, st, body, c.status, c.has)
 		}
 	}
 
 	// The page's form posts through Datastar: the answer is the panel's
 	// status line, naming what was refused.
-	req, _ := http.NewRequest("POST", l.ts.URL+"/r/"+code+"/submit", strings.NewReader("rps=10"))
+	req, _ := http.NewRequest("POST", l.TS.URL+"/r/"+code+"/submit", strings.NewReader("rps=10"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Datastar-Request", "true")
 	req.AddCookie(webtest.BrowserCookie())
@@ -149,29 +150,29 @@ func TestRoomChallengeSubmissions(t *testing.T) {
 
 	// Envoy's default cap (10%) ejects nothing of six hosts: the defaults
 	// fail; 17 is the reference; 50 lets the shared outage take three.
-	st, body := submit(t, l.ts.URL, code, ann, nil)
+	st, body := submit(t, l.TS.URL, code, ann, nil)
 	if st != http.StatusCreated || !strings.Contains(body, `"who":"`+record.Nickname(idOf(ann))+`"`) {
 		t.Fatalf("ann's defaults: %d %s", st, body)
 	}
-	if st, body := submit(t, l.ts.URL, code, bob, cap("17")); st != http.StatusTooManyRequests || !strings.Contains(body, "wait 60 s") {
+	if st, body := submit(t, l.TS.URL, code, bob, cap("17")); st != http.StatusTooManyRequests || !strings.Contains(body, "wait 60 s") {
 		t.Errorf("a second submission within the browser's minute: %d %s", st, body)
 	}
 	tick()
-	if st, body := submit(t, l.ts.URL, code, bob, cap("17")); st != http.StatusCreated {
+	if st, body := submit(t, l.TS.URL, code, bob, cap("17")); st != http.StatusCreated {
 		t.Fatalf("bob's reference: %d %s", st, body)
 	}
 	tick()
-	if st, body := submit(t, l.ts.URL, code, cy, cap("50")); st != http.StatusCreated {
+	if st, body := submit(t, l.TS.URL, code, cy, cap("50")); st != http.StatusCreated {
 		t.Fatalf("cy's 50: %d %s", st, body)
 	}
 	roomtest.WaitUntil(t, "the board holds three", func() bool { return len(leaderboardOf(t, l, code).Entries) == 3 })
 	tick()
-	if st, body := submit(t, l.ts.URL, code, dee, cap("34")); st != http.StatusServiceUnavailable || !strings.Contains(body, "(allowed 3)") {
+	if st, body := submit(t, l.TS.URL, code, dee, cap("34")); st != http.StatusServiceUnavailable || !strings.Contains(body, "(allowed 3)") {
 		t.Errorf("a fourth attendee past the room's 3: %d %s", st, body)
 	}
 	tick()
 	// An attendee's next submission replaces its last, bound or not.
-	if st, body := submit(t, l.ts.URL, code, ann, cap("20")); st != http.StatusCreated {
+	if st, body := submit(t, l.TS.URL, code, ann, cap("20")); st != http.StatusCreated {
 		t.Fatalf("ann's second: %d %s", st, body)
 	}
 	var lb leaderboardJSON
@@ -210,14 +211,15 @@ func idOf(att string) string { id, _, _ := strings.Cut(att, "."); return id }
 // both the board and the scatter, which move with each submission: three
 // points, the front marked.
 func TestRoomChallengePanel(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{})
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	presenter := roomtest.OpenStreamKey(t, l.ts.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
-	follower := roomtest.OpenRoomStream(t, l.ts.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	presenter := roomtest.OpenStreamKey(t, l.TS.URL, roomtest.Sig(roomtest.TabPresenter, code, "present", `"preset":"search-cache"`), code, key)
+	follower := roomtest.OpenRoomStream(t, l.TS.URL, code, roomtest.Sig(roomtest.TabFollower, code, "follow", `"preset":"search-cache"`))
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
 	panel := func(ev webtest.Event) bool { return strings.Contains(ev.Data, `id="room-challenge"`) }
@@ -235,12 +237,12 @@ func TestRoomChallengePanel(t *testing.T) {
 	}
 	var nicks []string
 	for i, c := range []string{"10", "17", "50"} {
-		att := l.att(t, code, "att"+c)
+		att := att(t, l, code, "att"+c)
 		nicks = append(nicks, record.Nickname(idOf(att)))
 		if i > 0 {
 			clock.Add(int64(time.Minute))
 		}
-		if st, body := submit(t, l.ts.URL, code, att, url.Values{"max_ejection_percent": {c}}); st != http.StatusCreated {
+		if st, body := submit(t, l.TS.URL, code, att, url.Values{"max_ejection_percent": {c}}); st != http.StatusCreated {
 			t.Fatalf("cap %s: %d %s", c, st, body)
 		}
 	}
@@ -263,13 +265,13 @@ func TestRoomChallengePanel(t *testing.T) {
 	// The instructor spotlights the 17: the room's run takes its settings
 	// (every follower's controls move) and every page marks it, with the
 	// link to /compare; then reveals the reference.
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/challenge/spotlight?who=nobody", "", code, key, ""); st != http.StatusNotFound || !strings.Contains(body, `who: "nobody" has submitted nothing to this challenge (submitted: `) {
 		t.Errorf("spotlight of no submission: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, "", ""); st != http.StatusForbidden {
 		t.Errorf("spotlight without the key: %d %s", st, body)
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/challenge/spotlight?who="+url.QueryEscape(nicks[1]), "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("spotlight: %d %s", st, body)
 	}
 	for _, s := range []struct {
@@ -283,7 +285,7 @@ func TestRoomChallengePanel(t *testing.T) {
 	}
 	// The stream sends the room's signals after its panels.
 	roomtest.WaitEach(t, follower, "the follower's controls at the spotlit 17", `"max_ejection_percent":17`)
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/challenge/reveal", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("reveal: %d %s", st, body)
 	}
 	webtest.WaitFor(t, follower, "the reference on the attendee's panel", func(ev webtest.Event) bool {
@@ -297,18 +299,19 @@ func TestRoomChallengePanel(t *testing.T) {
 // handout lists each attendee's latest with its settings and grade, the
 // front marked.
 func TestRoomChallengeRecorded(t *testing.T) {
+	t.Parallel()
 	l, clock := challengeLab(t, Limits{Submissions: 10})
 	_, code, key, body := startPlanRoom(t, l, "plan:tune")
 	if code == "" {
 		t.Fatalf("start from tune: %s", body)
 	}
-	if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
+	if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/scene?scene=1", "", code, key, ""); st != http.StatusOK {
 		t.Fatalf("to the challenge scene: %d %s", st, body)
 	}
-	ann, bob, cy := l.att(t, code, "ann"), l.att(t, code, "bob"), l.att(t, code, "cy")
+	ann, bob, cy := att(t, l, code, "ann"), att(t, l, code, "bob"), att(t, l, code, "cy")
 	for _, s := range []struct{ att, cap string }{{ann, "10"}, {bob, "17"}, {cy, "50"}, {ann, "20"}} {
 		clock.Add(int64(time.Minute))
-		if st, body := submit(t, l.ts.URL, code, s.att, url.Values{"max_ejection_percent": {s.cap}}); st != http.StatusCreated {
+		if st, body := submit(t, l.TS.URL, code, s.att, url.Values{"max_ejection_percent": {s.cap}}); st != http.StatusCreated {
 			t.Fatalf("a cap of %s: %d %s", s.cap, st, body)
 		}
 	}
@@ -316,7 +319,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	var subs []int // the submission entries' indexes
 	roomtest.WaitUntil(t, "four submissions recorded", func() bool {
 		var err error
-		if entries, err = l.s.rooms.timeline.Read(t.Context(), code); err != nil {
+		if entries, err = l.S.rooms.timeline.Read(t.Context(), code); err != nil {
 			t.Fatal(err)
 		}
 		subs = subs[:0]
@@ -343,20 +346,20 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	if len(tags) != 3 {
 		t.Errorf("%d attendees' tags in four submissions, want 3 (ann twice)", len(tags))
 	}
-	p := l.s.plans.Plan("tune")
+	p := l.S.plans.Plan("tune")
 	// The board as it stood at the second submission: ann's 10 and bob's 17.
-	at := l.s.recordedBoard(code, p, 1, entries[:subs[1]+1])
+	at := l.S.recordedBoard(code, p, 1, entries[:subs[1]+1])
 	if at == nil || len(at.Entries) != 2 || at.Entries[0].Settings != "max_ejection_percent=17" || !at.Entries[0].Front {
 		t.Fatalf("the recorded board at the second submission: %+v", at)
 	}
-	if l.s.recordedBoard(code, p, 0, entries) != nil {
+	if l.S.recordedBoard(code, p, 0, entries) != nil {
 		t.Error("a board on the plan's first scene, which is no challenge")
 	}
 	// The recording's player shows the panel as it stood at the entry it
 	// is on: two points at the second submission, three at the last.
-	ev := openReplayStream(t, l.ts.URL, code, `{"tab":"`+tabReplay+`","recSpeed":"max"}`)
+	ev := openReplayStream(t, l.TS.URL, code, `{"tab":"`+tabReplay+`","recSpeed":"max"}`)
 	for _, c := range []struct{ entry, rows int }{{subs[1], 2}, {subs[3], 3}} {
-		if st, body := roomtest.Call(t, "POST", l.ts.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
+		if st, body := roomtest.Call(t, "POST", l.TS.URL+"/r/"+code+"/recording/seek?entry="+strconv.Itoa(c.entry), `{"tab":"`+tabReplay+`"}`, code, "", ""); st != http.StatusNoContent {
 			t.Fatalf("seek to %d: %d %s", c.entry, st, body)
 		}
 		webtest.WaitFor(t, ev, fmt.Sprintf("the replay's panel with %d submissions", c.rows), func(e webtest.Event) bool {
@@ -365,7 +368,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 		})
 	}
 
-	status, page, _ := getRoomPage(t, l.ts.URL, "/r/"+code+"/handout", "", "")
+	status, page, _ := getRoomPage(t, l.TS.URL, "/r/"+code+"/handout", "", "")
 	if status != http.StatusOK {
 		t.Fatalf("the room's handout: %d", status)
 	}
@@ -385,7 +388,7 @@ func TestRoomChallengeRecorded(t *testing.T) {
 	if n := strings.Count(page, `<circle class="pt`); n != 3 {
 		t.Errorf("the handout's scatter has %d points, want 3", n)
 	}
-	if _, page, _ := getRoomPage(t, l.ts.URL, "/plans/tune/handout", "", ""); strings.Contains(page, "handout-board") {
+	if _, page, _ := getRoomPage(t, l.TS.URL, "/plans/tune/handout", "", ""); strings.Contains(page, "handout-board") {
 		t.Error("the plan's own handout lists a room's submissions")
 	}
 }

@@ -28,19 +28,20 @@ import (
 // check) meets the holder's own check, the attacker's cookie with it.
 // The victim's moves, sent to either replica, still reach its stream.
 func TestTabIDAloneReroomsNothing(t *testing.T) {
+	t.Parallel()
 	la := startRoomLab(t, roombus.BusOptions{Listen: "127.0.0.1:0"}, Limits{})
-	lb := startRoomLab(t, la.bus.Replica(), Limits{})
+	lb := startRoomLab(t, la.Bus.Replica(), Limits{})
 	victim := webtest.TabOf("victim-tab-0000000000001")
 	victimSig := func(rest string) string {
 		return fmt.Sprintf(`{"tab":%q,"preset":"search-cache","conn":"live"%s}`, victim, rest)
 	}
-	events := roomtest.OpenStreamCtx(t, t.Context(), la.ts.URL, victimSig(""))
+	events := roomtest.OpenStreamCtx(t, t.Context(), la.TS.URL, victimSig(""))
 	webtest.WaitFor(t, events, "the victim's first redraw", roomtest.Charted)
-	sess := la.s.lab.Sessions.Get(victim)
+	sess := la.S.lab.Sessions.Get(victim)
 	before, gen := sess.State(), sess.Gen()
 
 	// The attacker: its own room (and its key), its own browser.
-	mine, key := lb.createRoom(t, `{"preset":"search-cache"}`)
+	mine, key := lb.CreateRoom(t, `{"preset":"search-cache"}`)
 	cookies := []*http.Cookie{{Name: tabid.Cookie, Value: tabid.NewBrowser()}, {Name: "olab_key_" + mine, Value: key}}
 	attack := fmt.Sprintf(`{"tab":%q,"room":%q,"roomRole":"present","preset":"burst","seq":99,"cfg":{"max_ejection_percent":99}}`, victim, mine)
 	refused := func(t *testing.T, what string, res *http.Response) {
@@ -54,7 +55,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 			t.Errorf("%s: 403 %q, want it naming the tab", what, body)
 		}
 	}
-	for _, base := range []string{la.ts.URL, lb.ts.URL} {
+	for _, base := range []string{la.TS.URL, lb.TS.URL} {
 		ctx, cancel := context.WithCancel(t.Context())
 		res, err := http.DefaultClient.Do(webtest.StreamRequest(ctx, base, "/lab/stream", attack, cookies...))
 		if err != nil {
@@ -75,7 +76,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 			refused(t, "the attacker's "+verb+" with the victim's tab id on "+base, res)
 		}
 	}
-	if lb.s.lab.Sessions.Get(victim) != nil {
+	if lb.S.lab.Sessions.Get(victim) != nil {
 		t.Error("the other replica made a session of the victim's tab for the attacker")
 	}
 
@@ -88,7 +89,7 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 		req.AddCookie(c)
 	}
 	w := httptest.NewRecorder()
-	if err := tabrelay.New(lb.bus, nil).Forward(w, req, victim, []byte(attack)); err != nil {
+	if err := tabrelay.New(lb.Bus, nil).Forward(w, req, victim, []byte(attack)); err != nil {
 		t.Fatalf("forward to the holder: %v", err)
 	}
 	refused(t, "the attacker's command forwarded to the victim's holder", w.Result())
@@ -96,14 +97,14 @@ func TestTabIDAloneReroomsNothing(t *testing.T) {
 	if sess.TieOf() != nil {
 		t.Errorf("the victim's tab is in a room now: %s", sess.TieOf().RoomCode())
 	}
-	if after := sess.State(); !reflect.DeepEqual(after, before) || sess.Gen() != gen || la.s.lab.Sessions.Get(victim) != sess || sess.Streams() != 1 {
+	if after := sess.State(); !reflect.DeepEqual(after, before) || sess.Gen() != gen || la.S.lab.Sessions.Get(victim) != sess || sess.Streams() != 1 {
 		t.Errorf("the victim's session changed: gen %d→%d, %d streams\n%+v\n%+v", gen, sess.Gen(), sess.Streams(), before.In, after.In)
 	}
 	roomtest.ExpectNone(t, events, 300*time.Millisecond, "the attacker's settings on the victim's stream", func(ev webtest.Event) bool {
 		return strings.Contains(ev.Data, "max_ejection_percent: 99\n") || strings.Contains(ev.Data, `"room"`)
 	})
 	// The victim's own moves still land, on either replica.
-	for i, base := range []string{lb.ts.URL, la.ts.URL} {
+	for i, base := range []string{lb.TS.URL, la.TS.URL} {
 		cap := 30 + i
 		if st, body := roomtest.Post(t, base, "set", victimSig(fmt.Sprintf(`,"seq":%d,"cfg":{"max_ejection_percent":%d}`, i+1, cap)), "", ""); st != 204 {
 			t.Fatalf("the victim's move on %s: %d %s", base, st, body)
