@@ -144,8 +144,14 @@ func (w *walker) step(i int, st course.Step) {
 	status := `document.getElementById('st-' + ` + id + `)`
 	need, frames := w.window(st)
 
-	// Current, by its button: its key chart and the transport in view.
-	w.activate(`.stepper [data-now=` + id + `]`)
+	// Current, by its button, or by the keyboard's c when it is the step
+	// to do now (js/keys.js: the first not done; it takes the focus).
+	if w.keys && b.Eval(firstToDo) == st.ID {
+		w.offField()
+		w.press("c")
+	} else {
+		w.activate(`.stepper [data-now=` + id + `]`)
+	}
 	b.Poll("step "+st.ID+" current", `document.getElementById('step-' + `+id+`).classList.contains('now')`)
 	inView := pollFor(b, browsertest.StepInView+`(`+id+`)`, 10*time.Second)
 	w.unanswered("step " + st.ID + " current")
@@ -275,7 +281,13 @@ func (w *walker) doneButton(i int, st course.Step) {
 func (w *walker) play(need int) {
 	b := w.b
 	if w.keys {
-		w.focus(`#btn-play`)
+		// Space plays unless the focus is on something space presses (a
+		// button, a link, a menu): a slider, the page, a step will do; c
+		// puts the focus on the step.
+		if b.Eval(`String(document.activeElement.matches('a[href], button, summary, select, input:not([type=range]), textarea, [tabindex="0"]'))`) == "true" {
+			w.offField()
+			w.press("c")
+		}
 		w.press(" ")
 	} else {
 		w.click(`#btn-play`)
@@ -292,7 +304,7 @@ func (w *walker) stepOnce() {
 	b := w.b
 	before := atoi(b.Eval(`String(` + scrub + `)`))
 	if w.keys {
-		w.offRange()
+		w.offField()
 		w.press(kb.ArrowRight)
 	} else {
 		w.click(`#btn-step`)
@@ -307,7 +319,7 @@ func (w *walker) stepOnce() {
 // the Home key.
 func (w *walker) toStart() {
 	if w.keys {
-		w.offRange()
+		w.offField()
 		w.press(kb.Home)
 	} else {
 		w.b.Eval(`(() => { const el = document.getElementById('scrub'); el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
@@ -421,12 +433,28 @@ func (w *walker) setControl(step, name, v string) bool {
 			}
 		}
 	default:
+		// As a keyboard user moves a slider: Home or End for its ends,
+		// Page Up or Down while a tenth of its range is still to go, then
+		// the arrows.
 		w.focus(`#c-` + name)
+		lo, _ := strconv.ParseFloat(b.Eval(el+`.min`), 64)
+		hi, _ := strconv.ParseFloat(b.Eval(el+`.max`), 64)
+		switch n {
+		case lo:
+			w.press(kb.Home)
+		case hi:
+			w.press(kb.End)
+		}
 		for i := 0; i < 400 && !same(cur()); i++ {
 			f, _ := strconv.ParseFloat(cur(), 64)
-			if f < n {
+			switch {
+			case n-f >= (hi-lo)/10:
+				w.press(kb.PageUp)
+			case f-n >= (hi-lo)/10:
+				w.press(kb.PageDown)
+			case f < n:
 				w.press(kb.ArrowRight)
-			} else {
+			default:
 				w.press(kb.ArrowLeft)
 			}
 		}
@@ -490,9 +518,14 @@ func (w *walker) focus(sel string) {
 	}
 }
 
-// offRange moves the focus off a slider or a menu, which keep the arrow
-// keys (js/keys.js): one Tab on, as a learner would.
-func (w *walker) offRange() {
+// offField moves the focus off a slider or a menu, which keep the arrow
+// keys and Home (js/keys.js): from a slider c, which focuses the current
+// step; from a menu or a field, which keep every key, a Tab on.
+func (w *walker) offField() {
+	if w.b.Eval(`String(document.activeElement.matches('input[type=range]'))`) == "true" {
+		w.press("c")
+		return
+	}
 	for i := 0; i < 10 && w.b.Eval(`String(document.activeElement.matches('input, select'))`) == "true"; i++ {
 		w.press(kb.Tab)
 	}
@@ -522,6 +555,10 @@ const watchPosts = `(() => {
 	};
 	return '';
 })()`
+
+// firstToDo is the step js/lesson.js makes current on the c key: the
+// first neither done nor done before.
+const firstToDo = `(() => { const li = [...document.querySelectorAll('.lesson-page .steps > .step')].find((li) => !li.classList.contains('was-done') && !li.querySelector('.step-status.done')); return li ? li.dataset.step : ''; })()`
 
 // pageText is what the page shows as text, white space collapsed.
 func pageText(b *browsertest.Browser) string {
