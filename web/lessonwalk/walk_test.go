@@ -1,4 +1,9 @@
-package lessonwalk
+// Package lessonwalk_test is the walk through the course in a browser:
+// every lesson played as a learner plays it, with the mouse, and the first
+// one with the keyboard alone (issue 38's acceptance). A package of tests
+// only, so that its minute or two of Chromium runs beside the web
+// package's tests, not inside them (CI runs packages two at a time).
+package lessonwalk_test
 
 import (
 	"encoding/json"
