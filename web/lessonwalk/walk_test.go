@@ -153,7 +153,7 @@ func (w *walker) step(i int, st course.Step) {
 	// to do now (js/keys.js: the first not done; it takes the focus).
 	if w.keys && b.Eval(firstToDo) == st.ID {
 		w.offField()
-		w.press("c")
+		w.currentStep()
 	} else {
 		w.activate(`.stepper [data-now=` + id + `]`)
 	}
@@ -291,7 +291,7 @@ func (w *walker) play(need int) {
 		// puts the focus on the step.
 		if b.Eval(`String(document.activeElement.matches('a[href], button, summary, select, input:not([type=range]), textarea, [tabindex="0"]'))`) == "true" {
 			w.offField()
-			w.press("c")
+			w.currentStep()
 		}
 		w.press(" ")
 	} else {
@@ -528,12 +528,21 @@ func (w *walker) focus(sel string) {
 // step; from a menu or a field, which keep every key, a Tab on.
 func (w *walker) offField() {
 	if w.b.Eval(`String(document.activeElement.matches('input[type=range]'))`) == "true" {
-		w.press("c")
+		w.currentStep()
 		return
 	}
 	for i := 0; i < 10 && w.b.Eval(`String(document.activeElement.matches('input, select'))`) == "true"; i++ {
 		w.press(kb.Tab)
 	}
+}
+
+// currentStep presses c, the page's key to the step to do now, and waits
+// for the focus to get there (js/lesson.js moves it on the next frame:
+// a key pressed before lands on what had the focus, a slider's Home on
+// the slider).
+func (w *walker) currentStep() {
+	w.press("c")
+	w.b.Poll("the focus on the current step", `document.activeElement.matches('.steps > .step')`)
 }
 
 // press sends one key press and counts it.
