@@ -44,5 +44,19 @@ func TestBrowserLessonKeys(t *testing.T) {
 	if got := eval(`String(/<kbd>c<\/kbd>/.test(document.getElementById('keys').innerHTML))`); got != "true" {
 		t.Errorf("the keys dialog does not list c")
 	}
+
+	// Answered, c then space plays on from the step c focuses: space is
+	// not the step's (it has tabindex -1 only so c can focus it), and the
+	// learner needs no Tabs back to Play.
+	// (Answered, playback goes on by itself: wait for its end, then go
+	// back to t = 0 with Home.)
+	step("answer", chromedp.Click(chromedp.CSS(`#predict .choice[data-choice="0"]`)))
+	poll("playback to the end", scrub+` === Number(document.getElementById('scrub').max) && document.getElementById('btn-play').getAttribute('aria-pressed') === 'false'`)
+	step("c", chromedp.KeyEvent("c"))
+	poll("the current step focused", `document.activeElement.matches('.steps > .step')`)
+	step("Home", chromedp.KeyEvent(kb.Home))
+	poll("the cursor at 0", scrub+` === 0`)
+	step("space", chromedp.KeyEvent(" "))
+	poll("playback from the step c focused", scrub+` > 0`)
 	b.CheckOffline()
 }

@@ -16,27 +16,6 @@ import (
 	"outlierlab/web/internal/browsertest"
 )
 
-// stepInView is true when the step of id is current and the transport and
-// the step's key chart are both wholly in the window, drawn, the chart
-// not under the sticky transport; else false (stepWhere says why).
-const stepInView = `((id) => {
-	const li = document.getElementById('step-' + id), bar = document.querySelector('.lesson-lab .transport');
-	const fig = li && document.getElementById('fig-' + li.dataset.key);
-	if (!li || !bar || !fig || !li.classList.contains('now') || !fig.classList.contains('key') || !fig.querySelector('canvas')) return false;
-	const inView = (r) => r.width > 0 && r.height > 0 && r.top >= -0.5 && r.left >= -0.5 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5;
-	const b = bar.getBoundingClientRect(), c = fig.getBoundingClientRect();
-	return fig.checkVisibility() && bar.checkVisibility() && inView(b) && inView(c) && b.bottom <= c.top + 0.5;
-})`
-
-// stepWhere says where the step's parts are, for a failure.
-const stepWhere = `((id) => {
-	const li = document.getElementById('step-' + id), bar = document.querySelector('.lesson-lab .transport');
-	const fig = li && document.getElementById('fig-' + li.dataset.key);
-	const r = (el) => el ? (({top, bottom, left, right}) => [top, bottom, left, right].map(Math.round).join(','))(el.getBoundingClientRect()) + (el.checkVisibility() ? '' : ' (not visible)') : 'none';
-	return 'window ' + innerWidth + '×' + innerHeight + ', scrollY ' + Math.round(scrollY) + '; step ' + (li ? li.className : 'none') + ' at ' + r(li) +
-		'; transport (top,bottom,left,right) ' + r(bar) + '; key chart ' + (fig ? fig.id + ' ' + fig.className : '') + ' at ' + r(fig) + ', canvas ' + !!(fig && fig.querySelector('canvas'));
-})`
-
 // TestBrowserLessonFocus makes every step of every lesson current, as a
 // learner does with the step's button, at 1280×800 and at 390×844, and
 // asserts what issue 38 asks of one idea per step: the transport (Play,
@@ -63,8 +42,8 @@ func TestBrowserLessonFocus(t *testing.T) {
 				for _, st := range l.Steps {
 					id := jsString(st.ID)
 					b.Eval(`(() => { document.querySelector('.stepper [data-now=' + JSON.stringify(` + id + `) + ']').click(); return '' })()`)
-					if !pollFor(b, stepInView+`(`+id+`)`, 10*time.Second) {
-						t.Errorf("step %s: the transport and the key chart %s are not both in view: %s", st.ID, st.Charts[0], b.Eval(stepWhere+`(`+id+`)`))
+					if !pollFor(b, browsertest.StepInView+`(`+id+`)`, 10*time.Second) {
+						t.Errorf("step %s: the transport and the key chart %s are not both in view: %s", st.ID, st.Charts[0], b.Eval(browsertest.StepWhere+`(`+id+`)`))
 						continue
 					}
 					// The step's charts show, no other (the compare strip, a

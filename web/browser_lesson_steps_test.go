@@ -107,6 +107,18 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(done("one-in-three")); got != "false" {
 		t.Errorf("one-in-three's live status after the reload: done %s, want false (dead-host is on screen)", got)
 	}
+	// Its step button says so too: a ✓ and "Step 3, done"; a step never
+	// done, none.
+	stepButton := func(id string) string {
+		return eval(`(() => { const b = document.querySelector('.stepper [data-now="` + id + `"]');
+			return b.getAttribute('aria-label') + '|' + b.classList.contains('done') + '|' + getComputedStyle(b.querySelector('.tick')).display; })()`)
+	}
+	if got, want := stepButton("one-in-three"), "Step 3, done|true|inline"; got != want {
+		t.Errorf("one-in-three's step button after the reload: %q, want %q", got, want)
+	}
+	if got, want := stepButton("code-500"), "Step 5|false|none"; got != want {
+		t.Errorf("code-500's step button, never done: %q, want %q", got, want)
+	}
 	if got := eval(`document.querySelector('#predict .verdict').textContent`); !strings.HasPrefix(got, "Not quite") {
 		t.Errorf("the restored prediction reads %q", got)
 	}

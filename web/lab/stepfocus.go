@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"outlierlab/web/lessonbook"
+	"outlierlab/web/tabstate"
 	"outlierlab/web/view"
 )
 
@@ -37,7 +38,14 @@ func focusOf(d *lessonbook.Doc) stepFocus {
 		if i == 0 {
 			f.first = st.ID
 		}
+		// A lesson may name a control by another of its setting's names
+		// (retries, lb); the page's controls go by the catalog's
+		// (num_retries, lb_policy): keyed by the lesson's, the controls a
+		// step asks for were folded away while it was current.
 		for _, c := range st.Controls {
+			if ctl := tabstate.LookupControl(c); ctl != nil {
+				c = ctl.Name
+			}
 			f.controls[c] = append(f.controls[c], st.ID)
 		}
 		for j, c := range st.Charts {

@@ -40,6 +40,13 @@ type Browser struct {
 // server's open streams before it closes.
 func Start(t *testing.T, h http.Handler, shutdown func(), width, height int) *Browser {
 	t.Helper()
+	return StartWithin(t, h, shutdown, width, height, 90*time.Second)
+}
+
+// StartWithin is Start for a test that needs its Chromium longer than
+// Start's 90 s (a walk through every lesson).
+func StartWithin(t *testing.T, h http.Handler, shutdown func(), width, height int, limit time.Duration) *Browser {
+	t.Helper()
 	SkipWithoutChromium(t)
 	ts := httptest.NewServer(h)
 	// Cleanups run last-registered first: the browser goes, then the
@@ -53,7 +60,7 @@ func Start(t *testing.T, h http.Handler, shutdown func(), width, height int) *Br
 	if err := b.listen(bctx); err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	ctx, cancel := context.WithTimeout(bctx, limit)
 	t.Cleanup(cancel)
 	b.Ctx = ctx
 	return b

@@ -16,9 +16,12 @@ function typing(t) {
 }
 
 // pressable: space and Enter already mean something on it (a link
-// follows, a button presses, a scrolling box scrolls).
+// follows, a button presses, a scrolling box scrolls). A box focused only
+// from script (tabindex -1: the lesson step the c key focuses) is not:
+// there space plays, so c then space is "play this step" (issue 38: a
+// keyboard learner went 24 Tabs back to Play).
 function pressable(t) {
-  return !!(t && t.closest && t.closest('a[href], button, summary, input, select, textarea, [tabindex]:not(#lab)'));
+  return !!(t && t.closest && t.closest('a[href], button, summary, input, select, textarea, [tabindex]:not(#lab):not([tabindex="-1"])'));
 }
 
 const isRange = (t) => t && t.tagName === 'INPUT' && t.type === 'range';

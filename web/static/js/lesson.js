@@ -158,9 +158,21 @@ document.addEventListener('olab-step-done', (ev) => {
   const li = ev.target.closest && ev.target.closest('.step[data-step]');
   if (!page || !li) return;
   const id = li.dataset.step;
+  // Its button, even where storage is refused (private mode).
+  const b = page.querySelector('.stepper [data-now="' + id + '"]');
+  if (b) markDone(b);
   if (!progress.lesson(page.dataset.lesson).steps[id]) progress.update(page.dataset.lesson, (q) => { q.steps[id] = true; });
   showProgress();
 });
+
+// markDone shows a step's button done: its ✓ (css/lesson.css) and its
+// name, the words the server renders for a step done as the page is
+// served (lesson.templ stepButtonName). A step stays done once done, as
+// its was-done status does.
+function markDone(b) {
+  b.classList.add('done');
+  b.setAttribute('aria-label', 'Step ' + b.firstChild.textContent + ', done');
+}
 
 // progressWords says how far a lesson is: "✓ done" once every step is
 // done, else how many are; the quiz as a score beside it ("quiz 2/3"),
@@ -185,6 +197,7 @@ function showProgress() {
   const p = progress.lesson(page.dataset.lesson);
   const ids = page.dataset.steps.split(' ').filter(Boolean);
   page.querySelectorAll('.step').forEach((li) => li.classList.toggle('was-done', !!p.steps[li.dataset.step]));
+  page.querySelectorAll('.stepper [data-now]').forEach((b) => { if (p.steps[b.dataset.now]) markDone(b); });
   const note = page.querySelector('[data-lesson-progress]');
   if (note) note.textContent = progressWords(p, ids, Number(page.dataset.quiz)).words;
   const short = page.querySelector('[data-lesson-progress-short]');
