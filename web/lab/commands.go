@@ -198,7 +198,7 @@ func (s *Lab) SessionFor(sig *TabSignals, browser, addr string, stream bool) (*S
 // signalStart is what a page's signals say a tab starts from: its
 // inputs and their run, its lesson and step, its cursor (when the page
 // sent one) and speed. One parse for a new session (SessionFor) and for
-// a room started from a page (TabStateFor).
+// a room started from a page (SnapshotFor).
 type signalStart struct {
 	in        tabstate.Inputs
 	run       *tabstate.Run
@@ -256,18 +256,18 @@ func (s *Lab) startOf(sig *TabSignals) (signalStart, error) {
 	return st, nil
 }
 
-// TabStateFor is the state of the tab the signals name, for browser (a
+// SnapshotFor is the state of the tab the signals name, for browser (a
 // tab id not issued to it is refused, as in SessionFor): its session's
 // when the tab has one, else the state the signals describe. Nothing is
 // stored: a room started from a page (POST /rooms) needs the page's
 // state, not a session of its own.
-func (s *Lab) TabStateFor(sig *TabSignals, browser string) (TabState, error) {
+func (s *Lab) SnapshotFor(sig *TabSignals, browser string) (Snapshot, error) {
 	if sig.Tab != "" {
 		if err := tabid.CheckForm(sig.Tab); err != nil {
-			return TabState{}, err
+			return Snapshot{}, err
 		}
 		if err := tabid.Owned(sig.Tab, browser); err != nil {
-			return TabState{}, err
+			return Snapshot{}, err
 		}
 		if sess := s.Sessions.Get(sig.Tab); sess != nil {
 			return sess.State(), nil
@@ -275,7 +275,7 @@ func (s *Lab) TabStateFor(sig *TabSignals, browser string) (TabState, error) {
 	}
 	st, err := s.startOf(sig)
 	if err != nil {
-		return TabState{}, err
+		return Snapshot{}, err
 	}
 	pb := tabstate.Playback{Speed: st.speed}
 	if st.placed {
@@ -286,7 +286,7 @@ func (s *Lab) TabStateFor(sig *TabSignals, browser string) (TabState, error) {
 	if h := lessonHold(st.lesson, st.predicted, st.run); h > 0 {
 		pb.Anchor = min(pb.Anchor, h)
 	}
-	return TabState{In: st.in, Run: st.run, Lesson: st.lesson, Step: st.step, Playback: pb, Predicted: st.predicted}, nil
+	return Snapshot{In: st.in, Run: st.run, Lesson: st.lesson, Step: st.step, Playback: pb, Predicted: st.predicted}, nil
 }
 
 // catchUpSignals brings a session that missed the page's latest slider

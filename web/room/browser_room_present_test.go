@@ -14,7 +14,7 @@ import (
 // Next and "Ask the room" wholly in the first screen, once its stream's
 // first redraw came (the prediction's box scrolled itself into view on
 // it, past the room's controls: issue 33; a plan's room no longer holds
-// for the prediction, record.State.TabState). A learner who steps into the pause on the lesson's
+// for the prediction, record.State.Snapshot). A learner who steps into the pause on the lesson's
 // own page still has the prediction scrolled into view.
 func TestBrowserRoomPresentOpensAtTop(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)

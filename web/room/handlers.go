@@ -157,7 +157,7 @@ func (s *Workshops) startState(r *http.Request) (record.State, error) {
 	// The tab's session's state when the page names its tab (the page's
 	// browser only: a tab id is no credential, web/tabid), else the state
 	// the signals say; no session is made for it.
-	ts, err := s.lab.TabStateFor(&sig, tabid.Browser(r))
+	ts, err := s.lab.SnapshotFor(&sig, tabid.Browser(r))
 	if err != nil {
 		return record.State{}, err
 	}

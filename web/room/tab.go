@@ -182,7 +182,7 @@ func (s *Workshops) roomCommand(r *http.Request, sess *lab.Session, verb string,
 	if verb == "answer" && hub.current().rec.State.Plan != "" {
 		// The instructor's own answer to the lesson's prediction, in a
 		// plan's room: the room plays as its scene says
-		// (record.State.TabState), and the answer never moves it.
+		// (record.State.Snapshot), and the answer never moves it.
 		return nil
 	}
 	tr.mu.Lock()
@@ -272,7 +272,7 @@ func (s *Workshops) applyRoom(sess *lab.Session, n roomNow) {
 		return
 	}
 	tr.applied = n.rev
-	st := n.rec.State.TabState(n.in, n.run, n.lesson)
+	st := n.rec.State.Snapshot(n.in, n.run, n.lesson)
 	if _, ok := sess.Follow(st); !ok {
 		sess.FollowPage(st)
 		tr.navigate = n.rev // the stream patches the page (roomWatch.Send)

@@ -59,7 +59,7 @@ func (st *State) Inputs(lessons *lessonbook.Book) (tabstate.Inputs, *lessonbook.
 }
 
 // StateOf is a tab's state as its room shares it.
-func StateOf(ts lab.TabState) State {
+func StateOf(ts lab.Snapshot) State {
 	pb := ts.Playback
 	st := State{
 		Preset: ts.In.Preset, Cfg: ts.In.Values, Inject: ts.In.Inject,
@@ -77,5 +77,5 @@ func StateOf(ts lab.TabState) State {
 // CursorAt is the room's cursor at now on run, made of in: playback is
 // arithmetic, the same on every replica.
 func (st *State) CursorAt(in tabstate.Inputs, run *tabstate.Run, now time.Time) int {
-	return st.TabState(in, run, nil).CursorAt(now)
+	return st.Snapshot(in, run, nil).CursorAt(now)
 }

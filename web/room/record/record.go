@@ -206,10 +206,10 @@ func (st *State) KeepTools(old *State) {
 	st.IDsPerAddress, st.Pick = old.IDsPerAddress, old.Pick
 }
 
-// TabState is the room's state for a tab to take, over the inputs
+// Snapshot is the room's state for a tab to take, over the inputs
 // Inputs checked (in, its run, of lesson d): an open question holds
 // playback before the moment it asks about.
-func (st *State) TabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) lab.TabState {
+func (st *State) Snapshot(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.Doc) lab.Snapshot {
 	sp, _ := tabstate.LookupSpeed(st.Speed)
 	pb := tabstate.Playback{Anchor: st.Anchor, Playing: st.Playing, Speed: sp}
 	if st.AnchorAtMs != 0 {
@@ -220,7 +220,7 @@ func (st *State) TabState(in tabstate.Inputs, run *tabstate.Run, d *lessonbook.D
 	// room's, and Reveal plays on (issue 33). Each attendee still answers
 	// the lesson's prediction on their page. A room on a lesson alone
 	// waits at the prediction until the instructor answers it.
-	ts := lab.TabState{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted || st.Plan != ""}
+	ts := lab.Snapshot{In: in, Run: run, Lesson: d, Step: st.Step, Playback: pb, Predicted: st.Predicted || st.Plan != ""}
 	if q := st.Question; q != nil && !q.Revealed && (q.Scene == nil || *q.Scene == st.Scene) {
 		ts.QuestionHold = q.Hold // a moment of this run: another scene's question holds nothing here
 	}

@@ -174,7 +174,7 @@ func (p *recordingPlayer) tail(i int) int64 {
 	if !ok {
 		return 0
 	}
-	left := st.TabState(pe.in, run, nil).Left(time.UnixMilli(p.entries[i].TMs))
+	left := st.Snapshot(pe.in, run, nil).Left(time.UnixMilli(p.entries[i].TMs))
 	d := time.Duration(float64(max(left, 0)) / sp.FPS * float64(time.Second))
 	return min(d, maxReplayTail).Milliseconds()
 }

@@ -119,7 +119,7 @@ func (p *recordingPlayer) apply(sess *lab.Session, i int, v int64, from time.Tim
 		p.s.lab.Log.Warn("recording: entry not applied", "room", p.code, "entry", i, "err", pe.err)
 		return
 	}
-	ts := e.State.TabState(pe.in, run, pe.d)
+	ts := e.State.Snapshot(pe.in, run, pe.d)
 	ts.Playback.Anchor = e.State.CursorAt(pe.in, run, time.UnixMilli(p.entries[0].TMs+v))
 	ts.Playback.AnchorAt = from
 	ts.Playback.Playing = p.playing && p.speed.X > 0 && e.State.Playing

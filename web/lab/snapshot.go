@@ -7,14 +7,16 @@ import (
 	"outlierlab/web/tabstate"
 )
 
-// TabState is a tab's state as a value: what a room shares of its
+// Snapshot is a tab's state as a value (a Session's at one moment, or one
+// a room or a page's signals describe; not in package tabstate, as
+// it holds a lesson and lessonbook imports tabstate): what a room shares of its
 // instructor's tab and a recording keeps of each move. Its inputs are
 // checked (In, their Run, the Lesson they belong to, nil in the free lab);
 // Step is the lesson step whose scenario is loaded; Predicted, whether the
 // learner answered the lesson's prediction; QuestionHold, the frames
 // before the moment a room's open question asks about (0: none). A cursor
 // is computed from it without a session (CursorAt).
-type TabState struct {
+type Snapshot struct {
 	In           tabstate.Inputs
 	Run          *tabstate.Run
 	Lesson       *lessonbook.Doc
@@ -27,7 +29,7 @@ type TabState struct {
 // playback is the state's playback on its run: held at the lesson's pause
 // until the learner answers, or at the question's moment when that comes
 // first, the anchor within both.
-func (st TabState) playback() tabstate.Playback {
+func (st Snapshot) playback() tabstate.Playback {
 	pb := st.Playback
 	pb.Hold = lessonHold(st.Lesson, st.Predicted, st.Run)
 	if q := st.QuestionHold; q > 0 && (pb.Hold == 0 || q < pb.Hold) {
@@ -41,13 +43,13 @@ func (st TabState) playback() tabstate.Playback {
 }
 
 // CursorAt is the state's cursor at now.
-func (st TabState) CursorAt(now time.Time) int {
+func (st Snapshot) CursorAt(now time.Time) int {
 	return st.playback().CursorAt(now, len(st.Run.Frames))
 }
 
 // Left is how many frames playback still reveals from now: to the hold
 // when it stops there, else to the run's end.
-func (st TabState) Left(now time.Time) int {
+func (st Snapshot) Left(now time.Time) int {
 	pb := st.playback()
 	end := len(st.Run.Frames)
 	if pb.Holding() {
@@ -80,10 +82,10 @@ func lessonHold(d *lessonbook.Doc, predicted bool, run *tabstate.Run) int {
 
 // State is the tab's state (without QuestionHold: a room keeps its own
 // question).
-func (s *Session) State() TabState {
+func (s *Session) State() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return TabState{In: s.in, Run: s.runLocked(), Lesson: s.lesson, Step: s.step, Playback: s.pb, Predicted: s.predicted}
+	return Snapshot{In: s.in, Run: s.runLocked(), Lesson: s.lesson, Step: s.step, Playback: s.pb, Predicted: s.predicted}
 }
 
 // Follow puts the tab on st, a room's state, and has its streams redraw
@@ -91,7 +93,7 @@ func (s *Session) State() TabState {
 // generation after it (Gen). It reports false if the
 // tab shows another lesson (or a lesson where the room has the free lab):
 // a page cannot become another, and the state is not applied.
-func (s *Session) Follow(st TabState) (gen uint64, ok bool) {
+func (s *Session) Follow(st Snapshot) (gen uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.followLocked(st) {
@@ -105,7 +107,7 @@ func (s *Session) Follow(st TabState) (gen uint64, ok bool) {
 // (another lesson, or the free lab): the room's stream patches the page
 // in place to it, and the tab's streams then redraw everything, the
 // settings panel too.
-func (s *Session) FollowPage(st TabState) uint64 {
+func (s *Session) FollowPage(st Snapshot) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lesson = st.Lesson
@@ -115,7 +117,7 @@ func (s *Session) FollowPage(st TabState) uint64 {
 	return s.gen
 }
 
-func (s *Session) followLocked(st TabState) bool {
+func (s *Session) followLocked(st Snapshot) bool {
 	if st.Lesson != s.lesson {
 		return false
 	}
