@@ -145,20 +145,30 @@ func signalStream(t *testing.T, base, signals string, cookies ...*http.Cookie) <
 	go func() {
 		defer close(out)
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		kind := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				kind = strings.TrimPrefix(line, "event: ")
-			case kind == "datastar-patch-signals" && strings.HasPrefix(line, "data: signals "):
-				out <- strings.TrimPrefix(line, "data: signals ")
-			}
-		}
+		signalPatches(ctx, res.Body, out)
 	}()
 	return out
+}
+
+// signalPatches sends each signals patch of the event stream body to out
+// (its "signals" line's JSON), until the body or ctx ends.
+func signalPatches(ctx context.Context, body io.Reader, out chan<- string) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	kind := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			kind = strings.TrimPrefix(line, "event: ")
+		case kind == "datastar-patch-signals" && strings.HasPrefix(line, "data: signals "):
+			select {
+			case out <- strings.TrimPrefix(line, "data: signals "):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 }
 
 // awaitSignals waits for a signals patch containing every part.

@@ -53,29 +53,12 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// nginxDir is a temporary directory for nginx's files that its workers
-// reach: run as root, they are nobody, and t.TempDir's parent is the
-// test's alone (0700). The master makes the temporary directories in it
-// theirs.
-func nginxDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "outlierlab-nginx-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
 // startNginxEdited is startNginx with deploy/nginx.conf changed by edit;
 // it returns the base URL and the access log's path.
 func startNginxEdited(t *testing.T, edit func(string) string, upstreams ...string) (base, accessLog string) {
 	t.Helper()
 	bin := needNginx(t)
-	dir := nginxDir(t)
+	dir := deploy.NginxDir(t)
 	port := freePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(edit(deploy.NginxConf(t, dir, port, upstreams...))), 0o644); err != nil {
@@ -188,21 +171,7 @@ func follow(t *testing.T, base, signals, cookie string, opened *atomic.Int32) <-
 				continue
 			}
 			opened.Add(1)
-			sc := bufio.NewScanner(res.Body)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			kind := ""
-			for sc.Scan() {
-				line := sc.Text()
-				switch {
-				case strings.HasPrefix(line, "event: "):
-					kind = strings.TrimPrefix(line, "event: ")
-				case kind == "datastar-patch-signals" && strings.HasPrefix(line, "data: signals "):
-					select {
-					case out <- strings.TrimPrefix(line, "data: signals "):
-					case <-ctx.Done():
-					}
-				}
-			}
+			signalPatches(ctx, res.Body, out)
 			res.Body.Close()
 		}
 	}()

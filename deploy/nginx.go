@@ -5,6 +5,7 @@ package deploy
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,4 +62,21 @@ func nginxConf(raw, dir string, port int, upstreams ...string) (string, error) {
 		return "", fmt.Errorf("deploy/nginx.conf: %s", strings.Join(errs, "; "))
 	}
 	return conf, nil
+}
+
+// NginxDir is a temporary directory for nginx's files that its workers
+// reach, removed at the test's end: run as root, the workers are nobody,
+// and t.TempDir's parent is the test's alone (0700). The master makes the
+// temporary directories in it theirs.
+func NginxDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "outlierlab-nginx-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

@@ -133,23 +133,6 @@ func (d *deployment) newProc(name, bin string, args ...string) *proc {
 	return p
 }
 
-// tempDir is a directory removed at the test's end that any user may
-// enter: nginx's workers (nobody, when the test runs as root) reach their
-// temporary directories through it, and t.TempDir's parent is the
-// test's alone.
-func tempDir(t testing.TB, pattern string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", pattern)
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
 // startDeployment starts the NATS cluster, the replicas and nginx, and
 // waits until nginx answers and both replicas have the room bus open.
 // logs is where every process writes its output.
@@ -213,7 +196,7 @@ func startDeployment(t testing.TB, logs string) *deployment {
 
 	// nginx, with deploy/nginx.conf as shipped: only the upstreams'
 	// addresses, the listen port and the writable paths replaced.
-	dir := tempDir(t, "outlierlab-nginx-")
+	dir := deploy.NginxDir(t)
 	port := webtest.FreePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(deploy.NginxConf(t, dir, port, d.replicas[0].addr, d.replicas[1].addr)), 0o644); err != nil {
