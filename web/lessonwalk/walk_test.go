@@ -168,6 +168,11 @@ func (w *walker) step(i int, st course.Step) {
 		w.activate(`#step-` + st.ID + ` button.load`)
 		b.Poll("the step's scenario loaded, at t = 0", `document.getElementById('scenario-name').textContent === `+jsString(preset)+` && `+scrub+` === 0 && window.__walk.inflight === 0`)
 		changed = true
+		// Load sits below the key chart on a step with a prediction: the
+		// page brings the chart back under the transport (js/lesson.js).
+		if inView && !pollFor(b, browsertest.StepInView+`(`+id+`)`, 10*time.Second) {
+			t.Errorf("step %s: after its Load, the transport and the key chart %s are not both in view: %s", st.ID, st.Charts[0], b.Eval(browsertest.StepWhere+`(`+id+`)`))
+		}
 	} else if b.Eval(`document.getElementById('scenario-name').textContent`) != preset {
 		w.activate(`#st-` + st.ID + ` button.load.back`)
 		b.Poll("back to the lesson's scenario", `document.getElementById('scenario-name').textContent === `+jsString(preset)+` && `+scrub+` === 0 && window.__walk.inflight === 0`)

@@ -106,6 +106,23 @@ document.addEventListener('click', (ev) => {
   if (b) setNow(b.dataset.now, () => {});
 });
 document.addEventListener('olab-current', () => setNow(firstToDo(), (li) => li.focus({ preventScroll: true })));
+// A step's Load button sits under its text (and its prediction), below
+// the key chart on a short screen: pressed, the key chart comes back
+// under the transport, where the run it loads plays (issue 38: one idea
+// on one screen; the learner scrolled down to press it).
+// Once the loaded run is drawn, that is: the redraw re-lays the page out
+// under the scroll position, which the browser's scroll anchoring moves.
+let loading = null;
+document.addEventListener('click', (ev) => {
+  const li = ev.target.closest && ev.target.closest('.steps > .step[data-step]');
+  if (li && ev.target.closest('button.load')) loading = { id: li.dataset.step, at: performance.now() };
+});
+document.addEventListener('olab-drawn', (ev) => {
+  if (!loading || !ev.detail.replace) return;
+  const { id, at } = loading;
+  loading = null;
+  if (performance.now() - at < 5000) setNow(id, () => {}); // not a later redraw's
+});
 
 // answer shows what a choice means: the choice picked, the right one, the
 // verdict and the explanation (a prediction's reveal, a quiz answer).
