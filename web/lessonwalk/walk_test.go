@@ -319,7 +319,9 @@ func (w *walker) stepOnce() {
 	} else {
 		w.click(`#btn-step`)
 	}
-	b.Poll("a step", scrub+` > `+strconv.Itoa(before)+` || !!document.querySelector('#status .state.held')`)
+	if !pollFor(b, scrub+` > `+strconv.Itoa(before)+` || !!document.querySelector('#status .state.held')`, 20*time.Second) {
+		w.t.Fatalf("a step from tick %d: the page did not move in 20 s: %s", before, b.Eval(pageState))
+	}
 	if atoi(b.Eval(`String(`+scrub+`)`)) == before {
 		w.answer()
 	}
@@ -629,6 +631,13 @@ func pollFor(b *browsertest.Browser, js string, limit time.Duration) bool {
 	_, err := chromedp.Run(b.Ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(limit)))
 	return err == nil
 }
+
+// pageState is what the page shows of its run and stream, for a failure's
+// message: the cursor and its end, the status line, the notice and the
+// stream's connection.
+const pageState = `(() => { const s = document.getElementById('scrub'), st = document.getElementById('stream');
+	return 'cursor ' + s.value + ' of ' + s.max + '; status "' + document.getElementById('status').textContent.replace(/\s+/g, ' ').trim() +
+		'"; notice "' + ((document.getElementById('notice') || {}).textContent || '').trim() + '"; stream ' + (st ? st.dataset.conn : '?'); })()`
 
 func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
