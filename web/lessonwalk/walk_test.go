@@ -336,7 +336,11 @@ func (w *walker) toStart() {
 	} else {
 		w.b.Eval(`(() => { const el = document.getElementById('scrub'); el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
 	}
-	w.b.Poll("the cursor at 0", scrub+` === 0`)
+	// The server's word, not the scrubber's: a redraw of an earlier
+	// command still on its way puts the scrubber back where that command
+	// left it, and a step read from there is a step from the wrong tick
+	// (a page at 4 after the scrub to 0, seen at load 7).
+	w.b.Poll("the cursor at 0", scrub+` === 0 && window.__walk.inflight === 0 && /^t = 0 s/.test(document.querySelector('#status .clock').textContent.trim())`)
 }
 
 // answer answers the prediction, asserting first that nothing on the
