@@ -179,7 +179,10 @@ func (r *dayRun) startRoom() {
 		t.Fatalf("%s: the instructor page after Start: %v (%s)", in, err, in.snap())
 	}
 	r.code = code
-	link, err := eval[string](in, `(document.getElementById('room-handover-link') || {}).textContent || ''`)
+	// The address bar changes when the navigation commits, before the
+	// document is parsed: wait for the link the server rendered (CI at load
+	// 8.9 read the page while it was still loading and found no link).
+	link, err := poll[string](in, `(document.getElementById('room-handover-link') || {}).textContent || ''`, loadWithin)
 	if u, perr := url.Parse(strings.TrimSpace(link)); err == nil && perr == nil {
 		r.key = u.Query().Get("key")
 	}
