@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,6 +140,51 @@ func TestBrowserLessonSteps(t *testing.T) {
 	if got := eval(`document.querySelector('#step-cap-34 .step-text').textContent`); !strings.Contains(got, "this step waits until you watch it") {
 		t.Errorf("cap-34's text: %q", got)
 	}
+	// The learner drags the cap to 34 and presses Play at once, before
+	// the slider's throttle (120 ms) posts its last position: Play
+	// carries the page's settings and a slider number ($seq) ahead of the
+	// last slider post, so the server plays the redone run
+	// (TestPlayCarriesPendingSlider: the slider's post after changes
+	// nothing), and the step ticks after one Play. Before, the old run
+	// played, the late post redid it at the end, and the step said "play
+	// it" again.
+	eval(`(() => { document.querySelector('#predict .choice[data-file="1"]').click(); return 'ok' })()`)
+	poll("the cap prediction answered", `!document.querySelector('#predict .reveal').hidden`)
+	step("cap-34 current", chromedp.Click(chromedp.CSS(`.stepper [data-now="cap-34"]`)))
+	eval(`(() => { const l = document.querySelector('#step-cap-34 button.load'); if (l) l.click(); return 'ok' })()`)
+	poll("cap-34's run at 10%, at t = 0", `document.getElementById('c-max_ejection_percent').value === '10' && `+scrub+` === 0`)
+	step("speed instant", chromedp.Click(chromedp.CSS(`button.speed[title="instant"]`)))
+	eval(`(() => { const w = window.__cmds = {inflight: 0, posts: []}, f = window.fetch;
+		window.fetch = function (u, o) {
+			const m = String(u).match(/\/cmd\/(\w+)/);
+			if (!m) return f.apply(this, arguments);
+			const b = JSON.parse((o && o.body) || '{}');
+			w.posts.push(m[1] + ' ' + b.seq + ' ' + (b.cfg || {}).max_ejection_percent);
+			w.inflight++;
+			return f.apply(this, arguments).finally(() => { w.inflight--; });
+		};
+		return 'ok' })()`)
+	// A drag: the first position posts at once, the last one after the
+	// throttle's 120 ms; Play is pressed in between.
+	eval(`(() => { const el = document.getElementById('c-max_ejection_percent');
+		for (const v of ['20', '27', '34']) { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }
+		document.getElementById('btn-play').click(); return 'ok' })()`)
+	poll("the slider's last post answered, at the end", `window.__cmds.posts.length === 3 && window.__cmds.inflight === 0 && `+scrub+` === 30`)
+	// Sent in this order: the drag's first position, Play with the last
+	// one and a $seq ahead of it, the throttle's trailing post with the
+	// same $seq as Play.
+	posts := eval(`window.__cmds.posts.join(' | ')`)
+	var p [3][3]string
+	var seq [3]int
+	for i, post := range strings.Split(posts, " | ") {
+		copy(p[i][:], strings.Fields(post))
+		seq[i], _ = strconv.Atoi(p[i][1])
+	}
+	if p[0][0] != "set" || p[0][2] != "20" || p[1][0] != "play" || p[1][2] != "34" || p[2][0] != "set" || p[2][2] != "34" ||
+		seq[1] <= seq[0] || seq[2] != seq[1] {
+		t.Errorf("the drag and Play posted %q; want set 20, then play carrying 34 and a later $seq, then set 34 with Play's $seq", posts)
+	}
+	poll("cap-34 done after one Play", done("cap-34")+` === 'true'`)
 	b.CheckOffline()
 }
 

@@ -404,7 +404,25 @@ func rerun(s *Lab, sess *Session, in tabstate.Inputs, seq int64) error {
 	return nil
 }
 
-func cmdPlay(s *Lab, sess *Session, _ *TabSignals) error {
+// pendingSettings applies the settings a playback command carries when
+// the page moved a slider since its last slider post (its seq is ahead of
+// the session's): the slider posts at most every 120 ms, and a Play, Step
+// or scrub pressed inside that time was meant for the new settings. Run on
+// the old ones, the learner would watch the wrong run, and a lesson step
+// watching the cursor pass its window after the change would need a second
+// Play. The slider's own post, arriving after, finds the same inputs and
+// changes nothing (Session.rerun).
+func pendingSettings(s *Lab, sess *Session, sig *TabSignals) error {
+	if !sess.behind(sig.Seq) {
+		return nil
+	}
+	return cmdSet(s, sess, sig)
+}
+
+func cmdPlay(s *Lab, sess *Session, sig *TabSignals) error {
+	if err := pendingSettings(s, sess, sig); err != nil {
+		return err
+	}
 	sess.play(s.Now())
 	return nil
 }
@@ -414,18 +432,27 @@ func cmdPause(s *Lab, sess *Session, _ *TabSignals) error {
 	return nil
 }
 
-func cmdStep(s *Lab, sess *Session, _ *TabSignals) error {
+func cmdStep(s *Lab, sess *Session, sig *TabSignals) error {
+	if err := pendingSettings(s, sess, sig); err != nil {
+		return err
+	}
 	sess.move(1, s.Now())
 	return nil
 }
 
-func cmdBack(s *Lab, sess *Session, _ *TabSignals) error {
+func cmdBack(s *Lab, sess *Session, sig *TabSignals) error {
+	if err := pendingSettings(s, sess, sig); err != nil {
+		return err
+	}
 	sess.move(-1, s.Now())
 	return nil
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
 func cmdScrub(s *Lab, sess *Session, sig *TabSignals) error {
+	if err := pendingSettings(s, sess, sig); err != nil {
+		return err
+	}
 	return sess.scrub(sig.Cursor, s.Now())
 }
 

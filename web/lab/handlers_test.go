@@ -189,3 +189,38 @@ func FuzzCommand(f *testing.F) {
 		}
 	})
 }
+
+// A slider moved and Play (or Step, Back, a scrub) pressed before the
+// slider's throttled post: the command carries the page's newer seq and
+// settings, and plays the new run; the slider's post, after, changes
+// nothing, so what the learner watched of the new run still counts.
+func TestPlayCarriesPendingSlider(t *testing.T) {
+	t.Parallel()
+	for _, verb := range []string{"play", "step", "back", "scrub"} {
+		t.Run(verb, func(t *testing.T) {
+			s := newTestServer(t)
+			post, clock := frozenTab(t, s, `"preset":"search-cache"`)
+			sess := func() snapshot { return s.Sessions.Get(webtest.Tab).snapshot(*clock) }
+			post("scrub", `,"cursor":2`)
+			post(verb, `,"seq":1,"cursor":2,"cfg":{"max_ejection_percent":34}`)
+			c := sess()
+			if c.run.Config.MaxEjectionPercent != 34 {
+				t.Fatalf("%s with a pending slider: cap %d, want the page's 34", verb, c.run.Config.MaxEjectionPercent)
+			}
+			if verb == "play" && !c.playing {
+				t.Fatalf("play with a pending slider: not playing")
+			}
+			from := c.watchFrom
+			*clock = clock.Add(300 * time.Millisecond)
+			post("set", `,"seq":1,"cfg":{"max_ejection_percent":34}`)
+			if c := sess(); c.watchFrom != from || c.run.Config.MaxEjectionPercent != 34 {
+				t.Errorf("the slider's own post after %s: watched from %d (was %d), cap %d", verb, c.watchFrom, from, c.run.Config.MaxEjectionPercent)
+			}
+			// An older page (seq not ahead) changes nothing by playing.
+			post(verb, `,"seq":1,"cursor":2,"cfg":{"max_ejection_percent":50}`)
+			if c := sess(); c.run.Config.MaxEjectionPercent != 34 {
+				t.Errorf("%s with no pending slider took its settings: cap %d", verb, c.run.Config.MaxEjectionPercent)
+			}
+		})
+	}
+}

@@ -102,6 +102,14 @@ func (s *Session) openStream(seq int64) (behind bool) {
 	return seq > s.seq
 }
 
+// behind reports whether the page's signals, numbered seq, carry a
+// slider move the session has not had yet.
+func (s *Session) behind(seq int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return seq > s.seq
+}
+
 // rerun puts run (of in) in the session, redone from t = 0, keeping the
 // cursor (and playback) where it is, unless a slider post newer than seq
 // (0: any) came while the run was built. began is when the command that
@@ -111,6 +119,15 @@ func (s *Session) rerun(in tabstate.Inputs, run *tabstate.Run, seq int64, began,
 	defer s.mu.Unlock()
 	if seq != 0 && seq < s.seq {
 		return // a slider post overtaken while its run was built
+	}
+	if in.Key() == s.in.Key() {
+		// The same settings again (a slider's post after a Play that
+		// carried them: pendingSettings): the run, its cursor and what
+		// the learner has watched of it stay; only a refusal's notice
+		// goes.
+		s.notice = ""
+		s.touch()
+		return
 	}
 	c := s.cursorAt(now) // on the old run
 	// Play pressed after the setting, while its run was built, was
