@@ -411,18 +411,17 @@ func rerun(s *Lab, sess *Session, in tabstate.Inputs, seq int64) error {
 // the old ones, the learner would watch the wrong run, and a lesson step
 // watching the cursor pass its window after the change would need a second
 // Play. The slider's own post, arriving after, finds the same inputs and
-// changes nothing (Session.rerun).
-func pendingSettings(s *Lab, sess *Session, sig *TabSignals) error {
-	if !sess.behind(sig.Seq) {
-		return nil
+// changes nothing (Session.rerun). Settings the lab refuses (a number
+// typed out of range: its own post was refused, and the page says so)
+// do not stop the command: it moves the run the tab has.
+func pendingSettings(s *Lab, sess *Session, sig *TabSignals) {
+	if sess.behind(sig.Seq) {
+		_ = cmdSet(s, sess, sig)
 	}
-	return cmdSet(s, sess, sig)
 }
 
 func cmdPlay(s *Lab, sess *Session, sig *TabSignals) error {
-	if err := pendingSettings(s, sess, sig); err != nil {
-		return err
-	}
+	pendingSettings(s, sess, sig)
 	sess.play(s.Now())
 	return nil
 }
@@ -433,26 +432,20 @@ func cmdPause(s *Lab, sess *Session, _ *TabSignals) error {
 }
 
 func cmdStep(s *Lab, sess *Session, sig *TabSignals) error {
-	if err := pendingSettings(s, sess, sig); err != nil {
-		return err
-	}
+	pendingSettings(s, sess, sig)
 	sess.move(1, s.Now())
 	return nil
 }
 
 func cmdBack(s *Lab, sess *Session, sig *TabSignals) error {
-	if err := pendingSettings(s, sess, sig); err != nil {
-		return err
-	}
+	pendingSettings(s, sess, sig)
 	sess.move(-1, s.Now())
 	return nil
 }
 
 // cmdScrub pauses at the "cursor" signal: the number of frames shown.
 func cmdScrub(s *Lab, sess *Session, sig *TabSignals) error {
-	if err := pendingSettings(s, sess, sig); err != nil {
-		return err
-	}
+	pendingSettings(s, sess, sig)
 	return sess.scrub(sig.Cursor, s.Now())
 }
 

@@ -221,6 +221,20 @@ func TestPlayCarriesPendingSlider(t *testing.T) {
 			if c := sess(); c.run.Config.MaxEjectionPercent != 34 {
 				t.Errorf("%s with no pending slider took its settings: cap %d", verb, c.run.Config.MaxEjectionPercent)
 			}
+			// A page ahead with a value the lab refuses (typed out of
+			// range; its own post was refused): the command still moves
+			// the run the tab has.
+			post("scrub", `,"cursor":2`)
+			post(verb, `,"seq":2,"cursor":3,"cfg":{"max_ejection_percent":500}`)
+			moved := map[string]func(snapshot) bool{
+				"play":  func(c snapshot) bool { return c.playing },
+				"step":  func(c snapshot) bool { return c.cursor == 3 },
+				"back":  func(c snapshot) bool { return c.cursor == 1 },
+				"scrub": func(c snapshot) bool { return c.cursor == 3 },
+			}[verb]
+			if c := sess(); c.run.Config.MaxEjectionPercent != 34 || !moved(c) {
+				t.Errorf("%s with a refused pending value: cap %d, cursor %d, playing %v", verb, c.run.Config.MaxEjectionPercent, c.cursor, c.playing)
+			}
 		})
 	}
 }
