@@ -91,6 +91,13 @@ func (in Inputs) Canonical() Inputs {
 }
 
 // With returns a copy of in with vals set over its values.
+//
+// A page that shrinks the cluster below its failing host (fault_host, set
+// by the "Model your cluster" box or the address) sends that host back
+// unchanged: it moves to the cluster's new last host, as a preset's "last
+// host" fault does, rather than the hosts slider being refused. A failing
+// host the page itself changes stays as sent, and one past the cluster is
+// refused naming the range (scenario's fault_host knob).
 func (in Inputs) With(vals map[string]float64) Inputs {
 	out := in
 	out.Values = maps.Clone(in.Values)
@@ -98,8 +105,22 @@ func (in Inputs) With(vals map[string]float64) Inputs {
 		out.Values = map[string]float64{}
 	}
 	maps.Copy(out.Values, vals)
+	host, set := out.Values[faultHost]
+	hosts, shrunk := vals[hostsControl]
+	if was, ok := in.Values[hostsControl]; ok && hosts >= was {
+		shrunk = false
+	}
+	if set && shrunk && hosts >= 1 && host >= hosts && host == in.Values[faultHost] {
+		out.Values[faultHost] = hosts - 1
+	}
 	return out
 }
+
+// The controls With keeps in step.
+const (
+	faultHost    = "fault_host"
+	hostsControl = "hosts"
+)
 
 // NormalInject reads an inject list as a page or an address sends it and
 // writes it the way the knob does, so equal lists share a run and a link;

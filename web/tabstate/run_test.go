@@ -3,6 +3,7 @@ package tabstate
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 
 	"outlierlab/web/budget"
@@ -93,4 +94,43 @@ func TestRunCacheBoundHolds(t *testing.T) {
 	}
 	t.Logf("%d runs kept: %d bytes accounted, %d of heap (bound %d)", c.Runs.Len(), c.HeldBytes(), heap, bound)
 	runtime.KeepAlive(c)
+}
+
+// Shrinking the cluster below the failing host the page set moves that
+// host to the new last one, and the run builds; a failing host the page
+// itself moves past the cluster is refused naming the range.
+func TestShrinkKeepsFailingHost(t *testing.T) {
+	was := Inputs{Preset: "search-cache"}.With(map[string]float64{"hosts": 10, "fault_host": 9})
+	if _, err := BuildRun(was); err != nil {
+		t.Fatalf("10 hosts, h9 failing: %v", err)
+	}
+	for _, c := range []struct {
+		what string
+		vals map[string]float64
+		host float64
+		err  string
+	}{
+		{"hosts to 6, the failing host sent back as it was", map[string]float64{"hosts": 6, "fault_host": 9}, 5, ""},
+		{"hosts to 6 alone", map[string]float64{"hosts": 6}, 5, ""},
+		{"hosts to 6, the failing host moved to h2", map[string]float64{"hosts": 6, "fault_host": 2}, 2, ""},
+		{"hosts to 12", map[string]float64{"hosts": 12, "fault_host": 9}, 9, ""},
+		{"the failing host moved past the cluster", map[string]float64{"hosts": 6, "fault_host": 7}, 7, "fault_host: 7 is out of range (allowed 0–5"},
+	} {
+		in := was.With(c.vals)
+		if got := in.Values["fault_host"]; got != c.host {
+			t.Errorf("%s: fault_host %v, want %v", c.what, got, c.host)
+		}
+		r, err := BuildRun(in)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.what, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.what, err, c.err)
+		case c.err == "" && r.Values["fault_host"] != c.host:
+			t.Errorf("%s: the run's failing host h%v, want h%v", c.what, r.Values["fault_host"], c.host)
+		}
+	}
+	if got := was.Values["fault_host"]; got != 9 {
+		t.Errorf("With changed the inputs it was called on: fault_host %v", got)
+	}
 }
