@@ -10,6 +10,7 @@ import (
 	"outlierlab/engine"
 	"outlierlab/engine/envoyconf"
 	"outlierlab/engine/scenario"
+	"outlierlab/web/budget"
 	"outlierlab/web/tabstate"
 )
 
@@ -102,33 +103,36 @@ func lanesOf(frames []scenario.Frame) *dialectLanes {
 // first ask and kept on r (Run.Twin): once for the tabs that draw the run,
 // for as long as the run cache keeps it.
 func TwinOf(r *tabstate.Run) *dialectLanes {
-	return r.Twin.Get(func() any { return runTwin(r) }).(*dialectLanes)
+	return r.Twin.Get(func() any {
+		seed := uint64(tabstate.DefaultSeed)
+		if r.Result != nil {
+			seed = r.Result.Seed
+		}
+		return TwinLanes(r.Scenario.Clone(), r.Config, seed, r.Budget)
+	}).(*dialectLanes)
 }
 
-// runTwin runs r's scenario, config and seed under the other dialect.
-// The traffic is the same: arrivals, latencies and failures come from the
+// TwinLanes runs a run's scenario sc (a copy it may change), config and
+// seed under the other dialect, and keeps the lanes of its ejections: a
+// tabstate.Beside, so a run cache can start it beside the run. The
+// traffic is the same: arrivals, latencies and failures come from the
 // seed's own stream, apart from the detector's (sim.New).
-func runTwin(r *tabstate.Run) *dialectLanes {
-	sc := r.Scenario.Clone()
+func TwinLanes(sc scenario.Scenario, cfg engine.Config, seed uint64, b *budget.Budget) any {
 	sc.Cluster.Dialect = otherDialect(sc.Cluster.Dialect)
 	if sc.Cluster.Dialect == engine.DialectEnvoy {
 		// grpc-go takes blocks Envoy refuses (envoyconf.ParseJSONGRPC):
 		// Envoy would not load this cluster, so it runs no detector.
-		if fes := envoyconf.FieldErrors(envoyconf.CheckEnvoy(r.Config)); len(fes) > 0 {
+		if fes := envoyconf.FieldErrors(envoyconf.CheckEnvoy(cfg)); len(fes) > 0 {
 			return &dialectLanes{refused: fes[0].Error()}
 		}
 	}
-	seed := uint64(tabstate.DefaultSeed)
-	if r.Result != nil {
-		seed = r.Result.Seed
-	}
-	// The other dialect's run is weighed as r's was (gRPC's detector
+	// The other dialect's run is weighed as the run was (gRPC's detector
 	// makes other events: no consecutive streaks); past the budget, the
 	// strip is left empty.
-	if r.Budget.CheckRun(sc, r.Config) != nil {
+	if b.CheckRun(sc, cfg) != nil {
 		return &dialectLanes{}
 	}
-	res, err := scenario.Run(sc, r.Config, seed)
+	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
 		// The same inputs ran under r's dialect; an empty strip says
 		// nothing false if the other cannot.

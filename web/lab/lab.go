@@ -22,6 +22,7 @@ import (
 	"outlierlab/lessons"
 	"outlierlab/web/asset"
 	"outlierlab/web/budget"
+	"outlierlab/web/chart"
 	"outlierlab/web/clientaddr"
 	"outlierlab/web/httperr"
 	"outlierlab/web/lessonbook"
@@ -138,9 +139,11 @@ func NewLab(o LabOptions) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	runs := tabstate.NewRunCacheBytes(64, int(o.Budget.RunCacheBytes))
+	runs.Beside = chart.TwinLanes // every redraw draws the compare strip
 	s := &Lab{
 		Lessons:     book,
-		Runs:        tabstate.NewRunCacheBytes(64, int(o.Budget.RunCacheBytes)),
+		Runs:        runs,
 		Sessions:    newSessionStore(o.MaxSessions, o.SessionIdle),
 		Now:         o.Now,
 		Log:         o.Log,

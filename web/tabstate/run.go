@@ -48,7 +48,8 @@ type Run struct {
 	Size int
 	// Twin is the run under the other dialect, made when the Envoy/gRPC
 	// strip first asks for it (web/chart), once however many tabs draw
-	// the run; it lives as long as the run (a few KB, not in Size).
+	// the run, or beside the run itself (RunCache.Beside); it lives as
+	// long as the run (a few KB, not in Size).
 	Twin *Later
 	// Budget is the budget that admitted the run: what is made of it
 	// later by running the engine again (the twin) passes it too.
@@ -65,10 +66,23 @@ const DefaultSeed = 1
 // BuildRun is BuildRunWithin the default budget.
 func BuildRun(in Inputs) (*Run, error) { return BuildRunWithin(in, nil) }
 
+// Beside is a second use of a run's scenario, settings and seed that runs
+// on another core while the run is built, its value kept in the run's
+// Twin: the compare strip's other dialect (web/chart.TwinLanes), which
+// every redraw of the run asks for and which took as long as the run
+// itself. Built after the run, it doubled a slider move's wait on the
+// server; beside it, the wait is the longer of the two. sc is the
+// function's own copy.
+type Beside func(sc scenario.Scenario, cfg engine.Config, seed uint64, b *budget.Budget) any
+
 // BuildRunWithin applies the inputs to their preset and runs the engine,
 // once the budget has weighed the run (a 422 past its ceiling for one
 // run, before anything runs).
-func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) {
+func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) { return buildRun(in, b, nil) }
+
+// buildRun is BuildRunWithin with beside (nil: none) started on the run's
+// scenario as the engine starts the run.
+func buildRun(in Inputs, b *budget.Budget, beside Beside) (*Run, error) {
 	p, ok := scenario.Lookup(in.Preset)
 	if !ok {
 		return nil, ErrUnknownPreset
@@ -87,6 +101,11 @@ func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) {
 	if seed == 0 {
 		seed = DefaultSeed
 	}
+	twin := new(Later)
+	if beside != nil {
+		other := sc.Clone()
+		go twin.Get(func() any { return beside(other, cfg, seed, b) })
+	}
 	res, err := scenario.Run(sc, cfg, seed)
 	if err != nil {
 		return nil, &httperr.FieldError{Msg: err.Error()}
@@ -101,7 +120,7 @@ func BuildRunWithin(in Inputs, b *budget.Budget) (*Run, error) {
 		Frames:      res.Frames,
 		Result:      &res,
 		HostIndex:   map[string]int{},
-		Twin:        new(Later),
+		Twin:        twin,
 		Budget:      b,
 	}
 	r.Values = controlValues(sc, cfg)
@@ -262,6 +281,8 @@ type RunCache struct {
 	Build func(Inputs) (*Run, error)
 	// Budget weighs every run the cache builds (nil: the default one).
 	Budget *budget.Budget
+	// Beside, when set, is started beside every run the cache builds.
+	Beside Beside
 }
 
 // NewRunCache is a cache of at most max runs, of the budget's default
@@ -270,7 +291,7 @@ func NewRunCache(max int) *RunCache { return NewRunCacheBytes(max, budget.Defaul
 
 func NewRunCacheBytes(max, bytes int) *RunCache {
 	c := &RunCache{Runs: memo.New[string, *Run](max).WithCost(bytes, func(r *Run) int { return r.Size })}
-	c.Build = func(in Inputs) (*Run, error) { return BuildRunWithin(in, c.Budget) }
+	c.Build = func(in Inputs) (*Run, error) { return buildRun(in, c.Budget, c.Beside) }
 	return c
 }
 
