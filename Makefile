@@ -31,7 +31,7 @@ LDFLAGS  := -X outlierlab/cli.version=$(VERSION)
 # comments that name what they document (staticcheck.conf).
 STATICCHECK := $(GO) tool staticcheck
 
-.PHONY: claims slider run test test-race test-rest check assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
+.PHONY: claims slider run test test-go test-browser check assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
 
 run: assets
 	$(GO) run -ldflags '$(LDFLAGS)' . serve $(ARGS)
@@ -70,20 +70,27 @@ test: assets $(AXE)
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-rest
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-browser
 	$(MAKE) --no-print-directory fuzz
 
 # The two halves of make test's tests run side by side (each target's
-# output printed whole when it ends): the race detector's run is CPU-bound,
-# the browser tests mostly wait on Chromium and the server, and run one
-# after the other they kept 2 cores about half busy (CI on 265c69c: 17 min
-# 40 s of user time in 20 min 20 s).
-test-race:
+# output printed whole when it ends): the Go tests are CPU-bound (the race
+# detector's run, then the engine's and the raceless packages' with the
+# workshop day), the browser tests mostly wait on Chromium and the server.
+# Run one after the other they kept 2 cores about half busy (CI on
+# 265c69c: 17 min 40 s of user time in 20 min 20 s); run side by side with
+# the engine's tests before the browser's, the browser half was CI's
+# longest (ci14 on 63bdb32: web's browser tests alone took 607 s, started
+# 5 minutes in, 20 min 16 s in all).
+test-go:
 	$(GO) test -race -skip '^TestBrowser' -timeout 30m $(RACED)
-
-test-rest:
 	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web') $(RACELESS) $(DEPLOYED)
-	$(GO) test -run '^TestBrowser' -timeout 30m $(RACED)
+
+# Three packages at once (-p 3): web's, the rooms' and the lesson walk's
+# browser tests are the longest, and each mostly waits; two at a time, the
+# walk waited for a slot and the half ended last.
+test-browser:
+	$(GO) test -p 3 -run '^TestBrowser' -timeout 30m $(RACED)
 
 # The fast loop: vet, staticcheck and the tests without the browser, the
 # workshop day, the rooms' attack and cluster tests and the drain of a
