@@ -75,22 +75,20 @@ test: assets $(AXE)
 
 # The two halves of make test's tests run side by side (each target's
 # output printed whole when it ends): the Go tests are CPU-bound (the race
-# detector's run, then the engine's and the raceless packages' with the
-# workshop day), the browser tests mostly wait on Chromium and the server.
-# Run one after the other they kept 2 cores about half busy (CI on
-# 265c69c: 17 min 40 s of user time in 20 min 20 s); run side by side with
-# the engine's tests before the browser's, the browser half was CI's
-# longest (ci14 on 63bdb32: web's browser tests alone took 607 s, started
-# 5 minutes in, 20 min 16 s in all).
+# detector's run, then the engine's), the browser tests mostly wait on
+# Chromium and the server. Run one after the other they kept 2 cores about
+# half busy (CI on 265c69c: 17 min 40 s of user time in 20 min 20 s). The
+# engine's tests follow the race detector's run because the browser half
+# is the longer: web's browser tests alone took 607 s of ci14's 20 min
+# 16 s, the rooms' 551 s. Three browser packages at once (-p 3) made each
+# slower (web's 684 s in ci15) and the Go half then ended last.
 test-go:
 	$(GO) test -race -skip '^TestBrowser' -timeout 30m $(RACED)
-	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web') $(RACELESS) $(DEPLOYED)
+	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
 
-# Three packages at once (-p 3): web's, the rooms' and the lesson walk's
-# browser tests are the longest, and each mostly waits; two at a time, the
-# walk waited for a slot and the half ended last.
 test-browser:
-	$(GO) test -p 3 -run '^TestBrowser' -timeout 30m $(RACED)
+	$(GO) test -timeout 15m $(RACELESS) $(DEPLOYED)
+	$(GO) test -run '^TestBrowser' -timeout 30m $(RACED)
 
 # The fast loop: vet, staticcheck and the tests without the browser, the
 # workshop day, the rooms' attack and cluster tests and the drain of a

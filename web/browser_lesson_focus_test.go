@@ -30,7 +30,7 @@ func TestBrowserLessonFocus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := startBrowser(t, 1280, 800)
+	b := startBrowserWithin(t, 1280, 800, 8*time.Minute)
 	start := time.Now()
 	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
 		for _, l := range ls {

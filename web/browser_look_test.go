@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -20,7 +21,7 @@ import (
 // the live region. Screenshots go to the test's temporary folder and to
 // $TMPDIR/outlierlab-look, to be looked at.
 func TestBrowserLook(t *testing.T) {
-	b := startBrowser(t, 1280, 720)
+	b := startBrowserWithin(t, 1280, 720, 5*time.Minute)
 	shots := t.TempDir()
 	keep := filepath.Join(os.TempDir(), "outlierlab-look")
 	_ = os.MkdirAll(keep, 0o755)

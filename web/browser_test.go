@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -201,6 +202,17 @@ func startBrowser(t *testing.T, width, height int) *browser {
 	browsertest.SkipWithoutChromium(t)
 	lab := newTestServer(t)
 	return browsertest.Start(t, lab.Handler(), lab.lab.Shutdown, width, height)
+}
+
+// startBrowserWithin is startBrowser for a test that walks many pages in
+// one Chromium: limit bounds the whole test (a hang), each wait has its
+// own. TestBrowserLessonFocus's 140 steps took 49 s at idle and ran out
+// of startBrowser's 90 s in CI at load 12 (ci15).
+func startBrowserWithin(t *testing.T, width, height int, limit time.Duration) *browser {
+	t.Helper()
+	browsertest.SkipWithoutChromium(t)
+	lab := newTestServer(t)
+	return browsertest.StartWithin(t, lab.Handler(), lab.lab.Shutdown, width, height, limit)
 }
 
 // shot saves a screenshot where people can look at it after the run.
