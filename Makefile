@@ -31,7 +31,7 @@ LDFLAGS  := -X outlierlab/cli.version=$(VERSION)
 # comments that name what they document (staticcheck.conf).
 STATICCHECK := $(GO) tool staticcheck
 
-.PHONY: claims slider run test test-go test-browser check assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
+.PHONY: claims slider run test test-race test-rest check assets echarts-dev build bench templ conformance golden clean loadtest loadtest-heavy fuzz
 
 run: assets
 	$(GO) run -ldflags '$(LDFLAGS)' . serve $(ARGS)
@@ -70,24 +70,22 @@ test: assets $(AXE)
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-browser
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-rest
 	$(MAKE) --no-print-directory fuzz
 
 # The two halves of make test's tests run side by side (each target's
-# output printed whole when it ends): the Go tests are CPU-bound (the race
-# detector's run, then the engine's), the browser tests mostly wait on
-# Chromium and the server. Run one after the other they kept 2 cores about
-# half busy (CI on 265c69c: 17 min 40 s of user time in 20 min 20 s). The
-# engine's tests follow the race detector's run because the browser half
-# is the longer: web's browser tests alone took 607 s of ci14's 20 min
-# 16 s, the rooms' 551 s. Three browser packages at once (-p 3) made each
-# slower (web's 684 s in ci15) and the Go half then ended last.
-test-go:
+# output printed whole when it ends): the race detector's run is CPU-bound,
+# the browser tests mostly wait on Chromium and the server, and run one
+# after the other they kept 2 cores about half busy (CI on 265c69c: 17 min
+# 40 s of user time in 20 min 20 s). Other splits were slower on a clean
+# clone: the engine's tests after the race detector's run (ci16: 22 min
+# 5 s), three browser packages at once (ci15: each slower, the Go half
+# last), against 20 min 16 s for this one (ci14).
+test-race:
 	$(GO) test -race -skip '^TestBrowser' -timeout 30m $(RACED)
-	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web')
 
-test-browser:
-	$(GO) test -timeout 15m $(RACELESS) $(DEPLOYED)
+test-rest:
+	$(GO) test -timeout 15m $$($(GO) list ./... | grep -v '/web') $(RACELESS) $(DEPLOYED)
 	$(GO) test -run '^TestBrowser' -timeout 30m $(RACED)
 
 # The fast loop: vet, staticcheck and the tests without the browser, the
