@@ -105,12 +105,11 @@ func (in Inputs) With(vals map[string]float64) Inputs {
 		out.Values = map[string]float64{}
 	}
 	maps.Copy(out.Values, vals)
-	host, set := out.Values[faultHost]
-	hosts, shrunk := vals[hostsControl]
-	if was, ok := in.Values[hostsControl]; ok && hosts >= was {
-		shrunk = false
-	}
-	if set && shrunk && hosts >= 1 && host >= hosts && host == in.Values[faultHost] {
+	host, hostSet := out.Values[faultHost]
+	hosts, hostsSent := vals[hostsControl]
+	was, wasSet := in.Values[hostsControl]
+	shrunk := hostsSent && (!wasSet || hosts < was)
+	if hostSet && shrunk && hosts >= 1 && host >= hosts && host == in.Values[faultHost] {
 		out.Values[faultHost] = hosts - 1
 	}
 	return out
