@@ -589,8 +589,8 @@ func (st *streamState) address(sse *datastar.ServerSentEventGenerator, snap snap
 
 // replaceURL is a script that points the free lab's address at u without
 // a new history entry (lesson pages keep theirs): js/page.js's
-// olabAddress replaces the address after the redraw is painted, and does
-// nothing when it is already u, as after opening a permalink (the page's
+// olabAddress replaces the address once the redraws have stopped for a
+// moment and the last is painted, and does nothing when it is already u, as after opening a permalink (the page's
 // address is not compared here: an earlier address may still be waiting
 // for its frame). A browser that refuses too many replaceState calls in a
 // row (a long slider drag) keeps the previous address until the next

@@ -90,22 +90,26 @@ document.addEventListener('click', (ev) => {
 // view is not in the permalink and stays in the address while it is on.
 // The stream sends it on every redraw (a slider move), and Chrome's
 // replaceState waited 3–12 ms on the browser process there, before the
-// charts were drawn (issue 26): the address follows once the frame that
-// shows the redraw is painted, the last of the calls made meanwhile,
-// unless it is the address already shown.
+// charts were drawn (issue 26); each change of address also made Chrome
+// load and parse the SVG favicon again (4–7 ms), in the next move of a
+// drag. So the address follows once the redraws have stopped for
+// addressStill (a drag sends one every 120 ms) and the frame after is
+// painted: the last address sent, unless it is the one already shown.
+const addressStill = 300;
 let addressNext = null;
+let addressTimer = 0;
 window.olabAddress = function (url) {
   if (location.pathname !== '/lab') return;
-  const first = addressNext === null;
   addressNext = url;
-  if (!first) return;
-  afterPaint(() => {
+  clearTimeout(addressTimer);
+  addressTimer = setTimeout(() => afterPaint(() => {
     let u = addressNext;
+    if (u === null) return;
     addressNext = null;
     if (isProjector()) u = withView(u, true);
     if (u === location.pathname + location.search + location.hash) return; // a permalink opened
     try { history.replaceState(history.state, '', u); } catch (_) { /* too many in a row: the next redraw's address follows */ }
-  });
+  }), addressStill);
 };
 
 // afterPaint runs fn once the next frame is painted, or after 100 ms in a
