@@ -9,12 +9,12 @@
 // events (olab-drawn), never by globals.
 import { fitChart, sameShape, sameTicks, chartMode, projectorType, bandLegend, bandHeight, wrapsLegend } from './fit.js';
 
-// Charts out of the window: a chart out of view (100 px margin) is given
-// each redraw's option lazily (ECharts merges it into its model at once,
-// so getOption and the accessible name are current) with its zrender loop
-// paused, so nothing is drawn off screen until it scrolls in: a slider
-// move on the lab at 1280×900 redrew six charts of which two are on
-// screen, and that was most of the move's time (issue 26).
+// Charts out of the window: a chart out of view (100 px margin) keeps
+// each redraw's option until it scrolls in (give), with its zrender loop
+// paused, so nothing is merged or drawn off screen: a slider move on the
+// lab at 1280×900 redrew six charts of which two are on screen, and that
+// was most of the move's time (issue 26). Its accessible name follows
+// every redraw, and getOption gives the last option.
 const views = window.IntersectionObserver && new IntersectionObserver((entries) => {
   for (const e of entries) e.target.inView(e.isIntersecting);
 }, { rootMargin: '100px 0px' });
@@ -102,17 +102,7 @@ class OlabChart extends HTMLElement {
     const merge = replace && this.fitted && sameShape(this.fitted, fit, true);
     const first = !this.fitted;
     this.fitted = fit;
-    const opts = { notMerge: !!replace && !merge, lazyUpdate: !first };
-    // A chart out of the window is given the option once it scrolls in
-    // (inView): merging it into ECharts' model took about 1 ms a chart,
-    // for six of a move's eight charts on the lab (issue 26). Anything
-    // that reads the instance's option first gets it (getOption).
-    if (this.visible === false && !first) {
-      this.pending = this.pending ? { fit, opts: { notMerge: this.pending.opts.notMerge || opts.notMerge, lazyUpdate: true } } : { fit, opts };
-    } else {
-      this.pending = null;
-      chart.setOption(fit, opts);
-    }
+    this.give(fit, { notMerge: !!replace && !merge, lazyUpdate: !first }, first);
     this.describe(option);
     this.dispatchEvent(new CustomEvent('olab-drawn', { bubbles: true, detail: { fresh: !!replace && !merge, replace: !!replace, first } }));
     if (this.tableShown()) this.renderTable();
@@ -134,6 +124,22 @@ class OlabChart extends HTMLElement {
       this.flush();
       c.getZr().animation.resume();
     } else c.getZr().animation.pause();
+  }
+
+  // give hands ECharts a fitted option. A chart out of the window gets it
+  // once it scrolls in (inView), unless now: merging it into ECharts'
+  // model took about 1 ms a chart, for six of a slider move's eight
+  // charts on the lab (issue 26). Options held meanwhile are one: the
+  // last, replacing the model if any of them did. Whatever reads the
+  // instance's option gets it first (getOption).
+  give(fit, opts, now) {
+    const p = this.pending;
+    if (!now && this.visible === false) {
+      this.pending = { fit, opts: p ? { notMerge: p.opts.notMerge || !!opts.notMerge, lazyUpdate: true } : opts };
+      return;
+    }
+    this.pending = null;
+    this.chart.setOption(fit, p && p.opts.notMerge ? Object.assign({}, opts, { notMerge: true }) : opts);
   }
 
   // flush gives ECharts the option held back while out of view.
@@ -167,9 +173,8 @@ class OlabChart extends HTMLElement {
   }
 
   fitAgain(opts) {
-    this.pending = null;
     this.fitted = fitChart(this, this.option);
-    this.chart.setOption(this.fitted, opts);
+    this.give(this.fitted, opts || {}, false);
   }
 
   // fitTicks measures the plot the time labels were chosen for; when it
@@ -189,7 +194,7 @@ class OlabChart extends HTMLElement {
       if (!this.chart) return;
       const was = this.fitted;
       this.fitted = fitChart(this, this.option);
-      if (!was || !sameTicks(was, this.fitted)) this.chart.setOption(this.fitted);
+      if (!was || !sameTicks(was, this.fitted)) this.give(this.fitted, {}, false);
     }, 0);
   }
 
