@@ -209,9 +209,9 @@ func TestRoomAttackPollStuffing(t *testing.T) {
 // well within the bus's timeout, every page's count reaches 1 000, and
 // the reveal counts them all.
 //
-// A TestScale test is judged on time: make test runs it without the race
-// detector (beside the browser tests), which makes the bus 20 times
-// slower. Under -race (go test -race by hand) it opens fewer streams and
+// A TestScale test is judged on time, so make test runs it beside the
+// browser tests, without the race detector (which makes the bus 20 times
+// slower). Under -race (go test -race by hand) it opens fewer streams and
 // only logs its times: in CI at load 10 the race run's slowest answer
 // took 6.2 s, the machine's and the detector's time, not the room's.
 func TestScaleRoomPoll(t *testing.T) {

@@ -145,9 +145,7 @@ class OlabChart extends HTMLElement {
   // flush gives ECharts the option held back while out of view.
   flush() {
     const p = this.pending;
-    if (!p || !this.chart) return;
-    this.pending = null;
-    this.chart.setOption(p.fit, p.opts);
+    if (p && this.chart) this.give(p.fit, p.opts, true);
   }
 
   // refit redoes the chart when its box changed mode (the projector view
