@@ -419,3 +419,30 @@ func TestBusDataDirLocked(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A room made on one replica is there on the other at once: the
+// instructor's next page may reach either (round robin). The bucket has
+// three copies, and a direct get (the KV's Get) may be answered by a copy
+// that has not applied the room's creation yet: a "not found" must be the
+// stream leader's answer, not a lagging follower's (roombus.retryKV.Get).
+func TestBusClusterReadsItsWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster: make test runs it, make check does not")
+	}
+	c := startNATSCluster(t, 3)
+	lim := Limits{RoomsPerHour: 1000, JoinsPerMinute: 6000, JoinBurst: 1000}
+	la := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, lim)
+	lb := startRoomLab(t, roombus.BusOptions{URL: c.urls()}, lim)
+	const rooms = 60
+	var missed []string
+	for i := range rooms {
+		code, _ := la.CreateRoom(t, `{"preset":"search-cache"}`)
+		st, _ := roomtest.Call(t, "GET", lb.TS.URL+"/r/"+code, "", "", "", "")
+		if st != 200 {
+			missed = append(missed, fmt.Sprintf("room %d (%s): %d", i, code, st))
+		}
+	}
+	if len(missed) > 0 {
+		t.Errorf("%d of %d rooms made on A not found on B at once:\n%s", len(missed), rooms, strings.Join(missed, "\n"))
+	}
+}

@@ -854,9 +854,60 @@ type retryKV struct {
 	bus *Bus
 }
 
+// Get is the key's latest value. The bucket allows direct gets (the
+// nats.go default for a KV), which any of its copies may answer, and a
+// copy that has not applied the latest write yet says "not found": a room
+// made through one NATS node was a 404 on the other replica a moment
+// later (TestBusClusterReadsItsWrites: 2 to 3 rooms of 60 on a loaded
+// machine). So a "not found" from a bucket of several copies is asked
+// again of the stream's leader, which has every write it acknowledged.
 func (kv retryKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-	return Retry(ctx, kv.bus, func(ctx context.Context) (jetstream.KeyValueEntry, error) { return kv.KeyValue.Get(ctx, key) })
+	return Retry(ctx, kv.bus, func(ctx context.Context) (jetstream.KeyValueEntry, error) {
+		e, err := kv.KeyValue.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) && kv.bus.Replicas > 1 {
+			return kv.bus.leaderGet(ctx, key)
+		}
+		return e, err
+	})
 }
+
+// leaderGet is a key's latest value as the leader of the bucket's stream
+// has it: the stream's message get API without "direct", which only the
+// leader answers (nats-server's jsMsgGetRequest), where nats.go's KV Get
+// asks any copy.
+func (b *Bus) leaderGet(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	js, err := b.nc.JetStream()
+	if err != nil {
+		return nil, err
+	}
+	m, err := js.GetLastMsg("KV_"+RoomBucket, "$KV."+RoomBucket+"."+key, nats.Context(ctx))
+	if errors.Is(err, nats.ErrMsgNotFound) {
+		return nil, jetstream.ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A delete, a purge or an expired key's marker: gone, as the KV's Get
+	// says of it ("KV-Operation" is nats.go's header for the first two).
+	if m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
+		return nil, jetstream.ErrKeyNotFound
+	}
+	return leaderEntry{key: key, m: m}, nil
+}
+
+// leaderEntry is a value read by leaderGet, as the KV's Get gives it.
+type leaderEntry struct {
+	key string
+	m   *nats.RawStreamMsg
+}
+
+func (e leaderEntry) Bucket() string                  { return RoomBucket }
+func (e leaderEntry) Key() string                     { return e.key }
+func (e leaderEntry) Value() []byte                   { return e.m.Data }
+func (e leaderEntry) Revision() uint64                { return e.m.Sequence }
+func (e leaderEntry) Created() time.Time              { return e.m.Time }
+func (e leaderEntry) Delta() uint64                   { return 0 }
+func (e leaderEntry) Operation() jetstream.KeyValueOp { return jetstream.KeyValuePut }
 
 func (kv retryKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	return Retry(ctx, kv.bus, func(ctx context.Context) (uint64, error) { return kv.KeyValue.Put(ctx, key, value) })
