@@ -298,6 +298,13 @@ func TestBrowserSliderRepaint(t *testing.T) {
 		if err != nil || stale != "" {
 			t.Errorf("%s: charts not drawn with their last option 5 s after they scrolled into view: %q %v", what, stale, err)
 		}
+		// The tables a drag's redraws owed (web/lab/stream.go's dragGap)
+		// follow once it rests: Envoy's YAML (where the page has it) and
+		// the hosts' table, sent with it, show the last move's cap.
+		last := capValues[(len(moves)-1)%len(capValues)]
+		b.Poll(what+": Envoy's YAML at the last move's cap once the drag rests", `(() => {
+			const y = document.getElementById('envoy-yaml');
+			return !y || y.textContent.includes('max_ejection_percent: `+last+`'); })()`)
 		pages = append(pages, page{what, moves})
 	}
 

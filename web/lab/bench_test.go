@@ -61,7 +61,7 @@ func BenchmarkRedrawServerSide(b *testing.B) {
 		}
 		sse, rec := recorderSSE("")
 		st := newStreamState(rec, "", m)
-		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: tabstate.Speeds[0], gen: 1}); err != nil {
+		if err := st.redraw(sse, snapshot{run: run, cursor: len(run.Frames), speed: tabstate.Speeds[0], gen: 1}, time.Time{}, false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -117,14 +117,18 @@ func playFrames(tb testing.TB, run *tabstate.Run, enc string) framesPlayed {
 			tb.Fatal(err)
 		}
 	}
-	send(st.redraw)
+	send(func(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+		return st.redraw(sse, snap, time.Time{}, false)
+	})
 	out := framesPlayed{redraw: rec.Body.Len()}
 	firstRaw := st.bytes
 	start := time.Now()
 	for c := 1; c <= len(run.Frames); c++ {
 		before := rec.Body.Len()
 		snap.cursor = c
-		send(st.advance)
+		send(func(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+			return st.advance(sse, snap, time.Time{})
+		})
 		out.largest = max(out.largest, rec.Body.Len()-before)
 	}
 	out.elapsed = time.Since(start)

@@ -3,6 +3,7 @@ package lab
 import (
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
 
@@ -50,7 +51,7 @@ func BenchmarkFollowerRedraw(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		snap := snapshot{run: runs[i%2], cursor: cursor, speed: tabstate.Speeds[0], gen: uint64(i + 1), inputsGen: 1, room: true}
 		sent := gzipstream.Batch(cw)
-		if err := st.send(sse, snap); err != nil {
+		if err := st.send(sse, snap, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := sent(); err != nil {

@@ -47,7 +47,20 @@ type panelsKey struct {
 	held    bool
 	lesson  bool // heldFor: a lesson page or the free lab
 	room    bool
+	part    panelPart
 }
+
+// panelPart is which of the redraw's panels an event batch holds: all of
+// them, the status line and the notice only (the part a drag's redraw
+// sends at once), or the tables after them (what it sends once the drag
+// rests: stream.go's dragGap).
+type panelPart uint8
+
+const (
+	panelsAll panelPart = iota
+	panelsStatus
+	panelsTables
+)
 
 // panelsKeyOf is snap's panelsKey. Whether the tab is in a room matters
 // to a lesson's status line only (heldFor): the free lab's panels are the
@@ -156,13 +169,29 @@ func sharedCost(s *gzipstream.Shared) int { return len(s.Plain) }
 
 // sharedPanels is the redraw's panels from the status line to the Envoy
 // config, as SSE events.
-func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool) (*gzipstream.Shared, error) {
-	return sharedEvents(m.panels, panelsKeyOf(snap, yaml), func() []templ.Component {
+func (m *redrawMemo) sharedPanels(snap snapshot, yaml bool, part panelPart) (*gzipstream.Shared, error) {
+	k := panelsKeyOf(snap, yaml && part != panelsStatus)
+	k.part = part
+	return sharedEvents(m.panels, k, func() []templ.Component {
 		p := labview.Panels(snap.run, snap.cursor)
-		cs := []templ.Component{templates.LabStatus(statusView(snap)), templates.Notice(snap.notice),
-			templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p)}
-		if yaml {
-			cs = append(cs, templates.EnvoyYAML(p))
+		var cs []templ.Component
+		if part != panelsTables {
+			cs = append(cs, templates.LabStatus(statusView(snap)), templates.Notice(snap.notice))
+		}
+		switch part {
+		case panelsAll:
+			cs = append(cs, templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p))
+			if yaml {
+				cs = append(cs, templates.EnvoyYAML(p))
+			}
+		case panelsTables:
+			// The YAML first and the hosts' table last, with or without the
+			// YAML: a pass of owed tables always ends on it (the transcripts'
+			// rest waits for it).
+			if yaml {
+				cs = append(cs, templates.EnvoyYAML(p))
+			}
+			cs = append(cs, templates.DecisionLog(p), templates.EnvoyStats(p), templates.EnvoyHosts(p))
 		}
 		return cs
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/starfederation/datastar-go/datastar"
 
@@ -21,7 +22,7 @@ func redrawBytes(t *testing.T, m *redrawMemo, snap snapshot, nonce string) []byt
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/lab/stream", nil)
 	st := newStreamState(rec, nonce, m)
-	if err := st.send(datastar.NewSSE(rec, req), snap); err != nil {
+	if err := st.send(datastar.NewSSE(rec, req), snap, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	return rec.Body.Bytes()
@@ -59,8 +60,8 @@ func TestFollowersGetSamePanelEvents(t *testing.T) {
 			t.Fatalf("the redraw lacks the event %.120q…", want)
 		}
 	}
-	s1, err1 := m.sharedPanels(snap, true)
-	s2, err2 := m.sharedPanels(snap, true)
+	s1, err1 := m.sharedPanels(snap, true, panelsAll)
+	s2, err2 := m.sharedPanels(snap, true, panelsAll)
 	if err1 != nil || err2 != nil || s1 != s2 {
 		t.Fatal("the shared panels were made twice for one move")
 	}
@@ -80,8 +81,8 @@ func TestLessonAndLabPanelsNotShared(t *testing.T) {
 	lesson := lab
 	lesson.lesson = &lessonbook.Doc{}
 	m := newRedrawMemo()
-	pl, _ := m.sharedPanels(lab, false)
-	ps, _ := m.sharedPanels(lesson, false)
+	pl, _ := m.sharedPanels(lab, false, panelsAll)
+	ps, _ := m.sharedPanels(lesson, false, panelsAll)
 	if pl == ps || bytes.Equal(pl.Plain, ps.Plain) {
 		t.Fatal("a lesson page and the free lab share one status line")
 	}

@@ -46,6 +46,10 @@ type Session struct {
 	// where the server changed the inputs (preset, reset), which the page's
 	// signals must then follow.
 	gen, inputsGen uint64
+	// slid is whether the latest change (gen) is a slider's: a numbered
+	// settings post that made a new run (a drag is a run of them; the
+	// stream then owes the tables: stream.go's dragGap).
+	slid bool
 	// changed is closed and replaced at every change: streams wait on it.
 	changed  chan struct{}
 	lastSeen time.Time
@@ -182,6 +186,7 @@ func (s *Session) countStream(d int) {
 // Callers hold mu.
 func (s *Session) touch() {
 	s.gen++
+	s.slid = false
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -190,6 +195,7 @@ func (s *Session) touch() {
 type snapshot struct {
 	run       *tabstate.Run
 	in        tabstate.Inputs
+	slid      bool // the change is a slider's (Session.slid)
 	cursor    int
 	playing   bool
 	speed     tabstate.Speed
@@ -216,7 +222,7 @@ func (s *Session) snapshot(now time.Time) snapshot {
 	s.lastSeen = now
 	snap := snapshot{
 		run: s.runLocked(), in: s.in, cursor: s.cursorAt(now), playing: s.isPlaying(now),
-		speed: s.pb.Speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed,
+		speed: s.pb.Speed, notice: s.notice, gen: s.gen, inputsGen: s.inputsGen, changed: s.changed, slid: s.slid,
 		lesson: s.lesson, step: s.step, held: s.held(now), room: s.tie != nil,
 		watchFrom: s.watchedFrom(now),
 	}

@@ -141,6 +141,7 @@ func (s *Session) rerun(in tabstate.Inputs, run *tabstate.Run, seq int64, began,
 	s.notice = ""
 	s.setCursor(c, now)
 	s.changedRun()
+	s.slid = seq != 0
 }
 
 // load replaces the tab's inputs with in and its run, paused at t = 0 on

@@ -96,10 +96,14 @@ func (s *Session) State() Snapshot {
 func (s *Session) Follow(st Snapshot) (gen uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Other settings on the same scenario: the instructor's slider, as
+	// far as a follower can tell (a drag owes the tables: Session.slid).
+	slid := st.Lesson == s.lesson && st.Run.Preset == s.preset && st.Step == s.step && st.In.Key() != s.in.Key()
 	if !s.followLocked(st) {
 		return s.gen, false
 	}
 	s.touch()
+	s.slid = slid
 	return s.gen, true
 }
 

@@ -287,7 +287,12 @@ func keepaliveComment(w http.ResponseWriter) error {
 // no run, so the run cache's byte bound is the runs' bound.
 func (st *streamState) sendNow(sse *datastar.ServerSentEventGenerator, sess *Session, now time.Time) (<-chan struct{}, time.Time, error) {
 	snap := sess.snapshot(now)
-	return snap.changed, snap.next, st.send(sse, snap)
+	err := st.send(sse, snap, now)
+	next := snap.next
+	if st.owed != nil {
+		next = earliest(next, st.owedAt())
+	}
+	return snap.changed, next, err
 }
 
 // followSession keeps an idle stream on its tab's session: an evicted one
@@ -327,8 +332,10 @@ type streamState struct {
 	memo           *redrawMemo // what every tab alike is sent, made once
 	gen, inputsGen uint64
 	cursor         int
-	runKey         string // the key of the run drawn last
-	bytes          int    // payload bytes sent (before compression), for the benchmarks
+	runKey         string      // the key of the run drawn last
+	lastRedraw     time.Time   // when the last redraw was sent (dragGap)
+	owed           *owedTables // the tables a drag's redraws have not sent yet
+	bytes          int         // payload bytes sent (before compression), for the benchmarks
 	// url is the address last sent (free lab only).
 	url string
 	// injectHosts is how many hosts the inject menu last listed.
@@ -346,18 +353,66 @@ type streamState struct {
 }
 
 // send brings the browser from what this connection sent last to snap.
-func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+func (st *streamState) send(sse *datastar.ServerSentEventGenerator, snap snapshot, now time.Time) error {
 	switch {
 	case snap.gen != st.gen || snap.run.Key != st.runKey:
-		return st.redraw(sse, snap)
+		return st.redraw(sse, snap, now, true)
+	case snap.cursor != st.cursor && st.owed != nil:
+		// The log grows from what the page shows: the tables a drag
+		// left behind are drawn whole first.
+		return st.redraw(sse, snap, now, false)
 	case snap.cursor != st.cursor:
-		return st.advance(sse, snap)
+		return st.advance(sse, snap, now)
+	case st.owed != nil && !now.Before(st.owedAt()):
+		panels, err := st.memo.sharedPanels(snap, st.owed.yaml, panelsTables)
+		if err != nil {
+			return err
+		}
+		st.owed = nil
+		return st.writeShared(panels, snap.room)
 	}
 	return nil
 }
 
-// redraw sends everything: signals, every panel, every chart from scratch.
-func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+// A slider dragged sends a command every 120 ms (its input's throttle,
+// lab.templ), and each redraws the tab. The charts and the status line
+// are what the person watches while dragging; the decision log, Envoy's
+// stats and hosts and the YAML are below them (at 1280×800 the log
+// starts near 2 000 px down), and morphing them was about a quarter of
+// a move's time on the page (5–10 ms of 40–60: issue 37's slider budget,
+// measured by sending no tables at all). So a redraw that follows the
+// stream's last one within dragGap sends the status line and the charts
+// at once and owes the tables: they follow once the redraws rest for
+// dragGap, or dragMaxLag after the first one owed, whichever is first,
+// and before anything else (a played frame grows the log from them).
+// Only a slider's redraw (Session.slid) owes them: a step, an injected
+// fault, a single move after a rest, a page's first redraw send
+// everything at once.
+const (
+	dragGap    = 250 * time.Millisecond
+	dragMaxLag = 500 * time.Millisecond
+)
+
+// owedTables is what a drag's redraws left unsent: since the first, and
+// whether a new run's Envoy config is among them.
+type owedTables struct {
+	since time.Time
+	yaml  bool
+}
+
+// owedAt is when the owed tables are sent.
+func (st *streamState) owedAt() time.Time {
+	at := st.lastRedraw.Add(dragGap)
+	if late := st.owed.since.Add(dragMaxLag); late.Before(at) {
+		return late
+	}
+	return at
+}
+
+// redraw sends everything: signals, every panel, every chart from
+// scratch; a command's redraw during a drag (mayOwe) leaves the tables
+// for later (dragGap).
+func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snapshot, now time.Time, mayOwe bool) error {
 	page := st.page // what the page shows, for this first redraw only
 	st.page = drawn{}
 	// The settings panel and the inputs' signals, unless the page has them
@@ -394,7 +449,20 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 		// The page drew its panels at this run and cursor: its figure too.
 		st.streaksAt = streaksKey(snap)
 	} else {
-		panels, err := st.memo.sharedPanels(snap, newRun)
+		part, yaml := panelsAll, newRun
+		if st.owed != nil {
+			yaml = yaml || st.owed.yaml
+		}
+		if mayOwe && snap.slid && !repaged && !newInputs && !st.lastRedraw.IsZero() && now.Sub(st.lastRedraw) < dragGap {
+			part = panelsStatus
+			if st.owed == nil {
+				st.owed = &owedTables{since: now}
+			}
+			st.owed.yaml = yaml
+		} else {
+			st.owed = nil
+		}
+		panels, err := st.memo.sharedPanels(snap, yaml, part)
 		if err != nil {
 			return err
 		}
@@ -402,6 +470,7 @@ func (st *streamState) redraw(sse *datastar.ServerSentEventGenerator, snap snaps
 			return err
 		}
 	}
+	st.lastRedraw = now
 	if err := st.lessonLive(sse, snap); err != nil {
 		return err
 	}
@@ -443,9 +512,9 @@ func (st *streamState) lessonLive(sse *datastar.ServerSentEventGenerator, snap s
 // advance sends what the frames since the last send add: the new log
 // entries (prepended), the tables and status at the new cursor, and the
 // charts' new options merged into the old.
-func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snapshot) error {
+func (st *streamState) advance(sse *datastar.ServerSentEventGenerator, snap snapshot, now time.Time) error {
 	if snap.cursor < st.cursor {
-		return st.redraw(sse, snap)
+		return st.redraw(sse, snap, now, false)
 	}
 	if err := st.patchSignals(sse, frameSignalsOf(snap)); err != nil {
 		return err

@@ -42,6 +42,8 @@ import (
 //	cmd VERB            POST /lab/cmd/VERB; input: the signals besides the tab
 //	                    (page: the last page's signals, input's merged in)
 //	clock DURATION      move the playback clock on (playing tabs advance)
+//	rest                move the clock on by dragGap: a drag's owed tables
+//	                    arrive (their pass ends with the hosts' table)
 //	reconnect           the stream drops and opens again with its first signals
 //	session             the tab's session: cursor, playing, preset, inputs
 //
@@ -396,6 +398,12 @@ func (tr *transcript) do(t *testing.T, d *datadriven.TestData) string {
 		}
 		tr.clock.Add(int64(step))
 		evs = tr.await(t)
+	case "rest":
+		tr.clock.Add(int64(dragGap))
+		webtest.WaitFor(t, tr.events, "the owed tables", func(ev webtest.Event) bool {
+			evs = append(evs, ev)
+			return strings.Contains(ev.Data, `id="envoy-hosts"`)
+		})
 	case "session":
 		sess := tr.lab.Sessions.Get(tr.tab)
 		if sess == nil {
