@@ -18,20 +18,11 @@ import (
 // the chart markers, the charts' text alternatives, the host palette and
 // the projector view's address. The browser side is browser_look_test.go.
 
-func runOf(t *testing.T, in tabstate.Inputs) *tabstate.Run {
-	t.Helper()
-	r, err := tabstate.BuildRun(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // A run of like non-events in a row is one line at its newest, with how
 // many intervals it stands for and their span; a decision breaks the run.
 func TestLogFolds(t *testing.T) {
 	t.Parallel()
-	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
+	r := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
 	lines, replaced, omitted := tabstate.FoldedLog(r, 0, len(r.Frames), 0)
 	if len(replaced) != 0 || omitted != 0 {
 		t.Fatalf("a whole log replaces %v, omits %d", replaced, omitted)
@@ -80,7 +71,7 @@ func TestLogFoldsAsItPlays(t *testing.T) {
 		{Preset: "shared-dependency"}, {Preset: "flapping"},
 		{Preset: "search-cache", Inject: "h2@60s"},
 	} {
-		r := runOf(t, in)
+		r := webtest.BuildRun(t, in)
 		var page []view.LogEntry
 		for c := 1; c <= len(r.Frames); c++ {
 			add, replaced, _ := tabstate.FoldedLog(r, c-1, c, 0)
@@ -111,7 +102,7 @@ func TestQuietOutcomes(t *testing.T) {
 			t.Errorf("%s quiet = %v", o.Badge(), tabstate.Quiet[o])
 		}
 	}
-	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Inject: "h2@60s"})
+	r := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache", Inject: "h2@60s"})
 	if e := r.Log[6][0]; e.Badge != "INJECTED" || e.Quiet {
 		t.Errorf("the injection's line: %+v", e)
 	}
@@ -184,7 +175,7 @@ func tickOf(m string) int {
 // legend.
 func TestChartMarkers(t *testing.T) {
 	t.Parallel()
-	r := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
+	r := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}, Inject: "h2@60s"})
 	// h5 at 40, 80, 150 and 250 s (the story without injection), h2 once
 	// its injected fault has run an interval.
 	wantLines := []string{"ejected: h5@40 s", "injected: h2@60 s", "ejected: h2@70 s", "ejected: h5@80 s", "ejected: h2@110 s",
@@ -209,7 +200,7 @@ func TestChartMarkers(t *testing.T) {
 	}
 	// The default cap: a refusal at every sweep from 40 s, one line at the
 	// first naming the span so far; a single refusal is named alone.
-	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
+	d := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache"})
 	for _, tc := range []struct {
 		frames int
 		want   string
@@ -224,7 +215,7 @@ func TestChartMarkers(t *testing.T) {
 		}
 	}
 	// A window that ends is shaded to its end.
-	f := runOf(t, tabstate.Inputs{Preset: "flapping"})
+	f := webtest.BuildRun(t, tabstate.Inputs{Preset: "flapping"})
 	_, areas, _ = markData(t, chart.Options(f, 10)[chart.ChartCounters])
 	if !slices.Equal(areas, []string{"fault: h1: 503, every request from 30 s@30 s–50 s", "fault: h1: 503, every request from 60 s@60 s–80 s", "fault: h1: 503, every request from 90 s@90 s–100 s"}) {
 		t.Errorf("flapping areas at 100 s: %v", areas)
@@ -235,8 +226,8 @@ func TestChartMarkers(t *testing.T) {
 // sentence, and the option carries it for the page.
 func TestChartTextAlternatives(t *testing.T) {
 	t.Parallel()
-	d := runOf(t, tabstate.Inputs{Preset: "search-cache"})
-	c34 := runOf(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
+	d := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache"})
+	c34 := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache", Values: map[string]float64{"max_ejection_percent": 34}})
 	cases := []struct {
 		r      *tabstate.Run
 		cursor int

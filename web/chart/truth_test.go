@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"outlierlab/web/chart"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 
@@ -35,15 +36,6 @@ type markOption struct {
 	} `json:"series"`
 }
 
-func buildRun(t *testing.T, in tabstate.Inputs) *tabstate.Run {
-	t.Helper()
-	r, err := tabstate.BuildRun(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func marksOf(t *testing.T, r *tabstate.Run, id string) markOption {
 	t.Helper()
 	var o markOption
@@ -58,7 +50,7 @@ func marksOf(t *testing.T, r *tabstate.Run, id string) markOption {
 // gives the moment; one decided at a tick says nothing more.
 func TestEjectionMarksSayWhen(t *testing.T) {
 	var names []string
-	for _, s := range marksOf(t, buildRun(t, tabstate.Inputs{Preset: "dead-host"}), chart.ChartLanes).Series {
+	for _, s := range marksOf(t, webtest.BuildRun(t, tabstate.Inputs{Preset: "dead-host"}), chart.ChartLanes).Series {
 		if s.Name == chart.EventsSeries && s.MarkLine != nil {
 			for _, l := range s.MarkLine.Data {
 				if strings.HasPrefix(l.Name, "ejected: ") {
@@ -70,7 +62,7 @@ func TestEjectionMarksSayWhen(t *testing.T) {
 	if len(names) == 0 || !strings.HasPrefix(names[0], "ejected: h3 at 20.") || !strings.HasSuffix(names[0], " (marked at the 30 s tick that closes the interval)@30 s") {
 		t.Errorf("dead-host's first ejection line: %v", names)
 	}
-	for _, s := range marksOf(t, buildRun(t, tabstate.Inputs{Preset: "search-cache"}.With(map[string]float64{"max_ejection_percent": 34})), chart.ChartLanes).Series {
+	for _, s := range marksOf(t, webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache"}.With(map[string]float64{"max_ejection_percent": 34})), chart.ChartLanes).Series {
 		if s.Name == chart.EventsSeries && s.MarkLine != nil && len(s.MarkLine.Data) > 0 && strings.HasPrefix(s.MarkLine.Data[0].Name, "ejected") {
 			if got := s.MarkLine.Data[0].Name + "@" + s.MarkLine.Data[0].XAxis; got != "ejected: h5@40 s" {
 				t.Errorf("success rate's ejection at the 40 s tick: %q", got)
@@ -83,7 +75,7 @@ func TestEjectionMarksSayWhen(t *testing.T) {
 // changed fault is named as it is now, never as the preset told it.
 func TestFaultLabelFollowsTheFault(t *testing.T) {
 	label := func(in tabstate.Inputs) string {
-		for _, s := range marksOf(t, buildRun(t, in), chart.ChartSuccessRate).Series {
+		for _, s := range marksOf(t, webtest.BuildRun(t, in), chart.ChartSuccessRate).Series {
 			if s.MarkArea != nil && len(s.MarkArea.Data) > 0 {
 				return s.MarkArea.Data[0][0].Name
 			}
@@ -113,7 +105,7 @@ func TestFaultLabelFollowsTheFault(t *testing.T) {
 // "plain" (js/fit.js never pages it), or those entries come before the
 // hosts, whose fifty names are what pages.
 func TestNamedLegendEntriesNeverPaged(t *testing.T) {
-	r := buildRun(t, tabstate.Inputs{Preset: "search-cache"}.With(map[string]float64{"hosts": 50}))
+	r := webtest.BuildRun(t, tabstate.Inputs{Preset: "search-cache"}.With(map[string]float64{"hosts": 50}))
 	opts := chart.Options(r, len(r.Frames))
 	for _, c := range chart.List {
 		var o markOption

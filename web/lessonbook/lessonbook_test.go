@@ -9,6 +9,7 @@ import (
 
 	"outlierlab/engine/course"
 	"outlierlab/lessons"
+	"outlierlab/web/internal/webtest"
 	"outlierlab/web/tabstate"
 )
 
@@ -20,16 +21,6 @@ func loadBook(t *testing.T, fsys fs.FS) *Book {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// buildRun is the run of in.
-func buildRun(t *testing.T, in tabstate.Inputs) *tabstate.Run {
-	t.Helper()
-	r, err := tabstate.BuildRun(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // A step's check is evaluated with the learner's own settings: with the
@@ -48,7 +39,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	done := func(cap float64) (bool, bool) {
 		t.Helper()
-		run := buildRun(t, d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
+		run := webtest.BuildRun(t, d.Inputs("").With(map[string]float64{"max_ejection_percent": cap}))
 		st := d.Statuses(run, 0, len(run.Frames))
 		return st[0].Done, st[1].Done
 	}
@@ -62,7 +53,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 	}
 	// The setting part is decided at once: at t = 0 with the cap at 34,
 	// cap-17 says it is not these settings, not "play on".
-	run := buildRun(t, d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
+	run := webtest.BuildRun(t, d.Inputs("").With(map[string]float64{"max_ejection_percent": 34}))
 	if st := d.Statuses(run, 0, 0)[1]; st.Done || st.Hint != "not with these settings" || st.Detail != "setting max_ejection_percent: 34 (wanted 17)" {
 		t.Errorf("cap-17 at t = 0: %+v", st)
 	}
@@ -73,7 +64,7 @@ func TestLessonCheckNeedsItsAction(t *testing.T) {
 func TestLessonStatusesOnAnyRun(t *testing.T) {
 	var runs []*tabstate.Run
 	for _, other := range []string{"search-cache", "burst", "small-fleet"} {
-		runs = append(runs, buildRun(t, tabstate.Inputs{Preset: other}))
+		runs = append(runs, webtest.BuildRun(t, tabstate.Inputs{Preset: other}))
 	}
 	for _, d := range loadBook(t, lessons.FS).List {
 		for _, run := range runs {
@@ -116,7 +107,7 @@ func TestDocSteps(t *testing.T) {
 		if in.Preset != tt.preset {
 			t.Errorf("Inputs(%q).Preset = %q, want %q", tt.step, in.Preset, tt.preset)
 		}
-		if got := buildRun(t, in).Values["max_ejection_percent"]; got != tt.capPct {
+		if got := webtest.BuildRun(t, in).Values["max_ejection_percent"]; got != tt.capPct {
 			t.Errorf("Inputs(%q): the cap is %v, want %v", tt.step, got, tt.capPct)
 		}
 	}

@@ -508,14 +508,21 @@ func WaitFor(t testing.TB, events <-chan Event, what string, ok func(Event) bool
 	}
 }
 
+// BuildRun is in's run, or the test's end.
+func BuildRun(t testing.TB, in tabstate.Inputs) *tabstate.Run {
+	t.Helper()
+	r, err := tabstate.BuildRun(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // DefaultRun is the default preset's run, cut to its first frames (all of
 // them for frames < 0): the run of the tests that need one and no more.
 func DefaultRun(t testing.TB, frames int) *tabstate.Run {
 	t.Helper()
-	r, err := tabstate.BuildRun(tabstate.Inputs{Preset: tabstate.DefaultPreset})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := BuildRun(t, tabstate.Inputs{Preset: tabstate.DefaultPreset})
 	if frames >= 0 && frames < len(r.Frames) {
 		cp := *r
 		cp.Frames = r.Frames[:frames]
